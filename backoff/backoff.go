@@ -1,0 +1,258 @@
+// Package backoff is the one reconnect and retry policy that every part of
+// stampede shares: WebSocket reconnects in the loadgen, HTTP retries, and the
+// simulator. A Policy is a value; the delay before a retry is a pure function
+// of the policy, the run's seed, the client and the attempt number. Nothing in
+// this package sleeps or reads the clock, so a schedule can be replayed
+// exactly and ten million clients can be computed without a socket.
+//
+// Attempts are numbered from 1: Delay(n) is the wait before the n-th retry
+// after a disconnect or a failed attempt. A successful connect resets the
+// count, so the next disconnect starts again at attempt 1.
+package backoff
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// Kind is a backoff strategy: how the nominal delay grows and how it is
+// randomised.
+type Kind uint8
+
+// The strategies. Fixed and Exp take the ± Jitter band; Full, Equal and
+// Decorrelated are jitter strategies of their own.
+const (
+	// Exp grows the delay by Multiplier each attempt: Initial*Multiplier^(n-1),
+	// capped by Max, then spread by the Jitter band.
+	Exp Kind = iota
+	// Fixed waits Initial every time (Multiplier 1), spread by the Jitter band.
+	Fixed
+	// Full draws the delay uniformly from [0, d], d the capped exponential
+	// delay ("full jitter").
+	Full
+	// Equal waits d/2 plus a uniform draw from [0, d/2] ("equal jitter").
+	Equal
+	// Decorrelated draws min(Max, U(Initial, 3*previous)) ("decorrelated
+	// jitter"): each delay depends on the one before it.
+	Decorrelated
+)
+
+var kindNames = [...]string{Exp: "exp", Fixed: "fixed", Full: "full", Equal: "equal", Decorrelated: "decorrelated"}
+
+// String returns the kind's name as written in a policy spec.
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("Kind(%d)", uint8(k))
+}
+
+// DefaultInitial is the first delay of a policy whose Initial is zero.
+const DefaultInitial = time.Second
+
+// Policy describes one backoff policy. The zero value is exponential backoff
+// from 1 s doubling without ceiling, jitter or attempt limit. A Policy is
+// safe to share between goroutines: it is never mutated.
+type Policy struct {
+	// Kind is the strategy.
+	Kind Kind `json:"kind"`
+	// Initial is the first delay (attempt 1) and the base of the growth.
+	// Zero means DefaultInitial. Ignored when Spread is set.
+	Initial time.Duration `json:"initial"`
+	// Multiplier is the growth factor per attempt: 1 keeps the delay fixed.
+	// Zero means the kind's default: 1 for Fixed, 2 for the others.
+	Multiplier float64 `json:"multiplier"`
+	// Max is the ceiling of the nominal delay; zero means none. As in most
+	// backoff libraries, the Jitter band is applied after the ceiling, so a
+	// band policy may wait up to Max*(1+Jitter).
+	Max time.Duration `json:"max"`
+	// Jitter is the band fraction f in [0, 1] for Fixed and Exp: the delay is
+	// drawn uniformly from [d(1-f), d(1+f)]. Zero means no jitter.
+	Jitter float64 `json:"jitter"`
+	// SpreadMin and SpreadMax, when SpreadMax > 0, give each client its own
+	// base delay, drawn once per client uniformly from [SpreadMin, SpreadMax];
+	// it replaces Initial.
+	SpreadMin time.Duration `json:"spread_min"`
+	SpreadMax time.Duration `json:"spread_max"`
+	// MaxAttempts bounds the retries after one disconnect; zero means retry
+	// forever.
+	MaxAttempts int `json:"attempts"`
+}
+
+// Validate reports the first field that makes the policy unusable, naming the
+// spec key it comes from.
+func (p Policy) Validate() error {
+	switch {
+	case int(p.Kind) >= len(kindNames):
+		return fmt.Errorf("backoff: unknown kind %d", p.Kind)
+	case p.Initial < 0:
+		return fmt.Errorf("backoff: initial must not be negative, got %s", p.Initial)
+	case p.Multiplier < 0 || math.IsNaN(p.Multiplier) || math.IsInf(p.Multiplier, 0):
+		return fmt.Errorf("backoff: multiplier must be a finite number >= 1, got %v", p.Multiplier)
+	case p.Multiplier != 0 && p.Multiplier < 1:
+		return fmt.Errorf("backoff: multiplier must be >= 1 (delays never shrink), got %v", p.Multiplier)
+	case p.Kind == Fixed && p.Multiplier != 0 && p.Multiplier != 1:
+		return fmt.Errorf("backoff: multiplier must be 1 for fixed, got %v (use exp)", p.Multiplier)
+	case p.Max < 0:
+		return fmt.Errorf("backoff: max must not be negative, got %s", p.Max)
+	case p.Jitter < 0 || p.Jitter > 1 || math.IsNaN(p.Jitter):
+		return fmt.Errorf("backoff: jitter must be within [0, 1], got %v", p.Jitter)
+	case p.Jitter != 0 && p.Kind != Fixed && p.Kind != Exp:
+		return fmt.Errorf("backoff: jitter is a band for fixed and exp only; %s is a jitter strategy of its own", p.Kind)
+	case p.SpreadMin < 0 || p.SpreadMax < 0:
+		return fmt.Errorf("backoff: spread must not be negative")
+	case p.SpreadMax > 0 && p.SpreadMin > p.SpreadMax:
+		return fmt.Errorf("backoff: spread %s-%s: the low end is above the high end", p.SpreadMin, p.SpreadMax)
+	case p.MaxAttempts < 0:
+		return fmt.Errorf("backoff: attempts must not be negative, got %d", p.MaxAttempts)
+	}
+	return nil
+}
+
+// multiplier returns the effective growth factor.
+func (p Policy) multiplier() float64 {
+	switch {
+	case p.Kind == Fixed:
+		return 1
+	case p.Multiplier == 0:
+		return 2
+	}
+	return p.Multiplier
+}
+
+// initial returns the effective Initial.
+func (p Policy) initial() time.Duration {
+	if p.Initial == 0 {
+		return DefaultInitial
+	}
+	return p.Initial
+}
+
+// Base returns a client's base delay given its one spread draw u in [0, 1):
+// Initial without Spread, else a point of [SpreadMin, SpreadMax].
+func (p Policy) Base(u float64) time.Duration {
+	if p.SpreadMax <= 0 {
+		return p.initial()
+	}
+	return p.SpreadMin + time.Duration(u*float64(p.SpreadMax-p.SpreadMin))
+}
+
+// Retry reports whether the policy allows the given retry (1-based) after one
+// disconnect.
+func (p Policy) Retry(attempt int) bool {
+	return attempt >= 1 && (p.MaxAttempts == 0 || attempt <= p.MaxAttempts)
+}
+
+// Nominal returns the delay before retry number attempt with no
+// randomisation: base*Multiplier^(attempt-1) capped by Max. It saturates
+// instead of overflowing, so attempt 10,000 of an uncapped policy is the
+// longest representable duration, never negative.
+func (p Policy) Nominal(attempt int, base time.Duration) time.Duration {
+	if attempt < 1 {
+		attempt = 1
+	}
+	d := float64(base) * math.Pow(p.multiplier(), float64(attempt-1))
+	if p.Max > 0 && d > float64(p.Max) {
+		return p.Max
+	}
+	return saturate(d)
+}
+
+// Step is the pure core of the policy: the delay before retry number attempt
+// for a client whose base delay is base, whose previous delay was prev (zero
+// on the first retry; used by Decorrelated only), given one uniform draw u in
+// [0, 1). Everything else in the package is built on it.
+func (p Policy) Step(attempt int, base, prev time.Duration, u float64) time.Duration {
+	switch p.Kind {
+	case Full:
+		return saturate(u * float64(p.Nominal(attempt, base)))
+	case Equal:
+		d := float64(p.Nominal(attempt, base))
+		return saturate(d/2 + u*d/2)
+	case Decorrelated:
+		if prev < base {
+			prev = base
+		}
+		hi := 3 * float64(prev)
+		d := float64(base) + u*(hi-float64(base))
+		if p.Max > 0 && d > float64(p.Max) {
+			return p.Max
+		}
+		return saturate(d)
+	default: // Fixed, Exp: the ± band
+		d := float64(p.Nominal(attempt, base))
+		if p.Jitter == 0 {
+			return saturate(d)
+		}
+		return saturate(d * (1 - p.Jitter + 2*p.Jitter*u))
+	}
+}
+
+// ClientBase returns the base delay of one client of a seeded run.
+func (p Policy) ClientBase(seed, client uint64) time.Duration {
+	if p.SpreadMax <= 0 {
+		return p.initial()
+	}
+	return p.Base(U(seed, StreamSpread, client, 0))
+}
+
+// Delay returns the delay before retry number attempt (1-based) of one client
+// in a run with the given seed. It is a pure function of its arguments: the
+// same inputs give the same delay in any call order, on any goroutine.
+// Decorrelated depends on the previous delays, so it costs O(attempt); every
+// other kind is O(1).
+func (p Policy) Delay(seed, client uint64, attempt int) time.Duration {
+	base := p.ClientBase(seed, client)
+	if p.Kind != Decorrelated {
+		return p.Step(attempt, base, 0, U(seed, StreamJitter, client, uint64(attempt)))
+	}
+	var prev time.Duration
+	for n := 1; n <= attempt; n++ {
+		prev = p.Step(n, base, prev, U(seed, StreamJitter, client, uint64(n)))
+	}
+	return prev
+}
+
+// Delays returns the delays before retries 1..n of one client: what
+// `stampede policy --attempts n` prints.
+func (p Policy) Delays(seed, client uint64, n int) []time.Duration {
+	out := make([]time.Duration, 0, n)
+	base := p.ClientBase(seed, client)
+	var prev time.Duration
+	for a := 1; a <= n; a++ {
+		prev = p.Step(a, base, prev, U(seed, StreamJitter, client, uint64(a)))
+		out = append(out, prev)
+	}
+	return out
+}
+
+// HintSpread is the default upward spread applied to a server's Retry-After
+// hint: a fleet told "5" comes back over [5 s, 6 s], never sooner.
+const HintSpread = 0.2
+
+// Hinted returns the wait for a server hint (Retry-After) given one uniform
+// draw u in [0, 1): hint*(1 + spread*u). It is never shorter than the hint, so
+// the server's request is honoured, and it spreads a fleet that was given the
+// same hint so it does not return in one instant.
+func Hinted(hint time.Duration, spread, u float64) time.Duration {
+	if hint <= 0 {
+		return 0
+	}
+	if spread < 0 {
+		spread = 0
+	}
+	return saturate(float64(hint) * (1 + spread*u))
+}
+
+// saturate converts a float nanosecond count to a Duration without
+// overflowing into negative values.
+func saturate(d float64) time.Duration {
+	switch {
+	case d >= math.MaxInt64 || math.IsInf(d, 1) || math.IsNaN(d):
+		return math.MaxInt64
+	case d <= 0:
+		return 0
+	}
+	return time.Duration(d)
+}

@@ -1,0 +1,59 @@
+// Command stampede reproduces WebSocket reconnect storms with real sockets and
+// measures whether a fleet survives them. Each subcommand lives in its own
+// file and only turns flags into a library config; the work is in the
+// library packages.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+
+	"github.com/urfave/cli/v2"
+)
+
+// commands is filled by each subcommand file's init, so adding a subcommand
+// touches one file.
+var commands []*cli.Command
+
+func register(c *cli.Command) { commands = append(commands, c) }
+
+func newApp() *cli.App {
+	sort.Slice(commands, func(i, j int) bool { return commands[i].Name < commands[j].Name })
+	return &cli.App{
+		Name:  "stampede",
+		Usage: "reproduce WebSocket reconnect storms with real sockets and measure recovery",
+		Description: "A server restarts; every client drops at once; how they come back decides whether\n" +
+			"the service recovers. stampede runs a fleet of real WebSocket clients with one shared\n" +
+			"backoff policy against a target that restarts on a schedule, and measures time to\n" +
+			"recover, the herd's arrival curve and message loss.",
+		Commands:        commands,
+		HideHelpCommand: true,
+		// Errors are printed once, by main, as one line.
+		ExitErrHandler: func(*cli.Context, error) {},
+	}
+}
+
+func main() {
+	os.Exit(run(os.Args))
+}
+
+// run executes the app and maps its error to an exit status: 0 on success,
+// the status of a cli.ExitCoder, otherwise 2 for usage and run errors. The
+// error is printed as one line, never a stack trace.
+func run(args []string) int {
+	err := newApp().Run(args)
+	if err == nil {
+		return 0
+	}
+	var ec cli.ExitCoder
+	if errors.As(err, &ec) {
+		if msg := err.Error(); msg != "" {
+			fmt.Fprintln(os.Stderr, "stampede:", msg)
+		}
+		return ec.ExitCode()
+	}
+	fmt.Fprintln(os.Stderr, "stampede:", err)
+	return 2
+}

@@ -1,0 +1,88 @@
+// Package connerr names why a connection attempt or a connection failed: one
+// small enum, decided once where the failure happens, so the hot path counts
+// integers and the results can say "83 timeouts, 12 refusals" instead of
+// passing error strings around.
+package connerr
+
+import "fmt"
+
+// Class is the reason one connection attempt failed, or one connection ended.
+type Class uint8
+
+// The classes of BRIEF "Connect-error classes". None is a success.
+const (
+	None             Class = iota
+	DNS                    // the host name did not resolve
+	Refused                // RST to the SYN: nothing listens on the port
+	Timeout                // the SYN went unanswered (backlog full) or the connect deadline passed
+	Reset                  // the connection was reset during connect or handshake
+	TLS                    // TLS failed (certificate rejected); not retryable
+	Handshake4xx           // the upgrade was answered 4xx; only 429 is retryable
+	Handshake5xx           // the upgrade was answered 5xx; retryable
+	HandshakeTimeout       // TCP connected but no 101 in time (final ACK dropped on a full accept queue)
+	Closed1006             // an established connection ended without a close frame
+	Closed1001             // the server closed with 1001 going away
+	Protocol               // the peer broke the WebSocket protocol, or closed with another code
+	numClasses
+)
+
+// NumClasses is the number of classes including None: the size of an array
+// indexed by Class.
+const NumClasses = int(numClasses)
+
+var classNames = [numClasses]string{
+	None:             "none",
+	DNS:              "dns",
+	Refused:          "refused",
+	Timeout:          "timeout",
+	Reset:            "reset",
+	TLS:              "tls",
+	Handshake4xx:     "handshake_4xx",
+	Handshake5xx:     "handshake_5xx",
+	HandshakeTimeout: "handshake_timeout",
+	Closed1006:       "closed_1006",
+	Closed1001:       "closed_1001",
+	Protocol:         "protocol",
+}
+
+// String returns the class's name as it appears in summary.json and on the
+// terminal.
+func (c Class) String() string {
+	if c < numClasses {
+		return classNames[c]
+	}
+	return fmt.Sprintf("class(%d)", uint8(c))
+}
+
+// Classes returns every failure class (None excluded) in a stable order.
+func Classes() []Class {
+	out := make([]Class, 0, NumClasses-1)
+	for c := DNS; c < numClasses; c++ {
+		out = append(out, c)
+	}
+	return out
+}
+
+// ParseClass returns the class with the given name.
+func ParseClass(name string) (Class, error) {
+	for c := None; c < numClasses; c++ {
+		if classNames[c] == name {
+			return c, nil
+		}
+	}
+	return None, fmt.Errorf("connerr: unknown class %q", name)
+}
+
+// Retryable reports whether a client should try again after a failure of
+// this class. TLS failures and 4xx answers other than 429 are not: retrying
+// cannot fix a rejected certificate or credentials. status is the HTTP status
+// of a handshake answer (used for Handshake4xx), zero otherwise.
+func (c Class) Retryable(status int) bool {
+	switch c {
+	case None, TLS:
+		return false
+	case Handshake4xx:
+		return status == 429
+	}
+	return true
+}

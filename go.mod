@@ -1,0 +1,15 @@
+module github.com/stampede-dev/stampede
+
+go 1.26.8
+
+require (
+	github.com/HdrHistogram/hdrhistogram-go v1.4.0
+	github.com/urfave/cli/v2 v2.27.7
+)
+
+require (
+	github.com/cpuguy83/go-md2man/v2 v2.0.7 // indirect
+	github.com/russross/blackfriday/v2 v2.1.0 // indirect
+	github.com/stretchr/testify v1.12.1 // indirect
+	github.com/xrash/smetrics v0.0.0-20240521201337-686a1a2994c1 // indirect
+)

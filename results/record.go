@@ -1,0 +1,273 @@
+// Package results turns what a run recorded into the figures stampede
+// reports: HdrHistograms, the 100 ms timeline, per-event recovery, kernel
+// counters, resources, summary.json and the HTML report.
+//
+// Data flows one way:
+//
+//	loadgen processes ──Report──┐
+//	                             ├─ Merge ─> Summarize(events, ...) ─> Summary ─> summary.json
+//	supervisor ───────Events─────┘                                              └> report.html
+//
+// A Report is what one loadgen process (or the merge of several) recorded;
+// Events are what the chaos supervisor did to the target, or what the
+// loadgen detected itself when nothing supervised the target.
+package results
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/stampede-dev/stampede/connerr"
+)
+
+// Tick is the width of one timeline bucket and of the herd-peak window.
+const Tick = 100 * time.Millisecond
+
+// Bucket holds the counters of one Tick of the run, summed over clients.
+type Bucket struct {
+	// Attempts is the number of connection attempts started (SYN sent).
+	Attempts uint32 `json:"attempts"`
+	// Successes is the number of attempts that ended connected (and resumed,
+	// where the protocol resumes).
+	Successes uint32 `json:"successes"`
+	// Failures counts failed attempts by connerr.Class.
+	Failures [connerr.NumClasses]uint32 `json:"failures"`
+	// Disconnects counts established connections that ended, by class.
+	Disconnects [connerr.NumClasses]uint32 `json:"disconnects"`
+	// MsgSent, MsgAcked and MsgDelivered count protocol messages sent by
+	// clients, ACKed by the server, and delivered to clients.
+	MsgSent      uint32 `json:"msg_sent"`
+	MsgAcked     uint32 `json:"msg_acked"`
+	MsgDelivered uint32 `json:"msg_delivered"`
+}
+
+// Add sums o into b.
+func (b *Bucket) Add(o *Bucket) {
+	b.Attempts += o.Attempts
+	b.Successes += o.Successes
+	for i := range b.Failures {
+		b.Failures[i] += o.Failures[i]
+		b.Disconnects[i] += o.Disconnects[i]
+	}
+	b.MsgSent += o.MsgSent
+	b.MsgAcked += o.MsgAcked
+	b.MsgDelivered += o.MsgDelivered
+}
+
+// FailureCount is the number of failed attempts of every class.
+func (b *Bucket) FailureCount() uint32 {
+	var n uint32
+	for _, f := range b.Failures {
+		n += f
+	}
+	return n
+}
+
+// DisconnectCount is the number of connections that ended, of every class.
+func (b *Bucket) DisconnectCount() uint32 {
+	var n uint32
+	for _, f := range b.Disconnects {
+		n += f
+	}
+	return n
+}
+
+// Timeline is the run's counters per Tick, bucket i covering
+// [i*Tick, (i+1)*Tick) from the run's start. It grows as needed.
+type Timeline []Bucket
+
+// At returns the bucket that holds offset off from the run's start, growing
+// the timeline. A negative offset lands in bucket 0.
+func (t *Timeline) At(off time.Duration) *Bucket {
+	i := 0
+	if off > 0 {
+		i = int(off / Tick)
+	}
+	if i >= len(*t) {
+		if i < cap(*t) {
+			*t = (*t)[:i+1]
+		} else {
+			n := make(Timeline, i+1, 2*(i+1))
+			copy(n, *t)
+			*t = n
+		}
+	}
+	return &(*t)[i]
+}
+
+// Merge sums o into t bucket by bucket.
+func (t *Timeline) Merge(o Timeline) {
+	if len(o) > 0 {
+		t.At(time.Duration(len(o)-1) * Tick)
+	}
+	for i := range o {
+		(*t)[i].Add(&o[i])
+	}
+}
+
+// Transition is one client going up (connected, and resumed where the
+// protocol resumes) or down (its connection ended) at an offset from the
+// run's start. Recovery is computed from these.
+type Transition struct {
+	Client uint32        `json:"c"`
+	At     time.Duration `json:"t"`
+	Up     bool          `json:"up"`
+}
+
+// Stopped describes clients that gave up: a non-retryable failure or the
+// policy's attempts exhausted.
+type Stopped struct {
+	// Count is the number of clients stopped for this reason.
+	Count int `json:"count"`
+	// LastError is the readable last error of one such client.
+	LastError string `json:"last_error"`
+}
+
+// Messages counts the message protocol's outcome; see BRIEF "Metric
+// definitions".
+type Messages struct {
+	Sent          uint64 `json:"sent"`
+	Acked         uint64 `json:"acked"`
+	Retried       uint64 `json:"retried"`
+	DupSuppressed uint64 `json:"dup_suppressed"`
+	DupDelivered  uint64 `json:"dup_delivered"`
+	Lost          uint64 `json:"lost"`
+	Resumed       uint64 `json:"resumed"`
+	ResumeGap     uint64 `json:"resume_gap"`
+	Delivered     uint64 `json:"delivered"`
+}
+
+// Add sums o into m.
+func (m *Messages) Add(o Messages) {
+	m.Sent += o.Sent
+	m.Acked += o.Acked
+	m.Retried += o.Retried
+	m.DupSuppressed += o.DupSuppressed
+	m.DupDelivered += o.DupDelivered
+	m.Lost += o.Lost
+	m.Resumed += o.Resumed
+	m.ResumeGap += o.ResumeGap
+	m.Delivered += o.Delivered
+}
+
+// Histogram ranges: every latency is recorded in microseconds from 1 µs to
+// one hour with three significant digits.
+const (
+	histMin     = 1
+	histMax     = int64(time.Hour / time.Microsecond)
+	histSigFigs = 3
+)
+
+// NewHistogram returns an empty latency histogram in microseconds.
+func NewHistogram() *hdrhistogram.Histogram {
+	return hdrhistogram.New(histMin, histMax, histSigFigs)
+}
+
+// RecordLatency records d into h in microseconds, clamped to the histogram's
+// range so an outlier is counted rather than dropped.
+func RecordLatency(h *hdrhistogram.Histogram, d time.Duration) {
+	us := int64(d / time.Microsecond)
+	if us < histMin {
+		us = histMin
+	}
+	if us > histMax {
+		us = histMax
+	}
+	_ = h.RecordValue(us) // cannot fail: the value is within range
+}
+
+// Report is what one loadgen process recorded, or the merge of several. All
+// offsets are from Start, the run's common start instant.
+type Report struct {
+	// Start is the run's start (wall clock), shared by every process.
+	Start time.Time `json:"start"`
+	// Clients is the number of clients this report covers.
+	Clients int `json:"clients"`
+	// Processes is the number of loadgen processes merged into it.
+	Processes int `json:"processes"`
+	// Timeline holds the counters per Tick.
+	Timeline Timeline `json:"timeline"`
+	// Transitions lists every client going up or down, in any order.
+	Transitions []Transition `json:"transitions"`
+	// Connect is the connect latency (SYN to 101, or to resumed) in µs.
+	Connect *hdrhistogram.Histogram `json:"-"`
+	// TTR is each client's time to recover in µs: from detecting the
+	// disconnect to being connected (and resumed) again.
+	TTR *hdrhistogram.Histogram `json:"-"`
+	// RTT is the message round trip (send to ACK, or echo) in µs.
+	RTT *hdrhistogram.Histogram `json:"-"`
+	// Resume is the resume latency (resume sent to resumed) in µs.
+	Resume *hdrhistogram.Histogram `json:"-"`
+	// Messages counts the message protocol's outcome.
+	Messages Messages `json:"messages"`
+	// Stopped lists clients that gave up, by the class of their last error.
+	Stopped map[string]Stopped `json:"stopped,omitempty"`
+}
+
+// NewReport returns an empty report for a run that starts at start.
+func NewReport(start time.Time, clients int) *Report {
+	return &Report{
+		Start:     start,
+		Clients:   clients,
+		Processes: 1,
+		Connect:   NewHistogram(),
+		TTR:       NewHistogram(),
+		RTT:       NewHistogram(),
+		Resume:    NewHistogram(),
+	}
+}
+
+// Merge adds o into r: counters are summed, histograms merged (never
+// averaged), transitions appended. Both must share one Start.
+func (r *Report) Merge(o *Report) error {
+	if !o.Start.Equal(r.Start) {
+		return fmt.Errorf("results: merging reports of different starts: %s and %s", r.Start, o.Start)
+	}
+	r.Clients += o.Clients
+	r.Processes += o.Processes
+	r.Timeline.Merge(o.Timeline)
+	r.Transitions = append(r.Transitions, o.Transitions...)
+	for _, p := range [...]struct{ dst, src *hdrhistogram.Histogram }{
+		{r.Connect, o.Connect}, {r.TTR, o.TTR}, {r.RTT, o.RTT}, {r.Resume, o.Resume},
+	} {
+		if p.src != nil {
+			p.dst.Merge(p.src)
+		}
+	}
+	r.Messages.Add(o.Messages)
+	for k, v := range o.Stopped {
+		if r.Stopped == nil {
+			r.Stopped = map[string]Stopped{}
+		}
+		cur := r.Stopped[k]
+		cur.Count += v.Count
+		if cur.LastError == "" {
+			cur.LastError = v.LastError
+		}
+		r.Stopped[k] = cur
+	}
+	return nil
+}
+
+// Event is one thing that happened to the target, on the run's time axis.
+type Event struct {
+	// Kind is what happened: "restart", "stall", "backlog", "proxy", or
+	// "outage" for one the loadgen detected itself.
+	Kind string `json:"kind"`
+	// Mode qualifies Kind, e.g. "abrupt", "graceful", "kill".
+	Mode string `json:"mode,omitempty"`
+	// Spec is the schedule text the event came from.
+	Spec string `json:"spec,omitempty"`
+	// Start is when the event began, from the run's start.
+	Start time.Duration `json:"-"`
+	// End is when the fault was lifted (for a restart: the new process
+	// started listening); zero if not applicable.
+	End time.Duration `json:"-"`
+	// Ready is when the target was ready to serve again.
+	Ready time.Duration `json:"-"`
+	// Detected is true when the loadgen inferred the event from its clients
+	// rather than being told by a supervisor.
+	Detected bool `json:"detected,omitempty"`
+}
