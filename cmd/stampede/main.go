@@ -7,6 +7,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 
@@ -19,9 +20,13 @@ var commands []*cli.Command
 
 func register(c *cli.Command) { commands = append(commands, c) }
 
-func newApp() *cli.App {
+// newApp builds the application writing to stdout and stderr; subcommands
+// print through c.App.Writer and c.App.ErrWriter so tests can capture them.
+func newApp(stdout, stderr io.Writer) *cli.App {
 	sort.Slice(commands, func(i, j int) bool { return commands[i].Name < commands[j].Name })
 	return &cli.App{
+		Writer:    stdout,
+		ErrWriter: stderr,
 		Name:  "stampede",
 		Usage: "reproduce WebSocket reconnect storms with real sockets and measure recovery",
 		Description: "A server restarts; every client drops at once; how they come back decides whether\n" +
@@ -36,24 +41,27 @@ func newApp() *cli.App {
 }
 
 func main() {
-	os.Exit(run(os.Args))
+	os.Exit(runApp(os.Args, os.Stdout, os.Stderr))
 }
 
-// run executes the app and maps its error to an exit status: 0 on success,
-// the status of a cli.ExitCoder, otherwise 2 for usage and run errors. The
-// error is printed as one line, never a stack trace.
-func run(args []string) int {
-	err := newApp().Run(args)
+// run executes the app on the process's standard streams.
+func run(args []string) int { return runApp(args, os.Stdout, os.Stderr) }
+
+// runApp executes the app and maps its error to an exit status: 0 on
+// success, the status of a cli.ExitCoder, otherwise 2 for usage and run
+// errors. The error is printed to stderr as one line, never a stack trace.
+func runApp(args []string, stdout, stderr io.Writer) int {
+	err := newApp(stdout, stderr).Run(args)
 	if err == nil {
 		return 0
 	}
 	var ec cli.ExitCoder
 	if errors.As(err, &ec) {
 		if msg := err.Error(); msg != "" {
-			fmt.Fprintln(os.Stderr, "stampede:", msg)
+			fmt.Fprintln(stderr, "stampede:", msg)
 		}
 		return ec.ExitCode()
 	}
-	fmt.Fprintln(os.Stderr, "stampede:", err)
+	fmt.Fprintln(stderr, "stampede:", err)
 	return 2
 }
