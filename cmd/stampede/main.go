@@ -27,8 +27,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	return &cli.App{
 		Writer:    stdout,
 		ErrWriter: stderr,
-		Name:  "stampede",
-		Usage: "reproduce WebSocket reconnect storms with real sockets and measure recovery",
+		Name:      "stampede",
+		Usage:     "reproduce WebSocket reconnect storms with real sockets and measure recovery",
 		Description: "A server restarts; every client drops at once; how they come back decides whether\n" +
 			"the service recovers. stampede runs a fleet of real WebSocket clients with one shared\n" +
 			"backoff policy against a target that restarts on a schedule, and measures time to\n" +
