@@ -9,7 +9,10 @@ import "fmt"
 // Class is the reason one connection attempt failed, or one connection ended.
 type Class uint8
 
-// The classes of BRIEF "Connect-error classes". None is a success.
+// The classes of BRIEF "Connect-error classes". None is a success. Local is
+// an addition to the brief's list: a loadgen that runs out of its own
+// ephemeral ports or file descriptors must not be counted as the server
+// refusing or timing out.
 const (
 	None             Class = iota
 	DNS                    // the host name did not resolve
@@ -23,6 +26,7 @@ const (
 	Closed1006             // an established connection ended without a close frame
 	Closed1001             // the server closed with 1001 going away
 	Protocol               // the peer broke the WebSocket protocol, or closed with another code
+	Local                  // this host failed the attempt before reaching the peer: out of ports, file descriptors or memory, or a malformed address
 	numClasses
 )
 
@@ -43,6 +47,7 @@ var classNames = [numClasses]string{
 	Closed1006:       "closed_1006",
 	Closed1001:       "closed_1001",
 	Protocol:         "protocol",
+	Local:            "local",
 }
 
 // String returns the class's name as it appears in summary.json and on the
