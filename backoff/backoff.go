@@ -7,7 +7,14 @@
 //
 // Attempts are numbered from 1: Delay(n) is the wait before the n-th retry
 // after a disconnect or a failed attempt. A successful connect resets the
-// count, so the next disconnect starts again at attempt 1.
+// count, so the next disconnect starts again at attempt 1. The policy keeps
+// no state of its own: the caller's attempt counter is the only thing reset.
+//
+// Because a delay depends only on (seed, client, attempt), a client that
+// disconnects twice waits the same schedule both times; clients still differ
+// from one another, which is what spreads a fleet. A caller that wants fresh
+// draws per disconnect passes a per-episode seed, e.g.
+// Hash(seed, stream, client, episode).
 package backoff
 
 import (
@@ -80,32 +87,62 @@ type Policy struct {
 	MaxAttempts int `json:"attempts"`
 }
 
-// Validate reports the first field that makes the policy unusable, naming the
-// spec key it comes from.
+// MaxInitial is the longest first delay a policy may have (Initial and
+// either end of Spread): a base of more than a day is a typo, and bounding it
+// bounds the first-retry histogram of a fleet (FirstRetrySpread).
+const MaxInitial = 24 * time.Hour
+
+// InvalidError says which field makes a Policy unusable, by the spec key the
+// field is written with ("initial", "multiplier", "max", "jitter", "spread",
+// "attempts", or "kind").
+type InvalidError struct {
+	// Key is the spec key of the offending field.
+	Key string
+	// Reason says what is wrong with it, without the key.
+	Reason string
+}
+
+// Error returns "backoff: KEY: REASON".
+func (e *InvalidError) Error() string { return "backoff: " + e.Key + ": " + e.Reason }
+
+func invalid(key, format string, a ...any) error {
+	return &InvalidError{Key: key, Reason: fmt.Sprintf(format, a...)}
+}
+
+// Validate reports the first field that makes the policy unusable as an
+// *InvalidError naming the spec key it comes from.
 func (p Policy) Validate() error {
 	switch {
 	case int(p.Kind) >= len(kindNames):
-		return fmt.Errorf("backoff: unknown kind %d", p.Kind)
+		return invalid("kind", "unknown kind %d", p.Kind)
 	case p.Initial < 0:
-		return fmt.Errorf("backoff: initial must not be negative, got %s", p.Initial)
+		return invalid("initial", "must not be negative, got %s", p.Initial)
+	case p.Initial > MaxInitial:
+		return invalid("initial", "must be at most %s, got %s", MaxInitial, p.Initial)
 	case p.Multiplier < 0 || math.IsNaN(p.Multiplier) || math.IsInf(p.Multiplier, 0):
-		return fmt.Errorf("backoff: multiplier must be a finite number >= 1, got %v", p.Multiplier)
+		return invalid("multiplier", "must be a finite number >= 1, got %v", p.Multiplier)
 	case p.Multiplier != 0 && p.Multiplier < 1:
-		return fmt.Errorf("backoff: multiplier must be >= 1 (delays never shrink), got %v", p.Multiplier)
+		return invalid("multiplier", "must be >= 1 (delays never shrink), got %v", p.Multiplier)
 	case p.Kind == Fixed && p.Multiplier != 0 && p.Multiplier != 1:
-		return fmt.Errorf("backoff: multiplier must be 1 for fixed, got %v (use exp)", p.Multiplier)
+		return invalid("multiplier", "must be 1 for fixed, got %v (use exp)", p.Multiplier)
+	case p.Kind == Decorrelated && p.Multiplier != 0:
+		return invalid("multiplier", "does not apply to decorrelated, which grows by up to x3 per attempt by definition")
 	case p.Max < 0:
-		return fmt.Errorf("backoff: max must not be negative, got %s", p.Max)
+		return invalid("max", "must not be negative, got %s", p.Max)
 	case p.Jitter < 0 || p.Jitter > 1 || math.IsNaN(p.Jitter):
-		return fmt.Errorf("backoff: jitter must be within [0, 1], got %v", p.Jitter)
+		return invalid("jitter", "must be within [0, 1], got %v", p.Jitter)
 	case p.Jitter != 0 && p.Kind != Fixed && p.Kind != Exp:
-		return fmt.Errorf("backoff: jitter is a band for fixed and exp only; %s is a jitter strategy of its own", p.Kind)
+		return invalid("jitter", "is a band for fixed and exp only; %s is a jitter strategy of its own", p.Kind)
 	case p.SpreadMin < 0 || p.SpreadMax < 0:
-		return fmt.Errorf("backoff: spread must not be negative")
-	case p.SpreadMax > 0 && p.SpreadMin > p.SpreadMax:
-		return fmt.Errorf("backoff: spread %s-%s: the low end is above the high end", p.SpreadMin, p.SpreadMax)
+		return invalid("spread", "must not be negative, got %s-%s", p.SpreadMin, p.SpreadMax)
+	case p.SpreadMin > 0 && p.SpreadMax == 0:
+		return invalid("spread", "low end %s set without a high end", p.SpreadMin)
+	case p.SpreadMin > p.SpreadMax:
+		return invalid("spread", "%s-%s: the low end is above the high end", p.SpreadMin, p.SpreadMax)
+	case p.SpreadMax > MaxInitial:
+		return invalid("spread", "must be at most %s, got %s-%s", MaxInitial, p.SpreadMin, p.SpreadMax)
 	case p.MaxAttempts < 0:
-		return fmt.Errorf("backoff: attempts must not be negative, got %d", p.MaxAttempts)
+		return invalid("attempts", "must not be negative, got %d", p.MaxAttempts)
 	}
 	return nil
 }
@@ -203,6 +240,9 @@ func (p Policy) ClientBase(seed, client uint64) time.Duration {
 // Decorrelated depends on the previous delays, so it costs O(attempt); every
 // other kind is O(1).
 func (p Policy) Delay(seed, client uint64, attempt int) time.Duration {
+	if attempt < 1 {
+		attempt = 1
+	}
 	base := p.ClientBase(seed, client)
 	if p.Kind != Decorrelated {
 		return p.Step(attempt, base, 0, U(seed, StreamJitter, client, uint64(attempt)))
@@ -215,8 +255,12 @@ func (p Policy) Delay(seed, client uint64, attempt int) time.Duration {
 }
 
 // Delays returns the delays before retries 1..n of one client: what
-// `stampede policy --attempts n` prints.
+// `stampede policy --attempts n` prints. It ignores MaxAttempts (check Retry)
+// and returns nil for n <= 0.
 func (p Policy) Delays(seed, client uint64, n int) []time.Duration {
+	if n <= 0 {
+		return nil
+	}
 	out := make([]time.Duration, 0, n)
 	base := p.ClientBase(seed, client)
 	var prev time.Duration
