@@ -1,0 +1,273 @@
+package results
+
+import (
+	"cmp"
+	"context"
+	"encoding/csv"
+	"io"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/shirou/gopsutil/v3/process"
+)
+
+// Roles of the processes a run samples: summary.json "resources" keys.
+const (
+	RoleLoadgen = "loadgen"
+	RoleTarget  = "target"
+)
+
+// ResourcesFile is the name of the per-sample resource log in a results
+// folder.
+const ResourcesFile = "resources.csv"
+
+// ResourceStats is one role's resource use over a run (summary.json
+// "resources").
+type ResourceStats struct {
+	// PeakRSSBytes is the largest resident set, summed over the role's
+	// processes at one sample, in bytes.
+	PeakRSSBytes uint64 `json:"peak_rss_bytes"`
+	// CPUSeconds is user+system CPU time of every process the role ever
+	// had, at the last sample each was seen in: a process that exited
+	// still counts.
+	CPUSeconds float64 `json:"cpu_s"`
+	// PeakFDs is the most open file descriptors, summed over the role's
+	// processes at one sample.
+	PeakFDs int64 `json:"peak_fds"`
+	// PeakThreads is the most OS threads, summed likewise.
+	PeakThreads int64 `json:"peak_threads"`
+	// Processes is the most processes alive at one sample.
+	Processes int `json:"processes"`
+	// ProcessesSeen is the number of distinct processes ever sampled (a
+	// restarted target adds one per restart).
+	ProcessesSeen int `json:"processes_seen"`
+	// Samples is the number of samples taken.
+	Samples int `json:"samples"`
+}
+
+// ResourceSample is one role's figures at one sample: a row of
+// resources.csv.
+type ResourceSample struct {
+	// At is when the sample was taken.
+	At time.Time
+	// Role names the processes sampled.
+	Role string
+	// Processes is the number of them alive.
+	Processes int
+	// RSSBytes, FDs and Threads are summed over them.
+	RSSBytes uint64
+	FDs      int64
+	Threads  int64
+	// CPUSeconds is cumulative, as in ResourceStats.
+	CPUSeconds float64
+}
+
+// procSample is what one process reading gives.
+type procSample struct {
+	pid          int32
+	created      int64 // creation time in ms since the epoch: tells a reused pid apart
+	rss          uint64
+	cpu          float64
+	fds, threads int64
+}
+
+// procKey identifies one process over time, pid reuse included.
+type procKey struct {
+	pid     int32
+	created int64
+}
+
+type roleState struct {
+	stats ResourceStats
+	cpu   map[procKey]float64 // last CPU seconds of every process seen
+}
+
+// cpuSum sums the CPU seconds of every process seen, in a fixed order so
+// the float sum is reproducible.
+func (st *roleState) cpuSum() float64 {
+	keys := make([]procKey, 0, len(st.cpu))
+	for k := range st.cpu {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b procKey) int {
+		if a.pid != b.pid {
+			return cmp.Compare(a.pid, b.pid)
+		}
+		return cmp.Compare(a.created, b.created)
+	})
+	var sum float64
+	for _, k := range keys {
+		sum += st.cpu[k]
+	}
+	return sum
+}
+
+// Sampler samples the RSS, CPU time, open files and threads of groups of
+// processes (roles) once per interval, with gopsutil. The pids of a role
+// may change between samples (a target restarts with a new pid): the pids
+// function is asked at every sample. Safe for concurrent use.
+type Sampler struct {
+	interval time.Duration
+	pids     func() map[string][]int32
+	read     func(pid int32) (procSample, error) // gopsutil, or a fake in tests
+	now      func() time.Time
+
+	mu      sync.Mutex
+	roles   map[string]*roleState
+	samples []ResourceSample
+}
+
+// NewSampler returns a sampler that reads the processes pids returns (role
+// -> pids) every interval (1 s if not positive).
+func NewSampler(interval time.Duration, pids func() map[string][]int32) *Sampler {
+	if interval <= 0 {
+		interval = time.Second
+	}
+	if pids == nil {
+		pids = func() map[string][]int32 { return nil }
+	}
+	return &Sampler{interval: interval, pids: pids, read: readProc, now: time.Now, roles: map[string]*roleState{}}
+}
+
+// readProc reads one process with gopsutil. A fresh Process every time:
+// gopsutil caches the creation time in it, which would hide a reused pid.
+func readProc(pid int32) (procSample, error) {
+	p, err := process.NewProcess(pid)
+	if err != nil {
+		return procSample{}, err
+	}
+	var s procSample
+	if s.created, err = p.CreateTime(); err != nil {
+		return s, err
+	}
+	mem, err := p.MemoryInfo()
+	if err != nil {
+		return s, err
+	}
+	t, err := p.Times()
+	if err != nil {
+		return s, err
+	}
+	fds, err := p.NumFDs()
+	if err != nil {
+		return s, err
+	}
+	threads, err := p.NumThreads()
+	if err != nil {
+		return s, err
+	}
+	s.rss, s.cpu, s.fds, s.threads = mem.RSS, t.User+t.System, int64(fds), int64(threads)
+	return s, nil
+}
+
+// Run samples at once, then every interval until ctx is done, then once
+// more so the final CPU times count.
+func (s *Sampler) Run(ctx context.Context) {
+	s.Sample()
+	t := time.NewTicker(s.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			s.Sample()
+			return
+		case <-t.C:
+			s.Sample()
+		}
+	}
+}
+
+// Sample takes one sample of every role now. A process that cannot be read
+// (it exited) is left out of the sample; its last CPU time still counts.
+func (s *Sampler) Sample() {
+	roles := s.pids()
+	at := s.now()
+	names := make([]string, 0, len(roles))
+	for r := range roles {
+		names = append(names, r)
+	}
+	slices.Sort(names)
+	// Read outside the lock: /proc reads of many processes take a while.
+	read := make([][]procSample, len(names))
+	for i, r := range names {
+		for _, pid := range roles[r] {
+			if p, err := s.read(pid); err == nil {
+				p.pid = pid
+				read[i] = append(read[i], p)
+			}
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, r := range names {
+		st := s.roles[r]
+		if st == nil {
+			st = &roleState{cpu: map[procKey]float64{}}
+			s.roles[r] = st
+		}
+		row := ResourceSample{At: at, Role: r, Processes: len(read[i])}
+		for _, p := range read[i] {
+			row.RSSBytes += p.rss
+			row.FDs += p.fds
+			row.Threads += p.threads
+			st.cpu[procKey{p.pid, p.created}] = p.cpu
+		}
+		row.CPUSeconds = st.cpuSum()
+		st.stats.PeakRSSBytes = max(st.stats.PeakRSSBytes, row.RSSBytes)
+		st.stats.PeakFDs = max(st.stats.PeakFDs, row.FDs)
+		st.stats.PeakThreads = max(st.stats.PeakThreads, row.Threads)
+		st.stats.Processes = max(st.stats.Processes, row.Processes)
+		st.stats.ProcessesSeen = len(st.cpu)
+		st.stats.CPUSeconds = row.CPUSeconds
+		st.stats.Samples++
+		s.samples = append(s.samples, row)
+	}
+}
+
+// Stats returns every sampled role's figures so far.
+func (s *Sampler) Stats() map[string]ResourceStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]ResourceStats, len(s.roles))
+	for r, st := range s.roles {
+		out[r] = st.stats
+	}
+	return out
+}
+
+// Samples returns a copy of every sample so far, in time order (roles by
+// name within one sample).
+func (s *Sampler) Samples() []ResourceSample {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.samples)
+}
+
+// WriteResourcesCSV writes samples as resources.csv: one row per role and
+// sample, time_s in seconds from start (the run's start).
+//
+//	time_s,role,processes,rss_bytes,cpu_s,fds,threads
+//	0.5,loadgen,2,73400320,1.25,10043,14
+func WriteResourcesCSV(w io.Writer, start time.Time, samples []ResourceSample) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write([]string{"time_s", "role", "processes", "rss_bytes", "cpu_s", "fds", "threads"}); err != nil {
+		return err
+	}
+	for _, r := range samples {
+		if err := cw.Write([]string{
+			strconv.FormatFloat(r.At.Sub(start).Seconds(), 'f', 3, 64),
+			r.Role,
+			strconv.Itoa(r.Processes),
+			strconv.FormatUint(r.RSSBytes, 10),
+			strconv.FormatFloat(r.CPUSeconds, 'f', -1, 64),
+			strconv.FormatInt(r.FDs, 10),
+			strconv.FormatInt(r.Threads, 10),
+		}); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

@@ -1,0 +1,145 @@
+package results
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fakeProcs is a scripted process table: step i of the script is what a
+// read of each pid gives at sample i; a missing pid has exited.
+type fakeProcs struct {
+	step   int
+	script []map[int32]procSample
+}
+
+func (f *fakeProcs) read(pid int32) (procSample, error) {
+	if p, ok := f.script[f.step][pid]; ok {
+		return p, nil
+	}
+	return procSample{}, errors.New("no such process")
+}
+
+func TestSamplerAggregates(t *testing.T) {
+	// The loadgen is pids 10 and 11; the target is pid 20, which restarts
+	// as pid 21 between samples 1 and 2. Sample 2 also reuses pid 20 for a
+	// new process (created later): a new process, not a CPU time going back.
+	script := []map[int32]procSample{
+		{10: {created: 1, rss: 100, cpu: 1, fds: 5, threads: 3}, 11: {created: 1, rss: 50, cpu: 0.5, fds: 4, threads: 2},
+			20: {created: 1, rss: 300, cpu: 2, fds: 9, threads: 4}},
+		{10: {created: 1, rss: 120, cpu: 1.5, fds: 6, threads: 3}, 11: {created: 1, rss: 60, cpu: 0.75, fds: 2, threads: 2},
+			20: {created: 1, rss: 310, cpu: 3, fds: 10, threads: 4}},
+		{10: {created: 1, rss: 90, cpu: 2, fds: 5, threads: 5}, // 11 exited
+			21: {created: 2, rss: 200, cpu: 0.25, fds: 3, threads: 2}, 20: {created: 3, rss: 10, cpu: 0.1, fds: 1, threads: 1}},
+	}
+	pids := [][]int32{{20}, {20}, {21, 20}}
+	f := &fakeProcs{script: script}
+	step := 0
+	s := NewSampler(time.Second, func() map[string][]int32 {
+		return map[string][]int32{RoleLoadgen: {10, 11}, RoleTarget: pids[step]}
+	})
+	s.read = f.read
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	s.now = func() time.Time { return t0.Add(time.Duration(step) * 500 * time.Millisecond) }
+	for step = range script {
+		f.step = step
+		s.Sample()
+	}
+
+	want := map[string]ResourceStats{
+		// RSS 150, 180, 90; fds 9, 8, 5; threads 5, 5, 5; CPU of 10 (2) and
+		// of 11 as last seen (0.75).
+		RoleLoadgen: {PeakRSSBytes: 180, CPUSeconds: 2.75, PeakFDs: 9, PeakThreads: 5, Processes: 2, ProcessesSeen: 2, Samples: 3},
+		// RSS 300, 310, 210; CPU: the first 20 last seen at 3, 21 at 0.25,
+		// the second 20 at 0.1.
+		RoleTarget: {PeakRSSBytes: 310, CPUSeconds: 3.35, PeakFDs: 10, PeakThreads: 4, Processes: 2, ProcessesSeen: 3, Samples: 3},
+	}
+	got := s.Stats()
+	for r, w := range want {
+		if got[r] != w {
+			t.Errorf("%s: %+v\nwant %+v", r, got[r], w)
+		}
+	}
+
+	var b strings.Builder
+	if err := WriteResourcesCSV(&b, t0, s.Samples()); err != nil {
+		t.Fatal(err)
+	}
+	wantCSV := `time_s,role,processes,rss_bytes,cpu_s,fds,threads
+0.000,loadgen,2,150,1.5,9,5
+0.000,target,1,300,2,9,4
+0.500,loadgen,2,180,2.25,8,5
+0.500,target,1,310,3,10,4
+1.000,loadgen,1,90,2.75,5,5
+1.000,target,2,210,3.35,4,3
+`
+	if b.String() != wantCSV {
+		t.Errorf("resources.csv:\n%s\nwant\n%s", b.String(), wantCSV)
+	}
+}
+
+// burnCPU spins until this process has used some CPU time, at most 2 s.
+func burnCPU(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Second)
+	for x := 0; time.Now().Before(deadline); x++ {
+		if p, err := readProc(int32(os.Getpid())); err == nil && p.cpu >= 0.02 {
+			return
+		}
+		for i := 0; i < 1e6; i++ {
+			x ^= i
+		}
+	}
+}
+
+func TestSamplerLive(t *testing.T) {
+	child := exec.Command("sleep", "5")
+	if err := child.Start(); err != nil {
+		t.Skipf("cannot start sleep: %v", err)
+	}
+	t.Cleanup(func() { child.Process.Kill(); child.Wait() })
+	burnCPU(t)
+
+	self, kid := int32(os.Getpid()), int32(child.Process.Pid)
+	s := NewSampler(time.Hour, func() map[string][]int32 {
+		return map[string][]int32{RoleLoadgen: {self}, RoleTarget: {kid}}
+	})
+	s.Sample()
+	before := s.Stats()[RoleTarget]
+	if err := child.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	child.Wait() // reaped: its pid is gone, not a zombie
+	s.Sample()
+
+	lg, tg := s.Stats()[RoleLoadgen], s.Stats()[RoleTarget]
+	if lg.Processes != 1 || lg.ProcessesSeen != 1 || lg.Samples != 2 {
+		t.Errorf("loadgen processes %d seen %d samples %d, want 1 1 2", lg.Processes, lg.ProcessesSeen, lg.Samples)
+	}
+	if lg.PeakRSSBytes < 1<<20 || lg.PeakFDs < 3 || lg.PeakThreads < 2 || lg.CPUSeconds < 0.02 {
+		t.Errorf("loadgen (this test) implausible: %+v", lg)
+	}
+	// The child was alive for one sample, then exited: it still counts.
+	if tg.Processes != 1 || tg.ProcessesSeen != 1 || tg.PeakRSSBytes == 0 || tg.PeakFDs < 1 || tg.CPUSeconds != before.CPUSeconds {
+		t.Errorf("target (sleep) = %+v, before exit %+v", tg, before)
+	}
+	rows := s.Samples()
+	if last := rows[len(rows)-1]; last.Role != RoleTarget || last.Processes != 0 || last.RSSBytes != 0 {
+		t.Errorf("sample after exit = %+v, want no target process", last)
+	}
+}
+
+func TestSamplerRunSamplesAtStartAndEnd(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // done before it starts: one sample at start, one at the end
+	self := int32(os.Getpid())
+	s := NewSampler(time.Hour, func() map[string][]int32 { return map[string][]int32{RoleLoadgen: {self}} })
+	s.Run(ctx)
+	if n := s.Stats()[RoleLoadgen].Samples; n != 2 {
+		t.Errorf("samples = %d, want 2", n)
+	}
+}
