@@ -1,0 +1,291 @@
+package results
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/stampede-dev/stampede/connerr"
+)
+
+// SummaryFile is the name of the summary in a results folder.
+const SummaryFile = "summary.json"
+
+// Summary is summary.json: the run's figures, a stable contract that users'
+// scripts and CI gates read (BRIEF "summary.json"). Fields may be added;
+// none may be renamed or dropped. Times are in seconds from the run's start
+// unless named otherwise.
+type Summary struct {
+	// RunID names the run; see NewRunID.
+	RunID string `json:"run_id"`
+	// Seed is the run's seed: the same seed replays every random draw.
+	Seed uint64 `json:"seed"`
+	// Config is the run's configuration as JSON, kept verbatim.
+	Config json.RawMessage `json:"config"`
+	// Clients is the fleet's size.
+	Clients int `json:"clients"`
+	// Processes is the number of loadgen processes that recorded the run.
+	Processes int `json:"processes"`
+	// DurationS is the run's length in seconds.
+	DurationS float64 `json:"duration_s"`
+	// Events lists what happened to the target, in Start order.
+	Events []EventSummary `json:"events"`
+	// Connect counts connection attempts and their outcomes.
+	Connect Connect `json:"connect"`
+	// Stopped lists clients that gave up, by the class of their last error
+	// (a non-retryable failure, or the policy's attempts exhausted); empty
+	// when none did.
+	Stopped map[string]Stopped `json:"stopped"`
+	// Recovery holds one entry per event, in Events order.
+	Recovery []Recovery `json:"recovery"`
+	// LatencyMS holds the latency distributions in milliseconds.
+	LatencyMS Latencies `json:"latency_ms"`
+	// Messages counts the message protocol's outcome.
+	Messages Messages `json:"messages"`
+	// Kernel holds the kernel counter deltas over the run: host-wide (the
+	// whole network namespace), not only stampede's sockets.
+	Kernel KernelDelta `json:"kernel"`
+	// Resources holds per-role resource figures; "loadgen" and "target"
+	// are always present (all zero when the role was not sampled, e.g. a
+	// target stampede does not run).
+	Resources map[string]ResourceStats `json:"resources"`
+	// SLO holds each SLO's outcome; empty when none was given.
+	SLO []SLOResult `json:"slo"`
+	// Pass is true when every SLO passed (true when there are none).
+	Pass bool `json:"pass"`
+}
+
+// EventSummary is one event in summary.json.
+type EventSummary struct {
+	// Kind and Mode are Event's.
+	Kind string `json:"kind"`
+	Mode string `json:"mode"`
+	// Spec is the schedule text the event came from, if any.
+	Spec string `json:"spec,omitempty"`
+	// StartS is when the event began.
+	StartS float64 `json:"start_s"`
+	// EndS is when the fault was lifted; 0 if not applicable.
+	EndS float64 `json:"end_s"`
+	// ReadyS is when the target was ready again; equal to StartS when the
+	// event has no known readiness (the recovery clock then starts at the
+	// event).
+	ReadyS float64 `json:"ready_s"`
+	// OutageS is ReadyS minus StartS (BRIEF "Outage").
+	OutageS float64 `json:"outage_s"`
+	// Detected is true when the loadgen inferred the event (DetectOutages).
+	Detected bool `json:"detected"`
+}
+
+// Connect counts connection attempts over the run.
+type Connect struct {
+	// Attempts is the number of attempts started.
+	Attempts uint64 `json:"attempts"`
+	// Successes is the number that ended connected.
+	Successes uint64 `json:"successes"`
+	// Failures counts failed attempts by class; every class is present.
+	Failures map[string]uint64 `json:"failures"`
+	// Disconnects counts established connections that ended, by class;
+	// every class is present.
+	Disconnects map[string]uint64 `json:"disconnects"`
+}
+
+// SLOResult is one SLO's outcome in summary.json.
+type SLOResult struct {
+	// Expr is the SLO as given, e.g. "lost==0".
+	Expr string `json:"expr"`
+	// Value is the figure the SLO compared.
+	Value float64 `json:"value"`
+	// Pass reports whether it held.
+	Pass bool `json:"pass"`
+}
+
+// SetSLO records SLO outcomes and sets Pass to whether all passed.
+func (s *Summary) SetSLO(results []SLOResult) {
+	s.SLO = slices.Clone(results)
+	if s.SLO == nil {
+		s.SLO = []SLOResult{}
+	}
+	s.Pass = true
+	for _, r := range s.SLO {
+		s.Pass = s.Pass && r.Pass
+	}
+}
+
+// Input is what Summarize needs from a run.
+type Input struct {
+	// RunID names the run (NewRunID).
+	RunID string
+	// Seed is the run's seed.
+	Seed uint64
+	// Config is the run's configuration; it must marshal to JSON. nil
+	// gives {}.
+	Config any
+	// Report is the merged record of every loadgen process.
+	Report *Report
+	// Events are what the supervisor did, or what DetectOutages found, in
+	// any order.
+	Events []Event
+	// End is the run's length; zero derives it from the report (the end
+	// of the timeline or the last transition).
+	End time.Duration
+	// Kernel is the kernel counter delta over the run.
+	Kernel KernelDelta
+	// Resources holds per-role figures (Sampler.Stats).
+	Resources map[string]ResourceStats
+}
+
+// Summarize computes a run's Summary. Events are ordered by Start (stable)
+// and recovery is computed per event (Recoveries). Pass is true and SLO
+// empty: evaluate SLOs on the result and record them with SetSLO. A Config
+// that does not marshal is recorded as {"error": "..."}, so the run's
+// figures are never lost to it.
+func Summarize(in Input) *Summary {
+	r := in.Report
+	if r == nil {
+		r = NewReport(time.Time{}, 0)
+	}
+	end := runEnd(r, in.End)
+	events := slices.Clone(in.Events)
+	slices.SortStableFunc(events, func(a, b Event) int {
+		return cmp.Compare(a.Start, b.Start)
+	})
+
+	s := &Summary{
+		RunID:     in.RunID,
+		Seed:      in.Seed,
+		Config:    configJSON(in.Config),
+		Clients:   r.Clients,
+		Processes: r.Processes,
+		DurationS: end.Seconds(),
+		Events:    make([]EventSummary, 0, len(events)),
+		Connect:   connectOf(r.Timeline),
+		Stopped:   map[string]Stopped{},
+		Recovery:  Recoveries(r, events, end),
+		LatencyMS: Latencies{
+			Connect:    Percentiles(r.Connect),
+			TTR:        Percentiles(r.TTR),
+			MessageRTT: Percentiles(r.RTT),
+			Resume:     Percentiles(r.Resume),
+		},
+		Messages:  r.Messages,
+		Kernel:    in.Kernel,
+		Resources: map[string]ResourceStats{RoleLoadgen: {}, RoleTarget: {}},
+		SLO:       []SLOResult{},
+		Pass:      true,
+	}
+	for _, e := range events {
+		ready := readyOf(e)
+		s.Events = append(s.Events, EventSummary{
+			Kind:     e.Kind,
+			Mode:     e.Mode,
+			Spec:     e.Spec,
+			StartS:   e.Start.Seconds(),
+			EndS:     e.End.Seconds(),
+			ReadyS:   ready.Seconds(),
+			OutageS:  (ready - e.Start).Seconds(),
+			Detected: e.Detected,
+		})
+	}
+	for k, v := range r.Stopped {
+		s.Stopped[k] = v
+	}
+	for k, v := range in.Resources {
+		s.Resources[k] = v
+	}
+	return s
+}
+
+// configJSON marshals a run's config for Summary.Config.
+func configJSON(c any) json.RawMessage {
+	if c == nil {
+		return json.RawMessage("{}")
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		b, _ = json.Marshal(map[string]string{"error": "config not serialisable: " + err.Error()})
+	}
+	return b
+}
+
+// connectOf sums the timeline's attempt counters.
+func connectOf(tl Timeline) Connect {
+	c := Connect{Failures: map[string]uint64{}, Disconnects: map[string]uint64{}}
+	var fail, disc [connerr.NumClasses]uint64
+	for i := range tl {
+		b := &tl[i]
+		c.Attempts += uint64(b.Attempts)
+		c.Successes += uint64(b.Successes)
+		for k := range b.Failures {
+			fail[k] += uint64(b.Failures[k])
+			disc[k] += uint64(b.Disconnects[k])
+		}
+	}
+	for _, cl := range connerr.Classes() {
+		c.Failures[cl.String()] = fail[cl]
+		c.Disconnects[cl.String()] = disc[cl]
+	}
+	return c
+}
+
+// NewRunID names a run by its start time in UTC and the low 16 bits of its
+// seed in hex, e.g. "2026-11-29T12-00-00Z-1a2b" for seed 0x1a2b: sortable,
+// readable, safe in a file name, and two runs started in the same second
+// with different seeds get different names.
+func NewRunID(now time.Time, seed uint64) string {
+	return fmt.Sprintf("%s-%04x", now.UTC().Format("2006-01-02T15-04-05Z"), seed&0xffff)
+}
+
+// WriteJSON writes s as dir/summary.json, indented, keys in struct order.
+// It writes a temporary file and renames it, so a reader never sees half a
+// summary.
+func (s *Summary) WriteJSON(dir string) error {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return fmt.Errorf("results: encoding summary: %w", err)
+	}
+	b = append(b, '\n')
+	f, err := os.CreateTemp(dir, SummaryFile+".*")
+	if err != nil {
+		return fmt.Errorf("results: writing summary: %w", err)
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), filepath.Join(dir, SummaryFile))
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("results: writing summary: %w", err)
+	}
+	return nil
+}
+
+// ReadSummary reads a summary.json. Unknown fields (from a newer stampede)
+// are ignored.
+func ReadSummary(path string) (*Summary, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("results: reading summary: %w", err)
+	}
+	s := &Summary{}
+	if err := json.Unmarshal(b, s); err != nil {
+		return nil, fmt.Errorf("results: reading summary %s: %w", path, err)
+	}
+	// Config is kept compact, as Summarize makes it, whatever the file's
+	// indentation.
+	var c bytes.Buffer
+	if len(s.Config) > 0 && json.Compact(&c, s.Config) == nil {
+		s.Config = c.Bytes()
+	}
+	return s, nil
+}
