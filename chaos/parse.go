@@ -1,0 +1,554 @@
+package chaos
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// eventWords lists the event words in the order error messages name them.
+const eventWords = "restart, stall, backlog, accept-rate, reject, proxy"
+
+// Parse parses a chaos schedule (the text of --chaos or of a --chaos-file).
+// Every error is a *SyntaxError naming the line and column, what was
+// expected and what was found. An empty schedule, or one of only comments,
+// is valid and has no entries. The grammar is in docs/chaos.md.
+func Parse(src string) (*Schedule, error) {
+	s := &Schedule{}
+	for _, ew := range scan(src) {
+		p := &parser{src: src, words: ew.words, end: ew.end}
+		e, err := p.entry()
+		if err != nil {
+			return nil, err
+		}
+		s.Entries = append(s.Entries, e)
+	}
+	return s, nil
+}
+
+// parser reads the words of one entry.
+type parser struct {
+	src   string
+	words []token
+	end   token // where the entry ends, for "found end of entry"
+	pos   int   // index of the next word
+	event int   // index of the event word
+}
+
+// next returns the next word, or false at the end of the entry.
+func (p *parser) next() (token, bool) {
+	if p.pos >= len(p.words) {
+		return p.end, false
+	}
+	p.pos++
+	return p.words[p.pos-1], true
+}
+
+// peek returns the text of the next word, "" at the end of the entry.
+func (p *parser) peek() string {
+	if p.pos >= len(p.words) {
+		return ""
+	}
+	return p.words[p.pos].text
+}
+
+// errorf returns a *SyntaxError at t.
+func errorf(t token, format string, args ...any) error {
+	return &SyntaxError{Line: t.line, Col: t.col, Msg: fmt.Sprintf(format, args...)}
+}
+
+// found describes a word for "found ..." in a message.
+func found(t token, ok bool) string {
+	if !ok {
+		return "end of entry"
+	}
+	return strconv.Quote(t.text)
+}
+
+// span is the source text of words[from:to], "" when empty.
+func (p *parser) span(from, to int) string {
+	if to <= from {
+		return ""
+	}
+	last := p.words[to-1]
+	return p.src[p.words[from].off : last.off+len(last.text)]
+}
+
+// context is the event's text before the word next() just returned (all of
+// it when next() found the end of the entry), for "after ..." in messages.
+func (p *parser) context(ok bool) string {
+	end := p.pos
+	if ok {
+		end--
+	}
+	return p.span(p.event, end)
+}
+
+// value is the part of a key=value word after "=", positioned at its own
+// column so errors point at the value.
+func value(t token, key string) token {
+	n := len(key) + 1
+	return token{text: t.text[n:], line: t.line, col: t.col + utf8.RuneCountInString(key) + 1, off: t.off + n}
+}
+
+// entry parses "timing event".
+func (p *parser) entry() (Entry, error) {
+	first, last := p.words[0], p.words[len(p.words)-1]
+	e := Entry{Line: first.line, Col: first.col, Text: p.src[first.off : last.off+len(last.text)]}
+	var err error
+	if e.Timing, err = p.timing(); err != nil {
+		return e, err
+	}
+	if e.Event, err = p.eventClause(); err != nil {
+		return e, err
+	}
+	return e, nil
+}
+
+// Bounds on durations, for duration().
+const (
+	nonNegative = iota
+	positive
+)
+
+// duration parses t as a Go duration written after the word `after`.
+// A value of a key=value word arrives as its own token.
+func duration(t token, ok bool, after string, bound int) (time.Duration, error) {
+	if !ok {
+		return 0, errorf(t, "expected a duration after %q, found end of entry", after)
+	}
+	if t.text == "" {
+		return 0, errorf(t, "expected a duration after %q, found nothing (write %s1s, without spaces)", after, after)
+	}
+	d, err := time.ParseDuration(t.text)
+	if err != nil {
+		if _, numErr := strconv.ParseFloat(t.text, 64); numErr == nil {
+			return 0, errorf(t, "expected a duration after %q, found %q (a duration needs a unit, as in %ss)", after, t.text, t.text)
+		}
+		return 0, errorf(t, "expected a duration after %q, found %q", after, t.text)
+	}
+	switch {
+	case d < 0:
+		return 0, errorf(t, "expected a non-negative duration after %q, found %q", after, t.text)
+	case bound == positive && d == 0:
+		return 0, errorf(t, "expected a positive duration after %q, found %q", after, t.text)
+	}
+	return d, nil
+}
+
+// timing parses "at T" or "every T [from F] [until U]".
+func (p *parser) timing() (Timing, error) {
+	var t Timing
+	w, _ := p.next()
+	switch w.text {
+	case "at":
+		at, ok := p.next()
+		d, err := duration(at, ok, "at", nonNegative)
+		t.At = d
+		return t, err
+	case "every":
+		every, ok := p.next()
+		d, err := duration(every, ok, "every", positive)
+		if err != nil {
+			return t, err
+		}
+		t.Repeat, t.Every, t.From = true, d, d
+		var from, until *token
+		for p.peek() == "from" || p.peek() == "until" {
+			kw, _ := p.next()
+			seen := &from
+			if kw.text == "until" {
+				seen = &until
+			}
+			if *seen != nil {
+				return t, errorf(kw, "duplicate %q: already given at col %d", kw.text, (*seen).col)
+			}
+			*seen = &kw
+			v, ok := p.next()
+			bound := nonNegative
+			if kw.text == "until" {
+				bound = positive
+			}
+			d, err := duration(v, ok, kw.text, bound)
+			if err != nil {
+				return t, err
+			}
+			if kw.text == "from" {
+				t.From = d
+			} else {
+				t.Until = d
+			}
+		}
+		if until != nil && t.Until <= t.From {
+			return t, errorf(*until, "expected an \"until\" later than the first firing at %v, found \"until %v\": the entry would never fire", t.From, t.Until)
+		}
+		t.At = t.From
+		return t, nil
+	}
+	return t, errorf(w, "expected \"at\" or \"every\" to start an entry, found %q", w.text)
+}
+
+// eventClause parses the event after the timing, and checks that nothing
+// follows it.
+func (p *parser) eventClause() (Event, error) {
+	p.event = p.pos
+	w, ok := p.next()
+	if !ok {
+		return Event{}, errorf(w, "expected an event (%s) after %q, found end of entry", eventWords, p.span(0, p.event))
+	}
+	var (
+		ev  Event
+		err error
+	)
+	switch w.text {
+	case "restart":
+		ev, err = p.restart()
+	case "stall":
+		ev, err = p.stall()
+	case "backlog":
+		ev, err = p.backlog()
+	case "accept-rate":
+		ev, err = p.acceptRate()
+	case "reject":
+		ev, err = p.reject()
+	case "proxy":
+		ev, err = p.proxy()
+	default:
+		return ev, errorf(w, "unknown event %q: expected one of %s", w.text, eventWords)
+	}
+	if err != nil {
+		return ev, err
+	}
+	if t, ok := p.next(); ok {
+		want := `";" or a new line`
+		if (ev.Kind == Backlog || ev.Kind == AcceptRate) && ev.For == 0 {
+			want = `"for", ` + want
+		}
+		return ev, errorf(t, "unexpected %q after %q: expected %s", t.text, p.context(ok), want)
+	}
+	return ev, nil
+}
+
+// forClause parses an optional (or, if required, mandatory) "for D".
+func (p *parser) forClause(required bool) (time.Duration, error) {
+	if p.peek() != "for" {
+		if !required {
+			return 0, nil
+		}
+		t, ok := p.next()
+		return 0, errorf(t, "expected \"for\" and a duration after %q, found %s", p.context(ok), found(t, ok))
+	}
+	p.next()
+	t, ok := p.next()
+	return duration(t, ok, "for", positive)
+}
+
+// keyed remembers the key=value words (and bare option words) an event has
+// seen, to reject duplicates.
+type keyed map[string]token
+
+// once records key at t, or fails if the event already has it.
+func (k keyed) once(key string, t token) error {
+	if prev, dup := k[key]; dup {
+		return errorf(t, "duplicate %q: already given at col %d", key, prev.col)
+	}
+	k[key] = t
+	return nil
+}
+
+// needsValue is the error for a key written without "=value".
+func needsValue(t token, example string) error {
+	return errorf(t, "expected %q followed by its value, as in %s (no spaces), found %q", t.text+"=", example, t.text)
+}
+
+// restart parses
+// "restart [graceful|abrupt|kill] [rolling | procs=all|one|rolling]
+// [interval=D] [down=D] [shape=closed|stall]".
+func (p *parser) restart() (Event, error) {
+	ev := Event{Kind: Restart, Mode: ModeAbrupt, Procs: ProcsAll, Shape: ShapeClosed}
+	seen := keyed{}
+	var mode, procs *token
+	for {
+		t, ok := p.next()
+		if !ok {
+			break
+		}
+		key, _, hasValue := strings.Cut(t.text, "=")
+		if !hasValue {
+			switch t.text {
+			case ModeGraceful, ModeAbrupt, ModeKill:
+				if mode != nil {
+					if mode.text == t.text {
+						return ev, errorf(t, "duplicate %q: already given at col %d", t.text, mode.col)
+					}
+					return ev, errorf(t, "restart mode given twice: %q, then %q", mode.text, t.text)
+				}
+				mode, ev.Mode = &t, t.text
+				continue
+			case ProcsRolling:
+				if err := setProcs(&procs, t); err != nil {
+					return ev, err
+				}
+				ev.Procs = ProcsRolling
+				continue
+			case "procs":
+				return ev, needsValue(t, "procs=one")
+			case "interval", "down":
+				return ev, needsValue(t, t.text+"=1s")
+			case "shape":
+				return ev, needsValue(t, "shape=stall")
+			}
+			return ev, errorf(t, "unknown restart option %q: expected graceful, abrupt, kill, rolling, procs=, interval=, down= or shape=", t.text)
+		}
+		v := value(t, key)
+		switch key {
+		case "procs":
+			switch v.text {
+			case ProcsAll, ProcsOne, ProcsRolling:
+			default:
+				return ev, errorf(v, "expected all, one or rolling after \"procs=\", found %s", quoteValue(v))
+			}
+			if err := setProcs(&procs, t); err != nil {
+				return ev, err
+			}
+			ev.Procs = v.text
+			continue
+		case "interval", "down", "shape":
+		default:
+			return ev, errorf(t, "unknown restart option %q: expected graceful, abrupt, kill, rolling, procs=, interval=, down= or shape=", key+"=")
+		}
+		if err := seen.once(key+"=", t); err != nil {
+			return ev, err
+		}
+		var err error
+		switch key {
+		case "interval":
+			ev.Interval, err = duration(v, true, "interval=", positive)
+		case "down":
+			ev.Down, err = duration(v, true, "down=", nonNegative)
+		case "shape":
+			if v.text != ShapeClosed && v.text != ShapeStall {
+				err = errorf(v, "expected closed or stall after \"shape=\", found %s", quoteValue(v))
+			}
+			ev.Shape = v.text
+		}
+		if err != nil {
+			return ev, err
+		}
+	}
+	if t, ok := seen["interval="]; ok && ev.Procs != ProcsRolling {
+		return ev, errorf(t, "\"interval=\" needs a rolling restart: add \"rolling\", or drop %q", t.text)
+	}
+	if ev.Procs == ProcsRolling && ev.Interval == 0 {
+		ev.Interval = DefaultRollingInterval
+	}
+	return ev, nil
+}
+
+// setProcs records which processes restart, given as word t,
+// rejecting a second, conflicting or repeated choice.
+func setProcs(prev **token, t token) error {
+	if *prev != nil {
+		first := (*prev).text
+		switch {
+		case first == t.text:
+			return errorf(t, "duplicate %q: already given at col %d", t.text, (*prev).col)
+		case procsOf(first) == procsOf(t.text):
+			return errorf(t, "duplicate %q: %q at col %d says the same", t.text, first, (*prev).col)
+		}
+		return errorf(t, "%q conflicts with %q: a restart has one choice of processes", t.text, first)
+	}
+	*prev = &t
+	return nil
+}
+
+// procsOf is the choice of processes a word makes: "rolling" or the value
+// of "procs=".
+func procsOf(word string) string {
+	return strings.TrimPrefix(word, "procs=")
+}
+
+// quoteValue describes a value for "found ...": quoted, or "nothing".
+func quoteValue(v token) string {
+	if v.text == "" {
+		return "nothing"
+	}
+	return strconv.Quote(v.text)
+}
+
+// stall parses "stall D" (or "stall for D").
+func (p *parser) stall() (Event, error) {
+	ev := Event{Kind: Stall}
+	after := "stall"
+	if p.peek() == "for" {
+		p.next()
+		after = "for"
+	}
+	t, ok := p.next()
+	var err error
+	ev.For, err = duration(t, ok, after, positive)
+	return ev, err
+}
+
+// backlog parses "backlog N [for D]".
+func (p *parser) backlog() (Event, error) {
+	ev := Event{Kind: Backlog}
+	t, ok := p.next()
+	n, err := strconv.Atoi(t.text)
+	switch {
+	case !ok || !isDigits(strings.TrimPrefix(t.text, "-")):
+		return ev, errorf(t, "expected a backlog (a number of connections) after \"backlog\", found %s", found(t, ok))
+	case err != nil || n < 1 || n > math.MaxInt32:
+		return ev, errorf(t, "expected a backlog from 1 to %d after \"backlog\", found %q", math.MaxInt32, t.text)
+	}
+	ev.N = n
+	ev.For, err = p.forClause(false)
+	return ev, err
+}
+
+// acceptRate parses "accept-rate R/s|unlimited|0 [for D]".
+func (p *parser) acceptRate() (Event, error) {
+	ev := Event{Kind: AcceptRate}
+	t, ok := p.next()
+	if !ok {
+		return ev, errorf(t, "expected a rate like 100/s, or unlimited, after \"accept-rate\", found end of entry")
+	}
+	if t.text != "unlimited" && t.text != "0" {
+		r, msg := parseRate(t.text)
+		if msg != "" {
+			return ev, errorf(t, "%s after \"accept-rate\", found %q", msg, t.text)
+		}
+		ev.Rate = r
+	}
+	var err error
+	ev.For, err = p.forClause(false)
+	return ev, err
+}
+
+// reject parses "reject STATUS [retry-after=D] for D".
+func (p *parser) reject() (Event, error) {
+	ev := Event{Kind: Reject}
+	t, ok := p.next()
+	status, err := strconv.Atoi(t.text)
+	if !ok || err != nil || !isDigits(t.text) || status < 400 || status > 599 {
+		return ev, errorf(t, "expected an HTTP status from 400 to 599 (such as 503 or 429) after \"reject\", found %s", found(t, ok))
+	}
+	ev.Status = status
+	if key, _, _ := strings.Cut(p.peek(), "="); key == "retry-after" {
+		t, _ := p.next()
+		if t.text == "retry-after" {
+			return ev, needsValue(t, "retry-after=2s")
+		}
+		v := value(t, key)
+		if ev.RetryAfter, err = duration(v, true, "retry-after=", positive); err != nil {
+			return ev, err
+		}
+		if ev.RetryAfter%time.Second != 0 {
+			return ev, errorf(v, "expected whole seconds after \"retry-after=\" (the header carries seconds), found %q", v.text)
+		}
+	}
+	ev.For, err = p.forClause(true)
+	return ev, err
+}
+
+// proxyFaults names the proxy faults for messages.
+const proxyFaults = "latency=, jitter=, bandwidth=, loss=, reset or blackhole"
+
+// proxy parses "proxy FAULT... for D".
+func (p *parser) proxy() (Event, error) {
+	ev := Event{Kind: ProxyEvent}
+	f := &ev.Proxy
+	seen := keyed{}
+	var order []token // faults in source order, for exclusivity messages
+	for p.peek() != "for" {
+		t, ok := p.next()
+		if !ok {
+			if len(order) == 0 {
+				return ev, errorf(t, "expected a proxy fault (%s) after \"proxy\", found end of entry", proxyFaults)
+			}
+			return ev, errorf(t, "expected \"for\" and a duration after %q, found end of entry", p.context(ok))
+		}
+		key, _, hasValue := strings.Cut(t.text, "=")
+		switch {
+		case !hasValue && (key == "reset" || key == "blackhole"):
+			if err := seen.once(key, t); err != nil {
+				return ev, err
+			}
+			f.Reset = f.Reset || key == "reset"
+			f.Blackhole = f.Blackhole || key == "blackhole"
+			order = append(order, t)
+			continue
+		case !hasValue && (key == "latency" || key == "jitter"):
+			return ev, needsValue(t, key+"=100ms")
+		case !hasValue && key == "bandwidth":
+			return ev, needsValue(t, "bandwidth=1MB/s")
+		case !hasValue && key == "loss":
+			return ev, needsValue(t, "loss=1%")
+		case hasValue && (key == "latency" || key == "jitter" || key == "bandwidth" || key == "loss"):
+		default:
+			return ev, errorf(t, "unknown proxy fault %q: expected %s", t.text, proxyFaults)
+		}
+		if err := seen.once(key+"=", t); err != nil {
+			return ev, err
+		}
+		order = append(order, t)
+		v := value(t, key)
+		var err error
+		switch key {
+		case "latency":
+			f.Latency, err = duration(v, true, "latency=", positive)
+		case "jitter":
+			f.Jitter, err = duration(v, true, "jitter=", positive)
+		case "bandwidth":
+			var msg string
+			if f.Bandwidth, msg = parseBandwidth(v.text); msg != "" {
+				err = errorf(v, "%s after \"bandwidth=\", found %s", msg, quoteValue(v))
+			}
+		case "loss":
+			var msg string
+			if f.Loss, msg = parsePercent(v.text); msg != "" {
+				err = errorf(v, "%s after \"loss=\", found %s", msg, quoteValue(v))
+			}
+		}
+		if err != nil {
+			return ev, err
+		}
+	}
+	if len(order) == 0 {
+		t, _ := p.next()
+		return ev, errorf(t, "expected a proxy fault (%s) after \"proxy\", found \"for\"", proxyFaults)
+	}
+	if err := checkFaults(f, seen, order); err != nil {
+		return ev, err
+	}
+	var err error
+	ev.For, err = p.forClause(true)
+	return ev, err
+}
+
+// checkFaults rejects fault sets that cannot be applied together.
+func checkFaults(f *ProxyFault, seen keyed, order []token) error {
+	if len(order) > 1 {
+		for _, excl := range []string{"reset", "blackhole"} {
+			if t, ok := seen[excl]; ok {
+				other := order[0]
+				if other.text == excl {
+					other = order[1]
+				}
+				return errorf(t, "%q cannot be combined with other faults (it ends all traffic), found %q too", excl, other.text)
+			}
+		}
+	}
+	if t, ok := seen["jitter="]; ok {
+		switch {
+		case f.Latency == 0:
+			return errorf(t, "\"jitter=\" varies a latency: expected \"latency=\" too, found none")
+		case f.Jitter > f.Latency:
+			return errorf(t, "expected a jitter of at most latency=%v (a delay cannot be negative), found %q", f.Latency, t.text)
+		}
+	}
+	return nil
+}
