@@ -1,0 +1,60 @@
+package results
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestWorstRecovery(t *testing.T) {
+	rec := func(n, back int, r100 *float64, wasted float64) Recovery {
+		return Recovery{ConnectedBefore: n, Recovered: back, R100S: r100, WastedAttemptsPerClient: wasted}
+	}
+	for _, tc := range []struct {
+		name string
+		recs []Recovery
+		want int // index of the expected event; -1 for none
+	}{
+		{"none", nil, -1},
+		{"nobody connected: the first", []Recovery{rec(0, 0, sec(0), 0), rec(0, 0, sec(0), 0)}, 0},
+		{"skips the empty event", []Recovery{rec(0, 0, sec(0), 9), rec(10, 10, sec(1), 0)}, 1},
+		{"lower share recovered", []Recovery{rec(10, 10, sec(30), 5), rec(100, 99, nil, 0)}, 1},
+		{"never is longest", []Recovery{rec(10, 10, sec(30), 0), rec(10, 10, nil, 0)}, 1},
+		{"longer R100", []Recovery{rec(10, 10, sec(3), 0), rec(10, 10, sec(2), 0)}, 0},
+		{"then wasted attempts", []Recovery{rec(10, 10, sec(2), 1), rec(10, 10, sec(2), 2)}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for i := range tc.recs {
+				tc.recs[i].Event = i
+			}
+			got, ok := (&Summary{Recovery: tc.recs}).WorstRecovery()
+			if !ok && tc.want != -1 || ok && got.Event != tc.want {
+				t.Errorf("WorstRecovery = event %d (ok %v), want %d", got.Event, ok, tc.want)
+			}
+		})
+	}
+}
+
+func TestWriteComparison(t *testing.T) {
+	fixed := Summarize(summaryInput()) // the restart of ten, ListenOverflows 249
+	never := &Summary{
+		Events:   []EventSummary{{Kind: "restart"}},
+		Recovery: []Recovery{{ConnectedBefore: 10000, Recovered: 9990, R99S: sec(7.25), HerdPeakPer100ms: 600, HerdPeakToMean: 3.04, WastedAttemptsPerClient: 0.015, OutageAttemptsPerClient: 2}},
+		Kernel:   KernelDelta{ListenOverflows: 23000},
+	}
+	var b strings.Builder
+	if err := WriteComparison(&b, []Row{
+		{Policy: "fixed:initial=1s", Summary: fixed},
+		{Policy: "exp:initial=100ms,jitter=0.5", Summary: never},
+		{Policy: "full", Summary: nil}, // the run failed: a row of dashes
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := `policy                        event      recovered   R99 s  R100 s  peak/100ms  peak:mean  wasted/client  outage/client  ListenOverflows
+fixed:initial=1s              1:restart  10/10       5.00   5.00    10          9.3        4.50           1.40           249
+exp:initial=100ms,jitter=0.5  0:restart  9990/10000  7.25   never   600         3.0        0.01           2.00           23000
+full                          -          -           -      -       -           -          -              -              -
+`
+	if b.String() != want {
+		t.Errorf("table:\n%s\nwant\n%s", b.String(), want)
+	}
+}
