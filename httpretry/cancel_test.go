@@ -20,7 +20,7 @@ func TestCancelStopsWait(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cfg := Config{
-		Policy:    backoff.Policy{Kind: backoff.Fixed, Initial: time.Hour},
+		Policy:    &backoff.Policy{Kind: backoff.Fixed, Initial: time.Hour},
 		OnAttempt: func(Attempt) { cancel() },
 	}
 	c := newClient(t, cfg)
@@ -109,7 +109,7 @@ func TestValidate(t *testing.T) {
 		want string // "" = valid
 	}{
 		{name: "zero value", cfg: Config{}},
-		{name: "bad policy", cfg: Config{Policy: backoff.Policy{Jitter: 2}}, want: "httpretry: policy: " + backoff.Policy{Jitter: 2}.Validate().Error()},
+		{name: "bad policy", cfg: Config{Policy: &backoff.Policy{Jitter: 2}}, want: "httpretry: policy: " + backoff.Policy{Jitter: 2}.Validate().Error()},
 		{name: "2xx status", cfg: Config{StatusCodes: []int{200}}, want: "httpretry: status code 200 cannot be retried: only 400-599 are failures"},
 		{name: "negative cap", cfg: Config{MaxRetryAfter: -time.Second}, want: "httpretry: max retry-after must not be negative, got -1s"},
 		{name: "NaN spread", cfg: Config{RetryAfterSpread: nan()}, want: "httpretry: retry-after spread must be a finite number, got NaN"},

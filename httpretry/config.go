@@ -40,8 +40,9 @@ type Config struct {
 	// Policy with MaxAttempts set stops the retries too: the lower limit wins.
 	MaxRetries int `json:"max_retries"`
 	// Policy chooses the wait before each retry that has no Retry-After
-	// hint. The zero Policy means DefaultPolicy.
-	Policy backoff.Policy `json:"policy"`
+	// hint. nil means DefaultPolicy. (A pointer, because the zero Policy is
+	// a real one: exp from 1 s.)
+	Policy *backoff.Policy `json:"policy,omitempty"`
 	// Seed and Client select this client's random draws (jitter and hint
 	// spread) from the run's seed: the same pair gives the same waits.
 	Seed   uint64 `json:"seed"`
@@ -88,8 +89,10 @@ type Config struct {
 
 // Validate reports the first unusable field, naming it.
 func (c Config) Validate() error {
-	if err := c.Policy.Validate(); err != nil {
-		return fmt.Errorf("httpretry: policy: %w", err)
+	if c.Policy != nil {
+		if err := c.Policy.Validate(); err != nil {
+			return fmt.Errorf("httpretry: policy: %w", err)
+		}
 	}
 	for _, s := range c.StatusCodes {
 		if s < 400 || s > 599 {
@@ -110,6 +113,7 @@ func (c Config) Validate() error {
 // settings is a validated Config with every default filled in.
 type settings struct {
 	Config
+	policy  backoff.Policy
 	retries int
 	spread  float64
 }
@@ -132,8 +136,9 @@ func (c Config) resolve() (settings, error) {
 	case s.spread < 0:
 		s.spread = 0
 	}
-	if s.Policy == (backoff.Policy{}) {
-		s.Policy = DefaultPolicy
+	s.policy = DefaultPolicy
+	if c.Policy != nil {
+		s.policy = *c.Policy
 	}
 	if s.StatusCodes == nil {
 		s.StatusCodes = DefaultStatusCodes
@@ -158,7 +163,7 @@ func (c Config) resolve() (settings, error) {
 func (s *settings) retryStatus(code int) bool { return slices.Contains(s.StatusCodes, code) }
 
 // mayRetry reports whether retry number n (1-based) is allowed.
-func (s *settings) mayRetry(n int) bool { return n <= s.retries && s.Policy.Retry(n) }
+func (s *settings) mayRetry(n int) bool { return n <= s.retries && s.policy.Retry(n) }
 
 // sleep waits d on a real timer, or until ctx is done.
 func sleep(ctx context.Context, d time.Duration) error {

@@ -190,7 +190,7 @@ func (s *settings) chooseWait(a *Attempt, resp *http.Response) error {
 		a.Wait, a.Why = min(w, s.MaxRetryAfter), WhyRetryAfter
 		return nil
 	}
-	a.Wait, a.Why = s.Policy.Delay(s.Seed, s.Client, a.N), WhyBackoff
+	a.Wait, a.Why = s.policy.Delay(s.Seed, s.Client, a.N), WhyBackoff
 	return nil
 }
 

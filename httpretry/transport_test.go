@@ -237,8 +237,8 @@ func TestRetryLimits(t *testing.T) {
 		{name: "default 4 retries", cfg: Config{}, requests: 5},
 		{name: "2 retries", cfg: Config{MaxRetries: 2}, requests: 3},
 		{name: "negative means none", cfg: Config{MaxRetries: -1}, requests: 1},
-		{name: "policy attempts lower", cfg: Config{MaxRetries: 5, Policy: backoff.Policy{Kind: backoff.Fixed, Initial: time.Millisecond, MaxAttempts: 1}}, requests: 2},
-		{name: "policy attempts higher", cfg: Config{MaxRetries: 2, Policy: backoff.Policy{Kind: backoff.Fixed, Initial: time.Millisecond, MaxAttempts: 9}}, requests: 3},
+		{name: "policy attempts lower", cfg: Config{MaxRetries: 5, Policy: &backoff.Policy{Kind: backoff.Fixed, Initial: time.Millisecond, MaxAttempts: 1}}, requests: 2},
+		{name: "policy attempts higher", cfg: Config{MaxRetries: 2, Policy: &backoff.Policy{Kind: backoff.Fixed, Initial: time.Millisecond, MaxAttempts: 9}}, requests: 3},
 		{name: "each listed status", cfg: Config{MaxRetries: 3, StatusCodes: []int{429, 502, 503, 504}}, requests: 4},
 	}
 	for _, tc := range cases {
@@ -344,6 +344,33 @@ func TestNonIdempotent(t *testing.T) {
 				}
 			} else if err != nil || st != 200 {
 				t.Fatalf("status %d err %v; want 200", st, err)
+			}
+		})
+	}
+}
+
+// TestPolicyWaits: the waits between attempts against an always-503 server
+// come from the configured policy, exactly (no jitter).
+func TestPolicyWaits(t *testing.T) {
+	ms := time.Millisecond
+	cases := []struct {
+		name   string
+		policy *backoff.Policy
+		want   []time.Duration
+	}{
+		{name: "nil is the HTTP default", want: []time.Duration{500 * ms, 1000 * ms, 2000 * ms, 4000 * ms}},
+		// The zero Policy is exp from 1 s, not "the default".
+		{name: "zero policy", policy: &backoff.Policy{}, want: []time.Duration{1000 * ms, 2000 * ms, 4000 * ms, 8000 * ms}},
+		{name: "fixed 10ms", policy: &backoff.Policy{Kind: backoff.Fixed, Initial: 10 * ms}, want: []time.Duration{10 * ms, 10 * ms, 10 * ms, 10 * ms}},
+		{name: "capped by max", policy: &backoff.Policy{Initial: 500 * ms, Max: time.Second}, want: []time.Duration{500 * ms, 1000 * ms, 1000 * ms, 1000 * ms}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := newFakeClock()
+			_, ts := newScript(t, status(http.StatusGatewayTimeout))
+			_, _, err := send(t, clock.config(Config{Policy: tc.policy}), newRequest(t, "GET", ts.URL, ""))
+			if got := clock.Waits(); !slices.Equal(got, tc.want) || !errors.Is(err, ErrRetriesExhausted) {
+				t.Fatalf("waits %v, err %v; want %v, retries exhausted", got, err, tc.want)
 			}
 		})
 	}
