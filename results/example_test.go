@@ -1,0 +1,44 @@
+package results_test
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/stampede-dev/stampede/connerr"
+	"github.com/stampede-dev/stampede/results"
+)
+
+// A loadgen ran 4 clients against a server nobody supervised: the outage is
+// detected from the clients' drops, then summarised.
+func ExampleSummarize() {
+	s := time.Second
+	r := results.NewReport(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC), 4)
+	for c := range uint32(4) {
+		r.Transitions = append(r.Transitions,
+			results.Transition{Client: c, At: 0, Up: true},
+			results.Transition{Client: c, At: 2 * s},                                // the server died
+			results.Transition{Client: c, At: 3*s + time.Duration(c)*s/2, Up: true}) // back at 3, 3.5, 4, 4.5 s
+	}
+	for _, at := range []time.Duration{2500, 3000, 3500, 4000, 4500} { // ms
+		b := r.Timeline.At(at * time.Millisecond)
+		b.Attempts += 2
+		b.Failures[connerr.Refused]++
+	}
+	events := results.DetectOutages(r, results.DetectConfig{})
+	sum := results.Summarize(results.Input{RunID: results.NewRunID(r.Start, 42), Seed: 42, Report: r, Events: events, End: 6 * s})
+	rec := sum.Recovery[0]
+	fmt.Println(sum.RunID)
+	fmt.Printf("%s at %.1f s, ready %.1f s\n", sum.Events[0].Kind, sum.Events[0].StartS, sum.Events[0].ReadyS)
+	fmt.Printf("recovered %d/%d, R50 %.1f s, R100 %.1f s\n", rec.Recovered, rec.ConnectedBefore, *rec.R50S, *rec.R100S)
+	fmt.Printf("herd peak %d per 100 ms, %.1f x the mean; wasted %.2f, outage %.2f per client\n",
+		rec.HerdPeakPer100ms, rec.HerdPeakToMean, rec.WastedAttemptsPerClient, rec.OutageAttemptsPerClient)
+	results.WriteComparison(os.Stdout, []results.Row{{Policy: "fixed:initial=500ms", Summary: sum}})
+	// Output:
+	// 2026-11-29T12-00-00Z-002a
+	// outage at 2.0 s, ready 3.0 s
+	// recovered 4/4, R50 0.5 s, R100 1.5 s
+	// herd peak 2 per 100 ms, 4.0 x the mean; wasted 1.00, outage 0.25 per client
+	// policy               event     recovered  R99 s  R100 s  peak/100ms  peak:mean  wasted/client  outage/client  ListenOverflows
+	// fixed:initial=500ms  0:outage  4/4        1.50   1.50    2           4.0        1.00           0.25           0
+}
