@@ -55,6 +55,25 @@ func (k Kind) String() string {
 	return fmt.Sprintf("Kind(%d)", uint8(k))
 }
 
+// MarshalText writes the kind by name, so a policy in summary.json reads
+// "exp" rather than a number.
+func (k Kind) MarshalText() ([]byte, error) {
+	if int(k) >= len(kindNames) {
+		return nil, fmt.Errorf("backoff: unknown kind %d", uint8(k))
+	}
+	return []byte(kindNames[k]), nil
+}
+
+// UnmarshalText reads a kind by name.
+func (k *Kind) UnmarshalText(b []byte) error {
+	v, ok := parseKind(string(b))
+	if !ok {
+		return fmt.Errorf("backoff: unknown kind %q", b)
+	}
+	*k = v
+	return nil
+}
+
 // DefaultInitial is the first delay of a policy whose Initial is zero.
 const DefaultInitial = time.Second
 

@@ -1,10 +1,12 @@
 package backoff
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -329,5 +331,28 @@ func TestHinted(t *testing.T) {
 		if got := Hinted(tc.hint, tc.spread, tc.u); got != tc.want {
 			t.Errorf("Hinted(%v, %v, %v) = %v, want %v", tc.hint, tc.spread, tc.u, got, tc.want)
 		}
+	}
+}
+
+// TestKindJSON checks that a policy travels as JSON with its kind by name,
+// as it does inside worker plans and summary.json.
+func TestKindJSON(t *testing.T) {
+	p := MustParse("decorrelated:initial=100ms,max=5s")
+	b, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"kind":"decorrelated"`) {
+		t.Fatalf("kind not by name: %s", b)
+	}
+	var q Policy
+	if err := json.Unmarshal(b, &q); err != nil {
+		t.Fatal(err)
+	}
+	if q != p {
+		t.Fatalf("round trip: got %+v, want %+v", q, p)
+	}
+	if err := json.Unmarshal([]byte(`{"kind":"linear"}`), &q); err == nil {
+		t.Fatal("unknown kind accepted")
 	}
 }
