@@ -1,0 +1,163 @@
+package target
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"sync/atomic"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Listener is a TCP listener whose accept backlog is chosen by the caller,
+// not by net.core.somaxconn as with net.Listen (golang/go#39000), and can be
+// changed while it listens. Its socket has SO_REUSEADDR and SO_REUSEPORT, so
+// several processes listening on the same address form one SO_REUSEPORT
+// group and the kernel spreads new connections over them.
+//
+// The kernel caps the backlog at net.core.somaxconn and holds backlog+1
+// established connections in the accept queue; `ss -ltn` shows the queue as
+// Recv-Q and the backlog as Send-Q.
+type Listener struct {
+	*net.TCPListener
+	raw     syscall.RawConn
+	backlog atomic.Int64
+}
+
+// Listen listens on addr ("IP:port"; port 0 picks a free port; an IPv6 host
+// is bracketed, "[::1]:0") with the given backlog, which must be positive.
+// "localhost" is taken as 127.0.0.1.
+func Listen(addr string, backlog int) (*Listener, error) {
+	if backlog <= 0 {
+		return nil, fmt.Errorf("target: listen %s: backlog %d must be positive", addr, backlog)
+	}
+	fd, err := bindSocket(addr)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Listen(fd, backlog); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("target: listen %s: %w", addr, err)
+	}
+	// FileListener dups the descriptor, so the file is closed here and the
+	// listener owns the only copy.
+	f := os.NewFile(uintptr(fd), "listener")
+	fl, err := net.FileListener(f)
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("target: listen %s: %w", addr, err)
+	}
+	tl := fl.(*net.TCPListener)
+	raw, err := tl.SyscallConn()
+	if err != nil {
+		tl.Close()
+		return nil, fmt.Errorf("target: listen %s: %w", addr, err)
+	}
+	l := &Listener{TCPListener: tl, raw: raw}
+	l.backlog.Store(int64(backlog))
+	return l, nil
+}
+
+// SetBacklog changes the accept backlog of the listening socket. Linux
+// accepts listen() again on a listening socket and only updates its backlog;
+// connections already queued stay queued.
+func (l *Listener) SetBacklog(n int) error {
+	if n <= 0 {
+		return fmt.Errorf("target: backlog %d must be positive", n)
+	}
+	var lerr error
+	err := l.raw.Control(func(fd uintptr) { lerr = unix.Listen(int(fd), n) })
+	if err = errors.Join(err, lerr); err != nil {
+		return fmt.Errorf("target: set backlog %d: %w", n, err)
+	}
+	l.backlog.Store(int64(n))
+	return nil
+}
+
+// Backlog returns the backlog last requested with Listen or SetBacklog (the
+// kernel may cap it at net.core.somaxconn).
+func (l *Listener) Backlog() int { return int(l.backlog.Load()) }
+
+// bindSocket returns a bound, not yet listening TCP socket with SO_REUSEADDR
+// and SO_REUSEPORT on addr. IPv6 sockets are IPv6-only, so "[::1]:P" and
+// "127.0.0.1:P" are separate listeners.
+func bindSocket(addr string) (int, error) {
+	ap, err := parseAddr(addr)
+	if err != nil {
+		return -1, fmt.Errorf("target: %w", err)
+	}
+	family, sa := unix.AF_INET, unix.Sockaddr(&unix.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()})
+	if ap.Addr().Is6() {
+		family, sa = unix.AF_INET6, &unix.SockaddrInet6{Port: int(ap.Port()), Addr: ap.Addr().As16()}
+	}
+	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
+	if err != nil {
+		return -1, fmt.Errorf("target: socket for %s: %w", addr, err)
+	}
+	opts := [][2]int{{unix.SOL_SOCKET, unix.SO_REUSEADDR}, {unix.SOL_SOCKET, unix.SO_REUSEPORT}}
+	if family == unix.AF_INET6 {
+		opts = append(opts, [2]int{unix.IPPROTO_IPV6, unix.IPV6_V6ONLY})
+	}
+	for _, o := range opts {
+		if err := unix.SetsockoptInt(fd, o[0], o[1], 1); err != nil {
+			unix.Close(fd)
+			return -1, fmt.Errorf("target: setsockopt on %s: %w", addr, err)
+		}
+	}
+	if err := unix.Bind(fd, sa); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("target: bind %s: %w", addr, err)
+	}
+	return fd, nil
+}
+
+// parseAddr parses "IP:port" with a literal IP or "localhost".
+func parseAddr(addr string) (netip.AddrPort, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err == nil && host == "localhost" {
+		host = "127.0.0.1"
+	}
+	ap, perr := netip.ParseAddrPort(net.JoinHostPort(host, port))
+	if err != nil || perr != nil {
+		return netip.AddrPort{}, fmt.Errorf("address %q: want a literal IP and a port, like 127.0.0.1:0 or [::1]:8080", addr)
+	}
+	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), nil
+}
+
+// portReservation is a socket bound to an address but not listening: it
+// keeps the port for an SO_REUSEPORT group while no member listens (a
+// restart's downtime), so connects are refused rather than reaching some
+// other program, and nobody else can take the port. The kernel sends new
+// connections only to listening sockets, so the reservation receives none.
+type portReservation struct {
+	fd   int
+	addr string
+}
+
+// reservePort binds a placeholder socket on addr and returns it with the
+// address actually bound (the port filled in when addr's port is 0).
+func reservePort(addr string) (*portReservation, error) {
+	fd, err := bindSocket(addr)
+	if err != nil {
+		return nil, err
+	}
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("target: reserve %s: %w", addr, err)
+	}
+	var ap netip.AddrPort
+	switch sa := sa.(type) {
+	case *unix.SockaddrInet4:
+		ap = netip.AddrPortFrom(netip.AddrFrom4(sa.Addr), uint16(sa.Port))
+	case *unix.SockaddrInet6:
+		ap = netip.AddrPortFrom(netip.AddrFrom16(sa.Addr), uint16(sa.Port))
+	}
+	return &portReservation{fd: fd, addr: ap.String()}, nil
+}
+
+// Close releases the port.
+func (r *portReservation) Close() error { return unix.Close(r.fd) }

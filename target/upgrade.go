@@ -1,0 +1,195 @@
+package target
+
+import (
+	"bytes"
+	"crypto/tls"
+	"net"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/gobwas/ws"
+)
+
+// ClientIDHeader is the upgrade request header a stampede client sends its
+// id in, so the server can tell clients behind one IP apart when it counts
+// early retries.
+const ClientIDHeader = "X-Stampede-Client"
+
+var clientIDHeader = []byte(ClientIDHeader)
+
+// upgrade runs the handshake of one accepted connection in a goroutine of
+// the bounded upgrade pool: TLS if configured, then the HTTP upgrade with
+// admission (reject windows, MaxConns, handshake cost), all within
+// HandshakeTimeout. An upgraded connection joins the reactor and the
+// goroutine ends.
+func (s *Server) upgrade(tcp *net.TCPConn) {
+	defer func() {
+		<-s.upSem
+		s.acceptWG.Done()
+	}()
+	if !s.track(tcp, true) {
+		tcp.Close()
+		return
+	}
+	defer s.track(tcp, false)
+	tcp.SetDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
+	conn := net.Conn(tcp)
+	if s.tls != nil {
+		tc := tls.Server(tcp, s.tls)
+		if err := tc.Handshake(); err != nil {
+			s.stats.upgradesFailed.Add(1)
+			tcp.Close()
+			return
+		}
+		conn = tc
+	}
+	hs := handshake{s: s, ip: remoteIP(tcp)}
+	u := ws.Upgrader{
+		OnRequest:       hs.onRequest,
+		OnHeader:        hs.onHeader,
+		OnBeforeUpgrade: hs.onBeforeUpgrade,
+	}
+	if _, err := u.Upgrade(conn); err != nil {
+		switch {
+		case hs.rejected:
+			s.stats.upgradesRejected.Add(1)
+		case hs.admitted:
+			s.live.Add(-1)
+			fallthrough
+		default:
+			s.stats.upgradesFailed.Add(1)
+		}
+		tcp.Close()
+		return
+	}
+	tcp.SetDeadline(time.Time{})
+	if s.tls != nil {
+		conn.SetDeadline(time.Time{})
+	}
+	raw, err := tcp.SyscallConn()
+	if err != nil {
+		s.live.Add(-1)
+		s.stats.upgradesFailed.Add(1)
+		tcp.Close()
+		return
+	}
+	s.stats.upgradesOK.Add(1)
+	s.register(&Conn{
+		srv: s, id: s.nextID.Add(1), nc: conn, tcp: tcp, raw: raw,
+		isTLS: s.tls != nil, clientID: hs.clientID, uri: hs.uri,
+	})
+}
+
+// track adds (or removes) a connection being upgraded to the set Shutdown
+// closes; adding fails once Shutdown began.
+func (s *Server) track(nc net.Conn, add bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !add {
+		delete(s.pending, nc)
+		return true
+	}
+	if s.stopping {
+		return false
+	}
+	s.pending[nc] = struct{}{}
+	return true
+}
+
+func remoteIP(c net.Conn) string {
+	if a, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+		return a.IP.String()
+	}
+	return c.RemoteAddr().String()
+}
+
+// handshake is the state of one upgrade request, filled by the Upgrader's
+// callbacks.
+type handshake struct {
+	s                  *Server
+	ip                 string
+	clientID, uri      string
+	admitted, rejected bool
+}
+
+func (h *handshake) onRequest(uri []byte) error {
+	h.uri = string(uri)
+	return nil
+}
+
+func (h *handshake) onHeader(k, v []byte) error {
+	if bytes.EqualFold(k, clientIDHeader) {
+		h.clientID = string(v)
+	}
+	return nil
+}
+
+// onBeforeUpgrade admits the request or rejects it with a status and
+// Retry-After, and counts a client that came back before its Retry-After.
+// An admitted request pays HandshakeCost; a rejection is cheap, as a real
+// server's load shedding is.
+func (h *handshake) onBeforeUpgrade() (ws.HandshakeHeader, error) {
+	s := h.s
+	now := s.clock.Now()
+	key := h.ip + "/" + h.clientID
+	status, retryAfter, early := s.retries.admit(key, now)
+	if early {
+		s.stats.earlyRetries.Add(1)
+	}
+	if status == 0 && !s.reserveSlot() {
+		status, retryAfter = 503, s.cfg.RejectRetryAfter
+	}
+	if status != 0 {
+		h.rejected = true
+		secs := retryAfterSeconds(retryAfter)
+		s.retries.note(key, now.Add(time.Duration(secs)*time.Second), now)
+		return nil, ws.RejectConnectionError(
+			ws.RejectionStatus(status),
+			ws.RejectionHeader(ws.HandshakeHeaderString("Retry-After: "+strconv.FormatInt(secs, 10)+"\r\n")),
+			ws.RejectionReason("stampede target: try again later"),
+		)
+	}
+	h.admitted = true
+	burn(s.cfg.HandshakeCost)
+	return nil, nil
+}
+
+// reserveSlot takes one of MaxConns connection slots; it fails when all
+// are taken. A slot is released when its connection closes or its upgrade
+// fails.
+func (s *Server) reserveSlot() bool {
+	for {
+		n := s.live.Load()
+		if s.cfg.MaxConns > 0 && n >= int64(s.cfg.MaxConns) {
+			return false
+		}
+		if s.live.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// retryAfterSeconds is the delay-seconds value sent for d: whole seconds,
+// rounded up.
+func retryAfterSeconds(d time.Duration) int64 {
+	return int64((d + time.Second - 1) / time.Second)
+}
+
+// burnSink keeps the busy loop's result alive.
+var burnSink atomic.Uint64
+
+// burn spends d of CPU time in a busy loop (wall time on this goroutine's
+// thread; on a loaded machine it is also CPU the scheduler had to find).
+func burn(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	x := uint64(1)
+	for end := time.Now().Add(d); time.Now().Before(end); {
+		for range 256 {
+			x = x*6364136223846793005 + 1442695040888963407
+		}
+	}
+	burnSink.Store(x)
+}
