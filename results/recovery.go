@@ -136,24 +136,26 @@ type client struct {
 // ev.Start on, in time order; up is the state just before ev.Start.
 func recoverOne(tl Timeline, trs []Transition, up map[uint32]bool, i int, ev Event, cutoff time.Duration) Recovery {
 	ready := readyOf(ev)
-	clients := map[uint32]*client{}
+	clients := make(map[uint32]client, len(up))
 	for c, u := range up {
 		if u {
-			clients[c] = &client{}
+			clients[c] = client{}
 		}
 	}
 	for _, tr := range trs {
 		if tr.At >= cutoff {
 			break
 		}
-		c := clients[tr.Client]
+		c, ok := clients[tr.Client]
 		switch {
-		case c == nil || c.back:
+		case !ok || c.back:
+			continue
 		case !tr.Up:
 			c.down = true
 		case c.down:
 			c.back, c.at = true, tr.At
 		}
+		clients[tr.Client] = c
 	}
 	backAt := make([]time.Duration, 0, len(clients))
 	for _, c := range clients {

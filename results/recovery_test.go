@@ -222,3 +222,19 @@ func derefAll(rs []Recovery) []string {
 	}
 	return out
 }
+
+// BenchmarkRecoveries is a bench-sized run: 50,000 clients, one restart,
+// three transitions each, a 60 s timeline.
+func BenchmarkRecoveries(b *testing.B) {
+	r := NewReport(time.Time{}, 50000)
+	for c := range uint32(50000) {
+		r.Transitions = append(r.Transitions,
+			upAt(c, ms(int(c%1000))), downAt(c, ms(10000)), upAt(c, ms(12000+int(c%20000))))
+	}
+	r.Timeline.At(60 * time.Second)
+	events := []Event{{Kind: "restart", Start: ms(10000), Ready: ms(12000)}}
+	b.ReportAllocs()
+	for b.Loop() {
+		Recoveries(r, events, 60*time.Second)
+	}
+}
