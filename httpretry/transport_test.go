@@ -375,3 +375,27 @@ func TestPolicyWaits(t *testing.T) {
 		})
 	}
 }
+
+// TestTransportInHTTPClient: inside an http.Client the Transport follows the
+// RoundTripper contract: an exhausted 503 is a response, not an error, and
+// a refused connection is a *RetryError inside the *url.Error.
+func TestTransportInHTTPClient(t *testing.T) {
+	clock := newFakeClock()
+	srv, ts := newScript(t, status(http.StatusServiceUnavailable))
+	tr, err := NewTransport(clock.config(Config{MaxRetries: 2}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := &http.Client{Transport: tr}
+	resp, err := hc.Get(ts.URL)
+	if err != nil || resp.StatusCode != 503 || srv.Requests() != 3 {
+		t.Fatalf("resp %v err %v requests %d; want the 3rd 503 as a response", resp, err, srv.Requests())
+	}
+	resp.Body.Close()
+
+	_, err = hc.Get("http://" + closedPort(t) + "/")
+	var re *RetryError
+	if !errors.As(err, &re) || !errors.Is(err, ErrRetriesExhausted) || len(re.Attempts) != 3 {
+		t.Fatalf("err = %v; want a RetryError after 3 attempts", err)
+	}
+}
