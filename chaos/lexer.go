@@ -51,7 +51,8 @@ func scan(src string) []entryWords {
 		entries   []entryWords
 		cur       entryWords
 		line, col = 1, 1
-		comment   bool
+		comment   bool  // inside a comment
+		hash      token // where the comment started
 		word      = -1 // byte offset of the word being read, -1 if none
 		wordTok   token
 	)
@@ -66,6 +67,9 @@ func scan(src string) []entryWords {
 		endWord(off)
 		if len(cur.words) > 0 {
 			cur.end = token{line: line, col: col, off: off}
+			if comment {
+				cur.end = hash // the entry ended where its comment began
+			}
 			entries = append(entries, cur)
 		}
 		cur = entryWords{}
@@ -81,7 +85,7 @@ func scan(src string) []entryWords {
 			endEntry(off)
 		case r == '#':
 			endWord(off)
-			comment = true
+			comment, hash = true, token{line: line, col: col, off: off}
 		case unicode.IsSpace(r):
 			endWord(off)
 		default:
@@ -122,15 +126,12 @@ func isDigits(s string) bool {
 // one ".") and the rest. ok is false when there is no digit. The number has
 // no sign, exponent, "inf" or "nan": strconv.ParseFloat alone would accept
 // those.
-func splitDecimal(s string) (num, rest string, decimals int, ok bool) {
+func splitDecimal(s string) (num, rest string, ok bool) {
 	i, dot, digits := 0, -1, 0
 	for ; i < len(s); i++ {
 		switch c := s[i]; {
 		case c >= '0' && c <= '9':
 			digits++
-			if dot >= 0 {
-				decimals++
-			}
 			continue
 		case c == '.' && dot < 0:
 			dot = i
@@ -138,7 +139,7 @@ func splitDecimal(s string) (num, rest string, decimals int, ok bool) {
 		}
 		break
 	}
-	return s[:i], s[i:], decimals, digits > 0
+	return s[:i], s[i:], digits > 0
 }
 
 // maxAcceptRate bounds accept-rate; no target accepts faster.
@@ -147,7 +148,7 @@ const maxAcceptRate = 1e9
 // parseRate parses an accept rate "N/s", N a decimal number.
 func parseRate(s string) (float64, string) {
 	const want = "expected a rate like 100/s, or unlimited,"
-	num, rest, _, ok := splitDecimal(s)
+	num, rest, ok := splitDecimal(s)
 	if !ok || rest != "/s" {
 		return 0, want
 	}
@@ -173,7 +174,7 @@ const maxBandwidth = 1e12
 // into whole bytes per second, rounded to the nearest byte.
 func parseBandwidth(s string) (int64, string) {
 	const want = "expected a rate like 1MB/s, 512KB/s or 100kbit/s (units B, KB, MB, GB, KiB, MiB, GiB, bit, kbit, Mbit, Gbit)"
-	num, rest, _, ok := splitDecimal(s)
+	num, rest, ok := splitDecimal(s)
 	unit, perSecond := strings.CutSuffix(rest, "/s")
 	mult, known := rateUnits[unit]
 	if !ok || !perSecond || !known {
@@ -191,13 +192,13 @@ func parseBandwidth(s string) (int64, string) {
 }
 
 // parsePercent parses a percentage "P%" with 0 < P <= 100 and at most
-// lossDecimals decimals into a probability P/100.
+// lossDecimals decimals (trailing zeros aside) into a probability P/100.
 func parsePercent(s string) (float64, string) {
-	num, rest, decimals, ok := splitDecimal(s)
+	num, rest, ok := splitDecimal(s)
 	if !ok || rest != "%" {
 		return 0, "expected a percentage like 1% or 0.5%"
 	}
-	if decimals > lossDecimals {
+	if _, frac, _ := strings.Cut(num, "."); len(strings.TrimRight(frac, "0")) > lossDecimals {
 		return 0, "expected a percentage with at most 6 decimals"
 	}
 	p, err := strconv.ParseFloat(num, 64)

@@ -225,6 +225,8 @@ func TestParseErrors(t *testing.T) {
 			`chaos: line 1, col 29: expected closed or stall after "shape=", found "open"`},
 		{"stall without duration", "at 1s stall",
 			`chaos: line 1, col 12: expected a duration after "stall", found end of entry`},
+		{"stall then comment", "at 1s stall   # how long?",
+			`chaos: line 1, col 15: expected a duration after "stall", found end of entry`},
 		{"stall zero", "at 1s stall 0s",
 			`chaos: line 1, col 13: expected a positive duration after "stall", found "0s"`},
 		{"stall trailing word", "at 1s stall 5s for 3s",

@@ -29,7 +29,10 @@ type Planned struct {
 // It lets a supervisor without a known run end walk a schedule lazily.
 func (t Timing) Next(after time.Duration) (time.Duration, bool) {
 	if !t.Repeat {
-		return t.At, t.At >= after
+		if t.At < after {
+			return 0, false
+		}
+		return t.At, true
 	}
 	if t.Every <= 0 {
 		return 0, false
@@ -295,11 +298,18 @@ func (c *checker) add(i int, at time.Duration, other int, format string, args ..
 		Msg: c.where(i) + ": " + fmt.Sprintf(format, args...)})
 }
 
-// where names entry i by its line, or by its position for entries built
-// in code.
+// where names entry i by its line, adding the column when another entry
+// shares the line (a one-line --chaos), or by its position for entries
+// built in code.
 func (c *checker) where(i int) string {
-	if l := c.s.Entries[i].Line; l > 0 {
-		return fmt.Sprintf("line %d", l)
+	e := c.s.Entries[i]
+	if e.Line <= 0 {
+		return fmt.Sprintf("entry %d", i+1)
 	}
-	return fmt.Sprintf("entry %d", i+1)
+	for j, o := range c.s.Entries {
+		if j != i && o.Line == e.Line {
+			return fmt.Sprintf("line %d, col %d", e.Line, e.Col)
+		}
+	}
+	return fmt.Sprintf("line %d", e.Line)
 }
