@@ -53,7 +53,7 @@ func scan(src string) []entryWords {
 		line, col = 1, 1
 		comment   bool  // inside a comment
 		hash      token // where the comment started
-		word      = -1 // byte offset of the word being read, -1 if none
+		word      = -1  // byte offset of the word being read, -1 if none
 		wordTok   token
 	)
 	endWord := func(off int) {
