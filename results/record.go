@@ -20,10 +20,11 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/stampede-dev/stampede/connerr"
+	"github.com/stampede-dev/stampede/results/herd"
 )
 
 // Tick is the width of one timeline bucket and of the herd-peak window.
-const Tick = 100 * time.Millisecond
+const Tick = herd.Window
 
 // Bucket holds the counters of one Tick of the run, summed over clients.
 type Bucket struct {

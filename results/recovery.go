@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"slices"
 	"time"
+
+	"github.com/stampede-dev/stampede/results/herd"
 )
 
 // Recovery is how the fleet came back from one event: summary.json
@@ -39,7 +41,7 @@ type Recovery struct {
 	R100S *float64 `json:"r100_s"`
 	// HerdPeakPer100ms is the most connection attempts in one 100 ms
 	// timeline bucket of the herd window; HerdPeakToMean its ratio to the
-	// mean over the window, empty buckets included (see HerdPeak).
+	// mean over the window, empty buckets included (see herd.Peak).
 	HerdPeakPer100ms uint32  `json:"herd_peak_per_100ms"`
 	HerdPeakToMean   float64 `json:"herd_peak_to_mean"`
 	// WastedAttemptsPerClient is the failed attempts in the herd window
@@ -205,7 +207,7 @@ func recoverOne(tl Timeline, trs []Transition, up map[uint32]bool, i int, ev Eve
 	for b := int(ev.Start / Tick); b < first && b < len(tl); b++ {
 		rec.OutageAttempts += uint64(tl[b].FailureCount())
 	}
-	rec.HerdPeakPer100ms, rec.HerdPeakToMean = HerdPeak(windows)
+	rec.HerdPeakPer100ms, rec.HerdPeakToMean = herd.Peak(windows)
 	rec.WindowStartS = (time.Duration(first) * Tick).Seconds()
 	rec.WindowEndS = (time.Duration(last+1) * Tick).Seconds()
 	if n > 0 {

@@ -1,6 +1,16 @@
-package results
+// Package herd holds the herd metric of BRIEF "Metric definitions", shared by
+// `stampede policy` (package backoff) and the run results (package results).
+// It is a leaf package so that backoff, which every part of stampede uses,
+// depends on nothing heavier.
+package herd
 
-// HerdPeak computes the herd metric of BRIEF "Metric definitions" from the
+import "time"
+
+// Window is the width of one herd window, and of one results timeline
+// bucket: 100 ms.
+const Window = 100 * time.Millisecond
+
+// Peak computes the herd metric of BRIEF "Metric definitions" from the
 // number of connection attempts in each Tick (100 ms) window of a recovery
 // window, in time order, empty windows included: the recovery window runs
 // from the event (or the target being ready, for real runs) to the window
@@ -15,9 +25,8 @@ package results
 //
 // It returns (0, 0) for no windows or no attempts. The same function serves
 // `stampede policy` (a fleet's first-retry spread) and the run results, so
-// the two report the same number for the same arrivals. Package results
-// must not import package backoff (backoff uses this function).
-func HerdPeak(windows []uint32) (peak uint32, peakToMean float64) {
+// the two report the same number for the same arrivals.
+func Peak(windows []uint32) (peak uint32, peakToMean float64) {
 	var sum uint64
 	for _, n := range windows {
 		sum += uint64(n)
