@@ -12,23 +12,37 @@ import (
 // page, not so much that a huge body is downloaded for nothing.
 const drainLimit = 64 << 10
 
-// replayable returns a function that gives a fresh copy of req's body for
-// every attempt. It uses req.GetBody when set (http.NewRequest sets it for
-// bytes, strings and their readers); otherwise it reads the body once into
-// memory and closes it. A request without a body gives nil.
-func replayable(req *http.Request) (func() (io.ReadCloser, error), error) {
-	if req.Body == nil || req.Body == http.NoBody {
-		return nil, nil
-	}
-	if req.GetBody != nil {
-		return req.GetBody, nil
+// bodySource returns a function that gives the body of each attempt of
+// req, nil for a request without a body. When the request may be repeated
+// every attempt gets a fresh copy: from req.GetBody when set (http.NewRequest
+// sets it for bytes, strings and their readers), otherwise from a buffer of
+// the body read once. A request that is sent once streams its body as it
+// is. The original body is closed either way, as a RoundTripper must.
+func bodySource(req *http.Request, repeat bool) (bodyFunc, error) {
+	switch {
+	case req.Body == nil || req.Body == http.NoBody:
+		return bodyFunc{}, nil
+	case !repeat:
+		return bodyFunc{get: func() (io.ReadCloser, error) { return req.Body, nil }}, nil
+	case req.GetBody != nil:
+		req.Body.Close() // every attempt reads its own copy
+		return bodyFunc{get: req.GetBody, replay: true}, nil
 	}
 	b, err := io.ReadAll(req.Body)
 	req.Body.Close()
 	if err != nil {
-		return nil, err
+		return bodyFunc{}, err
 	}
-	return func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }, nil
+	get := func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+	return bodyFunc{get: get, replay: true}, nil
+}
+
+// bodyFunc gives the body of one attempt. get is nil for a request without
+// a body; replay says whether get may be called again for a fresh copy,
+// which also lets net/http resend the body on a stale keep-alive connection.
+type bodyFunc struct {
+	get    func() (io.ReadCloser, error)
+	replay bool
 }
 
 // drain reads a little of a response body and closes it, so the connection

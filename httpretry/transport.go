@@ -2,7 +2,6 @@ package httpretry
 
 import (
 	"context"
-	"io"
 	"net/http"
 
 	"github.com/stampede-dev/stampede/backoff"
@@ -94,13 +93,13 @@ func (t *Transport) do(req *http.Request) (*http.Response, error) {
 		record(a)
 		return stop(resp, cause)
 	}
-	getBody, err := replayable(req)
+	body, err := bodySource(req, s.repeatable(req) && s.retries > 0)
 	if err != nil {
 		return fail(Attempt{N: 1, Start: s.Now(), Err: err, Class: connerr.Local}, nil,
 			notRetryable("reading the request body: %v", err))
 	}
 	for n := 1; ; n++ {
-		resp, a := t.attempt(req, n, getBody)
+		resp, a := t.attempt(req, n, body)
 		if a.Err != nil {
 			if err := ctx.Err(); err != nil {
 				return fail(a, nil, err) // the caller gave up: stop at once
@@ -137,7 +136,7 @@ func (t *Transport) do(req *http.Request) (*http.Response, error) {
 
 // attempt sends attempt number n of req once and records it. Without a
 // response, a.Err and a.Class say why.
-func (t *Transport) attempt(req *http.Request, n int, getBody func() (io.ReadCloser, error)) (*http.Response, Attempt) {
+func (t *Transport) attempt(req *http.Request, n int, body bodyFunc) (*http.Response, Attempt) {
 	s := &t.s
 	a := Attempt{N: n, Start: s.Now()}
 	actx, cancel := context.WithCancel(req.Context())
@@ -145,14 +144,17 @@ func (t *Transport) attempt(req *http.Request, n int, getBody func() (io.ReadClo
 		actx, cancel = context.WithTimeout(req.Context(), s.AttemptTimeout)
 	}
 	r := req.Clone(actx)
-	if getBody != nil {
-		body, err := getBody()
+	if body.get != nil {
+		rc, err := body.get()
 		if err != nil {
 			cancel()
 			a.Err, a.Class = err, connerr.Local
 			return nil, a
 		}
-		r.Body, r.GetBody = body, getBody
+		r.Body = rc
+		if body.replay {
+			r.GetBody = body.get
+		}
 	}
 	resp, err := s.Base.RoundTrip(r)
 	a.Took = s.Now().Sub(a.Start)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -397,5 +398,46 @@ func TestTransportInHTTPClient(t *testing.T) {
 	var re *RetryError
 	if !errors.As(err, &re) || !errors.Is(err, ErrRetriesExhausted) || len(re.Attempts) != 3 {
 		t.Fatalf("err = %v; want a RetryError after 3 attempts", err)
+	}
+}
+
+// closeTracker is a request body that records being closed.
+type closeTracker struct {
+	io.Reader
+	closed atomic.Bool
+}
+
+func (c *closeTracker) Close() error { c.closed.Store(true); return nil }
+
+// TestRequestBodyClosed: the caller's body is closed whichever way it is
+// sent (a RoundTripper must close it), and a request that is never retried
+// streams it as it is.
+func TestRequestBodyClosed(t *testing.T) {
+	cases := []struct {
+		name     string
+		method   string
+		getBody  bool
+		requests int
+	}{
+		{name: "replayed from GetBody", method: "PUT", getBody: true, requests: 2},
+		{name: "buffered once", method: "PUT", requests: 2},
+		{name: "POST sent once, streamed", method: "POST", requests: 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, ts := newScript(t, failThenOK(1, http.StatusServiceUnavailable, ""))
+			body := &closeTracker{Reader: strings.NewReader("payload")}
+			req, err := http.NewRequest(tc.method, ts.URL, body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.getBody {
+				req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader("payload")), nil }
+			}
+			send(t, newFakeClock().config(Config{}), req)
+			if !body.closed.Load() || srv.Requests() != tc.requests || !slices.Equal(srv.Bodies(), slices.Repeat([]string{"payload"}, tc.requests)) {
+				t.Fatalf("closed %v, bodies %q; want closed, %d x payload", body.closed.Load(), srv.Bodies(), tc.requests)
+			}
+		})
 	}
 }
