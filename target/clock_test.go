@@ -54,3 +54,11 @@ func (c *fakeClock) Advance(d time.Duration) {
 	}
 	c.waiters = kept
 }
+
+// Waiters returns how many timers are pending: a loop parked on the clock
+// shows up here, so a test can advance time only once the loop waits.
+func (c *fakeClock) Waiters() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.waiters)
+}

@@ -1,7 +1,8 @@
 package target
 
 import (
-	"bytes"
+	"bufio"
+	"io"
 	"context"
 	"crypto/tls"
 	"net"
@@ -49,11 +50,10 @@ func dialWS(url, clientID string) dialResult {
 	d := ws.Dialer{
 		Timeout:   5 * time.Second,
 		TLSConfig: &tls.Config{InsecureSkipVerify: true},
-		OnHeader: func(k, v []byte) error {
-			if bytes.EqualFold(k, []byte("Retry-After")) {
-				r.retryAfter = string(v)
+		OnStatusError: func(_ int, _ []byte, resp io.Reader) {
+			if hr, err := http.ReadResponse(bufio.NewReader(resp), nil); err == nil {
+				r.retryAfter = hr.Header.Get("Retry-After")
 			}
-			return nil
 		},
 	}
 	if clientID != "" {

@@ -1,0 +1,56 @@
+package target
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+func TestConfigValidate(t *testing.T) {
+	tests := []struct {
+		name      string
+		cfg       Config
+		wantField string // "" = valid
+	}{
+		{name: "zero value is valid", cfg: Config{}},
+		{name: "IPv6 address", cfg: Config{Addr: "[::1]:9000"}},
+		{name: "localhost", cfg: Config{Addr: "localhost:0"}},
+		{name: "host name", cfg: Config{Addr: "example.com:80"}, wantField: "Addr"},
+		{name: "no port", cfg: Config{Addr: "127.0.0.1"}, wantField: "Addr"},
+		{name: "negative backlog", cfg: Config{Backlog: -1}, wantField: "Backlog"},
+		{name: "negative accept rate", cfg: Config{AcceptRate: -5}, wantField: "AcceptRate"},
+		{name: "negative hold", cfg: Config{Hold: -time.Second}, wantField: "Hold"},
+		{name: "cert without key", cfg: Config{CertFile: "c.pem"}, wantField: "CertFile"},
+		{name: "cost above default timeout", cfg: Config{HandshakeCost: 6 * time.Second}, wantField: "HandshakeCost"},
+		{name: "cost below a longer timeout", cfg: Config{HandshakeCost: 6 * time.Second, HandshakeTimeout: 10 * time.Second}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.cfg.Validate()
+			var ce *ConfigError
+			switch {
+			case tc.wantField == "" && err != nil:
+				t.Fatalf("Validate = %v; want nil", err)
+			case tc.wantField != "" && (!errors.As(err, &ce) || ce.Field != tc.wantField):
+				t.Fatalf("Validate = %v; want a ConfigError on %s", err, tc.wantField)
+			}
+		})
+	}
+}
+
+func TestListenErrors(t *testing.T) {
+	l, err := Listen("127.0.0.1:0", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if _, err := Listen("127.0.0.1:0", 0); err == nil {
+		t.Fatal("backlog 0 accepted")
+	}
+	// Two listeners on one port form an SO_REUSEPORT group.
+	l2, err := Listen(l.Addr().String(), 8)
+	if err != nil {
+		t.Fatalf("second listener on %s: %v", l.Addr(), err)
+	}
+	l2.Close()
+}
