@@ -1,0 +1,171 @@
+package loadgen
+
+import (
+	"math"
+	"net"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/stampede-dev/stampede/backoff"
+	"github.com/stampede-dev/stampede/connerr"
+)
+
+// epollFlags are set once per socket: edge-triggered, so a socket is never
+// modified after it is added (no EPOLL_CTL_MOD on the hot path), and closing
+// the socket removes it.
+const epollFlags = unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET
+
+// failure is why an attempt failed or a connection ended.
+type failure struct {
+	class  connerr.Class
+	status int           // HTTP status of a non-101 answer
+	hint   time.Duration // Retry-After of a 429 or 503 answer
+	err    error         // the cause, for the text kept by a stopped client
+}
+
+// start begins an attempt of the shard's j-th client: socket, bind,
+// non-blocking connect, epoll registration and the connect deadline.
+func (r *reactor) start(j int32, now int64) {
+	c := &r.clients[j]
+	c.sockets++
+	c.attemptAt = now
+	c.state = stConnecting
+	r.inflight++
+	r.rec.attempt(now)
+	fd, op, errno := r.dial.connect(r.id(j))
+	if errno != 0 {
+		r.fail(j, r.dialFailure(op, errno), now)
+		return
+	}
+	c.fd = int32(fd)
+	ev := unix.EpollEvent{Events: epollFlags, Fd: j, Pad: int32(c.sockets)}
+	if err := unix.EpollCtl(r.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		r.fail(j, r.dialFailure("epoll_ctl", toErrno(err)), now)
+		return
+	}
+	r.timers.schedule(j, addSat(now, r.f.cfg.ConnectTimeout))
+}
+
+// dialFailure classifies a failed step of a connect.
+func (r *reactor) dialFailure(op string, errno unix.Errno) failure {
+	return failure{
+		class: connerr.Classify(errno),
+		err:   &net.OpError{Op: "dial", Net: "tcp", Addr: r.dstAddr(), Err: os.NewSyscallError(op, errno)},
+	}
+}
+
+// connectDone handles an event on a connecting socket: the connect either
+// failed (SO_ERROR) or completed, and then the upgrade request goes out.
+func (r *reactor) connectDone(j int32, events uint32) {
+	if events&(unix.EPOLLOUT|unix.EPOLLERR|unix.EPOLLHUP) == 0 {
+		return
+	}
+	c := &r.clients[j]
+	now := r.now()
+	if errno := soError(int(c.fd)); errno != 0 {
+		r.fail(j, r.dialFailure("connect", errno), now)
+		return
+	}
+	if events&unix.EPOLLOUT == 0 {
+		return
+	}
+	c.state = stHandshaking
+	r.timers.schedule(j, addSat(now, r.f.cfg.HandshakeTimeout))
+	req := r.f.up.appendRequest(r.wbuf[:0], r.id(j), c.sockets)
+	r.send(j, req)
+}
+
+// connected makes the shard's j-th client established after its 101.
+func (r *reactor) connected(j int32, now int64) {
+	c := &r.clients[j]
+	r.timers.cancel(j)
+	c.state = stConnected
+	c.seq = 0
+	r.inflight--
+	r.rec.success(r.id(j), c.attemptAt, now, c.downAt)
+	c.downAt = noTime
+	c.attempt = 0
+	r.mode.connected(r, j, now)
+}
+
+// fail ends an attempt that did not connect, then retries or stops.
+func (r *reactor) fail(j int32, f failure, now int64) {
+	r.closeSocket(j)
+	r.inflight--
+	r.rec.failure(f.class, now)
+	r.retry(j, f, now)
+}
+
+// drop ends an established connection, then retries or stops.
+func (r *reactor) drop(j int32, f failure, now int64) {
+	c := &r.clients[j]
+	r.closeSocket(j)
+	r.rec.disconnect(r.id(j), f.class, now)
+	c.downAt = now
+	r.retry(j, f, now)
+}
+
+// lost handles a socket error or end of stream in the handshaking or
+// connected state.
+func (r *reactor) lost(j int32, err error, now int64) {
+	if r.clients[j].state == stConnected {
+		r.drop(j, failure{class: connerr.Closed1006, err: err}, now)
+		return
+	}
+	r.fail(j, failure{class: connerr.ClassifyPhase(err, connerr.PhaseHandshake), err: err}, now)
+}
+
+// retry counts the attempt and schedules the next one after the policy's
+// delay (or the server's Retry-After hint, spread upwards), or stops the
+// client for good.
+func (r *reactor) retry(j int32, f failure, now int64) {
+	c := &r.clients[j]
+	c.attempt++
+	id := r.id(j)
+	attempt := int(c.attempt)
+	cfg := &r.f.cfg
+	if !f.class.Retryable(f.status) || !cfg.Policy.Retry(attempt) {
+		c.state = stStopped
+		lastErr := (&connerr.Error{Class: f.class, Status: f.status, RetryAfter: f.hint, Err: f.err}).Error()
+		r.rec.stop(f.class, lastErr)
+		return
+	}
+	var d time.Duration
+	if f.hint > 0 && (f.status == 429 || f.status == 503) {
+		d = backoff.Hinted(f.hint, backoff.HintSpread, backoff.U(cfg.Seed, backoff.StreamHint, uint64(id), uint64(attempt)))
+	} else {
+		d = cfg.Policy.Delay(cfg.Seed, uint64(id), attempt)
+	}
+	if cfg.OnRetry != nil {
+		cfg.OnRetry(Retry{Client: id, Attempt: attempt, Class: f.class, Hint: f.hint, Delay: d, At: time.Duration(now)})
+	}
+	c.state = stWaiting
+	r.timers.schedule(j, addSat(now, d))
+}
+
+// closeSocket closes the client's socket (which also leaves epoll) and
+// drops its deadline and buffers.
+func (r *reactor) closeSocket(j int32) {
+	c := &r.clients[j]
+	if c.fd >= 0 {
+		unix.Close(int(c.fd))
+		c.fd = -1
+	}
+	r.timers.cancel(j)
+	if c.ext != nil {
+		e := c.ext
+		c.ext = nil
+		e.in, e.out, e.skip = e.in[:0], e.out[:0], 0
+		r.recycle(e)
+	}
+}
+
+// addSat returns now+d without overflowing.
+func addSat(now int64, d time.Duration) int64 {
+	if d > 0 && now > math.MaxInt64-int64(d) {
+		return math.MaxInt64
+	}
+	return now + int64(d)
+}

@@ -1,0 +1,304 @@
+// Package loadgen is stampede's client fleet: N WebSocket clients that share
+// one backoff policy, run as state machines on a few epoll reactors (not one
+// goroutine per client), and record every attempt, connect and disconnect
+// into a results.Report.
+//
+//	Fleet.Run ──┬─ reactor 0: epoll + timer heap + shard of clients ─ Report 0 ─┐
+//	            ├─ reactor 1: ...                                   ─ Report 1 ─┼─ merged Report
+//	            └─ reactor R-1                                      ─ Report R-1┘
+//	Fleet.Stats <─ per-reactor atomic counters (no locks on the hot path)
+//
+// A client's life:
+//
+//	idle ─(ramp slot)─> connecting ─(SO_ERROR 0)─> handshaking ─(101)─> connected
+//	  ^                    │ refused, timeout         │ 4xx/5xx, timeout     │ EOF, reset,
+//	  │                    v                          v                      v close frame
+//	  └──────────────── waiting (backoff.Policy.Delay or a Retry-After hint) <┘
+//	                       └─ non-retryable class or attempts exhausted ─> stopped
+//
+// ws:// URLs use the reactors (raw non-blocking sockets, one shared read
+// buffer per reactor, well under 1 KiB of process memory per connected
+// client). wss:// URLs use a simpler goroutine-per-client driver built on
+// crypto/tls that records into the same Report; it costs several KiB per
+// client (a goroutine stack, TLS state and buffers).
+package loadgen
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/stampede-dev/stampede/backoff"
+	"github.com/stampede-dev/stampede/connerr"
+)
+
+// Defaults applied to zero fields of a Config.
+const (
+	// DefaultMaxInflight bounds the first connects in flight (see
+	// Config.MaxInflight).
+	DefaultMaxInflight = 2000
+	// DefaultConnectTimeout is the connect deadline of an attempt.
+	DefaultConnectTimeout = 10 * time.Second
+	// DefaultHandshakeTimeout is the wait for the 101 answer once TCP is up.
+	DefaultHandshakeTimeout = 10 * time.Second
+	// DefaultMsgRate is the echo mode's messages per second per client.
+	DefaultMsgRate = 1.0
+	// DefaultMsgSize is the echo mode's frame payload in bytes.
+	DefaultMsgSize = 32
+	// MinMsgSize is the smallest echo payload: it carries the send stamp.
+	MinMsgSize = stampSize
+	// MaxMsgSize is the largest echo payload: one frame fits a reactor's
+	// write buffer.
+	MaxMsgSize = 64 << 10
+	// DefaultRetryAfterCap is the longest a server's Retry-After may make a
+	// client wait.
+	DefaultRetryAfterCap = 60 * time.Second
+	// MaxReactors bounds Config.Reactors.
+	MaxReactors = 64
+)
+
+// Message modes (Config.Mode).
+const (
+	// ModeNone connects, holds the connection and answers pings.
+	ModeNone = "none"
+	// ModeEcho sends a stamped text frame every 1/MsgRate seconds and
+	// records the round trip of its echo.
+	ModeEcho = "echo"
+)
+
+// Config describes one fleet. The zero value of every field but URL and
+// Clients means its default. A Config serialises to JSON (hooks excluded)
+// so a run's results can record it.
+type Config struct {
+	// URL is the server, ws://host:port/path or wss://... The host is
+	// resolved once, when the fleet is created.
+	URL string `json:"url"`
+	// Clients is the number of clients in this fleet.
+	Clients int `json:"clients"`
+	// FirstID is the ID of the fleet's first client; IDs are FirstID ..
+	// FirstID+Clients-1. IDs key every random draw, so a fleet split over
+	// processes draws what one process would.
+	FirstID uint32 `json:"first_id"`
+	// Start is the run's common start instant (wall clock); timeline
+	// offsets and ramp slots count from it. Zero means when Run is called.
+	Start time.Time `json:"start"`
+	// Ramp is the rate of first connects in clients per second: the fleet's
+	// i-th client (ID FirstID+i) starts at Start + i/Ramp. Zero means all at
+	// Start, bounded by MaxInflight.
+	Ramp float64 `json:"ramp"`
+	// MaxInflight bounds the first connects in flight (connecting or
+	// handshaking) so a fast ramp does not overflow a small backlog
+	// pointlessly; zero means DefaultMaxInflight. It never delays a
+	// reconnect: the herd after a disconnect is what a run measures.
+	MaxInflight int `json:"max_inflight"`
+	// Policy is the backoff policy every client shares.
+	Policy backoff.Policy `json:"policy"`
+	// Seed makes every random draw of the run reproducible.
+	Seed uint64 `json:"seed"`
+	// SourceIPs are local addresses to connect from, chosen round-robin by
+	// client ID (IP_BIND_ADDRESS_NO_PORT is set, so each address has its
+	// own ephemeral port range per destination). Empty means the kernel's
+	// choice.
+	SourceIPs []netip.Addr `json:"source_ips,omitempty"`
+	// ConnectTimeout bounds the TCP connect; zero means
+	// DefaultConnectTimeout. Failing it counts as class timeout.
+	ConnectTimeout time.Duration `json:"connect_timeout"`
+	// HandshakeTimeout bounds the wait from TCP connected to the 101
+	// answer; zero means DefaultHandshakeTimeout. Failing it counts as
+	// class handshake_timeout.
+	HandshakeTimeout time.Duration `json:"handshake_timeout"`
+	// SynRetries sets TCP_SYNCNT on each socket (1..127), bounding how long
+	// the kernel retransmits an unanswered SYN; zero keeps the kernel's
+	// default (6: about 135 s on these machines).
+	SynRetries int `json:"syn_retries"`
+	// Header holds extra upgrade request headers (a token, for example). A
+	// Host entry replaces the URL's host; the handshake's own headers may
+	// not be set here.
+	Header http.Header `json:"header,omitempty"`
+	// Protocols are the subprotocols offered (Sec-WebSocket-Protocol).
+	Protocols []string `json:"protocols,omitempty"`
+	// Mode is the message mode: ModeNone (the default) or ModeEcho.
+	Mode string `json:"mode"`
+	// MsgRate is the echo mode's messages per second per connected client;
+	// zero means DefaultMsgRate.
+	MsgRate float64 `json:"msg_rate"`
+	// MsgSize is the echo mode's payload in bytes, MinMsgSize..MaxMsgSize;
+	// zero means DefaultMsgSize.
+	MsgSize int `json:"msg_size"`
+	// Reactors is the number of epoll reactor goroutines; zero means
+	// min(GOMAXPROCS, 4).
+	Reactors int `json:"reactors"`
+	// RetryAfterCap is the longest wait a Retry-After hint may impose; zero
+	// means DefaultRetryAfterCap.
+	RetryAfterCap time.Duration `json:"retry_after_cap"`
+
+	// OnRetry, if set, is called each time a client schedules a retry, on a
+	// reactor goroutine: it must be fast and safe for concurrent use. For
+	// tests and tracing.
+	OnRetry func(Retry) `json:"-"`
+}
+
+// Retry describes one scheduled retry (Config.OnRetry).
+type Retry struct {
+	// Client is the client's ID.
+	Client uint32
+	// Attempt is the retry's number since the last successful connect
+	// (1-based), the argument given to Policy.Delay.
+	Attempt int
+	// Class is why the previous attempt failed or the connection ended.
+	Class connerr.Class
+	// Hint is the server's Retry-After, 0 when there was none.
+	Hint time.Duration
+	// Delay is the wait chosen.
+	Delay time.Duration
+	// At is when the failure was detected, from the run's start.
+	At time.Duration
+}
+
+// ConfigError names the Config field that is wrong.
+type ConfigError struct {
+	// Field is the Config field's name.
+	Field string
+	// Reason says what is wrong with it.
+	Reason string
+}
+
+// Error returns "loadgen: FIELD: REASON".
+func (e *ConfigError) Error() string { return "loadgen: " + e.Field + ": " + e.Reason }
+
+func bad(field, format string, a ...any) error {
+	return &ConfigError{Field: field, Reason: fmt.Sprintf(format, a...)}
+}
+
+// reservedHeaders are set by the handshake itself.
+var reservedHeaders = []string{
+	"Upgrade", "Connection", "Sec-Websocket-Key", "Sec-Websocket-Version",
+	"Sec-Websocket-Protocol", "Sec-Websocket-Extensions", "X-Stampede-Client",
+}
+
+// Validate reports the first field that makes the Config unusable as a
+// *ConfigError (or the policy's own error). It does not check the host's
+// limits; New does.
+func (c Config) Validate() error {
+	u, err := url.Parse(c.URL)
+	switch {
+	case c.URL == "":
+		return bad("URL", "missing")
+	case err != nil:
+		return bad("URL", "%v", err)
+	case u.Scheme != "ws" && u.Scheme != "wss":
+		return bad("URL", "scheme must be ws or wss, got %q", u.Scheme)
+	case u.Hostname() == "":
+		return bad("URL", "no host in %q", c.URL)
+	case c.Clients <= 0:
+		return bad("Clients", "must be at least 1, got %d", c.Clients)
+	case uint64(c.FirstID)+uint64(c.Clients) > 1<<32:
+		return bad("Clients", "IDs %d+%d overflow 32 bits", c.FirstID, c.Clients)
+	case c.Ramp < 0 || c.Ramp != c.Ramp:
+		return bad("Ramp", "must be >= 0 clients/s, got %v", c.Ramp)
+	case c.MaxInflight < 0:
+		return bad("MaxInflight", "must be >= 0, got %d", c.MaxInflight)
+	case c.ConnectTimeout < 0:
+		return bad("ConnectTimeout", "must be >= 0, got %s", c.ConnectTimeout)
+	case c.HandshakeTimeout < 0:
+		return bad("HandshakeTimeout", "must be >= 0, got %s", c.HandshakeTimeout)
+	case c.SynRetries < 0 || c.SynRetries > 127:
+		return bad("SynRetries", "must be within 0..127, got %d", c.SynRetries)
+	case c.Mode != "" && c.Mode != ModeNone && c.Mode != ModeEcho:
+		return bad("Mode", "must be %q or %q, got %q", ModeNone, ModeEcho, c.Mode)
+	case c.MsgRate < 0 || c.MsgRate != c.MsgRate || c.MsgRate > 1000:
+		return bad("MsgRate", "must be within 0..1000 messages/s, got %v", c.MsgRate)
+	case c.MsgSize != 0 && (c.MsgSize < MinMsgSize || c.MsgSize > MaxMsgSize):
+		return bad("MsgSize", "must be within %d..%d bytes, got %d", MinMsgSize, MaxMsgSize, c.MsgSize)
+	case c.Reactors < 0 || c.Reactors > MaxReactors:
+		return bad("Reactors", "must be within 0..%d, got %d", MaxReactors, c.Reactors)
+	case c.RetryAfterCap < 0:
+		return bad("RetryAfterCap", "must be >= 0, got %s", c.RetryAfterCap)
+	}
+	if err := c.Policy.Validate(); err != nil {
+		return err
+	}
+	host, err := netip.ParseAddr(u.Hostname())
+	for i, ip := range c.SourceIPs {
+		switch {
+		case !ip.IsValid():
+			return bad("SourceIPs", "address %d is not set", i)
+		case err == nil && ip.Unmap().Is4() != host.Unmap().Is4():
+			return bad("SourceIPs", "%s and the target %s are of different families", ip, host)
+		}
+	}
+	for k, vs := range c.Header {
+		ck := http.CanonicalHeaderKey(k)
+		for _, r := range reservedHeaders {
+			if ck == r {
+				return bad("Header", "%s is set by the handshake itself (use Protocols for subprotocols)", ck)
+			}
+		}
+		if !validHeaderName(k) {
+			return bad("Header", "invalid header name %q", k)
+		}
+		for _, v := range vs {
+			if strings.ContainsAny(v, "\r\n\x00") {
+				return bad("Header", "value of %s contains a line break", ck)
+			}
+		}
+	}
+	for _, p := range c.Protocols {
+		if p == "" || !validHeaderName(p) {
+			return bad("Protocols", "invalid subprotocol %q", p)
+		}
+	}
+	return nil
+}
+
+// validHeaderName reports whether s is an HTTP token.
+func validHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		if b <= ' ' || b >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, b) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// withDefaults returns c with every zero field set to its default.
+func (c Config) withDefaults() Config {
+	if c.MaxInflight == 0 {
+		c.MaxInflight = DefaultMaxInflight
+	}
+	if c.ConnectTimeout == 0 {
+		c.ConnectTimeout = DefaultConnectTimeout
+	}
+	if c.HandshakeTimeout == 0 {
+		c.HandshakeTimeout = DefaultHandshakeTimeout
+	}
+	if c.Mode == "" {
+		c.Mode = ModeNone
+	}
+	if c.MsgRate == 0 {
+		c.MsgRate = DefaultMsgRate
+	}
+	if c.MsgSize == 0 {
+		c.MsgSize = DefaultMsgSize
+	}
+	if c.Reactors == 0 {
+		c.Reactors = min(runtime.GOMAXPROCS(0), 4)
+	}
+	c.Reactors = max(1, min(c.Reactors, c.Clients))
+	if c.RetryAfterCap == 0 {
+		c.RetryAfterCap = DefaultRetryAfterCap
+	}
+	return c
+}
+
+// errRunTwice is returned by a second call of Fleet.Run.
+var errRunTwice = errors.New("loadgen: a Fleet runs once")

@@ -1,0 +1,358 @@
+package loadgen
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"time"
+
+	"github.com/gobwas/ws"
+	"golang.org/x/sys/unix"
+
+	"github.com/stampede-dev/stampede/connerr"
+)
+
+// Buffer bounds.
+const (
+	maxOut       = 256 << 10 // unsent bytes per client before pongs and messages are skipped
+	keepExtBytes = 4 << 10   // buffers larger than this are not recycled
+)
+
+// errClosedNoFrame is an established connection the server ended without
+// a close frame.
+var errClosedNoFrame = fmt.Errorf("connection closed without a close frame: %w", io.EOF)
+
+// errNoAnswerEOF is an attempt the server ended before its upgrade answer.
+var errNoAnswerEOF = fmt.Errorf("%w: %w", errNoAnswer, io.EOF)
+
+// readable reads the shard's j-th client's socket until it is drained. With
+// edge-triggered epoll a short read means the queue was empty, unless the
+// peer closed: then reading goes on to the end of stream.
+func (r *reactor) readable(j int32, events uint32) {
+	c := &r.clients[j]
+	sock := c.sockets
+	closing := events&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0
+	for i := 0; i < maxReadsPerFD; i++ {
+		n, err := unix.Read(int(c.fd), r.rbuf)
+		now := r.now()
+		switch {
+		case err == unix.EAGAIN:
+			return
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			r.lost(j, r.ioError("read", err), now)
+			return
+		case n == 0:
+			if c.state == stConnected {
+				r.lost(j, errClosedNoFrame, now)
+			} else {
+				r.lost(j, errNoAnswerEOF, now)
+			}
+			return
+		}
+		if c.state == stHandshaking {
+			r.answer(j, r.rbuf[:n], now)
+		} else {
+			r.frames(j, r.rbuf[:n], now)
+		}
+		if c.sockets != sock || c.fd < 0 {
+			return // the connection ended while its data was handled
+		}
+		if n < len(r.rbuf) && !closing {
+			return
+		}
+	}
+	r.again = append(r.again, j)
+}
+
+// ioError describes a failed read or write for a client's last error.
+func (r *reactor) ioError(op string, err error) error {
+	return &net.OpError{Op: op, Net: "tcp", Addr: r.dstAddr(), Err: os.NewSyscallError(op, err)}
+}
+
+// answer handles bytes of the upgrade answer. Answers normally arrive in one
+// read; a split one is gathered in the client's extras.
+func (r *reactor) answer(j int32, data []byte, now int64) {
+	c := &r.clients[j]
+	buf := data
+	pending := c.ext != nil && len(c.ext.in) > 0
+	if pending {
+		c.ext.in = append(c.ext.in, data...)
+		buf = c.ext.in
+	}
+	end := headerEnd(buf)
+	if end < 0 {
+		if len(buf) > maxAnswer {
+			r.fail(j, failure{class: connerr.Protocol, err: errAnswerTooLarge}, now)
+			return
+		}
+		if !pending {
+			e := r.extOf(j)
+			e.in = append(e.in, data...)
+		}
+		return
+	}
+	id := r.id(j)
+	a, err := r.f.up.parseAnswer(buf[:end], id, c.sockets)
+	if err != nil {
+		r.fail(j, failure{class: connerr.ClassifyPhase(err, connerr.PhaseHandshake), err: err}, now)
+		return
+	}
+	if a.status != 101 {
+		f := failure{class: connerr.ClassifyStatus(a.status), status: a.status, err: ws.StatusError(a.status)}
+		if (a.status == 429 || a.status == 503) && len(a.retryAfter) > 0 {
+			f.hint, _ = connerr.ParseRetryAfter(string(a.retryAfter), time.Now(), r.f.cfg.RetryAfterCap)
+		}
+		r.fail(j, f, now)
+		return
+	}
+	rest := buf[end:]
+	if pending {
+		// rest aliases c.ext.in; frames copies any remainder to the front
+		// of the same array (a forward copy, so the overlap is safe).
+		c.ext.in = c.ext.in[:0]
+	}
+	r.connected(j, now)
+	if len(rest) > 0 && c.state == stConnected {
+		r.frames(j, rest, now)
+	} else {
+		r.release(j)
+	}
+}
+
+// frames handles bytes of an established connection: whole frames straight
+// from the buffer they arrived in; a frame split across reads is completed
+// in the client's extras, or skipped without buffering when the mode does not
+// need its payload.
+func (r *reactor) frames(j int32, data []byte, now int64) {
+	c := &r.clients[j]
+	buf := data
+	if e := c.ext; e != nil {
+		if e.skip > 0 {
+			k := min(e.skip, int64(len(buf)))
+			e.skip -= k
+			buf = buf[k:]
+		}
+		if len(e.in) > 0 {
+			e.in = append(e.in, buf...)
+			buf = e.in
+		}
+	}
+	sock := c.sockets
+	for len(buf) > 0 {
+		r.rd.Reset(buf)
+		h, err := ws.ReadHeaderBuffer(&r.rd, r.hdr[:])
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break // a partial header
+		}
+		if err == nil {
+			err = checkHeader(h)
+		}
+		if err != nil {
+			r.drop(j, failure{class: connerr.Protocol, err: err}, now)
+			return
+		}
+		hl := len(buf) - r.rd.Len()
+		if avail := int64(len(buf) - hl); avail < h.Length {
+			if h.OpCode.IsControl() || (h.Length <= MaxMsgSize && r.mode.wantsPayload(h)) {
+				break // keep the partial frame
+			}
+			r.extOf(j).skip = h.Length - avail
+			buf = nil
+			break
+		}
+		end := hl + int(h.Length)
+		r.frame(j, h, buf[hl:end], now)
+		if c.sockets != sock || c.state != stConnected {
+			return
+		}
+		buf = buf[end:]
+	}
+	if len(buf) > 0 {
+		e := r.extOf(j)
+		e.in = append(e.in[:0], buf...)
+		return
+	}
+	if c.ext != nil {
+		c.ext.in = c.ext.in[:0]
+		r.release(j)
+	}
+}
+
+// checkHeader rejects frames a server may not send when no extension was
+// negotiated. Continuation frames are passed to the mode as they come.
+func checkHeader(h ws.Header) error {
+	switch {
+	case h.Masked:
+		return ws.ErrProtocolMaskUnexpected
+	case h.Rsv != 0:
+		return ws.ErrProtocolNonZeroRsv
+	case h.OpCode.IsReserved():
+		return ws.ErrProtocolOpCodeReserved
+	case h.OpCode.IsControl() && h.Length > 125:
+		return ws.ErrProtocolControlPayloadOverflow
+	case h.OpCode.IsControl() && !h.Fin:
+		return ws.ErrProtocolControlNotFinal
+	}
+	return nil
+}
+
+// frame handles one whole frame: pings are answered, a close frame ends the
+// connection with the class of its code, data goes to the message mode.
+func (r *reactor) frame(j int32, h ws.Header, payload []byte, now int64) {
+	switch h.OpCode {
+	case ws.OpPing:
+		r.control(j, ws.OpPong, payload)
+	case ws.OpPong:
+	case ws.OpClose:
+		code, reason := ws.ParseCloseFrameData(payload)
+		// Answer with the same code, as RFC 6455 5.5.1 asks; best effort,
+		// the socket is closed right after.
+		c := &r.clients[j]
+		mask := r.f.up.maskKey(r.id(j), c.sockets, 1<<31|c.seq)
+		var body []byte
+		if len(payload) >= 2 {
+			body = payload[:2]
+		}
+		_, _ = r.write(c.fd, r.frameBytes(ws.OpClose, body, mask))
+		f := failure{class: connerr.ClassifyClose(code), err: closedError{code, reason}}
+		r.drop(j, f, now)
+	default:
+		r.mode.data(r, j, h, payload, now)
+	}
+}
+
+// closedError is a close frame's code and reason as a client's last error.
+type closedError struct {
+	code   ws.StatusCode
+	reason string
+}
+
+func (e closedError) Error() string {
+	if e.code == 0 {
+		return "close frame without a code"
+	}
+	if e.reason == "" {
+		return fmt.Sprintf("close frame %d", e.code)
+	}
+	return fmt.Sprintf("close frame %d %q", e.code, e.reason)
+}
+
+// control sends a control frame unless the client's output is backed up.
+func (r *reactor) control(j int32, op ws.OpCode, payload []byte) bool {
+	c := &r.clients[j]
+	if c.ext != nil && len(c.ext.out) > maxOut {
+		return true
+	}
+	mask := r.f.up.maskKey(r.id(j), c.sockets, 1<<31|c.seq)
+	return r.send(j, r.frameBytes(op, payload, mask))
+}
+
+// frameBytes encodes a masked client frame into the reactor's write buffer.
+// Client frames must be masked, so gobwas's compiled server frames
+// (ws.CompiledPong) cannot be sent as they are.
+func (r *reactor) frameBytes(op ws.OpCode, payload []byte, mask [4]byte) []byte {
+	h := ws.Header{Fin: true, OpCode: op, Masked: true, Mask: mask, Length: int64(len(payload))}
+	r.aw.b = r.wbuf[:0]
+	_ = ws.WriteHeaderBuffer(&r.aw, h, r.hdr[:]) // cannot fail: the length is in range
+	start := len(r.aw.b)
+	r.aw.b = append(r.aw.b, payload...)
+	ws.Cipher(r.aw.b[start:], mask, 0)
+	return r.aw.b
+}
+
+// backedUp reports whether the client has unsent output.
+func (r *reactor) backedUp(j int32) bool {
+	e := r.clients[j].ext
+	return e != nil && len(e.out) > 0
+}
+
+// send writes p to the client's socket, queueing what the socket does not
+// take (edge-triggered EPOLLOUT flushes it). It reports false when the
+// connection ended.
+func (r *reactor) send(j int32, p []byte) bool {
+	c := &r.clients[j]
+	if e := c.ext; e != nil && len(e.out) > 0 {
+		e.out = append(e.out, p...)
+		return true
+	}
+	n, err := r.write(c.fd, p)
+	if err != nil {
+		r.lost(j, r.ioError("write", err), r.now())
+		return false
+	}
+	if n < len(p) {
+		e := r.extOf(j)
+		e.out = append(e.out, p[n:]...)
+	}
+	return true
+}
+
+// flush writes queued output; it reports false when the connection ended.
+func (r *reactor) flush(j int32) bool {
+	c := &r.clients[j]
+	e := c.ext
+	n, err := r.write(c.fd, e.out)
+	if err != nil {
+		r.lost(j, r.ioError("write", err), r.now())
+		return false
+	}
+	e.out = e.out[:copy(e.out, e.out[n:])]
+	r.release(j)
+	return true
+}
+
+// write writes what the socket takes; EAGAIN is not an error.
+func (r *reactor) write(fd int32, p []byte) (int, error) {
+	for {
+		n, err := unix.Write(int(fd), p)
+		switch {
+		case err == nil:
+			return n, nil
+		case errors.Is(err, unix.EINTR):
+			continue
+		case errors.Is(err, unix.EAGAIN):
+			return 0, nil
+		}
+		return 0, err
+	}
+}
+
+// extOf returns the client's extras, taking recycled ones first.
+func (r *reactor) extOf(j int32) *extras {
+	c := &r.clients[j]
+	if c.ext == nil {
+		if n := len(r.free); n > 0 {
+			c.ext = r.free[n-1]
+			r.free = r.free[:n-1]
+		} else {
+			c.ext = &extras{}
+		}
+	}
+	return c.ext
+}
+
+// release recycles the client's extras once they hold nothing.
+func (r *reactor) release(j int32) {
+	c := &r.clients[j]
+	if c.ext != nil && c.ext.idle() {
+		e := c.ext
+		c.ext = nil
+		r.recycle(e)
+	}
+}
+
+func (r *reactor) recycle(e *extras) {
+	if cap(e.in) > keepExtBytes {
+		e.in = nil
+	}
+	if cap(e.out) > keepExtBytes {
+		e.out = nil
+	}
+	if len(r.free) < maxFreeExtras {
+		r.free = append(r.free, e)
+	}
+}

@@ -1,0 +1,172 @@
+package loadgen
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/stampede-dev/stampede/results"
+)
+
+// Fleet is a configured set of clients, ready to run once.
+type Fleet struct {
+	cfg      Config // defaults applied
+	url      *url.URL
+	dst      netip.AddrPort
+	up       *upgrade
+	reactors []*reactor // ws://
+	tls      *tlsFleet  // wss://
+	ran      atomic.Bool
+}
+
+// New validates cfg, resolves the target, checks that this process may hold
+// cfg.Clients connections (CheckLimits; the soft open-file limit is raised
+// to the hard one) and lays out the clients. No socket is opened before
+// Run.
+func New(cfg Config) (*Fleet, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	u, _ := url.Parse(cfg.URL) // Validate parsed it
+	dst, err := resolve(u)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckLimits(cfg.Clients, len(cfg.SourceIPs)); err != nil {
+		return nil, err
+	}
+	f := &Fleet{cfg: cfg, url: u, dst: dst, up: newUpgrade(u, cfg.Header, cfg.Protocols, cfg.Seed)}
+	if u.Scheme == "wss" {
+		f.tls = newTLSFleet(f)
+		return f, nil
+	}
+	for r := 0; r < cfg.Reactors; r++ {
+		f.reactors = append(f.reactors, newReactor(f, r, cfg.Reactors))
+	}
+	return f, nil
+}
+
+// resolve returns the target's address: an IP literal as is, a name
+// resolved once (the fleet does not resolve per attempt).
+func resolve(u *url.URL) (netip.AddrPort, error) {
+	port := 80
+	if u.Scheme == "wss" {
+		port = 443
+	}
+	if p := u.Port(); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 || n > 65535 {
+			return netip.AddrPort{}, bad("URL", "bad port %q", p)
+		}
+		port = n
+	}
+	if ip, err := netip.ParseAddr(u.Hostname()); err == nil {
+		return netip.AddrPortFrom(ip.Unmap(), uint16(port)), nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", u.Hostname())
+	if err != nil || len(ips) == 0 {
+		return netip.AddrPort{}, fmt.Errorf("loadgen: URL: resolving %s: %w", u.Hostname(), err)
+	}
+	best := ips[0]
+	for _, ip := range ips {
+		if ip.Unmap().Is4() {
+			best = ip
+			break
+		}
+	}
+	return netip.AddrPortFrom(best.Unmap(), uint16(port)), nil
+}
+
+// Config returns the fleet's configuration with defaults applied.
+func (f *Fleet) Config() Config { return f.cfg }
+
+// Run runs the fleet until ctx is done, then closes every socket and
+// returns the merged report; its Start is the Config's Start (or the time
+// Run was called, if that was zero). Clients start at their ramp slots from
+// Start, which may lie in the future (a start barrier). A Fleet runs once.
+func (f *Fleet) Run(ctx context.Context) (*results.Report, error) {
+	if f.ran.Swap(true) {
+		return nil, errRunTwice
+	}
+	epoch := time.Now()
+	if f.cfg.Start.IsZero() {
+		f.cfg.Start = epoch
+		for _, r := range f.reactors {
+			r.rec.rep.Start = epoch
+		}
+	}
+	if f.tls != nil {
+		return f.tls.run(ctx, epoch)
+	}
+	defer func() {
+		for _, r := range f.reactors {
+			r.close()
+		}
+	}()
+	for _, r := range f.reactors {
+		if err := r.open(epoch, f.cfg.Start); err != nil {
+			return nil, err
+		}
+	}
+	errs := make(chan error, len(f.reactors))
+	var wg sync.WaitGroup
+	for _, r := range f.reactors {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- r.run()
+		}()
+	}
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case runErr = <-errs: // a reactor failed: stop the others
+	}
+	for _, r := range f.reactors {
+		r.stop()
+	}
+	wg.Wait()
+	if runErr != nil {
+		return nil, runErr
+	}
+	rep := f.reactors[0].rec.rep
+	for _, r := range f.reactors[1:] {
+		if err := rep.Merge(r.rec.rep); err != nil {
+			return nil, err
+		}
+	}
+	rep.Processes = 1
+	return rep, nil
+}
+
+// Stats returns a snapshot of the live counters; safe to call from any
+// goroutine, before, during and after Run.
+func (f *Fleet) Stats() Stats {
+	s := Stats{Clients: f.cfg.Clients}
+	if f.tls != nil {
+		f.tls.rec.cnt.snapshot(&s)
+		return s
+	}
+	for _, r := range f.reactors {
+		r.rec.cnt.snapshot(&s)
+	}
+	return s
+}
+
+// Run creates a fleet from cfg and runs it until ctx is done.
+func Run(ctx context.Context, cfg Config) (*results.Report, error) {
+	f, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return f.Run(ctx)
+}

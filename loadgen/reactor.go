@@ -1,0 +1,278 @@
+package loadgen
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"time"
+
+	"github.com/gobwas/ws"
+	"golang.org/x/sys/unix"
+
+	"github.com/stampede-dev/stampede/connerr"
+)
+
+// Reactor sizes.
+const (
+	readBufSize   = 64 << 10 // the shared read buffer
+	writeBufSize  = MaxMsgSize + ws.MaxHeaderSize
+	eventBatch    = 256  // epoll events per wait
+	firesPerLoop  = 512  // timer firings and ramp starts per loop, so events are not starved
+	maxReadsPerFD = 16   // full reads of one socket per event before it is revisited
+	maxWait       = 10e3 // longest epoll wait in ms, a safety net: the eventfd wakes a stop
+	wakeToken     = -1   // EpollEvent.Fd of the reactor's eventfd
+	maxFreeExtras = 256  // recycled extras kept per reactor
+)
+
+// reactor runs one shard of the fleet on one goroutine: an epoll instance
+// for its sockets, a timer heap for its deadlines, one read and one write
+// buffer shared by all its clients. Its shard holds the clients whose fleet
+// index i satisfies i % nr == r, so every reactor ramps at the same pace.
+type reactor struct {
+	f       *Fleet
+	r, nr   int // this reactor's number and the number of reactors
+	clients []client
+	timers  timerHeap
+	dial    *dialer
+	rec     *recorder
+	mode    handler
+
+	epfd, wake int
+	events     []unix.EpollEvent
+	rbuf       []byte
+	wbuf       []byte
+	pbuf       []byte // scratch for payloads being built
+	rd         bytes.Reader
+	hdr        [ws.MaxHeaderSize]byte
+	aw         appendWriter
+	free       []*extras
+	again      []int32 // sockets with unread data left after maxReadsPerFD reads
+
+	epoch    time.Time // monotonic reference for now()
+	startOff int64     // epoch minus the run's start, ns
+	next     int32     // ramp cursor: the first client not started yet
+	slotNs   float64   // ns between ramp slots of the fleet, 0 without a ramp
+	inflight int       // attempts connecting or handshaking
+	maxFirst int       // MaxInflight's share of this reactor
+
+	errConnectTimeout, errHandshakeTimeout error
+}
+
+func newReactor(f *Fleet, r, nr int) *reactor {
+	n := (f.cfg.Clients - r + nr - 1) / nr
+	rc := &reactor{
+		f: f, r: r, nr: nr,
+		clients:  make([]client, n),
+		dial:     newDialer(f.dst, f.cfg.SourceIPs, f.cfg.SynRetries, f.cfg.Mode != ModeNone),
+		rec:      newRecorder(f.cfg.Start, n),
+		maxFirst: max(1, (f.cfg.MaxInflight+nr-1)/nr),
+		epfd:     -1, wake: -1,
+		errConnectTimeout:   fmt.Errorf("dial tcp %s: no connection within %s", f.dst, f.cfg.ConnectTimeout),
+		errHandshakeTimeout: fmt.Errorf("no upgrade answer within %s of the TCP connect", f.cfg.HandshakeTimeout),
+	}
+	for i := range rc.clients {
+		rc.clients[i] = client{fd: -1, timer: noTimer, downAt: noTime}
+	}
+	rc.timers.clients = rc.clients
+	if f.cfg.Ramp > 0 {
+		rc.slotNs = 1e9 / f.cfg.Ramp
+	}
+	rc.mode = newHandler(&f.cfg)
+	return rc
+}
+
+// id returns the ID of the shard's j-th client.
+func (r *reactor) id(j int32) uint32 { return r.f.cfg.FirstID + uint32(int(j)*r.nr+r.r) }
+
+// now returns the time from the run's start in ns.
+func (r *reactor) now() int64 { return int64(time.Since(r.epoch)) + r.startOff }
+
+// slot returns the ramp slot of the shard's j-th client, ns from the start.
+func (r *reactor) slot(j int32) int64 {
+	return int64(float64(int(j)*r.nr+r.r) * r.slotNs)
+}
+
+// open creates the reactor's epoll instance and wake-up eventfd.
+func (r *reactor) open(epoch time.Time, start time.Time) error {
+	r.epoch, r.startOff = epoch, int64(epoch.Sub(start))
+	var err error
+	if r.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
+		return fmt.Errorf("loadgen: epoll_create1: %w", err)
+	}
+	if r.wake, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC); err != nil {
+		return fmt.Errorf("loadgen: eventfd: %w", err)
+	}
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: wakeToken}
+	if err := unix.EpollCtl(r.epfd, unix.EPOLL_CTL_ADD, r.wake, &ev); err != nil {
+		return fmt.Errorf("loadgen: epoll_ctl eventfd: %w", err)
+	}
+	r.events = make([]unix.EpollEvent, eventBatch)
+	r.rbuf = make([]byte, readBufSize)
+	r.wbuf = make([]byte, 0, writeBufSize)
+	r.pbuf = make([]byte, MaxMsgSize)
+	return nil
+}
+
+// stop wakes the reactor so it returns; safe from any goroutine.
+func (r *reactor) stop() {
+	var one = [8]byte{1}
+	_, _ = unix.Write(r.wake, one[:])
+}
+
+// run is the reactor's loop. It returns when stop is called, after closing
+// every socket.
+func (r *reactor) run() error {
+	defer r.shutdown()
+	for {
+		n, err := unix.EpollWait(r.epfd, r.events, r.waitMs())
+		if err != nil && !errors.Is(err, unix.EINTR) {
+			return fmt.Errorf("loadgen: epoll_wait: %w", err)
+		}
+		for i := 0; i < n; i++ {
+			ev := &r.events[i]
+			if ev.Fd == wakeToken {
+				return nil
+			}
+			r.event(ev.Fd, uint32(ev.Pad), ev.Events)
+		}
+		r.readAgain()
+		r.fire()
+	}
+}
+
+// waitMs returns how long epoll_wait may block: until the earliest
+// deadline or ramp slot, rounded up to whole milliseconds.
+func (r *reactor) waitMs() int {
+	if len(r.again) > 0 {
+		return 0
+	}
+	next := int64(math.MaxInt64)
+	if r.timers.len() > 0 {
+		next = r.timers.peek().at
+	}
+	if int(r.next) < len(r.clients) && r.inflight < r.maxFirst {
+		next = min(next, r.slot(r.next))
+	}
+	if next == math.MaxInt64 {
+		return maxWait
+	}
+	d := next - r.now()
+	if d <= 0 {
+		return 0
+	}
+	return int(min((d+int64(time.Millisecond)-1)/int64(time.Millisecond), maxWait))
+}
+
+// event handles one epoll event of the shard's j-th client's socket number
+// sock; events of a socket closed earlier in the batch are stale.
+func (r *reactor) event(j int32, sock uint32, events uint32) {
+	c := &r.clients[j]
+	if c.sockets != sock || c.fd < 0 {
+		return
+	}
+	switch c.state {
+	case stConnecting:
+		r.connectDone(j, events)
+	case stHandshaking, stConnected:
+		if events&unix.EPOLLOUT != 0 && c.ext != nil && len(c.ext.out) > 0 {
+			if !r.flush(j) {
+				return
+			}
+		}
+		if events&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
+			r.readable(j, events)
+		}
+	}
+}
+
+// readAgain reads sockets that had more data than maxReadsPerFD reads took.
+func (r *reactor) readAgain() {
+	if len(r.again) == 0 {
+		return
+	}
+	again := r.again
+	r.again = nil
+	for _, j := range again {
+		if s := r.clients[j].state; s == stHandshaking || s == stConnected {
+			r.readable(j, unix.EPOLLRDHUP) // read to EAGAIN: no edge will come for this data
+		}
+	}
+	if r.again == nil {
+		r.again = again[:0]
+	}
+}
+
+// fire runs due deadlines and ramp starts, at most firesPerLoop of them so a
+// burst of starts does not delay the events of connects already under way.
+func (r *reactor) fire() {
+	for budget := firesPerLoop; budget > 0; budget-- {
+		now := r.now()
+		if int(r.next) < len(r.clients) && r.inflight < r.maxFirst && r.slot(r.next) <= now {
+			j := r.next
+			r.next++
+			r.start(j, now)
+			continue
+		}
+		if r.timers.len() == 0 || r.timers.peek().at > now {
+			return
+		}
+		e := r.timers.pop()
+		switch r.clients[e.c].state {
+		case stWaiting:
+			r.start(e.c, now)
+		case stConnecting:
+			r.fail(e.c, failure{class: connerr.Timeout, err: r.errConnectTimeout}, now)
+		case stHandshaking:
+			r.fail(e.c, failure{class: connerr.HandshakeTimeout, err: r.errHandshakeTimeout}, now)
+		case stConnected:
+			r.mode.timer(r, e.c, e.at, now)
+		}
+	}
+}
+
+// shutdown closes every socket at the end of the run. Connections closed
+// here are not disconnects; attempts under way are abandoned.
+func (r *reactor) shutdown() {
+	for j := range r.clients {
+		c := &r.clients[j]
+		switch c.state {
+		case stConnecting, stHandshaking:
+			r.rec.abandon()
+		case stConnected:
+			r.rec.closed()
+		}
+		if c.fd >= 0 {
+			unix.Close(int(c.fd))
+			c.fd = -1
+		}
+		c.ext = nil
+	}
+	r.free = nil
+}
+
+// close releases the epoll instance and the eventfd, once run has returned
+// and no stop can come.
+func (r *reactor) close() {
+	if r.epfd >= 0 {
+		unix.Close(r.epfd)
+		r.epfd = -1
+	}
+	if r.wake >= 0 {
+		unix.Close(r.wake)
+		r.wake = -1
+	}
+}
+
+// dstAddr is the target as a net.Addr, for error texts.
+func (r *reactor) dstAddr() net.Addr { return net.TCPAddrFromAddrPort(r.f.dst) }
+
+// appendWriter is an io.Writer that appends to a byte slice, for gobwas's
+// header writer.
+type appendWriter struct{ b []byte }
+
+func (w *appendWriter) Write(p []byte) (int, error) {
+	w.b = append(w.b, p...)
+	return len(p), nil
+}
