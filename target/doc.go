@@ -4,18 +4,18 @@
 //
 // Data flows through four stages:
 //
-//	 SYN ──► kernel accept queue (Backlog+1; full: SYNs dropped, clients time out)
-//	           │
-//	           ▼ accept loop: gate shut while Hold / Stall, paced by AcceptRate
-//	 upgrade pool (Upgraders goroutines; all busy: nothing is accepted)
-//	           │ TLS handshake, HTTP upgrade, admission: Reject window / MaxConns
-//	           │ → 4xx/5xx + Retry-After; HandshakeCost burned; HandshakeTimeout
-//	           ▼
-//	 epoll set (one per server; fd registered EPOLLONESHOT, data = conn id)
-//	           │ readable
-//	           ▼
-//	 workers (Workers goroutines): read the frames with a pooled buffer and
-//	 FrameTimeout, answer ping/close, give messages to the Handler, re-arm
+//	SYN ──► kernel accept queue (Backlog+1; full: SYNs dropped, clients time out)
+//	          │
+//	          ▼ accept loop: gate shut while Hold / Stall, paced by AcceptRate
+//	upgrade pool (Upgraders goroutines; all busy: nothing is accepted)
+//	          │ TLS handshake, HTTP upgrade, admission: Reject window / MaxConns
+//	          │ → 4xx/5xx + Retry-After; HandshakeCost burned; HandshakeTimeout
+//	          ▼
+//	epoll set (one per server; fd registered EPOLLONESHOT, data = conn id)
+//	          │ readable
+//	          ▼
+//	workers (Workers goroutines): read the frames with a pooled buffer and
+//	FrameTimeout, answer ping/close, give messages to the Handler, re-arm
 //
 // An idle connection holds no goroutine and no buffer, only its *Conn, its
 // net.Conn and its place in the epoll set (about 1 KB); thousands of idle

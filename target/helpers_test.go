@@ -2,9 +2,9 @@ package target
 
 import (
 	"bufio"
-	"io"
 	"context"
 	"crypto/tls"
+	"io"
 	"net"
 	"net/http"
 	"testing"
