@@ -19,10 +19,10 @@ import (
 // on accepted conns, one goroutine each. (The real target is package
 // target's epoll server.)
 type testServer struct {
-	t    *testing.T
-	ln   net.Listener
-	url  string
-	echo bool
+	t      *testing.T
+	ln     net.Listener
+	url    string
+	echo   bool
 	reject rejectFunc // nil accepts every request
 
 	mu       sync.Mutex

@@ -1,0 +1,72 @@
+package loadgen
+
+import (
+	"errors"
+	"net/http"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/stampede-dev/stampede/backoff"
+)
+
+func TestValidate(t *testing.T) {
+	ok := Config{URL: "ws://127.0.0.1:9000/ws", Clients: 10}
+	for _, tc := range []struct {
+		name  string
+		edit  func(*Config)
+		field string // "" = valid
+	}{
+		{"minimal", func(*Config) {}, ""},
+		{"wss", func(c *Config) { c.URL = "wss://localhost/" }, ""},
+		{"everything", func(c *Config) {
+			c.Ramp, c.MaxInflight, c.SynRetries, c.Mode, c.MsgRate, c.MsgSize = 100, 10, 2, ModeEcho, 5, 64
+			c.Header = http.Header{"Authorization": {"Bearer t"}}
+			c.Protocols = []string{"chat"}
+			c.SourceIPs = []netip.Addr{netip.MustParseAddr("127.0.0.2")}
+		}, ""},
+		{"no URL", func(c *Config) { c.URL = "" }, "URL"},
+		{"http URL", func(c *Config) { c.URL = "http://127.0.0.1/" }, "URL"},
+		{"no host", func(c *Config) { c.URL = "ws:///x" }, "URL"},
+		{"no clients", func(c *Config) { c.Clients = 0 }, "Clients"},
+		{"IDs overflow", func(c *Config) { c.FirstID = 1<<32 - 5 }, "Clients"},
+		{"negative ramp", func(c *Config) { c.Ramp = -1 }, "Ramp"},
+		{"negative timeout", func(c *Config) { c.ConnectTimeout = -time.Second }, "ConnectTimeout"},
+		{"syn retries", func(c *Config) { c.SynRetries = 200 }, "SynRetries"},
+		{"mode", func(c *Config) { c.Mode = "chat" }, "Mode"},
+		{"tiny message", func(c *Config) { c.MsgSize = 10 }, "MsgSize"},
+		{"reserved header", func(c *Config) { c.Header = http.Header{"Sec-Websocket-Key": {"x"}} }, "Header"},
+		{"header injection", func(c *Config) { c.Header = http.Header{"X-A": {"1\r\nX-B: 2"}} }, "Header"},
+		{"source family", func(c *Config) { c.SourceIPs = []netip.Addr{netip.MustParseAddr("::1")} }, "SourceIPs"},
+		{"bad subprotocol", func(c *Config) { c.Protocols = []string{"a b"} }, "Protocols"},
+		{"reactors", func(c *Config) { c.Reactors = 1000 }, "Reactors"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := ok
+			tc.edit(&c)
+			err := c.Validate()
+			var ce *ConfigError
+			switch {
+			case tc.field == "" && err != nil:
+				t.Errorf("unexpected error %v", err)
+			case tc.field != "" && (!errors.As(err, &ce) || ce.Field != tc.field):
+				t.Errorf("error %v, want one about %s", err, tc.field)
+			}
+		})
+	}
+	bad := ok
+	bad.Policy = backoff.Policy{Jitter: 2}
+	var ie *backoff.InvalidError
+	if err := bad.Validate(); !errors.As(err, &ie) {
+		t.Errorf("invalid policy: %v", err)
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	c := Config{URL: "ws://127.0.0.1/", Clients: 3}.withDefaults()
+	if c.MaxInflight != DefaultMaxInflight || c.ConnectTimeout != DefaultConnectTimeout ||
+		c.HandshakeTimeout != DefaultHandshakeTimeout || c.Mode != ModeNone || c.MsgSize != DefaultMsgSize ||
+		c.Reactors < 1 || c.Reactors > 3 || c.RetryAfterCap != DefaultRetryAfterCap {
+		t.Errorf("defaults %+v", c)
+	}
+}
