@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -103,6 +104,65 @@ func scan(src string) []entryWords {
 	}
 	endEntry(len(src))
 	return entries
+}
+
+// errorf returns a *SyntaxError at t.
+func errorf(t token, format string, args ...any) error {
+	return &SyntaxError{Line: t.line, Col: t.col, Msg: fmt.Sprintf(format, args...)}
+}
+
+// found describes a word for "found ..." in a message.
+func found(t token, ok bool) string {
+	if !ok {
+		return "end of entry"
+	}
+	return strconv.Quote(t.text)
+}
+
+// value is the part of a key=value word after "=", positioned at its own
+// column so errors point at the value.
+func value(t token, key string) token {
+	n := len(key) + 1
+	return token{text: t.text[n:], line: t.line, col: t.col + utf8.RuneCountInString(key) + 1, off: t.off + n}
+}
+
+// quoteValue describes a value for "found ...": quoted, or "nothing".
+func quoteValue(v token) string {
+	if v.text == "" {
+		return "nothing"
+	}
+	return strconv.Quote(v.text)
+}
+
+// Bounds on durations, for duration().
+const (
+	nonNegative = iota
+	positive
+)
+
+// duration parses t as a Go duration written after the word `after`.
+// A value of a key=value word arrives as its own token.
+func duration(t token, ok bool, after string, bound int) (time.Duration, error) {
+	if !ok {
+		return 0, errorf(t, "expected a duration after %q, found end of entry", after)
+	}
+	if t.text == "" {
+		return 0, errorf(t, "expected a duration after %q, found nothing (write %s1s, without spaces)", after, after)
+	}
+	d, err := time.ParseDuration(t.text)
+	if err != nil {
+		if _, rest, ok := splitDecimal(t.text); ok && rest == "" {
+			return 0, errorf(t, "expected a duration after %q, found %q (a duration needs a unit, as in %ss)", after, t.text, t.text)
+		}
+		return 0, errorf(t, "expected a duration after %q, found %q", after, t.text)
+	}
+	switch {
+	case d < 0:
+		return 0, errorf(t, "expected a non-negative duration after %q, found %q", after, t.text)
+	case bound == positive && d == 0:
+		return 0, errorf(t, "expected a positive duration after %q, found %q", after, t.text)
+	}
+	return d, nil
 }
 
 // The syntax of values inside words: plain numbers, rates, bandwidths and

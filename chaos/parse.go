@@ -1,12 +1,10 @@
 package chaos
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // eventWords lists the event words in the order error messages name them.
@@ -55,19 +53,6 @@ func (p *parser) peek() string {
 	return p.words[p.pos].text
 }
 
-// errorf returns a *SyntaxError at t.
-func errorf(t token, format string, args ...any) error {
-	return &SyntaxError{Line: t.line, Col: t.col, Msg: fmt.Sprintf(format, args...)}
-}
-
-// found describes a word for "found ..." in a message.
-func found(t token, ok bool) string {
-	if !ok {
-		return "end of entry"
-	}
-	return strconv.Quote(t.text)
-}
-
 // span is the source text of words[from:to], "" when empty.
 func (p *parser) span(from, to int) string {
 	if to <= from {
@@ -87,13 +72,6 @@ func (p *parser) context(ok bool) string {
 	return p.span(p.event, end)
 }
 
-// value is the part of a key=value word after "=", positioned at its own
-// column so errors point at the value.
-func value(t token, key string) token {
-	n := len(key) + 1
-	return token{text: t.text[n:], line: t.line, col: t.col + utf8.RuneCountInString(key) + 1, off: t.off + n}
-}
-
 // entry parses "timing event".
 func (p *parser) entry() (Entry, error) {
 	first, last := p.words[0], p.words[len(p.words)-1]
@@ -106,37 +84,6 @@ func (p *parser) entry() (Entry, error) {
 		return e, err
 	}
 	return e, nil
-}
-
-// Bounds on durations, for duration().
-const (
-	nonNegative = iota
-	positive
-)
-
-// duration parses t as a Go duration written after the word `after`.
-// A value of a key=value word arrives as its own token.
-func duration(t token, ok bool, after string, bound int) (time.Duration, error) {
-	if !ok {
-		return 0, errorf(t, "expected a duration after %q, found end of entry", after)
-	}
-	if t.text == "" {
-		return 0, errorf(t, "expected a duration after %q, found nothing (write %s1s, without spaces)", after, after)
-	}
-	d, err := time.ParseDuration(t.text)
-	if err != nil {
-		if _, numErr := strconv.ParseFloat(t.text, 64); numErr == nil {
-			return 0, errorf(t, "expected a duration after %q, found %q (a duration needs a unit, as in %ss)", after, t.text, t.text)
-		}
-		return 0, errorf(t, "expected a duration after %q, found %q", after, t.text)
-	}
-	switch {
-	case d < 0:
-		return 0, errorf(t, "expected a non-negative duration after %q, found %q", after, t.text)
-	case bound == positive && d == 0:
-		return 0, errorf(t, "expected a positive duration after %q, found %q", after, t.text)
-	}
-	return d, nil
 }
 
 // timing parses "at T" or "every T [from F] [until U]".
@@ -369,14 +316,6 @@ func setProcs(prev **token, t token) error {
 // of "procs=".
 func procsOf(word string) string {
 	return strings.TrimPrefix(word, "procs=")
-}
-
-// quoteValue describes a value for "found ...": quoted, or "nothing".
-func quoteValue(v token) string {
-	if v.text == "" {
-		return "nothing"
-	}
-	return strconv.Quote(v.text)
 }
 
 // stall parses "stall D" (or "stall for D").

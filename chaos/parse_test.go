@@ -193,6 +193,8 @@ var parseErrorCases = []struct {
 		`chaos: line 1, col 15: expected "down=" followed by its value, as in down=1s (no spaces), found "down"`},
 	{"duration without unit", "at 10 stall 5s",
 		`chaos: line 1, col 4: expected a duration after "at", found "10" (a duration needs a unit, as in 10s)`},
+	{"not a number either", "at inf stall 5s",
+		`chaos: line 1, col 4: expected a duration after "at", found "inf"`},
 	{"negative at", "at -1s stall 1s",
 		`chaos: line 1, col 4: expected a non-negative duration after "at", found "-1s"`},
 	{"negative down", "at 1s restart down=-1s",

@@ -83,12 +83,16 @@ func satAdd(a, b time.Duration) time.Duration {
 // means the run's end is not known: "at" entries all fire, and repeating
 // entries fire until their Until. Either way at most MaxPlanned firings are
 // returned (the earliest ones); Check says when that cuts the plan short.
+// A nil schedule has no firings.
 func (s *Schedule) Plan(runEnd time.Duration) []Planned {
 	return s.plan(runEnd, MaxPlanned)
 }
 
 // plan is Plan with a limit on the number of firings.
 func (s *Schedule) plan(runEnd time.Duration, limit int) []Planned {
+	if s == nil {
+		return nil
+	}
 	end := runEnd
 	if end <= 0 {
 		end = math.MaxInt64
@@ -195,8 +199,11 @@ func (e *CheckError) Error() string {
 // Check does not know how many processes the target has, so it counts a
 // rolling restart as one process (see Event.Duration). A runEnd <= 0 skips
 // the checks against the run's end. Each pair of entries is reported once,
-// at its first conflicting firing.
+// at its first conflicting firing. A nil schedule has no problems.
 func (s *Schedule) Check(runEnd time.Duration) error {
+	if s == nil {
+		return nil
+	}
 	c := checker{s: s, seen: map[problemKey]bool{}}
 	if runEnd > 0 {
 		for i, e := range s.Entries {

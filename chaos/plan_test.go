@@ -313,3 +313,17 @@ func TestCheckErrorText(t *testing.T) {
 		t.Errorf("Check error:\n got  %v\n want %s", err, want)
 	}
 }
+
+// A run without --chaos may hold a nil schedule.
+func TestNilSchedule(t *testing.T) {
+	var sched *chaos.Schedule
+	if p := sched.Plan(time.Minute); p != nil {
+		t.Errorf("Plan = %v, want nil", p)
+	}
+	if err := sched.Check(time.Minute); err != nil {
+		t.Errorf("Check = %v, want nil", err)
+	}
+	if got := sched.String(); got != "" {
+		t.Errorf("String = %q, want empty", got)
+	}
+}

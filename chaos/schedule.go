@@ -195,8 +195,11 @@ type ProxyFault struct {
 
 // String returns the schedule in canonical form: entries in source order,
 // separated by "; ". Parse(s.String()) gives back the same entries (apart
-// from Line, Col and Text).
+// from Line, Col and Text). A nil schedule is "".
 func (s *Schedule) String() string {
+	if s == nil {
+		return ""
+	}
 	parts := make([]string, len(s.Entries))
 	for i, e := range s.Entries {
 		parts[i] = e.String()
