@@ -157,6 +157,9 @@ func (s *Server) SetAcceptRate(r float64) error {
 
 // SetBacklog changes the listen backlog while the server runs.
 func (s *Server) SetBacklog(n int) error {
+	if n <= 0 {
+		return &ConfigError{Field: "Backlog", Reason: "must be positive"}
+	}
 	select {
 	case <-s.stopCh:
 		return ErrServerClosed

@@ -1,0 +1,357 @@
+package target
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// DefaultReadyTimeout is how long StartGroup and Respawn wait for a process's
+// ready line, on top of its Hold.
+const DefaultReadyTimeout = 10 * time.Second
+
+// GroupConfig configures a Group of target processes.
+type GroupConfig struct {
+	// Exe is the program to run, e.g. the stampede binary. Required.
+	Exe string
+	// Args go before the flags that carry Config, e.g. ["target"].
+	Args []string
+	// Env is added to this process's environment for the children.
+	Env []string
+	// Procs is the number of processes. Default 1.
+	Procs int
+	// Config is every process's server configuration, passed as flags
+	// (Config.Flags). Its Addr is the group's address: with port 0 the group
+	// picks a free port.
+	Config Config
+	// ReadyTimeout bounds the wait for a process's ready line, on top of
+	// its Hold. Default 10 s.
+	ReadyTimeout time.Duration
+	// Stderr receives the children's stderr. Default os.Stderr.
+	Stderr io.Writer
+}
+
+// Group is a set of `stampede target` processes listening on one port as an
+// SO_REUSEPORT group, because one process may hold at most 20,000 open
+// files. The group keeps the port reserved (a bound socket that does not
+// listen) for its whole life, so between a stop and a Respawn connects are
+// refused and no other program can take the port.
+//
+// A supervisor restarts the target with it: Signal or Kill, Wait, wait out
+// the downtime, Respawn (optionally with a hold: the port open but nothing
+// accepted, the "stall" shape), then read each Proc's Ready time.
+type Group struct {
+	cfg  GroupConfig
+	res  *portReservation
+	addr string
+
+	mu    sync.Mutex
+	procs []*Proc
+}
+
+// Proc is one process of a Group.
+type Proc struct {
+	// PID is the process id.
+	PID int
+	// Control is the base URL of its control API, "http://127.0.0.1:PORT".
+	Control string
+	// Ready is when it started accepting, from its ready line.
+	Ready time.Time
+
+	line ReadyLine
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+}
+
+// ErrProcsRunning is returned by Respawn while processes of the previous
+// generation are still running.
+var ErrProcsRunning = errors.New("target: group processes still running")
+
+// StartGroup reserves the address, starts cfg.Procs processes on it and
+// returns when every one printed its ready line. On error, every process
+// started is killed.
+func StartGroup(ctx context.Context, cfg GroupConfig) (*Group, error) {
+	if cfg.Exe == "" {
+		return nil, &ConfigError{Field: "Exe", Reason: "required"}
+	}
+	if cfg.Procs < 0 || cfg.ReadyTimeout < 0 {
+		return nil, &ConfigError{Field: "Procs", Reason: "Procs and ReadyTimeout must not be negative"}
+	}
+	if err := cfg.Config.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.Procs = max(cfg.Procs, 1)
+	if cfg.ReadyTimeout == 0 {
+		cfg.ReadyTimeout = DefaultReadyTimeout
+	}
+	if cfg.Stderr == nil {
+		cfg.Stderr = os.Stderr
+	}
+	addr := cfg.Config.Addr
+	if addr == "" {
+		addr = DefaultAddr
+	}
+	res, err := reservePort(addr)
+	if err != nil {
+		return nil, err
+	}
+	g := &Group{cfg: cfg, res: res, addr: res.addr}
+	if err := g.Respawn(ctx, cfg.Config.Hold); err != nil {
+		res.Close()
+		return nil, err
+	}
+	return g, nil
+}
+
+// Addr returns the group's listen address, "127.0.0.1:PORT".
+func (g *Group) Addr() string { return g.addr }
+
+// URL returns the group's ws:// (or wss://) URL.
+func (g *Group) URL() string {
+	if g.cfg.Config.TLS || g.cfg.Config.CertFile != "" {
+		return "wss://" + g.addr + "/"
+	}
+	return "ws://" + g.addr + "/"
+}
+
+// Procs returns the processes of the current generation.
+func (g *Group) Procs() []*Proc {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]*Proc(nil), g.procs...)
+}
+
+// Respawn starts a new generation of cfg.Procs processes on the group's
+// port, each with the given hold (0: accept at once), and returns when all
+// are ready. Every process of the previous generation must have exited.
+func (g *Group) Respawn(ctx context.Context, hold time.Duration) error {
+	for _, p := range g.Procs() {
+		if !p.Exited() {
+			return ErrProcsRunning
+		}
+	}
+	cfg := g.cfg.Config
+	cfg.Addr, cfg.Hold = g.addr, hold
+	args := append(append([]string(nil), g.cfg.Args...), cfg.Flags()...)
+	args = append(args, "--procs=1", "--control-addr=127.0.0.1:0")
+	timeout := g.cfg.ReadyTimeout + hold
+
+	procs := make([]*Proc, g.cfg.Procs)
+	errs := make([]error, g.cfg.Procs)
+	var wg sync.WaitGroup
+	for i := range procs {
+		wg.Go(func() { procs[i], errs[i] = g.startProc(ctx, args, timeout) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		for _, p := range procs {
+			if p != nil {
+				p.Kill()
+				p.Wait()
+			}
+		}
+		return err
+	}
+	g.mu.Lock()
+	g.procs = procs
+	g.mu.Unlock()
+	return nil
+}
+
+// startProc starts one process and waits for its ready line.
+func (g *Group) startProc(ctx context.Context, args []string, timeout time.Duration) (*Proc, error) {
+	cmd := exec.Command(g.cfg.Exe, args...)
+	cmd.Env = append(os.Environ(), g.cfg.Env...)
+	cmd.Stderr = g.cfg.Stderr
+	// A child must not outlive a supervisor that died without cleaning up.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("target: start %s: %w", g.cfg.Exe, err)
+	}
+	p := &Proc{PID: cmd.Process.Pid, cmd: cmd, done: make(chan struct{})}
+	lines := make(chan ReadyLine, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			var l ReadyLine
+			if json.Unmarshal(sc.Bytes(), &l) == nil && l.Ready {
+				lines <- l
+				break
+			}
+		}
+		io.Copy(io.Discard, out) // Wait must come after the last read
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case l := <-lines:
+		p.line, p.Ready, p.Control = l, l.T, "http://"+l.Control
+		return p, nil
+	case <-p.done:
+		return nil, fmt.Errorf("target: process %d exited before ready: %v", p.PID, p.err)
+	case <-timer.C:
+		err = fmt.Errorf("target: process %d not ready within %v", p.PID, timeout)
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	p.Kill()
+	<-p.done
+	return nil, err
+}
+
+// Signal sends sig to the process (syscall.SIGTERM: graceful shutdown,
+// syscall.SIGUSR1: abrupt).
+func (p *Proc) Signal(sig os.Signal) error {
+	if p.Exited() {
+		return nil
+	}
+	return p.cmd.Process.Signal(sig)
+}
+
+// Kill sends SIGKILL.
+func (p *Proc) Kill() error { return p.Signal(syscall.SIGKILL) }
+
+// Wait waits for the process to exit and returns its exit error (nil for
+// status 0).
+func (p *Proc) Wait() error {
+	<-p.done
+	return p.err
+}
+
+// Done is closed when the process has exited.
+func (p *Proc) Done() <-chan struct{} { return p.done }
+
+// Exited reports whether the process has exited.
+func (p *Proc) Exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Stats returns the process's counters from its control API.
+func (p *Proc) Stats(ctx context.Context) (Stats, error) {
+	var st Stats
+	err := callControl(ctx, p.Control, http.MethodGet, "/stats", nil, &st)
+	return st, err
+}
+
+// Signal sends sig to every running process.
+func (g *Group) Signal(sig os.Signal) error {
+	var errs []error
+	for _, p := range g.Procs() {
+		errs = append(errs, p.Signal(sig))
+	}
+	return errors.Join(errs...)
+}
+
+// Kill sends SIGKILL to every running process.
+func (g *Group) Kill() error { return g.Signal(syscall.SIGKILL) }
+
+// Wait waits for every process to exit and returns their exit errors.
+func (g *Group) Wait() error {
+	var errs []error
+	for _, p := range g.Procs() {
+		if err := p.Wait(); err != nil {
+			errs = append(errs, fmt.Errorf("target: process %d: %w", p.PID, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Close kills the processes still running, waits for them and releases the
+// port.
+func (g *Group) Close() error {
+	g.Kill()
+	g.Wait()
+	return g.res.Close()
+}
+
+// each applies f to every running process at once.
+func (g *Group) each(f func(p *Proc) error) error {
+	procs := g.Procs()
+	errs := make([]error, len(procs))
+	var wg sync.WaitGroup
+	for i, p := range procs {
+		if p.Exited() {
+			continue
+		}
+		wg.Go(func() { errs[i] = f(p) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// post sends one control request to every running process.
+func (g *Group) post(ctx context.Context, path string, params url.Values) error {
+	return g.each(func(p *Proc) error {
+		return callControl(ctx, p.Control, http.MethodPost, path, params, nil)
+	})
+}
+
+// Stats returns the counters summed over the running processes.
+func (g *Group) Stats(ctx context.Context) (Stats, error) {
+	var mu sync.Mutex
+	var sum Stats
+	err := g.each(func(p *Proc) error {
+		st, err := p.Stats(ctx)
+		mu.Lock()
+		sum = sum.Add(st)
+		mu.Unlock()
+		return err
+	})
+	return sum, err
+}
+
+// Stall stops every process accepting for d (see Server.Stall).
+func (g *Group) Stall(ctx context.Context, d time.Duration) error {
+	return g.post(ctx, "/stall", url.Values{"for": {d.String()}})
+}
+
+// SetBacklog sets every process's backlog (see Server.SetBacklog).
+func (g *Group) SetBacklog(ctx context.Context, n int) error {
+	return g.post(ctx, "/backlog", url.Values{"n": {strconv.Itoa(n)}})
+}
+
+// SetAcceptRate sets every process's accept rate (see
+// Server.SetAcceptRate); the group's capacity is Procs times r.
+func (g *Group) SetAcceptRate(ctx context.Context, r float64) error {
+	return g.post(ctx, "/accept-rate", url.Values{"r": {strconv.FormatFloat(r, 'g', -1, 64)}})
+}
+
+// Reject makes every process reject upgrades (see Server.Reject).
+func (g *Group) Reject(ctx context.Context, status int, retryAfter, d time.Duration) error {
+	return g.post(ctx, "/reject", url.Values{
+		"status": {strconv.Itoa(status)}, "retry_after": {retryAfter.String()}, "for": {d.String()},
+	})
+}
+
+// Shutdown asks every process to shut down (see Server.Shutdown) and
+// returns at once; Wait waits for the exits.
+func (g *Group) Shutdown(ctx context.Context, mode ShutdownMode) error {
+	return g.post(ctx, "/shutdown", url.Values{"mode": {mode.String()}})
+}
+
+// Handler returns the control API of the whole group (the endpoints of
+// ControlHandler): each request goes to every process, /stats sums them.
+func (g *Group) Handler() http.Handler { return controlMux(g) }

@@ -1,0 +1,221 @@
+package target
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+// ReadyLine is the one JSON line `stampede target` prints on stdout when it
+// starts accepting, for a supervisor to parse:
+//
+//	{"ready":true,"addr":"127.0.0.1:PORT","pid":N,"control":"127.0.0.1:CPORT","t":"RFC3339Nano"}
+//
+// A process running a group (--procs N > 1) adds "children", one ReadyLine
+// per child process.
+type ReadyLine struct {
+	Ready bool `json:"ready"`
+	// Addr is the WebSocket listen address.
+	Addr string `json:"addr"`
+	// PID is the process id.
+	PID int `json:"pid"`
+	// Control is the host:port of the HTTP control API (see ControlHandler).
+	Control string `json:"control"`
+	// T is when the process started accepting (a group: when the last
+	// child did).
+	T time.Time `json:"t"`
+	// Children are the ready lines of a group's processes.
+	Children []ReadyLine `json:"children,omitempty"`
+}
+
+// RunConfig configures one `stampede target` process.
+type RunConfig struct {
+	// Server configures the WebSocket server (each one, with Procs > 1).
+	Server Config
+	// ControlAddr is where the HTTP control API listens. Default
+	// 127.0.0.1:0.
+	ControlAddr string
+	// Procs is the number of server processes; above 1, Run starts a Group
+	// of child processes on one port and controls them. Default 1.
+	Procs int
+	// Exe is the program the children run. Default: this executable.
+	Exe string
+	// ChildArgs are the children's arguments before the flags that carry
+	// Server. Default ["target"] (the stampede subcommand).
+	ChildArgs []string
+	// Stdout receives the ready line. Default os.Stdout.
+	Stdout io.Writer
+	// Signals delivers the signals that stop the process: SIGUSR1 shuts
+	// down abruptly, any other gracefully. Default: SIGTERM, SIGINT and
+	// SIGUSR1 of this process.
+	Signals <-chan os.Signal
+}
+
+// Validate reports an invalid field.
+func (rc RunConfig) Validate() error {
+	if rc.Procs < 0 {
+		return &ConfigError{Field: "Procs", Reason: "must not be negative"}
+	}
+	return rc.Server.Validate()
+}
+
+// Run is `stampede target`: it starts the server (or, with Procs > 1, a
+// Group of child processes on one port), serves the control API, prints the
+// ReadyLine once accepting, and shuts down on a signal, on a /shutdown
+// request or when ctx ends (gracefully). It returns nil after a shutdown.
+func Run(ctx context.Context, rc RunConfig) error {
+	if err := rc.Validate(); err != nil {
+		return err
+	}
+	if rc.ControlAddr == "" {
+		rc.ControlAddr = "127.0.0.1:0"
+	}
+	if rc.Stdout == nil {
+		rc.Stdout = os.Stdout
+	}
+	if rc.Signals == nil {
+		ch := make(chan os.Signal, 2)
+		signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1)
+		defer signal.Stop(ch)
+		rc.Signals = ch
+	}
+	if rc.Procs > 1 {
+		return runGroup(ctx, rc)
+	}
+	s, err := Start(rc.Server)
+	if err != nil {
+		return err
+	}
+	ctl, err := serveControl(rc.ControlAddr, ControlHandler(s))
+	if err != nil {
+		s.Shutdown(Abrupt)
+		return err
+	}
+	defer ctl.stop()
+	ready := s.Ready()
+	for {
+		select {
+		case <-ready:
+			ready = nil
+			line := ReadyLine{Ready: true, Addr: s.Addr().String(), PID: os.Getpid(), Control: ctl.addr, T: s.ReadyAt()}
+			if err := writeReadyLine(rc.Stdout, line); err != nil {
+				s.Shutdown(Abrupt)
+				return err
+			}
+		case sig := <-rc.Signals:
+			go s.Shutdown(modeFor(sig))
+		case <-ctx.Done():
+			go s.Shutdown(Graceful)
+		case <-s.Done():
+			return nil
+		}
+	}
+}
+
+// runGroup runs Procs child processes as a Group and controls them.
+func runGroup(ctx context.Context, rc RunConfig) error {
+	if rc.Exe == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("target: find own executable for --procs: %w", err)
+		}
+		rc.Exe = exe
+	}
+	if rc.ChildArgs == nil {
+		rc.ChildArgs = []string{"target"}
+	}
+	g, err := StartGroup(ctx, GroupConfig{Exe: rc.Exe, Args: rc.ChildArgs, Procs: rc.Procs, Config: rc.Server})
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	ctl, err := serveControl(rc.ControlAddr, g.Handler())
+	if err != nil {
+		return err
+	}
+	defer ctl.stop()
+	line := ReadyLine{Ready: true, Addr: g.Addr(), PID: os.Getpid(), Control: ctl.addr}
+	for _, p := range g.Procs() {
+		line.Children = append(line.Children, p.line)
+		if p.Ready.After(line.T) {
+			line.T = p.Ready
+		}
+	}
+	if err := writeReadyLine(rc.Stdout, line); err != nil {
+		return err
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- g.Wait() }()
+	for {
+		select {
+		case sig := <-rc.Signals:
+			g.Signal(signalFor(modeFor(sig)))
+		case <-ctx.Done():
+			g.Signal(syscall.SIGTERM)
+		case err := <-exited:
+			return err
+		}
+	}
+}
+
+// modeFor maps a signal to a shutdown: SIGUSR1 is abrupt, the rest
+// graceful.
+func modeFor(sig os.Signal) ShutdownMode {
+	if sig == syscall.SIGUSR1 {
+		return Abrupt
+	}
+	return Graceful
+}
+
+// signalFor is the signal that asks a target process for mode.
+func signalFor(mode ShutdownMode) os.Signal {
+	if mode == Abrupt {
+		return syscall.SIGUSR1
+	}
+	return syscall.SIGTERM
+}
+
+func writeReadyLine(w io.Writer, line ReadyLine) error {
+	b, err := json.Marshal(line)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// controlServer is the HTTP server of the control API.
+type controlServer struct {
+	*http.Server
+	addr string
+}
+
+func serveControl(addr string, h http.Handler) (*controlServer, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("target: control API: %w", err)
+	}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			fmt.Fprintln(os.Stderr, "target: control API:", err)
+		}
+	}()
+	return &controlServer{Server: hs, addr: ln.Addr().String()}, nil
+}
+
+// stop closes the control API after the answers in flight (a /shutdown's
+// 202) went out.
+func (c *controlServer) stop() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	c.Shutdown(ctx)
+}
