@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,5 +69,37 @@ func TestDefaults(t *testing.T) {
 		c.HandshakeTimeout != DefaultHandshakeTimeout || c.Mode != ModeNone || c.MsgSize != DefaultMsgSize ||
 		c.Reactors < 1 || c.Reactors > 3 || c.RetryAfterCap != DefaultRetryAfterCap {
 		t.Errorf("defaults %+v", c)
+	}
+}
+
+func TestParseSourceIPs(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, want string // want: the addresses joined by spaces, or "error"
+	}{
+		{"empty", "", ""},
+		{"list", "127.0.0.2, 127.0.0.3", "127.0.0.2 127.0.0.3"},
+		{"range", "127.0.0.2-127.0.0.5", "127.0.0.2 127.0.0.3 127.0.0.4 127.0.0.5"},
+		{"range across an octet", "127.0.0.254-127.0.1.1", "127.0.0.254 127.0.0.255 127.0.1.0 127.0.1.1"},
+		{"mixed", "127.0.0.9,127.0.0.2-127.0.0.3", "127.0.0.9 127.0.0.2 127.0.0.3"},
+		{"IPv6 range", "::1-::2", "::1 ::2"},
+		{"reversed range", "127.0.0.5-127.0.0.2", "error"},
+		{"mixed families", "127.0.0.1-::2", "error"},
+		{"not an address", "localhost", "error"},
+		{"too many", "10.0.0.0-10.1.0.0", "error"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ips, err := ParseSourceIPs(tc.in)
+			got := "error"
+			if err == nil {
+				s := make([]string, len(ips))
+				for i, ip := range ips {
+					s[i] = ip.String()
+				}
+				got = strings.Join(s, " ")
+			}
+			if got != tc.want {
+				t.Errorf("ParseSourceIPs(%q) = %q (%v), want %q", tc.in, got, err, tc.want)
+			}
+		})
 	}
 }
