@@ -156,3 +156,38 @@ func TestRunInvalid(t *testing.T) {
 		t.Fatalf("Run = %v; want a ConfigError on Backlog", err)
 	}
 }
+
+// With Procs 2, Run starts a group of children (this test binary), prints
+// one ready line listing them, and forwards signals.
+func TestRunGroup(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("STAMPEDE_TARGET_CHILD", "1") // inherited by the children only
+	line, _, sigs, errc := startRun(t, RunConfig{Procs: 2, Exe: exe, ChildArgs: []string{}})
+	if len(line.Children) != 2 || line.PID != os.Getpid() || line.Children[0].Addr != line.Addr {
+		t.Fatalf("ready line = %+v; want this process and 2 children on its addr", line)
+	}
+	for _, ch := range line.Children {
+		if line.T.Before(ch.T) {
+			t.Fatalf("group ready at %v before child %d at %v", line.T, ch.PID, ch.T)
+		}
+	}
+	conn := mustDial(t, "ws://"+line.Addr+"/")
+	resp, err := http.Get("http://" + line.Control + "/stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st Stats
+	json.NewDecoder(resp.Body).Decode(&st)
+	resp.Body.Close()
+	if st.Procs != 2 || st.Conns != 1 {
+		t.Fatalf("group stats = %+v; want 2 procs, 1 conn", st)
+	}
+	sigs <- syscall.SIGUSR1
+	if _, err := ws.ReadFrame(conn); err != io.EOF {
+		t.Fatalf("after SIGUSR1 the client read %v; want EOF", err)
+	}
+	waitRun(t, errc)
+}

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/stampede-dev/stampede/target"
+)
+
+// targetCmd is `stampede target`. Its flag names are also what
+// target.Config.Flags renders for group children; the round trip is tested.
+var targetCmd = &cli.Command{
+	Name:      "target",
+	Usage:     "run the WebSocket server a reconnect storm is aimed at",
+	UsageText: "stampede target [--addr IP:PORT] [--backlog N] [--accept-rate R] [--hold D] [--tls] [--procs N] ...",
+	Description: "An echo WebSocket server on an epoll reactor whose capacity is a set of knobs: an explicit\n" +
+		"listen backlog, an accept rate, CPU per handshake, a connection cap answered 503 with\n" +
+		"Retry-After. When it starts accepting it prints one JSON line on stdout:\n" +
+		`  {"ready":true,"addr":"127.0.0.1:PORT","pid":N,"control":"127.0.0.1:CPORT","t":"..."}` + "\n" +
+		"SIGTERM sends close 1001 to every client and exits 0; SIGUSR1 closes everything without\n" +
+		"close frames (clients see 1006) and exits 0. The HTTP control API on --control-addr takes\n" +
+		"POST /stall?for=3s, /backlog?n=16, /accept-rate?r=500,\n" +
+		"/reject?status=503&retry_after=2s&for=3s, /shutdown?mode=graceful|abrupt and GET /stats.\n" +
+		"--procs N runs N processes on one port (SO_REUSEPORT); signals and control requests go to all.",
+	Flags: []cli.Flag{
+		&cli.StringFlag{Name: "addr", Value: target.DefaultAddr, Usage: "listen address `IP:PORT` (port 0: a free one; IPv6 as [::1]:PORT)"},
+		&cli.IntFlag{Name: "backlog", Value: target.DefaultBacklog, Usage: "listen backlog `N`: the accept queue holds N+1 (capped by net.core.somaxconn)"},
+		&cli.Float64Flag{Name: "accept-rate", Usage: "accepts per second `R` (0 = unlimited); above it the backlog fills"},
+		&cli.IntFlag{Name: "accept-burst", Usage: "accepts `N` allowed at once under --accept-rate (default 10 ms worth, at least 1)"},
+		&cli.DurationFlag{Name: "handshake-cost", Usage: "CPU time `D` burned per admitted upgrade, standing in for TLS and auth"},
+		&cli.DurationFlag{Name: "handshake-timeout", Value: target.DefaultHandshakeTimeout, Usage: "limit `D` on the TLS handshake plus the upgrade"},
+		&cli.BoolFlag{Name: "tls", Usage: "serve wss:// with a self-signed certificate for 127.0.0.1, ::1 and localhost"},
+		&cli.StringFlag{Name: "cert", Usage: "PEM certificate `FILE` to serve wss:// with (with --key)"},
+		&cli.StringFlag{Name: "key", Usage: "PEM private key `FILE` of --cert"},
+		&cli.IntFlag{Name: "max-conns", Usage: "open connections `N` above which upgrades are answered 503 (0 = no cap)"},
+		&cli.DurationFlag{Name: "reject-retry-after", Value: target.DefaultRejectRetryAfter, Usage: "Retry-After `D` sent with a --max-conns rejection (whole seconds)"},
+		&cli.DurationFlag{Name: "hold", Usage: "listen at once but accept nothing for `D` (port open, backlog fills, SYNs time out)"},
+		&cli.IntFlag{Name: "procs", Value: 1, Usage: "server processes `N` on one port (one process holds at most ~19,000 connections)"},
+		&cli.StringFlag{Name: "control-addr", Value: "127.0.0.1:0", Usage: "address `IP:PORT` of the HTTP control API"},
+	},
+	OnUsageError: func(_ *cli.Context, err error, _ bool) error { return err },
+	Action:       targetAction,
+}
+
+func init() { register(targetCmd) }
+
+// targetAction maps the flags to a target.RunConfig and runs the target
+// until it is shut down.
+func targetAction(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return fmt.Errorf("target: unexpected argument %q", c.Args().First())
+	}
+	rc := target.RunConfig{
+		Server:      targetConfig(c),
+		ControlAddr: c.String("control-addr"),
+		Procs:       c.Int("procs"),
+		Stdout:      c.App.Writer,
+	}
+	if err := rc.Validate(); err != nil {
+		return targetFlagError(err)
+	}
+	return targetFlagError(target.Run(c.Context, rc))
+}
+
+// targetConfig maps the server flags to a target.Config.
+func targetConfig(c *cli.Context) target.Config {
+	return target.Config{
+		Addr:             c.String("addr"),
+		Backlog:          c.Int("backlog"),
+		AcceptRate:       c.Float64("accept-rate"),
+		AcceptBurst:      c.Int("accept-burst"),
+		HandshakeCost:    c.Duration("handshake-cost"),
+		HandshakeTimeout: c.Duration("handshake-timeout"),
+		TLS:              c.Bool("tls"),
+		CertFile:         c.String("cert"),
+		KeyFile:          c.String("key"),
+		MaxConns:         c.Int("max-conns"),
+		RejectRetryAfter: c.Duration("reject-retry-after"),
+		Hold:             c.Duration("hold"),
+	}
+}
+
+// configFlags names the flag of each target.Config (and RunConfig) field
+// a ConfigError can point at.
+var configFlags = map[string]string{
+	"Addr": "addr", "Backlog": "backlog", "AcceptRate": "accept-rate", "AcceptBurst": "accept-burst",
+	"HandshakeCost": "handshake-cost", "HandshakeTimeout": "handshake-timeout", "CertFile": "cert",
+	"MaxConns": "max-conns", "RejectRetryAfter": "reject-retry-after", "Hold": "hold", "Procs": "procs",
+}
+
+// targetFlagError rewrites a ConfigError on a field with a flag as one line
+// naming the flag.
+func targetFlagError(err error) error {
+	var ce *target.ConfigError
+	if errors.As(err, &ce) {
+		if name, ok := configFlags[ce.Field]; ok {
+			return fmt.Errorf("--%s: %s", name, ce.Reason)
+		}
+	}
+	return err
+}

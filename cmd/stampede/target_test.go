@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gobwas/ws"
+	"github.com/gobwas/ws/wsutil"
+	"github.com/urfave/cli/v2"
+
+	"github.com/stampede-dev/stampede/target"
+)
+
+// The flags a Group passes to its children (target.Config.Flags) parse
+// back into the same Config.
+func TestTargetFlagsRoundTrip(t *testing.T) {
+	want := target.Config{
+		Addr: "[::1]:9000", Backlog: 16, AcceptRate: 2000.5, AcceptBurst: 3,
+		HandshakeCost: 2 * time.Millisecond, HandshakeTimeout: 3 * time.Second, TLS: true,
+		CertFile: "c.pem", KeyFile: "k.pem", MaxConns: 100, RejectRetryAfter: 1500 * time.Millisecond,
+		Hold: 5 * time.Second,
+	}
+	var got target.Config
+	app := &cli.App{Commands: []*cli.Command{{
+		Name: "target", Flags: targetCmd.Flags,
+		Action: func(c *cli.Context) error { got = targetConfig(c); return nil },
+	}}}
+	if err := app.Run(append([]string{"stampede", "target"}, want.Flags()...)); err != nil {
+		t.Fatal(err)
+	}
+	if got != want {
+		t.Fatalf("round trip:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+func TestTargetBadFlags(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string // the one stderr line
+	}{
+		{name: "negative backlog", args: []string{"--backlog", "-1"},
+			wantErr: "stampede: --backlog: -1 must not be negative\n"},
+		{name: "rate not a number", args: []string{"--accept-rate", "fast"},
+			wantErr: "stampede: invalid value \"fast\" for flag -accept-rate: parse error\n"},
+		{name: "host name", args: []string{"--addr", "example.com:80"},
+			wantErr: "stampede: --addr: address \"example.com:80\": want a literal IP and a port, like 127.0.0.1:0 or [::1]:8080\n"},
+		{name: "cert without key", args: []string{"--cert", "c.pem"},
+			wantErr: "stampede: --cert: CertFile and KeyFile go together\n"},
+		{name: "negative procs", args: []string{"--procs", "-2"},
+			wantErr: "stampede: --procs: must not be negative\n"},
+		{name: "stray argument", args: []string{"now"},
+			wantErr: "stampede: target: unexpected argument \"now\"\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := runApp(append([]string{"stampede", "target"}, tc.args...), &stdout, &stderr)
+			if code != 2 || stderr.String() != tc.wantErr {
+				t.Fatalf("exit %d, stderr %q; want 2, %q", code, stderr.String(), tc.wantErr)
+			}
+		})
+	}
+}
+
+// `stampede target` prints its ready line, serves, and exits 0 after a
+// shutdown through its control API.
+func TestTargetRun(t *testing.T) {
+	pr, pw := io.Pipe()
+	var stderr bytes.Buffer
+	exit := make(chan int, 1)
+	go func() {
+		exit <- runApp([]string{"stampede", "target", "--backlog", "8"}, pw, &stderr)
+		pw.Close()
+	}()
+	raw, err := bufio.NewReader(pr).ReadBytes('\n')
+	if err != nil {
+		t.Fatalf("no ready line: %v (stderr %q)", err, stderr.String())
+	}
+	go io.Copy(io.Discard, pr)
+	var line target.ReadyLine
+	if err := json.Unmarshal(raw, &line); err != nil || !line.Ready || line.Control == "" {
+		t.Fatalf("ready line %q: %v", raw, err)
+	}
+	conn, _, _, err := ws.Dial(context.Background(), "ws://"+line.Addr+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	resp, err := http.Post("http://"+line.Control+"/shutdown?mode=graceful", "", strings.NewReader(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	// Reading answers the close frame, so the server need not wait for
+	// its CloseTimeout.
+	if _, _, err := wsutil.ReadServerData(conn); err == nil {
+		t.Fatal("read a message; want close 1001")
+	}
+	select {
+	case code := <-exit:
+		if code != 0 {
+			t.Fatalf("exit %d, stderr %q", code, stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("target did not exit after /shutdown")
+	}
+}
