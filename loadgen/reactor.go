@@ -233,16 +233,11 @@ func (r *reactor) fire() {
 }
 
 // shutdown closes every socket at the end of the run. Connections closed
-// here are not disconnects; attempts under way are abandoned.
+// here are not disconnects, and the live counters keep their values at the
+// end of the run (Connected is how many were connected when it ended).
 func (r *reactor) shutdown() {
 	for j := range r.clients {
 		c := &r.clients[j]
-		switch c.state {
-		case stConnecting, stHandshaking:
-			r.rec.abandon()
-		case stConnected:
-			r.rec.closed()
-		}
 		if c.fd >= 0 {
 			unix.Close(int(c.fd))
 			c.fd = -1

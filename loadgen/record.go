@@ -64,9 +64,6 @@ func (r *recorder) failure(class connerr.Class, at int64) {
 	r.cnt.inflight.Add(-1)
 }
 
-// abandon records an attempt still in flight when the run ended.
-func (r *recorder) abandon() { r.cnt.inflight.Add(-1) }
-
 // disconnect records client id's established connection ending at offset
 // at, with class.
 func (r *recorder) disconnect(id uint32, class connerr.Class, at int64) {
@@ -75,10 +72,6 @@ func (r *recorder) disconnect(id uint32, class connerr.Class, at int64) {
 	r.cnt.disconnects[class].Add(1)
 	r.cnt.connected.Add(-1)
 }
-
-// closed records a connection this side closed at the run's end: it is not
-// a disconnect, only the gauge drops.
-func (r *recorder) closed() { r.cnt.connected.Add(-1) }
 
 // stop records a client giving up after a failure of class, with its last
 // error's text.

@@ -5,7 +5,8 @@ import "github.com/stampede-dev/stampede/connerr"
 // Stats is a snapshot of a fleet's live counters for progress output. Each
 // counter is exact, but the snapshot is not atomic across counters or
 // reactors: a client may be counted in Successes a moment before
-// Connected. Arrays are indexed by connerr.Class.
+// Connected. After Run returns, the counters keep their values at the end
+// of the run. Arrays are indexed by connerr.Class.
 type Stats struct {
 	// Clients is the fleet size.
 	Clients int `json:"clients"`

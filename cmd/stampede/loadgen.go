@@ -89,7 +89,7 @@ func loadgenAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	printLoadgenSummary(c.App.Writer, rep, fleet.Stats())
+	printLoadgenSummary(c.App.Writer, rep, fleet.Stats(), cfg.FirstID)
 	if dir := c.String("out"); dir != "" {
 		return writeLoadgenSummary(dir, fleet.Config(), rep)
 	}
@@ -174,9 +174,12 @@ func progress(w io.Writer, f *loadgen.Fleet, every time.Duration, done <-chan st
 }
 
 // printLoadgenSummary prints the run's outcome in a few lines.
-func printLoadgenSummary(w io.Writer, rep *results.Report, s loadgen.Stats) {
+func printLoadgenSummary(w io.Writer, rep *results.Report, s loadgen.Stats, firstID uint32) {
 	fmt.Fprintf(w, "clients %d  connected at the end %d  attempts %d  successes %d\n",
 		s.Clients, s.Connected, s.Attempts, s.Successes)
+	if n, last := firstConnects(rep, firstID); n > 0 {
+		fmt.Fprintf(w, "first connects  %d within %.3fs of the start (%.0f/s)\n", n, last.Seconds(), float64(n)/last.Seconds())
+	}
 	fmt.Fprintf(w, "failures     %s\n", byClass(s.Failures[:]))
 	fmt.Fprintf(w, "disconnects  %s\n", byClass(s.Disconnects[:]))
 	if s.MsgSent > 0 {
@@ -203,6 +206,22 @@ func printLoadgenSummary(w io.Writer, rep *results.Report, s loadgen.Stats) {
 		st := rep.Stopped[k]
 		fmt.Fprintf(w, "stopped      %d %s, e.g. %s\n", st.Count, k, st.LastError)
 	}
+}
+
+// firstConnects returns how many clients connected at least once and when
+// the last of them first did.
+func firstConnects(rep *results.Report, firstID uint32) (n int, last time.Duration) {
+	seen := make([]bool, rep.Clients)
+	for _, tr := range rep.Transitions {
+		i := int(tr.Client - firstID)
+		if !tr.Up || i < 0 || i >= len(seen) || seen[i] {
+			continue
+		}
+		seen[i] = true
+		n++
+		last = max(last, tr.At)
+	}
+	return n, last
 }
 
 // byClass renders non-zero counters as "refused 12  timeout 3", or "none".
