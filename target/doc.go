@@ -18,8 +18,10 @@
 //	FrameTimeout, answer ping/close, give messages to the Handler, re-arm
 //
 // An idle connection holds no goroutine and no buffer, only its *Conn, its
-// net.Conn and its place in the epoll set (about 1 KB); thousands of idle
-// clients cost a few fixed goroutines.
+// net.Conn and its place in the epoll set; thousands of idle clients cost a
+// few fixed goroutines. Measured (TestMeasureMemoryPerConn, 5000 idle
+// connections that each echoed one message): 2.1 KB of target RSS per ws://
+// connection, 13.4 KB per wss:// connection, 9 threads either way.
 //
 // # TLS
 //
@@ -29,9 +31,9 @@
 // tls.Conn like a plain one, and before re-arming makes one non-blocking read
 // (a deadline in the past: tls.Conn returns what it holds, or a timeout that
 // it does not keep as an error). The cost: a TLS connection keeps its
-// tls.Conn, whose record buffers stay allocated once used (up to about 16 KiB
-// plus one record of input per connection), so an idle wss:// client costs
-// more memory than a ws:// one, though still no goroutine. A
+// tls.Conn, whose record buffers stay allocated once used, so an idle wss://
+// client costs about six times the memory of a ws:// one, though still no
+// goroutine. A
 // goroutine-per-connection design would cost a goroutine stack on top. One
 // case is not covered: bytes a client sends right behind its upgrade request
 // in the same TLS record (clients wait for 101, so none do).

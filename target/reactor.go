@@ -171,6 +171,8 @@ func (s *Server) serve(c *Conn) {
 			break
 		}
 	}
+	// No deadline stays armed on an idle connection (a runtime timer each).
+	c.nc.SetReadDeadline(time.Time{})
 	if err := s.reactor.rearm(c); err != nil {
 		s.closeConn(c, err)
 	}
