@@ -117,22 +117,30 @@ func (r *reactor) lost(j int32, err error, now int64) {
 	r.fail(j, failure{class: connerr.ClassifyPhase(err, connerr.PhaseHandshake), err: err}, now)
 }
 
-// retry counts the attempt and schedules the next one after the policy's
-// delay (or the server's Retry-After hint, spread upwards), or stops the
-// client for good.
+// retry counts the attempt and schedules the next one, or stops the client
+// for good (see nextWait).
 func (r *reactor) retry(j int32, f failure, now int64) {
 	c := &r.clients[j]
 	c.attempt++
-	id := r.id(j)
-	attempt := int(c.attempt)
-	cfg := &r.f.cfg
-	if !f.class.Retryable(f.status) || !cfg.Policy.Retry(attempt) {
+	d, ok := nextWait(&r.f.cfg, r.id(j), int(c.attempt), f, now)
+	if !ok {
 		c.state = stStopped
-		lastErr := (&connerr.Error{Class: f.class, Status: f.status, RetryAfter: f.hint, Err: f.err}).Error()
-		r.rec.stop(f.class, lastErr)
+		r.rec.stop(f.class, f.text())
 		return
 	}
-	var d time.Duration
+	c.state = stWaiting
+	r.timers.schedule(j, addSat(now, d))
+}
+
+// nextWait returns the wait before retry number attempt of client id after
+// failure f at offset now: the policy's delay, or the server's Retry-After
+// hint of a 429 or 503 spread upwards (never shorter than asked). ok is
+// false when the client must stop: a class that is not retryable, or the
+// policy's attempts exhausted. It calls Config.OnRetry.
+func nextWait(cfg *Config, id uint32, attempt int, f failure, now int64) (d time.Duration, ok bool) {
+	if !f.class.Retryable(f.status) || !cfg.Policy.Retry(attempt) {
+		return 0, false
+	}
 	if f.hint > 0 && (f.status == 429 || f.status == 503) {
 		d = backoff.Hinted(f.hint, backoff.HintSpread, backoff.U(cfg.Seed, backoff.StreamHint, uint64(id), uint64(attempt)))
 	} else {
@@ -141,8 +149,12 @@ func (r *reactor) retry(j int32, f failure, now int64) {
 	if cfg.OnRetry != nil {
 		cfg.OnRetry(Retry{Client: id, Attempt: attempt, Class: f.class, Hint: f.hint, Delay: d, At: time.Duration(now)})
 	}
-	c.state = stWaiting
-	r.timers.schedule(j, addSat(now, d))
+	return d, true
+}
+
+// text is the failure as a stopped client's last error.
+func (f failure) text() string {
+	return (&connerr.Error{Class: f.class, Status: f.status, RetryAfter: f.hint, Err: f.err}).Error()
 }
 
 // closeSocket closes the client's socket (which also leaves epoll) and

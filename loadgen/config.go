@@ -133,6 +133,10 @@ type Config struct {
 	// Reactors is the number of epoll reactor goroutines; zero means
 	// min(GOMAXPROCS, 4).
 	Reactors int `json:"reactors"`
+	// TLSInsecure skips verifying the server's certificate on wss:// (a
+	// self-signed target). Off, a rejected certificate stops the client
+	// with class tls.
+	TLSInsecure bool `json:"tls_insecure,omitempty"`
 	// RetryAfterCap is the longest wait a Retry-After hint may impose; zero
 	// means DefaultRetryAfterCap.
 	RetryAfterCap time.Duration `json:"retry_after_cap"`

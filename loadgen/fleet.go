@@ -21,7 +21,7 @@ type Fleet struct {
 	dst      netip.AddrPort
 	up       *upgrade
 	reactors []*reactor // ws://
-	tls      *tlsFleet  // wss://
+	wss      *wssFleet  // wss://
 	ran      atomic.Bool
 }
 
@@ -44,7 +44,7 @@ func New(cfg Config) (*Fleet, error) {
 	}
 	f := &Fleet{cfg: cfg, url: u, dst: dst, up: newUpgrade(u, cfg.Header, cfg.Protocols, cfg.Seed)}
 	if u.Scheme == "wss" {
-		f.tls = newTLSFleet(f)
+		f.wss = newWSSFleet(f)
 		return f, nil
 	}
 	for r := 0; r < cfg.Reactors; r++ {
@@ -104,8 +104,8 @@ func (f *Fleet) Run(ctx context.Context) (*results.Report, error) {
 			r.rec.rep.Start = epoch
 		}
 	}
-	if f.tls != nil {
-		return f.tls.run(ctx, epoch)
+	if f.wss != nil {
+		return f.wss.run(ctx, epoch)
 	}
 	defer func() {
 		for _, r := range f.reactors {
@@ -152,8 +152,8 @@ func (f *Fleet) Run(ctx context.Context) (*results.Report, error) {
 // goroutine, before, during and after Run.
 func (f *Fleet) Stats() Stats {
 	s := Stats{Clients: f.cfg.Clients}
-	if f.tls != nil {
-		f.tls.rec.cnt.snapshot(&s)
+	if f.wss != nil {
+		f.wss.rec.cnt.snapshot(&s)
 		return s
 	}
 	for _, r := range f.reactors {

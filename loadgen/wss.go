@@ -1,0 +1,236 @@
+package loadgen
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gobwas/ws"
+
+	"github.com/stampede-dev/stampede/backoff"
+	"github.com/stampede-dev/stampede/connerr"
+	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/wsdial"
+)
+
+// wssFleet runs wss:// clients. crypto/tls needs a blocking net.Conn, so
+// each client is a goroutine on a wsdial.Conn instead of a state machine on
+// a reactor; it follows the same life (ramp, MaxInflight for first
+// connects, the policy or a Retry-After hint, stop on a non-retryable
+// class) and records into the same Report through one mutex.
+//
+// It costs far more memory than the reactors: a goroutine stack, TLS state
+// and bufio buffers per connected client, several KiB each where a reactor
+// client costs about 200 bytes; an echo client adds a writer goroutine.
+// Measure (loadgen/testdata/memprobe) before running many thousands. The
+// handshake key is wsdial's random one, not seeded.
+type wssFleet struct {
+	f    *Fleet
+	mu   sync.Mutex // guards rec.rep; rec.cnt is atomic
+	rec  *recorder
+	gate chan struct{} // first connects in flight
+
+	epoch    time.Time
+	startOff int64
+}
+
+func newWSSFleet(f *Fleet) *wssFleet {
+	return &wssFleet{f: f, rec: newRecorder(f.cfg.Start, f.cfg.Clients), gate: make(chan struct{}, f.cfg.MaxInflight)}
+}
+
+func (w *wssFleet) now() int64 { return int64(time.Since(w.epoch)) + w.startOff }
+
+// record runs fn on the recorder under the lock.
+func (w *wssFleet) record(fn func(*recorder)) {
+	w.mu.Lock()
+	fn(w.rec)
+	w.mu.Unlock()
+}
+
+func (w *wssFleet) run(ctx context.Context, epoch time.Time) (*results.Report, error) {
+	w.epoch, w.startOff = epoch, int64(epoch.Sub(w.f.cfg.Start))
+	w.rec.rep.Start = w.f.cfg.Start
+	var wg sync.WaitGroup
+	for i := 0; i < w.f.cfg.Clients; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.client(ctx, i)
+		}()
+	}
+	wg.Wait()
+	return w.rec.rep, nil
+}
+
+// dialer returns client id's dialer: the fleet's settings, its source
+// address and its X-Stampede-Client header.
+func (w *wssFleet) dialer(id uint32) *wsdial.Dialer {
+	cfg := &w.f.cfg
+	h := cfg.Header.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	h.Set("X-Stampede-Client", strconv.FormatUint(uint64(id), 10))
+	d := &wsdial.Dialer{
+		ConnectTimeout:   cfg.ConnectTimeout,
+		HandshakeTimeout: cfg.HandshakeTimeout,
+		SynRetries:       cfg.SynRetries,
+		TLSConfig:        &tls.Config{InsecureSkipVerify: cfg.TLSInsecure},
+		Header:           h,
+		Protocols:        cfg.Protocols,
+		MaxRetryAfter:    cfg.RetryAfterCap,
+	}
+	if n := len(cfg.SourceIPs); n > 0 {
+		d.LocalAddr = cfg.SourceIPs[int(id)%n]
+	}
+	return d
+}
+
+// client runs the fleet's i-th client until ctx is done or it stops.
+func (w *wssFleet) client(ctx context.Context, i int) {
+	cfg := &w.f.cfg
+	id := cfg.FirstID + uint32(i)
+	d := w.dialer(id)
+	if cfg.Ramp > 0 && !sleep(ctx, time.Duration(float64(i)/cfg.Ramp*float64(time.Second)-float64(w.now()))) {
+		return
+	}
+	select { // first connect: bounded in flight
+	case w.gate <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
+	first := true
+	attempt, downAt := 0, int64(noTime)
+	for sockets := uint64(1); ; sockets++ {
+		start := w.now()
+		w.record(func(r *recorder) { r.attempt(start) })
+		conn, err := d.Dial(ctx, cfg.URL)
+		if first {
+			<-w.gate
+			first = false
+		}
+		now := w.now()
+		if ctx.Err() != nil { // the run ended; not a failure
+			w.rec.cnt.inflight.Add(-1)
+			if conn != nil {
+				conn.Close()
+			}
+			return
+		}
+		var f failure
+		if err != nil {
+			f = wssFailure(err)
+			w.record(func(r *recorder) { r.failure(f.class, now) })
+		} else {
+			w.record(func(r *recorder) { r.success(id, start, now, downAt) })
+			attempt, downAt = 0, noTime
+			var ended bool
+			if f, ended = w.hold(ctx, conn, id, sockets); !ended {
+				return // the run ended
+			}
+			now = w.now()
+			w.record(func(r *recorder) { r.disconnect(id, f.class, now) })
+			downAt = now
+		}
+		attempt++
+		wait, ok := nextWait(cfg, id, attempt, f, now)
+		if !ok {
+			w.record(func(r *recorder) { r.stop(f.class, f.text()) })
+			return
+		}
+		if !sleep(ctx, wait) {
+			return
+		}
+	}
+}
+
+// wssFailure turns a wsdial error into a failure.
+func wssFailure(err error) failure {
+	var ce *connerr.Error
+	if !errors.As(err, &ce) {
+		ce = connerr.Wrap(err, connerr.PhaseDial)
+	}
+	return failure{class: ce.Class, status: ce.Status, hint: ce.RetryAfter, err: ce.Err}
+}
+
+// hold keeps an established connection until it ends (ended true, with
+// why) or ctx is done (ended false). Echo mode sends stamped messages from
+// a second goroutine and times their echoes.
+func (w *wssFleet) hold(ctx context.Context, conn *wsdial.Conn, id uint32, sockets uint64) (f failure, ended bool) {
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	cfg := &w.f.cfg
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	if cfg.Mode == ModeEcho {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.send(conn, id, sockets, done)
+		}()
+	}
+	var ce *connerr.Error
+	for {
+		p, _, err := conn.ReadMessage()
+		if err != nil {
+			if !errors.As(err, &ce) {
+				ce = nil // closed by us: the run ended
+			}
+			break
+		}
+		if _, sent, ok := readStamp(p); ok && cfg.Mode == ModeEcho {
+			now := w.now()
+			w.record(func(r *recorder) { r.delivered(now, time.Duration(max(now-sent, 0))) })
+		}
+	}
+	close(done)
+	wg.Wait()
+	if ce == nil || ctx.Err() != nil {
+		return failure{}, false
+	}
+	return failure{class: ce.Class, err: ce.Err}, true
+}
+
+// send writes echo stamps every 1/MsgRate from a seeded phase until done;
+// sockets numbers the client's connection, as on a reactor.
+func (w *wssFleet) send(conn *wsdial.Conn, id uint32, sockets uint64, done <-chan struct{}) {
+	cfg := &w.f.cfg
+	interval := time.Duration(float64(time.Second) / cfg.MsgRate)
+	phase := time.Duration(backoff.U(cfg.Seed, backoff.StreamMessage, uint64(id), sockets) * float64(interval))
+	t := time.NewTimer(phase)
+	defer t.Stop()
+	p := make([]byte, cfg.MsgSize)
+	for seq := uint32(1); ; seq++ {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		now := w.now()
+		putStamp(p, seq, now)
+		if conn.WriteMessage(ws.OpText, p) != nil {
+			return
+		}
+		w.record(func(r *recorder) { r.sent(now) })
+		t.Reset(interval)
+	}
+}
+
+// sleep waits d or until ctx is done; it reports whether d passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

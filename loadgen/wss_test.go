@@ -1,0 +1,126 @@
+package loadgen
+
+import (
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gobwas/ws"
+	"github.com/gobwas/ws/wsutil"
+
+	"github.com/stampede-dev/stampede/connerr"
+)
+
+// tlsServer is a wss:// echo server with a self-signed certificate; its
+// handler rejects with status when status is not 0.
+type tlsServer struct {
+	srv   *httptest.Server
+	url   string
+	mu    sync.Mutex
+	conns map[net.Conn]bool
+}
+
+func newTLSServer(t *testing.T, status int) *tlsServer {
+	s := &tlsServer{conns: map[net.Conn]bool{}}
+	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if status != 0 {
+			http.Error(w, "no", status)
+			return
+		}
+		c, _, _, err := ws.UpgradeHTTP(r, w)
+		if err != nil {
+			return
+		}
+		s.mu.Lock()
+		s.conns[c] = true
+		s.mu.Unlock()
+		defer func() {
+			s.mu.Lock()
+			delete(s.conns, c)
+			s.mu.Unlock()
+			c.Close()
+		}()
+		for {
+			p, op, err := wsutil.ReadClientData(c)
+			if err != nil || wsutil.WriteServerMessage(c, op, p) != nil {
+				return
+			}
+		}
+	}))
+	s.srv.Config.ErrorLog = log.New(io.Discard, "", 0) // rejected certificates are the point
+	s.srv.StartTLS()
+	t.Cleanup(func() {
+		s.closeAll()
+		s.srv.Close()
+	})
+	s.url = "wss" + strings.TrimPrefix(s.srv.URL, "https") + "/"
+	return s
+}
+
+func (s *tlsServer) held() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
+
+func (s *tlsServer) closeAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.conns {
+		_ = ws.WriteFrame(c, ws.NewCloseFrame(ws.NewCloseFrameBody(ws.StatusGoingAway, "")))
+		c.Close()
+		delete(s.conns, c)
+	}
+}
+
+// TestWSS: wss:// clients connect, echo, see a 1001 close and come back.
+func TestWSS(t *testing.T) {
+	const n = 5
+	srv := newTLSServer(t, 0)
+	run := start(t, Config{URL: srv.url, Clients: n, Policy: fast, TLSInsecure: true, Mode: ModeEcho, MsgRate: 20})
+	waitFor(t, 10*time.Second, "echoes", func(s Stats) bool { return s.Connected == n && s.MsgDelivered >= n }, run.f)
+	for srv.held() != n {
+		time.Sleep(5 * time.Millisecond)
+	}
+	srv.closeAll()
+	waitFor(t, 10*time.Second, "reconnects", func(s Stats) bool { return s.Successes == 2*n && s.Connected == n }, run.f)
+	rep := run.stop(t)
+	b := totals(rep)
+	if b.Disconnects[connerr.Closed1001] != n || b.Successes != 2*n || rep.RTT.TotalCount() == 0 {
+		t.Errorf("disconnects %v successes %d rtt %d", b.Disconnects, b.Successes, rep.RTT.TotalCount())
+	}
+	if rep.TTR.TotalCount() != n {
+		t.Errorf("TTR samples %d, want %d", rep.TTR.TotalCount(), n)
+	}
+}
+
+// TestWSSStops: a rejected certificate and a 403 stop the client.
+func TestWSSStops(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		status   int
+		insecure bool
+		class    string
+		text     string
+	}{
+		{"certificate", 0, false, "tls", "certificate"},
+		{"forbidden", 403, true, "handshake_4xx", "handshake_4xx: 403 Forbidden"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newTLSServer(t, tc.status)
+			run := start(t, Config{URL: srv.url, Clients: 2, Policy: fast, TLSInsecure: tc.insecure})
+			waitFor(t, 10*time.Second, "stopped", func(s Stats) bool { return s.StoppedCount() == 2 }, run.f)
+			rep := run.stop(t)
+			st := rep.Stopped[tc.class]
+			if st.Count != 2 || !strings.Contains(st.LastError, tc.text) || totals(rep).Attempts != 2 {
+				t.Errorf("stopped %+v attempts %d", rep.Stopped, totals(rep).Attempts)
+			}
+		})
+	}
+}
