@@ -180,7 +180,9 @@ func (s *Server) handlerClose(c *Conn, err error) error {
 		return s.sendClose(c, ce.Code, ce.Reason)
 	}
 	if errors.Is(err, ErrClosing) {
-		return err
+		// Our close frame is out (a graceful shutdown): keep reading until
+		// the client's answers it.
+		return nil
 	}
 	return s.sendClose(c, ws.StatusInternalServerError, err.Error())
 }

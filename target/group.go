@@ -58,6 +58,9 @@ type Group struct {
 
 	mu    sync.Mutex
 	procs []*Proc
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // Proc is one process of a Group.
@@ -280,11 +283,14 @@ func (g *Group) Wait() error {
 }
 
 // Close kills the processes still running, waits for them and releases the
-// port.
+// port. Later calls return the first call's result.
 func (g *Group) Close() error {
-	g.Kill()
-	g.Wait()
-	return g.res.Close()
+	g.closeOnce.Do(func() {
+		g.Kill()
+		g.Wait()
+		g.closeErr = g.res.Close()
+	})
+	return g.closeErr
 }
 
 // each applies f to every running process at once.

@@ -207,3 +207,84 @@ func TestShutdownAbrupt(t *testing.T) {
 		t.Fatalf("Stall after shutdown = %v; want ErrServerClosed", err)
 	}
 }
+
+// closeOnMessage is Echo that refuses messages starting with "!" with 1008.
+type closeOnMessage struct{ Echo }
+
+func (closeOnMessage) OnMessage(c *Conn, op ws.OpCode, p []byte) error {
+	if len(p) > 0 && p[0] == '!' {
+		return &CloseError{Code: ws.StatusPolicyViolation, Reason: "no shouting"}
+	}
+	return c.Write(op, p)
+}
+
+// A broken frame or message is answered with the close code RFC 6455 gives
+// it, then the connection ends.
+func TestProtocolViolations(t *testing.T) {
+	s := startServer(t, Config{MaxMessageSize: 100, Handler: closeOnMessage{}})
+	tests := []struct {
+		name  string
+		frame ws.Frame
+		mask  bool
+		want  ws.StatusCode
+	}{
+		{name: "unmasked client frame", frame: ws.NewTextFrame([]byte("hi")), mask: false, want: ws.StatusProtocolError},
+		{name: "invalid UTF-8 text", frame: ws.NewTextFrame([]byte{0xff, 0xfe}), mask: true, want: ws.StatusInvalidFramePayloadData},
+		{name: "message above MaxMessageSize", frame: ws.NewBinaryFrame(make([]byte, 101)), mask: true, want: ws.StatusMessageTooBig},
+		{name: "handler refuses", frame: ws.NewTextFrame([]byte("!hi")), mask: true, want: ws.StatusPolicyViolation},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			conn := mustDial(t, s.URL())
+			f := tc.frame
+			if tc.mask {
+				f = ws.MaskFrame(f)
+			}
+			if err := ws.WriteFrame(conn, f); err != nil {
+				t.Fatal(err)
+			}
+			got, err := ws.ReadFrame(conn)
+			if err != nil || got.Header.OpCode != ws.OpClose {
+				t.Fatalf("answer %v, %v; want a close frame", got.Header.OpCode, err)
+			}
+			if code, _ := ws.ParseCloseFrameData(got.Payload); code != tc.want {
+				t.Fatalf("close code %d; want %d", code, tc.want)
+			}
+		})
+	}
+}
+
+// Many clients echo at once through the few workers; every message comes
+// back, in order, on its own connection.
+func TestManyClientsEcho(t *testing.T) {
+	const clients, msgs = 50, 50
+	s := startServer(t, Config{Workers: 2})
+	errc := make(chan error, clients)
+	for i := range clients {
+		conn := mustDial(t, s.URL())
+		go func() {
+			errc <- func() error {
+				for j := range msgs {
+					want := []byte(strings.Repeat("x", i+j))
+					if err := wsutil.WriteClientBinary(conn, want); err != nil {
+						return err
+					}
+					got, err := wsutil.ReadServerBinary(conn)
+					if err != nil {
+						return err
+					}
+					if !bytes.Equal(got, want) {
+						return errors.New("echo mismatch")
+					}
+				}
+				return nil
+			}()
+		}()
+	}
+	for range clients {
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, "all messages counted", func() bool { return s.Stats().MessagesOut == clients*msgs })
+}

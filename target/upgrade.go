@@ -64,9 +64,6 @@ func (s *Server) upgrade(tcp *net.TCPConn) {
 		return
 	}
 	tcp.SetDeadline(time.Time{})
-	if s.tls != nil {
-		conn.SetDeadline(time.Time{})
-	}
 	raw, err := tcp.SyscallConn()
 	if err != nil {
 		s.live.Add(-1)
