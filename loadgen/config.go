@@ -1,26 +1,3 @@
-// Package loadgen is stampede's client fleet: N WebSocket clients that share
-// one backoff policy, run as state machines on a few epoll reactors (not one
-// goroutine per client), and record every attempt, connect and disconnect
-// into a results.Report.
-//
-//	Fleet.Run ──┬─ reactor 0: epoll + timer heap + shard of clients ─ Report 0 ─┐
-//	            ├─ reactor 1: ...                                   ─ Report 1 ─┼─ merged Report
-//	            └─ reactor R-1                                      ─ Report R-1┘
-//	Fleet.Stats <─ per-reactor atomic counters (no locks on the hot path)
-//
-// A client's life:
-//
-//	idle ─(ramp slot)─> connecting ─(SO_ERROR 0)─> handshaking ─(101)─> connected
-//	  ^                    │ refused, timeout         │ 4xx/5xx, timeout     │ EOF, reset,
-//	  │                    v                          v                      v close frame
-//	  └──────────────── waiting (backoff.Policy.Delay or a Retry-After hint) <┘
-//	                       └─ non-retryable class or attempts exhausted ─> stopped
-//
-// ws:// URLs use the reactors (raw non-blocking sockets, one shared read
-// buffer per reactor, well under 1 KiB of process memory per connected
-// client). wss:// URLs use a simpler goroutine-per-client driver built on
-// crypto/tls that records into the same Report; it costs several KiB per
-// client (a goroutine stack, TLS state and buffers).
 package loadgen
 
 import (

@@ -1,0 +1,38 @@
+// Package loadgen is stampede's client fleet: N WebSocket clients that share
+// one backoff policy, run as state machines on a few epoll reactors (not one
+// goroutine per client), and record every attempt, connect and disconnect
+// into a results.Report.
+//
+//	Fleet.Run ──┬─ reactor 0: epoll + timer heap + shard of clients ─ Report 0 ─┐
+//	            ├─ reactor 1: ...                                   ─ Report 1 ─┼─ merged Report
+//	            └─ reactor R-1                                      ─ Report R-1┘
+//	Fleet.Stats <─ per-reactor atomic counters (no locks on the hot path)
+//
+// A client's life:
+//
+//	idle ─(ramp slot)─> connecting ─(SO_ERROR 0)─> handshaking ─(101)─> connected
+//	  ^                    │ refused, timeout         │ 4xx/5xx, timeout     │ EOF, reset,
+//	  │                    v                          v                      v close frame
+//	  └──────────────── waiting (backoff.Policy.Delay or a Retry-After hint) <┘
+//	                       └─ non-retryable class or attempts exhausted ─> stopped
+//
+// ws:// URLs use the reactors: raw non-blocking sockets, one shared read
+// buffer per reactor, about 200 bytes of process memory per connected
+// client (measured with testdata/memprobe: the whole process's RSS between
+// 2,000 and 10,000 connections). wss:// URLs use a simpler
+// goroutine-per-client driver on wsdial that records into the same Report;
+// it costs several KiB per client (a goroutine stack, TLS state, buffers).
+//
+// Recording: per attempt, Attempts in the timeline bucket of its start and
+// Successes or Failures[class] in the bucket of its end; Disconnects[class]
+// when an established connection ends; a Transition up at each connect and
+// down at each disconnect; connect latency (attempt start to 101) into
+// Report.Connect; time to recover (disconnect detected to connected again)
+// into Report.TTR; echo round trips into Report.RTT. Attempts still in
+// flight when the run ends have no outcome.
+//
+// Limits: one process holds RLIMIT_NOFILE minus FDMargin connections (New
+// raises the soft limit to the hard one and refuses a fleet that does not
+// fit), and one source address has one ephemeral port range per
+// destination; see CheckLimits.
+package loadgen
