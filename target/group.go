@@ -122,12 +122,7 @@ func StartGroup(ctx context.Context, cfg GroupConfig) (*Group, error) {
 func (g *Group) Addr() string { return g.addr }
 
 // URL returns the group's ws:// (or wss://) URL.
-func (g *Group) URL() string {
-	if g.cfg.Config.TLS || g.cfg.Config.CertFile != "" {
-		return "wss://" + g.addr + "/"
-	}
-	return "ws://" + g.addr + "/"
-}
+func (g *Group) URL() string { return wsURL(g.addr, g.cfg.Config.withDefaults().TLS) }
 
 // Procs returns the processes of the current generation.
 func (g *Group) Procs() []*Proc {

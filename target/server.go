@@ -60,16 +60,16 @@ func Start(cfg Config) (*Server, error) {
 	}
 	cfg = cfg.withDefaults()
 	s := &Server{
-		cfg:    cfg,
-		clock:  cfg.Clock,
-		upSem:  make(chan struct{}, cfg.Upgraders),
-		work:   make(chan *Conn, cfg.Workers),
-		conns:  make(map[uint64]*Conn),
-		ready:  make(chan struct{}),
-		stopCh: make(chan struct{}),
-		done:   make(chan struct{}),
+		cfg:     cfg,
+		clock:   cfg.Clock,
+		upSem:   make(chan struct{}, cfg.Upgraders),
+		work:    make(chan *Conn, cfg.Workers),
+		conns:   make(map[uint64]*Conn),
+		pending: make(map[net.Conn]struct{}),
+		ready:   make(chan struct{}),
+		stopCh:  make(chan struct{}),
+		done:    make(chan struct{}),
 	}
-	s.pending = make(map[net.Conn]struct{})
 	s.retries.init()
 	var err error
 	if cfg.TLS {
@@ -100,12 +100,14 @@ func Start(cfg Config) (*Server, error) {
 func (s *Server) Addr() net.Addr { return s.ln.Addr() }
 
 // URL returns the ws:// (or wss://) URL of the server.
-func (s *Server) URL() string {
-	scheme := "ws://"
-	if s.tls != nil {
-		scheme = "wss://"
+func (s *Server) URL() string { return wsURL(s.Addr().String(), s.tls != nil) }
+
+// wsURL is the WebSocket URL of a server at addr.
+func wsURL(addr string, tls bool) string {
+	if tls {
+		return "wss://" + addr + "/"
 	}
-	return scheme + s.Addr().String() + "/"
+	return "ws://" + addr + "/"
 }
 
 // Ready is closed when the server starts accepting connections.
