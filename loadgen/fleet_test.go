@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gobwas/ws"
+	"golang.org/x/sys/unix"
 
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/connerr"
@@ -362,5 +363,46 @@ func TestLimits(t *testing.T) {
 	}
 	if le.Limit != "open files" || le.Need != 1<<22+FDMargin || !strings.Contains(le.Error(), "--procs") {
 		t.Errorf("%+v: %s", le, le)
+	}
+}
+
+// fullBacklog returns the address of a listener with backlog 0 that never
+// accepts: its queue holds one connection, and later SYNs are dropped.
+func fullBacklog(t *testing.T) string {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(fd) })
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Listen(fd, 0); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), uint16(sa.(*unix.SockaddrInet4).Port)).String()
+}
+
+// TestConnectTimeout: against a full accept queue, the SYNs of all but the
+// first client go unanswered (timeout) and the one queued connection never
+// gets an answer (handshake_timeout).
+func TestConnectTimeout(t *testing.T) {
+	const n = 4
+	pol := backoff.Policy{Kind: backoff.Fixed, Initial: 10 * time.Millisecond, MaxAttempts: 1}
+	run := start(t, Config{URL: "ws://" + fullBacklog(t) + "/", Clients: n, Policy: pol, Ramp: 100,
+		ConnectTimeout: 200 * time.Millisecond, HandshakeTimeout: 200 * time.Millisecond})
+	waitFor(t, 10*time.Second, "all stopped", func(s Stats) bool { return s.StoppedCount() == n }, run.f)
+	rep := run.stop(t)
+	b := totals(rep)
+	if b.Failures[connerr.Timeout] < 1 || b.Failures[connerr.HandshakeTimeout] < 1 ||
+		b.Failures[connerr.Timeout]+b.Failures[connerr.HandshakeTimeout] != 2*n {
+		t.Errorf("failures %v, want timeouts and handshake timeouts, %d in all", b.Failures, 2*n)
+	}
+	if st := rep.Stopped["timeout"]; st.Count < 1 || !strings.Contains(st.LastError, "no connection within 200ms") {
+		t.Errorf("stopped %+v", rep.Stopped)
 	}
 }
