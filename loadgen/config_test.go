@@ -1,9 +1,11 @@
 package loadgen
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/netip"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -101,5 +103,28 @@ func TestParseSourceIPs(t *testing.T) {
 				t.Errorf("ParseSourceIPs(%q) = %q (%v), want %q", tc.in, got, err, tc.want)
 			}
 		})
+	}
+}
+
+// TestConfigJSON: a Config survives the JSON trip to a worker process.
+func TestConfigJSON(t *testing.T) {
+	in := Config{
+		URL: "ws://127.0.0.1:9000/ws", Clients: 10, FirstID: 5, Start: time.Unix(1700000000, 5).UTC(),
+		Ramp: 100, Policy: backoff.MustParse("exp:initial=100ms,max=5s,jitter=0.5,spread=100ms-500ms"), Seed: 9,
+		SourceIPs: []netip.Addr{netip.MustParseAddr("127.0.0.2")}, ConnectTimeout: time.Second, SynRetries: 2,
+		Header: http.Header{"Authorization": {"Bearer t"}}, Protocols: []string{"chat"}, Mode: ModeEcho, MsgRate: 2,
+		OnRetry: func(Retry) {},
+	}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out Config
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	in.OnRetry = nil
+	if !reflect.DeepEqual(in, out) {
+		t.Errorf("round trip:\n%+v\n%+v\n%s", in, out, b)
 	}
 }
