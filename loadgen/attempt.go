@@ -104,6 +104,7 @@ func (r *reactor) drop(j int32, f failure, now int64) {
 	r.closeSocket(j)
 	r.rec.disconnect(r.id(j), f.class, now)
 	c.downAt = now
+	r.mode.closed(r, j, now)
 	r.retry(j, f, now)
 }
 

@@ -12,7 +12,8 @@ import (
 // does with the data frames it receives. It runs on the client's reactor
 // goroutine and may use the reactor's timer for the client while it is
 // connected (the timer is the client's alone in that state). The full
-// message protocol (msg/ack/deliver/resume) plugs in here as a third mode.
+// message protocol (msg/ack/deliver/resume) plugs in here as a third mode,
+// keeping its per-client state in slices indexed by j, sized to the shard.
 type handler interface {
 	// connected is called once the 101 answer arrived.
 	connected(r *reactor, j int32, now int64)
@@ -20,12 +21,18 @@ type handler interface {
 	timer(r *reactor, j int32, at, now int64)
 	// data is called for each whole text, binary or continuation frame.
 	data(r *reactor, j int32, h ws.Header, payload []byte, now int64)
+	// closed is called when the established connection ended, after its
+	// socket was closed and before the retry is scheduled (a protocol that
+	// tracks unacknowledged messages requeues them here).
+	closed(r *reactor, j int32, now int64)
 	// wantsPayload reports whether a data frame split across reads must be
 	// gathered (true) or may be skipped unbuffered (false).
 	wantsPayload(h ws.Header) bool
 }
 
-func newHandler(cfg *Config) handler {
+// newHandler returns the mode of cfg for a reactor whose shard holds
+// clients clients.
+func newHandler(cfg *Config, clients int) handler {
 	if cfg.Mode == ModeEcho {
 		return &echoMode{
 			interval: int64(float64(time.Second) / cfg.MsgRate),
@@ -42,6 +49,7 @@ type noneMode struct{}
 func (noneMode) connected(*reactor, int32, int64)               {}
 func (noneMode) timer(*reactor, int32, int64, int64)            {}
 func (noneMode) data(*reactor, int32, ws.Header, []byte, int64) {}
+func (noneMode) closed(*reactor, int32, int64)                  {}
 func (noneMode) wantsPayload(ws.Header) bool                    { return false }
 
 // echoMode sends a stamped text frame every interval and records the round
@@ -90,6 +98,8 @@ func (m *echoMode) data(r *reactor, j int32, h ws.Header, payload []byte, now in
 	}
 	r.rec.delivered(now, time.Duration(max(now-sent, 0)))
 }
+
+func (m *echoMode) closed(*reactor, int32, int64) {}
 
 func (m *echoMode) wantsPayload(h ws.Header) bool { return h.Length == int64(m.size) }
 

@@ -79,7 +79,7 @@ func newReactor(f *Fleet, r, nr int) *reactor {
 	if f.cfg.Ramp > 0 {
 		rc.slotNs = 1e9 / f.cfg.Ramp
 	}
-	rc.mode = newHandler(&f.cfg)
+	rc.mode = newHandler(&f.cfg, n)
 	return rc
 }
 
