@@ -1,0 +1,74 @@
+package cluster
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// Transport carries protocol messages between a coordinator and one worker.
+// Implementations: Stream (a worker process's stdin/stdout, or any pair of
+// byte streams) and, for other hosts, a NATS subject pair. Send may be called
+// from several goroutines; Recv from one.
+type Transport interface {
+	Send(Message) error
+	Recv() (Message, error)
+	Close() error
+}
+
+// maxMessage bounds one message on a stream: a final report of 20,000
+// clients with their transitions is a few MB.
+const maxMessage = 256 << 20
+
+// Stream is a Transport over a pair of byte streams, one JSON message per
+// line.
+type Stream struct {
+	mu  sync.Mutex
+	w   io.Writer
+	enc *json.Encoder
+	sc  *bufio.Scanner
+	c   io.Closer
+}
+
+// NewStream returns a transport reading messages from r and writing to w.
+// Close closes c (may be nil).
+func NewStream(r io.Reader, w io.Writer, c io.Closer) *Stream {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), maxMessage)
+	return &Stream{w: w, enc: json.NewEncoder(w), sc: sc, c: c}
+}
+
+// Send writes one message.
+func (s *Stream) Send(m Message) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.enc.Encode(m); err != nil {
+		return fmt.Errorf("cluster: sending %s: %w", m.Kind, err)
+	}
+	return nil
+}
+
+// Recv reads the next message; io.EOF when the peer closed its side.
+func (s *Stream) Recv() (Message, error) {
+	var m Message
+	if !s.sc.Scan() {
+		if err := s.sc.Err(); err != nil {
+			return m, fmt.Errorf("cluster: receiving: %w", err)
+		}
+		return m, io.EOF
+	}
+	if err := json.Unmarshal(s.sc.Bytes(), &m); err != nil {
+		return m, fmt.Errorf("cluster: malformed message: %w", err)
+	}
+	return m, nil
+}
+
+// Close closes the underlying closer, if any.
+func (s *Stream) Close() error {
+	if s.c == nil {
+		return nil
+	}
+	return s.c.Close()
+}

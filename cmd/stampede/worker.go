@@ -1,0 +1,24 @@
+package main
+
+import (
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/stampede-dev/stampede/cluster"
+)
+
+func init() {
+	register(&cli.Command{
+		Name:   "worker",
+		Usage:  "run one loadgen worker over stdin/stdout (started by run, bench and loadgen; not for direct use)",
+		Hidden: true,
+		Action: func(c *cli.Context) error {
+			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return cluster.Serve(ctx, cluster.NewStream(os.Stdin, os.Stdout, nil))
+		},
+	})
+}
