@@ -1,0 +1,197 @@
+package chaos
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/stampede-dev/stampede/results"
+)
+
+// Target is what the supervisor acts on: the bundled target's process
+// group (GroupTarget), or anything else that can be restarted and tuned.
+// Each method returns when the action has been applied; Restart returns
+// when the target is ready again.
+type Target interface {
+	// Restart takes the target down the way ev says (Mode, Procs,
+	// Interval, Down, Shape) and brings it back. It reports when the new
+	// processes were listening (end of the fault) and when the target was
+	// ready again, as wall-clock instants.
+	Restart(ctx context.Context, ev Event) (listening, ready time.Time, err error)
+	// Stall stops accepting for d.
+	Stall(ctx context.Context, d time.Duration) error
+	// SetBacklog changes the listen backlog.
+	SetBacklog(ctx context.Context, n int) error
+	// SetAcceptRate changes the accept rate (0 = unlimited).
+	SetAcceptRate(ctx context.Context, perSecond float64) error
+	// Reject answers upgrades with status and Retry-After for d.
+	Reject(ctx context.Context, status int, retryAfter, d time.Duration) error
+	// Backlog and AcceptRate return the current values, so a change with
+	// "for D" can be undone.
+	Backlog() int
+	AcceptRate() float64
+}
+
+// Proxy is the fault proxy between the fleet and the target.
+type Proxy interface {
+	// Set switches a fault on; the zero ProxyFault switches every fault off.
+	Set(f ProxyFault)
+}
+
+// Supervisor applies a schedule to a target (and a proxy) on the run's time
+// axis and records every event's start, end and ready instants.
+type Supervisor struct {
+	// Schedule is what to do.
+	Schedule *Schedule
+	// Target is acted on by restart, stall, backlog, accept-rate and reject.
+	Target Target
+	// Proxy is acted on by proxy events; nil makes them an error.
+	Proxy Proxy
+	// Now reads the clock; nil means time.Now.
+	Now func() time.Time
+	// Sleep waits for d or until ctx is done; nil means a timer.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Log, if set, is told of each event as it starts and ends.
+	Log func(format string, args ...any)
+
+	mu     sync.Mutex
+	events []results.Event
+}
+
+// Run applies the schedule from start until end (offsets from start) or
+// until ctx is done, and returns when every started event has finished.
+// Events run concurrently when they overlap in time (a proxy fault during a
+// restart's downtime); the schedule's Check says which overlaps make no
+// sense.
+func (s *Supervisor) Run(ctx context.Context, start time.Time, end time.Duration) error {
+	now, sleep := s.clock()
+	plan := s.Schedule.Plan(end)
+	var wg sync.WaitGroup
+	errc := make(chan error, len(plan))
+	for _, p := range plan {
+		if err := sleep(ctx, start.Add(p.At).Sub(now())); err != nil {
+			break
+		}
+		wg.Add(1)
+		go func(p Planned) {
+			defer wg.Done()
+			if err := s.apply(ctx, start, p); err != nil {
+				errc <- fmt.Errorf("chaos: %q at %s: %w", p.Text, p.At, err)
+			}
+		}(p)
+	}
+	wg.Wait()
+	close(errc)
+	return <-errc // the first error, if any
+}
+
+// Events returns the events applied so far, in start order.
+func (s *Supervisor) Events() []results.Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]results.Event, len(s.events))
+	copy(out, s.events)
+	return out
+}
+
+// apply carries out one planned event and records it.
+func (s *Supervisor) apply(ctx context.Context, start time.Time, p Planned) error {
+	now, sleep := s.clock()
+	ev := p.Event
+	rec := results.Event{Kind: ev.Kind.String(), Spec: p.Text, Start: now().Sub(start)}
+	s.logf("chaos: %s at %.3fs", p.Text, rec.Start.Seconds())
+	var err error
+	switch ev.Kind {
+	case Restart:
+		rec.Mode = ev.Mode
+		var listening, ready time.Time
+		listening, ready, err = s.Target.Restart(ctx, ev)
+		if err == nil {
+			rec.End, rec.Ready = listening.Sub(start), ready.Sub(start)
+		}
+	case Stall:
+		if err = s.Target.Stall(ctx, ev.For); err == nil {
+			err = sleep(ctx, ev.For)
+			rec.End = now().Sub(start)
+			rec.Ready = rec.End
+		}
+	case Backlog:
+		prev := s.Target.Backlog()
+		rec.Mode = fmt.Sprint(ev.N)
+		if err = s.Target.SetBacklog(ctx, ev.N); err == nil && ev.For > 0 {
+			if err = sleep(ctx, ev.For); err == nil {
+				err = s.Target.SetBacklog(ctx, prev)
+			}
+		}
+		rec.End, rec.Ready = now().Sub(start), now().Sub(start)
+	case AcceptRate:
+		prev := s.Target.AcceptRate()
+		rec.Mode = fmt.Sprintf("%g/s", ev.Rate)
+		if err = s.Target.SetAcceptRate(ctx, ev.Rate); err == nil && ev.For > 0 {
+			if err = sleep(ctx, ev.For); err == nil {
+				err = s.Target.SetAcceptRate(ctx, prev)
+			}
+		}
+		rec.End, rec.Ready = now().Sub(start), now().Sub(start)
+	case Reject:
+		rec.Mode = fmt.Sprint(ev.Status)
+		if err = s.Target.Reject(ctx, ev.Status, ev.RetryAfter, ev.For); err == nil {
+			err = sleep(ctx, ev.For)
+			rec.End, rec.Ready = now().Sub(start), now().Sub(start)
+		}
+	case ProxyEvent:
+		if s.Proxy == nil {
+			return fmt.Errorf("a proxy event needs the fault proxy (--proxy)")
+		}
+		s.Proxy.Set(ev.Proxy)
+		err = sleep(ctx, ev.For)
+		s.Proxy.Set(ProxyFault{})
+		rec.End, rec.Ready = now().Sub(start), now().Sub(start)
+	default:
+		return fmt.Errorf("no supervisor action for %s", ev.Kind)
+	}
+	if err != nil {
+		return err
+	}
+	s.logf("chaos: %s done: ready at %.3fs", p.Text, rec.Ready.Seconds())
+	s.mu.Lock()
+	s.events = append(s.events, rec)
+	slices.SortStableFunc(s.events, func(a, b results.Event) int { return cmp.Compare(a.Start, b.Start) })
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *Supervisor) clock() (func() time.Time, func(context.Context, time.Duration) error) {
+	now, sleep := s.Now, s.Sleep
+	if now == nil {
+		now = time.Now
+	}
+	if sleep == nil {
+		sleep = sleepCtx
+	}
+	return now, sleep
+}
+
+func (s *Supervisor) logf(format string, args ...any) {
+	if s.Log != nil {
+		s.Log(format, args...)
+	}
+}
+
+// sleepCtx waits for d or until ctx is done.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
