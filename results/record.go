@@ -272,3 +272,22 @@ type Event struct {
 	// rather than being told by a supervisor.
 	Detected bool `json:"detected,omitempty"`
 }
+
+// FirstConnects returns how many clients connected at least once and the
+// offset at which the last of them first did: the fleet's first-connect
+// rate is n / last.
+func (r *Report) FirstConnects() (n int, last time.Duration) {
+	seen := make(map[uint32]struct{}, r.Clients)
+	for _, tr := range r.Transitions {
+		if !tr.Up {
+			continue
+		}
+		if _, ok := seen[tr.Client]; ok {
+			continue
+		}
+		seen[tr.Client] = struct{}{}
+		n++
+		last = max(last, tr.At)
+	}
+	return n, last
+}

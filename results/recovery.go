@@ -95,14 +95,18 @@ func sortedTransitions(r *Report) []Transition {
 // timeline. events must be in Start order (Summarize orders them); end is
 // the run's end (see runEnd for a zero end).
 //
-// The herd window runs in timeline buckets from the one holding Ready (the
+// The herd window runs in timeline buckets from the first that starts at or
+// after Ready (the
 // target ready again, which a supervisor knows, and a detected outage
 // estimates by the first successful reconnect; Start when Ready is
 // unknown) through the one holding the last client's return, empty buckets
 // included. When not every client came back before the cutoff, the window
 // runs to the cutoff instead: the stragglers kept retrying all along, and
 // their failures are the herd's harm. Attempts are counted per bucket, so
-// the bucket holding Ready may include a few attempts from just before it.
+// the window starts at the bucket boundary after Ready: a refusal a few ms
+// before Ready is never counted as wasted (a fixed 1 s policy with a 1 s
+// downtime retries exactly then), at the price of counting the attempts of
+// the few ms after Ready as outage attempts.
 func Recoveries(r *Report, events []Event, end time.Duration) []Recovery {
 	end = runEnd(r, end)
 	trs := sortedTransitions(r)
@@ -190,7 +194,7 @@ func recoverOne(tl Timeline, trs []Transition, up map[uint32]bool, i int, ev Eve
 	}
 	rec.R50S, rec.R90S, rec.R99S, rec.R100S = share(50), share(90), share(99), share(100)
 
-	first := int(ready / Tick)
+	first := int((ready + Tick - 1) / Tick)
 	last := first
 	if len(backAt) == n {
 		if n > 0 {

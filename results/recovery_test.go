@@ -238,3 +238,34 @@ func BenchmarkRecoveries(b *testing.B) {
 		Recoveries(r, events, 60*time.Second)
 	}
 }
+
+// TestRecoveryWindowStartsAfterReady: a refusal in the bucket that holds
+// Ready happened (for all the bucket says) before the target was ready, so
+// it is an outage attempt, never a wasted one; the herd window starts at the
+// next bucket boundary.
+func TestRecoveryWindowStartsAfterReady(t *testing.T) {
+	r := NewReport(time.Time{}, 2)
+	r.Transitions = []Transition{
+		upAt(0, ms(50)), upAt(1, ms(50)),
+		downAt(0, ms(1000)), downAt(1, ms(1000)),
+		upAt(0, ms(3150)), upAt(1, ms(3250)),
+	}
+	r.Timeline = timeline(
+		tick{i: 0, attempts: 2, succ: 2},
+		tick{i: 10, closed1006: 2},
+		tick{i: 30, attempts: 2, refused: 2}, // at 3.00 s, ready at 3.02 s
+		tick{i: 31, attempts: 1, succ: 1},
+		tick{i: 32, attempts: 1, succ: 1},
+	)
+	ev := []Event{{Kind: "restart", Start: ms(1000), Ready: ms(3020)}}
+	rec := Recoveries(r, ev, ms(5000))[0]
+	if rec.OutageAttempts != 2 || rec.WastedAttempts != 0 {
+		t.Errorf("outage %d, wasted %d; want 2 and 0", rec.OutageAttempts, rec.WastedAttempts)
+	}
+	if rec.WindowStartS != 3.1 || rec.WindowEndS != 3.3 {
+		t.Errorf("window %v..%v; want 3.1..3.3", rec.WindowStartS, rec.WindowEndS)
+	}
+	if rec.HerdPeakPer100ms != 1 || rec.HerdPeakToMean != 1 {
+		t.Errorf("herd %d, %v; want 1, 1", rec.HerdPeakPer100ms, rec.HerdPeakToMean)
+	}
+}

@@ -1,0 +1,145 @@
+package results
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteText prints the summary for a person at a terminal: the fleet, each
+// event with its recovery, connect failures by class, latencies, kernel
+// counters, resources and SLOs. summary.json holds the same figures for
+// programs.
+func (s *Summary) WriteText(w io.Writer) error {
+	ew := &errWriter{w: w}
+	ew.printf("run %s  seed %d  %d clients in %d loadgen process(es), %.1fs\n",
+		s.RunID, s.Seed, s.Clients, s.Processes, s.DurationS)
+	ew.printf("connect: %d attempts, %d successes%s\n", s.Connect.Attempts, s.Connect.Successes, classList(s.Connect.Failures, ", failures: "))
+	if len(s.Events) == 0 {
+		ew.printf("events: none\n")
+	}
+	if len(s.Events) > 0 {
+		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "event\tstart\tready\tback/before\tR50\tR90\tR99\tR100\therd peak/100ms\tpeak:mean\twasted/client\toutage/client\t")
+		for i, e := range s.Events {
+			name := e.Kind
+			if e.Mode != "" {
+				name += " " + e.Mode
+			}
+			if e.Detected {
+				name += " (detected)"
+			}
+			if i >= len(s.Recovery) {
+				fmt.Fprintf(tw, "%s\t%.2fs\t%.2fs\t\t\t\t\t\t\t\t\t\t\n", name, e.StartS, e.ReadyS)
+				continue
+			}
+			r := s.Recovery[i]
+			fmt.Fprintf(tw, "%s\t%.2fs\t%.2fs\t%d/%d\t%s\t%s\t%s\t%s\t%d\t%.1f\t%.2f\t%.2f\t\n",
+				name, e.StartS, e.ReadyS, r.Recovered, r.ConnectedBefore,
+				secs(r.R50S), secs(r.R90S), secs(r.R99S), secs(r.R100S),
+				r.HerdPeakPer100ms, r.HerdPeakToMean, r.WastedAttemptsPerClient, r.OutageAttemptsPerClient)
+		}
+		ew.err = firstErr(ew.err, tw.Flush())
+	}
+	ew.printf("latency ms: connect %s; ttr %s", lat(s.LatencyMS.Connect), lat(s.LatencyMS.TTR))
+	if s.LatencyMS.MessageRTT.Count > 0 {
+		ew.printf("; message rtt %s", lat(s.LatencyMS.MessageRTT))
+	}
+	ew.printf("\n")
+	if m := s.Messages; m.Sent > 0 {
+		ew.printf("messages: sent %d, acked %d, retried %d, dup_suppressed %d, dup_delivered %d, lost %d, resumed %d\n",
+			m.Sent, m.Acked, m.Retried, m.DupSuppressed, m.DupDelivered, m.Lost, m.Resumed)
+	}
+	k := s.Kernel
+	ew.printf("kernel: ListenOverflows %d, ListenDrops %d, TCPSynRetrans %d, SYN cookies sent %d\n",
+		k.ListenOverflows, k.ListenDrops, k.TCPSynRetrans, k.SyncookiesSent)
+	for _, role := range []string{RoleLoadgen, RoleTarget} {
+		r, ok := s.Resources[role]
+		if !ok || r.Processes == 0 {
+			continue
+		}
+		ew.printf("%s: peak RSS %.1f MiB, CPU %.1fs, peak fds %d, %d process(es)\n",
+			role, float64(r.PeakRSSBytes)/(1<<20), r.CPUSeconds, r.PeakFDs, r.Processes)
+	}
+	names := make([]string, 0, len(s.Stopped))
+	for n := range s.Stopped {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		st := s.Stopped[n]
+		ew.printf("stopped: %d client(s) gave up after %s: %s\n", st.Count, n, st.LastError)
+	}
+	for _, r := range s.SLO {
+		verdict := "pass"
+		if !r.Pass {
+			verdict = "FAIL"
+		}
+		ew.printf("slo %s: %s (value %g)\n", r.Expr, verdict, r.Value)
+	}
+	return ew.err
+}
+
+// classList renders the non-zero classes of m as "a 3, b 1" after prefix,
+// largest first; "" when all are zero.
+func classList(m map[string]uint64, prefix string) string {
+	type kv struct {
+		k string
+		v uint64
+	}
+	var xs []kv
+	for k, v := range m {
+		if v > 0 {
+			xs = append(xs, kv{k, v})
+		}
+	}
+	if len(xs) == 0 {
+		return ""
+	}
+	sort.Slice(xs, func(i, j int) bool { return xs[i].v > xs[j].v || xs[i].v == xs[j].v && xs[i].k < xs[j].k })
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprintf("%s %d", x.k, x.v)
+	}
+	return prefix + strings.Join(parts, ", ")
+}
+
+func secs(p *float64) string {
+	if p == nil {
+		return "never"
+	}
+	return fmt.Sprintf("%.2fs", *p)
+}
+
+func lat(l Latency) string {
+	if l.Count == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("p50 %.1f p90 %.1f p99 %.1f max %.1f", l.P50, l.P90, l.P99, l.Max)
+}
+
+// errWriter keeps the first write error so a long print checks once.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return len(p), nil
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
+
+func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }
+
+func firstErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
