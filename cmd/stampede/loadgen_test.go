@@ -33,9 +33,9 @@ func TestLoadgenRefused(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 	for _, want := range []string{
-		"clients 4  connected at the end 0  attempts 12  successes 0\n",
-		"failures     refused 12\n",
-		"stopped      4 refused, e.g. refused: dial tcp " + addr + ": connect: connection refused\n",
+		"4 clients in 1 loadgen process(es)",
+		"connect: 12 attempts, 0 successes, failures: refused 12\n",
+		"stopped: 4 client(s) gave up after refused: refused: dial tcp " + addr + ": connect: connection refused\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -70,7 +70,8 @@ func TestLoadgenBadFlags(t *testing.T) {
 		{"msg size", []string{"--msg-size", "3"}, "--msg-size: "},
 		{"duration", []string{"--duration", "0s"}, "--duration: "},
 		{"url", []string{"--url", "http://127.0.0.1/"}, "--url: "},
-		{"too many clients", []string{"--clients", "10000000"}, "open files"},
+		{"too many clients", []string{"--clients", "10000000"}, "--clients 10000000 is above"},
+		{"too few procs", []string{"--clients", "40000", "--loadgen-procs", "1"}, "--loadgen-procs 1 cannot hold 40000 clients"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"--url", "ws://127.0.0.1:1/"}, tc.args...)

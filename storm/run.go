@@ -1,0 +1,255 @@
+// Package storm runs a whole reconnect storm on one machine: a target
+// process group, a loadgen fleet in worker processes, and a chaos schedule
+// applied by a supervisor, all on one time axis, ending in one results
+// folder. `stampede run` is one storm; `stampede bench` one per policy.
+//
+//	storm.Run ─┬─ target.Group (SO_REUSEPORT processes) <── chaos.Supervisor (schedule)
+//	           ├─ cluster.Local (loadgen worker processes) ──> merged results.Report
+//	           ├─ results.Sampler (gopsutil: loadgen and target processes)
+//	           └─ kernel counters before/after ──> results.Summarize ──> summary.json
+package storm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/stampede-dev/stampede/chaos"
+	"github.com/stampede-dev/stampede/cluster"
+	"github.com/stampede-dev/stampede/loadgen"
+	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/target"
+)
+
+// Config describes one storm. The zero value of a field means its default.
+type Config struct {
+	// Target configures every target process. Its Addr empty means a free
+	// loopback port outside the ephemeral range; AcceptRate is the whole
+	// group's rate, shared by its processes.
+	Target target.Config `json:"target"`
+	// TargetProcs is the size of the target's SO_REUSEPORT group; zero
+	// sizes it for the fleet (PerProcess connections each).
+	TargetProcs int `json:"target_procs"`
+	// Fleet is the loadgen fleet; its URL is set to the target's.
+	Fleet loadgen.Config `json:"fleet"`
+	// LoadgenProcs is the number of loadgen worker processes; zero sizes it
+	// for the fleet.
+	LoadgenProcs int `json:"loadgen_procs"`
+	// Schedule is the chaos schedule; nil means none.
+	Schedule *chaos.Schedule `json:"-"`
+	// ScheduleText is the schedule as given, recorded in the results.
+	ScheduleText string `json:"chaos"`
+	// Duration is the run's length from the start barrier. Required.
+	Duration time.Duration `json:"duration"`
+	// Out is the results folder; it is created. Empty writes nothing.
+	Out string `json:"-"`
+	// Exe is the stampede binary that target and worker processes run;
+	// empty means this process's own executable.
+	Exe string `json:"-"`
+	// Log receives progress lines and the child processes' stderr; nil
+	// means none.
+	Log io.Writer `json:"-"`
+	// ProgressInterval is the time between progress lines; zero means 2 s.
+	ProgressInterval time.Duration `json:"-"`
+}
+
+// Validate reports the first unusable field, named as its flag.
+func (c *Config) Validate() error {
+	if c.Duration <= 0 {
+		return fmt.Errorf("--duration must be positive, got %s", c.Duration)
+	}
+	if c.Fleet.Clients < 1 {
+		return fmt.Errorf("--clients must be at least 1, got %d", c.Fleet.Clients)
+	}
+	if c.Schedule != nil {
+		if err := c.Schedule.Check(c.Duration); err != nil {
+			return fmt.Errorf("--chaos: %w", err)
+		}
+	}
+	return c.Target.Validate()
+}
+
+// Result is what a storm produced.
+type Result struct {
+	// Summary is the run's summary.json.
+	Summary *results.Summary
+	// Report is the merged record of every loadgen process.
+	Report *results.Report
+	// Sizing is how the run was spread over processes.
+	Sizing Sizing
+}
+
+// Run carries out one storm and writes its results folder.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	exe := cfg.Exe
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("finding the stampede binary: %w", err)
+		}
+	}
+	logw := cfg.Log
+	if logw == nil {
+		logw = io.Discard
+	}
+
+	// Size the run for this machine's limits.
+	tcfg := cfg.Target
+	if tcfg.Addr == "" {
+		port, err := FreePort()
+		if err != nil {
+			return nil, err
+		}
+		tcfg.Addr = fmt.Sprintf("127.0.0.1:%d", port)
+	}
+	dst, err := netip.ParseAddrPort(tcfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("--addr %q: %w", tcfg.Addr, err)
+	}
+	sz, err := Size(cfg.Fleet.Clients, cfg.LoadgenProcs, cfg.TargetProcs, cfg.Fleet.SourceIPs, dst.Addr())
+	if err != nil {
+		return nil, err
+	}
+	totalRate := tcfg.AcceptRate
+	if totalRate > 0 {
+		tcfg.AcceptRate = totalRate / float64(sz.TargetProcs)
+	}
+
+	// The target.
+	group, err := target.StartGroup(ctx, target.GroupConfig{
+		Exe: exe, Args: []string{"target"}, Procs: sz.TargetProcs, Config: tcfg, Stderr: prefixWriter(logw, "target"),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("starting the target: %w", err)
+	}
+	defer group.Close()
+	fmt.Fprintf(logw, "target: %d process(es) on %s, backlog %d, accept rate %s\n",
+		sz.TargetProcs, group.Addr(), tcfg.Backlog, rateText(totalRate))
+
+	fleet := cfg.Fleet
+	fleet.URL = group.URL()
+	fleet.SourceIPs = sz.SourceIPs
+	local := &cluster.Local{Exe: exe, Fleet: fleet, Procs: sz.LoadgenProcs, Logs: prefixWriter(logw, "")}
+	fmt.Fprintf(logw, "loadgen: %d client(s) in %d worker process(es), %d source address(es), policy %s\n",
+		fleet.Clients, sz.LoadgenProcs, max(1, len(sz.SourceIPs)), fleet.Policy)
+
+	// Resources and kernel counters.
+	sampler := results.NewSampler(time.Second, func() map[string][]int32 {
+		m := map[string][]int32{results.RoleLoadgen: local.PIDs()}
+		for _, p := range group.Procs() {
+			if !p.Exited() {
+				m[results.RoleTarget] = append(m[results.RoleTarget], int32(p.PID))
+			}
+		}
+		return m
+	})
+	sampleCtx, stopSampling := context.WithCancel(ctx)
+	defer stopSampling()
+	go sampler.Run(sampleCtx)
+	kernelBefore, kerr := results.KernelSnapshot()
+
+	// Chaos, aligned on the fleet's start barrier.
+	gt := chaos.NewGroupTarget(group, tcfg.Backlog, tcfg.AcceptRate)
+	sup := &chaos.Supervisor{Schedule: cfg.Schedule, Target: gt, Log: func(f string, a ...any) { fmt.Fprintf(logw, f+"\n", a...) }}
+	supCtx, stopChaos := context.WithCancel(ctx)
+	defer stopChaos()
+	supDone := make(chan error, 1)
+	progress := &Progress{W: logw, Interval: cfg.ProgressInterval, Clients: fleet.Clients}
+	progressDone := make(chan struct{})
+	var start time.Time
+	local.OnStart = func(at time.Time) {
+		start = at
+		go func() { supDone <- sup.Run(supCtx, at, cfg.Duration) }()
+		go progress.Run(at, progressDone)
+	}
+	local.OnProgress = progress.Update
+
+	runID := results.NewRunID(time.Now(), fleet.Seed)
+	report, err := local.Run(ctx, runID, cfg.Duration)
+	close(progressDone)
+	stopChaos()
+	var chaosErr error
+	if !start.IsZero() {
+		chaosErr = <-supDone
+		if errors.Is(chaosErr, context.Canceled) {
+			chaosErr = nil
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	kernelAfter, kerr2 := results.KernelSnapshot()
+	sampler.Sample()
+	stopSampling()
+
+	in := results.Input{
+		RunID:     runID,
+		Seed:      fleet.Seed,
+		Config:    runConfig{Config: cfg, Sizing: sz, Target: tcfg},
+		Report:    report,
+		Events:    sup.Events(),
+		End:       cfg.Duration,
+		Resources: sampler.Stats(),
+	}
+	if kerr == nil && kerr2 == nil {
+		in.Kernel = results.Delta(kernelBefore, kernelAfter)
+	}
+	sum := results.Summarize(in)
+	res := &Result{Summary: sum, Report: report, Sizing: sz}
+	if cfg.Out != "" {
+		if err := WriteResults(cfg.Out, res, sampler, start); err != nil {
+			return res, err
+		}
+	}
+	if chaosErr != nil {
+		return res, fmt.Errorf("chaos schedule: %w", chaosErr)
+	}
+	return res, nil
+}
+
+// runConfig is what summary.json records as the run's config.
+type runConfig struct {
+	Config
+	Sizing Sizing `json:"sizing"`
+	// Target is the per-process target configuration actually used.
+	Target target.Config `json:"target"`
+}
+
+// WriteResults writes the results folder of a run.
+func WriteResults(dir string, res *Result, sampler *results.Sampler, start time.Time) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	if err := res.Summary.WriteJSON(dir); err != nil {
+		return err
+	}
+	if sampler != nil {
+		f, err := os.Create(filepath.Join(dir, results.ResourcesFile))
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := results.WriteResourcesCSV(f, start, sampler.Samples()); err != nil {
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func rateText(r float64) string {
+	if r <= 0 {
+		return "unlimited"
+	}
+	return fmt.Sprintf("%g/s", r)
+}
