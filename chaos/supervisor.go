@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -57,8 +58,16 @@ type Supervisor struct {
 	// Log, if set, is told of each event as it starts and ends.
 	Log func(format string, args ...any)
 
-	mu     sync.Mutex
-	events []results.Event
+	mu      sync.Mutex
+	events  []results.Event
+	running []running // events under way, in start order
+	nextID  int
+}
+
+// running is an event under way.
+type running struct {
+	id   int
+	text string
 }
 
 // Run applies the schedule from start until end (offsets from start) or
@@ -97,8 +106,36 @@ func (s *Supervisor) Events() []results.Event {
 	return out
 }
 
+// Current names the events under way (their schedule text, joined by
+// " + " when they overlap), or "" when none is: for a live status line.
+// A restart is under way until the target is ready again.
+func (s *Supervisor) Current() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	texts := make([]string, len(s.running))
+	for i, r := range s.running {
+		texts[i] = r.text
+	}
+	return strings.Join(texts, " + ")
+}
+
+// begin marks an event as under way until the returned func is called.
+func (s *Supervisor) begin(text string) (end func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := s.nextID
+	s.nextID++
+	s.running = append(s.running, running{id, text})
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.running = slices.DeleteFunc(s.running, func(r running) bool { return r.id == id })
+	}
+}
+
 // apply carries out one planned event and records it.
 func (s *Supervisor) apply(ctx context.Context, start time.Time, p Planned) error {
+	defer s.begin(p.Text)()
 	now, sleep := s.clock()
 	ev := p.Event
 	rec := results.Event{Kind: ev.Kind.String(), Spec: p.Text, Start: now().Sub(start)}
