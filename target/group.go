@@ -50,7 +50,9 @@ type GroupConfig struct {
 //
 // A supervisor restarts the target with it: Signal or Kill, Wait, wait out
 // the downtime, Respawn (optionally with a hold: the port open but nothing
-// accepted, the "stall" shape), then read each Proc's Ready time.
+// accepted, the "stall" shape), then read each Proc's Ready time. A rolling
+// restart does the same one process at a time: SignalProc, the Proc's
+// Wait, RespawnProc.
 type Group struct {
 	cfg  GroupConfig
 	res  *portReservation
@@ -140,12 +142,7 @@ func (g *Group) Respawn(ctx context.Context, hold time.Duration) error {
 			return ErrProcsRunning
 		}
 	}
-	cfg := g.cfg.Config
-	cfg.Addr, cfg.Hold = g.addr, hold
-	args := append(append([]string(nil), g.cfg.Args...), cfg.Flags()...)
-	args = append(args, "--procs=1", "--control-addr=127.0.0.1:0")
-	timeout := g.cfg.ReadyTimeout + hold
-
+	args, timeout := g.procArgs(hold)
 	procs := make([]*Proc, g.cfg.Procs)
 	errs := make([]error, g.cfg.Procs)
 	var wg sync.WaitGroup
@@ -166,6 +163,55 @@ func (g *Group) Respawn(ctx context.Context, hold time.Duration) error {
 	g.procs = procs
 	g.mu.Unlock()
 	return nil
+}
+
+// RespawnProc starts a new process in slot i (0 <= i < Procs) of the
+// current generation, with the given hold (0: accept at once), and returns
+// when it is ready; the other processes keep running. The process it
+// replaces must have exited (SignalProc, then Procs()[i].Wait). A rolling
+// restart is SignalProc, Wait and RespawnProc for each slot in turn.
+func (g *Group) RespawnProc(ctx context.Context, i int, hold time.Duration) error {
+	g.mu.Lock()
+	if i < 0 || i >= len(g.procs) {
+		n := len(g.procs)
+		g.mu.Unlock()
+		return fmt.Errorf("target: no process %d in a group of %d", i, n)
+	}
+	old := g.procs[i]
+	g.mu.Unlock()
+	if !old.Exited() {
+		return ErrProcsRunning
+	}
+	args, timeout := g.procArgs(hold)
+	p, err := g.startProc(ctx, args, timeout)
+	if err != nil {
+		return err
+	}
+	g.mu.Lock()
+	g.procs[i] = p
+	g.mu.Unlock()
+	return nil
+}
+
+// SignalProc sends sig to process i of the current generation (see
+// Proc.Signal); an exited process is not an error.
+func (g *Group) SignalProc(i int, sig os.Signal) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if i < 0 || i >= len(g.procs) {
+		return fmt.Errorf("target: no process %d in a group of %d", i, len(g.procs))
+	}
+	return g.procs[i].Signal(sig)
+}
+
+// procArgs returns a process's command line for the given hold and how
+// long to wait for its ready line.
+func (g *Group) procArgs(hold time.Duration) (args []string, timeout time.Duration) {
+	cfg := g.cfg.Config
+	cfg.Addr, cfg.Hold = g.addr, hold
+	args = append(append([]string(nil), g.cfg.Args...), cfg.Flags()...)
+	args = append(args, "--procs=1", "--control-addr=127.0.0.1:0")
+	return args, g.cfg.ReadyTimeout + hold
 }
 
 // startProc starts one process and waits for its ready line.
@@ -254,6 +300,21 @@ func (p *Proc) Stats(ctx context.Context) (Stats, error) {
 	return st, err
 }
 
+// post sends one control request to the process.
+func (p *Proc) post(ctx context.Context, path string, params url.Values) error {
+	return callControl(ctx, p.Control, http.MethodPost, path, params, nil)
+}
+
+// SetBacklog sets the process's backlog (see Server.SetBacklog).
+func (p *Proc) SetBacklog(ctx context.Context, n int) error {
+	return p.post(ctx, "/backlog", backlogParams(n))
+}
+
+// SetAcceptRate sets the process's accept rate (see Server.SetAcceptRate).
+func (p *Proc) SetAcceptRate(ctx context.Context, r float64) error {
+	return p.post(ctx, "/accept-rate", rateParams(r))
+}
+
 // Signal sends sig to every running process.
 func (g *Group) Signal(sig os.Signal) error {
 	var errs []error
@@ -305,9 +366,7 @@ func (g *Group) each(f func(p *Proc) error) error {
 
 // post sends one control request to every running process.
 func (g *Group) post(ctx context.Context, path string, params url.Values) error {
-	return g.each(func(p *Proc) error {
-		return callControl(ctx, p.Control, http.MethodPost, path, params, nil)
-	})
+	return g.each(func(p *Proc) error { return p.post(ctx, path, params) })
 }
 
 // Stats returns the counters summed over the running processes.
@@ -331,13 +390,19 @@ func (g *Group) Stall(ctx context.Context, d time.Duration) error {
 
 // SetBacklog sets every process's backlog (see Server.SetBacklog).
 func (g *Group) SetBacklog(ctx context.Context, n int) error {
-	return g.post(ctx, "/backlog", url.Values{"n": {strconv.Itoa(n)}})
+	return g.post(ctx, "/backlog", backlogParams(n))
+}
+
+func backlogParams(n int) url.Values { return url.Values{"n": {strconv.Itoa(n)}} }
+
+func rateParams(r float64) url.Values {
+	return url.Values{"r": {strconv.FormatFloat(r, 'g', -1, 64)}}
 }
 
 // SetAcceptRate sets every process's accept rate (see
 // Server.SetAcceptRate); the group's capacity is Procs times r.
 func (g *Group) SetAcceptRate(ctx context.Context, r float64) error {
-	return g.post(ctx, "/accept-rate", url.Values{"r": {strconv.FormatFloat(r, 'g', -1, 64)}})
+	return g.post(ctx, "/accept-rate", rateParams(r))
 }
 
 // Reject makes every process reject upgrades (see Server.Reject).
