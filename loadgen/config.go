@@ -117,6 +117,10 @@ type Config struct {
 	// RetryAfterCap is the longest wait a Retry-After hint may impose; zero
 	// means DefaultRetryAfterCap.
 	RetryAfterCap time.Duration `json:"retry_after_cap"`
+	// NoRetryAfter makes clients ignore a server's Retry-After and wait
+	// what the backoff policy says instead, as a client that does not
+	// honour the header would (the target counts their early retries).
+	NoRetryAfter bool `json:"no_retry_after,omitempty"`
 
 	// OnRetry, if set, is called each time a client schedules a retry, on a
 	// reactor goroutine: it must be fast and safe for concurrent use. For

@@ -19,7 +19,7 @@ var runTargetFlags = []string{"backlog", "accept-rate", "accept-burst", "handsha
 
 // runFleetFlags are the loadgen's flags that `run` and `bench` take.
 var runFleetFlags = []string{"clients", "loadgen-procs", "ramp", "max-inflight", "seed", "source-ips", "connect-timeout",
-	"handshake-timeout", "syn-retries", "mode", "msg-rate", "msg-size", "reactors"}
+	"handshake-timeout", "syn-retries", "no-retry-after", "mode", "msg-rate", "msg-size", "reactors"}
 
 // stormFlags are the flags of `run` and `bench` beyond the target's and
 // the loadgen's.
