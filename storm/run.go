@@ -35,7 +35,9 @@ type Config struct {
 	// TargetProcs is the size of the target's SO_REUSEPORT group; zero
 	// sizes it for the fleet (PerProcess connections each).
 	TargetProcs int `json:"target_procs"`
-	// Fleet is the loadgen fleet; its URL is set to the target's.
+	// Fleet is the loadgen fleet; its URL is set to the target's. A zero
+	// Fleet.Ramp with a target AcceptRate ramps at 90 % of that rate, so
+	// the first connects measure the fleet, not an overflow of the target.
 	Fleet loadgen.Config `json:"fleet"`
 	// LoadgenProcs is the number of loadgen worker processes; zero sizes it
 	// for the fleet.
@@ -137,6 +139,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	fleet := cfg.Fleet
 	fleet.URL = group.URL()
 	fleet.SourceIPs = sz.SourceIPs
+	if fleet.Ramp == 0 && totalRate > 0 {
+		fleet.Ramp = 0.9 * totalRate
+	}
+	warnRamp(logw, fleet, cfg.Schedule, cfg.Duration)
 	local := &cluster.Local{Exe: exe, Fleet: fleet, Procs: sz.LoadgenProcs, Logs: prefixWriter(logw, "")}
 	fmt.Fprintf(logw, "loadgen: %d client(s) in %d worker process(es), %d source address(es), policy %s\n",
 		fleet.Clients, sz.LoadgenProcs, max(1, len(sz.SourceIPs)), fleet.Policy)
@@ -245,6 +251,24 @@ func WriteResults(dir string, res *Result, sampler *results.Sampler, start time.
 		}
 	}
 	return nil
+}
+
+// warnRamp says so when the fleet will still be ramping up at the first
+// chaos event: the event then hits a fleet that is not all connected, and
+// its recovery figures cover fewer clients than asked for.
+func warnRamp(w io.Writer, fleet loadgen.Config, s *chaos.Schedule, d time.Duration) {
+	if fleet.Ramp <= 0 || s == nil {
+		return
+	}
+	plan := s.Plan(d)
+	if len(plan) == 0 {
+		return
+	}
+	ramp := time.Duration(float64(fleet.Clients) / fleet.Ramp * float64(time.Second))
+	if ramp >= plan[0].At {
+		fmt.Fprintf(w, "warning: ramping %d clients at %.0f/s takes %s, past the first chaos event at %s; raise --ramp or schedule the event later\n",
+			fleet.Clients, fleet.Ramp, ramp.Round(100*time.Millisecond), plan[0].At)
+	}
 }
 
 func rateText(r float64) string {

@@ -38,7 +38,7 @@ var loadgenCmd = &cli.Command{
 		&cli.StringFlag{Name: "url", Usage: "server `URL` (ws:// or wss://)", Required: true},
 		&cli.IntFlag{Name: "clients", Value: 100, Usage: "number of clients `N`; above 15,000 they run in several worker processes"},
 		&cli.IntFlag{Name: "loadgen-procs", Usage: "loadgen processes `N` (0 = as many as the fleet needs; 1 = this process)"},
-		&cli.Float64Flag{Name: "ramp", Usage: "first connects per second `R` (0 = all at once, bounded by --max-inflight)"},
+		&cli.Float64Flag{Name: "ramp", Usage: "first connects per second `R` (0 = all at once, bounded by --max-inflight; run and bench: 90% of --accept-rate when one is set)"},
 		&cli.IntFlag{Name: "max-inflight", Usage: "first connects in flight at once `N` (0 = 2000); never limits reconnects"},
 		&cli.StringFlag{Name: "policy", Value: defaultLoadgenPolicy, Usage: "reconnect backoff policy `SPEC`"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "run seed `S`: every random draw is reproducible"},

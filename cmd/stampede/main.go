@@ -35,6 +35,9 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			"recover, the herd's arrival curve and message loss.",
 		Commands:        commands,
 		HideHelpCommand: true,
+		// Repeatable flags take one value each: a policy spec or an SLO
+		// contains commas.
+		DisableSliceFlagSeparator: true,
 		// Errors are printed once, by main, as one line.
 		ExitErrHandler: func(*cli.Context, error) {},
 	}

@@ -1,0 +1,174 @@
+package storm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/stampede-dev/stampede/backoff"
+	"github.com/stampede-dev/stampede/results"
+)
+
+// DefaultBenchPolicies are the policies `stampede bench` compares: a fixed
+// interval, exponential backoff without jitter (the fleet stays in
+// lockstep), the same with a ±50 % band and a per-client base spread, and
+// full jitter.
+var DefaultBenchPolicies = []string{
+	"fixed:initial=1s",
+	"exp:initial=1s,multiplier=2,max=60s",
+	"exp:initial=1s,multiplier=2,max=60s,jitter=0.5,spread=100ms-500ms",
+	"full:initial=1s,multiplier=2,max=60s",
+}
+
+// BenchConfig describes a bench: the same storm once per policy.
+type BenchConfig struct {
+	// Storm is the storm every policy faces; its Fleet.Policy and Out are
+	// set per run.
+	Storm Config
+	// Policies are policy specs (backoff.Parse); empty means
+	// DefaultBenchPolicies.
+	Policies []string
+	// Out is the bench folder: one sub-folder per policy and bench.json.
+	Out string
+	// Pause is the quiet time between runs, so one run's TIME_WAIT sockets
+	// and kernel queues do not colour the next; zero means 2 s.
+	Pause time.Duration
+	// Progress, if set, is told when each run starts.
+	Progress io.Writer
+}
+
+// BenchRun is one policy's run.
+type BenchRun struct {
+	// Policy is the spec as given.
+	Policy string `json:"policy"`
+	// Dir is the run's results folder.
+	Dir string `json:"dir"`
+	// Summary is the run's summary; nil when it failed.
+	Summary *results.Summary `json:"-"`
+	// Err is why the run failed, if it did.
+	Err string `json:"error,omitempty"`
+}
+
+// BenchFile is the bench's index in its folder.
+const BenchFile = "bench.json"
+
+// Bench runs the storm once per policy, each into its own folder under
+// cfg.Out, and writes bench.json listing them. A failed run does not stop
+// the bench; the error is kept on its row and returned at the end.
+func Bench(ctx context.Context, cfg BenchConfig) ([]BenchRun, error) {
+	specs := cfg.Policies
+	if len(specs) == 0 {
+		specs = DefaultBenchPolicies
+	}
+	policies := make([]backoff.Policy, len(specs))
+	for i, s := range specs {
+		p, err := backoff.Parse(s)
+		if err != nil {
+			return nil, fmt.Errorf("--policies: %w", err)
+		}
+		policies[i] = p
+	}
+	base := cfg.Storm
+	base.Fleet.Policy = policies[0]
+	if err := base.Validate(); err != nil {
+		return nil, err
+	}
+	pause := cfg.Pause
+	if pause <= 0 {
+		pause = 2 * time.Second
+	}
+	runs := make([]BenchRun, 0, len(specs))
+	var errs []error
+	for i, spec := range specs {
+		if i > 0 {
+			if err := sleepCtx(ctx, pause); err != nil {
+				break
+			}
+		}
+		run := base
+		run.Fleet.Policy = policies[i]
+		run.Out = ""
+		dir := ""
+		if cfg.Out != "" {
+			dir = filepath.Join(cfg.Out, fmt.Sprintf("%d-%s", i+1, dirName(spec)))
+			run.Out = dir
+		}
+		if cfg.Progress != nil {
+			fmt.Fprintf(cfg.Progress, "bench: run %d of %d, policy %s\n", i+1, len(specs), spec)
+		}
+		res, err := Run(ctx, run)
+		br := BenchRun{Policy: spec, Dir: dir}
+		if res != nil {
+			br.Summary = res.Summary
+		}
+		if err != nil {
+			br.Err = err.Error()
+			errs = append(errs, fmt.Errorf("policy %s: %w", spec, err))
+		}
+		runs = append(runs, br)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if cfg.Out != "" {
+		if err := writeBenchIndex(cfg.Out, runs); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return runs, errors.Join(errs...)
+}
+
+// Rows returns the comparison table's rows of a bench.
+func Rows(runs []BenchRun) []results.Row {
+	rows := make([]results.Row, len(runs))
+	for i, r := range runs {
+		rows[i] = results.Row{Policy: r.Policy, Summary: r.Summary}
+	}
+	return rows
+}
+
+// writeBenchIndex writes bench.json: the policies in order and their
+// folders, relative to the bench folder.
+func writeBenchIndex(dir string, runs []BenchRun) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	idx := make([]BenchRun, len(runs))
+	for i, r := range runs {
+		idx[i] = r
+		if rel, err := filepath.Rel(dir, r.Dir); err == nil {
+			idx[i].Dir = rel
+		}
+	}
+	b, err := json.MarshalIndent(struct {
+		Runs []BenchRun `json:"runs"`
+	}{idx}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, BenchFile), append(b, '\n'), 0o644)
+}
+
+// dirName turns a policy spec into a folder name.
+func dirName(spec string) string {
+	r := strings.NewReplacer(":", "_", ",", "_", "=", "-", "/", "-", " ", "")
+	return r.Replace(spec)
+}
+
+// sleepCtx waits for d or until ctx is done.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
