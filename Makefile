@@ -16,5 +16,11 @@ vet:
 test: vet
 	$(GO) test -race -shuffle=on -timeout 20m ./...
 
+# The main job: a restart storm of 10,000 real WebSocket clients against the
+# bundled target, once per backoff policy, then the comparison table. Results
+# go to stampede-results/bench-<time>/. Extra flags: make bench ARGS='--clients 20000'.
+bench: build
+	$(BIN) bench $(ARGS)
+
 clean:
 	rm -rf bin
