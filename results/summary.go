@@ -98,10 +98,20 @@ type Connect struct {
 type SLOResult struct {
 	// Expr is the SLO as given, e.g. "lost==0".
 	Expr string `json:"expr"`
-	// Value is the figure the SLO compared.
-	Value float64 `json:"value"`
+	// Value is the figure the SLO compared (seconds for a duration); null
+	// when the figure has no value (an R figure never reached, or no event
+	// to recover from), which fails the SLO.
+	Value *float64 `json:"value"`
 	// Pass reports whether it held.
 	Pass bool `json:"pass"`
+	// Limit is the value the figure was compared with (seconds for a
+	// duration).
+	Limit float64 `json:"limit"`
+	// Unit is "s" for a duration figure, "" otherwise.
+	Unit string `json:"unit,omitempty"`
+	// Detail says the outcome for a person, e.g. "r99 = 2.31s, over by
+	// 2.309s".
+	Detail string `json:"detail"`
 }
 
 // SetSLO records SLO outcomes and sets Pass to whether all passed.
@@ -244,11 +254,15 @@ func NewRunID(now time.Time, seed uint64) string {
 // It writes a temporary file and renames it, so a reader never sees half a
 // summary.
 func (s *Summary) WriteJSON(dir string) error {
-	b, err := json.MarshalIndent(s, "", "  ")
-	if err != nil {
+	// No HTML escaping: an SLO "r99<1ms" stays readable (and greppable).
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(s); err != nil {
 		return fmt.Errorf("results: encoding summary: %w", err)
 	}
-	b = append(b, '\n')
+	b := buf.Bytes()
 	f, err := os.CreateTemp(dir, SummaryFile+".*")
 	if err != nil {
 		return fmt.Errorf("results: writing summary: %w", err)
