@@ -3,15 +3,11 @@ package httpretry
 import (
 	"errors"
 	"fmt"
-	"math"
-	"net/http"
 	"strings"
 	"time"
-)
 
-// maxDuration is the longest representable wait: a hint too large to
-// represent saturates here instead of wrapping negative.
-const maxDuration = time.Duration(math.MaxInt64)
+	"github.com/stampede-dev/stampede/connerr"
+)
 
 // ErrBadRetryAfter is the cause of every ParseRetryAfter failure.
 var ErrBadRetryAfter = errors.New("httpretry: Retry-After is neither delay-seconds nor an HTTP-date")
@@ -34,42 +30,13 @@ var ErrBadRetryAfter = errors.New("httpretry: Retry-After is neither delay-secon
 // is an error wrapping ErrBadRetryAfter. The result is never negative and is
 // not capped: see CapRetryAfter.
 func ParseRetryAfter(v string, now time.Time) (time.Duration, error) {
-	v = strings.Trim(v, " \t")
-	if d, ok := parseDelaySeconds(v); ok {
-		return d, nil
+	// One parser serves the HTTP client and the WebSocket upgrade; this
+	// wrapper only turns "no hint" into an error for callers that say why.
+	d, ok := connerr.ParseRetryAfter(v, now, 0)
+	if !ok {
+		return 0, fmt.Errorf("%w: %q", ErrBadRetryAfter, strings.Trim(v, " \t"))
 	}
-	t, err := http.ParseTime(v)
-	if err != nil {
-		return 0, fmt.Errorf("%w: %q", ErrBadRetryAfter, v)
-	}
-	if !t.After(now) {
-		return 0, nil
-	}
-	return t.Sub(now), nil // Sub saturates at maxDuration
-}
-
-// parseDelaySeconds parses 1*DIGIT as a number of seconds, saturating at
-// maxDuration. ok is false when v is not all digits.
-func parseDelaySeconds(v string) (d time.Duration, ok bool) {
-	if v == "" {
-		return 0, false
-	}
-	const limit = int64(maxDuration / time.Second) // largest whole-second count that fits
-	var secs int64
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		if secs > limit {
-			continue // already saturated; keep checking that the rest are digits
-		}
-		secs = secs*10 + int64(c-'0')
-	}
-	if secs > limit {
-		return maxDuration, true
-	}
-	return time.Duration(secs) * time.Second, true
+	return d, nil
 }
 
 // ErrRetryAfterTooLong is the cause matched by errors.Is when a server asked

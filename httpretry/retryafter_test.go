@@ -2,9 +2,13 @@ package httpretry
 
 import (
 	"errors"
+	"math"
 	"testing"
 	"time"
 )
+
+// maxDuration is the longest representable wait, where huge hints saturate.
+const maxDuration = time.Duration(math.MaxInt64)
 
 // now is the fixed "current time" of the Retry-After tests: 1994-11-06
 // 08:49:30 UTC, seven seconds before RFC 9110's example date.
