@@ -271,6 +271,23 @@ type Event struct {
 	// Detected is true when the loadgen inferred the event from its clients
 	// rather than being told by a supervisor.
 	Detected bool `json:"detected,omitempty"`
+	// Steps are the processes of a restart that went one process at a
+	// time (procs=one, rolling), in order.
+	Steps []Step `json:"-"`
+	// EarlyRetries, for a reject with a Retry-After, counts upgrade
+	// attempts by clients that came back sooner than they were told; nil
+	// when not counted.
+	EarlyRetries *uint64 `json:"-"`
+}
+
+// Step is one process's part of a restart that went one process at a
+// time, on the run's time axis.
+type Step struct {
+	// Proc is the process's index in the target's group.
+	Proc int
+	// Start is when it was told to stop, End when it was started again,
+	// Ready when it began accepting.
+	Start, End, Ready time.Duration
 }
 
 // FirstConnects returns how many clients connected at least once and the

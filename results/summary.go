@@ -79,6 +79,31 @@ type EventSummary struct {
 	OutageS float64 `json:"outage_s"`
 	// Detected is true when the loadgen inferred the event (DetectOutages).
 	Detected bool `json:"detected"`
+	// Steps are the processes of a restart that went one process at a
+	// time (procs=one, rolling), in order; absent otherwise.
+	Steps []StepSummary `json:"steps,omitempty"`
+	// EarlyRetries, on a reject with a Retry-After, counts upgrade
+	// attempts by clients that came back sooner than they were told (the
+	// target counts them); absent when not counted.
+	EarlyRetries *uint64 `json:"early_retries,omitempty"`
+	// Failures and Disconnects count failed attempts and ended
+	// connections by class from StartS until the next event (or the
+	// run's end), in whole timeline buckets: what this event made the
+	// fleet see. Every class is present.
+	Failures    map[string]uint64 `json:"failures"`
+	Disconnects map[string]uint64 `json:"disconnects"`
+}
+
+// StepSummary is one process's part of a restart that went one process at
+// a time, in seconds from the run's start.
+type StepSummary struct {
+	// Proc is the process's index in the target's group.
+	Proc int `json:"proc"`
+	// StartS is when it was told to stop, EndS when it was started again,
+	// ReadyS when it began accepting.
+	StartS float64 `json:"start_s"`
+	EndS   float64 `json:"end_s"`
+	ReadyS float64 `json:"ready_s"`
 }
 
 // Connect counts connection attempts over the run.
@@ -188,18 +213,24 @@ func Summarize(in Input) *Summary {
 		SLO:       []SLOResult{},
 		Pass:      true,
 	}
-	for _, e := range events {
+	for i, e := range events {
 		ready := readyOf(e)
-		s.Events = append(s.Events, EventSummary{
-			Kind:     e.Kind,
-			Mode:     e.Mode,
-			Spec:     e.Spec,
-			StartS:   e.Start.Seconds(),
-			EndS:     e.End.Seconds(),
-			ReadyS:   ready.Seconds(),
-			OutageS:  (ready - e.Start).Seconds(),
-			Detected: e.Detected,
-		})
+		es := EventSummary{
+			Kind:         e.Kind,
+			Mode:         e.Mode,
+			Spec:         e.Spec,
+			StartS:       e.Start.Seconds(),
+			EndS:         e.End.Seconds(),
+			ReadyS:       ready.Seconds(),
+			OutageS:      (ready - e.Start).Seconds(),
+			Detected:     e.Detected,
+			EarlyRetries: e.EarlyRetries,
+		}
+		for _, st := range e.Steps {
+			es.Steps = append(es.Steps, StepSummary{Proc: st.Proc, StartS: st.Start.Seconds(), EndS: st.End.Seconds(), ReadyS: st.Ready.Seconds()})
+		}
+		es.Failures, es.Disconnects = eventClasses(r.Timeline, events, i, end)
+		s.Events = append(s.Events, es)
 	}
 	for k, v := range r.Stopped {
 		s.Stopped[k] = v

@@ -165,8 +165,8 @@ func TestSetSLO(t *testing.T) {
 		pass bool
 	}{
 		{"none", nil, true},
-		{"all pass", []SLOResult{{Expr: "lost==0", Pass: true}, {Expr: "r99_s<5", Value: 3, Pass: true}}, true},
-		{"one fails", []SLOResult{{Expr: "lost==0", Pass: true}, {Expr: "r99_s<5", Value: 7}}, false},
+		{"all pass", []SLOResult{{Expr: "lost==0", Pass: true}, {Expr: "r99<5s", Value: ptr(3), Pass: true}}, true},
+		{"one fails", []SLOResult{{Expr: "lost==0", Pass: true}, {Expr: "r99<5s", Value: ptr(7)}}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := Summarize(Input{})

@@ -73,11 +73,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 		ew.printf("stopped: %d client(s) gave up after %s: %s\n", st.Count, n, st.LastError)
 	}
 	for _, r := range s.SLO {
-		verdict := "pass"
-		if !r.Pass {
-			verdict = "FAIL"
-		}
-		ew.printf("slo %s: %s (value %g)\n", r.Expr, verdict, r.Value)
+		ew.printf("%s\n", r.Line())
 	}
 	return ew.err
 }

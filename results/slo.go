@@ -1,0 +1,490 @@
+package results
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// An SLO gates a run on one figure of its summary: `r99<20s`, `lost==0`,
+// `herd_peak_to_mean<5`, `connect_p99<=250ms`. The grammar is
+//
+//	slo    = space figure space op space value space
+//	figure = one of SLOFigures, e.g. "r99"
+//	op     = "<" | "<=" | ">" | ">=" | "==" | "!="
+//	value  = a duration with its unit (Go syntax: 250ms, 1.5s, 1m30s) for a
+//	         duration figure; a plain number (5, 0.5, 1e3) otherwise;
+//	         a share (recovered_share) may also be a percentage (99%)
+//
+// A duration figure given a number without a unit is an error, not seconds:
+// `r99<20` could mean 20 s or 20 ms, and a gate must not guess. The one
+// exception is 0, which needs no unit. Durations compare in seconds, to the
+// nanosecond.
+//
+// Recovery figures (r50..r100, herd_*, *_attempts, recovered_share) are
+// the worst over the run's events with clients connected before them: the
+// largest, or for recovered_share the smallest. An R figure that was never
+// reached (not enough clients came back before the run ended) is null, and
+// so is every recovery figure of a run without such an event: a null figure
+// fails its SLO whatever the operator, since a gate that cannot be
+// evaluated must not pass.
+type SLO struct {
+	// Expr is the SLO as given.
+	Expr string
+	// Figure is the short name of the figure compared, e.g. "r99".
+	Figure string
+	// Op is the comparison.
+	Op string
+	// Limit is the value compared against: seconds for a duration figure.
+	Limit float64
+
+	fig *figure
+	dur time.Duration // Limit, exactly, for a duration figure
+}
+
+// SLOError is an SLO expression that does not parse; Col is the 1-based
+// column (in characters) of the offending part.
+type SLOError struct {
+	Expr string
+	Col  int
+	Msg  string
+}
+
+func (e *SLOError) Error() string {
+	return fmt.Sprintf("slo %q: col %d: %s", e.Expr, e.Col, e.Msg)
+}
+
+// figureKind says how a figure's value is written and compared.
+type figureKind int
+
+const (
+	kindCount    figureKind = iota // a whole number of things
+	kindRatio                      // a plain number
+	kindShare                      // a ratio that may be written as a percentage
+	kindDuration                   // seconds, written with a unit
+)
+
+// figure is one name an SLO can compare.
+type figure struct {
+	name string
+	kind figureKind
+	doc  string
+	// get returns the figure's value (seconds for durations); ok false is
+	// null, with why saying so for a person.
+	get func(s *Summary) (v float64, ok bool, why string)
+}
+
+// SLOFigures returns the names an SLO can compare, with a line of help
+// each, in a stable order.
+func SLOFigures() [][2]string {
+	out := make([][2]string, len(figures))
+	for i, f := range figures {
+		out[i] = [2]string{f.name, f.doc}
+	}
+	return out
+}
+
+var figures = func() []*figure {
+	fs := []*figure{
+		rFigure("r50", func(r Recovery) *float64 { return r.R50S }),
+		rFigure("r90", func(r Recovery) *float64 { return r.R90S }),
+		rFigure("r99", func(r Recovery) *float64 { return r.R99S }),
+		rFigure("r100", func(r Recovery) *float64 { return r.R100S }),
+		worstFigure("herd_peak", kindCount, "most connection attempts in one 100 ms window of recovery",
+			func(r Recovery) float64 { return float64(r.HerdPeakPer100ms) }),
+		worstFigure("herd_peak_to_mean", kindRatio, "herd peak over the mean of the recovery window",
+			func(r Recovery) float64 { return r.HerdPeakToMean }),
+		worstFigure("wasted_attempts", kindRatio, "failed attempts per client after the target was ready",
+			func(r Recovery) float64 { return r.WastedAttemptsPerClient }),
+		worstFigure("outage_attempts", kindRatio, "failed attempts per client during the outage",
+			func(r Recovery) float64 { return r.OutageAttemptsPerClient }),
+		{name: "recovered_share", kind: kindShare, doc: "smallest share of the clients connected before an event that came back (0..1, or %)",
+			get: func(s *Summary) (float64, bool, string) {
+				v, ok := math.Inf(1), false
+				for _, r := range s.Recovery {
+					if r.ConnectedBefore > 0 {
+						v, ok = min(v, float64(r.Recovered)/float64(r.ConnectedBefore)), true
+					}
+				}
+				if !ok {
+					return 0, false, noEvent
+				}
+				return v, true, ""
+			}},
+		countFigure("lost", "messages acked but never delivered", func(s *Summary) uint64 { return s.Messages.Lost }),
+		countFigure("dup_delivered", "messages delivered twice", func(s *Summary) uint64 { return s.Messages.DupDelivered }),
+		countFigure("failures", "failed connection attempts of every class", func(s *Summary) uint64 {
+			var n uint64
+			for _, v := range s.Connect.Failures {
+				n += v
+			}
+			return n
+		}),
+		countFigure("attempts", "connection attempts", func(s *Summary) uint64 { return s.Connect.Attempts }),
+		countFigure("stopped", "clients that gave up", func(s *Summary) uint64 {
+			var n uint64
+			for _, v := range s.Stopped {
+				n += uint64(v.Count)
+			}
+			return n
+		}),
+		countFigure("listen_overflows", "kernel ListenOverflows delta (whole namespace)", func(s *Summary) uint64 {
+			return uint64(max(s.Kernel.ListenOverflows, 0))
+		}),
+	}
+	for _, l := range []struct {
+		name string
+		get  func(s *Summary) Latency
+	}{
+		{"connect", func(s *Summary) Latency { return s.LatencyMS.Connect }},
+		{"ttr", func(s *Summary) Latency { return s.LatencyMS.TTR }},
+		{"message_rtt", func(s *Summary) Latency { return s.LatencyMS.MessageRTT }},
+		{"resume", func(s *Summary) Latency { return s.LatencyMS.Resume }},
+	} {
+		for _, q := range []struct {
+			name string
+			get  func(Latency) float64
+		}{
+			{"p50", func(x Latency) float64 { return x.P50 }},
+			{"p90", func(x Latency) float64 { return x.P90 }},
+			{"p99", func(x Latency) float64 { return x.P99 }},
+			{"max", func(x Latency) float64 { return x.Max }},
+		} {
+			get, pick := l.get, q.get
+			fs = append(fs, &figure{name: l.name + "_" + q.name, kind: kindDuration,
+				doc: fmt.Sprintf("%s latency %s (0 when nothing was recorded)", l.name, q.name),
+				get: func(s *Summary) (float64, bool, string) { return pick(get(s)) / 1e3, true, "" }})
+		}
+	}
+	return fs
+}()
+
+const noEvent = "no event with clients connected before it"
+
+// rFigure is a fleet recovery figure: the longest over events, null if any
+// event never reached it.
+func rFigure(name string, pick func(Recovery) *float64) *figure {
+	share := strings.TrimPrefix(name, "r")
+	return &figure{name: name, kind: kindDuration,
+		doc: "seconds from ready until " + share + "% of the clients were back (worst event)",
+		get: func(s *Summary) (float64, bool, string) {
+			v, any := 0.0, false
+			for _, r := range s.Recovery {
+				if r.ConnectedBefore == 0 {
+					continue
+				}
+				any = true
+				p := pick(r)
+				if p == nil {
+					return 0, false, fmt.Sprintf("never: %d of %d clients back after event %d", r.Recovered, r.ConnectedBefore, r.Event)
+				}
+				v = max(v, *p)
+			}
+			if !any {
+				return 0, false, noEvent
+			}
+			return v, true, ""
+		}}
+}
+
+// worstFigure is a recovery figure whose worst is its largest.
+func worstFigure(name string, kind figureKind, doc string, pick func(Recovery) float64) *figure {
+	return &figure{name: name, kind: kind, doc: doc + " (worst event)",
+		get: func(s *Summary) (float64, bool, string) {
+			v, any := 0.0, false
+			for _, r := range s.Recovery {
+				if r.ConnectedBefore > 0 {
+					v, any = max(v, pick(r)), true
+				}
+			}
+			if !any {
+				return 0, false, noEvent
+			}
+			return v, true, ""
+		}}
+}
+
+func countFigure(name, doc string, get func(*Summary) uint64) *figure {
+	return &figure{name: name, kind: kindCount, doc: doc,
+		get: func(s *Summary) (float64, bool, string) { return float64(get(s)), true, "" }}
+}
+
+func lookupFigure(name string) *figure {
+	for _, f := range figures {
+		if f.name == name {
+			return f
+		}
+	}
+	return nil
+}
+
+// ParseSLOs parses every expression, stopping at the first error.
+func ParseSLOs(exprs []string) ([]SLO, error) {
+	out := make([]SLO, 0, len(exprs))
+	for _, e := range exprs {
+		s, err := ParseSLO(e)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// ParseSLO parses one SLO expression; an error is an *SLOError naming the
+// column.
+func ParseSLO(expr string) (SLO, error) {
+	fail := func(at int, format string, a ...any) (SLO, error) {
+		return SLO{}, &SLOError{Expr: expr, Col: utf8.RuneCountInString(expr[:at]) + 1, Msg: fmt.Sprintf(format, a...)}
+	}
+	i := skipSpace(expr, 0)
+	if i == len(expr) {
+		return fail(i, "empty SLO; write FIGURE OP VALUE, e.g. r99<20s")
+	}
+	// Figure.
+	start := i
+	for i < len(expr) && (expr[i] >= 'a' && expr[i] <= 'z' || expr[i] >= '0' && expr[i] <= '9' || expr[i] == '_' || expr[i] >= 'A' && expr[i] <= 'Z') {
+		i++
+	}
+	name := expr[start:i]
+	if name == "" {
+		return fail(start, "expected a figure name such as r99 or lost, got %q", rest(expr[start:]))
+	}
+	fig := lookupFigure(strings.ToLower(name))
+	if fig == nil {
+		return fail(start, "unknown figure %q (known: %s)", name, figureNames())
+	}
+	// Operator.
+	i = skipSpace(expr, i)
+	opAt := i
+	op := ""
+	for _, o := range []string{"<=", ">=", "==", "!=", "<", ">"} {
+		if strings.HasPrefix(expr[i:], o) {
+			op = o
+			break
+		}
+	}
+	switch {
+	case op == "" && strings.HasPrefix(expr[i:], "="):
+		return fail(opAt, "use == to compare, not =")
+	case op == "":
+		return fail(opAt, "expected an operator (<, <=, >, >=, ==, !=) after %s, got %q", fig.name, rest(expr[i:]))
+	}
+	i += len(op)
+	// Value: up to the next space.
+	i = skipSpace(expr, i)
+	valAt := i
+	for i < len(expr) && !isSpace(expr[i]) {
+		i++
+	}
+	lit := expr[valAt:i]
+	if lit == "" {
+		return fail(valAt, "expected a value after %s", op)
+	}
+	if j := skipSpace(expr, i); j < len(expr) {
+		return fail(j, "unexpected %q after the value", rest(expr[j:]))
+	}
+	s := SLO{Expr: expr, Figure: fig.name, Op: op, fig: fig}
+	if msg := s.parseValue(lit); msg != "" {
+		return fail(valAt, "%s", msg)
+	}
+	return s, nil
+}
+
+// parseValue sets the limit from lit, or returns why it cannot.
+func (s *SLO) parseValue(lit string) string {
+	if s.fig.kind == kindDuration {
+		if isNumber(lit) {
+			if v, err := strconv.ParseFloat(lit, 64); err != nil {
+				return fmt.Sprintf("bad number %q", lit)
+			} else if v == 0 {
+				return "" // 0 needs no unit
+			}
+			return fmt.Sprintf("%s is a duration: give a unit, e.g. %ss or %sms", s.Figure, lit, lit)
+		}
+		d, err := time.ParseDuration(lit)
+		if err != nil {
+			return fmt.Sprintf("bad duration %q: want a number and a unit (ns, us, ms, s, m, h), e.g. 250ms", lit)
+		}
+		s.dur, s.Limit = d, d.Seconds()
+		return ""
+	}
+	n := 0
+	for n < len(lit) && isNumber(lit[n:n+1]) {
+		n++
+	}
+	num, unit := lit[:n], lit[n:]
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
+		return fmt.Sprintf("bad number %q", lit)
+	}
+	switch {
+	case unit == "":
+	case unit == "%" && s.fig.kind == kindShare:
+		v /= 100
+	case isUnit(unit):
+		return fmt.Sprintf("%s is not a duration: drop the unit %q", s.Figure, unit)
+	default:
+		return fmt.Sprintf("bad number %q", lit)
+	}
+	s.Limit = v
+	return ""
+}
+
+// isNumber reports whether s is made of the characters of a decimal
+// number: digits, '.', an exponent and signs. strconv decides the rest.
+func isNumber(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func isUnit(u string) bool {
+	switch u {
+	case "ns", "us", "µs", "μs", "ms", "s", "m", "h", "%":
+		return true
+	}
+	return false
+}
+
+func skipSpace(s string, i int) int {
+	for i < len(s) && isSpace(s[i]) {
+		i++
+	}
+	return i
+}
+
+func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' }
+
+// rest is s shortened for an error message.
+func rest(s string) string {
+	if len(s) > 16 {
+		for i := 16; i > 0; i-- {
+			if utf8.RuneStart(s[i]) {
+				return s[:i] + "..."
+			}
+		}
+	}
+	return s
+}
+
+func figureNames() string {
+	names := make([]string, len(figures))
+	for i, f := range figures {
+		names[i] = f.name
+	}
+	return strings.Join(names, ", ")
+}
+
+// String returns the SLO in canonical form: it parses back to the same SLO.
+func (s SLO) String() string {
+	if s.fig == nil {
+		return s.Expr
+	}
+	v := strconv.FormatFloat(s.Limit, 'g', -1, 64)
+	if s.fig.kind == kindDuration {
+		v = s.dur.String()
+	}
+	return s.Figure + s.Op + v
+}
+
+// MarshalText writes the SLO as given, so a config holding SLOs records
+// them readably.
+func (s SLO) MarshalText() ([]byte, error) { return []byte(s.Expr), nil }
+
+// UnmarshalText parses an SLO.
+func (s *SLO) UnmarshalText(b []byte) error {
+	p, err := ParseSLO(string(b))
+	if err != nil {
+		return err
+	}
+	*s = p
+	return nil
+}
+
+// Eval compares the SLO's figure in sum with its limit.
+func (s SLO) Eval(sum *Summary) SLOResult {
+	r := SLOResult{Expr: s.Expr, Limit: s.Limit}
+	if s.fig == nil {
+		r.Detail = "not parsed"
+		return r
+	}
+	if s.fig.kind == kindDuration {
+		r.Unit = "s"
+	}
+	v, ok, why := s.fig.get(sum)
+	if !ok {
+		r.Detail = s.Figure + " = null: " + why
+		return r
+	}
+	r.Value = &v
+	a, b := v, s.Limit
+	if s.fig.kind == kindDuration { // compare whole nanoseconds: no float noise
+		a, b = math.Round(v*1e9), float64(s.dur)
+	}
+	switch s.Op {
+	case "<":
+		r.Pass = a < b
+	case "<=":
+		r.Pass = a <= b
+	case ">":
+		r.Pass = a > b
+	case ">=":
+		r.Pass = a >= b
+	case "==":
+		r.Pass = a == b
+	case "!=":
+		r.Pass = a != b
+	}
+	r.Detail = s.Figure + " = " + s.format(v)
+	if !r.Pass {
+		switch {
+		case s.Op == "!=":
+			r.Detail += ", must not be " + s.format(s.Limit)
+		case a == b:
+			r.Detail += ", at the limit"
+		case a > b:
+			r.Detail += ", over by " + s.format(v-s.Limit)
+		default:
+			r.Detail += ", under by " + s.format(s.Limit-v)
+		}
+	}
+	return r
+}
+
+// format writes a value of the SLO's figure for a person.
+func (s SLO) format(v float64) string {
+	switch s.fig.kind {
+	case kindDuration:
+		return time.Duration(math.Round(v * 1e9)).Round(time.Microsecond).String()
+	case kindCount:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(math.Round(v*1e4)/1e4, 'f', -1, 64)
+}
+
+// EvalSLOs evaluates every SLO against sum, in order.
+func EvalSLOs(slos []SLO, sum *Summary) []SLOResult {
+	out := make([]SLOResult, len(slos))
+	for i, s := range slos {
+		out[i] = s.Eval(sum)
+	}
+	return out
+}
+
+// Line is the SLO's outcome as one line for a terminal, e.g.
+// "SLO r99<1ms: FAIL (r99 = 2.31s, over by 2.309s)".
+func (r SLOResult) Line() string {
+	verdict := "pass"
+	if !r.Pass {
+		verdict = "FAIL"
+	}
+	return fmt.Sprintf("SLO %s: %s (%s)", r.Expr, verdict, r.Detail)
+}
