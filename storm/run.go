@@ -139,6 +139,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	fleet := cfg.Fleet
 	fleet.URL = group.URL()
 	fleet.SourceIPs = sz.SourceIPs
+	if tcfg.TLS && tcfg.CertFile == "" {
+		fleet.TLSInsecure = true // the target's certificate is self-signed, made at its start
+	}
 	if fleet.Ramp == 0 && totalRate > 0 {
 		fleet.Ramp = 0.9 * totalRate
 	}
