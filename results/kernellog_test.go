@@ -1,0 +1,66 @@
+package results
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestKernelSamplerCSV(t *testing.T) {
+	start := time.Unix(1_800_000_000, 0)
+	reads := []KernelCounters{
+		{"TcpExt.ListenOverflows": 100, "TcpExt.ListenDrops": 100, "Tcp.ActiveOpens": 7},
+		{"TcpExt.ListenOverflows": 349, "TcpExt.ListenDrops": 350, "Tcp.ActiveOpens": 17},
+		nil, // a failed read
+		{"TcpExt.ListenOverflows": 400, "TcpExt.ListenDrops": 401, "Tcp.ActiveOpens": 20, "TcpExt.TCPSynRetrans": 3},
+	}
+	k := NewKernelSampler(0)
+	n := 0
+	k.read = func() (KernelCounters, error) {
+		c := reads[n]
+		n++
+		if c == nil {
+			return nil, errors.New("no /proc")
+		}
+		return c, nil
+	}
+	k.now = func() time.Time { return start.Add(time.Duration(n) * time.Second) }
+	for range reads {
+		k.Sample()
+	}
+	if k.Len() != 3 || k.Err() == nil {
+		t.Fatalf("%d samples, err %v", k.Len(), k.Err())
+	}
+	var b bytes.Buffer
+	if err := k.WriteCSV(&b, start); err != nil {
+		t.Fatal(err)
+	}
+	want := "time_s,ListenOverflows,ListenDrops,TCPSynRetrans,TCPReqQFullDoCookies,TCPReqQFullDrop,SyncookiesSent," +
+		"SyncookiesRecv,SyncookiesFailed,TCPTimeouts,TCPAbortOnTimeout,TCPBacklogDrop,ActiveOpens,PassiveOpens," +
+		"AttemptFails,EstabResets,RetransSegs,OutRsts\n" +
+		"0.000,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n" +
+		"1.000,249,250,0,0,0,0,0,0,0,0,0,10,0,0,0,0,0\n" +
+		"3.000,300,301,3,0,0,0,0,0,0,0,0,13,0,0,0,0,0\n"
+	if b.String() != want {
+		t.Errorf("kernel.csv:\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+// The real /proc of this namespace reads, and Run stops with its context.
+func TestKernelSamplerRun(t *testing.T) {
+	k := NewKernelSampler(10 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	k.Run(ctx)
+	if k.Err() != nil || k.Len() < 2 {
+		t.Fatalf("%d samples, err %v", k.Len(), k.Err())
+	}
+	var b bytes.Buffer
+	k.WriteCSV(&b, time.Now())
+	if !strings.HasPrefix(b.String(), "time_s,ListenOverflows,") {
+		t.Errorf("kernel.csv %q", b.String())
+	}
+}
