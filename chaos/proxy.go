@@ -1,0 +1,288 @@
+package chaos
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// The fault proxy is a TCP relay between the fleet and the target whose
+// faults a schedule switches on and off, in the spirit of Toxiproxy: netem
+// is not available on these machines, so delay, throttling, resets, black
+// holes and dropped connections come from here. One file per fault, as
+// toxiproxy keeps its toxics: latency.go, bandwidth.go, reset.go,
+// blackhole.go, loss.go.
+//
+//	          client side                                upstream side
+//	fleet ──> fd[0] ──read──> shared buf ─┬─ no fault, queue empty: write ──> fd[1] ──> target
+//	                                      └─ else: chunk queue (release time,
+//	                                         token bucket) ── timer heap ──>
+//	fleet <── fd[0] <──write─ chunk queue / shared buf <──read── fd[1] <── target
+//
+// A proxy process runs one or more reactors. Each reactor is one goroutine
+// with its own SO_REUSEPORT listener (the kernel spreads new connections
+// over them), its own epoll instance, timer heap and one shared read
+// buffer. A relayed connection (a link) is two raw non-blocking sockets in
+// that epoll instance, edge-triggered: no goroutine and no buffer per
+// connection while no fault holds data back. Bytes that cannot be written
+// at once (a slow peer, a latency or bandwidth fault) wait in a per-
+// direction queue of chunks with release times, which keeps their order.
+//
+// A link costs two open files, so one process relays at most about 9,900
+// connections under the 20,000 open-file limit; a ProxyGroup runs several
+// `stampede proxy` processes on one port as an SO_REUSEPORT group.
+
+// Defaults applied to zero fields of a ProxyConfig.
+const (
+	// DefaultProxyListen is where a proxy listens without Listen.
+	DefaultProxyListen = "127.0.0.1:0"
+	// DefaultProxyBacklog is the proxy's listen backlog: large, so the proxy
+	// never adds a queue the target does not have (the kernel caps it at
+	// net.core.somaxconn).
+	DefaultProxyBacklog = 4096
+	// DefaultProxyConnectTimeout bounds the upstream connect of a link.
+	DefaultProxyConnectTimeout = 10 * time.Second
+	// proxyFileReserve is the open files a proxy process keeps for itself
+	// (listeners, epoll, eventfds, control API, stdio) when sizing MaxConns.
+	proxyFileReserve = 100
+)
+
+// ProxyConfig configures a fault proxy. The zero value of every field but
+// Upstream means its default.
+type ProxyConfig struct {
+	// Listen is the address clients connect to, "IP:port"; port 0 picks a
+	// free port. Every listener has SO_REUSEPORT, so several processes may
+	// share the port. Default 127.0.0.1:0.
+	Listen string `json:"listen"`
+	// Upstream is the server every link connects to, "host:port", resolved
+	// once at start. Required.
+	Upstream string `json:"upstream"`
+	// Reactors is the number of reactor goroutines, each with its own
+	// listener on the port. Default 1.
+	Reactors int `json:"reactors"`
+	// Backlog is the listen backlog of each listener. Default 4096.
+	Backlog int `json:"backlog"`
+	// MaxConns caps the links open at once; a connection above it is reset
+	// at once (and counted in ProxyStats.Refused). Default: what the
+	// process's open-file limit allows, two files per link.
+	MaxConns int `json:"max_conns"`
+	// ConnectTimeout bounds the upstream connect of a link; when it passes
+	// the client is reset. Default 10 s.
+	ConnectTimeout time.Duration `json:"connect_timeout"`
+	// SourceIP is the local address of upstream connections, bound with
+	// IP_BIND_ADDRESS_NO_PORT (its own ephemeral port range towards the
+	// upstream). The zero Addr lets the kernel choose.
+	SourceIP netip.Addr `json:"source_ip,omitzero"`
+	// Seed keys the random draws of jitter and loss, so a run's seed gives
+	// the same faults again.
+	Seed uint64 `json:"seed"`
+	// Proc is this proxy's index in a group; it keeps the draws of the
+	// group's processes apart.
+	Proc int `json:"proc"`
+}
+
+// Validate reports the first unusable field.
+func (c ProxyConfig) Validate() error {
+	switch {
+	case c.Upstream == "":
+		return errors.New("proxy: Upstream is required")
+	case c.Reactors < 0 || c.Reactors > 64:
+		return fmt.Errorf("proxy: Reactors must be within 0..64, got %d", c.Reactors)
+	case c.Backlog < 0:
+		return fmt.Errorf("proxy: Backlog must not be negative, got %d", c.Backlog)
+	case c.MaxConns < 0:
+		return fmt.Errorf("proxy: MaxConns must not be negative, got %d", c.MaxConns)
+	case c.ConnectTimeout < 0:
+		return fmt.Errorf("proxy: ConnectTimeout must not be negative, got %s", c.ConnectTimeout)
+	case c.Proc < 0 || c.Proc > 0xffff:
+		return fmt.Errorf("proxy: Proc must be within 0..65535, got %d", c.Proc)
+	}
+	if c.Listen != "" {
+		if _, err := netip.ParseAddrPort(c.Listen); err != nil {
+			return fmt.Errorf("proxy: Listen %q: want IP:port", c.Listen)
+		}
+	}
+	if _, _, err := net.SplitHostPort(c.Upstream); err != nil {
+		return fmt.Errorf("proxy: Upstream %q: %v", c.Upstream, err)
+	}
+	return nil
+}
+
+func (c ProxyConfig) withDefaults() ProxyConfig {
+	if c.Listen == "" {
+		c.Listen = DefaultProxyListen
+	}
+	if c.Reactors == 0 {
+		c.Reactors = 1
+	}
+	if c.Backlog == 0 {
+		c.Backlog = DefaultProxyBacklog
+	}
+	if c.ConnectTimeout == 0 {
+		c.ConnectTimeout = DefaultProxyConnectTimeout
+	}
+	if c.MaxConns == 0 {
+		var r syscall.Rlimit
+		c.MaxConns = 10000
+		if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &r) == nil && r.Cur < 1<<30 {
+			c.MaxConns = max(1, (int(r.Cur)-proxyFileReserve)/2)
+		}
+	}
+	return c
+}
+
+// ProxyStats counts what a proxy did since it started.
+type ProxyStats struct {
+	// Active is the number of links open now.
+	Active int64 `json:"active"`
+	// Accepted counts client connections accepted.
+	Accepted uint64 `json:"accepted"`
+	// Reset counts links reset by the reset fault (new and established).
+	Reset uint64 `json:"reset"`
+	// Dropped counts links dropped by the loss fault.
+	Dropped uint64 `json:"dropped"`
+	// Blackholed counts links accepted during a blackhole, never connected
+	// upstream.
+	Blackholed uint64 `json:"blackholed"`
+	// Refused counts links whose upstream connect failed or timed out, and
+	// connections above MaxConns: their clients were reset.
+	Refused uint64 `json:"refused"`
+	// BytesUp and BytesDown count bytes read from clients and from the
+	// upstream.
+	BytesUp   uint64 `json:"bytes_up"`
+	BytesDown uint64 `json:"bytes_down"`
+	// Swallowed counts bytes a blackhole read and threw away.
+	Swallowed uint64 `json:"swallowed"`
+	// Fault is the active fault set in schedule words, "" for none.
+	Fault string `json:"fault"`
+}
+
+// add sums o into s (not Fault).
+func (s *ProxyStats) add(o *ProxyStats) {
+	s.Active += o.Active
+	s.Accepted += o.Accepted
+	s.Reset += o.Reset
+	s.Dropped += o.Dropped
+	s.Blackholed += o.Blackholed
+	s.Refused += o.Refused
+	s.BytesUp += o.BytesUp
+	s.BytesDown += o.BytesDown
+	s.Swallowed += o.Swallowed
+}
+
+// faultState is one generation of the active fault set. Set publishes a
+// new one through an atomic pointer; reactors pick it up when woken.
+type faultState struct {
+	f   ProxyFault
+	gen uint64 // 1, 2, ...: the n of the loss draws
+}
+
+// FaultProxy is a running fault proxy in this process. It implements Proxy,
+// so a Supervisor switches its faults.
+type FaultProxy struct {
+	cfg      ProxyConfig
+	addr     netip.AddrPort
+	reactors []*reactor
+	fault    atomic.Pointer[faultState]
+	setMu    sync.Mutex // orders Set calls, so generations grow with them
+	wg       sync.WaitGroup
+	close    sync.Once
+}
+
+// StartProxy starts a fault proxy with no fault active and returns when
+// its listeners accept.
+func StartProxy(cfg ProxyConfig) (*FaultProxy, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	up, err := net.ResolveTCPAddr("tcp", cfg.Upstream)
+	if err != nil {
+		return nil, fmt.Errorf("proxy: Upstream %q: %w", cfg.Upstream, err)
+	}
+	upstream := up.AddrPort()
+	listen := netip.MustParseAddrPort(cfg.Listen)
+	p := &FaultProxy{cfg: cfg}
+	p.fault.Store(&faultState{})
+	for i := 0; i < cfg.Reactors; i++ {
+		r, err := newReactor(p, i, listen, upstream)
+		if err != nil {
+			p.Close()
+			return nil, err
+		}
+		if i == 0 {
+			listen = r.addr // the port that port 0 picked, for the others
+			p.addr = r.addr
+		}
+		p.reactors = append(p.reactors, r)
+	}
+	for _, r := range p.reactors {
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			r.run()
+		}()
+	}
+	return p, nil
+}
+
+// Addr returns the address clients connect to, "IP:port".
+func (p *FaultProxy) Addr() string { return p.addr.String() }
+
+// Set switches the fault set f on, replacing the previous one; the zero
+// ProxyFault switches every fault off. It returns at once: the reactors
+// apply it within microseconds, resetting or dropping established links
+// when f says so. Safe for concurrent use and under load.
+func (p *FaultProxy) Set(f ProxyFault) {
+	p.setMu.Lock()
+	gen := p.fault.Load().gen + 1
+	p.fault.Store(&faultState{f: f, gen: gen})
+	p.setMu.Unlock()
+	for _, r := range p.reactors {
+		r.wakeUp()
+	}
+}
+
+// Fault returns the fault set last given to Set.
+func (p *FaultProxy) Fault() ProxyFault { return p.fault.Load().f }
+
+// Stats returns the proxy's counters summed over its reactors.
+func (p *FaultProxy) Stats() ProxyStats {
+	var s ProxyStats
+	for _, r := range p.reactors {
+		st := r.stats.load()
+		s.add(&st)
+	}
+	s.Fault = faultWords(p.Fault())
+	return s
+}
+
+// Close stops accepting, closes every link and returns when the reactors
+// have stopped.
+func (p *FaultProxy) Close() error {
+	p.close.Do(func() {
+		for _, r := range p.reactors {
+			r.stop()
+		}
+		p.wg.Wait()
+		for _, r := range p.reactors {
+			r.release()
+		}
+	})
+	return nil
+}
+
+// faultWords returns f in schedule words without the leading space, e.g.
+// "latency=200ms jitter=10ms"; "" for none.
+func faultWords(f ProxyFault) string {
+	s := f.String()
+	if s != "" {
+		s = s[1:]
+	}
+	return s
+}

@@ -1,0 +1,140 @@
+package chaos
+
+import (
+	"bytes"
+	"crypto/rand"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"testing"
+	"time"
+)
+
+// tcpEcho starts a TCP server on loopback that echoes every byte and
+// closes its side when the client does; it returns its address.
+func tcpEcho(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() {
+				defer c.Close()
+				io.Copy(c, c)
+			})
+		}
+	})
+	return ln.Addr().String()
+}
+
+// startProxy starts a fault proxy in front of upstream, closed at cleanup.
+func startProxy(t *testing.T, cfg ProxyConfig) *FaultProxy {
+	t.Helper()
+	p, err := StartProxy(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+// dialProxy connects to the proxy, closed at cleanup.
+func dialProxy(t *testing.T, p *FaultProxy) *net.TCPConn {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", p.Addr(), 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c.(*net.TCPConn)
+}
+
+// echoOnce writes msg and reads it back within d.
+func echoOnce(c net.Conn, msg []byte, d time.Duration) error {
+	c.SetDeadline(time.Now().Add(d))
+	defer c.SetDeadline(time.Time{})
+	if _, err := c.Write(msg); err != nil {
+		return err
+	}
+	got := make([]byte, len(msg))
+	if _, err := io.ReadFull(c, got); err != nil {
+		return err
+	}
+	if !bytes.Equal(got, msg) {
+		return errors.New("echo differs")
+	}
+	return nil
+}
+
+// TestProxyRelaysBytesIntact sends 4 MiB each way through the proxy with no
+// fault: what comes back is what went out, and a half-close passes through
+// (the echo server sees EOF and closes, the client then reads EOF).
+func TestProxyRelaysBytesIntact(t *testing.T) {
+	p := startProxy(t, ProxyConfig{Upstream: tcpEcho(t)})
+	c := dialProxy(t, p)
+	data := make([]byte, 4<<20)
+	rand.Read(data)
+	c.SetDeadline(time.Now().Add(20 * time.Second))
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Write(data)
+		if err == nil {
+			err = c.CloseWrite()
+		}
+		errc <- err
+	}()
+	got, err := io.ReadAll(c)
+	if err != nil {
+		t.Fatalf("read: %v", err)
+	}
+	if err := <-errc; err != nil {
+		t.Fatalf("write: %v", err)
+	}
+	if !bytes.Equal(got, data) {
+		t.Fatalf("got %d bytes back, want the %d sent, intact", len(got), len(data))
+	}
+	st := p.Stats()
+	if st.Accepted != 1 || st.BytesUp != uint64(len(data)) || st.BytesDown != uint64(len(data)) {
+		t.Errorf("stats %+v: want 1 accepted, %d bytes each way", st, len(data))
+	}
+	waitActive(t, p, 0)
+}
+
+// waitActive waits (bounded) until the proxy has n links open.
+func waitActive(t *testing.T, p *FaultProxy, n int64) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for p.Stats().Active != n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d links open, want %d", p.Stats().Active, n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestProxyUpstreamDownResetsClient: with nothing listening upstream, the
+// accepted client is reset (the relay's stand-in for a refused connect).
+func TestProxyUpstreamDownResetsClient(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	p := startProxy(t, ProxyConfig{Upstream: addr})
+	if err := readReset(p.Addr()); !isReset(err) {
+		t.Fatalf("got %v, want a connection reset", err)
+	}
+	if st := p.Stats(); st.Refused != 1 {
+		t.Errorf("refused %d, want 1", st.Refused)
+	}
+}
