@@ -25,12 +25,20 @@ type GroupTarget struct {
 	mu         sync.Mutex
 	backlog    int
 	acceptRate float64 // per process
+	nextOne    int     // the process the next procs=one restart stops
+
+	startBacklog int     // what a (re)started process listens with
+	startRate    float64 // and accepts at, per process
 }
 
 // NewGroupTarget wraps g, whose processes started with the given backlog
-// and per-process accept rate.
+// (0: target.DefaultBacklog) and per-process accept rate (0: unlimited).
 func NewGroupTarget(g *target.Group, backlog int, acceptRatePerProc float64) *GroupTarget {
-	return &GroupTarget{Group: g, backlog: backlog, acceptRate: acceptRatePerProc}
+	if backlog == 0 {
+		backlog = target.DefaultBacklog
+	}
+	return &GroupTarget{Group: g, backlog: backlog, acceptRate: acceptRatePerProc,
+		startBacklog: backlog, startRate: acceptRatePerProc}
 }
 
 // signals maps a restart mode to how the processes are stopped: graceful
@@ -42,23 +50,77 @@ var signals = map[string]syscall.Signal{
 	ModeKill:     syscall.SIGKILL,
 }
 
-// Restart stops every process the way ev.Mode says, waits for them to exit,
-// and brings a new generation up: for the closed shape after ev.Down (the
-// port refuses connections meanwhile), for the stall shape at once with a
-// hold of ev.Down (the port is open but nothing is accepted, so the backlog
-// fills and SYNs go unanswered). listening is when the new processes were
-// started; ready is when the last of them began accepting.
+// Restart is RestartSteps without the steps.
 func (t *GroupTarget) Restart(ctx context.Context, ev Event) (listening, ready time.Time, err error) {
-	now, sleep := t.clock()
-	if ev.Procs != "" && ev.Procs != ProcsAll {
-		return listening, ready, fmt.Errorf("restart procs=%s is not supported by the process group yet; use procs=all", ev.Procs)
-	}
+	res, err := t.RestartSteps(ctx, ev)
+	return res.Listening, res.Ready, err
+}
+
+// RestartSteps restarts processes of the group the way ev says and returns when
+// the last of them is accepting again:
+//
+//   - procs=all stops every process (ev.Mode's signal), waits for them to
+//     exit and brings a new generation up;
+//   - procs=one does that to one process (the next in turn: successive
+//     one-process restarts go round the group); the others keep serving;
+//   - rolling does it to each process in turn, waiting ev.Interval after
+//     one is accepting again before stopping the next, so at most one
+//     process is ever down.
+//
+// A stopped process comes back after ev.Down with the closed shape (its
+// share of the port refuses nothing, since the others still listen, but
+// with procs=all connects are refused), or at once with a hold of ev.Down
+// with the stall shape (the port is open, nothing is accepted, its share of
+// the SYNs goes unanswered). Restarted.Listening is when the last process
+// was started again, Restarted.Ready when it began accepting, and Steps
+// has one entry per process restarted one at a time.
+func (t *GroupTarget) RestartSteps(ctx context.Context, ev Event) (Restarted, error) {
+	var res Restarted
 	sig, ok := signals[ev.Mode]
 	if !ok {
-		return listening, ready, fmt.Errorf("unknown restart mode %q", ev.Mode)
+		return res, fmt.Errorf("unknown restart mode %q", ev.Mode)
 	}
+	n := len(t.Group.Procs())
+	switch ev.Procs {
+	case ProcsAll, "":
+		return t.restartAll(ctx, ev, sig)
+	case ProcsOne:
+		t.mu.Lock()
+		i := t.nextOne % n
+		t.nextOne++
+		t.mu.Unlock()
+		step, err := t.restartProc(ctx, ev, sig, i)
+		res.Steps = append(res.Steps, step)
+		res.Listening, res.Ready = step.Listening, step.Ready
+		return res, err
+	case ProcsRolling:
+		_, sleep := t.clock()
+		for i := range n {
+			if i > 0 {
+				if err := sleep(ctx, ev.Interval); err != nil {
+					return res, err
+				}
+			}
+			step, err := t.restartProc(ctx, ev, sig, i)
+			res.Steps = append(res.Steps, step)
+			res.Listening, res.Ready = step.Listening, step.Ready
+			if err != nil {
+				return res, err
+			}
+		}
+		return res, nil
+	default:
+		return res, fmt.Errorf("unknown restart procs=%q", ev.Procs)
+	}
+}
+
+// restartAll stops every process, waits out the down time and brings a
+// new generation up.
+func (t *GroupTarget) restartAll(ctx context.Context, ev Event, sig syscall.Signal) (Restarted, error) {
+	now, sleep := t.clock()
+	var res Restarted
 	if err := t.Group.Signal(sig); err != nil {
-		return listening, ready, err
+		return res, err
 	}
 	// A killed process exits with a signal status: that is the point.
 	_ = t.Group.Wait()
@@ -66,23 +128,92 @@ func (t *GroupTarget) Restart(ctx context.Context, ev Event) (listening, ready t
 	if ev.Shape == ShapeStall {
 		hold = ev.Down
 	} else if err := sleep(ctx, ev.Down); err != nil {
-		return listening, ready, err
+		return res, err
 	}
-	listening = now()
+	res.Listening = now()
 	if err := t.Group.Respawn(ctx, hold); err != nil {
-		return listening, ready, err
+		return res, err
 	}
-	for _, p := range t.Group.Procs() {
-		if p.Ready.After(ready) {
-			ready = p.Ready
+	procs := t.Group.Procs()
+	for _, p := range procs {
+		if p.Ready.After(res.Ready) {
+			res.Ready = p.Ready
 		}
 	}
-	// The respawned processes start with the configured backlog and rate;
-	// re-apply a value a schedule changed for good.
+	return res, t.reapply(ctx, procs...)
+}
+
+// restartProc stops process i, waits out the down time and starts it
+// again, the others untouched.
+func (t *GroupTarget) restartProc(ctx context.Context, ev Event, sig syscall.Signal, i int) (Step, error) {
+	now, sleep := t.clock()
+	step := Step{Proc: i, Stop: now()}
+	old := t.Group.Procs()[i]
+	if err := t.Group.SignalProc(i, sig); err != nil {
+		return step, err
+	}
+	select {
+	case <-old.Done():
+	case <-ctx.Done():
+		return step, ctx.Err()
+	}
+	hold := time.Duration(0)
+	if ev.Shape == ShapeStall {
+		hold = ev.Down
+	} else if err := sleep(ctx, ev.Down); err != nil {
+		return step, err
+	}
+	step.Listening = now()
+	if err := t.Group.RespawnProc(ctx, i, hold); err != nil {
+		return step, err
+	}
+	p := t.Group.Procs()[i]
+	step.Ready = p.Ready
+	return step, t.reapply(ctx, p)
+}
+
+// reapply gives respawned processes a backlog or accept rate that the
+// schedule changed from the one they start with.
+func (t *GroupTarget) reapply(ctx context.Context, procs ...*target.Proc) error {
 	t.mu.Lock()
 	backlog, rate := t.backlog, t.acceptRate
 	t.mu.Unlock()
-	return listening, ready, errors.Join(t.Group.SetBacklog(ctx, backlog), t.Group.SetAcceptRate(ctx, rate))
+	var errs []error
+	for _, p := range procs {
+		if backlog != t.startBacklog {
+			errs = append(errs, p.SetBacklog(ctx, backlog))
+		}
+		if rate != t.startRate {
+			errs = append(errs, p.SetAcceptRate(ctx, rate))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// EarlyRetries returns each running process's count of clients that came
+// back before their Retry-After (target.Stats.EarlyRetries), by PID.
+func (t *GroupTarget) EarlyRetries(ctx context.Context) (map[int]uint64, error) {
+	var mu sync.Mutex
+	out := map[int]uint64{}
+	var errs []error
+	var wg sync.WaitGroup
+	for _, p := range t.Group.Procs() {
+		if p.Exited() {
+			continue
+		}
+		wg.Go(func() {
+			st, err := p.Stats(ctx)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+				return
+			}
+			out[p.PID] = st.EarlyRetries
+		})
+	}
+	wg.Wait()
+	return out, errors.Join(errs...)
 }
 
 // Stall stops every process accepting for d.

@@ -36,6 +36,55 @@ type Target interface {
 	AcceptRate() float64
 }
 
+// StepRestarter is a Target that restarts one process at a time and says
+// how each step went; the supervisor calls RestartSteps instead of Restart
+// when the Target has it.
+type StepRestarter interface {
+	// RestartSteps is Restart, reporting each process's step.
+	RestartSteps(ctx context.Context, ev Event) (Restarted, error)
+}
+
+// Restarted is what a restart did, as wall-clock instants.
+type Restarted struct {
+	// Listening is when the last restarted process was started again: the
+	// end of the fault.
+	Listening time.Time
+	// Ready is when the last restarted process began accepting.
+	Ready time.Time
+	// Steps are the processes restarted one at a time (procs=one and
+	// rolling), in order; empty when the whole group restarted at once.
+	Steps []Step
+}
+
+// Step is one process's part of a restart that went one process at a time.
+type Step struct {
+	// Proc is the process's index in the group.
+	Proc int
+	// Stop is when it was told to stop, Listening when it was started
+	// again, Ready when it began accepting.
+	Stop, Listening, Ready time.Time
+}
+
+// RetryCounter is a Target that counts clients that come back sooner than
+// the Retry-After they were rejected with. The supervisor reads it around
+// a reject window and records the difference as the event's early
+// retries.
+type RetryCounter interface {
+	// EarlyRetries returns each running process's counter, by process id
+	// (a process restarted meanwhile starts again from 0).
+	EarlyRetries(ctx context.Context) (map[int]uint64, error)
+}
+
+// earlyRetryMargin is how long after the last Retry-After of a reject
+// window ran out the supervisor reads the early-retry counters: room for
+// the target's window starting a little after the supervisor's request and
+// for upgrades in flight.
+const earlyRetryMargin = 500 * time.Millisecond
+
+// statsTimeout bounds reading the target's counters, which may happen after
+// the run's context ended.
+const statsTimeout = 5 * time.Second
+
 // Proxy is the fault proxy between the fleet and the target.
 type Proxy interface {
 	// Set switches a fault on; the zero ProxyFault switches every fault off.
@@ -135,7 +184,8 @@ func (s *Supervisor) begin(text string) (end func()) {
 
 // apply carries out one planned event and records it.
 func (s *Supervisor) apply(ctx context.Context, start time.Time, p Planned) error {
-	defer s.begin(p.Text)()
+	under := s.begin(p.Text)
+	defer under()
 	now, sleep := s.clock()
 	ev := p.Event
 	rec := results.Event{Kind: ev.Kind.String(), Spec: p.Text, Start: now().Sub(start)}
@@ -144,10 +194,19 @@ func (s *Supervisor) apply(ctx context.Context, start time.Time, p Planned) erro
 	switch ev.Kind {
 	case Restart:
 		rec.Mode = ev.Mode
-		var listening, ready time.Time
-		listening, ready, err = s.Target.Restart(ctx, ev)
+		var res Restarted
+		if sr, ok := s.Target.(StepRestarter); ok {
+			res, err = sr.RestartSteps(ctx, ev)
+		} else {
+			res.Listening, res.Ready, err = s.Target.Restart(ctx, ev)
+		}
 		if err == nil {
-			rec.End, rec.Ready = listening.Sub(start), ready.Sub(start)
+			rec.End, rec.Ready = res.Listening.Sub(start), res.Ready.Sub(start)
+			for _, st := range res.Steps {
+				rec.Steps = append(rec.Steps, results.Step{
+					Proc: st.Proc, Start: st.Stop.Sub(start), End: st.Listening.Sub(start), Ready: st.Ready.Sub(start),
+				})
+			}
 		}
 	case Stall:
 		if err = s.Target.Stall(ctx, ev.For); err == nil {
@@ -175,9 +234,32 @@ func (s *Supervisor) apply(ctx context.Context, start time.Time, p Planned) erro
 		rec.End, rec.Ready = now().Sub(start), now().Sub(start)
 	case Reject:
 		rec.Mode = fmt.Sprint(ev.Status)
+		rc, counts := s.Target.(RetryCounter)
+		counts = counts && ev.RetryAfter > 0
+		var before map[int]uint64
+		if counts {
+			if before, err = readEarly(ctx, rc); err != nil {
+				return err
+			}
+		}
 		if err = s.Target.Reject(ctx, ev.Status, ev.RetryAfter, ev.For); err == nil {
 			err = sleep(ctx, ev.For)
 			rec.End, rec.Ready = now().Sub(start), now().Sub(start)
+		}
+		if err == nil && counts {
+			// A client rejected at the window's last instant may come back
+			// early until its Retry-After (whole seconds) runs out. The run
+			// may end before that: count what came until then. The
+			// rejection itself is over.
+			under()
+			wait := (ev.RetryAfter+time.Second-1)/time.Second*time.Second + earlyRetryMargin
+			_ = sleep(ctx, wait)
+			var after map[int]uint64
+			if after, err = readEarly(ctx, rc); err == nil {
+				n := earlyDelta(before, after)
+				rec.EarlyRetries = &n
+				s.logf("chaos: %s: %d early retries", p.Text, n)
+			}
 		}
 	case ProxyEvent:
 		if s.Proxy == nil {
@@ -199,6 +281,26 @@ func (s *Supervisor) apply(ctx context.Context, start time.Time, p Planned) erro
 	slices.SortStableFunc(s.events, func(a, b results.Event) int { return cmp.Compare(a.Start, b.Start) })
 	s.mu.Unlock()
 	return nil
+}
+
+// readEarly reads the early-retry counters, even after ctx ended (the run
+// is over but the target is still up), within statsTimeout.
+func readEarly(ctx context.Context, rc RetryCounter) (map[int]uint64, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), statsTimeout)
+	defer cancel()
+	return rc.EarlyRetries(ctx)
+}
+
+// earlyDelta is the growth of the counters from before to after; a process
+// not seen before (restarted meanwhile) counts from 0.
+func earlyDelta(before, after map[int]uint64) uint64 {
+	var n uint64
+	for pid, a := range after {
+		if b := before[pid]; a > b {
+			n += a - b
+		}
+	}
+	return n
 }
 
 func (s *Supervisor) clock() (func() time.Time, func(context.Context, time.Duration) error) {
