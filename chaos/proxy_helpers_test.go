@@ -3,6 +3,7 @@ package chaos
 import (
 	"errors"
 	"net"
+	"net/netip"
 	"syscall"
 	"time"
 )
@@ -25,3 +26,7 @@ func readReset(addr string) error {
 func isReset(err error) bool {
 	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
+
+func netipLoopback0() netip.AddrPort { return netip.MustParseAddrPort("127.0.0.1:0") }
+
+func closeFD(fd int) { syscall.Close(fd) }
