@@ -21,6 +21,7 @@ import (
 
 	"github.com/stampede-dev/stampede/connerr"
 	"github.com/stampede-dev/stampede/results/herd"
+	"github.com/stampede-dev/stampede/results/track"
 )
 
 // Tick is the width of one timeline bucket and of the herd-peak window.
@@ -127,17 +128,51 @@ type Stopped struct {
 }
 
 // Messages counts the message protocol's outcome; see BRIEF "Metric
-// definitions".
+// definitions". Sent, Acked, Retried, Resumed, ResumeGap, Delivered,
+// Unacked, UnackedDropped and Skipped are counted live by each process;
+// Expected, Received, Lost, DupDelivered, LossClients, Unsynced and
+// SeqConflicts are set once from the merged Track (loadgen.Tally).
 type Messages struct {
-	Sent          uint64 `json:"sent"`
-	Acked         uint64 `json:"acked"`
-	Retried       uint64 `json:"retried"`
+	// Sent counts messages created and sent (a resend is Retried).
+	Sent uint64 `json:"sent"`
+	// Acked counts messages whose first ACK arrived.
+	Acked   uint64 `json:"acked"`
+	Retried uint64 `json:"retried"`
+	// DupSuppressed counts resends the server ACKed without storing again.
 	DupSuppressed uint64 `json:"dup_suppressed"`
 	DupDelivered  uint64 `json:"dup_delivered"`
 	Lost          uint64 `json:"lost"`
-	Resumed       uint64 `json:"resumed"`
-	ResumeGap     uint64 `json:"resume_gap"`
-	Delivered     uint64 `json:"delivered"`
+	// Resumed counts resumes completed after a reconnect.
+	Resumed uint64 `json:"resumed"`
+	// ResumeGap counts resume_gap answers: history the store no longer
+	// kept (the messages themselves count in Lost).
+	ResumeGap uint64 `json:"resume_gap"`
+	// Delivered counts deliveries received (echoes in echo mode).
+	Delivered uint64 `json:"delivered"`
+	// Expected counts the messages clients should have received: per
+	// client, the ACKed messages of its room after its join point, not its
+	// own (see package results/track).
+	Expected uint64 `json:"expected"`
+	// Received counts the expected messages that arrived; Lost is Expected
+	// minus Received.
+	Received uint64 `json:"received"`
+	// Unacked counts messages still waiting for their ACK when the run
+	// ended (in retry queues): neither lost nor delivered.
+	Unacked uint64 `json:"unacked"`
+	// UnackedDropped counts un-ACKed messages thrown away at a disconnect
+	// because the retry queue was off: never resent, never ACKed.
+	UnackedDropped uint64 `json:"unacked_dropped"`
+	// Skipped counts messages not sent at their time because the client's
+	// socket was backed up or its retry queue full.
+	Skipped uint64 `json:"skipped"`
+	// LossClients is the number of clients that lost at least one message.
+	LossClients uint64 `json:"loss_clients"`
+	// Unsynced is the number of clients that ended the run away or not yet
+	// resumed: what was sent after they left is not counted against them.
+	Unsynced uint64 `json:"unsynced"`
+	// SeqConflicts counts seqs seen with two different messages (a server
+	// fault).
+	SeqConflicts uint64 `json:"seq_conflicts"`
 }
 
 // Add sums o into m.
@@ -151,6 +186,14 @@ func (m *Messages) Add(o Messages) {
 	m.Resumed += o.Resumed
 	m.ResumeGap += o.ResumeGap
 	m.Delivered += o.Delivered
+	m.Expected += o.Expected
+	m.Received += o.Received
+	m.Unacked += o.Unacked
+	m.UnackedDropped += o.UnackedDropped
+	m.Skipped += o.Skipped
+	m.LossClients += o.LossClients
+	m.Unsynced += o.Unsynced
+	m.SeqConflicts += o.SeqConflicts
 }
 
 // Histogram ranges: every latency is recorded in microseconds from 1 µs to
@@ -203,6 +246,10 @@ type Report struct {
 	Resume *hdrhistogram.Histogram `json:"-"`
 	// Messages counts the message protocol's outcome.
 	Messages Messages `json:"messages"`
+	// Track is what the clients saw of the message protocol, per room and
+	// per client, for counting loss and duplicates over the whole fleet
+	// once the reports are merged; nil outside the stampede mode.
+	Track *track.Record `json:"track,omitempty"`
 	// Stopped lists clients that gave up, by the class of their last error.
 	Stopped map[string]Stopped `json:"stopped,omitempty"`
 }
@@ -238,6 +285,12 @@ func (r *Report) Merge(o *Report) error {
 		}
 	}
 	r.Messages.Add(o.Messages)
+	if o.Track != nil {
+		if r.Track == nil {
+			r.Track = &track.Record{}
+		}
+		r.Track.Merge(o.Track)
+	}
 	for k, v := range o.Stopped {
 		if r.Stopped == nil {
 			r.Stopped = map[string]Stopped{}

@@ -1,0 +1,109 @@
+package track
+
+import "slices"
+
+// Counts are the fleet's delivery figures, summed over clients.
+type Counts struct {
+	// Expected counts the messages clients should have received: for each
+	// joined client, every distinct ACKed message of its room with a seq
+	// above its join point, other clients' only, and for a client that
+	// ended the run away (not Synced) only those up to its Horizon.
+	Expected uint64 `json:"expected"`
+	// Received counts the expected messages that arrived, under any seq.
+	Received uint64 `json:"received"`
+	// Lost is Expected minus Received: ACKed, never delivered to a member.
+	Lost uint64 `json:"lost"`
+	// DupDelivered counts deliveries of a message to a client beyond the
+	// first: the same seq again, or the same message (key) under another
+	// seq.
+	DupDelivered uint64 `json:"dup_delivered"`
+	// LossClients is the number of clients that lost at least one message.
+	LossClients int `json:"loss_clients"`
+	// Unsynced is the number of joined clients that ended the run away or
+	// not caught up; what was sent after they left is not held against
+	// them.
+	Unsynced int `json:"unsynced"`
+	// Conflicts counts seqs seen with two different messages.
+	Conflicts uint64 `json:"conflicts"`
+}
+
+// Count computes the delivery figures of a merged record. It does not
+// modify r (beyond sorting its clients by ID).
+func (r *Record) Count() Counts {
+	if r == nil {
+		return Counts{}
+	}
+	cnt := Counts{Conflicts: r.Conflicts}
+	sortClients(r.Clients)
+	empty := &Room{}
+	var recvKeys, expKeys []uint64
+	for i := range r.Clients {
+		c := &r.Clients[i]
+		if !c.Joined {
+			continue
+		}
+		room := r.Rooms[c.Room]
+		if room == nil {
+			room = empty
+		}
+		if !c.Synced {
+			cnt.Unsynced++
+		}
+		// The keys of what the client received; seqs the room does not
+		// know (or foreign messages) count by seq only.
+		recvKeys = recvKeys[:0]
+		for _, s := range c.Recv {
+			if k, ok := room.key(s); ok && k != KeyUnknown {
+				recvKeys = append(recvKeys, k)
+			}
+		}
+		slices.Sort(recvKeys)
+		n := len(recvKeys)
+		recvKeys = slices.Compact(recvKeys)
+		cnt.DupDelivered += c.SameSeq + uint64(n-len(recvKeys))
+
+		expKeys = expKeys[:0]
+		for _, s := range room.Acked {
+			if s <= c.Join || (!c.Synced && s > c.Horizon) {
+				continue
+			}
+			k, _ := room.key(s)
+			if k == KeyUnknown {
+				// Not stampede's message: only its seq can tell.
+				cnt.Expected++
+				if contains(c.Recv, s) {
+					cnt.Received++
+				}
+				continue
+			}
+			if Sender(k) == c.ID {
+				continue
+			}
+			expKeys = append(expKeys, k)
+		}
+		slices.Sort(expKeys)
+		expKeys = slices.Compact(expKeys)
+		lost := uint64(0)
+		for _, k := range expKeys {
+			if !contains(recvKeys, k) {
+				lost++
+			}
+		}
+		cnt.Expected += uint64(len(expKeys))
+		cnt.Received += uint64(len(expKeys)) - lost
+		if lost > 0 {
+			cnt.LossClients++
+		}
+	}
+	cnt.Lost = cnt.Expected - cnt.Received
+	return cnt
+}
+
+// key returns the message key of seq s.
+func (m *Room) key(s uint64) (uint64, bool) {
+	i, ok := slices.BinarySearch(m.Seqs, s)
+	if !ok {
+		return 0, false
+	}
+	return m.Keys[i], true
+}
