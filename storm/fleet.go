@@ -35,9 +35,18 @@ type FleetConfig struct {
 	Exe string `json:"-"`
 	// Log receives progress lines and the workers' stderr; nil means none.
 	Log io.Writer `json:"-"`
-	// ProgressInterval is the time between progress lines; zero means 2 s.
+	// ProgressInterval is the time between plain progress lines, when Log
+	// is not a terminal (a terminal gets a status line redrawn every
+	// second); zero means DefaultProgressInterval.
 	ProgressInterval time.Duration `json:"-"`
+	// MetricsAddr, if set, is the host:port on which Prometheus metrics
+	// are served at /metrics while the run goes (--metrics-addr).
+	MetricsAddr string `json:"-"`
 }
+
+// pollInterval is how often RunFleet reads an in-process fleet's counters:
+// the metrics' attempts per 100 ms are then per 100 ms indeed.
+const pollInterval = 100 * time.Millisecond
 
 // RunFleet runs the fleet for cfg.Duration (or until ctx is done), detects
 // outages, summarises and writes the results folder.
@@ -48,10 +57,9 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (*Result, error) {
 	if err := cfg.Detect.Validate(); err != nil {
 		return nil, err
 	}
-	logw := cfg.Log
-	if logw == nil {
-		logw = io.Discard
-	}
+	progress := &Progress{W: cfg.Log, Interval: cfg.ProgressInterval, Clients: cfg.Fleet.Clients}
+	defer progress.Stop()
+	logw := progress.Log() // worker lines, kept off the status line
 	u, err := url.Parse(cfg.Fleet.URL)
 	if err != nil {
 		return nil, fmt.Errorf("--url: %w", err)
@@ -67,10 +75,15 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (*Result, error) {
 		return nil, err
 	}
 	runID := results.NewRunID(time.Now(), fleet.Seed)
+	mx, err := startMetrics(cfg.MetricsAddr, progress, fleet, logw)
+	if err != nil {
+		return nil, err
+	}
+	defer mx.close()
+	mx.setRunID(runID)
 
 	var pids func() []int32
 	var report *results.Report
-	progress := &Progress{W: logw, Interval: cfg.ProgressInterval, Clients: fleet.Clients}
 	progressDone := make(chan struct{})
 	var start time.Time
 	sampler := results.NewSampler(time.Second, func() map[string][]int32 {
@@ -88,9 +101,9 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (*Result, error) {
 			return nil, err
 		}
 		go sampler.Run(sampleCtx)
-		go progress.Run(start, progressDone)
+		progress.Start(start)
 		go func() {
-			t := time.NewTicker(time.Second)
+			t := time.NewTicker(pollInterval)
 			defer t.Stop()
 			for {
 				select {
@@ -105,6 +118,7 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (*Result, error) {
 		report, err = f.Run(runCtx)
 		cancel()
 		close(progressDone)
+		progress.Stop()
 		if err != nil {
 			return nil, err
 		}
@@ -113,12 +127,12 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (*Result, error) {
 		pids = local.PIDs
 		local.OnStart = func(at time.Time) {
 			start = at
-			go progress.Run(at, progressDone)
+			progress.Start(at)
 		}
 		local.OnProgress = progress.Update
 		go sampler.Run(sampleCtx)
 		report, err = local.Run(ctx, runID, cfg.Duration)
-		close(progressDone)
+		progress.Stop()
 		if err != nil {
 			return nil, err
 		}
@@ -135,6 +149,7 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (*Result, error) {
 		End:       cfg.Duration,
 		Resources: sampler.Stats(),
 	})
+	mx.setSummary(sum)
 	res := &Result{Summary: sum, Report: report, Sizing: sz}
 	if cfg.Out != "" {
 		if err := WriteResults(cfg.Out, res, sampler, start); err != nil {

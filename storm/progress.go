@@ -3,7 +3,8 @@ package storm
 import (
 	"fmt"
 	"io"
-	"sort"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -13,24 +14,186 @@ import (
 	"github.com/stampede-dev/stampede/loadgen"
 )
 
-// Progress aggregates the workers' live counters and prints a status line
-// every Interval: elapsed time, connected/total, attempts and failures per
-// second by class, and the chaos event under way.
+// DefaultProgressInterval is the time between plain progress lines.
+const DefaultProgressInterval = 5 * time.Second
+
+// terminalRefresh is how often the terminal's status line is redrawn, and
+// rateWindow the span its rates are averaged over: the workers report once
+// a second, so a one-second rate would alias between 0 and twice the truth.
+const (
+	terminalRefresh = time.Second
+	rateWindow      = 3 * time.Second
+)
+
+// clearLine returns the cursor to column 0 and clears to the end of the
+// line (ANSI CR + EL).
+const clearLine = "\r\x1b[K"
+
+// ProgressMode says how progress is shown.
+type ProgressMode int
+
+const (
+	// ProgressAuto is a status line on a terminal, plain lines otherwise.
+	ProgressAuto ProgressMode = iota
+	// ProgressPlain prints a line every Interval: for CI and pipes.
+	ProgressPlain
+	// ProgressTerminal rewrites one status line in place every second.
+	ProgressTerminal
+)
+
+// Progress sums the workers' live counters, shows them while a run goes
+// and hands each new total to Observe (the Prometheus exporter): the
+// status line and the metrics come from the same figures.
+//
+//	workers ──Update──> Progress ──> status line / plain lines (W)
+//	                          └────> Observe (metrics)
+//	chaos, child logs ──Log()──┘ (each on its own line, status redrawn)
 type Progress struct {
-	// W receives the lines; nil prints nothing.
+	// W receives the status; nil shows nothing (counters are still summed
+	// and observed).
 	W io.Writer
-	// Interval between lines; zero means every 2 s.
+	// Interval is the time between plain lines; zero means
+	// DefaultProgressInterval. A terminal's status line is redrawn every
+	// second whatever Interval says.
 	Interval time.Duration
+	// Mode chooses the terminal or plain form; ProgressAuto asks W.
+	Mode ProgressMode
+	// Width is the terminal's width in columns, to which the status line
+	// is cut so that it never wraps; zero asks the terminal each redraw.
+	Width int
 	// Clients is the fleet's size.
 	Clients int
 	// Event, if set, names the chaos event under way ("" for none).
 	Event func() string
+	// Observe, if set, is called after each update with the offset from
+	// the start, the fleet's summed counters and its attempt rate per
+	// 100 ms (each worker's rate over its own last interval, summed).
+	Observe func(at time.Duration, total loadgen.Stats, attemptsPer100ms float64)
 
-	mu      sync.Mutex
+	mu      sync.Mutex // guards the counters below
 	start   time.Time
-	workers map[int]loadgen.Stats
-	last    loadgen.Stats
-	lastAt  time.Time
+	workers map[int]*workerStats
+	samples []sample // totals at the latest lines, for rates
+
+	out    sync.Mutex // guards writes to W and the fields below
+	term   bool       // W shows a status line
+	status string     // the status line on screen ("" if none)
+	part   []byte     // an incomplete line written to Log()
+
+	quit, done chan struct{}
+}
+
+// workerStats is one worker's latest counters and attempt rate.
+type workerStats struct {
+	at     time.Time
+	s      loadgen.Stats
+	per100 float64
+}
+
+// sample is the fleet's total at one line.
+type sample struct {
+	at time.Time
+	s  loadgen.Stats
+}
+
+// Start begins showing progress from start, the fleet's start barrier.
+func (p *Progress) Start(start time.Time) {
+	p.mu.Lock()
+	p.start = start
+	p.samples = []sample{{at: start}}
+	p.mu.Unlock()
+	if p.W == nil {
+		return
+	}
+	p.out.Lock()
+	p.term = p.Mode == ProgressTerminal || (p.Mode == ProgressAuto && isTerminal(p.W))
+	p.quit, p.done = make(chan struct{}), make(chan struct{})
+	p.out.Unlock()
+	every := p.Interval
+	if every <= 0 {
+		every = DefaultProgressInterval
+	}
+	if p.term {
+		every = terminalRefresh
+	}
+	go p.loop(every)
+}
+
+// Stop ends the progress display and clears the status line; it returns
+// when nothing more will be written. Safe to call without Start.
+func (p *Progress) Stop() {
+	p.out.Lock()
+	quit, done := p.quit, p.done
+	p.quit = nil
+	p.out.Unlock()
+	if quit == nil {
+		return
+	}
+	close(quit)
+	<-done
+	p.out.Lock()
+	defer p.out.Unlock()
+	if p.status != "" {
+		io.WriteString(p.W, clearLine)
+		p.status = ""
+	}
+}
+
+func (p *Progress) loop(every time.Duration) {
+	defer close(p.done)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.quit:
+			return
+		case now := <-t.C:
+			p.show(p.line(now))
+		}
+	}
+}
+
+// show writes one status: rewritten in place on a terminal, a plain line
+// otherwise.
+func (p *Progress) show(s string) {
+	p.out.Lock()
+	defer p.out.Unlock()
+	if !p.term {
+		io.WriteString(p.W, s+"\n")
+		return
+	}
+	p.status = cut(s, p.width())
+	io.WriteString(p.W, clearLine+p.status)
+}
+
+// Log returns a writer for everything else printed while the run goes
+// (chaos lines, child processes' stderr): each whole line is printed on
+// its own, and the status line redrawn under it.
+func (p *Progress) Log() io.Writer { return logWriter{p} }
+
+type logWriter struct{ p *Progress }
+
+func (w logWriter) Write(b []byte) (int, error) {
+	p := w.p
+	if p.W == nil {
+		return len(b), nil
+	}
+	p.out.Lock()
+	defer p.out.Unlock()
+	p.part = append(p.part, b...)
+	i := strings.LastIndexByte(string(p.part), '\n')
+	if i < 0 {
+		return len(b), nil
+	}
+	lines := string(p.part[:i+1])
+	p.part = append(p.part[:0], p.part[i+1:]...)
+	if p.status != "" {
+		lines = clearLine + lines + p.status
+	}
+	if _, err := io.WriteString(p.W, lines); err != nil {
+		return len(b), err
+	}
+	return len(b), nil
 }
 
 // Update records one worker's counters; safe for concurrent use.
@@ -38,9 +201,24 @@ func (p *Progress) Update(worker int, pr cluster.Progress) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.workers == nil {
-		p.workers = map[int]loadgen.Stats{}
+		p.workers = map[int]*workerStats{}
 	}
-	p.workers[worker] = pr.Stats
+	w := p.workers[worker]
+	if w == nil {
+		w = &workerStats{at: p.start}
+		p.workers[worker] = w
+	}
+	if d := pr.At.Sub(w.at); d > 0 && !w.at.IsZero() && pr.Stats.Attempts >= w.s.Attempts {
+		w.per100 = float64(pr.Stats.Attempts-w.s.Attempts) * float64(100*time.Millisecond) / float64(d)
+	}
+	w.at, w.s = pr.At, pr.Stats
+	if p.Observe != nil {
+		var per100 float64
+		for _, w := range p.workers {
+			per100 += w.per100
+		}
+		p.Observe(pr.At.Sub(p.start), p.total(), per100)
+	}
 }
 
 // Total returns the sum of the workers' latest counters.
@@ -52,67 +230,81 @@ func (p *Progress) Total() loadgen.Stats {
 
 func (p *Progress) total() loadgen.Stats {
 	var t loadgen.Stats
-	for _, s := range p.workers {
-		t.Add(&s)
+	for _, w := range p.workers {
+		t.Add(&w.s)
 	}
 	return t
 }
 
-// Run prints a line every Interval from start until done is closed.
-func (p *Progress) Run(start time.Time, done <-chan struct{}) {
-	if p.W == nil {
-		return
-	}
-	iv := p.Interval
-	if iv <= 0 {
-		iv = 2 * time.Second
-	}
-	p.mu.Lock()
-	p.start, p.lastAt = start, start
-	p.mu.Unlock()
-	t := time.NewTicker(iv)
-	defer t.Stop()
-	for {
-		select {
-		case <-done:
-			return
-		case now := <-t.C:
-			fmt.Fprintln(p.W, p.line(now))
-		}
-	}
-}
-
-// line renders one status line.
+// line renders the status at now: elapsed time, connected/fleet, attempts
+// and failures per second by class, messages per second, clients stopped,
+// the chaos event under way. Plain lines give rates since the previous
+// line; the terminal's, over about the last rateWindow.
 func (p *Progress) line(now time.Time) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	cur := p.total()
-	secs := now.Sub(p.lastAt).Seconds()
+	if len(p.samples) == 0 {
+		p.samples = []sample{{at: p.start}}
+	}
+	base := p.samples[len(p.samples)-1] // plain: since the previous line
+	if p.term {
+		base = p.samples[0]
+		for _, s := range p.samples {
+			if now.Sub(s.at) >= rateWindow-terminalRefresh/2 {
+				base = s
+			}
+		}
+	}
+	p.samples = append(p.samples, sample{now, cur})
+	if len(p.samples) > 8 {
+		p.samples = slices.Delete(p.samples, 0, len(p.samples)-8)
+	}
+	secs := now.Sub(base.at).Seconds()
 	if secs <= 0 {
 		secs = 1
 	}
+	rate := func(cur, old uint64) float64 {
+		if cur < old {
+			return 0
+		}
+		return float64(cur-old) / secs
+	}
+	clients := p.Clients
+	if clients == 0 {
+		clients = cur.Clients
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%6.1fs  connected %d/%d  attempts %.0f/s", now.Sub(p.start).Seconds(), cur.Connected, p.Clients,
-		float64(cur.Attempts-p.last.Attempts)/secs)
+	fmt.Fprintf(&b, "%6.1fs  connected %d/%d  attempts %s/s", now.Sub(p.start).Seconds(), cur.Connected, clients,
+		perSecond(rate(cur.Attempts, base.s.Attempts)))
 	type cls struct {
-		name string
+		c    connerr.Class
 		rate float64
 	}
 	var fails []cls
-	for i := range cur.Failures {
-		if d := cur.Failures[i] - p.last.Failures[i]; d > 0 {
-			fails = append(fails, cls{connerr.Class(i).String(), float64(d) / secs})
+	for _, c := range connerr.Classes() {
+		if r := rate(cur.Failures[c], base.s.Failures[c]); r > 0 {
+			fails = append(fails, cls{c, r})
 		}
 	}
-	sort.Slice(fails, func(i, j int) bool { return fails[i].rate > fails[j].rate })
+	slices.SortStableFunc(fails, func(a, b cls) int {
+		switch {
+		case a.rate > b.rate:
+			return -1
+		case a.rate < b.rate:
+			return 1
+		}
+		return 0
+	})
 	if len(fails) > 0 {
 		b.WriteString("  failures/s")
 		for _, f := range fails {
-			fmt.Fprintf(&b, " %s=%.0f", f.name, f.rate)
+			fmt.Fprintf(&b, " %s=%s", f.c, perSecond(f.rate))
 		}
 	}
-	if d := cur.MsgDelivered - p.last.MsgDelivered; d > 0 {
-		fmt.Fprintf(&b, "  msg %.0f/s", float64(d)/secs)
+	if cur.MsgSent > 0 || cur.MsgDelivered > 0 {
+		fmt.Fprintf(&b, "  msg %s/s sent %s/s delivered", perSecond(rate(cur.MsgSent, base.s.MsgSent)),
+			perSecond(rate(cur.MsgDelivered, base.s.MsgDelivered)))
 	}
 	if n := cur.StoppedCount(); n > 0 {
 		fmt.Fprintf(&b, "  stopped %d", n)
@@ -122,6 +314,35 @@ func (p *Progress) line(now time.Time) string {
 			fmt.Fprintf(&b, "  [%s]", ev)
 		}
 	}
-	p.last, p.lastAt = cur, now
 	return b.String()
+}
+
+// perSecond formats a rate: whole numbers from 10 up, one decimal below
+// (a small fleet's 0.2 failures/s is not 0), no trailing ".0".
+func perSecond(r float64) string {
+	if r >= 10 {
+		return strconv.FormatFloat(r, 'f', 0, 64)
+	}
+	return strings.TrimSuffix(strconv.FormatFloat(r, 'f', 1, 64), ".0")
+}
+
+// width returns the terminal's width in columns, 0 if unknown.
+func (p *Progress) width() int {
+	if p.Width > 0 {
+		return p.Width
+	}
+	return terminalWidth(p.W)
+}
+
+// cut shortens s to fewer than width runes, so that the status line never
+// wraps (a wrapped line cannot be rewritten with a carriage return).
+func cut(s string, width int) string {
+	if width <= 1 {
+		return s
+	}
+	r := []rune(s)
+	if len(r) < width {
+		return s
+	}
+	return string(r[:width-1])
 }

@@ -56,8 +56,13 @@ type Config struct {
 	// Log receives progress lines and the child processes' stderr; nil
 	// means none.
 	Log io.Writer `json:"-"`
-	// ProgressInterval is the time between progress lines; zero means 2 s.
+	// ProgressInterval is the time between plain progress lines, when Log
+	// is not a terminal (a terminal gets a status line redrawn every
+	// second); zero means DefaultProgressInterval.
 	ProgressInterval time.Duration `json:"-"`
+	// MetricsAddr, if set, is the host:port on which Prometheus metrics
+	// are served at /metrics while the run goes (--metrics-addr).
+	MetricsAddr string `json:"-"`
 }
 
 // Validate reports the first unusable field, named as its flag.
@@ -98,10 +103,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, fmt.Errorf("finding the stampede binary: %w", err)
 		}
 	}
-	logw := cfg.Log
-	if logw == nil {
-		logw = io.Discard
+	progress := &Progress{W: cfg.Log, Interval: cfg.ProgressInterval, Clients: cfg.Fleet.Clients}
+	defer progress.Stop()
+	logw := progress.Log() // chaos and child lines, kept off the status line
+	mx, err := startMetrics(cfg.MetricsAddr, progress, cfg.Fleet, logw)
+	if err != nil {
+		return nil, err
 	}
+	defer mx.close()
 
 	// Size the run for this machine's limits.
 	tcfg := cfg.Target
@@ -171,19 +180,20 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	supCtx, stopChaos := context.WithCancel(ctx)
 	defer stopChaos()
 	supDone := make(chan error, 1)
-	progress := &Progress{W: logw, Interval: cfg.ProgressInterval, Clients: fleet.Clients}
-	progressDone := make(chan struct{})
+	progress.Event = sup.Current
+	mx.setChaos(sup)
 	var start time.Time
 	local.OnStart = func(at time.Time) {
 		start = at
 		go func() { supDone <- sup.Run(supCtx, at, cfg.Duration) }()
-		go progress.Run(at, progressDone)
+		progress.Start(at)
 	}
 	local.OnProgress = progress.Update
 
 	runID := results.NewRunID(time.Now(), fleet.Seed)
+	mx.setRunID(runID)
 	report, err := local.Run(ctx, runID, cfg.Duration)
-	close(progressDone)
+	progress.Stop()
 	stopChaos()
 	var chaosErr error
 	if !start.IsZero() {
@@ -212,6 +222,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		in.Kernel = results.Delta(kernelBefore, kernelAfter)
 	}
 	sum := results.Summarize(in)
+	mx.setSummary(sum)
 	res := &Result{Summary: sum, Report: report, Sizing: sz}
 	if cfg.Out != "" {
 		if err := WriteResults(cfg.Out, res, sampler, start); err != nil {
