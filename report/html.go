@@ -1,0 +1,293 @@
+package report
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/stampede-dev/stampede/results"
+)
+
+// File is the report's name in a results folder.
+const File = "report.html"
+
+var (
+	//go:embed assets/uPlot.iife.min.js
+	uplotJS string
+	//go:embed assets/uPlot.min.css
+	uplotCSS string
+	//go:embed page.js
+	pageJS string
+	//go:embed page.html.tmpl
+	pageTmpl string
+)
+
+var page = template.Must(template.New("report").Parse(pageTmpl))
+
+// Write renders report.html for one run, or a comparison of several (the
+// policies side by side first, then each run), into w.
+func Write(w io.Writer, runs []*Run) error {
+	if len(runs) == 0 {
+		return fmt.Errorf("report: no run to render")
+	}
+	data, err := json.Marshal(buildData(runs))
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	v := view{
+		Data:     template.JS(data), // json.Marshal escapes <, > and &: safe in a script
+		UPlotJS:  template.JS(uplotJS),
+		UPlotCSS: template.CSS(uplotCSS),
+		PageJS:   template.JS(pageJS),
+	}
+	if len(runs) == 1 {
+		v.Title = "stampede: " + runs[0].Label
+		v.Subtitle = "run " + runs[0].Summary.RunID
+	} else {
+		v.Title = fmt.Sprintf("stampede: %d runs compared", len(runs))
+		labels := make([]string, len(runs))
+		for i, r := range runs {
+			labels[i] = r.Label
+		}
+		v.Subtitle = strings.Join(labels, " · ")
+	}
+	for _, r := range runs {
+		v.Runs = append(v.Runs, runView(r))
+		v.Compare = append(v.Compare, compareRow(r))
+	}
+	var b bytes.Buffer
+	if err := page.Execute(&b, v); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	_, err = w.Write(b.Bytes())
+	return err
+}
+
+// WriteFile renders the report into path, through a temporary file so a
+// reader never sees half a page.
+func WriteFile(path string, runs []*Run) error {
+	var b bytes.Buffer
+	if err := Write(&b, runs); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	_, err = tmp.Write(b.Bytes())
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("report: writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// Render loads the results folder dir and writes dir/report.html: what a
+// run does at its end, and `stampede report DIR` does again later.
+func Render(dir string) error {
+	run, err := Load(dir)
+	if err != nil {
+		return err
+	}
+	return WriteFile(filepath.Join(dir, File), []*Run{run})
+}
+
+// view is what the template renders.
+type view struct {
+	Title, Subtitle string
+	Runs            []runV
+	Compare         []compareV
+	Data            template.JS
+	UPlotJS         template.JS
+	UPlotCSS        template.CSS
+	PageJS          template.JS
+}
+
+type nameValue struct{ Name, Value string }
+
+type runV struct {
+	Label, RunID, Dir, Duration string
+	Seed                        uint64
+	Clients, Processes          int
+	Missing                     string
+	SLO                         []results.SLOResult
+	Pass                        bool
+	Events                      []eventV
+	Attempts, Successes         uint64
+	Failures, Disconnects       []nameValue
+	Stopped                     []nameValue
+	Latency                     []latencyV
+	Messages, Kernel            []nameValue
+	Resources                   []resourceV
+	AnyFailure, HasRTT          bool
+	HasResume, HasMessages      bool
+	HasResources, HasKernel     bool
+}
+
+type eventV struct {
+	Name, Start, Ready, Outage, Back string
+	R50, R90, R99, R100              string
+	Peak, PeakToMean, Wasted         string
+	OutageAttempts                   string
+}
+
+type latencyV struct {
+	Name, P50, P90, P99, Max, Mean string
+	Count                          int64
+}
+
+type resourceV struct {
+	Role, RSS, CPU, FDs, Threads, Procs string
+}
+
+type compareV struct {
+	Label, Event, Recovered, R50, R90, R99, R100 string
+	Peak, PeakToMean, Wasted, Outage, Overflows  string
+	ConnectP99, TTRP99, SLO                      string
+}
+
+func runView(r *Run) runV {
+	s := r.Summary
+	v := runV{
+		Label: r.Label, RunID: s.RunID, Dir: r.Dir, Seed: s.Seed, Clients: s.Clients, Processes: s.Processes,
+		Duration: strconv.FormatFloat(s.DurationS, 'f', -1, 64) + " s",
+		SLO:      s.SLO, Pass: s.Pass,
+		Attempts: s.Connect.Attempts, Successes: s.Connect.Successes,
+		Failures: nonZero(s.Connect.Failures), Disconnects: nonZero(s.Connect.Disconnects),
+		HasRTT: s.LatencyMS.MessageRTT.Count > 0, HasResume: s.LatencyMS.Resume.Count > 0,
+		HasMessages:  s.Messages.Sent > 0 || s.Messages.Delivered > 0,
+		HasResources: r.Resources.Rows() > 0, HasKernel: r.Kernel.Rows() > 1,
+	}
+	v.AnyFailure = len(v.Failures) > 0
+	if len(r.Missing) > 0 {
+		v.Missing = strings.Join(r.Missing, ", ")
+	}
+	for i, e := range s.Events {
+		ev := eventV{Name: results.EventName(e), Start: f2(e.StartS), Ready: f2(e.ReadyS), Outage: f2(e.OutageS)}
+		if i < len(s.Recovery) {
+			rec := s.Recovery[i]
+			ev.Back = fmt.Sprintf("%d / %d", rec.Recovered, rec.ConnectedBefore)
+			ev.R50, ev.R90, ev.R99, ev.R100 = secs(rec.R50S), secs(rec.R90S), secs(rec.R99S), secs(rec.R100S)
+			ev.Peak = strconv.FormatUint(uint64(rec.HerdPeakPer100ms), 10)
+			ev.PeakToMean, ev.Wasted, ev.OutageAttempts = f2(rec.HerdPeakToMean), f2(rec.WastedAttemptsPerClient), f2(rec.OutageAttemptsPerClient)
+		}
+		v.Events = append(v.Events, ev)
+	}
+	stopped := make([]string, 0, len(s.Stopped))
+	for k := range s.Stopped {
+		stopped = append(stopped, k)
+	}
+	sort.Strings(stopped)
+	for _, k := range stopped {
+		st := s.Stopped[k]
+		v.Stopped = append(v.Stopped, nameValue{k, fmt.Sprintf("%d: %s", st.Count, st.LastError)})
+	}
+	for _, l := range []struct {
+		name string
+		l    results.Latency
+	}{{"connect", s.LatencyMS.Connect}, {"ttr", s.LatencyMS.TTR}, {"message_rtt", s.LatencyMS.MessageRTT}, {"resume", s.LatencyMS.Resume}} {
+		v.Latency = append(v.Latency, latencyV{Name: l.name, Count: l.l.Count,
+			P50: f2(l.l.P50), P90: f2(l.l.P90), P99: f2(l.l.P99), Max: f2(l.l.Max), Mean: f2(l.l.Mean)})
+	}
+	m := s.Messages
+	if v.HasMessages {
+		for _, x := range []struct {
+			n string
+			v uint64
+		}{{"sent", m.Sent}, {"acked", m.Acked}, {"retried", m.Retried}, {"delivered", m.Delivered},
+			{"dup_suppressed", m.DupSuppressed}, {"dup_delivered", m.DupDelivered}, {"lost", m.Lost}, {"resumed", m.Resumed}} {
+			v.Messages = append(v.Messages, nameValue{x.n, strconv.FormatUint(x.v, 10)})
+		}
+	}
+	k := s.Kernel
+	for _, x := range []struct {
+		n string
+		v int64
+	}{{"ListenOverflows", k.ListenOverflows}, {"ListenDrops", k.ListenDrops}, {"TCPSynRetrans", k.TCPSynRetrans},
+		{"TCPReqQFullDoCookies", k.TCPReqQFullDoCookies}, {"SyncookiesSent", k.SyncookiesSent},
+		{"TCPAbortOnTimeout", k.TCPAbortOnTimeout}, {"AttemptFails", k.AttemptFails}, {"OutRsts", k.OutRsts}} {
+		v.Kernel = append(v.Kernel, nameValue{x.n, strconv.FormatInt(x.v, 10)})
+	}
+	roles := make([]string, 0, len(s.Resources))
+	for role := range s.Resources {
+		roles = append(roles, role)
+	}
+	sort.Strings(roles)
+	for _, role := range roles {
+		rs := s.Resources[role]
+		v.Resources = append(v.Resources, resourceV{Role: role, RSS: f2(float64(rs.PeakRSSBytes) / (1 << 20)), CPU: f2(rs.CPUSeconds),
+			FDs: strconv.FormatInt(rs.PeakFDs, 10), Threads: strconv.FormatInt(rs.PeakThreads, 10), Procs: strconv.Itoa(rs.Processes)})
+	}
+	return v
+}
+
+func compareRow(r *Run) compareV {
+	s := r.Summary
+	c := compareV{Label: r.Label, Event: "-", Recovered: "-", R50: "-", R90: "-", R99: "-", R100: "-",
+		Peak: "-", PeakToMean: "-", Wasted: "-", Outage: "-",
+		Overflows: strconv.FormatInt(s.Kernel.ListenOverflows, 10), ConnectP99: f2(s.LatencyMS.Connect.P99), TTRP99: f2(s.LatencyMS.TTR.P99)}
+	if rec, ok := s.WorstRecovery(); ok {
+		if rec.Event < len(s.Events) {
+			c.Event = results.EventName(s.Events[rec.Event])
+		}
+		c.Recovered = fmt.Sprintf("%d / %d", rec.Recovered, rec.ConnectedBefore)
+		c.R50, c.R90, c.R99, c.R100 = secs(rec.R50S), secs(rec.R90S), secs(rec.R99S), secs(rec.R100S)
+		c.Peak = strconv.FormatUint(uint64(rec.HerdPeakPer100ms), 10)
+		c.PeakToMean, c.Wasted, c.Outage = f2(rec.HerdPeakToMean), f2(rec.WastedAttemptsPerClient), f2(rec.OutageAttemptsPerClient)
+	}
+	switch {
+	case len(s.SLO) == 0:
+		c.SLO = "-"
+	case s.Pass:
+		c.SLO = "pass"
+	default:
+		c.SLO = "FAIL"
+	}
+	return c
+}
+
+// nonZero lists a class map's non-zero entries, largest first.
+func nonZero(m map[string]uint64) []nameValue {
+	type kv struct {
+		k string
+		v uint64
+	}
+	var xs []kv
+	for k, v := range m {
+		if v > 0 {
+			xs = append(xs, kv{k, v})
+		}
+	}
+	sort.Slice(xs, func(i, j int) bool { return xs[i].v > xs[j].v || xs[i].v == xs[j].v && xs[i].k < xs[j].k })
+	out := make([]nameValue, len(xs))
+	for i, x := range xs {
+		out[i] = nameValue{x.k, strconv.FormatUint(x.v, 10)}
+	}
+	return out
+}
+
+func f2(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+
+func secs(p *float64) string {
+	if p == nil {
+		return "never"
+	}
+	return f2(*p)
+}

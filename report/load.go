@@ -1,0 +1,230 @@
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/stampede-dev/stampede/backoff"
+	"github.com/stampede-dev/stampede/results"
+)
+
+// Run is one results folder, loaded: everything report.html shows of it.
+type Run struct {
+	// Dir is the folder it was loaded from.
+	Dir string
+	// Label names the run in a comparison: its backoff policy, or the
+	// folder's name when the config has none.
+	Label string
+	// Summary is summary.json.
+	Summary *results.Summary
+	// Timeline is timeline.csv; empty when the folder has none.
+	Timeline []results.TimelineRow
+	// Latency holds the distributions of the *.hlog files by name
+	// ("connect", "ttr", "message_rtt", "resume"), in microseconds; a
+	// missing file is a missing entry.
+	Latency map[string]*hdrhistogram.Histogram
+	// Resources is resources.csv; nil when absent.
+	Resources *Table
+	// Kernel is kernel.csv; nil when absent.
+	Kernel *Table
+	// Missing lists the folder's files that were not there, for the
+	// report to say so rather than show an empty plot without reason.
+	Missing []string
+}
+
+// Table is a CSV file read by column name: numeric columns as float64
+// (NaN where a cell is empty or not a number), text columns as strings.
+type Table struct {
+	// Columns are the header's names, in file order.
+	Columns []string
+	// Num holds each column's numbers, one per row.
+	Num map[string][]float64
+	// Text holds each column's cells as written, one per row.
+	Text map[string][]string
+}
+
+// Rows returns the table's number of rows.
+func (t *Table) Rows() int {
+	if t == nil || len(t.Columns) == 0 {
+		return 0
+	}
+	return len(t.Text[t.Columns[0]])
+}
+
+// ReadTable reads a CSV file with a header line.
+func ReadTable(r io.Reader) (*Table, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	header, err := cr.Read()
+	if err != nil {
+		return nil, err
+	}
+	t := &Table{Columns: header, Num: map[string][]float64{}, Text: map[string][]string{}}
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			return t, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		for i, h := range header {
+			cell := ""
+			if i < len(rec) {
+				cell = rec[i]
+			}
+			v, err := strconv.ParseFloat(cell, 64)
+			if err != nil {
+				v = nan
+			}
+			t.Num[h] = append(t.Num[h], v)
+			t.Text[h] = append(t.Text[h], cell)
+		}
+	}
+}
+
+// Load reads a results folder. summary.json is required; every other file
+// is optional and listed in Missing when absent. A file that is there but
+// does not parse is an error.
+func Load(dir string) (*Run, error) {
+	sum, err := results.ReadSummary(filepath.Join(dir, results.SummaryFile))
+	if err != nil {
+		return nil, err
+	}
+	run := &Run{Dir: dir, Summary: sum, Label: label(dir, sum), Latency: map[string]*hdrhistogram.Histogram{}}
+	open := func(name string, read func(io.Reader) error) error {
+		f, err := os.Open(filepath.Join(dir, name))
+		if errors.Is(err, fs.ErrNotExist) {
+			run.Missing = append(run.Missing, name)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := read(f); err != nil {
+			return fmt.Errorf("report: %s: %w", filepath.Join(dir, name), err)
+		}
+		return nil
+	}
+	if err := open(results.TimelineFile, func(r io.Reader) (err error) {
+		run.Timeline, err = results.ReadTimelineCSV(r)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	for _, l := range results.HistogramLogs(&results.Report{}) {
+		if err := open(l.File, func(r io.Reader) error {
+			h, err := results.ReadHistogramLog(r)
+			run.Latency[l.Name] = h
+			return err
+		}); err != nil {
+			return nil, err
+		}
+	}
+	if err := open(results.ResourcesFile, func(r io.Reader) (err error) {
+		run.Resources, err = ReadTable(r)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if err := open(results.KernelFile, func(r io.Reader) (err error) {
+		run.Kernel, err = ReadTable(r)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	return run, nil
+}
+
+// BenchFile is the index `stampede bench` writes into its folder: the runs
+// it made, one folder each.
+const BenchFile = "bench.json"
+
+// LoadDirs loads every folder. A bench folder (one with bench.json and no
+// summary.json) stands for its runs, in bench order.
+func LoadDirs(dirs []string) ([]*Run, error) {
+	var runs []*Run
+	for _, d := range dirs {
+		subs, err := benchDirs(d)
+		if err != nil {
+			return nil, err
+		}
+		if subs == nil {
+			subs = []string{d}
+		}
+		for _, s := range subs {
+			r, err := Load(s)
+			if err != nil {
+				return nil, err
+			}
+			runs = append(runs, r)
+		}
+	}
+	return runs, nil
+}
+
+// benchDirs returns the run folders of a bench folder, nil when dir is not
+// one.
+func benchDirs(dir string) ([]string, error) {
+	if _, err := os.Stat(filepath.Join(dir, results.SummaryFile)); err == nil {
+		return nil, nil
+	}
+	b, err := os.ReadFile(filepath.Join(dir, BenchFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var idx struct {
+		Runs []struct {
+			Dir string `json:"dir"`
+			Err string `json:"error"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(b, &idx); err != nil {
+		return nil, fmt.Errorf("report: %s: %w", filepath.Join(dir, BenchFile), err)
+	}
+	var out []string
+	for _, r := range idx.Runs {
+		if r.Dir == "" {
+			continue
+		}
+		p := r.Dir
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		if _, err := os.Stat(filepath.Join(p, results.SummaryFile)); err != nil {
+			continue // a run that failed before writing anything
+		}
+		out = append(out, p)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("report: %s lists no run with a %s", filepath.Join(dir, BenchFile), results.SummaryFile)
+	}
+	return out, nil
+}
+
+// label names a run: its policy as written on the command line, else the
+// folder's name.
+func label(dir string, s *results.Summary) string {
+	var cfg struct {
+		Fleet *struct {
+			Policy *backoff.Policy `json:"policy"`
+		} `json:"fleet"`
+	}
+	if json.Unmarshal(s.Config, &cfg) == nil && cfg.Fleet != nil && cfg.Fleet.Policy != nil {
+		return cfg.Fleet.Policy.String()
+	}
+	return filepath.Base(filepath.Clean(dir))
+}

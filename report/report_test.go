@@ -1,0 +1,198 @@
+package report
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stampede-dev/stampede/connerr"
+	"github.com/stampede-dev/stampede/results"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// synthetic writes a small, fixed results folder: 20 clients, a restart at
+// 1 s, ready at 1.5 s, back by 2.2 s; a 3 s run.
+func synthetic(t *testing.T, dir, policy string, slowdown int) {
+	t.Helper()
+	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	r := results.NewReport(start, 20)
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	for c := range uint32(20) {
+		back := ms(1500 + int(c)*35*slowdown)
+		r.Transitions = append(r.Transitions,
+			results.Transition{Client: c, At: ms(50 + int(c))},
+			results.Transition{Client: c, At: ms(1000)},
+			results.Transition{Client: c, At: back, Up: true})
+		r.Transitions[len(r.Transitions)-3].Up = true
+		r.Timeline.At(ms(50)).Attempts++
+		r.Timeline.At(ms(50)).Successes++
+		r.Timeline.At(ms(1000)).Disconnects[connerr.Closed1006]++
+		r.Timeline.At(ms(1200)).Attempts++
+		r.Timeline.At(ms(1200)).Failures[connerr.Refused]++
+		r.Timeline.At(back).Attempts++
+		r.Timeline.At(back).Successes++
+		results.RecordLatency(r.Connect, ms(1+int(c)%5))
+		results.RecordLatency(r.TTR, back-ms(1000))
+	}
+	r.Timeline.At(ms(1500)).Failures[connerr.HandshakeTimeout] += 3
+	r.Timeline.At(ms(1500)).Attempts += 3
+	events := []results.Event{{Kind: "restart", Mode: "abrupt", Spec: "at 1s restart abrupt down=500ms", Start: ms(1000), End: ms(1400), Ready: ms(1500)}}
+	cfg := map[string]any{"fleet": map[string]any{"policy": map[string]any{"kind": policy, "initial": int64(ms(100))}}}
+	sum := results.Summarize(results.Input{RunID: results.NewRunID(start, 7), Seed: 7, Config: cfg, Report: r, Events: events,
+		End: 3 * time.Second, Kernel: results.KernelDelta{ListenOverflows: 12}})
+	slos, _ := results.ParseSLOs([]string{"lost==0", "r99<500ms"})
+	sum.SetSLO(results.EvalSLOs(slos, sum))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := sum.WriteJSON(dir); err != nil {
+		t.Fatal(err)
+	}
+	var tl bytes.Buffer
+	results.WriteTimelineCSV(&tl, results.TimelineRows(r.Timeline, sum.Events, sum.DurationS))
+	os.WriteFile(filepath.Join(dir, results.TimelineFile), tl.Bytes(), 0o644)
+	if err := results.WriteHistogramLogs(dir, r, 3*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	var samples []results.ResourceSample
+	for i := range 4 {
+		at := start.Add(time.Duration(i) * time.Second)
+		samples = append(samples,
+			results.ResourceSample{At: at, Role: "loadgen", Processes: 1, RSSBytes: uint64(20+i) << 20, FDs: 30, Threads: 6, CPUSeconds: 0.1 * float64(i)},
+			results.ResourceSample{At: at, Role: "target", Processes: 1, RSSBytes: uint64(10+i) << 20, FDs: 25, Threads: 5, CPUSeconds: 0.05 * float64(i)})
+	}
+	var rc bytes.Buffer
+	results.WriteResourcesCSV(&rc, start, samples)
+	os.WriteFile(filepath.Join(dir, results.ResourcesFile), rc.Bytes(), 0o644)
+	os.WriteFile(filepath.Join(dir, results.KernelFile), []byte("time_s,ListenOverflows,ListenDrops\n0,0,0\n1,0,0\n2,12,12\n3,12,12\n"), 0o644)
+}
+
+// stubAssets replaces uPlot with placeholders, so the golden file holds
+// stampede's own page and not 50 KB of library.
+func stubAssets(t *testing.T) {
+	js, css := uplotJS, uplotCSS
+	uplotJS, uplotCSS = "/* uPlot */", "/* uPlot css */"
+	t.Cleanup(func() { uplotJS, uplotCSS = js, css })
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		os.WriteFile(filepath.Join(t.TempDir(), name), got, 0o644)
+		t.Errorf("%s differs from the golden file (go test ./report -update to accept); got:\n%s", path, got)
+	}
+}
+
+// The page of one synthetic run, against testdata/one.golden.html. The
+// folder path differs per test run, so it is written as DIR.
+func TestGoldenOne(t *testing.T) {
+	stubAssets(t)
+	dir := filepath.Join(t.TempDir(), "run")
+	synthetic(t, dir, "fixed", 1)
+	run, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Missing) != 0 || run.Label != "fixed:initial=100ms" {
+		t.Errorf("missing %v, label %q", run.Missing, run.Label)
+	}
+	var b bytes.Buffer
+	if err := Write(&b, []*Run{run}); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "one.golden.html", bytes.ReplaceAll(b.Bytes(), []byte(dir), []byte("DIR")))
+}
+
+// A comparison of two runs, one of them through a bench folder.
+func TestGoldenCompare(t *testing.T) {
+	stubAssets(t)
+	root := t.TempDir()
+	synthetic(t, filepath.Join(root, "a"), "fixed", 1)
+	synthetic(t, filepath.Join(root, "bench", "1-full"), "full", 3)
+	os.WriteFile(filepath.Join(root, "bench", BenchFile), []byte(`{"runs": [{"policy": "full", "dir": "1-full"}, {"policy": "x", "dir": "2-failed", "error": "boom"}]}`), 0o644)
+	runs, err := LoadDirs([]string{filepath.Join(root, "a"), filepath.Join(root, "bench")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 2 {
+		t.Fatalf("%d runs", len(runs))
+	}
+	var b bytes.Buffer
+	if err := Write(&b, runs); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "compare.golden.html", bytes.ReplaceAll(b.Bytes(), []byte(root), []byte("ROOT")))
+}
+
+// The real page inlines uPlot whole, fetches nothing, and has a chart
+// element for every plot.
+func TestPageSelfContained(t *testing.T) {
+	dir := t.TempDir()
+	synthetic(t, dir, "exp", 1)
+	if err := Render(dir); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	if !strings.Contains(page, uplotJS) || !strings.Contains(page, uplotCSS) {
+		t.Error("uPlot is not inlined")
+	}
+	if m := regexp.MustCompile(`(?i)<(script|link|img)[^>]+(src|href)=`).FindString(page); m != "" {
+		t.Errorf("the page loads something: %s", m)
+	}
+	for _, chart := range []string{"connected", "failures", "latency", "rss", "cpu", "fds", "kernel"} {
+		if !strings.Contains(page, `data-chart="`+chart+`"`) {
+			t.Errorf("no %s chart", chart)
+		}
+	}
+	for _, a := range []string{uplotJS, uplotCSS, pageJS} {
+		if strings.Contains(strings.ToLower(a), "</script") || strings.Contains(strings.ToLower(a), "</style") {
+			t.Error("an inlined asset would end its element early")
+		}
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Load(dir); err == nil {
+		t.Error("Load of a folder without summary.json succeeded")
+	}
+	synthetic(t, dir, "fixed", 1)
+	os.Remove(filepath.Join(dir, results.KernelFile))
+	os.Remove(filepath.Join(dir, results.ResumeLogFile))
+	run, err := Load(dir)
+	if err != nil || strings.Join(run.Missing, ",") != "resume.hlog,kernel.csv" {
+		t.Errorf("Load: %v, missing %v", err, run.Missing)
+	}
+	os.WriteFile(filepath.Join(dir, results.TimelineFile), []byte("t_s\nnot a number\n"), 0o644)
+	if _, err := Load(dir); err == nil {
+		t.Error("Load with a corrupt timeline.csv succeeded")
+	}
+	if err := Write(&bytes.Buffer{}, nil); err == nil {
+		t.Error("Write of no run succeeded")
+	}
+	empty := t.TempDir()
+	os.WriteFile(filepath.Join(empty, BenchFile), []byte(`{"runs": []}`), 0o644)
+	if _, err := LoadDirs([]string{empty}); err == nil {
+		t.Error("an empty bench loaded")
+	}
+}
