@@ -12,6 +12,7 @@ import (
 
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/connerr"
+	"github.com/stampede-dev/stampede/protocol"
 )
 
 // Defaults applied to zero fields of a Config.
@@ -37,6 +38,16 @@ const (
 	DefaultRetryAfterCap = 60 * time.Second
 	// MaxReactors bounds Config.Reactors.
 	MaxReactors = 64
+	// DefaultRoomSize is the stampede mode's room size when Config.Rooms
+	// is zero: client IDs 0-9 share a room, 10-19 the next, and so on.
+	DefaultRoomSize = 10
+	// DefaultQuietPeriod is how long before the run's end the stampede
+	// mode stops sending, so deliveries in flight land before loss is
+	// counted.
+	DefaultQuietPeriod = 2 * time.Second
+	// MaxProtocolBody is the largest stampede-mode body (MsgSize): the msg
+	// frame around it must fit protocol.MaxFrameSize.
+	MaxProtocolBody = protocol.MaxFrameSize - 1024
 )
 
 // Message modes (Config.Mode).
@@ -46,6 +57,11 @@ const (
 	// ModeEcho sends a stamped text frame every 1/MsgRate seconds and
 	// records the round trip of its echo.
 	ModeEcho = "echo"
+	// ModeStampede speaks the message protocol (package protocol): each
+	// client joins its room, sends msg frames with its own IDs at MsgRate,
+	// keeps un-ACKed ones in a retry queue, resumes after a reconnect, and
+	// records what it received for the loss and duplicate count (Tally).
+	ModeStampede = "stampede"
 )
 
 // Config describes one fleet. The zero value of every field but URL and
@@ -99,14 +115,35 @@ type Config struct {
 	Header http.Header `json:"header,omitempty"`
 	// Protocols are the subprotocols offered (Sec-WebSocket-Protocol).
 	Protocols []string `json:"protocols,omitempty"`
-	// Mode is the message mode: ModeNone (the default) or ModeEcho.
+	// Mode is the message mode: ModeNone (the default), ModeEcho or
+	// ModeStampede.
 	Mode string `json:"mode"`
-	// MsgRate is the echo mode's messages per second per connected client;
-	// zero means DefaultMsgRate.
+	// MsgRate is the echo and stampede modes' messages per second per
+	// connected client; zero means DefaultMsgRate.
 	MsgRate float64 `json:"msg_rate"`
-	// MsgSize is the echo mode's payload in bytes, MinMsgSize..MaxMsgSize;
-	// zero means DefaultMsgSize.
+	// MsgSize is the echo payload or stampede body in bytes, MinMsgSize..
+	// MaxMsgSize (stampede: ..MaxProtocolBody); zero means DefaultMsgSize.
 	MsgSize int `json:"msg_size"`
+	// Rooms is the number of rooms of the whole fleet in stampede mode:
+	// client ID i is a member of room i mod Rooms (2000 clients in 200
+	// rooms: rooms of 10). Zero means rooms of DefaultRoomSize consecutive
+	// IDs (room i / 10). Every process of a fleet must be given the same
+	// value.
+	Rooms int `json:"rooms,omitempty"`
+	// QuietPeriod is how long before the run's end stampede clients stop
+	// sending (new messages and resends), so that deliveries in flight land
+	// before loss is counted; zero means DefaultQuietPeriod. The run's end
+	// is the deadline of the context given to Fleet.Run; without one there
+	// is no quiet period.
+	QuietPeriod time.Duration `json:"quiet_period,omitempty"`
+	// NoResume switches resume off (stampede mode): after a reconnect a
+	// client sends join ("from now") instead of resume, so the messages
+	// sent while it was away are never delivered to it and count as lost.
+	NoResume bool `json:"no_resume,omitempty"`
+	// NoRetryQueue switches the retry queue off (stampede mode): messages
+	// not ACKed when a connection ends are dropped instead of resent, and
+	// counted as unacked_dropped.
+	NoRetryQueue bool `json:"no_retry_queue,omitempty"`
 	// Reactors is the number of epoll reactor goroutines; zero means
 	// min(GOMAXPROCS, 4).
 	Reactors int `json:"reactors"`
@@ -194,8 +231,16 @@ func (c Config) Validate() error {
 		return bad("HandshakeTimeout", "must be >= 0, got %s", c.HandshakeTimeout)
 	case c.SynRetries < 0 || c.SynRetries > 127:
 		return bad("SynRetries", "must be within 0..127, got %d", c.SynRetries)
-	case c.Mode != "" && c.Mode != ModeNone && c.Mode != ModeEcho:
-		return bad("Mode", "must be %q or %q, got %q", ModeNone, ModeEcho, c.Mode)
+	case c.Mode != "" && c.Mode != ModeNone && c.Mode != ModeEcho && c.Mode != ModeStampede:
+		return bad("Mode", "must be %q, %q or %q, got %q", ModeNone, ModeEcho, ModeStampede, c.Mode)
+	case c.Mode == ModeStampede && u.Scheme == "wss":
+		return bad("Mode", "%q runs on ws:// only (wss:// clients do not speak the message protocol yet)", ModeStampede)
+	case c.Mode == ModeStampede && c.MsgSize > MaxProtocolBody:
+		return bad("MsgSize", "must be within %d..%d bytes in %q mode, got %d", MinMsgSize, MaxProtocolBody, ModeStampede, c.MsgSize)
+	case c.Rooms < 0:
+		return bad("Rooms", "must be >= 0, got %d", c.Rooms)
+	case c.QuietPeriod < 0:
+		return bad("QuietPeriod", "must be >= 0, got %s", c.QuietPeriod)
 	case c.MsgRate < 0 || c.MsgRate != c.MsgRate || c.MsgRate > 1000:
 		return bad("MsgRate", "must be within 0..1000 messages/s, got %v", c.MsgRate)
 	case c.MsgSize != 0 && (c.MsgSize < MinMsgSize || c.MsgSize > MaxMsgSize):
@@ -281,6 +326,9 @@ func (c Config) withDefaults() Config {
 	c.Reactors = max(1, min(c.Reactors, c.Clients))
 	if c.RetryAfterCap == 0 {
 		c.RetryAfterCap = DefaultRetryAfterCap
+	}
+	if c.QuietPeriod == 0 {
+		c.QuietPeriod = DefaultQuietPeriod
 	}
 	return c
 }

@@ -22,6 +22,7 @@ type Fleet struct {
 	up       *upgrade
 	reactors []*reactor // ws://
 	wss      *wssFleet  // wss://
+	end      time.Time  // the run's end: Run's context deadline, zero if none
 	ran      atomic.Bool
 }
 
@@ -98,6 +99,9 @@ func (f *Fleet) Run(ctx context.Context) (*results.Report, error) {
 		return nil, errRunTwice
 	}
 	epoch := time.Now()
+	if d, ok := ctx.Deadline(); ok {
+		f.end = d
+	}
 	if f.cfg.Start.IsZero() {
 		f.cfg.Start = epoch
 		for _, r := range f.reactors {

@@ -28,11 +28,18 @@ type handler interface {
 	// wantsPayload reports whether a data frame split across reads must be
 	// gathered (true) or may be skipped unbuffered (false).
 	wantsPayload(h ws.Header) bool
+	// finish is called once at the end of the run, on the reactor's
+	// goroutine, before the sockets are closed: the clients' states are
+	// those of the end. A mode writes what it kept into the report here.
+	finish(r *reactor)
 }
 
 // newHandler returns the mode of cfg for a reactor whose shard holds
 // clients clients.
 func newHandler(cfg *Config, clients int) handler {
+	if cfg.Mode == ModeStampede {
+		return newStampedeMode(cfg, clients)
+	}
 	if cfg.Mode == ModeEcho {
 		return &echoMode{
 			interval: int64(float64(time.Second) / cfg.MsgRate),
@@ -51,6 +58,7 @@ func (noneMode) timer(*reactor, int32, int64, int64)            {}
 func (noneMode) data(*reactor, int32, ws.Header, []byte, int64) {}
 func (noneMode) closed(*reactor, int32, int64)                  {}
 func (noneMode) wantsPayload(ws.Header) bool                    { return false }
+func (noneMode) finish(*reactor)                                {}
 
 // echoMode sends a stamped text frame every interval and records the round
 // trip when the server echoes it back. Each connection's first message
@@ -102,6 +110,8 @@ func (m *echoMode) data(r *reactor, j int32, h ws.Header, payload []byte, now in
 func (m *echoMode) closed(*reactor, int32, int64) {}
 
 func (m *echoMode) wantsPayload(h ws.Header) bool { return h.Length == int64(m.size) }
+
+func (m *echoMode) finish(*reactor) {}
 
 // An echo stamp: 's', the message's sequence number in 8 hex digits, 't',
 // its send time in ns from the run's start in 16 hex digits, then '.'

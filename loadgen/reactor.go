@@ -236,6 +236,7 @@ func (r *reactor) fire() {
 // here are not disconnects, and the live counters keep their values at the
 // end of the run (Connected is how many were connected when it ended).
 func (r *reactor) shutdown() {
+	r.mode.finish(r)
 	for j := range r.clients {
 		c := &r.clients[j]
 		if c.fd >= 0 {

@@ -25,6 +25,7 @@ type counters struct {
 	successes    atomic.Uint64
 	msgSent      atomic.Uint64
 	msgDelivered atomic.Uint64
+	msgAcked     atomic.Uint64
 	failures     [connerr.NumClasses]atomic.Uint64
 	disconnects  [connerr.NumClasses]atomic.Uint64
 	stopped      [connerr.NumClasses]atomic.Uint64

@@ -25,9 +25,12 @@ type Stats struct {
 	// Stopped counts clients that gave up, by the class of their last
 	// failure.
 	Stopped [connerr.NumClasses]uint64 `json:"stopped"`
-	// MsgSent and MsgDelivered count echo messages sent and echoed back.
+	// MsgSent and MsgDelivered count echo messages sent and echoed back,
+	// or stampede messages sent and deliveries received.
 	MsgSent      uint64 `json:"msg_sent"`
 	MsgDelivered uint64 `json:"msg_delivered"`
+	// MsgAcked counts stampede messages ACKed.
+	MsgAcked uint64 `json:"msg_acked"`
 }
 
 // FailureCount is the number of failed attempts of every class.
@@ -53,6 +56,7 @@ func (s *Stats) Add(o *Stats) {
 	}
 	s.MsgSent += o.MsgSent
 	s.MsgDelivered += o.MsgDelivered
+	s.MsgAcked += o.MsgAcked
 }
 
 func sum(a *[connerr.NumClasses]uint64) uint64 {
@@ -76,4 +80,5 @@ func (c *counters) snapshot(s *Stats) {
 	}
 	s.MsgSent += c.msgSent.Load()
 	s.MsgDelivered += c.msgDelivered.Load()
+	s.MsgAcked += c.msgAcked.Load()
 }

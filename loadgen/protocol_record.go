@@ -1,0 +1,26 @@
+package loadgen
+
+import (
+	"time"
+
+	"github.com/stampede-dev/stampede/results"
+)
+
+// Recording of the stampede mode, beside the recorder's own methods.
+
+// acked records a message ACKed at offset at, rtt after it was last sent.
+func (r *recorder) acked(at int64, rtt time.Duration) {
+	r.rep.Timeline.At(time.Duration(at)).MsgAcked++
+	r.rep.Messages.Acked++
+	results.RecordLatency(r.rep.RTT, rtt)
+	r.cnt.msgAcked.Add(1)
+}
+
+// retried records a message resent after a reconnect.
+func (r *recorder) retried() { r.rep.Messages.Retried++ }
+
+// resumed records a resume answered d after it was sent.
+func (r *recorder) resumed(d time.Duration) {
+	r.rep.Messages.Resumed++
+	results.RecordLatency(r.rep.Resume, d)
+}
