@@ -141,6 +141,18 @@ func (p *Progress) Stop() {
 
 func (p *Progress) loop(every time.Duration) {
 	defer close(p.done)
+	p.mu.Lock()
+	start := p.start
+	p.mu.Unlock()
+	if d := time.Until(start); d > 0 { // a start barrier ahead: tick on its time axis
+		w := time.NewTimer(d)
+		defer w.Stop()
+		select {
+		case <-p.quit:
+			return
+		case <-w.C:
+		}
+	}
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -303,7 +315,7 @@ func (p *Progress) line(now time.Time) string {
 		}
 	}
 	if cur.MsgSent > 0 || cur.MsgDelivered > 0 {
-		fmt.Fprintf(&b, "  msg %s/s sent %s/s delivered", perSecond(rate(cur.MsgSent, base.s.MsgSent)),
+		fmt.Fprintf(&b, "  msg/s sent %s delivered %s", perSecond(rate(cur.MsgSent, base.s.MsgSent)),
 			perSecond(rate(cur.MsgDelivered, base.s.MsgDelivered)))
 	}
 	if n := cur.StoppedCount(); n > 0 {

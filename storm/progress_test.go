@@ -122,7 +122,7 @@ func TestProgressPlain(t *testing.T) {
 			"   5.0s  connected 20/20  attempts 4/s\n" +
 			"chaos: at 6s restart abrupt down=1s done: ready at 7.400s\n" +
 			"  10.0s  connected 0/20  attempts 9/s  failures/s refused=8 timeout=1  [at 6s restart abrupt down=1s]\n" +
-			"  15.0s  connected 19/20  attempts 4.2/s  failures/s tls=0.2  msg 20/s sent 12/s delivered  stopped 1\n"
+			"  15.0s  connected 19/20  attempts 4.2/s  failures/s tls=0.2  msg/s sent 20 delivered 12  stopped 1\n"
 		if got := out.String(); got != want {
 			t.Errorf("output:\n%s\nwant:\n%s", got, want)
 		}
