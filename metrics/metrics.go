@@ -85,6 +85,13 @@ func (e *Exporter) SetChaos(current func() string, events func() []results.Event
 	e.cfg.Current, e.cfg.Events = current, events
 }
 
+// SetRun sets the labels of stampede_run_info, once the run has an id.
+func (e *Exporter) SetRun(runID, policy string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.cfg.RunID, e.cfg.Policy = runID, policy
+}
+
 // Observe records the fleet's aggregated counters at offset at from the
 // run's start, and the fleet's current attempt rate per 100 ms.
 func (e *Exporter) Observe(at time.Duration, s loadgen.Stats, attemptsPer100ms float64) {
