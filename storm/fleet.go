@@ -42,6 +42,9 @@ type FleetConfig struct {
 	// MetricsAddr, if set, is the host:port on which Prometheus metrics
 	// are served at /metrics while the run goes (--metrics-addr).
 	MetricsAddr string `json:"-"`
+	// SLO are the gates the run is judged by (--slo): evaluated on the
+	// summary, recorded in summary.json "slo" and "pass"; none passes.
+	SLO []results.SLO `json:"slo,omitempty"`
 }
 
 // pollInterval is how often RunFleet reads an in-process fleet's counters:
@@ -91,6 +94,8 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (*Result, error) {
 	})
 	sampleCtx, stopSampling := context.WithCancel(ctx)
 	defer stopSampling()
+	kernel := results.NewKernelSampler(time.Second) // kernel.csv
+	go kernel.Run(sampleCtx)
 
 	if sz.LoadgenProcs == 1 {
 		pids = func() []int32 { return []int32{int32(os.Getpid())} }
@@ -138,21 +143,23 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (*Result, error) {
 		}
 	}
 	sampler.Sample()
+	kernel.Sample()
 	stopSampling()
 
 	sum := results.Summarize(results.Input{
 		RunID:     runID,
 		Seed:      fleet.Seed,
-		Config:    FleetConfig{Fleet: fleet, Procs: sz.LoadgenProcs, Duration: cfg.Duration, Detect: cfg.Detect},
+		Config:    FleetConfig{Fleet: fleet, Procs: sz.LoadgenProcs, Duration: cfg.Duration, Detect: cfg.Detect, SLO: cfg.SLO},
 		Report:    report,
 		Events:    results.DetectOutages(report, cfg.Detect),
 		End:       cfg.Duration,
 		Resources: sampler.Stats(),
 	})
+	sum.SetSLO(results.EvalSLOs(cfg.SLO, sum))
 	mx.setSummary(sum)
 	res := &Result{Summary: sum, Report: report, Sizing: sz}
 	if cfg.Out != "" {
-		if err := WriteResults(cfg.Out, res, sampler, start); err != nil {
+		if err := WriteResults(cfg.Out, res, sampler, kernel, start); err != nil {
 			return res, err
 		}
 	}

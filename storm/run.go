@@ -5,8 +5,10 @@
 //
 //	storm.Run ─┬─ target.Group (SO_REUSEPORT processes) <── chaos.Supervisor (schedule)
 //	           ├─ cluster.Local (loadgen worker processes) ──> merged results.Report
-//	           ├─ results.Sampler (gopsutil: loadgen and target processes)
-//	           └─ kernel counters before/after ──> results.Summarize ──> summary.json
+//	           ├─ results.Sampler (gopsutil: loadgen and target processes) ──> resources.csv
+//	           ├─ results.KernelSampler (herd counters once a second) ──> kernel.csv
+//	           └─ kernel counters before/after ──> results.Summarize ──> summary.json (+ SLOs)
+//	              ──> timeline.csv, *.hlog ──> report.Render ──> report.html
 package storm
 
 import (
@@ -22,6 +24,7 @@ import (
 	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/cluster"
 	"github.com/stampede-dev/stampede/loadgen"
+	"github.com/stampede-dev/stampede/report"
 	"github.com/stampede-dev/stampede/results"
 	"github.com/stampede-dev/stampede/target"
 )
@@ -63,6 +66,9 @@ type Config struct {
 	// MetricsAddr, if set, is the host:port on which Prometheus metrics
 	// are served at /metrics while the run goes (--metrics-addr).
 	MetricsAddr string `json:"-"`
+	// SLO are the gates the run is judged by (--slo): evaluated on the
+	// summary, recorded in summary.json "slo" and "pass"; none passes.
+	SLO []results.SLO `json:"slo,omitempty"`
 }
 
 // Validate reports the first unusable field, named as its flag.
@@ -172,6 +178,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	sampleCtx, stopSampling := context.WithCancel(ctx)
 	defer stopSampling()
 	go sampler.Run(sampleCtx)
+	kernel := results.NewKernelSampler(time.Second) // kernel.csv
+	go kernel.Run(sampleCtx)
 	kernelBefore, kerr := results.KernelSnapshot()
 
 	// Chaos, aligned on the fleet's start barrier.
@@ -207,6 +215,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	kernelAfter, kerr2 := results.KernelSnapshot()
 	sampler.Sample()
+	kernel.Sample()
 	stopSampling()
 
 	in := results.Input{
@@ -222,10 +231,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		in.Kernel = results.Delta(kernelBefore, kernelAfter)
 	}
 	sum := results.Summarize(in)
+	sum.SetSLO(results.EvalSLOs(cfg.SLO, sum))
 	mx.setSummary(sum)
 	res := &Result{Summary: sum, Report: report, Sizing: sz}
 	if cfg.Out != "" {
-		if err := WriteResults(cfg.Out, res, sampler, start); err != nil {
+		if err := WriteResults(cfg.Out, res, sampler, kernel, start); err != nil {
 			return res, err
 		}
 	}
@@ -243,28 +253,55 @@ type runConfig struct {
 	Target target.Config `json:"target"`
 }
 
-// WriteResults writes the results folder of a run.
-func WriteResults(dir string, res *Result, sampler *results.Sampler, start time.Time) error {
+// WriteResults writes the results folder of a run: summary.json,
+// timeline.csv, the HdrHistogram logs (connect, ttr, message_rtt, resume
+// .hlog), resources.csv and kernel.csv when their samplers are given, and
+// report.html rendered from those files alone (as `stampede report DIR`
+// renders it again). start is the run's start, the time axis of the CSVs.
+func WriteResults(dir string, res *Result, sampler *results.Sampler, kernel *results.KernelSampler, start time.Time) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
 	if err := res.Summary.WriteJSON(dir); err != nil {
 		return err
 	}
-	if sampler != nil {
-		f, err := os.Create(filepath.Join(dir, results.ResourcesFile))
+	write := func(name string, w func(io.Writer) error) error {
+		f, err := os.Create(filepath.Join(dir, name))
 		if err != nil {
 			return err
 		}
-		defer f.Close()
-		if err := results.WriteResourcesCSV(f, start, sampler.Samples()); err != nil {
-			return err
+		err = w(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
 		}
-		if err := f.Close(); err != nil {
+		if err != nil {
+			return fmt.Errorf("writing %s: %w", filepath.Join(dir, name), err)
+		}
+		return nil
+	}
+	sum := res.Summary
+	if err := write(results.TimelineFile, func(w io.Writer) error {
+		return results.WriteTimelineCSV(w, results.TimelineRows(res.Report.Timeline, sum.Events, sum.DurationS))
+	}); err != nil {
+		return err
+	}
+	length := time.Duration(sum.DurationS * float64(time.Second))
+	if err := results.WriteHistogramLogs(dir, res.Report, length); err != nil {
+		return err
+	}
+	if sampler != nil {
+		if err := write(results.ResourcesFile, func(w io.Writer) error {
+			return results.WriteResourcesCSV(w, start, sampler.Samples())
+		}); err != nil {
 			return err
 		}
 	}
-	return nil
+	if kernel != nil {
+		if err := write(results.KernelFile, func(w io.Writer) error { return kernel.WriteCSV(w, start) }); err != nil {
+			return err
+		}
+	}
+	return report.Render(dir)
 }
 
 // warnRamp says so when the fleet will still be ramping up at the first
