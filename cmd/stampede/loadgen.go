@@ -48,15 +48,20 @@ var loadgenCmd = &cli.Command{
 		&cli.DurationFlag{Name: "handshake-timeout", Value: loadgen.DefaultHandshakeTimeout, Usage: "deadline `D` from TCP connected to the 101 answer"},
 		&cli.IntFlag{Name: "syn-retries", Usage: "TCP_SYNCNT `N` per socket (0 = kernel default)"},
 		&cli.BoolFlag{Name: "no-retry-after", Usage: "ignore the server's Retry-After on 429/503 and wait what --policy says (a client that does not honour the header)"},
-		&cli.StringFlag{Name: "mode", Value: loadgen.ModeNone, Usage: "message `MODE`: none (hold, answer pings) or echo (send, time the echo)"},
-		&cli.Float64Flag{Name: "msg-rate", Value: loadgen.DefaultMsgRate, Usage: "echo messages per second per client `R`"},
+		&cli.StringFlag{Name: "mode", Value: loadgen.ModeNone, Usage: "message `MODE`: none (hold, answer pings), echo (send, time the echo) or stampede (the message protocol of docs/protocol.md: rooms, ACKs, retry queue, resume)"},
+		&cli.Float64Flag{Name: "msg-rate", Value: loadgen.DefaultMsgRate, Usage: "echo or stampede messages per second per client `R`"},
 		&cli.IntFlag{Name: "msg-size", Value: loadgen.DefaultMsgSize, Usage: "echo payload `BYTES`"},
+		&cli.IntFlag{Name: "rooms", Usage: "stampede mode: rooms `N` of the whole fleet, client i in room i mod N (0 = rooms of 10 consecutive clients)"},
+		&cli.BoolFlag{Name: "no-resume", Usage: "stampede mode: after a reconnect rejoin from now instead of resuming (what was sent meanwhile is lost, and counted)"},
+		&cli.BoolFlag{Name: "no-retry-queue", Usage: "stampede mode: drop un-ACKed messages at a disconnect instead of resending them (counted as unacked_dropped)"},
+		&cli.DurationFlag{Name: "quiet-period", Value: loadgen.DefaultQuietPeriod, Usage: "stampede mode: stop sending `D` before the end, so deliveries land before loss is counted"},
 		&headersFlag{cli.GenericFlag{Name: "header", Value: &headerFlag{}, Usage: "upgrade request header `'Name: value'` (repeatable; -H is the same)"}},
 		&headersFlag{cli.GenericFlag{Name: "H", Value: &headerFlag{}, Hidden: true}},
 		&cli.StringSliceFlag{Name: "subprotocol", Usage: "subprotocol `NAME` to offer (repeatable)"},
 		&cli.BoolFlag{Name: "insecure", Usage: "wss://: accept any server certificate (a self-signed target)"},
 		&cli.IntFlag{Name: "reactors", Usage: "epoll reactor goroutines `N` (0 = min(GOMAXPROCS, 4))"},
-		&cli.DurationFlag{Name: "progress", Value: 2 * time.Second, Usage: "print live counters to stderr every `D` (0 = never)"},
+		&cli.DurationFlag{Name: "progress-interval", Aliases: []string{"progress"}, Value: storm.DefaultProgressInterval, Usage: "print live counters to stderr every `D` when it is not a terminal (a terminal gets one status line, redrawn every second; 0 = never)"},
+		&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus metrics on `ADDR`/metrics while the fleet runs, e.g. 127.0.0.1:9100"},
 		&cli.StringFlag{Name: "out", Usage: "write summary.json and resources.csv into `DIR`"},
 	},
 	OnUsageError: func(_ *cli.Context, err error, _ bool) error { return err },
@@ -76,7 +81,11 @@ func loadgenAction(c *cli.Context) error {
 		Procs:            c.Int("loadgen-procs"),
 		Duration:         c.Duration("duration"),
 		Out:              c.String("out"),
-		ProgressInterval: c.Duration("progress"),
+		ProgressInterval: c.Duration("progress-interval"),
+		MetricsAddr:      c.String("metrics-addr"),
+	}
+	if run.ProgressInterval < 0 {
+		return fmt.Errorf("--progress-interval must not be negative, got %s", run.ProgressInterval)
 	}
 	if run.ProgressInterval > 0 {
 		run.Log = c.App.ErrWriter
@@ -150,6 +159,10 @@ func fleetConfig(c *cli.Context) (loadgen.Config, error) {
 		NoRetryAfter:     c.Bool("no-retry-after"),
 		Mode:             c.String("mode"),
 		MsgRate:          c.Float64("msg-rate"),
+		Rooms:            c.Int("rooms"),
+		NoResume:         c.Bool("no-resume"),
+		NoRetryQueue:     c.Bool("no-retry-queue"),
+		QuietPeriod:      c.Duration("quiet-period"),
 		MsgSize:          c.Int("msg-size"),
 		Reactors:         c.Int("reactors"),
 	}
@@ -162,6 +175,7 @@ var loadgenFlags = map[string]string{
 	"ConnectTimeout": "connect-timeout", "HandshakeTimeout": "handshake-timeout",
 	"SynRetries": "syn-retries", "Header": "header", "Protocols": "subprotocol", "Mode": "mode",
 	"MsgRate": "msg-rate", "MsgSize": "msg-size", "Reactors": "reactors", "SourceIPs": "source-ips",
+	"Rooms": "rooms", "QuietPeriod": "quiet-period",
 }
 
 // loadgenFlagError rewrites a loadgen.ConfigError to name the flag.

@@ -19,7 +19,7 @@ var runTargetFlags = []string{"backlog", "accept-rate", "accept-burst", "handsha
 
 // runFleetFlags are the loadgen's flags that `run` and `bench` take.
 var runFleetFlags = []string{"clients", "loadgen-procs", "ramp", "max-inflight", "seed", "source-ips", "connect-timeout",
-	"handshake-timeout", "syn-retries", "no-retry-after", "mode", "msg-rate", "msg-size", "reactors"}
+	"handshake-timeout", "syn-retries", "no-retry-after", "mode", "msg-rate", "msg-size", "rooms", "no-resume", "no-retry-queue", "quiet-period", "reactors"}
 
 // stormFlags are the flags of `run` and `bench` beyond the target's and
 // the loadgen's.
@@ -31,6 +31,8 @@ func stormFlags(defaultDuration time.Duration) []cli.Flag {
 		&cli.DurationFlag{Name: "duration", Value: defaultDuration, Usage: "length `D` of the run from the start barrier"},
 		&cli.StringFlag{Name: "out", Usage: "results folder `DIR` (default stampede-results/RUN_ID)"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print no progress lines"},
+		&cli.DurationFlag{Name: "progress-interval", Value: storm.DefaultProgressInterval, Usage: "time `D` between progress lines when stderr is not a terminal (a terminal gets one status line, redrawn every second; 0 = --quiet)"},
+		&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus metrics on `ADDR`/metrics while the run goes, e.g. 127.0.0.1:9100"},
 	}
 }
 
@@ -100,9 +102,13 @@ func stormConfig(c *cli.Context) (storm.Config, error) {
 		LoadgenProcs: c.Int("loadgen-procs"),
 		Duration:     c.Duration("duration"),
 		Out:          c.String("out"),
+		MetricsAddr:  c.String("metrics-addr"),
 	}
 	cfg.Target.Addr = "" // a free port outside the ephemeral range
-	if !c.Bool("quiet") {
+	if cfg.ProgressInterval = c.Duration("progress-interval"); cfg.ProgressInterval < 0 {
+		return cfg, fmt.Errorf("--progress-interval must not be negative, got %s", cfg.ProgressInterval)
+	}
+	if !c.Bool("quiet") && cfg.ProgressInterval > 0 {
 		cfg.Log = c.App.ErrWriter
 	}
 	text := c.String("chaos")
