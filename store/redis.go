@@ -1,0 +1,182 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Redis is the Redis Streams backend. Each room has three kinds of keys,
+// all with the room as hash tag so they share a cluster slot:
+//
+//	P{room}:seq       INCR counter: the room's latest seq
+//	P{room}:log       stream of the room's messages; entry ID "<seq>-0",
+//	                  fields id and body; XADD MAXLEN ~ Retention
+//	P{room}:id:<id>   the seq of message <id> (dedupe), EX DedupeTTL
+//
+// The seq is the counter, not the stream's own IDs, so it is dense (1, 2,
+// 3...) and independent of the clock; writing it as the entry ID makes a
+// replay one XRANGE. An append is one Lua script per batch (check the ID
+// key, INCR, XADD, SET), atomic on the server, so the ID -> seq mapping
+// survives any target restart.
+type Redis struct {
+	c      *redis.Client
+	prefix string
+	opt    Options
+}
+
+// appendScript appends ARGV[4..] (id, body pairs) to the room.
+// KEYS: seq counter, stream. ARGV: id key prefix, maxlen, ttl seconds,
+// dedupe ("1" or "0"). Returns seq, dup (0/1) pairs.
+var appendScript = redis.NewScript(`
+local out = {}
+for i = 5, #ARGV, 2 do
+  local id, body = ARGV[i], ARGV[i+1]
+  local idkey = ARGV[1] .. id
+  local old = false
+  if ARGV[4] == '1' then old = redis.call('GET', idkey) end
+  if old then
+    out[#out+1] = tonumber(old)
+    out[#out+1] = 1
+  else
+    local seq = redis.call('INCR', KEYS[1])
+    redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], seq .. '-0', 'id', id, 'body', body)
+    if ARGV[4] == '1' then redis.call('SET', idkey, seq, 'EX', ARGV[3]) end
+    out[#out+1] = seq
+    out[#out+1] = 0
+  end
+end
+return out
+`)
+
+// OpenRedis connects to the Redis server of u (redis://host:port/db, with
+// an optional ?prefix= for every key, default "stampede:") and pings it.
+func OpenRedis(ctx context.Context, u *url.URL, opt Options) (*Redis, error) {
+	if err := opt.Validate(); err != nil {
+		return nil, err
+	}
+	opt = opt.withDefaults()
+	q := u.Query()
+	prefix := q.Get("prefix")
+	if prefix == "" {
+		prefix = "stampede:"
+	}
+	q.Del("prefix")
+	u2 := *u
+	u2.RawQuery = q.Encode()
+	ro, err := redis.ParseURL(u2.String())
+	if err != nil {
+		return nil, fmt.Errorf("store: redis URL: %w", err)
+	}
+	c := redis.NewClient(ro)
+	if err := c.Ping(ctx).Err(); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("store: redis %s: %w", u.Host, err)
+	}
+	return &Redis{c: c, prefix: prefix, opt: opt}, nil
+}
+
+func (s *Redis) key(room, kind string) string {
+	return s.prefix + "{" + room + "}:" + kind
+}
+
+// Append implements Store.
+func (s *Redis) Append(ctx context.Context, room, id string, body []byte) (uint64, bool, error) {
+	return appendOne(ctx, s, room, id, body)
+}
+
+// AppendBatch implements Store with one script call.
+func (s *Redis) AppendBatch(ctx context.Context, room string, entries []Entry) ([]Result, error) {
+	if len(entries) == 0 {
+		return nil, nil
+	}
+	dedupe := "1"
+	if s.opt.NoDedupe {
+		dedupe = "0"
+	}
+	ttl := int64(s.opt.DedupeTTL.Seconds())
+	if ttl < 1 {
+		ttl = 1
+	}
+	args := make([]any, 0, 4+2*len(entries))
+	args = append(args, s.key(room, "id:"), s.opt.Retention, ttl, dedupe)
+	for _, e := range entries {
+		args = append(args, e.ID, e.Body)
+	}
+	v, err := appendScript.Run(ctx, s.c, []string{s.key(room, "seq"), s.key(room, "log")}, args...).Int64Slice()
+	if err != nil {
+		return nil, fmt.Errorf("store: redis append: %w", err)
+	}
+	if len(v) != 2*len(entries) {
+		return nil, fmt.Errorf("store: redis append: %d results for %d entries", len(v)/2, len(entries))
+	}
+	res := make([]Result, len(entries))
+	for i := range res {
+		res[i] = Result{Seq: uint64(v[2*i]), Dup: v[2*i+1] == 1}
+	}
+	return res, nil
+}
+
+// Since implements Store: GET the head, then XRANGE up to it (a message
+// appended in between is beyond the answer's through, not lost from it).
+func (s *Redis) Since(ctx context.Context, room string, afterSeq uint64, limit int) ([]Message, uint64, bool, error) {
+	head, err := s.Head(ctx, room)
+	if err != nil || afterSeq >= head {
+		return nil, head, false, err
+	}
+	start, end := strconv.FormatUint(afterSeq+1, 10)+"-0", strconv.FormatUint(head, 10)+"-0"
+	var xs []redis.XMessage
+	if limit > 0 {
+		xs, err = s.c.XRangeN(ctx, s.key(room, "log"), start, end, int64(limit)).Result()
+	} else {
+		xs, err = s.c.XRange(ctx, s.key(room, "log"), start, end).Result()
+	}
+	if err != nil {
+		return nil, 0, false, fmt.Errorf("store: redis since: %w", err)
+	}
+	msgs := make([]Message, 0, len(xs))
+	for _, x := range xs {
+		m, err := parseEntry(x)
+		if err != nil {
+			return nil, 0, false, err
+		}
+		msgs = append(msgs, m)
+	}
+	through := head
+	if limit > 0 && len(msgs) == limit {
+		through = msgs[len(msgs)-1].Seq
+	}
+	gap := len(msgs) == 0 || msgs[0].Seq > afterSeq+1
+	return msgs, through, gap, nil
+}
+
+func parseEntry(x redis.XMessage) (Message, error) {
+	seqStr, _, _ := strings.Cut(x.ID, "-")
+	seq, err := strconv.ParseUint(seqStr, 10, 64)
+	id, ok1 := x.Values["id"].(string)
+	body, ok2 := x.Values["body"].(string)
+	if err != nil || !ok1 || !ok2 {
+		return Message{}, fmt.Errorf("store: redis: malformed stream entry %q", x.ID)
+	}
+	return Message{Seq: seq, ID: id, Body: []byte(body)}, nil
+}
+
+// Head implements Store.
+func (s *Redis) Head(ctx context.Context, room string) (uint64, error) {
+	v, err := s.c.Get(ctx, s.key(room, "seq")).Uint64()
+	if errors.Is(err, redis.Nil) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("store: redis head: %w", err)
+	}
+	return v, nil
+}
+
+// Close implements Store.
+func (s *Redis) Close() error { return s.c.Close() }

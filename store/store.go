@@ -1,0 +1,173 @@
+// Package store keeps the messages of the message protocol (docs/protocol.md)
+// so that they outlive target restarts: a per-room sequence assigned by the
+// store, dedupe by the client's message ID, replay after a seq, and a
+// retention bound per room. Three backends share one interface and one
+// conformance test:
+//
+//	file:///dir or dir        embedded append-only log with group commit (the default)
+//	redis://host:port/db      Redis Streams, one stream per room
+//	postgres://user@host/db   PostgreSQL, one message table
+//
+// Open picks the backend from the URL.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Defaults applied to zero Options fields.
+const (
+	// DefaultRetention is how many messages per room a store keeps.
+	DefaultRetention = 10_000
+	// DefaultDedupeTTL is how long Redis remembers a message ID.
+	DefaultDedupeTTL = 7 * 24 * time.Hour
+)
+
+// Store holds the messages of rooms. Its methods are safe for concurrent
+// use. Seqs start at 1 in each room and grow by one per stored message.
+type Store interface {
+	// Append stores one message of room under the client's id and returns
+	// its seq. If (room, id) was stored before it returns the original seq
+	// and dup true, and stores nothing. When it returns without error the
+	// message is durable (the meaning of an ACK).
+	Append(ctx context.Context, room, id string, body []byte) (seq uint64, dup bool, err error)
+	// AppendBatch is Append for several messages of one room, in order,
+	// in one round trip or commit. results[i] answers entries[i]; a later
+	// entry repeating an earlier one's ID is a dup of it.
+	AppendBatch(ctx context.Context, room string, entries []Entry) (results []Result, err error)
+	// Since returns the kept messages of room with seq > afterSeq, oldest
+	// first, at most limit of them (limit <= 0: all). through is the seq
+	// the answer covers up to: the last message returned when limit cut
+	// the answer short, else the room's latest seq. gap reports that
+	// messages after afterSeq are gone (retention): the seqs from
+	// afterSeq+1 up to the first message returned (or through, when none
+	// is) are lost.
+	Since(ctx context.Context, room string, afterSeq uint64, limit int) (msgs []Message, through uint64, gap bool, err error)
+	// Head returns the latest seq of room, 0 for a room with no message.
+	Head(ctx context.Context, room string) (uint64, error)
+	// Close releases the store. Appends in flight finish or fail first.
+	Close() error
+}
+
+// Entry is one message to append.
+type Entry struct {
+	// ID is the client-generated message ID, the dedupe key within a room.
+	ID string
+	// Body is the message text.
+	Body []byte
+}
+
+// Result is the outcome of one Entry.
+type Result struct {
+	// Seq is the message's seq in its room (the original one for a dup).
+	Seq uint64
+	// Dup reports that the ID had been stored before: nothing was stored.
+	Dup bool
+}
+
+// Message is one stored message.
+type Message struct {
+	// Seq is its seq in its room.
+	Seq uint64
+	// ID is the client's message ID.
+	ID string
+	// Body is the message text. Callers must not modify it.
+	Body []byte
+}
+
+// Options configure a Store. The zero value means every default.
+type Options struct {
+	// Retention is how many messages per room are kept for Since; older
+	// ones may be dropped. Default DefaultRetention.
+	Retention int
+	// NoDedupe stores every Append as a new message, even with an ID seen
+	// before: what dedupe prevents, made visible (`--no-dedupe`).
+	NoDedupe bool
+	// DedupeTTL is how long the Redis backend remembers an ID. Default
+	// DefaultDedupeTTL. The embedded store remembers IDs for ever, the
+	// PostgreSQL one as long as the message is retained.
+	DedupeTTL time.Duration
+}
+
+// Validate reports a negative field.
+func (o Options) Validate() error {
+	if o.Retention < 0 {
+		return fmt.Errorf("store: retention %d must not be negative", o.Retention)
+	}
+	if o.DedupeTTL < 0 {
+		return fmt.Errorf("store: dedupe TTL %v must not be negative", o.DedupeTTL)
+	}
+	return nil
+}
+
+func (o Options) withDefaults() Options {
+	if o.Retention == 0 {
+		o.Retention = DefaultRetention
+	}
+	if o.DedupeTTL == 0 {
+		o.DedupeTTL = DefaultDedupeTTL
+	}
+	return o
+}
+
+// ErrClosed is returned by a Store's methods after Close.
+var ErrClosed = errors.New("store: closed")
+
+// ErrLocked is returned by Open when another process holds the embedded
+// store's directory.
+var ErrLocked = errors.New("store: directory is in use by another process")
+
+// Open opens the store named by rawURL:
+//
+//   - file:///abs/dir, or a plain path: the embedded store in that
+//     directory (created if missing);
+//   - redis://[user:pass@]host:port/db[?prefix=P]: Redis; every key starts
+//     with P (default "stampede:");
+//   - postgres://user@host:port/db[?table=T&...]: PostgreSQL; messages go in
+//     table T (default "stampede_messages") and T_rooms; the other query
+//     parameters go to the driver.
+func Open(ctx context.Context, rawURL string, opt Options) (Store, error) {
+	if err := opt.Validate(); err != nil {
+		return nil, err
+	}
+	opt = opt.withDefaults()
+	if rawURL == "" {
+		return nil, errors.New("store: empty URL")
+	}
+	if !strings.Contains(rawURL, "://") {
+		return OpenFile(rawURL, opt)
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("store: bad URL %q: %w", rawURL, err)
+	}
+	switch u.Scheme {
+	case "file":
+		if u.Host != "" && u.Host != "localhost" {
+			return nil, fmt.Errorf("store: file URL %q: host must be empty (file:///path)", rawURL)
+		}
+		if u.Path == "" {
+			return nil, fmt.Errorf("store: file URL %q has no path", rawURL)
+		}
+		return OpenFile(u.Path, opt)
+	case "redis":
+		return OpenRedis(ctx, u, opt)
+	case "postgres", "postgresql":
+		return OpenPostgres(ctx, u, opt)
+	}
+	return nil, fmt.Errorf("store: unknown scheme %q in %q (want file, redis or postgres)", u.Scheme, rawURL)
+}
+
+// appendOne implements Append on top of AppendBatch.
+func appendOne(ctx context.Context, s Store, room, id string, body []byte) (uint64, bool, error) {
+	res, err := s.AppendBatch(ctx, room, []Entry{{ID: id, Body: body}})
+	if err != nil {
+		return 0, false, err
+	}
+	return res[0].Seq, res[0].Dup, nil
+}
