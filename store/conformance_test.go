@@ -148,12 +148,12 @@ func testSince(t *testing.T, open opener) {
 		first, n    int
 		wantThrough uint64
 	}{
-		{0, 0, 1, 10, 10},  // everything
-		{4, 0, 5, 6, 10},   // after 4
-		{4, 3, 5, 3, 7},    // limit cuts: through is the last returned
-		{7, 3, 8, 3, 10},   // exactly the rest
-		{10, 0, 0, 0, 10},  // caught up
-		{99, 5, 0, 0, 10},  // ahead of the room
+		{0, 0, 1, 10, 10}, // everything
+		{4, 0, 5, 6, 10},  // after 4
+		{4, 3, 5, 3, 7},   // limit cuts: through is the last returned
+		{7, 3, 8, 3, 10},  // exactly the rest
+		{10, 0, 0, 0, 10}, // caught up
+		{99, 5, 0, 0, 10}, // ahead of the room
 	}
 	for _, c := range cases {
 		msgs, through, gap, err := s.Since(ctx, "r", c.after, c.limit)
