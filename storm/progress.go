@@ -107,7 +107,8 @@ func (p *Progress) Start(start time.Time) {
 	}
 	p.out.Lock()
 	p.term = p.Mode == ProgressTerminal || (p.Mode == ProgressAuto && isTerminal(p.W))
-	p.quit, p.done = make(chan struct{}), make(chan struct{})
+	quit, done := make(chan struct{}), make(chan struct{})
+	p.quit, p.done = quit, done
 	p.out.Unlock()
 	every := p.Interval
 	if every <= 0 {
@@ -116,7 +117,7 @@ func (p *Progress) Start(start time.Time) {
 	if p.term {
 		every = terminalRefresh
 	}
-	go p.loop(every)
+	go p.loop(every, quit, done)
 }
 
 // Stop ends the progress display and clears the status line; it returns
@@ -139,8 +140,8 @@ func (p *Progress) Stop() {
 	}
 }
 
-func (p *Progress) loop(every time.Duration) {
-	defer close(p.done)
+func (p *Progress) loop(every time.Duration, quit <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
 	p.mu.Lock()
 	start := p.start
 	p.mu.Unlock()
@@ -148,7 +149,7 @@ func (p *Progress) loop(every time.Duration) {
 		w := time.NewTimer(d)
 		defer w.Stop()
 		select {
-		case <-p.quit:
+		case <-quit:
 			return
 		case <-w.C:
 		}
@@ -157,7 +158,7 @@ func (p *Progress) loop(every time.Duration) {
 	defer t.Stop()
 	for {
 		select {
-		case <-p.quit:
+		case <-quit:
 			return
 		case now := <-t.C:
 			p.show(p.line(now))
