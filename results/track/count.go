@@ -52,8 +52,9 @@ func (r *Record) Count() Counts {
 		// The keys of what the client received; seqs the room does not
 		// know (or foreign messages) count by seq only.
 		recvKeys = recvKeys[:0]
+		w := room.walker()
 		for _, s := range c.Recv {
-			if k, ok := room.key(s); ok && k != KeyUnknown {
+			if k, ok := w.key(s); ok && k != KeyUnknown {
 				recvKeys = append(recvKeys, k)
 			}
 		}
@@ -63,11 +64,12 @@ func (r *Record) Count() Counts {
 		cnt.DupDelivered += c.SameSeq + uint64(n-len(recvKeys))
 
 		expKeys = expKeys[:0]
+		w = room.walker()
 		for _, s := range room.Acked {
 			if s <= c.Join || (!c.Synced && s > c.Horizon) {
 				continue
 			}
-			k, _ := room.key(s)
+			k, _ := w.key(s)
 			if k == KeyUnknown {
 				// Not stampede's message: only its seq can tell.
 				cnt.Expected++
@@ -99,11 +101,23 @@ func (r *Record) Count() Counts {
 	return cnt
 }
 
-// key returns the message key of seq s.
-func (m *Room) key(s uint64) (uint64, bool) {
-	i, ok := slices.BinarySearch(m.Seqs, s)
-	if !ok {
+// walker looks up the keys of ascending seqs in one pass over the room.
+type walker struct {
+	m *Room
+	i int
+}
+
+func (m *Room) walker() walker { return walker{m: m} }
+
+// key returns the message key of seq s; s must not be below the previous
+// call's.
+func (w *walker) key(s uint64) (uint64, bool) {
+	seqs := w.m.Seqs
+	for w.i < len(seqs) && seqs[w.i] < s {
+		w.i++
+	}
+	if w.i == len(seqs) || seqs[w.i] != s {
 		return 0, false
 	}
-	return m.Keys[i], true
+	return w.m.Keys[w.i], true
 }
