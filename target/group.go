@@ -46,7 +46,9 @@ type GroupConfig struct {
 // SO_REUSEPORT group, because one process may hold at most 20,000 open
 // files. The group keeps the port reserved (a bound socket that does not
 // listen) for its whole life, so between a stop and a Respawn connects are
-// refused and no other program can take the port.
+// refused and no other program can take the port. Its processes share a
+// retry ledger (RetryLedgerEnv), so a client that comes back before its
+// Retry-After is counted whichever process it reaches.
 //
 // A supervisor restarts the target with it: Signal or Kill, Wait, wait out
 // the downtime, Respawn (optionally with a hold: the port open but nothing
@@ -54,9 +56,10 @@ type GroupConfig struct {
 // restart does the same one process at a time: SignalProc, the Proc's
 // Wait, RespawnProc.
 type Group struct {
-	cfg  GroupConfig
-	res  *portReservation
-	addr string
+	cfg    GroupConfig
+	res    *portReservation
+	addr   string
+	ledger string // the retry ledger file the processes share
 
 	mu    sync.Mutex
 	procs []*Proc
@@ -112,9 +115,15 @@ func StartGroup(ctx context.Context, cfg GroupConfig) (*Group, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Group{cfg: cfg, res: res, addr: res.addr}
+	ledger, err := createLedger("", time.Now())
+	if err != nil {
+		res.Close()
+		return nil, err
+	}
+	g := &Group{cfg: cfg, res: res, addr: res.addr, ledger: ledger}
 	if err := g.Respawn(ctx, cfg.Config.Hold); err != nil {
 		res.Close()
+		os.Remove(ledger)
 		return nil, err
 	}
 	return g, nil
@@ -217,7 +226,7 @@ func (g *Group) procArgs(hold time.Duration) (args []string, timeout time.Durati
 // startProc starts one process and waits for its ready line.
 func (g *Group) startProc(ctx context.Context, args []string, timeout time.Duration) (*Proc, error) {
 	cmd := exec.Command(g.cfg.Exe, args...)
-	cmd.Env = append(os.Environ(), g.cfg.Env...)
+	cmd.Env = append(append(os.Environ(), g.cfg.Env...), RetryLedgerEnv+"="+g.ledger)
 	cmd.Stderr = g.cfg.Stderr
 	// A child must not outlive a supervisor that died without cleaning up.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -344,7 +353,7 @@ func (g *Group) Close() error {
 	g.closeOnce.Do(func() {
 		g.Kill()
 		g.Wait()
-		g.closeErr = g.res.Close()
+		g.closeErr = errors.Join(g.res.Close(), os.Remove(g.ledger))
 	})
 	return g.closeErr
 }

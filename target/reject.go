@@ -1,6 +1,8 @@
 package target
 
 import (
+	"fmt"
+	"os"
 	"sync"
 	"time"
 )
@@ -11,16 +13,32 @@ import (
 const maxTrackedClients = 1 << 17
 
 // retryTracker holds the Reject window and, per client key, the earliest
-// time the client was told it may come back.
+// time the client was told it may come back: in the process's own map, or
+// in the retry ledger its Group shares (RetryLedgerEnv), so that an early
+// retry is counted by whichever process of the group it reaches.
 type retryTracker struct {
 	mu         sync.Mutex
 	status     int           // status of the Reject window, 0 = none
 	retryAfter time.Duration // its Retry-After
 	until      time.Time     // its end
 	notBefore  map[string]time.Time
+	ledger     *retryLedger // nil: notBefore holds the clients
 }
 
-func (t *retryTracker) init() { t.notBefore = make(map[string]time.Time) }
+// init prepares the tracker, mapping the group's ledger when the process
+// was given one; without it (or when it cannot be mapped, which is said
+// on stderr) early retries are counted per process.
+func (t *retryTracker) init() {
+	t.notBefore = make(map[string]time.Time)
+	if path := os.Getenv(RetryLedgerEnv); path != "" {
+		l, err := openLedger(path)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "%v; early retries are counted per process\n", err)
+			return
+		}
+		t.ledger = l
+	}
+}
 
 // admit looks at a request from client key at now: the status and
 // Retry-After to reject it with (status 0: not rejected by a window), and
@@ -28,7 +46,9 @@ func (t *retryTracker) init() { t.notBefore = make(map[string]time.Time) }
 func (t *retryTracker) admit(key string, now time.Time) (status int, retryAfter time.Duration, early bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if nb, ok := t.notBefore[key]; ok {
+	if t.ledger != nil {
+		early = t.ledger.early(key, now)
+	} else if nb, ok := t.notBefore[key]; ok {
 		if now.Before(nb) {
 			early = true
 		} else {
@@ -45,6 +65,10 @@ func (t *retryTracker) admit(key string, now time.Time) (status int, retryAfter 
 func (t *retryTracker) note(key string, nb, now time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.ledger != nil {
+		t.ledger.note(key, nb, now)
+		return
+	}
 	if _, ok := t.notBefore[key]; !ok && len(t.notBefore) >= maxTrackedClients {
 		for k, v := range t.notBefore {
 			if !now.Before(v) {

@@ -1,0 +1,115 @@
+package target
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// Two mappings of one ledger, as two processes of a group have: a note
+// made through one is seen through the other, to the millisecond.
+func TestRetryLedger(t *testing.T) {
+	epoch := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	path, err := createLedger(t.TempDir(), epoch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := openLedger(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.close()
+	b, err := openLedger(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.close()
+
+	now := epoch.Add(time.Hour)
+	nb := now.Add(2 * time.Second)
+	a.note("127.0.0.1/7", nb, now)
+	for _, c := range []struct {
+		name  string
+		key   string
+		at    time.Time
+		early bool
+	}{
+		{"right after the rejection", "127.0.0.1/7", now.Add(time.Millisecond), true},
+		{"a millisecond before not-before", "127.0.0.1/7", nb.Add(-time.Millisecond), true},
+		{"at not-before", "127.0.0.1/7", nb, false},
+		{"after not-before", "127.0.0.1/7", nb.Add(time.Second), false},
+		{"another client", "127.0.0.1/8", now, false},
+		{"the same id from another address", "127.0.0.2/7", now, false},
+	} {
+		if got := b.early(c.key, c.at); got != c.early {
+			t.Errorf("%s: early = %v; want %v", c.name, got, c.early)
+		}
+	}
+
+	// A later rejection of the same client replaces its entry.
+	b.note("127.0.0.1/7", nb.Add(time.Minute), nb)
+	if !a.early("127.0.0.1/7", nb.Add(time.Second)) {
+		t.Error("a second note did not move the client's not-before")
+	}
+
+	// Many clients: each set keeps its ways; with far fewer clients than
+	// entries nearly every one is remembered.
+	const clients = 20000
+	for i := range clients {
+		a.note("127.0.0.1/"+strconv.Itoa(i), nb, now)
+	}
+	kept := 0
+	for i := range clients {
+		if b.early("127.0.0.1/"+strconv.Itoa(i), now) {
+			kept++
+		}
+	}
+	if kept < clients*99/100 {
+		t.Errorf("%d of %d clients remembered; want at least 99%%", kept, clients)
+	}
+
+	if _, err := openLedger(os.DevNull); err == nil {
+		t.Error("openLedger accepted a file that is not a ledger")
+	}
+}
+
+// A client rejected by one process of a group and coming back early is
+// counted by whichever process its retry reaches: every early retry counts,
+// not only the ones the kernel happens to hash to the rejecting process.
+func TestGroupEarlyRetriesShared(t *testing.T) {
+	g := startGroup(t, 2, Config{})
+	ctx := context.Background()
+	if err := g.Reject(ctx, 503, 5*time.Second, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	const clients = 6
+	for i := range clients {
+		if r := dialWS(g.URL(), fmt.Sprint(i)); r.status != 503 {
+			t.Fatalf("client %d: dial during a reject: status %d, %v", i, r.status, r.err)
+		}
+	}
+	if err := g.Reject(ctx, 503, 0, 0); err != nil { // end the window
+		t.Fatal(err)
+	}
+	const retries = 5
+	for i := range clients {
+		for range retries {
+			mustDial(t, g.URL()) // no id: not counted
+			r := dialWS(g.URL(), fmt.Sprint(i))
+			if r.err != nil {
+				t.Fatalf("client %d: early retry after the window: %v", i, r.err)
+			}
+			r.conn.Close()
+		}
+	}
+	st, err := g.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.EarlyRetries != clients*retries {
+		t.Fatalf("early retries %d; want every one of %d", st.EarlyRetries, clients*retries)
+	}
+}
