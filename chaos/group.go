@@ -147,8 +147,12 @@ func (t *GroupTarget) restartAll(ctx context.Context, ev Event, sig syscall.Sign
 // again, the others untouched.
 func (t *GroupTarget) restartProc(ctx context.Context, ev Event, sig syscall.Signal, i int) (Step, error) {
 	now, sleep := t.clock()
-	step := Step{Proc: i, Stop: now()}
 	old := t.Group.Procs()[i]
+	step := Step{Proc: i, Conns: -1}
+	if st, err := old.Stats(ctx); err == nil {
+		step.Conns = st.Conns
+	}
+	step.Stop = now()
 	if err := t.Group.SignalProc(i, sig); err != nil {
 		return step, err
 	}

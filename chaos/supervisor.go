@@ -63,6 +63,9 @@ type Step struct {
 	// Stop is when it was told to stop, Listening when it was started
 	// again, Ready when it began accepting.
 	Stop, Listening, Ready time.Time
+	// Conns is how many WebSocket connections it held just before it was
+	// told to stop (-1 if unknown): the clients this step took down.
+	Conns int64
 }
 
 // RetryCounter is a Target that counts clients that come back sooner than
@@ -204,7 +207,7 @@ func (s *Supervisor) apply(ctx context.Context, start time.Time, p Planned) erro
 			rec.End, rec.Ready = res.Listening.Sub(start), res.Ready.Sub(start)
 			for _, st := range res.Steps {
 				rec.Steps = append(rec.Steps, results.Step{
-					Proc: st.Proc, Start: st.Stop.Sub(start), End: st.Listening.Sub(start), Ready: st.Ready.Sub(start),
+					Proc: st.Proc, Start: st.Stop.Sub(start), End: st.Listening.Sub(start), Ready: st.Ready.Sub(start), Conns: st.Conns,
 				})
 			}
 		}

@@ -341,6 +341,9 @@ type Step struct {
 	// Start is when it was told to stop, End when it was started again,
 	// Ready when it began accepting.
 	Start, End, Ready time.Duration
+	// Conns is how many connections it held when told to stop (-1:
+	// unknown).
+	Conns int64
 }
 
 // FirstConnects returns how many clients connected at least once and the

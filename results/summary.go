@@ -104,6 +104,11 @@ type StepSummary struct {
 	StartS float64 `json:"start_s"`
 	EndS   float64 `json:"end_s"`
 	ReadyS float64 `json:"ready_s"`
+	// Conns is how many connections the process held when told to stop:
+	// the clients this step took down (-1: unknown). In a rolling
+	// restart it grows from step to step, as the clients of processes
+	// already restarted reconnect to the others too.
+	Conns int64 `json:"conns"`
 }
 
 // Connect counts connection attempts over the run.
@@ -227,7 +232,7 @@ func Summarize(in Input) *Summary {
 			EarlyRetries: e.EarlyRetries,
 		}
 		for _, st := range e.Steps {
-			es.Steps = append(es.Steps, StepSummary{Proc: st.Proc, StartS: st.Start.Seconds(), EndS: st.End.Seconds(), ReadyS: st.Ready.Seconds()})
+			es.Steps = append(es.Steps, StepSummary{Proc: st.Proc, StartS: st.Start.Seconds(), EndS: st.End.Seconds(), ReadyS: st.Ready.Seconds(), Conns: st.Conns})
 		}
 		es.Failures, es.Disconnects = eventClasses(r.Timeline, events, i, end)
 		s.Events = append(s.Events, es)
