@@ -1,7 +1,6 @@
 package chaos
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -86,29 +85,43 @@ type ProxyConfig struct {
 	Proc int `json:"proc"`
 }
 
-// Validate reports the first unusable field.
+// ProxyConfigError is a ProxyConfig field with an unusable value.
+type ProxyConfigError struct {
+	// Field is the ProxyConfig field, e.g. "Upstream".
+	Field string
+	// Reason says what is wrong with it.
+	Reason string
+}
+
+// Error returns "proxy: FIELD: REASON".
+func (e *ProxyConfigError) Error() string { return "proxy: " + e.Field + ": " + e.Reason }
+
+// Validate reports the first unusable field as a *ProxyConfigError.
 func (c ProxyConfig) Validate() error {
+	bad := func(field, format string, a ...any) error {
+		return &ProxyConfigError{Field: field, Reason: fmt.Sprintf(format, a...)}
+	}
 	switch {
 	case c.Upstream == "":
-		return errors.New("proxy: Upstream is required")
+		return bad("Upstream", "required")
 	case c.Reactors < 0 || c.Reactors > 64:
-		return fmt.Errorf("proxy: Reactors must be within 0..64, got %d", c.Reactors)
+		return bad("Reactors", "must be within 0..64, got %d", c.Reactors)
 	case c.Backlog < 0:
-		return fmt.Errorf("proxy: Backlog must not be negative, got %d", c.Backlog)
+		return bad("Backlog", "must not be negative, got %d", c.Backlog)
 	case c.MaxConns < 0:
-		return fmt.Errorf("proxy: MaxConns must not be negative, got %d", c.MaxConns)
+		return bad("MaxConns", "must not be negative, got %d", c.MaxConns)
 	case c.ConnectTimeout < 0:
-		return fmt.Errorf("proxy: ConnectTimeout must not be negative, got %s", c.ConnectTimeout)
+		return bad("ConnectTimeout", "must not be negative, got %s", c.ConnectTimeout)
 	case c.Proc < 0 || c.Proc > 0xffff:
-		return fmt.Errorf("proxy: Proc must be within 0..65535, got %d", c.Proc)
+		return bad("Proc", "must be within 0..65535, got %d", c.Proc)
 	}
 	if c.Listen != "" {
 		if _, err := netip.ParseAddrPort(c.Listen); err != nil {
-			return fmt.Errorf("proxy: Listen %q: want IP:port", c.Listen)
+			return bad("Listen", "%q: want IP:port", c.Listen)
 		}
 	}
 	if _, _, err := net.SplitHostPort(c.Upstream); err != nil {
-		return fmt.Errorf("proxy: Upstream %q: %v", c.Upstream, err)
+		return bad("Upstream", "%q: want host:port", c.Upstream)
 	}
 	return nil
 }

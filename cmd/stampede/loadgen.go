@@ -166,6 +166,11 @@ func fleetConfig(c *cli.Context) (loadgen.Config, error) {
 		MsgSize:          c.Int("msg-size"),
 		Reactors:         c.Int("reactors"),
 	}
+	// The message protocol's own flags imply its mode, so that
+	// `stampede run --rooms 200` speaks it.
+	if !c.IsSet("mode") && (c.IsSet("rooms") || c.Bool("no-resume") || c.Bool("no-retry-queue")) {
+		cfg.Mode = loadgen.ModeStampede
+	}
 	return cfg, nil
 }
 
@@ -175,7 +180,7 @@ var loadgenFlags = map[string]string{
 	"ConnectTimeout": "connect-timeout", "HandshakeTimeout": "handshake-timeout",
 	"SynRetries": "syn-retries", "Header": "header", "Protocols": "subprotocol", "Mode": "mode",
 	"MsgRate": "msg-rate", "MsgSize": "msg-size", "Reactors": "reactors", "SourceIPs": "source-ips",
-	"Rooms": "rooms", "QuietPeriod": "quiet-period",
+	"Rooms": "rooms", "QuietPeriod": "quiet-period", "NoResume": "no-resume", "NoRetryQueue": "no-retry-queue",
 }
 
 // loadgenFlagError rewrites a loadgen.ConfigError to name the flag.

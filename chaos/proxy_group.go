@@ -1,0 +1,320 @@
+package chaos
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/stampede-dev/stampede/target"
+)
+
+// PerProxyProcess is how many links one proxy process is given: each link
+// is two open files (client and upstream socket), and one process may hold
+// at most 20,000, so 7,500 links leave room for the process's own files
+// and for links in transition during a reconnect herd.
+const PerProxyProcess = 7500
+
+// ProxyProcsFor returns how many proxy processes relay conns connections.
+func ProxyProcsFor(conns int) int { return max(1, (conns+PerProxyProcess-1)/PerProxyProcess) }
+
+// ProxyGroupConfig configures a group of `stampede proxy` processes.
+type ProxyGroupConfig struct {
+	// Exe is the program to run, e.g. the stampede binary. Required.
+	Exe string
+	// Args go before the flags that carry Proxy. Default ["proxy"].
+	Args []string
+	// Env is added to this process's environment for the children.
+	Env []string
+	// Procs is the number of processes. Default 1.
+	Procs int
+	// Proxy is every process's configuration, passed as flags. Its Listen
+	// is the group's address (port 0: the first process picks a port and
+	// the others join it); Proc is set per process.
+	Proxy ProxyConfig
+	// SourceIPs, when set, give process i the upstream source address
+	// SourceIPs[i % len], each with its own ephemeral port range.
+	SourceIPs []netip.Addr
+	// ReadyTimeout bounds the wait for a process's ready line. Default 10 s.
+	ReadyTimeout time.Duration
+	// Stderr receives the children's stderr. Default os.Stderr.
+	Stderr io.Writer
+	// Log, if set, is told when Set could not reach a process.
+	Log func(format string, args ...any)
+}
+
+// ProxyGroup is a set of `stampede proxy` processes sharing one port as an
+// SO_REUSEPORT group, since one process may hold at most 20,000 open files
+// and each relayed connection takes two. It implements Proxy: Set reaches
+// every process through its control API.
+type ProxyGroup struct {
+	cfg    ProxyGroupConfig
+	addr   string
+	procs  []*proxyProc
+	client *http.Client
+	once   sync.Once
+}
+
+type proxyProc struct {
+	pid     int
+	control string // base URL of its control API
+	cmd     *exec.Cmd
+	done    chan struct{}
+	err     error
+}
+
+// StartProxyGroup starts cfg.Procs proxy processes and returns when every
+// one printed its ready line. On error every process started is stopped.
+func StartProxyGroup(ctx context.Context, cfg ProxyGroupConfig) (*ProxyGroup, error) {
+	if cfg.Exe == "" {
+		return nil, errors.New("proxy group: Exe is required")
+	}
+	if cfg.Procs < 0 || cfg.ReadyTimeout < 0 {
+		return nil, errors.New("proxy group: Procs and ReadyTimeout must not be negative")
+	}
+	if err := cfg.Proxy.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.Procs = max(cfg.Procs, 1)
+	if cfg.Args == nil {
+		cfg.Args = []string{"proxy"}
+	}
+	if cfg.ReadyTimeout == 0 {
+		cfg.ReadyTimeout = 10 * time.Second
+	}
+	if cfg.Stderr == nil {
+		cfg.Stderr = os.Stderr
+	}
+	g := &ProxyGroup{cfg: cfg, client: &http.Client{Timeout: 5 * time.Second}}
+	listen := cfg.Proxy.Listen
+	if listen == "" {
+		listen = DefaultProxyListen
+	}
+	// The first process settles the port; the others join it at once.
+	for i := 0; i < cfg.Procs; i++ {
+		pc := cfg.Proxy
+		pc.Listen, pc.Proc = listen, i
+		if len(cfg.SourceIPs) > 0 {
+			pc.SourceIP = cfg.SourceIPs[i%len(cfg.SourceIPs)]
+		}
+		p, line, err := g.start(ctx, pc)
+		if err != nil {
+			g.Close()
+			return nil, err
+		}
+		g.procs = append(g.procs, p)
+		if i == 0 {
+			listen, g.addr = line.Addr, line.Addr
+		}
+	}
+	return g, nil
+}
+
+// Flags returns the `stampede proxy` flags that reproduce c, one
+// "--name=value" per non-zero field.
+func (c ProxyConfig) Flags() []string {
+	var f []string
+	str := func(name, v string) {
+		if v != "" {
+			f = append(f, "--"+name+"="+v)
+		}
+	}
+	num := func(name string, v int) {
+		if v != 0 {
+			str(name, strconv.Itoa(v))
+		}
+	}
+	str("listen", c.Listen)
+	str("upstream", c.Upstream)
+	num("reactors", c.Reactors)
+	num("backlog", c.Backlog)
+	num("max-conns", c.MaxConns)
+	if c.ConnectTimeout != 0 {
+		str("connect-timeout", c.ConnectTimeout.String())
+	}
+	if c.SourceIP.IsValid() {
+		str("source-ip", c.SourceIP.String())
+	}
+	if c.Seed != 0 {
+		str("seed", strconv.FormatUint(c.Seed, 10))
+	}
+	num("proc", c.Proc)
+	return f
+}
+
+// start runs one process and waits for its ready line.
+func (g *ProxyGroup) start(ctx context.Context, pc ProxyConfig) (*proxyProc, target.ReadyLine, error) {
+	var line target.ReadyLine
+	args := append(append([]string(nil), g.cfg.Args...), pc.Flags()...)
+	args = append(args, "--control-addr=127.0.0.1:0")
+	cmd := exec.Command(g.cfg.Exe, args...)
+	cmd.Env = append(os.Environ(), g.cfg.Env...)
+	cmd.Stderr = g.cfg.Stderr
+	// A child must not outlive a parent that died without cleaning up.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, line, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, line, fmt.Errorf("proxy group: start %s: %w", g.cfg.Exe, err)
+	}
+	p := &proxyProc{pid: cmd.Process.Pid, cmd: cmd, done: make(chan struct{})}
+	lines := make(chan target.ReadyLine, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			var l target.ReadyLine
+			if json.Unmarshal(sc.Bytes(), &l) == nil && l.Ready {
+				lines <- l
+				break
+			}
+		}
+		io.Copy(io.Discard, out) // Wait must come after the last read
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	timer := time.NewTimer(g.cfg.ReadyTimeout)
+	defer timer.Stop()
+	select {
+	case line = <-lines:
+		p.control = "http://" + line.Control
+		return p, line, nil
+	case <-p.done:
+		return nil, line, fmt.Errorf("proxy group: process %d exited before ready: %v", p.pid, p.err)
+	case <-timer.C:
+		err = fmt.Errorf("proxy group: process %d not ready within %v", p.pid, g.cfg.ReadyTimeout)
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	cmd.Process.Kill()
+	<-p.done
+	return nil, line, err
+}
+
+// Addr returns the group's listen address, "IP:port".
+func (g *ProxyGroup) Addr() string { return g.addr }
+
+// PIDs returns the process ids of the group's running processes.
+func (g *ProxyGroup) PIDs() []int32 {
+	var out []int32
+	for _, p := range g.procs {
+		select {
+		case <-p.done:
+		default:
+			out = append(out, int32(p.pid))
+		}
+	}
+	return out
+}
+
+// Set switches the fault set f on in every process (the zero set: all
+// off), giving up on a process after 5 s; failures go to cfg.Log.
+func (g *ProxyGroup) Set(f ProxyFault) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := g.Apply(ctx, f); err != nil && g.cfg.Log != nil {
+		g.cfg.Log("proxy: %v", err)
+	}
+}
+
+// Apply switches the fault set f on in every process at once and returns
+// when all have answered.
+func (g *ProxyGroup) Apply(ctx context.Context, f ProxyFault) error {
+	q := url.Values{}
+	if w := faultWords(f); w != "" {
+		q.Set("set", w)
+	}
+	return g.each(func(p *proxyProc) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.control+"/fault?"+q.Encode(), nil)
+		if err != nil {
+			return err
+		}
+		resp, err := g.client.Do(req)
+		if err != nil {
+			return fmt.Errorf("process %d: %w", p.pid, err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusNoContent {
+			msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+			return fmt.Errorf("process %d: %s: %s", p.pid, resp.Status, msg)
+		}
+		return nil
+	})
+}
+
+// Stats returns the counters of every process, summed.
+func (g *ProxyGroup) Stats(ctx context.Context) (ProxyStats, error) {
+	var mu sync.Mutex
+	var sum ProxyStats
+	err := g.each(func(p *proxyProc) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.control+"/stats", nil)
+		if err != nil {
+			return err
+		}
+		resp, err := g.client.Do(req)
+		if err != nil {
+			return fmt.Errorf("process %d: %w", p.pid, err)
+		}
+		defer resp.Body.Close()
+		var st ProxyStats
+		if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+			return fmt.Errorf("process %d: stats: %w", p.pid, err)
+		}
+		mu.Lock()
+		sum.add(&st)
+		sum.Fault = st.Fault
+		mu.Unlock()
+		return nil
+	})
+	return sum, err
+}
+
+// each runs f for every process concurrently and joins the errors.
+func (g *ProxyGroup) each(f func(p *proxyProc) error) error {
+	errs := make([]error, len(g.procs))
+	var wg sync.WaitGroup
+	for i, p := range g.procs {
+		wg.Go(func() { errs[i] = f(p) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// Close stops every process (SIGTERM, then SIGKILL after 2 s) and waits
+// for them.
+func (g *ProxyGroup) Close() error {
+	g.once.Do(func() {
+		for _, p := range g.procs {
+			p.cmd.Process.Signal(syscall.SIGTERM)
+		}
+		timer := time.NewTimer(2 * time.Second)
+		defer timer.Stop()
+	wait:
+		for _, p := range g.procs {
+			select {
+			case <-p.done:
+			case <-timer.C:
+				for _, q := range g.procs {
+					q.cmd.Process.Kill() // an error means it has exited
+				}
+				break wait
+			}
+		}
+		for _, p := range g.procs {
+			<-p.done
+		}
+	})
+	return nil
+}

@@ -1,0 +1,165 @@
+package chaos
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/stampede-dev/stampede/target"
+)
+
+// ProxyRunConfig configures one `stampede proxy` process: a fault proxy in
+// front of any server, with a control API and, optionally, a schedule of
+// proxy events.
+type ProxyRunConfig struct {
+	// Proxy configures the proxy (each process's, with Procs > 1).
+	Proxy ProxyConfig
+	// Procs is the number of proxy processes; above 1, RunProxy starts a
+	// ProxyGroup of child processes on one port and controls them. Each
+	// process relays up to about PerProxyProcess connections. Default 1.
+	Procs int
+	// Exe is the program the children run. Default: this executable.
+	Exe string
+	// ChildArgs are the children's arguments before the proxy flags.
+	// Default ["proxy"] (the stampede subcommand).
+	ChildArgs []string
+	// ControlAddr is where the HTTP control API listens
+	// (ProxyControlHandler). Default 127.0.0.1:0.
+	ControlAddr string
+	// Initial is the fault set active from the start; the zero set is none.
+	Initial ProxyFault
+	// Schedule, if set, switches faults on a time axis starting when the
+	// proxy is ready. Only proxy events apply to a proxy alone.
+	Schedule *Schedule
+	// Duration ends the run after this long; 0 runs until ctx ends.
+	Duration time.Duration
+	// Stdout receives the ready line (target.ReadyLine: ready, addr, pid,
+	// control, t, children). Default os.Stdout.
+	Stdout io.Writer
+	// Log receives a line per chaos event and the final counters; nil means
+	// none.
+	Log io.Writer
+}
+
+// Validate reports the first unusable field, named as its flag.
+func (rc ProxyRunConfig) Validate() error {
+	if err := rc.Proxy.Validate(); err != nil {
+		return err
+	}
+	if rc.Procs < 0 {
+		return fmt.Errorf("--procs must not be negative, got %d", rc.Procs)
+	}
+	if rc.Duration < 0 {
+		return fmt.Errorf("--duration must not be negative, got %s", rc.Duration)
+	}
+	if rc.Schedule == nil {
+		return nil
+	}
+	for _, e := range rc.Schedule.Entries {
+		if e.Event.Kind != ProxyEvent {
+			return fmt.Errorf("--chaos: line %d: %q is a %s event: a proxy on its own applies only proxy events", e.Line, e.Text, e.Event.Kind)
+		}
+	}
+	if rc.Duration > 0 {
+		if err := rc.Schedule.Check(rc.Duration); err != nil {
+			return fmt.Errorf("--chaos: %w", err)
+		}
+	}
+	return nil
+}
+
+// RunProxy is `stampede proxy`: it starts the proxy (or a group of proxy
+// processes), serves the control API, prints the ready line, applies the
+// schedule, and stops when ctx ends or Duration has passed. It returns nil
+// after a clean stop.
+func RunProxy(ctx context.Context, rc ProxyRunConfig) error {
+	if err := rc.Validate(); err != nil {
+		return err
+	}
+	if rc.ControlAddr == "" {
+		rc.ControlAddr = "127.0.0.1:0"
+	}
+	if rc.Stdout == nil {
+		rc.Stdout = os.Stdout
+	}
+	logw := rc.Log
+	if logw == nil {
+		logw = io.Discard
+	}
+	line := target.ReadyLine{Ready: true, PID: os.Getpid()}
+	var ctl ProxyController
+	var proxy Proxy
+	if rc.Procs > 1 {
+		exe := rc.Exe
+		if exe == "" {
+			var err error
+			if exe, err = os.Executable(); err != nil {
+				return fmt.Errorf("proxy: finding this executable: %w", err)
+			}
+		}
+		g, err := StartProxyGroup(ctx, ProxyGroupConfig{
+			Exe: exe, Args: rc.ChildArgs, Procs: rc.Procs, Proxy: rc.Proxy,
+			Log: func(f string, a ...any) { fmt.Fprintf(logw, f+"\n", a...) },
+		})
+		if err != nil {
+			return err
+		}
+		defer g.Close()
+		ctl, proxy, line.Addr = g, g, g.Addr()
+		for _, p := range g.procs {
+			line.Children = append(line.Children, target.ReadyLine{Ready: true, Addr: g.Addr(), PID: p.pid, Control: p.control[len("http://"):]})
+		}
+	} else {
+		p, err := StartProxy(rc.Proxy)
+		if err != nil {
+			return err
+		}
+		defer p.Close()
+		ctl, proxy, line.Addr = LocalController(p), p, p.Addr()
+	}
+	if rc.Initial != (ProxyFault{}) {
+		if err := ctl.Apply(ctx, rc.Initial); err != nil {
+			return err
+		}
+	}
+	ln, err := net.Listen("tcp", rc.ControlAddr)
+	if err != nil {
+		return fmt.Errorf("--control-addr: %w", err)
+	}
+	hs := &http.Server{Handler: ProxyControlHandler(ctl), ReadHeaderTimeout: 5 * time.Second}
+	go hs.Serve(ln)
+	defer hs.Close()
+	line.Control, line.T = ln.Addr().String(), time.Now()
+	b, _ := json.Marshal(line)
+	if _, err := rc.Stdout.Write(append(b, '\n')); err != nil {
+		return err
+	}
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if rc.Duration > 0 {
+		runCtx, cancel = context.WithTimeout(ctx, rc.Duration)
+		defer cancel()
+	}
+	var supErr error
+	if rc.Schedule != nil {
+		sup := &Supervisor{Schedule: rc.Schedule, Proxy: proxy, Log: func(f string, a ...any) { fmt.Fprintf(logw, f+"\n", a...) }}
+		supErr = sup.Run(runCtx, line.T, rc.Duration)
+	}
+	<-runCtx.Done()
+	proxy.Set(ProxyFault{})
+	if st, err := ctl.Stats(context.Background()); err == nil {
+		fmt.Fprintf(logw, "proxy: %d accepted, %d open, %d reset, %d dropped, %d blackholed, %d refused; %d bytes up, %d down\n",
+			st.Accepted, st.Active, st.Reset, st.Dropped, st.Blackholed, st.Refused, st.BytesUp, st.BytesDown)
+	}
+	if supErr != nil && !errors.Is(supErr, context.Canceled) && !errors.Is(supErr, context.DeadlineExceeded) {
+		return supErr
+	}
+	return nil
+}

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/stampede-dev/stampede/chaos"
+)
+
+// proxyCmd is `stampede proxy`. Its flag names are also what
+// chaos.ProxyConfig.Flags renders for group children.
+var proxyCmd = &cli.Command{
+	Name:      "proxy",
+	Usage:     "run the TCP fault proxy in front of any server",
+	UsageText: "stampede proxy --listen IP:PORT --upstream HOST:PORT [--procs N] [--fault WORDS] [--chaos SCHEDULE --duration D]",
+	Description: "Relays every TCP connection made to --listen to --upstream, and injects network faults\n" +
+		"on command: latency=D [jitter=D] (each direction), bandwidth=R (each direction of each\n" +
+		"connection), loss=P% (connections dropped), reset (RST every connection), blackhole\n" +
+		"(swallow everything, close nothing). With no fault active it adds well under 1 ms.\n" +
+		"When it accepts it prints one JSON line on stdout:\n" +
+		`  {"ready":true,"addr":"127.0.0.1:PORT","pid":N,"control":"127.0.0.1:CPORT","t":"..."}` + "\n" +
+		"Faults come from --fault (at start), --chaos (proxy events on a time axis from the ready\n" +
+		"line, e.g. 'at 5s proxy latency=200ms for 10s') or the HTTP control API on --control-addr:\n" +
+		"  curl -X POST 'http://CPORT/fault?latency=200ms&jitter=20ms'   curl -X DELETE http://CPORT/fault\n" +
+		"  curl http://CPORT/stats\n" +
+		"Each connection takes two open files; one process relays up to about 7,500, so --procs N\n" +
+		"runs N processes on one port (SO_REUSEPORT) and the control API reaches all of them.",
+	Flags: []cli.Flag{
+		&cli.StringFlag{Name: "listen", Value: chaos.DefaultProxyListen, Usage: "address `IP:PORT` clients connect to (port 0: a free one)"},
+		&cli.StringFlag{Name: "upstream", Usage: "server `HOST:PORT` every connection is relayed to", Required: true},
+		&cli.IntFlag{Name: "procs", Value: 1, Usage: "proxy processes `N` on one port (each relays up to ~7,500 connections)"},
+		&cli.IntFlag{Name: "reactors", Usage: "epoll reactor goroutines `N` per process, each with its own listener (0 = 1)"},
+		&cli.IntFlag{Name: "backlog", Value: chaos.DefaultProxyBacklog, Usage: "listen backlog `N` of each listener"},
+		&cli.IntFlag{Name: "max-conns", Usage: "connections `N` per process above which new ones are reset (0 = what the open-file limit allows)"},
+		&cli.DurationFlag{Name: "connect-timeout", Value: chaos.DefaultProxyConnectTimeout, Usage: "upstream connect deadline `D`; the client is reset after it"},
+		&cli.StringFlag{Name: "source-ip", Usage: "local `IP` of upstream connections (its own ephemeral port range)"},
+		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed `S` of the jitter and loss draws"},
+		&cli.IntFlag{Name: "proc", Hidden: true, Usage: "this process's index in a group"},
+		&cli.StringFlag{Name: "control-addr", Value: "127.0.0.1:0", Usage: "address `IP:PORT` of the HTTP control API"},
+		&cli.StringFlag{Name: "fault", Usage: "faults `WORDS` active from the start, e.g. 'latency=50ms jitter=10ms'"},
+		&cli.StringFlag{Name: "chaos", Usage: "schedule `SCHEDULE` of proxy events, e.g. 'at 5s proxy latency=200ms for 10s'"},
+		&cli.StringFlag{Name: "chaos-file", Usage: "read the schedule from `FILE`"},
+		&cli.DurationFlag{Name: "duration", Usage: "stop after `D` (0 = on SIGINT or SIGTERM)"},
+	},
+	OnUsageError: func(_ *cli.Context, err error, _ bool) error { return err },
+	Action:       proxyAction,
+}
+
+func init() { register(proxyCmd) }
+
+// proxyAction maps the flags to a chaos.ProxyRunConfig and runs the proxy
+// until the duration ends or a signal arrives.
+func proxyAction(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return fmt.Errorf("proxy: unexpected argument %q", c.Args().First())
+	}
+	rc := chaos.ProxyRunConfig{
+		Proxy: chaos.ProxyConfig{
+			Listen:         c.String("listen"),
+			Upstream:       c.String("upstream"),
+			Reactors:       c.Int("reactors"),
+			Backlog:        c.Int("backlog"),
+			MaxConns:       c.Int("max-conns"),
+			ConnectTimeout: c.Duration("connect-timeout"),
+			Seed:           c.Uint64("seed"),
+			Proc:           c.Int("proc"),
+		},
+		Procs:       c.Int("procs"),
+		ControlAddr: c.String("control-addr"),
+		Duration:    c.Duration("duration"),
+		Stdout:      c.App.Writer,
+		Log:         c.App.ErrWriter,
+	}
+	if ip := c.String("source-ip"); ip != "" {
+		a, err := netip.ParseAddr(ip)
+		if err != nil {
+			return fmt.Errorf("--source-ip %q: want an IP address", ip)
+		}
+		rc.Proxy.SourceIP = a
+	}
+	if _, err := netip.ParseAddrPort(rc.Proxy.Listen); err != nil {
+		return fmt.Errorf("--listen %q: want IP:PORT, e.g. 127.0.0.1:7100", rc.Proxy.Listen)
+	}
+	fault, err := chaos.ParseProxyFault(c.String("fault"))
+	if err != nil {
+		return fmt.Errorf("--fault: %w", err)
+	}
+	sched, err := scheduleFlag(c)
+	if err != nil {
+		return err
+	}
+	rc.Schedule = sched
+	if err := rc.Validate(); err != nil {
+		return proxyFlagError(err)
+	}
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rc.Initial = fault
+	return proxyFlagError(chaos.RunProxy(ctx, rc))
+}
+
+// scheduleFlag reads --chaos or --chaos-file; nil when neither is given.
+func scheduleFlag(c *cli.Context) (*chaos.Schedule, error) {
+	text, file := c.String("chaos"), c.String("chaos-file")
+	if file != "" {
+		if text != "" {
+			return nil, fmt.Errorf("--chaos and --chaos-file: give one schedule, not both")
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("--chaos-file: %w", err)
+		}
+		text = string(b)
+	}
+	if text == "" {
+		return nil, nil
+	}
+	s, err := chaos.Parse(text)
+	if err != nil {
+		if file != "" {
+			return nil, fmt.Errorf("--chaos-file %s: %w", file, err)
+		}
+		return nil, fmt.Errorf("--chaos: %w", err)
+	}
+	return s, nil
+}
+
+// proxyFlags names the flag behind each chaos.ProxyConfig field.
+var proxyFlags = map[string]string{
+	"Listen": "listen", "Upstream": "upstream", "Reactors": "reactors", "Backlog": "backlog",
+	"MaxConns": "max-conns", "ConnectTimeout": "connect-timeout", "Proc": "proc",
+}
+
+// proxyFlagError rewrites a chaos.ProxyConfigError to name the flag.
+func proxyFlagError(err error) error {
+	var ce *chaos.ProxyConfigError
+	if errors.As(err, &ce) {
+		if name, ok := proxyFlags[ce.Field]; ok {
+			return fmt.Errorf("--%s: %s", name, ce.Reason)
+		}
+	}
+	return err
+}
