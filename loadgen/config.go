@@ -239,6 +239,12 @@ func (c Config) Validate() error {
 		return bad("MsgSize", "must be within %d..%d bytes in %q mode, got %d", MinMsgSize, MaxProtocolBody, ModeStampede, c.MsgSize)
 	case c.Rooms < 0:
 		return bad("Rooms", "must be >= 0, got %d", c.Rooms)
+	case c.Mode != ModeStampede && c.Rooms > 0:
+		return bad("Rooms", "only for mode %q, not %q", ModeStampede, c.Mode)
+	case c.Mode != ModeStampede && c.NoResume:
+		return bad("NoResume", "only for mode %q, not %q", ModeStampede, c.Mode)
+	case c.Mode != ModeStampede && c.NoRetryQueue:
+		return bad("NoRetryQueue", "only for mode %q, not %q", ModeStampede, c.Mode)
 	case c.QuietPeriod < 0:
 		return bad("QuietPeriod", "must be >= 0, got %s", c.QuietPeriod)
 	case c.MsgRate < 0 || c.MsgRate != c.MsgRate || c.MsgRate > 1000:

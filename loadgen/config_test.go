@@ -43,6 +43,16 @@ func TestValidate(t *testing.T) {
 		{"source family", func(c *Config) { c.SourceIPs = []netip.Addr{netip.MustParseAddr("::1")} }, "SourceIPs"},
 		{"bad subprotocol", func(c *Config) { c.Protocols = []string{"a b"} }, "Protocols"},
 		{"reactors", func(c *Config) { c.Reactors = 1000 }, "Reactors"},
+		{"stampede", func(c *Config) {
+			c.Mode, c.Rooms, c.NoResume, c.NoRetryQueue, c.QuietPeriod = ModeStampede, 200, true, true, time.Second
+		}, ""},
+		{"stampede over wss", func(c *Config) { c.Mode, c.URL = ModeStampede, "wss://localhost/" }, "Mode"},
+		{"stampede body over a frame", func(c *Config) { c.Mode, c.MsgSize = ModeStampede, MaxProtocolBody+1 }, "MsgSize"},
+		{"negative rooms", func(c *Config) { c.Mode, c.Rooms = ModeStampede, -1 }, "Rooms"},
+		{"negative quiet period", func(c *Config) { c.QuietPeriod = -time.Second }, "QuietPeriod"},
+		{"rooms without stampede", func(c *Config) { c.Mode, c.Rooms = ModeEcho, 5 }, "Rooms"},
+		{"no resume without stampede", func(c *Config) { c.NoResume = true }, "NoResume"},
+		{"no retry queue without stampede", func(c *Config) { c.NoRetryQueue = true }, "NoRetryQueue"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := ok
