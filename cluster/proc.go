@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"syscall"
 )
@@ -28,18 +29,31 @@ func SpawnLocal(ctx context.Context, exe string, args []string, name string, log
 	if err != nil {
 		return nil, err
 	}
-	stdout, err := cmd.StdoutPipe()
+	// Not StdoutPipe/StderrPipe: Wait closes those as soon as the process
+	// exits, and a worker that writes its final report and exits at once
+	// then loses it unread ("read |0: file already closed"). The read ends
+	// of these pipes stay open until drained to EOF.
+	stdout, stdoutW, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
-	stderr, err := cmd.StderrPipe()
+	stderr, stderrW, err := os.Pipe()
 	if err != nil {
+		stdout.Close()
+		stdoutW.Close()
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	cmd.Stdout, cmd.Stderr = stdoutW, stderrW
+	err = cmd.Start()
+	stdoutW.Close()
+	stderrW.Close()
+	if err != nil {
+		stdout.Close()
+		stderr.Close()
 		return nil, fmt.Errorf("cluster: starting worker %s: %w", name, err)
 	}
 	go func() {
+		defer stderr.Close()
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			if logs != nil {
@@ -47,7 +61,7 @@ func SpawnLocal(ctx context.Context, exe string, args []string, name string, log
 			}
 		}
 	}()
-	p := &Proc{Stream: NewStream(stdout, stdin, stdin), cmd: cmd, done: make(chan error, 1)}
+	p := &Proc{Stream: NewStream(stdout, stdin, closeBoth{stdin, stdout}), cmd: cmd, done: make(chan error, 1)}
 	go func() { p.done <- cmd.Wait() }()
 	return p, nil
 }
@@ -64,3 +78,16 @@ func (p *Proc) Wait() error {
 
 // Kill ends the process at once.
 func (p *Proc) Kill() error { return p.cmd.Process.Kill() }
+
+// closeBoth closes the worker's stdin (telling it to finish) and our read
+// end of its stdout.
+type closeBoth struct {
+	stdin  io.Closer
+	stdout io.Closer
+}
+
+func (c closeBoth) Close() error {
+	err := c.stdin.Close()
+	c.stdout.Close()
+	return err
+}
