@@ -1,0 +1,362 @@
+package storm_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stampede-dev/stampede/backoff"
+	"github.com/stampede-dev/stampede/chaos"
+	"github.com/stampede-dev/stampede/loadgen"
+	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/storm"
+	"github.com/stampede-dev/stampede/target"
+)
+
+// These tests run whole storms with real processes and loopback sockets:
+// the stampede binary built by TestMain as target group and loadgen
+// workers, a chaos supervisor, and the results folder. Fleets are a few
+// hundred clients and runs a few seconds, so they hold on a busy 2-core
+// machine; nothing asserts on wall-clock speed.
+
+// testClients is the fleet size of every storm here.
+const testClients = 300
+
+// testPolicy reconnects quickly and with jitter, so the fleet is back
+// within a second or two of the target being ready: a ceiling of 1 s and a
+// per-client base of 100-300 ms.
+const testPolicy = "exp:initial=200ms,max=1s,jitter=0.5,spread=100ms-300ms"
+
+// lockedBuffer collects a storm's log (progress lines and the children's
+// stderr, written from several goroutines) for a failing test to print.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// stormConfig returns a storm of testClients clients with the given chaos
+// schedule, a backlog large enough for the whole fleet, and results in a
+// temporary folder.
+func stormConfig(t *testing.T, schedule string) storm.Config {
+	t.Helper()
+	pol, err := backoff.Parse(testPolicy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sched, err := chaos.Parse(schedule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return storm.Config{
+		Target:           target.Config{Backlog: 1024},
+		Fleet:            loadgen.Config{Clients: testClients, Ramp: 1000, Policy: pol, Seed: 7},
+		Schedule:         sched,
+		ScheduleText:     schedule,
+		Duration:         8 * time.Second,
+		Out:              t.TempDir(),
+		Exe:              stampedeExe,
+		ProgressInterval: time.Second,
+	}
+}
+
+// runStorm runs cfg, fails the test on an error, and prints the storm's
+// log when the test fails.
+func runStorm(t *testing.T, cfg storm.Config) *storm.Result {
+	t.Helper()
+	logs := &lockedBuffer{}
+	cfg.Log = logs
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("storm log:\n%s", logs.String())
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.Duration+30*time.Second)
+	defer cancel()
+	res, err := storm.Run(ctx, cfg)
+	if err != nil {
+		t.Fatalf("storm.Run: %v", err)
+	}
+	return res
+}
+
+// oneRecovery checks that the run had one event and every client
+// connected before it came back, and returns the event's summary.
+func oneRecovery(t *testing.T, sum *results.Summary) results.EventSummary {
+	t.Helper()
+	for _, r := range sum.Recovery {
+		t.Logf("recovery: before %d, back %d, r100 %s; failures %v; ListenOverflows %d",
+			r.ConnectedBefore, r.Recovered, secs(r.R100S), nonZero(sum.Connect.Failures), sum.Kernel.ListenOverflows)
+	}
+	if len(sum.Events) != 1 || len(sum.Recovery) != 1 {
+		t.Fatalf("events %d, recovery entries %d, want 1 and 1", len(sum.Events), len(sum.Recovery))
+	}
+	rec := sum.Recovery[0]
+	if rec.ConnectedBefore != testClients || rec.Recovered != rec.ConnectedBefore {
+		t.Errorf("connected_before %d, recovered %d, want both %d", rec.ConnectedBefore, rec.Recovered, testClients)
+	}
+	if rec.R100S == nil {
+		t.Errorf("r100_s is null: the fleet never came back whole")
+	}
+	return sum.Events[0]
+}
+
+func secs(p *float64) string {
+	if p == nil {
+		return "never"
+	}
+	return fmt.Sprintf("%.2fs", *p)
+}
+
+// nonZero returns the classes of m with a count.
+func nonZero(m map[string]uint64) map[string]uint64 {
+	out := map[string]uint64{}
+	for k, v := range m {
+		if v > 0 {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// TestRestartModes restarts the target once in each mode and checks how the
+// clients saw it go (the disconnect class) and that all of them came back.
+// The port is closed while the target is down, so reconnects are refused.
+func TestRestartModes(t *testing.T) {
+	cases := []struct {
+		name       string
+		schedule   string
+		procs      int    // loadgen and target processes; 0 = sized (1 each)
+		wantClose  string // the class of every disconnect
+		otherClose string
+	}{
+		// graceful: close 1001 to every client, then exit.
+		{"graceful", "at 1500ms restart graceful down=1s", 0, "closed_1001", "closed_1006"},
+		// abrupt: exit without close frames: the clients read EOF.
+		{"abrupt", "at 1500ms restart abrupt down=1s", 0, "closed_1006", "closed_1001"},
+		// kill: SIGKILL from the supervisor, here to a group of two
+		// target processes with the fleet in two loadgen workers.
+		{"kill", "at 1500ms restart kill down=1s", 2, "closed_1006", "closed_1001"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := stormConfig(t, tc.schedule)
+			cfg.LoadgenProcs, cfg.TargetProcs = tc.procs, tc.procs
+			res := runStorm(t, cfg)
+			sum := res.Summary
+			if tc.procs > 0 && (res.Sizing.LoadgenProcs != tc.procs || res.Sizing.TargetProcs != tc.procs) {
+				t.Errorf("sizing %+v, want %d loadgen and %d target processes", res.Sizing, tc.procs, tc.procs)
+			}
+			ev := oneRecovery(t, sum)
+			if ev.Kind != "restart" || ev.Mode != tc.name {
+				t.Errorf("event %s %s, want restart %s", ev.Kind, ev.Mode, tc.name)
+			}
+			if ev.ReadyS <= ev.StartS {
+				t.Errorf("ready_s %.3f not after start_s %.3f", ev.ReadyS, ev.StartS)
+			}
+			d := sum.Connect.Disconnects
+			if d[tc.wantClose] != testClients || d[tc.otherClose] != 0 {
+				t.Errorf("disconnects %s=%d %s=%d, want %d and 0 (all: %v)",
+					tc.wantClose, d[tc.wantClose], tc.otherClose, d[tc.otherClose], testClients, d)
+			}
+			f := sum.Connect.Failures
+			if f["refused"] == 0 {
+				t.Errorf("no refused attempts while the port was closed: failures %v", f)
+			}
+			if f["timeout"] != 0 || f["handshake_timeout"] != 0 {
+				t.Errorf("timeouts with the port closed and a large backlog: failures %v", f)
+			}
+			if sum.Connect.Successes != 2*testClients {
+				t.Errorf("successes %d, want %d (every client twice)", sum.Connect.Successes, 2*testClients)
+			}
+		})
+	}
+}
+
+// TestStallShape keeps the port open while the target is down, with a tiny
+// backlog and short connect deadlines: the accept queue fills, the kernel
+// drops SYNs (ListenOverflows), clients whose SYN goes unanswered fail with
+// timeout and those stuck in the queue with handshake_timeout. The
+// closed shape of the same restart (TestRestartModes) gives refusals.
+func TestStallShape(t *testing.T) {
+	t.Parallel()
+	cfg := stormConfig(t, "at 2500ms restart abrupt down=2s shape=stall")
+	cfg.Target.Backlog = 8
+	cfg.Fleet.Ramp = 300 // a small backlog takes the first connects slowly
+	cfg.Fleet.SynRetries = 1
+	cfg.Fleet.ConnectTimeout = time.Second
+	cfg.Fleet.HandshakeTimeout = time.Second
+	cfg.Duration = 11 * time.Second
+	res := runStorm(t, cfg)
+	sum := res.Summary
+	oneRecovery(t, sum)
+	f := sum.Connect.Failures
+	if f["timeout"]+f["handshake_timeout"] == 0 {
+		t.Errorf("no timeout or handshake_timeout failures in a stall: failures %v", f)
+	}
+	if f["refused"] > f["timeout"]+f["handshake_timeout"] {
+		t.Errorf("more refusals (%d) than timeouts (%d) with the port open: failures %v",
+			f["refused"], f["timeout"]+f["handshake_timeout"], f)
+	}
+	if sum.Kernel.ListenOverflows == 0 {
+		t.Errorf("ListenOverflows delta 0: the full accept queue dropped nothing (kernel %+v)", sum.Kernel)
+	}
+}
+
+// TestSizeErrors asks for runs the machine cannot hold: storm.Run refuses
+// before starting anything, naming the limit and the way out.
+func TestSizeErrors(t *testing.T) {
+	cases := []struct {
+		name    string
+		clients int
+		loadgen int    // LoadgenProcs
+		target  int    // TargetProcs
+		ips     string // Fleet.SourceIPs
+		want    []string
+	}{
+		// More than stampede sizes itself for on one machine.
+		{"too many clients", storm.MaxClients + 1, 0, 0, "", []string{"--clients", "200000"}},
+		// One loadgen process is capped by the open-file limit.
+		{"one loadgen process", 20000, 1, 0, "", []string{"--loadgen-procs 1", "open-file limit", "use at least 2"}},
+		// So is one target process.
+		{"one target process", 20000, 0, 1, "", []string{"--procs 1", "open-file limit", "--procs 2"}},
+		// One source address has one ephemeral port range per destination.
+		{"one source address", 30000, 0, 0, "127.0.0.2", []string{"--source-ips", "ip_local_port_range"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := stormConfig(t, "")
+			cfg.Fleet.Clients = tc.clients
+			cfg.LoadgenProcs, cfg.TargetProcs = tc.loadgen, tc.target
+			if tc.ips != "" {
+				ips, err := loadgen.ParseSourceIPs(tc.ips)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cfg.Fleet.SourceIPs = ips
+			}
+			start := time.Now()
+			_, err := storm.Run(context.Background(), cfg)
+			if err == nil {
+				t.Fatalf("storm.Run with %d clients: no error", tc.clients)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("refusing took %s: it should fail before starting processes", d)
+			}
+		})
+	}
+}
+
+// TestResultsFolder checks that a run's folder holds summary.json with
+// every field BRIEF "summary.json" promises (a stable contract: users'
+// scripts read it), and resources.csv.
+func TestResultsFolder(t *testing.T) {
+	t.Parallel()
+	cfg := stormConfig(t, "at 1s restart abrupt down=500ms")
+	cfg.Duration = 5 * time.Second
+	runStorm(t, cfg)
+	raw, err := os.ReadFile(filepath.Join(cfg.Out, results.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatalf("summary.json: %v", err)
+	}
+	paths := []string{
+		"run_id", "seed", "config", "clients",
+		"events.0.kind", "events.0.mode", "events.0.start_s", "events.0.ready_s",
+		"connect.attempts", "connect.successes", "connect.failures.refused", "connect.failures.timeout",
+		"recovery.0.event", "recovery.0.connected_before", "recovery.0.recovered",
+		"recovery.0.r50_s", "recovery.0.r90_s", "recovery.0.r99_s", "recovery.0.r100_s",
+		"recovery.0.herd_peak_per_100ms", "recovery.0.herd_peak_to_mean",
+		"recovery.0.wasted_attempts_per_client", "recovery.0.outage_attempts_per_client",
+		"messages.sent", "messages.acked", "messages.retried", "messages.dup_suppressed",
+		"messages.dup_delivered", "messages.lost", "messages.resumed",
+		"kernel.ListenOverflows", "kernel.ListenDrops", "kernel.TCPSynRetrans",
+		"slo", "pass",
+	}
+	for _, lat := range []string{"connect", "ttr", "message_rtt", "resume"} {
+		for _, q := range []string{"p50", "p90", "p99", "max"} {
+			paths = append(paths, "latency_ms."+lat+"."+q)
+		}
+	}
+	for _, role := range []string{"loadgen", "target"} {
+		for _, k := range []string{"peak_rss_bytes", "cpu_s", "peak_fds", "processes"} {
+			paths = append(paths, "resources."+role+"."+k)
+		}
+	}
+	for _, p := range paths {
+		if _, ok := lookup(doc, p); !ok {
+			t.Errorf("summary.json has no %s", p)
+		}
+	}
+	// The figures are this run's, not zeros.
+	if v, _ := lookup(doc, "clients"); v != float64(testClients) {
+		t.Errorf("clients = %v, want %d", v, testClients)
+	}
+	if v, _ := lookup(doc, "seed"); v != float64(7) {
+		t.Errorf("seed = %v, want 7", v)
+	}
+	for _, p := range []string{"resources.loadgen.peak_rss_bytes", "resources.target.peak_rss_bytes",
+		"resources.loadgen.peak_fds", "resources.target.peak_fds"} {
+		if v, _ := lookup(doc, p); v == nil || v.(float64) <= 0 {
+			t.Errorf("%s = %v, want > 0", p, v)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(cfg.Out, results.ResourcesFile)); err != nil {
+		t.Errorf("resources file: %v", err)
+	}
+}
+
+// lookup follows a dotted path of object keys and array indexes.
+func lookup(v any, path string) (any, bool) {
+	for _, k := range strings.Split(path, ".") {
+		switch x := v.(type) {
+		case map[string]any:
+			var ok bool
+			if v, ok = x[k]; !ok {
+				return nil, false
+			}
+		case []any:
+			i := 0
+			for _, c := range k {
+				if c < '0' || c > '9' {
+					return nil, false
+				}
+				i = i*10 + int(c-'0')
+			}
+			if i >= len(x) {
+				return nil, false
+			}
+			v = x[i]
+		default:
+			return nil, false
+		}
+	}
+	return v, true
+}
