@@ -87,7 +87,7 @@ type roleSeries struct {
 }
 
 // kernelPlotted are the kernel counters the report plots, as rates.
-var kernelPlotted = []string{"ListenOverflows", "ListenDrops", "TCPSynRetrans", "TCPReqQFullDoCookies", "TCPAbortOnTimeout", "OutRsts"}
+var kernelPlotted = []string{"ListenOverflows", "ListenDrops", "TCPSynRetrans", "TCPReqQFullDoCookies", "TCPAbortOnTimeout"}
 
 // buildData turns loaded runs into the page's JSON data.
 func buildData(runs []*Run) pageData {

@@ -463,7 +463,16 @@ func (s SLO) Eval(sum *Summary) SLOResult {
 func (s SLO) format(v float64) string {
 	switch s.fig.kind {
 	case kindDuration:
-		return time.Duration(math.Round(v * 1e9)).Round(time.Microsecond).String()
+		// Milliseconds above a second, microseconds above a millisecond:
+		// "2.109s", "1.5ms", as a person reads them.
+		d := time.Duration(math.Round(v * 1e9))
+		switch a := max(d, -d); {
+		case a >= time.Second:
+			d = d.Round(time.Millisecond)
+		case a >= time.Millisecond:
+			d = d.Round(time.Microsecond)
+		}
+		return d.String()
 	case kindCount:
 		return strconv.FormatFloat(v, 'f', -1, 64)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/backoff"
+	"github.com/stampede-dev/stampede/report"
 	"github.com/stampede-dev/stampede/results"
 )
 
@@ -119,6 +120,8 @@ func Bench(ctx context.Context, cfg BenchConfig) ([]BenchRun, error) {
 	if cfg.Out != "" {
 		if err := writeBenchIndex(cfg.Out, runs); err != nil {
 			errs = append(errs, err)
+		} else if err := writeBenchReport(cfg.Out); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return runs, errors.Join(errs...)
@@ -153,6 +156,16 @@ func writeBenchIndex(dir string, runs []BenchRun) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, BenchFile), append(b, '\n'), 0o644)
+}
+
+// writeBenchReport writes the bench folder's report.html: the policies
+// side by side, then each run, from the run folders bench.json lists.
+func writeBenchReport(dir string) error {
+	runs, err := report.LoadDirs([]string{dir})
+	if err != nil {
+		return err
+	}
+	return report.WriteFile(filepath.Join(dir, report.File), runs)
 }
 
 // dirName turns a policy spec into a folder name.

@@ -94,7 +94,15 @@ func benchAction(c *cli.Context) error {
 			return perr
 		}
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	sums := make([]*results.Summary, len(runs))
+	for i, r := range runs {
+		writeSLOLines(c.App.Writer, r.Policy+": ", r.Summary)
+		sums[i] = r.Summary
+	}
+	return sloExit(sums...)
 }
 
 func writeBenchTable(c *cli.Context, runs []storm.BenchRun, dir string) error {

@@ -62,7 +62,8 @@ var loadgenCmd = &cli.Command{
 		&cli.IntFlag{Name: "reactors", Usage: "epoll reactor goroutines `N` (0 = min(GOMAXPROCS, 4))"},
 		&cli.DurationFlag{Name: "progress-interval", Aliases: []string{"progress"}, Value: storm.DefaultProgressInterval, Usage: "print live counters to stderr every `D` when it is not a terminal (a terminal gets one status line, redrawn every second; 0 = never)"},
 		&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus metrics on `ADDR`/metrics while the fleet runs, e.g. 127.0.0.1:9100"},
-		&cli.StringFlag{Name: "out", Usage: "write summary.json and resources.csv into `DIR`"},
+		&cli.StringFlag{Name: "out", Usage: "write the results folder into `DIR`: summary.json, timeline.csv, *.hlog, resources.csv, kernel.csv, report.html"},
+		sloFlag(),
 	},
 	OnUsageError: func(_ *cli.Context, err error, _ bool) error { return err },
 	Action:       loadgenAction,
@@ -93,6 +94,9 @@ func loadgenAction(c *cli.Context) error {
 	if run.Duration <= 0 {
 		return fmt.Errorf("--duration: must be positive, got %s", run.Duration)
 	}
+	if run.SLO, err = sloFlagValue(c); err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res, err := storm.RunFleet(ctx, run)
@@ -102,7 +106,10 @@ func loadgenAction(c *cli.Context) error {
 	if n, last := res.Report.FirstConnects(); n > 0 && last > 0 {
 		fmt.Fprintf(c.App.Writer, "first connects: %d clients within %.3fs of the start (%.0f/s)\n", n, last.Seconds(), float64(n)/last.Seconds())
 	}
-	return res.Summary.WriteText(c.App.Writer)
+	if err := res.Summary.WriteText(c.App.Writer); err != nil {
+		return err
+	}
+	return sloExit(res.Summary)
 }
 
 // loadgenConfig maps the flags to a loadgen.Config; a bad value gives an

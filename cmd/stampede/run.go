@@ -58,6 +58,7 @@ func init() {
 func runFlags() []cli.Flag {
 	flags := append(pickFlags(targetCmd.Flags, runTargetFlags...), pickFlags(loadgenCmd.Flags, runFleetFlags...)...)
 	flags = append(flags, &cli.StringFlag{Name: "policy", Value: "exp:initial=1s,max=60s,jitter=0.5,spread=100ms-500ms", Usage: "reconnect backoff policy `SPEC` (see stampede policy)"})
+	flags = append(flags, sloFlag())
 	return append(flags, stormFlags(30*time.Second)...)
 }
 
@@ -86,7 +87,10 @@ func runAction(c *cli.Context) error {
 		}
 		fmt.Fprintf(c.App.Writer, "results: %s\n", cfg.Out)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return sloExit(res.Summary)
 }
 
 // stormConfig maps the flags shared by run and bench to a storm.Config.
@@ -131,6 +135,9 @@ func stormConfig(c *cli.Context) (storm.Config, error) {
 			return cfg, fmt.Errorf("--chaos: %w", err)
 		}
 		cfg.Schedule, cfg.ScheduleText = sched, text
+	}
+	if cfg.SLO, err = sloFlagValue(c); err != nil {
+		return cfg, err
 	}
 	if cfg.Out == "" {
 		cfg.Out = filepath.Join("stampede-results", time.Now().UTC().Format("2006-01-02T15-04-05Z"))

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/stampede-dev/stampede/report"
+	"github.com/stampede-dev/stampede/results"
+)
+
+func init() {
+	register(&cli.Command{
+		Name:      "report",
+		Usage:     "render one results folder's report.html again, or compare several runs",
+		UsageText: "stampede report DIR [DIR...] [--out FILE]",
+		Description: "From the folders alone (summary.json, timeline.csv, *.hlog, resources.csv, kernel.csv):\n" +
+			"one DIR renders DIR/report.html again; several print a table of the key figures of each\n" +
+			"run's worst event and write a comparison page (./compare.html unless --out) with the\n" +
+			"runs' curves overlaid. A bench folder (with bench.json) stands for all its runs.\n" +
+			"The page is self-contained: it opens from disk with no network.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "out", Usage: "write the page to `FILE` (default DIR/report.html for one run, ./compare.html for several)"},
+		},
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return err },
+		Action:       reportAction,
+	})
+}
+
+func reportAction(c *cli.Context) error {
+	if c.NArg() == 0 {
+		return fmt.Errorf("report: give at least one results folder DIR")
+	}
+	runs, err := report.LoadDirs(c.Args().Slice())
+	if err != nil {
+		return err
+	}
+	out := c.String("out")
+	if len(runs) > 1 {
+		rows := make([]results.Row, len(runs))
+		for i, r := range runs {
+			rows[i] = results.Row{Policy: r.Label, Summary: r.Summary}
+		}
+		if err := results.WriteComparison(c.App.Writer, rows); err != nil {
+			return err
+		}
+		switch {
+		case out != "":
+		case c.NArg() == 1: // a bench folder
+			out = filepath.Join(c.Args().First(), report.File)
+		default:
+			out = "compare.html"
+		}
+	} else if out == "" {
+		out = filepath.Join(runs[0].Dir, report.File)
+	}
+	if err := report.WriteFile(out, runs); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.Writer, "report: %s\n", out)
+	return nil
+}

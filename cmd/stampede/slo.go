@@ -1,0 +1,60 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/stampede-dev/stampede/results"
+)
+
+// sloFlag is --slo, which run, bench and loadgen take.
+func sloFlag() cli.Flag {
+	return &cli.StringSliceFlag{Name: "slo", Usage: "gate `EXPR` on a figure of summary.json, e.g. 'r99<20s', 'lost==0', " +
+		"'herd_peak_to_mean<5', 'connect_p99<=250ms' (repeatable; exit status 1 when one fails; figures in docs/results.md)"}
+}
+
+// sloFlagValue parses every --slo.
+func sloFlagValue(c *cli.Context) ([]results.SLO, error) {
+	slos, err := results.ParseSLOs(c.StringSlice("slo"))
+	if err != nil {
+		return nil, fmt.Errorf("--slo: %w", err)
+	}
+	return slos, nil
+}
+
+// sloExit returns exit status 1 with a one-line reason when a summary
+// failed one of its SLOs, nil when all passed. The SLO lines themselves
+// are printed with the summary.
+func sloExit(sums ...*results.Summary) error {
+	var failed []string
+	n := 0
+	for _, s := range sums {
+		if s == nil {
+			continue
+		}
+		n += len(s.SLO)
+		for _, r := range s.SLO {
+			if !r.Pass {
+				failed = append(failed, r.Expr)
+			}
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	return cli.Exit(fmt.Sprintf("%d of %d SLO(s) failed: %s", len(failed), n, strings.Join(failed, ", ")), 1)
+}
+
+// writeSLOLines prints a summary's SLO lines, each prefixed (a bench's
+// policy), for a command that does not print the whole summary.
+func writeSLOLines(w io.Writer, prefix string, s *results.Summary) {
+	if s == nil {
+		return
+	}
+	for _, r := range s.SLO {
+		fmt.Fprintf(w, "%s%s\n", prefix, r.Line())
+	}
+}
