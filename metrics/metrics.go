@@ -122,6 +122,7 @@ const (
 	NameDisconnects  = "stampede_disconnects_total"
 	NameStopped      = "stampede_stopped_clients"
 	NameMsgSent      = "stampede_messages_sent_total"
+	NameMsgAcked     = "stampede_messages_acked_total"
 	NameMsgDelivered = "stampede_messages_delivered_total"
 	NameHerd         = "stampede_herd_attempts_per_100ms"
 	NameChaosEvent   = "stampede_chaos_event"
@@ -144,6 +145,7 @@ var (
 	descDisconn   = prometheus.NewDesc(NameDisconnects, "Established connections that ended, by class.", []string{"class"}, nil)
 	descStopped   = prometheus.NewDesc(NameStopped, "Clients that gave up, by the class of their last failure.", []string{"class"}, nil)
 	descSent      = prometheus.NewDesc(NameMsgSent, "Messages sent by the clients.", nil, nil)
+	descAcked     = prometheus.NewDesc(NameMsgAcked, "Messages the server ACKed (stampede mode).", nil, nil)
 	descDelivered = prometheus.NewDesc(NameMsgDelivered, "Messages delivered to the clients (echo mode: echoed back).", nil, nil)
 	descHerd      = prometheus.NewDesc(NameHerd, "Connection attempts per 100 ms over the latest progress interval.", nil, nil)
 	descChaos     = prometheus.NewDesc(NameChaosEvent, "1 while a chaos event is under way; the label is its schedule text.", []string{"event"}, nil)
@@ -163,7 +165,7 @@ type collector struct{ e *Exporter }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRunInfo, descElapsed, descClients, descConnected, descInflight,
-		descAttempts, descSuccesses, descFailures, descDisconn, descStopped, descSent, descDelivered,
+		descAttempts, descSuccesses, descFailures, descDisconn, descStopped, descSent, descAcked, descDelivered,
 		descHerd, descChaos, descR[0], descR[1], descR[2], descR[3], descHerdPeak} {
 		ch <- d
 	}
@@ -198,6 +200,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descStopped, float64(s.Stopped[cl]), cl.String())
 	}
 	counter(descSent, s.MsgSent)
+	counter(descAcked, s.MsgAcked)
 	counter(descDelivered, s.MsgDelivered)
 	gauge(descHerd, herd)
 	if cfg.Current != nil {

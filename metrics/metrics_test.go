@@ -107,7 +107,7 @@ func TestScrape(t *testing.T) {
 	event = ""
 	events = []results.Event{{Kind: "restart", Mode: "abrupt", Spec: "at 1s restart abrupt down=1s",
 		Start: time.Second, End: 2 * time.Second, Ready: 2 * time.Second}}
-	s.Connected, s.Successes, s.MsgSent, s.MsgDelivered = 30, 80, 7, 6
+	s.Connected, s.Successes, s.MsgSent, s.MsgAcked, s.MsgDelivered = 30, 80, 7, 5, 6
 	s.Stopped[connerr.TLS] = 1
 	e.Observe(2300*time.Millisecond, s, 20)
 	got := scrape(t, srv.URL())
@@ -115,6 +115,7 @@ func TestScrape(t *testing.T) {
 		`stampede_recovery_r50_seconds{event="0",spec="at 1s restart abrupt down=1s"}`: "0.3",
 		`stampede_stopped_clients{class="tls"}`:                                        "1",
 		`stampede_messages_sent_total`:                                                 "7",
+		`stampede_messages_acked_total`:                                                "5",
 		`stampede_messages_delivered_total`:                                            "6",
 	}, `stampede_recovery_r90_seconds{event="0",spec="at 1s restart abrupt down=1s"}`,
 		`stampede_chaos_event{event="at 1s restart abrupt down=1s"}`)

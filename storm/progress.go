@@ -316,8 +316,11 @@ func (p *Progress) line(now time.Time) string {
 		}
 	}
 	if cur.MsgSent > 0 || cur.MsgDelivered > 0 {
-		fmt.Fprintf(&b, "  msg/s sent %s delivered %s", perSecond(rate(cur.MsgSent, base.s.MsgSent)),
-			perSecond(rate(cur.MsgDelivered, base.s.MsgDelivered)))
+		fmt.Fprintf(&b, "  msg/s sent %s", perSecond(rate(cur.MsgSent, base.s.MsgSent)))
+		if cur.MsgAcked > 0 { // stampede mode
+			fmt.Fprintf(&b, " acked %s", perSecond(rate(cur.MsgAcked, base.s.MsgAcked)))
+		}
+		fmt.Fprintf(&b, " delivered %s", perSecond(rate(cur.MsgDelivered, base.s.MsgDelivered)))
 	}
 	if n := cur.StoppedCount(); n > 0 {
 		fmt.Fprintf(&b, "  stopped %d", n)

@@ -93,7 +93,7 @@ func stormSteps() []step {
 	down1 = loadgen.Stats{Clients: 10, Attempts: 25, Successes: 10}
 	down1.Failures[connerr.Refused], down1.Failures[connerr.Timeout], down1.Disconnects[connerr.Closed1006] = 10, 5, 10
 	back0, back1 = down0, down1
-	back0.Connected, back0.Attempts, back0.Successes, back0.MsgSent, back0.MsgDelivered = 10, 50, 20, 100, 60
+	back0.Connected, back0.Attempts, back0.Successes, back0.MsgSent, back0.MsgAcked, back0.MsgDelivered = 10, 50, 20, 100, 90, 60
 	back1.Connected, back1.Attempts, back1.Successes = 9, 36, 19
 	back1.Failures[connerr.TLS], back1.Stopped[connerr.TLS] = 1, 1
 	return []step{
@@ -122,7 +122,7 @@ func TestProgressPlain(t *testing.T) {
 			"   5.0s  connected 20/20  attempts 4/s\n" +
 			"chaos: at 6s restart abrupt down=1s done: ready at 7.400s\n" +
 			"  10.0s  connected 0/20  attempts 9/s  failures/s refused=8 timeout=1  [at 6s restart abrupt down=1s]\n" +
-			"  15.0s  connected 19/20  attempts 4.2/s  failures/s tls=0.2  msg/s sent 20 delivered 12  stopped 1\n"
+			"  15.0s  connected 19/20  attempts 4.2/s  failures/s tls=0.2  msg/s sent 20 acked 18 delivered 12  stopped 1\n"
 		if got := out.String(); got != want {
 			t.Errorf("output:\n%s\nwant:\n%s", got, want)
 		}
