@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"sort"
 	"strings"
 )
 
@@ -113,7 +115,7 @@ func ProxyControlHandler(c ProxyController) http.Handler {
 // order: set= first, then latency, jitter, bandwidth, loss, reset,
 // blackhole. Unknown keys are passed on, so the parser names them.
 func faultQuery(r *http.Request) string {
-	q := r.URL.Query()
+	q := lenientQuery(r.URL.RawQuery)
 	var words []string
 	if s := q.Get("set"); s != "" {
 		words = append(words, s)
@@ -121,8 +123,8 @@ func faultQuery(r *http.Request) string {
 	known := map[string]bool{"set": true}
 	for _, k := range []string{"latency", "jitter", "bandwidth", "loss"} {
 		known[k] = true
-		if v := q.Get(k); v != "" || q.Has(k) {
-			words = append(words, k+"="+v)
+		if q.Has(k) {
+			words = append(words, k+"="+q.Get(k))
 		}
 	}
 	for _, k := range []string{"reset", "blackhole"} {
@@ -131,10 +133,33 @@ func faultQuery(r *http.Request) string {
 			words = append(words, k)
 		}
 	}
+	var unknown []string
 	for k := range q {
 		if !known[k] {
-			words = append(words, k+"="+q.Get(k))
+			unknown = append(unknown, k+"="+q.Get(k))
 		}
 	}
-	return strings.Join(words, " ")
+	sort.Strings(unknown)
+	return strings.Join(append(words, unknown...), " ")
+}
+
+// lenientQuery parses a query string like url.ParseQuery, but keeps a
+// value that is not valid percent-encoding as written: "loss=2%" typed
+// into curl means 2 percent, not a broken escape to be dropped.
+func lenientQuery(raw string) url.Values {
+	q := url.Values{}
+	for _, kv := range strings.Split(raw, "&") {
+		if kv == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(kv, "=")
+		if u, err := url.QueryUnescape(k); err == nil {
+			k = u
+		}
+		if u, err := url.QueryUnescape(v); err == nil {
+			v = u
+		}
+		q.Add(k, v)
+	}
+	return q
 }

@@ -2,8 +2,11 @@ package chaos
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"net/netip"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -30,3 +33,21 @@ func isReset(err error) bool {
 func netipLoopback0() netip.AddrPort { return netip.MustParseAddrPort("127.0.0.1:0") }
 
 func closeFD(fd int) { syscall.Close(fd) }
+
+// syncWriter serialises writes to w, for logs written by several goroutines.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+func (s *syncWriter) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return fmt.Sprint(s.w)
+}

@@ -1,0 +1,92 @@
+package chaos
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseProxyFault(t *testing.T) {
+	cases := []struct {
+		words string
+		want  ProxyFault
+		err   string // a substring of the error; "" for none
+	}{
+		{"", ProxyFault{}, ""},
+		{"off", ProxyFault{}, ""},
+		{"latency=200ms", ProxyFault{Latency: 200 * time.Millisecond}, ""},
+		{"  latency=200ms jitter=20ms ", ProxyFault{Latency: 200 * time.Millisecond, Jitter: 20 * time.Millisecond}, ""},
+		{"bandwidth=100kbit/s loss=1.5%", ProxyFault{Bandwidth: 12500, Loss: 0.015}, ""},
+		{"reset", ProxyFault{Reset: true}, ""},
+		{"blackhole", ProxyFault{Blackhole: true}, ""},
+		{"latency=5x", ProxyFault{}, `proxy fault "latency=5x", col 9: expected a duration after "latency=", found "5x"`},
+		{"reset latency=1s", ProxyFault{}, `"reset" cannot be combined`},
+		{"jitter=1s", ProxyFault{}, `expected "latency=" too`},
+		{"latency=1s; at 1s restart", ProxyFault{}, "found a separator"},
+		{"wobble", ProxyFault{}, `unknown proxy fault "wobble"`},
+	}
+	for _, c := range cases {
+		got, err := ParseProxyFault(c.words)
+		switch {
+		case c.err == "" && err != nil:
+			t.Errorf("%q: %v", c.words, err)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%q: error %v, want one containing %q", c.words, err, c.err)
+		case got != c.want:
+			t.Errorf("%q: got %+v, want %+v", c.words, got, c.want)
+		}
+	}
+}
+
+// TestProxyControlHandler drives the control API of an in-process proxy.
+func TestProxyControlHandler(t *testing.T) {
+	p := startProxy(t, ProxyConfig{Upstream: tcpEcho(t)})
+	srv := httptest.NewServer(ProxyControlHandler(LocalController(p)))
+	t.Cleanup(srv.Close)
+	do := func(method, path string) (int, string) {
+		req, _ := http.NewRequest(method, srv.URL+path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, strings.TrimSpace(string(b))
+	}
+	steps := []struct {
+		method, path string
+		status       int
+		body         string // the answer, or for 204 what GET /fault says next
+	}{
+		{"GET", "/fault", 200, "off"},
+		{"POST", "/fault?latency=200ms&jitter=20ms", 204, "latency=200ms jitter=20ms"},
+		{"POST", "/fault?set=loss%3D1%25", 204, "loss=1%"},
+		{"POST", "/fault?bandwidth=1MB/s&loss=2%", 204, "bandwidth=1MB/s loss=2%"},
+		{"POST", "/fault?reset", 204, "reset"},
+		{"POST", "/fault?blackhole=true", 204, "blackhole"},
+		{"POST", "/fault?latency=5x", 400, `proxy fault "latency=5x", col 9: expected a duration after "latency=", found "5x"`},
+		{"POST", "/fault?reset&latency=1s", 400, `proxy fault "latency=1s reset", col 12: "reset" cannot be combined with other faults (it ends all traffic), found "latency=1s" too`},
+		{"POST", "/fault?wobble=1", 400, `proxy fault "wobble=1", col 1: unknown proxy fault "wobble=1": expected latency=, jitter=, bandwidth=, loss=, reset or blackhole`},
+		{"DELETE", "/fault", 204, "off"},
+		{"POST", "/fault?latency=1s", 204, "latency=1s"},
+		{"POST", "/fault", 204, "off"},
+	}
+	for _, s := range steps {
+		status, body := do(s.method, s.path)
+		if status != s.status {
+			t.Fatalf("%s %s: status %d (%s), want %d", s.method, s.path, status, body, s.status)
+		}
+		if status == 204 {
+			_, body = do("GET", "/fault")
+		}
+		if body != s.body {
+			t.Errorf("%s %s: %q, want %q", s.method, s.path, body, s.body)
+		}
+	}
+	if status, body := do("GET", "/stats"); status != 200 || !strings.Contains(body, `"accepted":0`) {
+		t.Errorf("GET /stats: %d %s", status, body)
+	}
+}

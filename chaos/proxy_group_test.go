@@ -1,0 +1,249 @@
+package chaos
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stampede-dev/stampede/target"
+)
+
+// proxyChildEnv makes the test binary a `stampede proxy` process, so group
+// tests start real processes without building the stampede binary. An init
+// hook, not TestMain, so the package's other tests may have their own.
+const proxyChildEnv = "STAMPEDE_PROXY_CHILD"
+
+func init() {
+	if os.Getenv(proxyChildEnv) != "1" {
+		return
+	}
+	rc, err := parseProxyChild(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "proxy child:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	if err := RunProxy(ctx, rc); err != nil {
+		fmt.Fprintln(os.Stderr, "proxy child:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// parseProxyChild parses the flags a ProxyGroup passes (ProxyConfig.Flags
+// and --control-addr) as `stampede proxy` does.
+func parseProxyChild(args []string) (ProxyRunConfig, error) {
+	var rc ProxyRunConfig
+	c := &rc.Proxy
+	var src string
+	fs := flag.NewFlagSet("proxy", flag.ContinueOnError)
+	fs.StringVar(&c.Listen, "listen", "", "")
+	fs.StringVar(&c.Upstream, "upstream", "", "")
+	fs.IntVar(&c.Reactors, "reactors", 0, "")
+	fs.IntVar(&c.Backlog, "backlog", 0, "")
+	fs.IntVar(&c.MaxConns, "max-conns", 0, "")
+	fs.DurationVar(&c.ConnectTimeout, "connect-timeout", 0, "")
+	fs.StringVar(&src, "source-ip", "", "")
+	fs.Uint64Var(&c.Seed, "seed", 0, "")
+	fs.IntVar(&c.Proc, "proc", 0, "")
+	fs.StringVar(&rc.ControlAddr, "control-addr", "", "")
+	if err := fs.Parse(args); err != nil {
+		return rc, err
+	}
+	if src != "" {
+		a, err := netip.ParseAddr(src)
+		if err != nil {
+			return rc, err
+		}
+		c.SourceIP = a
+	}
+	return rc, nil
+}
+
+func TestProxyConfigFlagsRoundTrip(t *testing.T) {
+	cfg := ProxyConfig{
+		Listen: "127.0.0.1:7100", Upstream: "127.0.0.1:7200", Reactors: 2, Backlog: 512, MaxConns: 900,
+		ConnectTimeout: 1500 * time.Millisecond, SourceIP: netip.MustParseAddr("127.0.1.3"), Seed: 42, Proc: 3,
+	}
+	rc, err := parseProxyChild(cfg.Flags())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rc.Proxy != cfg {
+		t.Errorf("flags %q parse back as %+v, want %+v", cfg.Flags(), rc.Proxy, cfg)
+	}
+	if f := (ProxyConfig{Upstream: "127.0.0.1:1"}).Flags(); strings.Join(f, " ") != "--upstream=127.0.0.1:1" {
+		t.Errorf("zero fields are left out: got %q", f)
+	}
+}
+
+// TestProxyGroupSpreadsAndSwitches runs two proxy processes on one port:
+// connections spread over both, Set reaches both, Close stops both.
+func TestProxyGroupSpreadsAndSwitches(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := StartProxyGroup(context.Background(), ProxyGroupConfig{
+		Exe: exe, Args: []string{}, Env: []string{proxyChildEnv + "=1"}, Procs: 2,
+		Proxy:     ProxyConfig{Upstream: tcpEcho(t), Seed: 5},
+		SourceIPs: []netip.Addr{netip.MustParseAddr("127.0.0.1")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	if pids := g.PIDs(); len(pids) != 2 {
+		t.Fatalf("PIDs %v, want 2 processes", pids)
+	}
+	var conns []net.Conn
+	for i := range 20 {
+		c, err := net.DialTimeout("tcp", g.Addr(), 2*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		if err := echoOnce(c, []byte{byte(i)}, 5*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	ctx := context.Background()
+	st, err := g.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Accepted != 20 || st.Active != 20 {
+		t.Errorf("group stats %+v: want 20 accepted and open", st)
+	}
+	for _, p := range g.procs {
+		if s := procStats(t, p.control); s.Accepted == 0 {
+			t.Errorf("process %d accepted nothing: SO_REUSEPORT should spread 20 connections", p.pid)
+		}
+	}
+
+	g.Set(ProxyFault{Latency: 100 * time.Millisecond})
+	for _, c := range []net.Conn{conns[0], conns[19]} {
+		start := time.Now()
+		if err := echoOnce(c, []byte("slow"), 5*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d < 200*time.Millisecond {
+			t.Errorf("echo with latency=100ms took %v, want at least 200 ms", d)
+		}
+	}
+	g.Set(ProxyFault{Reset: true})
+	for i, c := range conns {
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := c.Read(make([]byte, 1)); !isReset(err) {
+			t.Errorf("connection %d: %v, want a reset", i, err)
+		}
+	}
+	if st, _ := g.Stats(ctx); st.Reset != 20 || st.Fault != "reset" {
+		t.Errorf("after reset: %+v, want 20 reset", st)
+	}
+	g.Close()
+	if pids := g.PIDs(); len(pids) != 0 {
+		t.Errorf("after Close: %v still running", pids)
+	}
+}
+
+func procStats(t *testing.T, control string) ProxyStats {
+	t.Helper()
+	resp, err := http.Get(control + "/stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st ProxyStats
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// TestRunProxyAppliesSchedule runs `stampede proxy` in this process with a
+// schedule: the fault is on during its window and off after it, and the
+// run ends after its duration.
+func TestRunProxyAppliesSchedule(t *testing.T) {
+	sched, err := Parse("at 100ms proxy latency=50ms jitter=10ms for 400ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, pw := io.Pipe()
+	logs := &syncWriter{w: &strings.Builder{}}
+	done := make(chan error, 1)
+	go func() {
+		done <- RunProxy(context.Background(), ProxyRunConfig{
+			Proxy: ProxyConfig{Upstream: tcpEcho(t)}, Schedule: sched, Duration: time.Second,
+			Initial: ProxyFault{Bandwidth: 1 << 20}, Stdout: pw, Log: logs,
+		})
+		pw.Close()
+	}()
+	raw, err := bufio.NewReader(pr).ReadBytes('\n')
+	if err != nil {
+		t.Fatalf("no ready line: %v", err)
+	}
+	go io.Copy(io.Discard, pr)
+	var line target.ReadyLine
+	if err := json.Unmarshal(raw, &line); err != nil || !line.Ready || line.Addr == "" || line.Control == "" {
+		t.Fatalf("ready line %s: %v", raw, err)
+	}
+	fault := func() string {
+		resp, err := http.Get("http://" + line.Control + "/fault")
+		if err != nil {
+			return err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return strings.TrimSpace(string(b))
+	}
+	if got := fault(); got != "bandwidth=1MiB/s" {
+		t.Errorf("fault at start %q, want the initial bandwidth=1MiB/s", got)
+	}
+	seen := map[string]bool{}
+	deadline := time.Now().Add(3 * time.Second)
+	for !seen["off"] && time.Now().Before(deadline) {
+		seen[fault()] = true
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !seen["latency=50ms jitter=10ms"] || !seen["off"] {
+		t.Errorf("faults seen %v: want the scheduled latency, then off", seen)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("RunProxy did not end after its 1 s duration")
+	}
+	if !strings.Contains(logs.String(), "chaos: at 100ms proxy latency=50ms jitter=10ms for 400ms at") {
+		t.Errorf("log %q: want the event", logs.String())
+	}
+}
+
+func TestRunProxyRefusesTargetEvents(t *testing.T) {
+	sched, err := Parse("at 1s proxy reset for 1s\nat 2s restart abrupt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = RunProxy(context.Background(), ProxyRunConfig{Proxy: ProxyConfig{Upstream: "127.0.0.1:9"}, Schedule: sched})
+	want := `--chaos: line 2: "at 2s restart abrupt" is a restart event: a proxy on its own applies only proxy events`
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
+}
