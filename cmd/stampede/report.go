@@ -14,7 +14,7 @@ func init() {
 	register(&cli.Command{
 		Name:      "report",
 		Usage:     "render one results folder's report.html again, or compare several runs",
-		UsageText: "stampede report DIR [DIR...] [--out FILE]",
+		UsageText: "stampede report [--out FILE] DIR [DIR...]",
 		Description: "From the folders alone (summary.json, timeline.csv, *.hlog, resources.csv, kernel.csv):\n" +
 			"one DIR renders DIR/report.html again; several print a table of the key figures of each\n" +
 			"run's worst event and write a comparison page (./compare.html unless --out) with the\n" +
