@@ -81,6 +81,18 @@ type Config struct {
 	// MaxMessageSize caps one message (all fragments) in bytes; a larger
 	// one closes the connection with 1009. Default 1 MiB.
 	MaxMessageSize int64 `json:"max_message_size"`
+	// Store, when set, makes the server speak the message protocol
+	// (docs/protocol.md) on the store at this URL: file:///dir or a plain
+	// path (the embedded store), redis://..., postgres://... (see
+	// store.Open). Empty: the server echoes (Handler's default).
+	Store string `json:"store,omitempty"`
+	// NoDedupe makes the protocol store a resent message again under a new
+	// seq and deliver it again, to show what dedupe prevents. Needs Store.
+	NoDedupe bool `json:"no_dedupe,omitempty"`
+	// Retention is how many messages per room the store keeps for resume;
+	// a resume from before them gets resume_gap. Default
+	// store.DefaultRetention (10,000). Needs Store.
+	Retention int `json:"retention,omitempty"`
 
 	// Handler handles the messages of every connection. Default Echo.
 	Handler Handler `json:"-"`
@@ -120,7 +132,7 @@ func (c Config) Validate() error {
 		{"HandshakeCost", int64(c.HandshakeCost)}, {"HandshakeTimeout", int64(c.HandshakeTimeout)},
 		{"RejectRetryAfter", int64(c.RejectRetryAfter)}, {"Hold", int64(c.Hold)},
 		{"FrameTimeout", int64(c.FrameTimeout)}, {"WriteTimeout", int64(c.WriteTimeout)},
-		{"CloseTimeout", int64(c.CloseTimeout)},
+		{"CloseTimeout", int64(c.CloseTimeout)}, {"Retention", int64(c.Retention)},
 	} {
 		if f.v < 0 {
 			return bad(f.name, "%d must not be negative", f.v)
@@ -128,6 +140,9 @@ func (c Config) Validate() error {
 	}
 	if c.AcceptRate < 0 || c.AcceptRate != c.AcceptRate {
 		return bad("AcceptRate", "%v must be a non-negative number", c.AcceptRate)
+	}
+	if c.Store == "" && (c.NoDedupe || c.Retention != 0) {
+		return bad("Store", "NoDedupe and Retention need a Store")
 	}
 	if (c.CertFile == "") != (c.KeyFile == "") {
 		return bad("CertFile", "CertFile and KeyFile go together")

@@ -43,5 +43,10 @@ func (c Config) Flags() []string {
 	num("max-conns", c.MaxConns)
 	dur("reject-retry-after", c.RejectRetryAfter)
 	dur("hold", c.Hold)
+	str("store", c.Store)
+	if c.NoDedupe {
+		f = append(f, "--no-dedupe")
+	}
+	num("retention", c.Retention)
 	return f
 }

@@ -100,6 +100,9 @@ func StartGroup(ctx context.Context, cfg GroupConfig) (*Group, error) {
 	if err := cfg.Config.Validate(); err != nil {
 		return nil, err
 	}
+	if err := storeNeedsOneProc(cfg.Procs, cfg.Config); err != nil {
+		return nil, err
+	}
 	cfg.Procs = max(cfg.Procs, 1)
 	if cfg.ReadyTimeout == 0 {
 		cfg.ReadyTimeout = DefaultReadyTimeout

@@ -64,6 +64,9 @@ func (rc RunConfig) Validate() error {
 	if rc.Procs < 0 {
 		return &ConfigError{Field: "Procs", Reason: "must not be negative"}
 	}
+	if err := storeNeedsOneProc(rc.Procs, rc.Server); err != nil {
+		return err
+	}
 	return rc.Server.Validate()
 }
 

@@ -33,6 +33,7 @@ type Server struct {
 	live    atomic.Int64  // connections admitted (upgrading or open), for MaxConns
 	nextID  atomic.Uint64
 	stats   counters
+	proto   *Protocol // the message protocol's handler and store, when Config.Store is set
 
 	mu       sync.RWMutex
 	conns    map[uint64]*Conn
@@ -58,6 +59,10 @@ func Start(cfg Config) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	proto, err := startProtocol(&cfg)
+	if err != nil {
+		return nil, err
+	}
 	cfg = cfg.withDefaults()
 	s := &Server{
 		cfg:     cfg,
@@ -69,19 +74,22 @@ func Start(cfg Config) (*Server, error) {
 		ready:   make(chan struct{}),
 		stopCh:  make(chan struct{}),
 		done:    make(chan struct{}),
+		proto:   proto,
 	}
 	s.retries.init()
-	var err error
 	if cfg.TLS {
 		if s.tls, err = serverTLS(cfg.CertFile, cfg.KeyFile); err != nil {
+			closeProtocol(proto)
 			return nil, err
 		}
 	}
 	if s.reactor, err = newReactor(); err != nil {
+		closeProtocol(proto)
 		return nil, err
 	}
 	if s.ln, err = Listen(cfg.Addr, cfg.Backlog); err != nil {
 		s.reactor.close()
+		closeProtocol(proto)
 		return nil, err
 	}
 	s.gate.init(s.clock.Now(), cfg)
@@ -230,6 +238,7 @@ func (s *Server) shutdown(mode ShutdownMode) {
 	s.reactor.stop()
 	s.wg.Wait()
 	s.reactor.close()
+	closeProtocol(s.proto) // after every OnClose: rooms stop, then the store
 	close(s.done)
 	s.cfg.Logger.Info("target stopped", "mode", mode.String())
 }

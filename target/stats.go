@@ -26,6 +26,23 @@ type Stats struct {
 	MessagesIn uint64 `json:"messages_in"`
 	// MessagesOut counts data messages sent.
 	MessagesOut uint64 `json:"messages_out"`
+	// The message protocol's counters (a target with a Store), omitted
+	// from JSON while zero.
+
+	// MsgsAcked counts acks sent by the message protocol (dups included).
+	MsgsAcked uint64 `json:"msgs_acked,omitempty"`
+	// DupSuppressed counts msgs whose ID was stored before: ACKed with the
+	// original seq and not delivered again.
+	DupSuppressed uint64 `json:"dup_suppressed,omitempty"`
+	// Delivered counts live deliver frames sent to room members.
+	Delivered uint64 `json:"delivered,omitempty"`
+	// Resumes counts resume requests answered with resumed.
+	Resumes uint64 `json:"resumes,omitempty"`
+	// Replayed counts deliver frames sent by resume replays.
+	Replayed uint64 `json:"replayed,omitempty"`
+	// ResumeGaps counts resume_gap frames: resumes that asked for history
+	// the store no longer keeps.
+	ResumeGaps uint64 `json:"resume_gaps,omitempty"`
 }
 
 // Add returns the sum of s and o.
@@ -40,6 +57,12 @@ func (s Stats) Add(o Stats) Stats {
 		EarlyRetries:     s.EarlyRetries + o.EarlyRetries,
 		MessagesIn:       s.MessagesIn + o.MessagesIn,
 		MessagesOut:      s.MessagesOut + o.MessagesOut,
+		MsgsAcked:        s.MsgsAcked + o.MsgsAcked,
+		DupSuppressed:    s.DupSuppressed + o.DupSuppressed,
+		Delivered:        s.Delivered + o.Delivered,
+		Resumes:          s.Resumes + o.Resumes,
+		Replayed:         s.Replayed + o.Replayed,
+		ResumeGaps:       s.ResumeGaps + o.ResumeGaps,
 	}
 }
 
@@ -49,6 +72,9 @@ type counters struct {
 	accepted                                     atomic.Uint64
 	upgradesOK, upgradesRejected, upgradesFailed atomic.Uint64
 	earlyRetries, messagesIn, messagesOut        atomic.Uint64
+	// the message protocol's
+	msgsAcked, dupSuppressed, delivered atomic.Uint64
+	resumes, replayed, resumeGaps       atomic.Uint64
 }
 
 // Stats returns the server's counters now.
@@ -63,5 +89,11 @@ func (s *Server) Stats() Stats {
 		EarlyRetries:     s.stats.earlyRetries.Load(),
 		MessagesIn:       s.stats.messagesIn.Load(),
 		MessagesOut:      s.stats.messagesOut.Load(),
+		MsgsAcked:        s.stats.msgsAcked.Load(),
+		DupSuppressed:    s.stats.dupSuppressed.Load(),
+		Delivered:        s.stats.delivered.Load(),
+		Resumes:          s.stats.resumes.Load(),
+		Replayed:         s.stats.replayed.Load(),
+		ResumeGaps:       s.stats.resumeGaps.Load(),
 	}
 }

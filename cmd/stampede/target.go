@@ -23,7 +23,9 @@ var targetCmd = &cli.Command{
 		"close frames (clients see 1006) and exits 0. The HTTP control API on --control-addr takes\n" +
 		"POST /stall?for=3s, /backlog?n=16, /accept-rate?r=500,\n" +
 		"/reject?status=503&retry_after=2s&for=3s, /shutdown?mode=graceful|abrupt and GET /stats.\n" +
-		"--procs N runs N processes on one port (SO_REUSEPORT); signals and control requests go to all.",
+		"--procs N runs N processes on one port (SO_REUSEPORT); signals and control requests go to all.\n" +
+		"--store URL makes it speak the message protocol (msg/ack/deliver, join, resume) instead of echo;\n" +
+		"the store keeps messages across restarts (one process per store).",
 	Flags: []cli.Flag{
 		&cli.StringFlag{Name: "addr", Value: target.DefaultAddr, Usage: "listen address `IP:PORT` (port 0: a free one; IPv6 as [::1]:PORT)"},
 		&cli.IntFlag{Name: "backlog", Value: target.DefaultBacklog, Usage: "listen backlog `N`: the accept queue holds N+1 (capped by net.core.somaxconn)"},
@@ -37,6 +39,9 @@ var targetCmd = &cli.Command{
 		&cli.IntFlag{Name: "max-conns", Usage: "open connections `N` above which upgrades are answered 503 (0 = no cap)"},
 		&cli.DurationFlag{Name: "reject-retry-after", Value: target.DefaultRejectRetryAfter, Usage: "Retry-After `D` sent with a --max-conns rejection (whole seconds)"},
 		&cli.DurationFlag{Name: "hold", Usage: "listen at once but accept nothing for `D` (port open, backlog fills, SYNs time out)"},
+		&cli.StringFlag{Name: "store", Usage: "speak the message protocol (docs/protocol.md) on the store at `URL`: file:///DIR or DIR (embedded, fsync before ACK), redis://127.0.0.1:6379/0, postgres://USER@127.0.0.1:5432/DB; empty: echo"},
+		&cli.BoolFlag{Name: "no-dedupe", Usage: "store and deliver a resent message again under a new seq (shows what dedupe prevents; needs --store)"},
+		&cli.IntFlag{Name: "retention", Usage: "messages `N` per room the store keeps for resume (default 10000; needs --store)"},
 		&cli.IntFlag{Name: "procs", Value: 1, Usage: "server processes `N` on one port (one process holds at most ~19,000 connections)"},
 		&cli.StringFlag{Name: "control-addr", Value: "127.0.0.1:0", Usage: "address `IP:PORT` of the HTTP control API"},
 	},
@@ -79,6 +84,9 @@ func targetConfig(c *cli.Context) target.Config {
 		MaxConns:         c.Int("max-conns"),
 		RejectRetryAfter: c.Duration("reject-retry-after"),
 		Hold:             c.Duration("hold"),
+		Store:            c.String("store"),
+		NoDedupe:         c.Bool("no-dedupe"),
+		Retention:        c.Int("retention"),
 	}
 }
 
@@ -88,6 +96,7 @@ var configFlags = map[string]string{
 	"Addr": "addr", "Backlog": "backlog", "AcceptRate": "accept-rate", "AcceptBurst": "accept-burst",
 	"HandshakeCost": "handshake-cost", "HandshakeTimeout": "handshake-timeout", "CertFile": "cert",
 	"MaxConns": "max-conns", "RejectRetryAfter": "reject-retry-after", "Hold": "hold", "Procs": "procs",
+	"Store": "store", "Retention": "retention",
 }
 
 // targetFlagError rewrites a ConfigError on a field with a flag as one line

@@ -25,7 +25,7 @@ func TestTargetFlagsRoundTrip(t *testing.T) {
 		Addr: "[::1]:9000", Backlog: 16, AcceptRate: 2000.5, AcceptBurst: 3,
 		HandshakeCost: 2 * time.Millisecond, HandshakeTimeout: 3 * time.Second, TLS: true,
 		CertFile: "c.pem", KeyFile: "k.pem", MaxConns: 100, RejectRetryAfter: 1500 * time.Millisecond,
-		Hold: 5 * time.Second,
+		Hold: 5 * time.Second, Store: "file:///tmp/s", NoDedupe: true, Retention: 50,
 	}
 	var got target.Config
 	app := &cli.App{Commands: []*cli.Command{{

@@ -1,0 +1,238 @@
+package target
+
+import (
+	"context"
+
+	"github.com/gobwas/ws"
+
+	"github.com/stampede-dev/stampede/protocol"
+	"github.com/stampede-dev/stampede/store"
+)
+
+// room is one room of a Protocol. Its goroutine (run) owns members, head
+// and buf; everything else reaches it through ops.
+type room struct {
+	p    *Protocol
+	name string
+	ops  chan roomOp
+
+	members   map[*Conn]*member
+	head      uint64 // latest seq of the room, once headKnown
+	headKnown bool
+	buf       []byte
+	batch     []roomOp
+	entries   []store.Entry
+}
+
+// member is a connection in a room.
+type member struct {
+	pc   *protoConn
+	last uint64 // highest seq this connection was sent (or told of) in the room
+}
+
+type opKind uint8
+
+const (
+	opMsg opKind = iota
+	opJoin
+	opResume
+	opLeave
+)
+
+// roomOp is one operation for a room's goroutine.
+type roomOp struct {
+	kind  opKind
+	c     *Conn
+	pc    *protoConn
+	id    string // opMsg
+	body  []byte // opMsg
+	after uint64 // opResume: last_seq
+}
+
+// enqueue hands op to the room, waiting while its queue is full; dropped
+// once the Protocol is closing.
+func (r *room) enqueue(op roomOp) {
+	select {
+	case r.ops <- op:
+	case <-r.p.ctx.Done():
+	}
+}
+
+// run performs the room's operations in order until the Protocol closes.
+func (r *room) run() {
+	defer r.p.wg.Done()
+	var next *roomOp
+	for {
+		var op roomOp
+		if next != nil {
+			op, next = *next, nil
+		} else {
+			select {
+			case op = <-r.ops:
+			case <-r.p.ctx.Done():
+				return
+			}
+		}
+		if op.kind != opMsg {
+			r.handle(op)
+			continue
+		}
+		// Group commit at the room level: every msg already waiting goes
+		// into one AppendBatch.
+		r.batch = append(r.batch[:0], op)
+	gather:
+		for len(r.batch) < maxRoomBatch {
+			select {
+			case o := <-r.ops:
+				if o.kind != opMsg {
+					next = &o
+					break gather
+				}
+				r.batch = append(r.batch, o)
+			default:
+				break gather
+			}
+		}
+		r.appendBatch(r.batch)
+		clear(r.batch) // drop the bodies
+	}
+}
+
+func (r *room) ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(r.p.ctx, storeTimeout)
+}
+
+// write sends one frame from r.buf to c; errors mean c is going away,
+// which its OnClose handles.
+func (r *room) write(c *Conn) bool {
+	return c.Write(ws.OpText, r.buf) == nil
+}
+
+// fail closes c with 1011 after a store error: its message was not ACKed.
+func (r *room) fail(c *Conn, err error) {
+	c.srv.sendClose(c, ws.StatusInternalServerError, "protocol: store: "+err.Error())
+}
+
+// appendBatch stores batch, ACKs every message to its sender and delivers
+// the new ones to the other members.
+func (r *room) appendBatch(batch []roomOp) {
+	r.entries = r.entries[:0]
+	for _, op := range batch {
+		r.entries = append(r.entries, store.Entry{ID: op.id, Body: op.body})
+	}
+	ctx, cancel := r.ctx()
+	res, err := r.p.st.AppendBatch(ctx, r.name, r.entries)
+	cancel()
+	clear(r.entries)
+	if err != nil {
+		for _, op := range batch {
+			r.fail(op.c, err)
+		}
+		return
+	}
+	for i, op := range batch {
+		seq := res[i].Seq
+		st := &op.c.srv.stats
+		r.buf = protocol.AppendAck(r.buf[:0], op.id, seq)
+		if r.write(op.c) {
+			st.msgsAcked.Add(1)
+		}
+		if res[i].Dup {
+			st.dupSuppressed.Add(1)
+			continue
+		}
+		if seq > r.head {
+			r.head = seq
+		}
+		if m := r.members[op.c]; m != nil && m.last < seq {
+			m.last = seq // the sender learns seq from its ack
+		}
+		r.buf = protocol.AppendDeliver(r.buf[:0], r.name, seq, op.id, op.body)
+		for c, m := range r.members {
+			if c == op.c || m.last >= seq {
+				continue
+			}
+			m.last = seq
+			if r.write(c) {
+				st.delivered.Add(1)
+			}
+		}
+	}
+}
+
+// handle performs a join, resume or leave.
+func (r *room) handle(op roomOp) {
+	switch op.kind {
+	case opLeave:
+		delete(r.members, op.c)
+		return
+	case opJoin:
+		if op.pc.closed.Load() {
+			return
+		}
+		if !r.headKnown {
+			ctx, cancel := r.ctx()
+			h, err := r.p.st.Head(ctx, r.name)
+			cancel()
+			if err != nil {
+				r.fail(op.c, err)
+				return
+			}
+			r.head, r.headKnown = max(r.head, h), true
+		}
+		r.members[op.c] = &member{pc: op.pc, last: r.head}
+		r.buf = protocol.AppendJoined(r.buf[:0], r.name, r.head)
+		r.write(op.c)
+	case opResume:
+		if op.pc.closed.Load() {
+			return
+		}
+		through, ok := r.replay(op.c, op.after)
+		if !ok {
+			return
+		}
+		op.c.srv.stats.resumes.Add(1)
+		r.members[op.c] = &member{pc: op.pc, last: through}
+		r.buf = protocol.AppendResumed(r.buf[:0], r.name, through)
+		r.write(op.c)
+	}
+}
+
+// replay sends c every kept message after `after`, preceded by a
+// resume_gap if some are gone, and returns the seq it is now served
+// through: the room's head (lower than after only when the client claims
+// seqs the store never had, e.g. after the store was wiped).
+func (r *room) replay(c *Conn, after uint64) (uint64, bool) {
+	st := &c.srv.stats
+	for {
+		ctx, cancel := r.ctx()
+		msgs, through, gap, err := r.p.st.Since(ctx, r.name, after, replayPage)
+		cancel()
+		if err != nil {
+			r.fail(c, err)
+			return 0, false
+		}
+		if gap {
+			to := through
+			if len(msgs) > 0 {
+				to = msgs[0].Seq - 1
+			}
+			r.buf = protocol.AppendResumeGap(r.buf[:0], r.name, after+1, to)
+			r.write(c)
+			st.resumeGaps.Add(1)
+		}
+		for _, m := range msgs {
+			r.buf = protocol.AppendDeliver(r.buf[:0], r.name, m.Seq, m.ID, m.Body)
+			if !r.write(c) {
+				return 0, false
+			}
+			st.replayed.Add(1)
+		}
+		if len(msgs) < replayPage {
+			// Not cut short by the page: through is the head.
+			r.head, r.headKnown = max(r.head, through), true
+			return through, true
+		}
+		after = through
+	}
+}
