@@ -206,6 +206,18 @@ func (g *ProxyGroup) start(ctx context.Context, pc ProxyConfig) (*proxyProc, tar
 // Addr returns the group's listen address, "IP:port".
 func (g *ProxyGroup) Addr() string { return g.addr }
 
+// URLFor returns rawURL (a ws:// or wss:// URL of the upstream) with its
+// host:port replaced by the group's address, so clients go through the
+// proxy; it returns rawURL unchanged when it does not parse.
+func (g *ProxyGroup) URLFor(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return rawURL
+	}
+	u.Host = g.addr
+	return u.String()
+}
+
 // PIDs returns the process ids of the group's running processes.
 func (g *ProxyGroup) PIDs() []int32 {
 	var out []int32

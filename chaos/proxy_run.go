@@ -74,6 +74,20 @@ func (rc ProxyRunConfig) Validate() error {
 	return nil
 }
 
+// HasProxyEvents reports whether s has proxy events, which need the fault
+// proxy between the fleet and the target. A nil schedule has none.
+func (s *Schedule) HasProxyEvents() bool {
+	if s == nil {
+		return false
+	}
+	for _, e := range s.Entries {
+		if e.Event.Kind == ProxyEvent {
+			return true
+		}
+	}
+	return false
+}
+
 // RunProxy is `stampede proxy`: it starts the proxy (or a group of proxy
 // processes), serves the control API, prints the ready line, applies the
 // schedule, and stops when ctx ends or Duration has passed. It returns nil

@@ -49,6 +49,10 @@ type Config struct {
 	Schedule *chaos.Schedule `json:"-"`
 	// ScheduleText is the schedule as given, recorded in the results.
 	ScheduleText string `json:"chaos"`
+	// Proxy relays the fleet through the fault proxy, a group of `stampede
+	// proxy` processes in front of the target (--proxy). A schedule with
+	// proxy events turns it on by itself.
+	Proxy bool `json:"proxy"`
 	// Duration is the run's length from the start barrier. Required.
 	Duration time.Duration `json:"duration"`
 	// Out is the results folder; it is created. Empty writes nothing.
@@ -154,6 +158,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	fleet := cfg.Fleet
 	fleet.URL = group.URL()
 	fleet.SourceIPs = sz.SourceIPs
+	var proxy *chaos.ProxyGroup
+	if cfg.Proxy || cfg.Schedule.HasProxyEvents() {
+		if proxy, err = startProxy(ctx, exe, group.Addr(), fleet, logw); err != nil {
+			return nil, err
+		}
+		defer proxy.Close()
+		fleet.URL = proxy.URLFor(fleet.URL)
+	}
 	if tcfg.TLS && tcfg.CertFile == "" {
 		fleet.TLSInsecure = true // the target's certificate is self-signed, made at its start
 	}
@@ -173,6 +185,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 				m[results.RoleTarget] = append(m[results.RoleTarget], int32(p.PID))
 			}
 		}
+		if proxy != nil {
+			m[roleProxy] = proxy.PIDs()
+		}
 		return m
 	})
 	sampleCtx, stopSampling := context.WithCancel(ctx)
@@ -185,6 +200,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	// Chaos, aligned on the fleet's start barrier.
 	gt := chaos.NewGroupTarget(group, tcfg.Backlog, tcfg.AcceptRate)
 	sup := &chaos.Supervisor{Schedule: cfg.Schedule, Target: gt, Log: func(f string, a ...any) { fmt.Fprintf(logw, f+"\n", a...) }}
+	if proxy != nil {
+		sup.Proxy = proxy // never a typed nil: the supervisor checks Proxy == nil
+	}
 	supCtx, stopChaos := context.WithCancel(ctx)
 	defer stopChaos()
 	supDone := make(chan error, 1)

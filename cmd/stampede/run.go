@@ -28,6 +28,7 @@ func stormFlags(defaultDuration time.Duration) []cli.Flag {
 		&cli.IntFlag{Name: "procs", Usage: "target processes `N` in one SO_REUSEPORT group (0 = as many as the fleet needs)"},
 		&cli.StringFlag{Name: "chaos", Usage: "chaos schedule `SCHEDULE`, e.g. 'at 5s restart abrupt down=2s' (see docs/chaos.md)"},
 		&cli.StringFlag{Name: "chaos-file", Usage: "read the chaos schedule from `FILE`"},
+		&cli.BoolFlag{Name: "proxy", Usage: "relay the fleet through the TCP fault proxy (on by itself when the schedule has proxy events)"},
 		&cli.DurationFlag{Name: "duration", Value: defaultDuration, Usage: "length `D` of the run from the start barrier"},
 		&cli.StringFlag{Name: "out", Usage: "results folder `DIR` (default stampede-results/RUN_ID)"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print no progress lines"},
@@ -105,6 +106,7 @@ func stormConfig(c *cli.Context) (storm.Config, error) {
 		Fleet:        fleet,
 		LoadgenProcs: c.Int("loadgen-procs"),
 		Duration:     c.Duration("duration"),
+		Proxy:        c.Bool("proxy"),
 		Out:          c.String("out"),
 		MetricsAddr:  c.String("metrics-addr"),
 	}
