@@ -160,6 +160,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	fleet.SourceIPs = sz.SourceIPs
 	var proxy *chaos.ProxyGroup
 	if cfg.Proxy || cfg.Schedule.HasProxyEvents() {
+		cfg.Proxy = true // recorded in summary.json's config
 		if proxy, err = startProxy(ctx, exe, group.Addr(), fleet, logw); err != nil {
 			return nil, err
 		}

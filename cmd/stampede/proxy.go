@@ -60,32 +60,17 @@ func proxyAction(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return fmt.Errorf("proxy: unexpected argument %q", c.Args().First())
 	}
+	pc, err := proxyConfig(c)
+	if err != nil {
+		return err
+	}
 	rc := chaos.ProxyRunConfig{
-		Proxy: chaos.ProxyConfig{
-			Listen:         c.String("listen"),
-			Upstream:       c.String("upstream"),
-			Reactors:       c.Int("reactors"),
-			Backlog:        c.Int("backlog"),
-			MaxConns:       c.Int("max-conns"),
-			ConnectTimeout: c.Duration("connect-timeout"),
-			Seed:           c.Uint64("seed"),
-			Proc:           c.Int("proc"),
-		},
+		Proxy:       pc,
 		Procs:       c.Int("procs"),
 		ControlAddr: c.String("control-addr"),
 		Duration:    c.Duration("duration"),
 		Stdout:      c.App.Writer,
 		Log:         c.App.ErrWriter,
-	}
-	if ip := c.String("source-ip"); ip != "" {
-		a, err := netip.ParseAddr(ip)
-		if err != nil {
-			return fmt.Errorf("--source-ip %q: want an IP address", ip)
-		}
-		rc.Proxy.SourceIP = a
-	}
-	if _, err := netip.ParseAddrPort(rc.Proxy.Listen); err != nil {
-		return fmt.Errorf("--listen %q: want IP:PORT, e.g. 127.0.0.1:7100", rc.Proxy.Listen)
 	}
 	fault, err := chaos.ParseProxyFault(c.String("fault"))
 	if err != nil {
@@ -103,6 +88,31 @@ func proxyAction(c *cli.Context) error {
 	defer stop()
 	rc.Initial = fault
 	return proxyFlagError(chaos.RunProxy(ctx, rc))
+}
+
+// proxyConfig maps the proxy flags to a chaos.ProxyConfig.
+func proxyConfig(c *cli.Context) (chaos.ProxyConfig, error) {
+	pc := chaos.ProxyConfig{
+		Listen:         c.String("listen"),
+		Upstream:       c.String("upstream"),
+		Reactors:       c.Int("reactors"),
+		Backlog:        c.Int("backlog"),
+		MaxConns:       c.Int("max-conns"),
+		ConnectTimeout: c.Duration("connect-timeout"),
+		Seed:           c.Uint64("seed"),
+		Proc:           c.Int("proc"),
+	}
+	if ip := c.String("source-ip"); ip != "" {
+		a, err := netip.ParseAddr(ip)
+		if err != nil {
+			return pc, fmt.Errorf("--source-ip %q: want an IP address", ip)
+		}
+		pc.SourceIP = a
+	}
+	if _, err := netip.ParseAddrPort(pc.Listen); err != nil {
+		return pc, fmt.Errorf("--listen %q: want IP:PORT, e.g. 127.0.0.1:7100", pc.Listen)
+	}
+	return pc, nil
 }
 
 // scheduleFlag reads --chaos or --chaos-file; nil when neither is given.
