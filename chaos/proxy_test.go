@@ -138,3 +138,19 @@ func TestProxyUpstreamDownResetsClient(t *testing.T) {
 		t.Errorf("refused %d, want 1", st.Refused)
 	}
 }
+
+// TestProxySetAfterClose: a supervisor that switches a fault off after the
+// run closed the proxy must not write to descriptors that are gone.
+func TestProxySetAfterClose(t *testing.T) {
+	p, err := StartProxy(ProxyConfig{Upstream: "127.0.0.1:9", Reactors: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+	p.Set(ProxyFault{Latency: time.Second})
+	p.Set(ProxyFault{})
+	if got := p.Fault(); got != (ProxyFault{}) {
+		t.Errorf("Fault() = %+v after Set({})", got)
+	}
+	p.Close()
+}
