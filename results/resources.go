@@ -62,6 +62,9 @@ type ResourceSample struct {
 	Threads  int64
 	// CPUSeconds is cumulative, as in ResourceStats.
 	CPUSeconds float64
+	// TCP counts the role's TCP sockets by state (Sampler.CountTCP); nil
+	// when not counted.
+	TCP *TCPStates
 }
 
 // procSample is what one process reading gives.
@@ -113,6 +116,7 @@ type Sampler struct {
 	pids     func() map[string][]int32
 	read     func(pid int32) (procSample, error) // gopsutil, or a fake in tests
 	now      func() time.Time
+	tcp      func() map[string]TCPStates // CountTCP; nil counts none
 
 	mu      sync.Mutex
 	roles   map[string]*roleState
@@ -129,6 +133,21 @@ func NewSampler(interval time.Duration, pids func() map[string][]int32) *Sampler
 		pids = func() map[string][]int32 { return nil }
 	}
 	return &Sampler{interval: interval, pids: pids, read: readProc, now: time.Now, roles: map[string]*roleState{}}
+}
+
+// CountTCP makes every sample also count TCP sockets by state, once for
+// all roles: the target's are those whose local port is serverPort, the
+// loadgen's those whose remote port is dialPort, the port its clients dial
+// (the target's, or a proxy's in front of it); see PortTCPStates. Call it
+// before Run.
+func (s *Sampler) CountTCP(serverPort, dialPort uint16) {
+	s.tcp = func() map[string]TCPStates {
+		local, remote, err := PortTCPStates(serverPort, dialPort)
+		if err != nil {
+			return nil
+		}
+		return map[string]TCPStates{RoleTarget: local, RoleLoadgen: remote}
+	}
 }
 
 // readProc reads one process with gopsutil. A fresh Process every time:
@@ -199,6 +218,10 @@ func (s *Sampler) Sample() {
 			}
 		}
 	}
+	var tcp map[string]TCPStates
+	if s.tcp != nil {
+		tcp = s.tcp()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, r := range names {
@@ -215,6 +238,9 @@ func (s *Sampler) Sample() {
 			st.cpu[procKey{p.pid, p.created}] = p.cpu
 		}
 		row.CPUSeconds = st.cpuSum()
+		if c, ok := tcp[r]; ok {
+			row.TCP = &c
+		}
 		st.stats.PeakRSSBytes = max(st.stats.PeakRSSBytes, row.RSSBytes)
 		st.stats.PeakFDs = max(st.stats.PeakFDs, row.FDs)
 		st.stats.PeakThreads = max(st.stats.PeakThreads, row.Threads)
@@ -246,17 +272,29 @@ func (s *Sampler) Samples() []ResourceSample {
 }
 
 // WriteResourcesCSV writes samples as resources.csv: one row per role and
-// sample, time_s in seconds from start (the run's start).
+// sample, time_s in seconds from start (the run's start), then the role's
+// TCP sockets by state (tcp_established ... tcp_closing, TCPStateNames),
+// empty when not counted.
 //
-//	time_s,role,processes,rss_bytes,cpu_s,fds,threads
-//	0.5,loadgen,2,73400320,1.25,10043,14
+//	time_s,role,processes,rss_bytes,cpu_s,fds,threads,tcp_established,...
+//	0.5,loadgen,2,73400320,1.25,10043,14,10000,...
 func WriteResourcesCSV(w io.Writer, start time.Time, samples []ResourceSample) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write([]string{"time_s", "role", "processes", "rss_bytes", "cpu_s", "fds", "threads"}); err != nil {
+	header := []string{"time_s", "role", "processes", "rss_bytes", "cpu_s", "fds", "threads"}
+	for _, n := range TCPStateNames() {
+		header = append(header, "tcp_"+n)
+	}
+	if err := cw.Write(header); err != nil {
 		return err
 	}
 	for _, r := range samples {
-		if err := cw.Write([]string{
+		tcp := make([]string, len(TCPStateNames()))
+		if r.TCP != nil {
+			for i := range tcp {
+				tcp[i] = strconv.Itoa(r.TCP[i+1])
+			}
+		}
+		if err := cw.Write(append([]string{
 			strconv.FormatFloat(r.At.Sub(start).Seconds(), 'f', 3, 64),
 			r.Role,
 			strconv.Itoa(r.Processes),
@@ -264,7 +302,7 @@ func WriteResourcesCSV(w io.Writer, start time.Time, samples []ResourceSample) e
 			strconv.FormatFloat(r.CPUSeconds, 'f', -1, 64),
 			strconv.FormatInt(r.FDs, 10),
 			strconv.FormatInt(r.Threads, 10),
-		}); err != nil {
+		}, tcp...)); err != nil {
 			return err
 		}
 	}

@@ -69,13 +69,14 @@ func TestSamplerAggregates(t *testing.T) {
 	if err := WriteResourcesCSV(&b, t0, s.Samples()); err != nil {
 		t.Fatal(err)
 	}
-	wantCSV := `time_s,role,processes,rss_bytes,cpu_s,fds,threads
-0.000,loadgen,2,150,1.5,9,5
-0.000,target,1,300,2,9,4
-0.500,loadgen,2,180,2.25,8,5
-0.500,target,1,310,3,10,4
-1.000,loadgen,1,90,2.75,5,5
-1.000,target,2,210,3.35,4,3
+	// No TCP states counted: their columns are empty.
+	wantCSV := `time_s,role,processes,rss_bytes,cpu_s,fds,threads,tcp_established,tcp_syn_sent,tcp_syn_recv,tcp_fin_wait1,tcp_fin_wait2,tcp_time_wait,tcp_close,tcp_close_wait,tcp_last_ack,tcp_listen,tcp_closing
+0.000,loadgen,2,150,1.5,9,5,,,,,,,,,,,
+0.000,target,1,300,2,9,4,,,,,,,,,,,
+0.500,loadgen,2,180,2.25,8,5,,,,,,,,,,,
+0.500,target,1,310,3,10,4,,,,,,,,,,,
+1.000,loadgen,1,90,2.75,5,5,,,,,,,,,,,
+1.000,target,2,210,3.35,4,3,,,,,,,,,,,
 `
 	if b.String() != wantCSV {
 		t.Errorf("resources.csv:\n%s\nwant\n%s", b.String(), wantCSV)

@@ -92,6 +92,7 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (*Result, error) {
 	sampler := results.NewSampler(time.Second, func() map[string][]int32 {
 		return map[string][]int32{results.RoleLoadgen: pids()}
 	})
+	sampler.CountTCP(urlPort(fleet.URL), urlPort(fleet.URL)) // resources.csv tcp_* columns
 	sampleCtx, stopSampling := context.WithCancel(ctx)
 	defer stopSampling()
 	kernel := results.NewKernelSampler(time.Second) // kernel.csv
