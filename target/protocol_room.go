@@ -19,7 +19,8 @@ type room struct {
 	members   map[*Conn]*member
 	head      uint64 // latest seq of the room, once headKnown
 	headKnown bool
-	buf       []byte
+	buf       []byte // one frame's payload being encoded
+	out       outbox
 	batch     []roomOp
 	entries   []store.Entry
 }
@@ -102,12 +103,6 @@ func (r *room) ctx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(r.p.ctx, storeTimeout)
 }
 
-// write sends one frame from r.buf to c; errors mean c is going away,
-// which its OnClose handles.
-func (r *room) write(c *Conn) bool {
-	return c.Write(ws.OpText, r.buf) == nil
-}
-
 // fail closes c with 1011 after a store error: its message was not ACKed.
 func (r *room) fail(c *Conn, err error) {
 	c.srv.sendClose(c, ws.StatusInternalServerError, "protocol: store: "+err.Error())
@@ -132,13 +127,10 @@ func (r *room) appendBatch(batch []roomOp) {
 	}
 	for i, op := range batch {
 		seq := res[i].Seq
-		st := &op.c.srv.stats
 		r.buf = protocol.AppendAck(r.buf[:0], op.id, seq)
-		if r.write(op.c) {
-			st.msgsAcked.Add(1)
-		}
+		r.out.add(op.c, r.buf, outAck)
 		if res[i].Dup {
-			st.dupSuppressed.Add(1)
+			op.c.srv.stats.dupSuppressed.Add(1)
 			continue
 		}
 		if seq > r.head {
@@ -153,11 +145,10 @@ func (r *room) appendBatch(batch []roomOp) {
 				continue
 			}
 			m.last = seq
-			if r.write(c) {
-				st.delivered.Add(1)
-			}
+			r.out.add(c, r.buf, outDeliver)
 		}
 	}
+	r.out.flush(nil)
 }
 
 // handle performs a join, resume or leave.
@@ -182,19 +173,23 @@ func (r *room) handle(op roomOp) {
 		}
 		r.members[op.c] = &member{pc: op.pc, last: r.head}
 		r.buf = protocol.AppendJoined(r.buf[:0], r.name, r.head)
-		r.write(op.c)
+		r.out.add(op.c, r.buf, outOther)
+		r.out.flush(nil)
 	case opResume:
 		if op.pc.closed.Load() {
 			return
 		}
 		through, ok := r.replay(op.c, op.after)
 		if !ok {
+			r.out.flush(nil)
 			return
 		}
-		op.c.srv.stats.resumes.Add(1)
 		r.members[op.c] = &member{pc: op.pc, last: through}
 		r.buf = protocol.AppendResumed(r.buf[:0], r.name, through)
-		r.write(op.c)
+		r.out.add(op.c, r.buf, outOther)
+		if r.out.flush(op.c) {
+			op.c.srv.stats.resumes.Add(1)
+		}
 	}
 }
 
@@ -218,15 +213,12 @@ func (r *room) replay(c *Conn, after uint64) (uint64, bool) {
 				to = msgs[0].Seq - 1
 			}
 			r.buf = protocol.AppendResumeGap(r.buf[:0], r.name, after+1, to)
-			r.write(c)
+			r.out.add(c, r.buf, outOther)
 			st.resumeGaps.Add(1)
 		}
 		for _, m := range msgs {
 			r.buf = protocol.AppendDeliver(r.buf[:0], r.name, m.Seq, m.ID, m.Body)
-			if !r.write(c) {
-				return 0, false
-			}
-			st.replayed.Add(1)
+			r.out.add(c, r.buf, outReplay)
 		}
 		if len(msgs) < replayPage {
 			// Not cut short by the page: through is the head.
