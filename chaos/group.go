@@ -29,6 +29,12 @@ type GroupTarget struct {
 
 	startBacklog int     // what a (re)started process listens with
 	startRate    float64 // and accepts at, per process
+
+	// The stall and reject windows under way, which a process started
+	// during them joins for what is left of them.
+	stallUntil, rejectUntil time.Time
+	rejectStatus            int
+	rejectRetryAfter        time.Duration
 }
 
 // NewGroupTarget wraps g, whose processes started with the given backlog
@@ -177,10 +183,14 @@ func (t *GroupTarget) restartProc(ctx context.Context, ev Event, sig syscall.Sig
 }
 
 // reapply gives respawned processes a backlog or accept rate that the
-// schedule changed from the one they start with.
+// schedule changed from the one they start with, and makes them join a
+// stall or reject window still under way.
 func (t *GroupTarget) reapply(ctx context.Context, procs ...*target.Proc) error {
+	now, _ := t.clock()
 	t.mu.Lock()
 	backlog, rate := t.backlog, t.acceptRate
+	stall, reject := t.stallUntil.Sub(now()), t.rejectUntil.Sub(now())
+	status, retryAfter := t.rejectStatus, t.rejectRetryAfter
 	t.mu.Unlock()
 	var errs []error
 	for _, p := range procs {
@@ -189,6 +199,12 @@ func (t *GroupTarget) reapply(ctx context.Context, procs ...*target.Proc) error 
 		}
 		if rate != t.startRate {
 			errs = append(errs, p.SetAcceptRate(ctx, rate))
+		}
+		if stall > 0 {
+			errs = append(errs, p.Stall(ctx, stall))
+		}
+		if reject > 0 {
+			errs = append(errs, p.Reject(ctx, status, retryAfter, reject))
 		}
 	}
 	return errors.Join(errs...)
@@ -221,7 +237,14 @@ func (t *GroupTarget) EarlyRetries(ctx context.Context) (map[int]uint64, error) 
 }
 
 // Stall stops every process accepting for d.
-func (t *GroupTarget) Stall(ctx context.Context, d time.Duration) error { return t.Group.Stall(ctx, d) }
+// A process (re)started during the stall joins it for the rest of d.
+func (t *GroupTarget) Stall(ctx context.Context, d time.Duration) error {
+	now, _ := t.clock()
+	t.mu.Lock()
+	t.stallUntil = now().Add(d)
+	t.mu.Unlock()
+	return t.Group.Stall(ctx, d)
+}
 
 // SetBacklog sets every process's listen backlog.
 func (t *GroupTarget) SetBacklog(ctx context.Context, n int) error {
@@ -248,7 +271,12 @@ func (t *GroupTarget) SetAcceptRate(ctx context.Context, perSecond float64) erro
 }
 
 // Reject makes every process answer upgrades with status and Retry-After.
+// A process (re)started during the window joins it for the rest of d.
 func (t *GroupTarget) Reject(ctx context.Context, status int, retryAfter, d time.Duration) error {
+	now, _ := t.clock()
+	t.mu.Lock()
+	t.rejectUntil, t.rejectStatus, t.rejectRetryAfter = now().Add(d), status, retryAfter
+	t.mu.Unlock()
 	return t.Group.Reject(ctx, status, retryAfter, d)
 }
 

@@ -345,3 +345,23 @@ func TestChaosRejectEarlyRetries(t *testing.T) {
 		})
 	}
 }
+
+// Processes restarted during a reject window join it: clients that
+// reconnect after the restart are still answered 503 until the window
+// ends.
+func TestChaosRestartDuringReject(t *testing.T) {
+	const clients = 100
+	res := chaosStorm(t, storm.Config{
+		TargetProcs: 2,
+		Target:      bigBacklog,
+		Fleet:       loadgen.Config{Clients: clients, Policy: fixed(100 * time.Millisecond), Seed: 7, NoRetryAfter: true},
+		Duration:    3 * time.Second,
+	}, "at 500ms reject 503 retry-after=1s for 1500ms; at 700ms restart abrupt")
+	ev := onlyEvent(t, res.Summary, "restart")
+	if n := ev.Failures["handshake_5xx"]; n < clients {
+		t.Errorf("%d handshake_5xx after the restart; want every reconnecting client rejected at least once (%d)", n, clients)
+	}
+	if r := res.Summary.Recovery[1]; r.Recovered != clients {
+		t.Errorf("recovered %d of %d after the window", r.Recovered, clients)
+	}
+}

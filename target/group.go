@@ -327,6 +327,16 @@ func (p *Proc) SetAcceptRate(ctx context.Context, r float64) error {
 	return p.post(ctx, "/accept-rate", rateParams(r))
 }
 
+// Stall stops the process accepting for d (see Server.Stall).
+func (p *Proc) Stall(ctx context.Context, d time.Duration) error {
+	return p.post(ctx, "/stall", stallParams(d))
+}
+
+// Reject makes the process reject upgrades (see Server.Reject).
+func (p *Proc) Reject(ctx context.Context, status int, retryAfter, d time.Duration) error {
+	return p.post(ctx, "/reject", rejectParams(status, retryAfter, d))
+}
+
 // Signal sends sig to every running process.
 func (g *Group) Signal(sig os.Signal) error {
 	var errs []error
@@ -397,8 +407,10 @@ func (g *Group) Stats(ctx context.Context) (Stats, error) {
 
 // Stall stops every process accepting for d (see Server.Stall).
 func (g *Group) Stall(ctx context.Context, d time.Duration) error {
-	return g.post(ctx, "/stall", url.Values{"for": {d.String()}})
+	return g.post(ctx, "/stall", stallParams(d))
 }
+
+func stallParams(d time.Duration) url.Values { return url.Values{"for": {d.String()}} }
 
 // SetBacklog sets every process's backlog (see Server.SetBacklog).
 func (g *Group) SetBacklog(ctx context.Context, n int) error {
@@ -419,9 +431,11 @@ func (g *Group) SetAcceptRate(ctx context.Context, r float64) error {
 
 // Reject makes every process reject upgrades (see Server.Reject).
 func (g *Group) Reject(ctx context.Context, status int, retryAfter, d time.Duration) error {
-	return g.post(ctx, "/reject", url.Values{
-		"status": {strconv.Itoa(status)}, "retry_after": {retryAfter.String()}, "for": {d.String()},
-	})
+	return g.post(ctx, "/reject", rejectParams(status, retryAfter, d))
+}
+
+func rejectParams(status int, retryAfter, d time.Duration) url.Values {
+	return url.Values{"status": {strconv.Itoa(status)}, "retry_after": {retryAfter.String()}, "for": {d.String()}}
 }
 
 // Shutdown asks every process to shut down (see Server.Shutdown) and

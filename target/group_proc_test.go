@@ -77,6 +77,12 @@ func TestGroupRespawnProc(t *testing.T) {
 	if err := after[0].SetAcceptRate(ctx, 100); err != nil {
 		t.Fatal(err)
 	}
+	if err := after[0].Stall(ctx, time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if err := after[0].Reject(ctx, 503, time.Second, time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
 	if st, err := g.Stats(ctx); err != nil || st.Procs != 2 {
 		t.Fatalf("group stats after RespawnProc = %+v, %v; want 2 procs", st, err)
 	}
