@@ -46,8 +46,7 @@ const (
 // call never holds a worker. The fan-out is within this process: one
 // target process per store.
 type Protocol struct {
-	st       store.Store
-	noDedupe bool
+	st store.Store
 
 	ctx   context.Context
 	stop  context.CancelFunc
@@ -66,14 +65,14 @@ type protoConn struct {
 	rooms  map[*room]struct{}
 }
 
-// NewProtocol returns the message protocol handler on st. With noDedupe
-// the server stores a repeated message ID again (under a new seq) and
-// delivers it again: the duplicates dedupe prevents, made visible; st must
-// have been opened with store.Options.NoDedupe too. Close it after the
-// server's Shutdown, before closing st.
-func NewProtocol(st store.Store, noDedupe bool) *Protocol {
+// NewProtocol returns the message protocol handler on st. Dedupe is the
+// store's: one opened with store.Options.NoDedupe stores a resent message
+// again and the handler delivers it again (`--no-dedupe`). Close the
+// handler after the server's Shutdown, before closing st. (A Server whose
+// Config.Store is set does all this itself.)
+func NewProtocol(st store.Store) *Protocol {
 	ctx, stop := context.WithCancel(context.Background())
-	return &Protocol{st: st, noDedupe: noDedupe, ctx: ctx, stop: stop, rooms: make(map[string]*room)}
+	return &Protocol{st: st, ctx: ctx, stop: stop, rooms: make(map[string]*room)}
 }
 
 // Close stops the rooms' goroutines after their current operation.
@@ -197,7 +196,7 @@ func startProtocol(cfg *Config) (*Protocol, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := NewProtocol(st, cfg.NoDedupe)
+	p := NewProtocol(st)
 	cfg.Handler = p
 	return p, nil
 }

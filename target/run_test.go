@@ -45,6 +45,9 @@ func runChild(args []string) int {
 	fs.IntVar(&c.MaxConns, "max-conns", 0, "")
 	fs.DurationVar(&c.RejectRetryAfter, "reject-retry-after", 0, "")
 	fs.DurationVar(&c.Hold, "hold", 0, "")
+	fs.StringVar(&c.Store, "store", "", "")
+	fs.BoolVar(&c.NoDedupe, "no-dedupe", false, "")
+	fs.IntVar(&c.Retention, "retention", 0, "")
 	fs.IntVar(&rc.Procs, "procs", 1, "")
 	fs.StringVar(&rc.ControlAddr, "control-addr", "", "")
 	if err := fs.Parse(args); err != nil {
