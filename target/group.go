@@ -371,7 +371,14 @@ func (g *Group) Close() error {
 	return g.closeErr
 }
 
-// each applies f to every running process at once.
+// exitGrace is how long each waits, after a process could not be reached
+// or answered that it is shutting down, to see whether it is exiting (a
+// restart under way), which is not an error.
+const exitGrace = time.Second
+
+// each applies f to every running process at once. A process that fails
+// and turns out to be exiting is skipped, as if it had exited first; a
+// live process's refusal (a bad parameter) is returned at once.
 func (g *Group) each(f func(p *Proc) error) error {
 	procs := g.Procs()
 	errs := make([]error, len(procs))
@@ -380,7 +387,21 @@ func (g *Group) each(f func(p *Proc) error) error {
 		if p.Exited() {
 			continue
 		}
-		wg.Go(func() { errs[i] = f(p) })
+		wg.Go(func() {
+			err := f(p)
+			var re *remoteError
+			if err != nil && errors.As(err, &re) && re.status != http.StatusConflict {
+				errs[i] = err
+			} else if err != nil {
+				t := time.NewTimer(exitGrace)
+				defer t.Stop()
+				select {
+				case <-p.Done():
+				case <-t.C:
+					errs[i] = err
+				}
+			}
+		})
 	}
 	wg.Wait()
 	return errors.Join(errs...)

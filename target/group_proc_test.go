@@ -87,3 +87,26 @@ func TestGroupRespawnProc(t *testing.T) {
 		t.Fatalf("group stats after RespawnProc = %+v, %v; want 2 procs", st, err)
 	}
 }
+
+// A control request that meets a process on its way out (a restart under
+// way) skips it rather than failing the group's request.
+func TestGroupControlSkipsExiting(t *testing.T) {
+	g := startGroup(t, 2, Config{})
+	ctx := context.Background()
+	for range 3 {
+		victim := g.Procs()[0]
+		if err := g.SignalProc(0, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Stall(ctx, time.Millisecond); err != nil {
+			t.Fatalf("Stall while a process dies: %v", err)
+		}
+		victim.Wait()
+		if err := g.RespawnProc(ctx, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := g.SetBacklog(ctx, 0); err == nil {
+		t.Fatal("SetBacklog(0) accepted by live processes")
+	}
+}
