@@ -27,7 +27,7 @@ func TestProtocolSIGKILLLosesNoACKedMessage(t *testing.T) {
 		t.Skip("kills and restarts a target process 20 times")
 	}
 	dir := filepath.Join(t.TempDir(), "store")
-	g := startGroup(t, 1, Config{Store: dir})
+	g := startGroup(t, 1, Config{Store: dir, Retention: 1_000_000})
 	rng := rand.New(rand.NewPCG(7, 11))
 	acked := map[string]uint64{}
 	for round := range 20 {
@@ -43,7 +43,7 @@ func TestProtocolSIGKILLLosesNoACKedMessage(t *testing.T) {
 		}
 		for s, conn := range conns {
 			wg.Go(func() { // writer: as fast as the socket takes them
-				for i := 0; ; i++ {
+				for i := 0; i < 400; i++ {
 					msg := protocol.AppendMsg(nil, fmt.Sprintf("k%d-%d-%d", round, s, i), "r", []byte("body"))
 					if wsutil.WriteClientText(conn, msg) != nil {
 						return
