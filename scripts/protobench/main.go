@@ -34,6 +34,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -272,13 +273,15 @@ func (c *client) paced(interval time.Duration, stop <-chan struct{}) {
 	start := time.Now().Add(offset)
 	var buf []byte
 	var err error
-	for k := 0; ; k++ {
-		at := start.Add(time.Duration(k) * interval)
+	timer := time.NewTimer(time.Until(start))
+	defer timer.Stop()
+	for k := 1; ; k++ {
 		select {
 		case <-stop:
 			return
-		case <-time.After(time.Until(at)):
+		case <-timer.C:
 		}
+		timer.Reset(time.Until(start.Add(time.Duration(k) * interval)))
 		if buf, err = c.send(buf); err != nil {
 			return
 		}
@@ -292,6 +295,14 @@ type result struct {
 	sent, acked, deliv int64
 	owed               int64
 	rtt                *hdrhistogram.Histogram
+	cpu                float64 // CPU cores this process used during the phase (target and clients)
+}
+
+// cpuTime is this process's user+system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func (r result) ackedPerS() float64 { return float64(r.acked) / r.d.Seconds() }
@@ -308,6 +319,7 @@ func (b *bench) phase(name string, d time.Duration, loop func(*client, <-chan st
 	for i, c := range b.clients {
 		startNext[i] = c.next
 	}
+	cpu0 := cpuTime()
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for _, c := range b.clients {
@@ -316,7 +328,7 @@ func (b *bench) phase(name string, d time.Duration, loop func(*client, <-chan st
 	time.Sleep(d)
 	close(stop)
 	wg.Wait()
-	r := result{name: name, d: d, rtt: hdrhistogram.New(1, 60_000_000, 3)}
+	r := result{name: name, d: d, rtt: hdrhistogram.New(1, 60_000_000, 3), cpu: (cpuTime() - cpu0).Seconds() / d.Seconds()}
 	for i, c := range b.clients {
 		r.sent += int64(c.next - startNext[i])
 	}
@@ -358,8 +370,8 @@ func (r result) print(target string, met bool) bool {
 	if !met || r.deliv < r.owed || r.acked != r.sent {
 		verdict = "FAIL"
 	}
-	fmt.Printf("%-12s sent %d, ACKed %d (%.0f/s); send->ACK ms p50 %s p90 %s p99 %s max %s; delivered %d (%.0f/s, %.1f%% of owed)  [%s %s]\n",
+	fmt.Printf("%-12s sent %d, ACKed %d (%.0f/s); send->ACK ms p50 %s p90 %s p99 %s max %s; delivered %d (%.0f/s, %.1f%% of owed); CPU %.2f cores (target+clients)  [%s %s]\n",
 		r.name+":", r.sent, r.acked, r.ackedPerS(), q(50), q(90), q(99), q(100),
-		r.deliv, float64(r.deliv)/r.d.Seconds(), share, target, verdict)
+		r.deliv, float64(r.deliv)/r.d.Seconds(), share, r.cpu, target, verdict)
 	return verdict == "PASS"
 }
