@@ -36,6 +36,7 @@ type link struct {
 	key      uint64 // the link's draws: linkKey(proc, reactor, serial)
 	readable [2]bool
 	writable [2]bool
+	hup      [2]bool // the side reported RDHUP, HUP or ERR: read it to the end
 	dir      [2]direction
 }
 
@@ -243,6 +244,13 @@ func (r *reactor) pump(l *link, d int) {
 		case n == 0:
 			dir.eof, l.readable[d] = true, false
 		default:
+			if n < len(r.buf) && !l.hup[d] {
+				// A short read emptied the receive queue: data arriving
+				// after it raises a new edge, so the read that would
+				// only say EAGAIN is saved (a third of the syscalls of a
+				// small message). An end of stream is always read to.
+				l.readable[d] = false
+			}
 			r.count(d, n)
 			if hole {
 				swallow(r, n)
