@@ -18,8 +18,8 @@ import (
 //	         unique (room, id) where not undeduped
 //	T_rooms  (room, head)                                the room's latest seq
 //
-// An append batch is one transaction: it takes the room's counter row FOR
-// UPDATE (serialising the room's appends, so seqs are dense and
+// An append batch is one transaction: it takes the room's counter row's
+// lock with an upsert (serialising the room's appends, so seqs are dense and
 // concurrent appends of one ID cannot both win), then for each message
 // `INSERT ... ON CONFLICT (room, id) DO NOTHING RETURNING seq`, falling
 // back to the existing row's seq on a conflict (a duplicate), then stores
@@ -33,8 +33,11 @@ type Postgres struct {
 }
 
 type pgQueries struct {
-	ensureRoom, lockRoom, insert, insertNoDedupe, setHead, trim, head, since string
+	lockRoom, insert, insertNoDedupe, setHead, trim, head, since string
 }
+
+// defaultPGConns is the pool size unless the URL sets pool_max_conns.
+const defaultPGConns = 16
 
 var tableName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,50}$`)
 
@@ -61,6 +64,11 @@ func OpenPostgres(ctx context.Context, u *url.URL, opt Options) (*Postgres, erro
 	if err != nil {
 		return nil, fmt.Errorf("store: postgres URL: %w", err)
 	}
+	if !q.Has("pool_max_conns") {
+		// Every room appends in its own transaction: more than pgx's
+		// default of max(4, CPUs) connections keeps rooms from queueing.
+		cfg.MaxConns = defaultPGConns
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("store: postgres: %w", err)
@@ -75,8 +83,10 @@ func OpenPostgres(ctx context.Context, u *url.URL, opt Options) (*Postgres, erro
 
 func pgQueriesFor(t string) pgQueries {
 	return pgQueries{
-		ensureRoom: `INSERT INTO ` + t + `_rooms (room, head) VALUES ($1, 0) ON CONFLICT (room) DO NOTHING`,
-		lockRoom:   `SELECT head FROM ` + t + `_rooms WHERE room = $1 FOR UPDATE`,
+		// Creates the counter row or locks the existing one (DO UPDATE
+		// takes the row lock), returning the head, in one round trip.
+		lockRoom: `INSERT INTO ` + t + `_rooms AS r (room, head) VALUES ($1, 0)
+		           ON CONFLICT (room) DO UPDATE SET head = r.head RETURNING head`,
 		insert: `WITH ins AS (INSERT INTO ` + t + ` (room, seq, id, body) VALUES ($1, $2, $3, $4)
 		           ON CONFLICT (room, id) WHERE NOT undeduped DO NOTHING RETURNING seq)
 		         SELECT seq, false FROM ins
@@ -134,9 +144,6 @@ func (s *Postgres) AppendBatch(ctx context.Context, room string, entries []Entry
 	}
 	res := make([]Result, len(entries))
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, s.q.ensureRoom, room); err != nil {
-			return err
-		}
 		var head int64
 		if err := tx.QueryRow(ctx, s.q.lockRoom, room).Scan(&head); err != nil {
 			return err
