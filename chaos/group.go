@@ -211,29 +211,15 @@ func (t *GroupTarget) reapply(ctx context.Context, procs ...*target.Proc) error 
 }
 
 // EarlyRetries returns each running process's count of clients that came
-// back before their Retry-After (target.Stats.EarlyRetries), by PID.
+// back before their Retry-After (target.Stats.EarlyRetries), by PID; a
+// process exiting meanwhile (a restart under way) is left out.
 func (t *GroupTarget) EarlyRetries(ctx context.Context) (map[int]uint64, error) {
-	var mu sync.Mutex
-	out := map[int]uint64{}
-	var errs []error
-	var wg sync.WaitGroup
-	for _, p := range t.Group.Procs() {
-		if p.Exited() {
-			continue
-		}
-		wg.Go(func() {
-			st, err := p.Stats(ctx)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				errs = append(errs, err)
-				return
-			}
-			out[p.PID] = st.EarlyRetries
-		})
+	stats, err := t.Group.StatsByPID(ctx)
+	out := make(map[int]uint64, len(stats))
+	for pid, st := range stats {
+		out[pid] = st.EarlyRetries
 	}
-	wg.Wait()
-	return out, errors.Join(errs...)
+	return out, err
 }
 
 // Stall stops every process accepting for d.

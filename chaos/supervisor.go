@@ -241,8 +241,10 @@ func (s *Supervisor) apply(ctx context.Context, start time.Time, p Planned) erro
 		counts = counts && ev.RetryAfter > 0
 		var before map[int]uint64
 		if counts {
-			if before, err = readEarly(ctx, rc); err != nil {
-				return err
+			var rerr error
+			if before, rerr = readEarly(ctx, rc); rerr != nil {
+				s.logf("chaos: %s: early retries not counted: %v", p.Text, rerr)
+				counts = false
 			}
 		}
 		if err = s.Target.Reject(ctx, ev.Status, ev.RetryAfter, ev.For); err == nil {
@@ -257,8 +259,9 @@ func (s *Supervisor) apply(ctx context.Context, start time.Time, p Planned) erro
 			under()
 			wait := (ev.RetryAfter+time.Second-1)/time.Second*time.Second + earlyRetryMargin
 			_ = sleep(ctx, wait)
-			var after map[int]uint64
-			if after, err = readEarly(ctx, rc); err == nil {
+			if after, rerr := readEarly(ctx, rc); rerr != nil {
+				s.logf("chaos: %s: early retries not counted: %v", p.Text, rerr)
+			} else {
 				n := earlyDelta(before, after)
 				rec.EarlyRetries = &n
 				s.logf("chaos: %s: %d early retries", p.Text, n)

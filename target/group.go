@@ -426,6 +426,23 @@ func (g *Group) Stats(ctx context.Context) (Stats, error) {
 	return sum, err
 }
 
+// StatsByPID returns each running process's counters by process id; a
+// process exiting meanwhile is left out.
+func (g *Group) StatsByPID(ctx context.Context) (map[int]Stats, error) {
+	var mu sync.Mutex
+	out := map[int]Stats{}
+	err := g.each(func(p *Proc) error {
+		st, err := p.Stats(ctx)
+		if err == nil {
+			mu.Lock()
+			out[p.PID] = st
+			mu.Unlock()
+		}
+		return err
+	})
+	return out, err
+}
+
 // Stall stops every process accepting for d (see Server.Stall).
 func (g *Group) Stall(ctx context.Context, d time.Duration) error {
 	return g.post(ctx, "/stall", stallParams(d))
