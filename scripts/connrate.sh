@@ -12,8 +12,8 @@
 # The loadgen's rate is its own "first connects: N clients within Ts of the
 # start (R/s)" line; the minimal program's is the same measure (first dial
 # to last upgrade). STAMPEDE=path uses a built stampede binary instead of
-# building ./cmd/stampede. Exit status 1 when a round did not connect all N
-# clients or the ratio is below 1.
+# building ./cmd/stampede. Exit status 1 when stampede did not connect all N
+# clients in a round or the ratio is below 1.
 set -euo pipefail
 
 n=15000
@@ -85,7 +85,9 @@ for i in $(seq "$runs"); do
 	printf 'round %d  stampede loadgen  %s\n' "$i" "$line"
 
 	start_target
-	line=$("$tmp/connrate" -url "ws://$addr/" -n "$n" 2>&1) || fail=1
+	# A dial of the minimal program that fails (a reset when its burst
+	# overflows the accept queue) is not retried; its rate still counts.
+	line=$("$tmp/connrate" -url "ws://$addr/" -n "$n" 2>&1) || true
 	rate=$(sed -n 's/.*(\([0-9]*\)\/s).*/\1/p' <<<"$line" | head -1)
 	stop_target
 	minimal_rates+=("${rate:-0}")

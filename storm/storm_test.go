@@ -71,7 +71,7 @@ func stormConfig(t *testing.T, schedule string) storm.Config {
 		Fleet:            loadgen.Config{Clients: testClients, Ramp: 1000, Policy: pol, Seed: 7},
 		Schedule:         sched,
 		ScheduleText:     schedule,
-		Duration:         8 * time.Second,
+		Duration:         7 * time.Second,
 		Out:              t.TempDir(),
 		Exe:              stampedeExe,
 		ProgressInterval: time.Second,
