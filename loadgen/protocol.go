@@ -7,7 +7,6 @@ import (
 	"github.com/gobwas/ws"
 
 	"github.com/stampede-dev/stampede/backoff"
-	"github.com/stampede-dev/stampede/connerr"
 	"github.com/stampede-dev/stampede/protocol"
 	"github.com/stampede-dev/stampede/results/track"
 )
@@ -186,7 +185,9 @@ func (h *stampedeMode) data(r *reactor, j int32, hd ws.Header, payload []byte, n
 	}
 	f := &h.fr
 	if err := protocol.Decode(payload, f); err != nil {
-		r.drop(j, failure{class: connerr.Protocol, err: err}, now)
+		// Skipped, not fatal: a resume would replay the same frame on
+		// every reconnect. What it should have delivered counts as lost.
+		r.rec.rep.Messages.BadFrames++
 		return
 	}
 	m := &h.m[j]

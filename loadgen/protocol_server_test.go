@@ -29,8 +29,9 @@ type memServer struct {
 	conns   map[*memConn]bool
 	rooms   map[string]*memRoom
 	mute    bool
-	dupSupp int // msgs ACKed again instead of stored
-	again   int // msgs stored a second time (noDedupe)
+	garbage bool // answer every join with a malformed frame first
+	dupSupp int  // msgs ACKed again instead of stored
+	again   int  // msgs stored a second time (noDedupe)
 }
 
 type memRoom struct {
@@ -174,6 +175,9 @@ func (s *memServer) handle(mc *memConn, f *protocol.Frame) {
 	r := s.room(string(f.Room))
 	switch f.Type {
 	case protocol.TypeJoin:
+		if s.garbage {
+			write(mc, []byte(`{"type":"deliver","room":"`+string(f.Room)+`","seq":1,"id":"","body":""}`))
+		}
 		r.members[mc] = true
 		mc.rooms = append(mc.rooms, r)
 		write(mc, protocol.AppendJoined(nil, string(f.Room), uint64(len(r.ids))))

@@ -32,7 +32,7 @@ func stampedeStorm(t *testing.T, srv restarter, tweak func(*Config)) *results.Re
 	cfg := Config{
 		URL: srv.URL(), Clients: n, Mode: ModeStampede, Rooms: 4, MsgRate: 20, Seed: 7,
 		Policy:      backoff.Policy{Kind: backoff.Fixed, Initial: 200 * time.Millisecond, Jitter: 0.9},
-		QuietPeriod: time.Second, Reactors: 2,
+		QuietPeriod: 1500 * time.Millisecond, Reactors: 2,
 	}
 	if tweak != nil {
 		tweak(&cfg)
@@ -41,7 +41,7 @@ func stampedeStorm(t *testing.T, srv restarter, tweak func(*Config)) *results.Re
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	done := make(chan struct{})
 	var rep *results.Report
@@ -50,7 +50,7 @@ func stampedeStorm(t *testing.T, srv restarter, tweak func(*Config)) *results.Re
 		defer close(done)
 		rep, runErr = f.Run(ctx)
 	}()
-	waitFor(t, 3*time.Second, "all connected and sending", func(s Stats) bool {
+	waitFor(t, 2*time.Second, "all connected and sending", func(s Stats) bool {
 		return s.Connected == n && s.MsgAcked >= 2*n
 	}, f)
 	srv.Mute()
@@ -58,6 +58,9 @@ func stampedeStorm(t *testing.T, srv restarter, tweak func(*Config)) *results.Re
 	srv.Kill()
 	time.Sleep(300 * time.Millisecond)
 	srv.Restart()
+	if end, _ := ctx.Deadline(); time.Until(end) < cfg.QuietPeriod+time.Second {
+		t.Fatalf("the restart ended %s before the run's end: too late for the clients to resend before the quiet period", time.Until(end))
+	}
 	<-done
 	if runErr != nil {
 		t.Fatal(runErr)
@@ -162,5 +165,32 @@ func TestStampedeRecovery(t *testing.T) {
 			}
 			tc.check(t, m, srv)
 		})
+	}
+}
+
+// TestStampedeBadFrame: a frame from the server that does not decode is
+// counted and skipped; the connection goes on.
+func TestStampedeBadFrame(t *testing.T) {
+	srv := newMemServer(t, false)
+	srv.mu.Lock()
+	srv.garbage = true
+	srv.mu.Unlock()
+	f, err := New(Config{URL: srv.url, Clients: 4, Mode: ModeStampede, Rooms: 1, MsgRate: 20, QuietPeriod: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	rep, err := f.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	Tally(rep)
+	m := rep.Messages
+	if m.BadFrames != 4 || m.Lost != 0 || m.Acked == 0 || m.Received != m.Expected {
+		t.Errorf("bad frames %d, lost %d, acked %d, received %d of %d: want 4, 0, > 0, all", m.BadFrames, m.Lost, m.Acked, m.Received, m.Expected)
+	}
+	if s := f.Stats(); s.DisconnectCount() != 0 {
+		t.Errorf("%d disconnects, want 0", s.DisconnectCount())
 	}
 }

@@ -110,11 +110,11 @@ func TestBitset(t *testing.T) {
 // TestTrackerSize measures the tracker's memory and its record's size on
 // the wire for the sizing case: 2,000 clients in rooms of 10, each
 // sending 2 msg/s for 60 s (240,000 messages, each delivered to 9 members),
-// and checks the count on it. It runs with -short skipped: it builds the
-// state of a whole run (about a second).
+// and checks the count on it. It is skipped with -short and under the race
+// detector: it builds the state of a whole run (about a second).
 func TestTrackerSize(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a whole run's tracker state")
+	if testing.Short() || raceEnabled {
+		t.Skip("builds a whole run's tracker state; sizes mean nothing under the race detector")
 	}
 	const clients, rooms, perClient = 2000, 200, 120
 	cfg := Config{Rooms: rooms, MsgSize: DefaultMsgSize, MsgRate: 2}

@@ -173,6 +173,9 @@ type Messages struct {
 	// SeqConflicts counts seqs seen with two different messages (a server
 	// fault).
 	SeqConflicts uint64 `json:"seq_conflicts"`
+	// BadFrames counts frames from the server that did not decode as the
+	// protocol (a server fault); clients skip them.
+	BadFrames uint64 `json:"bad_frames"`
 }
 
 // Add sums o into m.
@@ -194,6 +197,7 @@ func (m *Messages) Add(o Messages) {
 	m.LossClients += o.LossClients
 	m.Unsynced += o.Unsynced
 	m.SeqConflicts += o.SeqConflicts
+	m.BadFrames += o.BadFrames
 }
 
 // Histogram ranges: every latency is recorded in microseconds from 1 µs to
