@@ -50,10 +50,13 @@ import (
 // copy holds (two more files per direction): the processes hit the open-
 // file limit at 7,282 of 10,000 connections, p50 2.3 ms, 12 s CPU each.
 //
-// What clients see differs from a direct connection in one way: the proxy
-// accepts before it connects upstream, so a target that refuses (down) or
-// does not answer (stalled) shows as a reset (after ConnectTimeout for a
-// stall), not as refused or a SYN timeout.
+// What clients see differs little from a direct connection. A target
+// that refuses (down, port closed) is mirrored: the proxy closes its own
+// port until a probe connects again (proxy_mirror.go), so clients are
+// refused too, except the few already accepted, which are reset. A target
+// that does not answer (stalled, backlog full) keeps clients connected to
+// the proxy without an upgrade answer: handshake_timeout where a direct
+// client might see a SYN timeout; after ConnectTimeout the client is reset.
 
 // Defaults applied to zero fields of a ProxyConfig.
 const (
@@ -96,6 +99,12 @@ type ProxyConfig struct {
 	// IP_BIND_ADDRESS_NO_PORT (its own ephemeral port range towards the
 	// upstream). The zero Addr lets the kernel choose.
 	SourceIP netip.Addr `json:"source_ip,omitzero"`
+	// KeepListening keeps the listener open while the upstream refuses
+	// connections, resetting each client after its connect. By default the
+	// proxy closes its listener when an upstream connect is refused, so
+	// clients are refused as they would be by the upstream, and listens
+	// again as soon as a probe connects (proxy_mirror.go).
+	KeepListening bool `json:"keep_listening,omitempty"`
 	// Seed keys the random draws of jitter and loss, so a run's seed gives
 	// the same faults again.
 	Seed uint64 `json:"seed"`
@@ -188,6 +197,9 @@ type ProxyStats struct {
 	// upstream.
 	BytesUp   uint64 `json:"bytes_up"`
 	BytesDown uint64 `json:"bytes_down"`
+	// Mirrored counts the times a listener was closed because the upstream
+	// refused, so clients were refused too.
+	Mirrored uint64 `json:"mirrored"`
 	// Swallowed counts bytes a blackhole read and threw away.
 	Swallowed uint64 `json:"swallowed"`
 	// Fault is the active fault set in schedule words, "" for none.
@@ -205,6 +217,7 @@ func (s *ProxyStats) add(o *ProxyStats) {
 	s.BytesUp += o.BytesUp
 	s.BytesDown += o.BytesDown
 	s.Swallowed += o.Swallowed
+	s.Mirrored += o.Mirrored
 }
 
 // faultState is one generation of the active fault set. Set publishes a

@@ -150,6 +150,9 @@ func (c ProxyConfig) Flags() []string {
 		str("seed", strconv.FormatUint(c.Seed, 10))
 	}
 	num("proc", c.Proc)
+	if c.KeepListening {
+		f = append(f, "--keep-listening")
+	}
 	return f
 }
 

@@ -59,6 +59,7 @@ func parseProxyChild(args []string) (ProxyRunConfig, error) {
 	fs.StringVar(&src, "source-ip", "", "")
 	fs.Uint64Var(&c.Seed, "seed", 0, "")
 	fs.IntVar(&c.Proc, "proc", 0, "")
+	fs.BoolVar(&c.KeepListening, "keep-listening", false, "")
 	fs.StringVar(&rc.ControlAddr, "control-addr", "", "")
 	if err := fs.Parse(args); err != nil {
 		return rc, err
@@ -76,7 +77,7 @@ func parseProxyChild(args []string) (ProxyRunConfig, error) {
 func TestProxyConfigFlagsRoundTrip(t *testing.T) {
 	cfg := ProxyConfig{
 		Listen: "127.0.0.1:7100", Upstream: "127.0.0.1:7200", Reactors: 2, Backlog: 512, MaxConns: 900,
-		ConnectTimeout: 1500 * time.Millisecond, SourceIP: netip.MustParseAddr("127.0.1.3"), Seed: 42, Proc: 3,
+		ConnectTimeout: 1500 * time.Millisecond, SourceIP: netip.MustParseAddr("127.0.1.3"), Seed: 42, Proc: 3, KeepListening: true,
 	}
 	rc, err := parseProxyChild(cfg.Flags())
 	if err != nil {
@@ -179,7 +180,7 @@ func procStats(t *testing.T, control string) ProxyStats {
 // schedule: the fault is on during its window and off after it, and the
 // run ends after its duration.
 func TestRunProxyAppliesSchedule(t *testing.T) {
-	sched, err := Parse("at 100ms proxy latency=50ms jitter=10ms for 400ms")
+	sched, err := Parse("at 600ms proxy latency=50ms jitter=10ms for 400ms")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +189,7 @@ func TestRunProxyAppliesSchedule(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- RunProxy(context.Background(), ProxyRunConfig{
-			Proxy: ProxyConfig{Upstream: tcpEcho(t)}, Schedule: sched, Duration: time.Second,
+			Proxy: ProxyConfig{Upstream: tcpEcho(t)}, Schedule: sched, Duration: 1500 * time.Millisecond,
 			Initial: ProxyFault{Bandwidth: 1 << 20}, Stdout: pw, Log: logs,
 		})
 		pw.Close()
@@ -229,9 +230,9 @@ func TestRunProxyAppliesSchedule(t *testing.T) {
 			t.Fatal(err)
 		}
 	case <-time.After(5 * time.Second):
-		t.Fatal("RunProxy did not end after its 1 s duration")
+		t.Fatal("RunProxy did not end after its 1.5 s duration")
 	}
-	if !strings.Contains(logs.String(), "chaos: at 100ms proxy latency=50ms jitter=10ms for 400ms at") {
+	if !strings.Contains(logs.String(), "chaos: at 600ms proxy latency=50ms jitter=10ms for 400ms at") {
 		t.Errorf("log %q: want the event", logs.String())
 	}
 }

@@ -127,6 +127,9 @@ func (r *reactor) open(cfd int) {
 	}
 	ufd, err := r.dial()
 	if err != nil {
+		if err == unix.ECONNREFUSED {
+			r.upstreamRefused() // first: the reset client may retry at once
+		}
 		r.refuse(l)
 		return
 	}
@@ -170,6 +173,9 @@ func (r *reactor) dial() (int, error) {
 // connected finishes the upstream connect of l.
 func (r *reactor) connected(l *link) {
 	if soErr, err := unix.GetsockoptInt(l.fd[1], unix.SOL_SOCKET, unix.SO_ERROR); err != nil || soErr != 0 {
+		if unix.Errno(soErr) == unix.ECONNREFUSED {
+			r.upstreamRefused() // first: the reset client may retry at once
+		}
 		r.refuse(l)
 		return
 	}

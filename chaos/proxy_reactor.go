@@ -27,6 +27,7 @@ type proxyCounters struct {
 	active                                      atomic.Int64
 	accepted, reset, dropped, blackholed        atomic.Uint64
 	refused, bytesUp, bytesDown, swallowedBytes atomic.Uint64
+	mirrored                                    atomic.Uint64
 }
 
 func (c *proxyCounters) load() ProxyStats {
@@ -34,6 +35,7 @@ func (c *proxyCounters) load() ProxyStats {
 		Active: c.active.Load(), Accepted: c.accepted.Load(), Reset: c.reset.Load(),
 		Dropped: c.dropped.Load(), Blackholed: c.blackholed.Load(), Refused: c.refused.Load(),
 		BytesUp: c.bytesUp.Load(), BytesDown: c.bytesDown.Load(), Swallowed: c.swallowedBytes.Load(),
+		Mirrored: c.mirrored.Load(),
 	}
 }
 
@@ -47,6 +49,8 @@ type reactor struct {
 	family   int            // of the upstream
 
 	lfd, epfd, wake int
+	probeFD         int   // the upstream probe while the listener is closed (proxy_mirror.go), -1 for none
+	probeStart      int64 // when the probe's connect started, ns
 	stopping        atomic.Bool
 
 	cur     *faultState // the fault set this reactor applies
@@ -71,7 +75,7 @@ type againEntry struct {
 }
 
 func newReactor(p *FaultProxy, idx int, listen, upstream netip.AddrPort) (*reactor, error) {
-	r := &reactor{p: p, idx: idx, lfd: -1, epfd: -1, wake: -1, cur: p.fault.Load(), epoch: time.Now(),
+	r := &reactor{p: p, idx: idx, lfd: -1, epfd: -1, wake: -1, probeFD: -1, cur: p.fault.Load(), epoch: time.Now(),
 		maxLive: max(1, p.cfg.MaxConns/p.cfg.Reactors)}
 	r.family = unix.AF_INET
 	if !upstream.Addr().Unmap().Is4() {
@@ -174,7 +178,7 @@ func (r *reactor) stop() {
 
 // release closes the reactor's own descriptors, after run returned.
 func (r *reactor) release() {
-	for _, fd := range []*int{&r.lfd, &r.epfd, &r.wake} {
+	for _, fd := range []*int{&r.lfd, &r.epfd, &r.wake, &r.probeFD} {
 		if *fd >= 0 {
 			unix.Close(*fd)
 			*fd = -1
@@ -203,6 +207,8 @@ func (r *reactor) run() {
 				unix.Read(r.wake, b[:])
 			case tokenListener:
 				r.accept()
+			case tokenProbe:
+				r.probeEvent()
 			default:
 				r.event(ev.Fd, ev.Pad, ev.Events)
 			}
@@ -241,6 +247,9 @@ func (r *reactor) wait() (int, error) {
 // accept takes new connections until the queue is empty (or a bound, so
 // established links are served too).
 func (r *reactor) accept() {
+	if r.lfd < 0 {
+		return // closed while the upstream refuses
+	}
 	for i := 0; i < proxyMaxAccepts; i++ {
 		if r.live >= r.maxLive {
 			// Above MaxConns: take the connection and reset it, so the
@@ -249,8 +258,8 @@ func (r *reactor) accept() {
 			if err != nil {
 				return
 			}
+			r.stats.refused.Add(1) // before the RST, which a test may be waiting for
 			resetFD(nfd)
-			r.stats.refused.Add(1)
 			continue
 		}
 		nfd, _, err := unix.Accept4(r.lfd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
@@ -329,6 +338,10 @@ func (r *reactor) fire() {
 	now := r.now()
 	for i := 0; i < proxyTimersPerGo && r.timers.len() > 0 && r.timers.peek().at <= now; i++ {
 		t := r.timers.pop()
+		if t.kind == timerProbe {
+			r.probe()
+			continue
+		}
 		l := r.links[t.slot]
 		if l.gen != t.gen || l.state == stClosed {
 			continue

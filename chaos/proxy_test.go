@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -121,9 +122,11 @@ func waitActive(t *testing.T, p *FaultProxy, n int64) {
 	}
 }
 
-// TestProxyUpstreamDownResetsClient: with nothing listening upstream, the
-// accepted client is reset (the relay's stand-in for a refused connect).
-func TestProxyUpstreamDownResetsClient(t *testing.T) {
+// TestProxyMirrorsRefusedUpstream: while nothing listens upstream, the
+// proxy closes its port so clients are refused as by the upstream (after
+// the one whose connect found it down, which is reset), and listens again
+// once the upstream is back.
+func TestProxyMirrorsRefusedUpstream(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -132,10 +135,62 @@ func TestProxyUpstreamDownResetsClient(t *testing.T) {
 	ln.Close()
 	p := startProxy(t, ProxyConfig{Upstream: addr})
 	if err := readReset(p.Addr()); !isReset(err) {
-		t.Fatalf("got %v, want a connection reset", err)
+		t.Fatalf("first client: %v, want a reset", err)
 	}
-	if st := p.Stats(); st.Refused != 1 {
-		t.Errorf("refused %d, want 1", st.Refused)
+	if _, err := net.DialTimeout("tcp", p.Addr(), 2*time.Second); !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Fatalf("client while the upstream is down: %v, want connection refused", err)
+	}
+	if st := p.Stats(); st.Refused != 1 || st.Mirrored != 1 {
+		t.Errorf("stats %+v: want 1 refused, 1 mirrored", st)
+	}
+	up, err := net.Listen("tcp", addr) // the upstream is back
+	if err != nil {
+		t.Skipf("cannot listen on %s again: %v", addr, err)
+	}
+	go func() {
+		for {
+			c, err := up.Accept()
+			if err != nil {
+				return
+			}
+			go func() { io.Copy(c, c); c.Close() }()
+		}
+	}()
+	t.Cleanup(func() { up.Close() })
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", p.Addr(), time.Second)
+		if err == nil {
+			err = echoOnce(c, []byte("back"), 2*time.Second)
+			c.Close()
+			if err == nil {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("proxy not relaying 5 s after the upstream came back: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestProxyKeepListeningResetsClients: with KeepListening the port stays
+// open and every client is reset while the upstream refuses.
+func TestProxyKeepListeningResetsClients(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	p := startProxy(t, ProxyConfig{Upstream: addr, KeepListening: true})
+	for i := range 2 {
+		if err := readReset(p.Addr()); !isReset(err) {
+			t.Fatalf("client %d: %v, want a reset", i, err)
+		}
+	}
+	if st := p.Stats(); st.Refused != 2 || st.Mirrored != 0 {
+		t.Errorf("stats %+v: want 2 refused, none mirrored", st)
 	}
 }
 

@@ -20,7 +20,7 @@ import (
 func TestProxyFlagsRoundTrip(t *testing.T) {
 	want := chaos.ProxyConfig{
 		Listen: "127.0.0.1:7100", Upstream: "127.0.0.1:7200", Reactors: 2, Backlog: 512, MaxConns: 900,
-		ConnectTimeout: 1500 * time.Millisecond, SourceIP: netip.MustParseAddr("127.0.1.3"), Seed: 42, Proc: 3,
+		ConnectTimeout: 1500 * time.Millisecond, SourceIP: netip.MustParseAddr("127.0.1.3"), Seed: 42, Proc: 3, KeepListening: true,
 	}
 	var got chaos.ProxyConfig
 	app := &cli.App{Commands: []*cli.Command{{
