@@ -3,6 +3,7 @@ package target
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"strconv"
 	"testing"
@@ -111,5 +112,48 @@ func TestGroupEarlyRetriesShared(t *testing.T) {
 	}
 	if st.EarlyRetries != clients*retries {
 		t.Fatalf("early retries %d; want every one of %d", st.EarlyRetries, clients*retries)
+	}
+}
+
+// peerGone tells a client that closed after sending its request (it gave
+// up waiting) from one still waiting for the answer.
+func TestPeerGone(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	for _, c := range []struct {
+		name  string
+		close bool
+		gone  bool
+	}{
+		{"waiting", false, false},
+		{"gave up", true, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cl, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cl.Close()
+			sc, err := ln.Accept()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sc.Close()
+			cl.Write([]byte("GET / HTTP/1.1\r\n\r\n"))
+			buf := make([]byte, 64)
+			if _, err := sc.Read(buf); err != nil { // the server read the request
+				t.Fatal(err)
+			}
+			tcp := sc.(*net.TCPConn)
+			if c.close {
+				cl.Close()
+				eventually(t, "the client's FIN to arrive", func() bool { return peerGone(tcp) })
+			} else if peerGone(tcp) {
+				t.Fatal("peerGone for a client waiting for its answer")
+			}
+		})
 	}
 }

@@ -2,9 +2,12 @@ package target
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // maxTrackedClients bounds the Retry-After bookkeeping: past it, expired
@@ -104,4 +107,23 @@ func (s *Server) Reject(status int, retryAfter, d time.Duration) error {
 	s.retries.status, s.retries.retryAfter, s.retries.until = status, retryAfter, now.Add(d)
 	s.retries.mu.Unlock()
 	return nil
+}
+
+// peerGone reports whether the client already closed its side of tcp: its
+// FIN is queued behind the request, so it gave up waiting (a handshake
+// timeout while the request sat in a full accept queue) and will never
+// read a rejection. Such a rejection must not bind its next attempt.
+func peerGone(tcp *net.TCPConn) bool {
+	raw, err := tcp.SyscallConn()
+	if err != nil {
+		return false
+	}
+	gone := false
+	raw.Read(func(fd uintptr) bool {
+		var b [1]byte
+		n, _, err := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		gone = n == 0 && err == nil
+		return true
+	})
+	return gone
 }
