@@ -13,6 +13,9 @@
 //  2. paced: the clients together offer -rate messages/s, evenly spread;
 //     prints the round trip from send to ACK (p50/p90/p99/max) and the
 //     delivery rate to the other room members.
+//  3. echo: the paced load again, against a plain echo target (no store,
+//     no fan-out): a reference for what the machine's scheduling alone
+//     does to a round trip at that moment (the machine is shared).
 //
 // Each phase prints its deliveries as a share of what the room members are
 // owed (ACKed x (room-size - 1)) after a drain; anything under 100% is a
@@ -55,7 +58,7 @@ func main() {
 	storeURL := flag.String("store", "", "store URL (default: embedded store in a temporary directory)")
 	minAcked := flag.Float64("min-acked", 5000, "target: ACKed messages/s at saturation")
 	maxP99 := flag.Duration("max-p99", 50*time.Millisecond, "target: send-to-ACK p99 in the paced phase")
-	phases := flag.String("phases", "saturation,paced", "phases to run, comma-separated")
+	phases := flag.String("phases", "saturation,paced,echo", "phases to run, comma-separated (echo: the paced load against an echo target, for reference)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the phases to `FILE`")
 	flag.Parse()
 
@@ -108,6 +111,28 @@ func main() {
 			c.paced(time.Duration(float64(time.Second)*float64(n) / *rate), stop)
 		})
 		ok = paced.print("p99 < "+maxP99.String(), time.Duration(paced.rtt.ValueAtQuantile(99))*time.Microsecond < *maxP99) && ok
+	}
+	if strings.Contains(*phases, "echo") {
+		// The same clients and rate against an echo target: what this
+		// machine's scheduling alone does to a round trip right now.
+		esrv, err := target.Start(target.Config{Backlog: 4096})
+		if err != nil {
+			fail(err)
+		}
+		defer esrv.Shutdown(target.Abrupt)
+		<-esrv.Ready()
+		eb := &bench{body: b.body, roomSize: 1, window: *window}
+		for i := range n {
+			c, err := eb.dial(esrv.URL(), i, "room-"+strconv.Itoa(i%*rooms))
+			if err != nil {
+				fail(err)
+			}
+			eb.clients = append(eb.clients, c)
+		}
+		echo := eb.phase(fmt.Sprintf("echo %.0f/s", *rate), *duration, func(c *client, stop <-chan struct{}) {
+			c.paced(time.Duration(float64(time.Second)*float64(n) / *rate), stop)
+		})
+		echo.print("reference: no store, no fan-out", true)
 	}
 	st := srv.Stats()
 	fmt.Printf("target: msgs_acked %d, delivered %d, dup_suppressed %d\n", st.MsgsAcked, st.Delivered, st.DupSuppressed)
@@ -170,7 +195,7 @@ func (b *bench) dial(url string, i int, room string) (*client, error) {
 	if err == nil {
 		err = protocol.Decode(p, &f)
 	}
-	if err != nil || f.Type != protocol.TypeJoined {
+	if err != nil || (f.Type != protocol.TypeJoined && f.Type != protocol.TypeJoin) { // join: an echo target
 		return nil, fmt.Errorf("join %s: %v %s", room, err, p)
 	}
 	go c.read(rd)
@@ -205,7 +230,7 @@ func (c *client) read(r *bufio.Reader) {
 			continue
 		}
 		switch f.Type {
-		case protocol.TypeAck:
+		case protocol.TypeAck, protocol.TypeMsg: // msg: echoed by an echo target
 			n := msgNumber(f.ID)
 			rtt := (time.Now().UnixNano() - c.sent[n%ring].Load()) / 1000
 			c.mu.Lock()
