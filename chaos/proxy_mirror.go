@@ -46,22 +46,34 @@ func (r *reactor) upstreamRefused() {
 	r.probeAt(r.now() + int64(proxyProbeInterval))
 }
 
+// probeAt makes the probe's next step happen at `at` (ns), replacing the
+// step scheduled before: there is one probe timer at a time, so probes
+// never multiply.
 func (r *reactor) probeAt(at int64) {
+	r.probeTimer = at
 	r.timers.push(timer{at: at, slot: -1, kind: timerProbe})
 }
 
-// probe starts a probe connect, or judges one in progress.
+// probeTimerFired runs the probe's step if t is its current timer.
+func (r *reactor) probeTimerFired(t timer) {
+	if t.at != r.probeTimer {
+		return // replaced
+	}
+	r.probeTimer = 0
+	r.probe()
+}
+
+// probe starts a probe connect, or ends one that hung.
 func (r *reactor) probe() {
 	if r.lfd >= 0 || r.stopping.Load() {
 		return
 	}
 	now := r.now()
 	if r.probeFD >= 0 {
-		if now-r.probeStart >= int64(proxyProbeHang) {
-			r.probeDone(true) // the port is open: listen again
-		}
+		r.probeDone(true) // in progress since proxyProbeHang: the port is open
 		return
 	}
+	r.probes.Add(1)
 	fd, err := r.dial()
 	if err != nil {
 		r.probeAt(now + int64(proxyProbeInterval))

@@ -51,6 +51,8 @@ type reactor struct {
 	lfd, epfd, wake int
 	probeFD         int   // the upstream probe while the listener is closed (proxy_mirror.go), -1 for none
 	probeStart      int64 // when the probe's connect started, ns
+	probeTimer      int64 // when the probe's one live timer fires, ns; 0: none
+	probes          atomic.Uint64
 	stopping        atomic.Bool
 
 	cur     *faultState // the fault set this reactor applies
@@ -339,7 +341,7 @@ func (r *reactor) fire() {
 	for i := 0; i < proxyTimersPerGo && r.timers.len() > 0 && r.timers.peek().at <= now; i++ {
 		t := r.timers.pop()
 		if t.kind == timerProbe {
-			r.probe()
+			r.probeTimerFired(t)
 			continue
 		}
 		l := r.links[t.slot]

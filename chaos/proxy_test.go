@@ -143,6 +143,11 @@ func TestProxyMirrorsRefusedUpstream(t *testing.T) {
 	if st := p.Stats(); st.Refused != 1 || st.Mirrored != 1 {
 		t.Errorf("stats %+v: want 1 refused, 1 mirrored", st)
 	}
+	// Probes every 20 ms, one at a time: about 25 in half a second.
+	time.Sleep(500 * time.Millisecond)
+	if n := p.reactors[0].probes.Load(); n < 5 || n > 30 {
+		t.Errorf("%d probes in 500 ms, want about 25 (one every %v)", n, proxyProbeInterval)
+	}
 	up, err := net.Listen("tcp", addr) // the upstream is back
 	if err != nil {
 		t.Skipf("cannot listen on %s again: %v", addr, err)
