@@ -142,7 +142,7 @@ func (c Config) Validate() error {
 		return bad("AcceptRate", "%v must be a non-negative number", c.AcceptRate)
 	}
 	if c.Store == "" && (c.NoDedupe || c.Retention != 0) {
-		return bad("Store", "NoDedupe and Retention need a Store")
+		return bad("Store", "must be set for NoDedupe or Retention (--no-dedupe, --retention)")
 	}
 	if (c.CertFile == "") != (c.KeyFile == "") {
 		return bad("CertFile", "CertFile and KeyFile go together")
