@@ -173,7 +173,7 @@ type client struct {
 	delivered int64
 }
 
-const ring = 1 << 16
+const ring = 1 << 12 // more than any client has un-ACKed
 
 func (b *bench) dial(url string, i int, room string) (*client, error) {
 	conn, br, _, err := ws.Dial(context.Background(), url)
