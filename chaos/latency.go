@@ -30,5 +30,5 @@ func releaseAt(now int64, latency, jitter time.Duration, u float64) int64 {
 // jitterDraw is the draw of the n-th delayed chunk of direction d of the
 // link with the given key: counter-based, so a seed replays the same delays.
 func jitterDraw(seed, key uint64, d int, n uint64) float64 {
-	return backoff.U(seed, streamProxyJitter, key<<1|uint64(d), n)
+	return backoff.U(seed, streamProxyJitter, key, n<<1|uint64(d))
 }
