@@ -74,6 +74,9 @@ func (f *Frame) check(end int) error {
 	if need&fFrom == 0 {
 		f.From = 0
 	}
+	if f.Type != TypeAck {
+		f.Dup = false
+	}
 	return nil
 }
 
@@ -188,6 +191,8 @@ func (d *decoder) member() error {
 		fl = fThrough
 	case "from":
 		fl = fFrom
+	case "dup":
+		fl = fDup
 	default:
 		return d.skip(0)
 	}
@@ -196,6 +201,17 @@ func (d *decoder) member() error {
 		return d.bad(name, "given twice")
 	}
 	d.f.has |= fl
+	if fl == fDup {
+		switch {
+		case len(d.p)-d.i >= 4 && string(d.p[d.i:d.i+4]) == "true":
+			d.f.Dup, d.i = true, d.i+4
+		case len(d.p)-d.i >= 5 && string(d.p[d.i:d.i+5]) == "false":
+			d.i += 5
+		default:
+			return d.bad(name, "must be true or false")
+		}
+		return nil
+	}
 	switch fl {
 	case fType, fID, fRoom, fBody:
 		if d.i >= len(d.p) || d.p[d.i] != '"' {

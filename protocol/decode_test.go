@@ -18,6 +18,9 @@ func TestDecodeValid(t *testing.T) {
 		{"msg with empty body, fields in any order, whitespace", " {\n\"body\" : \"\" , \"room\":\"r\",\"id\":\"x\",\"type\":\"msg\"}\t",
 			Frame{Type: TypeMsg, ID: []byte("x"), Room: []byte("r"), Body: []byte{}}},
 		{"ack", `{"type":"ack","id":"c1-1","seq":42}`, Frame{Type: TypeAck, ID: []byte("c1-1"), Seq: 42}},
+		{"ack of a duplicate", `{"type":"ack","id":"c1-1","seq":42,"dup":true}`, Frame{Type: TypeAck, ID: []byte("c1-1"), Seq: 42, Dup: true}},
+		{"dup false", `{"type":"ack","id":"c1-1","seq":42,"dup":false}`, Frame{Type: TypeAck, ID: []byte("c1-1"), Seq: 42}},
+		{"dup on another type is dropped", `{"type":"join","room":"r","dup":true}`, Frame{Type: TypeJoin, Room: []byte("r")}},
 		{"deliver", `{"type":"deliver","room":"r","seq":18446744073709551615,"id":"i","body":"b"}`,
 			Frame{Type: TypeDeliver, Room: []byte("r"), Seq: 1<<64 - 1, ID: []byte("i"), Body: []byte("b")}},
 		{"join", `{"type":"join","room":"lobby"}`, Frame{Type: TypeJoin, Room: []byte("lobby")}},
@@ -82,6 +85,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"leading zero", `{"type":"resume","room":"r","last_seq":007}`, ErrBadField, "last_seq"},
 		{"seq overflows", `{"type":"ack","id":"x","seq":18446744073709551616}`, ErrBadField, "seq"},
 		{"seq as string", `{"type":"ack","id":"x","seq":"1"}`, ErrBadField, "seq"},
+		{"dup as string", `{"type":"ack","id":"x","seq":1,"dup":"yes"}`, ErrBadField, "dup"},
 		{"body as number", `{"type":"msg","id":"x","room":"r","body":1}`, ErrBadField, "body"},
 		{"too large", `{"type":"msg","id":"x","room":"r","body":"` + strings.Repeat("b", MaxFrameSize) + `"}`, ErrTooLarge, ""},
 	}
@@ -111,6 +115,7 @@ func TestRoundTrip(t *testing.T) {
 	frames := []Frame{
 		{Type: TypeMsg, ID: []byte("c1-1"), Room: []byte("r"), Body: []byte("quote \" backslash \\ nl \n ctl \x01 é")},
 		{Type: TypeAck, ID: []byte("c1-1"), Seq: 1},
+		{Type: TypeAck, ID: []byte("c1-1"), Seq: 1, Dup: true},
 		{Type: TypeDeliver, Room: []byte("r"), Seq: 99, ID: []byte("z"), Body: []byte{}},
 		{Type: TypeJoin, Room: []byte("r")},
 		{Type: TypeJoined, Room: []byte("r"), Through: 12},
@@ -140,6 +145,7 @@ func TestTypedAppendersMatchAppend(t *testing.T) {
 	}{
 		{AppendMsg(nil, "i", "r", body), Frame{Type: TypeMsg, ID: []byte("i"), Room: []byte("r"), Body: body}},
 		{AppendAck(nil, "i", 5), Frame{Type: TypeAck, ID: []byte("i"), Seq: 5}},
+		{AppendAckDup(nil, "i", 5), Frame{Type: TypeAck, ID: []byte("i"), Seq: 5, Dup: true}},
 		{AppendDeliver(nil, "r", 5, "i", body), Frame{Type: TypeDeliver, Room: []byte("r"), Seq: 5, ID: []byte("i"), Body: body}},
 		{AppendJoin(nil, "r"), Frame{Type: TypeJoin, Room: []byte("r")}},
 		{AppendJoined(nil, "r", 3), Frame{Type: TypeJoined, Room: []byte("r"), Through: 3}},
@@ -208,5 +214,5 @@ func BenchmarkAppendDeliver(b *testing.B) {
 func sameFrame(a, b *Frame) bool {
 	return a.Type == b.Type && bytes.Equal(a.ID, b.ID) && bytes.Equal(a.Room, b.Room) &&
 		bytes.Equal(a.Body, b.Body) && (a.Body == nil) == (b.Body == nil) &&
-		a.Seq == b.Seq && a.LastSeq == b.LastSeq && a.Through == b.Through && a.From == b.From
+		a.Seq == b.Seq && a.LastSeq == b.LastSeq && a.Through == b.Through && a.From == b.From && a.Dup == b.Dup
 }

@@ -8,7 +8,7 @@
 //	join    {room}                     ->
 //	                                   <-    joined  {room, through}
 //	msg     {id, room, body}           ->    (stored once per room and id)
-//	                                   <-    ack     {id, seq}
+//	                                   <-    ack     {id, seq[, dup: true]}
 //	                                         deliver {room, seq, id, body} -> other members
 //	resume  {room, last_seq}           ->
 //	                                   <-    resume_gap {room, from, through}  (only if history was dropped)

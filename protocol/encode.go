@@ -36,6 +36,9 @@ func Append(dst []byte, f *Frame) []byte {
 	if need&fBody != 0 {
 		dst = appendStrField(dst, "body", f.Body)
 	}
+	if f.Dup && f.Type == TypeAck {
+		dst = append(dst, `,"dup":true`...)
+	}
 	return append(dst, '}')
 }
 
@@ -54,6 +57,15 @@ func AppendAck(dst []byte, id string, seq uint64) []byte {
 	dst = appendStrField(dst, "id", id)
 	dst = appendUintField(dst, "seq", seq)
 	return append(dst, '}')
+}
+
+// AppendAckDup appends the ack of a duplicate: seq is the message's
+// original seq, and "dup":true says nothing was stored or delivered.
+func AppendAckDup(dst []byte, id string, seq uint64) []byte {
+	dst = append(dst, `{"type":"ack"`...)
+	dst = appendStrField(dst, "id", id)
+	dst = appendUintField(dst, "seq", seq)
+	return append(dst, `,"dup":true}`...)
 }
 
 // AppendDeliver appends a server deliver frame.

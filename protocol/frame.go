@@ -55,7 +55,7 @@ func (t Type) String() string {
 func (t Type) FromClient() bool { return t == TypeMsg || t == TypeJoin || t == TypeResume }
 
 // Field bits: which fields a frame carries.
-type field uint8
+type field uint16
 
 const (
 	fType field = 1 << iota
@@ -66,12 +66,13 @@ const (
 	fLastSeq
 	fThrough
 	fFrom
+	fDup
 )
 
 // required lists the fields each type must carry (besides "type").
 var required = [numTypes]field{
 	TypeMsg:       fID | fRoom | fBody,
-	TypeAck:       fID | fSeq,
+	TypeAck:       fID | fSeq, // and optionally dup
 	TypeDeliver:   fRoom | fSeq | fID | fBody,
 	TypeJoin:      fRoom,
 	TypeJoined:    fRoom | fThrough,
@@ -99,6 +100,8 @@ func (fl field) name() string {
 		return "through"
 	case fFrom:
 		return "from"
+	case fDup:
+		return "dup"
 	}
 	return ""
 }
@@ -131,6 +134,9 @@ type Frame struct {
 	Through uint64
 	// From is the first seq lost (resume_gap).
 	From uint64
+	// Dup marks an ack of a message ID that was stored before: Seq is the
+	// original seq and nothing was delivered (optional "dup": true of ack).
+	Dup bool
 
 	has     field
 	scratch []byte // unescaped strings

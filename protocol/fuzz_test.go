@@ -9,6 +9,8 @@ func FuzzDecode(f *testing.F) {
 	for _, s := range []string{
 		`{"type":"msg","id":"c1-1","room":"r","body":"hi"}`,
 		`{"type":"ack","id":"c1-1","seq":1}`,
+		`{"type":"ack","id":"c1-1","seq":1,"dup":true}`,
+		`{"type":"join","room":"r","dup":fals}`,
 		`{"type":"deliver","room":"r","seq":2,"id":"c1-1","body":"\u00e9\ud83d\ude00"}`,
 		`{"type":"join","room":"r"}`,
 		`{"type":"joined","room":"r","through":0}`,

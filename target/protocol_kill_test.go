@@ -126,7 +126,7 @@ func checkReplay(t *testing.T, url string, round int, acked map[string]uint64) {
 	}
 	if anyID != "" {
 		c.send(string(protocol.AppendMsg(nil, anyID, "r", []byte("resend"))))
-		c.expect(fmt.Sprintf(`{"type":"ack","id":%q,"seq":%d}`, anyID, acked[anyID]))
+		c.expect(fmt.Sprintf(`{"type":"ack","id":%q,"seq":%d,"dup":true}`, anyID, acked[anyID]))
 	}
 	ws.WriteFrame(c.conn, ws.MaskFrame(ws.NewCloseFrame(ws.NewCloseFrameBody(1000, ""))))
 }

@@ -127,12 +127,14 @@ func (r *room) appendBatch(batch []roomOp) {
 	}
 	for i, op := range batch {
 		seq := res[i].Seq
-		r.buf = protocol.AppendAck(r.buf[:0], op.id, seq)
-		r.out.add(op.c, r.buf, outAck)
 		if res[i].Dup {
+			r.buf = protocol.AppendAckDup(r.buf[:0], op.id, seq)
+			r.out.add(op.c, r.buf, outAck)
 			op.c.srv.stats.dupSuppressed.Add(1)
 			continue
 		}
+		r.buf = protocol.AppendAck(r.buf[:0], op.id, seq)
+		r.out.add(op.c, r.buf, outAck)
 		if seq > r.head {
 			r.head = seq
 		}

@@ -175,7 +175,7 @@ func TestProtocolExchange(t *testing.T) {
 
 			// A resend before the restart: ACKed again, delivered to nobody.
 			alice.send(`{"type":"msg","id":"a-1","room":"r","body":"hello"}`)
-			alice.expect(`{"type":"ack","id":"a-1","seq":1}`)
+			alice.expect(`{"type":"ack","id":"a-1","seq":1,"dup":true}`)
 			alice.send(`{"type":"msg","id":"a-3","room":"r","body":"third"}`)
 			alice.expect(`{"type":"ack","id":"a-3","seq":3}`)
 			// Counters are bumped after the write the client saw.
@@ -195,7 +195,7 @@ func TestProtocolExchange(t *testing.T) {
 			alice.expect(`{"type":"deliver","room":"r","seq":4,"id":"c-9","body":"anyone?"}`)
 			alice.expect(`{"type":"resumed","room":"r","through":4}`)
 			alice.send(`{"type":"msg","id":"a-3","room":"r","body":"third"}`)
-			alice.expect(`{"type":"ack","id":"a-3","seq":3}`)
+			alice.expect(`{"type":"ack","id":"a-3","seq":3,"dup":true}`)
 
 			bob = dialProto(t, s2, "bob")
 			bob.send(`{"type":"resume","room":"r","last_seq":2}`)
