@@ -324,6 +324,7 @@ func TestChaosRejectEarlyRetries(t *testing.T) {
 		{"ignored", true, func(n uint64) bool { return n > 0 }, "> 0"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // two small fleets; the counts do not depend on timing
 			res := chaosStorm(t, storm.Config{
 				TargetProcs: 2,
 				// First connects arrive over 1.2 s, into the window.
