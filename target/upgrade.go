@@ -44,7 +44,7 @@ func (s *Server) upgrade(tcp *net.TCPConn) {
 		}
 		conn = tc
 	}
-	hs := handshake{s: s, ip: remoteIP(tcp)}
+	hs := handshake{s: s, tcp: tcp, ip: remoteIP(tcp)}
 	u := ws.Upgrader{
 		OnRequest:       hs.onRequest,
 		OnHeader:        hs.onHeader,
@@ -105,6 +105,7 @@ func remoteIP(c net.Conn) string {
 // callbacks.
 type handshake struct {
 	s                  *Server
+	tcp                *net.TCPConn
 	ip                 string
 	clientID, uri      string
 	admitted, rejected bool
@@ -140,7 +141,12 @@ func (h *handshake) onBeforeUpgrade() (ws.HandshakeHeader, error) {
 	if status != 0 {
 		h.rejected = true
 		secs := retryAfterSeconds(retryAfter)
-		s.retries.note(key, now.Add(time.Duration(secs)*time.Second), now)
+		// A client that already gave up (its FIN queued behind the request:
+		// a handshake timeout while the request sat in a full queue) never
+		// reads this answer, so its next attempt is not bound by it.
+		if !peerGone(h.tcp) {
+			s.retries.note(key, now.Add(time.Duration(secs)*time.Second), now)
+		}
 		return nil, ws.RejectConnectionError(
 			ws.RejectionStatus(status),
 			ws.RejectionHeader(ws.HandshakeHeaderString("Retry-After: "+strconv.FormatInt(secs, 10)+"\r\n")),
