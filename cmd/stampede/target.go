@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/urfave/cli/v2"
 
@@ -62,6 +63,7 @@ func targetAction(c *cli.Context) error {
 		ControlAddr: c.String("control-addr"),
 		Procs:       c.Int("procs"),
 		Stdout:      c.App.Writer,
+		Exit:        os.Exit,
 	}
 	if err := rc.Validate(); err != nil {
 		return targetFlagError(err)
