@@ -2,11 +2,14 @@ package loadgen
 
 import (
 	"context"
+	"encoding/json"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/track"
 )
 
 // restarter is a message-protocol server the storm test can crash: mute
@@ -28,46 +31,115 @@ type restarter interface {
 // at different times. It returns the tallied report.
 func stampedeStorm(t *testing.T, srv restarter, tweak func(*Config)) *results.Report {
 	t.Helper()
+	rep, _ := stampedeStormSplit(t, srv, 1, tweak)
+	return rep
+}
+
+// stampedeStormSplit is stampedeStorm with the fleet split into parts
+// fleets of consecutive client IDs sharing one start, as worker processes
+// do: each part's report makes the trip through JSON, the reports are
+// merged and the merge is tallied. It also returns each part's own counts.
+func stampedeStormSplit(t *testing.T, srv restarter, parts int, tweak func(*Config)) (*results.Report, []track.Counts) {
+	t.Helper()
 	const n = 24
-	cfg := Config{
-		URL: srv.URL(), Clients: n, Mode: ModeStampede, Rooms: 4, MsgRate: 20, Seed: 7,
+	start := time.Now()
+	base := Config{
+		URL: srv.URL(), Clients: n, Mode: ModeStampede, Rooms: 4, MsgRate: 20, Seed: 7, Start: start,
 		Policy:      backoff.Policy{Kind: backoff.Fixed, Initial: 200 * time.Millisecond, Jitter: 0.9},
 		QuietPeriod: 1500 * time.Millisecond, Reactors: 2,
 	}
 	if tweak != nil {
-		tweak(&cfg)
-	}
-	f, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
+		tweak(&base)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	done := make(chan struct{})
-	var rep *results.Report
-	var runErr error
-	go func() {
-		defer close(done)
-		rep, runErr = f.Run(ctx)
-	}()
-	waitFor(t, 2*time.Second, "all connected and sending", func(s Stats) bool {
-		return s.Connected == n && s.MsgAcked >= 2*n
-	}, f)
+	fleets := make([]*Fleet, parts)
+	reps := make([]*results.Report, parts)
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for p := range fleets {
+		cfg := base
+		cfg.FirstID, cfg.Clients = uint32(p*n/parts), (p+1)*n/parts-p*n/parts
+		f, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fleets[p] = f
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			reps[p], errs[p] = f.Run(ctx)
+		}()
+	}
+	stats := func() Stats {
+		var s Stats
+		for _, f := range fleets {
+			st := f.Stats()
+			s.Add(&st)
+		}
+		return s
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for s := stats(); s.Connected != n || s.MsgAcked < 2*n; s = stats() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for all connected and sending: %+v", s)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	srv.Mute()
 	time.Sleep(100 * time.Millisecond)
 	srv.Kill()
 	time.Sleep(300 * time.Millisecond)
 	srv.Restart()
-	if end, _ := ctx.Deadline(); time.Until(end) < cfg.QuietPeriod+time.Second {
+	if end, _ := ctx.Deadline(); time.Until(end) < base.QuietPeriod+time.Second {
 		t.Fatalf("the restart ended %s before the run's end: too late for the clients to resend before the quiet period", time.Until(end))
 	}
-	<-done
-	if runErr != nil {
-		t.Fatal(runErr)
+	wg.Wait()
+	merged := results.NewReport(start, 0)
+	merged.Processes = 0
+	var own []track.Counts
+	for p, rep := range reps {
+		if errs[p] != nil {
+			t.Fatal(errs[p])
+		}
+		b, err := json.Marshal(rep.Track)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep.Track = nil
+		if err := json.Unmarshal(b, &rep.Track); err != nil {
+			t.Fatal(err)
+		}
+		own = append(own, rep.Track.Count())
+		if err := merged.Merge(rep); err != nil {
+			t.Fatal(err)
+		}
 	}
-	Tally(rep)
-	t.Logf("messages %+v; server dup_suppressed %d", rep.Messages, srv.DupSuppressed())
-	return rep
+	Tally(merged)
+	t.Logf("messages %+v; server dup_suppressed %d", merged.Messages, srv.DupSuppressed())
+	return merged, own
+}
+
+// TestStampedeSplit: a fleet split over three processes sees, once their
+// records are merged, what one process would: every room has members in
+// each part, and a part alone knows neither the other parts' ACKs nor
+// their members' gaps.
+func TestStampedeSplit(t *testing.T) {
+	srv := newMemServer(t, false)
+	rep, own := stampedeStormSplit(t, srv, 3, func(c *Config) { c.NoResume = true })
+	m := rep.Messages
+	if m.Lost == 0 || m.Expected == 0 || m.Received+m.Lost != m.Expected || rep.Processes != 3 || rep.Clients != 24 {
+		t.Errorf("merged: lost %d, expected %d, received %d, %d processes, %d clients", m.Lost, m.Expected, m.Received, rep.Processes, rep.Clients)
+	}
+	var sum track.Counts
+	for _, c := range own {
+		sum.Expected += c.Expected
+		sum.Lost += c.Lost
+	}
+	// Alone, a part expects only its own senders' messages.
+	if sum.Expected >= m.Expected || sum.Lost >= m.Lost {
+		t.Errorf("parts alone expect %d and lose %d, the merge %d and %d: want less alone", sum.Expected, sum.Lost, m.Expected, m.Lost)
+	}
 }
 
 // TestStampedeRecovery is the acceptance in small: with the retry
