@@ -69,7 +69,7 @@ func TestProxyBadFlags(t *testing.T) {
 	}
 }
 
-// TestProxyCommandRelays runs `stampede proxy` for a second in front of an
+// TestProxyCommandRelays runs `stampede proxy` for two seconds in front of an
 // in-process target: it prints its ready line, relays, and reports its
 // counters on stderr when the duration ends.
 func TestProxyCommandRelays(t *testing.T) {
@@ -82,7 +82,7 @@ func TestProxyCommandRelays(t *testing.T) {
 	outR, outW := net.Pipe()
 	done := make(chan int, 1)
 	go func() {
-		done <- runApp([]string{"stampede", "proxy", "--upstream", srv.Addr().String(), "--duration", "1s", "--fault", "latency=1ms"}, outW, &errw)
+		done <- runApp([]string{"stampede", "proxy", "--upstream", srv.Addr().String(), "--duration", "2s", "--fault", "latency=1ms"}, outW, &errw)
 		outW.Close()
 	}()
 	outR.SetReadDeadline(time.Now().Add(5 * time.Second))
@@ -107,7 +107,7 @@ func TestProxyCommandRelays(t *testing.T) {
 			t.Fatalf("exit %d: %s", code, errw.String())
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("proxy did not stop after --duration 1s")
+		t.Fatal("proxy did not stop after --duration 2s")
 	}
 	if !strings.Contains(errw.String(), "proxy: 1 accepted") {
 		t.Errorf("stderr %q: want the final counters", errw.String())
