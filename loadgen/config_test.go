@@ -125,6 +125,17 @@ func TestConfigJSON(t *testing.T) {
 		Header: http.Header{"Authorization": {"Bearer t"}}, Protocols: []string{"chat"}, Mode: ModeEcho, MsgRate: 2,
 		OnRetry: func(Retry) {},
 	}
+	// The stampede mode's fields travel too (a second config: Validate
+	// would refuse them in echo mode, the trip does not care).
+	st := in
+	st.Mode, st.Rooms, st.QuietPeriod, st.NoResume, st.NoRetryQueue = ModeStampede, 200, 3*time.Second, true, true
+	for _, in := range []Config{in, st} {
+		roundTrip(t, in)
+	}
+}
+
+func roundTrip(t *testing.T, in Config) {
+	t.Helper()
 	b, err := json.Marshal(in)
 	if err != nil {
 		t.Fatal(err)
