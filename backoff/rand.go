@@ -21,6 +21,12 @@ const (
 	StreamMessage Stream = 5
 	// StreamRoom is the per-client draw of room membership.
 	StreamRoom Stream = 6
+	// StreamProxyLoss is the fault proxy's per-connection draw of the loss
+	// fault.
+	StreamProxyLoss Stream = 7
+	// StreamProxyJitter is the fault proxy's per-chunk draw of latency
+	// jitter.
+	StreamProxyJitter Stream = 8
 )
 
 // U returns a uniform draw in [0, 1) that depends only on its arguments: a

@@ -10,13 +10,10 @@ import "github.com/stampede-dev/stampede/backoff"
 // key and the fault's generation, so a seed drops the same links again: for
 // a given seed and order of connections the number dropped is exact.
 
-// Streams of the proxy's random draws. They live far above the small
-// numbers of backoff's streams so the two lists can never collide.
+// Streams of the proxy's random draws, from backoff's one list of streams.
 const (
-	// streamProxyLoss is the per-link, per-generation draw of the loss fault.
-	streamProxyLoss backoff.Stream = 1<<32 | 1
-	// streamProxyJitter is the per-chunk draw of the latency jitter.
-	streamProxyJitter backoff.Stream = 1<<32 | 2
+	streamProxyLoss   = backoff.StreamProxyLoss
+	streamProxyJitter = backoff.StreamProxyJitter
 )
 
 // linkKey identifies a link across a proxy group: its process's index, its

@@ -266,8 +266,10 @@ func TestProxyLossDropsSeededShare(t *testing.T) {
 			}
 		}
 	}
-	if st := p.Stats(); st.Dropped != uint64(dropped) || dropped != 15 {
-		t.Errorf("dropped %d (stats %d), want exactly 15 for seed %d", dropped, st.Dropped, seed)
+	// 11 of 40 for seed 7 with backoff.StreamProxyLoss: pinned, so a change
+	// to the draws (which would change every seeded run) shows here.
+	if st := p.Stats(); st.Dropped != uint64(dropped) || dropped != 11 {
+		t.Errorf("dropped %d (stats %d), want exactly 11 for seed %d", dropped, st.Dropped, seed)
 	}
 }
 

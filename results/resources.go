@@ -17,6 +17,7 @@ import (
 const (
 	RoleLoadgen = "loadgen"
 	RoleTarget  = "target"
+	RoleProxy   = "proxy"
 )
 
 // ResourcesFile is the name of the per-sample resource log in a results

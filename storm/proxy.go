@@ -7,11 +7,12 @@ import (
 
 	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/loadgen"
+	"github.com/stampede-dev/stampede/results"
 )
 
 // roleProxy names the fault proxy's processes in resources.csv and
 // summary.json "resources".
-const roleProxy = "proxy"
+const roleProxy = results.RoleProxy
 
 // startProxy starts the fault proxy in front of the target at upstream: an
 // SO_REUSEPORT group of `stampede proxy` processes, as many as the fleet
