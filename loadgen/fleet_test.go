@@ -273,6 +273,19 @@ func TestEchoRTT(t *testing.T) {
 	if uint64(b.MsgSent) != rep.Messages.Sent || uint64(b.MsgDelivered) != rep.Messages.Delivered {
 		t.Errorf("timeline messages %d/%d, report %+v", b.MsgSent, b.MsgDelivered, rep.Messages)
 	}
+	// Each echo's round trip lands in the bucket it was delivered in, and
+	// the buckets agree with the histogram.
+	for i := range rep.Timeline {
+		if bk := &rep.Timeline[i]; bk.RTTCount != bk.MsgDelivered {
+			t.Errorf("bucket %d: %d round trips, %d delivered", i, bk.RTTCount, bk.MsgDelivered)
+		}
+	}
+	if b.RTTCount == 0 || b.RTTSumMicros < uint64(b.RTTCount) || b.RTTSumMicros > uint64(b.RTTCount)*uint64(b.RTTMaxMicros) {
+		t.Errorf("timeline round trips: count %d, sum %d µs, max %d µs", b.RTTCount, b.RTTSumMicros, b.RTTMaxMicros)
+	}
+	if !rep.RTT.ValuesAreEquivalent(int64(b.RTTMaxMicros), rep.RTT.Max()) {
+		t.Errorf("timeline max %d µs, histogram max %d µs", b.RTTMaxMicros, rep.RTT.Max())
+	}
 }
 
 // TestRampSpacing: client i's first attempt starts no sooner than i/Ramp.

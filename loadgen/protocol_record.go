@@ -10,7 +10,9 @@ import (
 
 // acked records a message ACKed at offset at, rtt after it was last sent.
 func (r *recorder) acked(at int64, rtt time.Duration) {
-	r.rep.Timeline.At(time.Duration(at)).MsgAcked++
+	b := r.rep.Timeline.At(time.Duration(at))
+	b.MsgAcked++
+	b.RecordRTT(rtt)
 	r.rep.Messages.Acked++
 	results.RecordLatency(r.rep.RTT, rtt)
 	r.cnt.msgAcked.Add(1)

@@ -103,6 +103,7 @@ func (r *recorder) delivered(at int64, rtt time.Duration) {
 	r.rep.Messages.Delivered++
 	if rtt > 0 {
 		results.RecordLatency(r.rep.RTT, rtt)
+		r.rep.Timeline.At(time.Duration(at)).RecordRTT(rtt)
 	}
 	r.cnt.msgDelivered.Add(1)
 }

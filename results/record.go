@@ -43,6 +43,12 @@ type Bucket struct {
 	MsgSent      uint32 `json:"msg_sent"`
 	MsgAcked     uint32 `json:"msg_acked"`
 	MsgDelivered uint32 `json:"msg_delivered"`
+	// RTTCount, RTTSumMicros and RTTMaxMicros aggregate the message round
+	// trips (those recorded into Report.RTT) that completed in the bucket:
+	// how many, their sum and their largest, in µs (see RecordRTT).
+	RTTCount     uint32 `json:"rtt_count,omitempty"`
+	RTTSumMicros uint64 `json:"rtt_sum_us,omitempty"`
+	RTTMaxMicros uint32 `json:"rtt_max_us,omitempty"`
 }
 
 // Add sums o into b.
@@ -56,6 +62,9 @@ func (b *Bucket) Add(o *Bucket) {
 	b.MsgSent += o.MsgSent
 	b.MsgAcked += o.MsgAcked
 	b.MsgDelivered += o.MsgDelivered
+	b.RTTCount += o.RTTCount
+	b.RTTSumMicros += o.RTTSumMicros
+	b.RTTMaxMicros = max(b.RTTMaxMicros, o.RTTMaxMicros)
 }
 
 // FailureCount is the number of failed attempts of every class.

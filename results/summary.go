@@ -92,6 +92,13 @@ type EventSummary struct {
 	// fleet see. Every class is present.
 	Failures    map[string]uint64 `json:"failures"`
 	Disconnects map[string]uint64 `json:"disconnects"`
+	// RTTMS is the message round trips that completed from StartS to
+	// EndS (ReadyS when EndS is 0), both included, in whole timeline
+	// buckets: what the event did to message latency.
+	RTTMS RTTStats `json:"rtt_ms"`
+	// RTTBeforeMS is the same over the second before StartS, to compare
+	// RTTMS with.
+	RTTBeforeMS RTTStats `json:"rtt_before_ms"`
 }
 
 // StepSummary is one process's part of a restart that went one process at
@@ -235,6 +242,7 @@ func Summarize(in Input) *Summary {
 			es.Steps = append(es.Steps, StepSummary{Proc: st.Proc, StartS: st.Start.Seconds(), EndS: st.End.Seconds(), ReadyS: st.Ready.Seconds(), Conns: st.Conns})
 		}
 		es.Failures, es.Disconnects = eventClasses(r.Timeline, events, i, end)
+		es.RTTMS, es.RTTBeforeMS = eventRTT(r.Timeline, e)
 		s.Events = append(s.Events, es)
 	}
 	for k, v := range r.Stopped {

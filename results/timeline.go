@@ -33,6 +33,10 @@ type TimelineRow struct {
 	MsgSent      uint32
 	MsgAcked     uint32
 	MsgDelivered uint32
+	// RTTMeanMS and RTTMaxMS are the mean (to the µs) and largest message
+	// round trip that completed in the bucket, in ms; 0 when none did.
+	RTTMeanMS float64
+	RTTMaxMS  float64
 	// Event names the events that started in the bucket ("restart abrupt";
 	// several are joined by "; "), "" for none.
 	Event string
@@ -79,6 +83,10 @@ func TimelineRows(tl Timeline, events []EventSummary, durationS float64) []Timel
 			r.Attempts, r.Successes, r.Failures = b.Attempts, b.Successes, b.Failures
 			r.Disconnects = b.DisconnectCount()
 			r.MsgSent, r.MsgAcked, r.MsgDelivered = b.MsgSent, b.MsgAcked, b.MsgDelivered
+			if b.RTTCount > 0 {
+				r.RTTMeanMS = math.Round(float64(b.RTTSumMicros)/float64(b.RTTCount)) / 1e3
+				r.RTTMaxMS = float64(b.RTTMaxMicros) / 1e3
+			}
 			connected += int64(b.Successes) - int64(r.Disconnects)
 		}
 		r.Connected = connected
@@ -108,19 +116,20 @@ func timelineHeader() []string {
 	for _, c := range connerr.Classes() {
 		h = append(h, "fail_"+c.String())
 	}
-	return append(h, "disconnects", "msg_sent", "msg_acked", "msg_delivered", "event")
+	return append(h, "disconnects", "msg_sent", "msg_acked", "msg_delivered", "rtt_mean_ms", "rtt_max_ms", "event")
 }
 
 // WriteTimelineCSV writes rows as timeline.csv:
 //
-//	t_s,connected,attempts,successes,fail_dns,fail_refused,...,disconnects,msg_sent,msg_acked,msg_delivered,event
-//	3,9987,2,0,0,2,...,13,0,0,0,restart abrupt
+//	t_s,connected,attempts,successes,fail_dns,fail_refused,...,disconnects,msg_sent,msg_acked,msg_delivered,rtt_mean_ms,rtt_max_ms,event
+//	3,9987,2,0,0,2,...,13,0,0,0,0,0,restart abrupt
 func WriteTimelineCSV(w io.Writer, rows []TimelineRow) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(timelineHeader()); err != nil {
 		return err
 	}
 	u := func(v uint32) string { return strconv.FormatUint(uint64(v), 10) }
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	rec := make([]string, 0, len(timelineHeader()))
 	for i := range rows {
 		r := &rows[i]
@@ -128,7 +137,7 @@ func WriteTimelineCSV(w io.Writer, rows []TimelineRow) error {
 		for _, c := range connerr.Classes() {
 			rec = append(rec, u(r.Failures[c]))
 		}
-		rec = append(rec, u(r.Disconnects), u(r.MsgSent), u(r.MsgAcked), u(r.MsgDelivered), r.Event)
+		rec = append(rec, u(r.Disconnects), u(r.MsgSent), u(r.MsgAcked), u(r.MsgDelivered), f(r.RTTMeanMS), f(r.RTTMaxMS), r.Event)
 		if err := cw.Write(rec); err != nil {
 			return err
 		}
@@ -182,6 +191,17 @@ func ReadTimelineCSV(r io.Reader) ([]TimelineRow, error) {
 			}
 			return uint32(v)
 		}
+		float := func(name string) float64 {
+			s := field(name)
+			if s == "" || perr != nil {
+				return 0
+			}
+			v, err := strconv.ParseFloat(s, 64)
+			if err != nil {
+				perr = fmt.Errorf("line %d: %s: %w", line, name, err)
+			}
+			return v
+		}
 		if row.T, err = strconv.ParseFloat(field("t_s"), 64); err != nil {
 			return nil, fmt.Errorf("results: %s: line %d: t_s: %w", TimelineFile, line, err)
 		}
@@ -196,6 +216,7 @@ func ReadTimelineCSV(r io.Reader) ([]TimelineRow, error) {
 		}
 		row.Disconnects = num("disconnects")
 		row.MsgSent, row.MsgAcked, row.MsgDelivered = num("msg_sent"), num("msg_acked"), num("msg_delivered")
+		row.RTTMeanMS, row.RTTMaxMS = float("rtt_mean_ms"), float("rtt_max_ms")
 		row.Event = strings.TrimSpace(field("event"))
 		if perr != nil {
 			return nil, fmt.Errorf("results: %s: %w", TimelineFile, perr)

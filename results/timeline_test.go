@@ -16,6 +16,7 @@ func TestTimelineRows(t *testing.T) {
 		tick{i: 3, attempts: 2, succ: 1, timeout: 1},
 	)
 	tl[3].MsgSent, tl[3].MsgAcked, tl[3].MsgDelivered = 5, 4, 3
+	tl[3].RTTCount, tl[3].RTTSumMicros, tl[3].RTTMaxMicros = 3, 1000, 500 // mean 333.33 µs
 	events := []EventSummary{
 		{Kind: "restart", Mode: "abrupt", StartS: 0.2},
 		{Kind: "backlog", StartS: 0.25},
@@ -26,7 +27,7 @@ func TestTimelineRows(t *testing.T) {
 		{T: 0, Connected: 2, Attempts: 3, Successes: 2},
 		{T: 0.1, Connected: 2},
 		{T: 0.2, Connected: 0, Disconnects: 2, Event: "restart abrupt; backlog"},
-		{T: 0.3, Connected: 1, Attempts: 2, Successes: 1, MsgSent: 5, MsgAcked: 4, MsgDelivered: 3},
+		{T: 0.3, Connected: 1, Attempts: 2, Successes: 1, MsgSent: 5, MsgAcked: 4, MsgDelivered: 3, RTTMeanMS: 0.333, RTTMaxMS: 0.5},
 		{T: 0.4, Connected: 1},
 		{T: 0.5, Connected: 1},
 		{T: 0.6, Connected: 1},
@@ -48,7 +49,7 @@ func TestTimelineRows(t *testing.T) {
 func TestTimelineCSV(t *testing.T) {
 	rows := []TimelineRow{
 		{T: 0, Connected: 2, Attempts: 3, Successes: 2},
-		{T: 0.1, Connected: 0, Disconnects: 2, MsgSent: 1, MsgAcked: 1, MsgDelivered: 1, Event: "restart abrupt; stall"},
+		{T: 0.1, Connected: 0, Disconnects: 2, MsgSent: 1, MsgAcked: 1, MsgDelivered: 1, RTTMeanMS: 200.125, RTTMaxMS: 250, Event: "restart abrupt; stall"},
 	}
 	rows[0].Failures[connerr.Refused] = 1
 	rows[1].Failures[connerr.HandshakeTimeout] = 7
@@ -58,9 +59,9 @@ func TestTimelineCSV(t *testing.T) {
 	}
 	want := "t_s,connected,attempts,successes,fail_dns,fail_refused,fail_timeout,fail_reset,fail_tls,fail_handshake_4xx," +
 		"fail_handshake_5xx,fail_handshake_timeout,fail_closed_1006,fail_closed_1001,fail_protocol,fail_local," +
-		"disconnects,msg_sent,msg_acked,msg_delivered,event\n" +
-		"0,2,3,2,0,1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,\n" +
-		"0.1,0,0,0,0,0,0,0,0,0,0,7,0,0,0,0,2,1,1,1,restart abrupt; stall\n"
+		"disconnects,msg_sent,msg_acked,msg_delivered,rtt_mean_ms,rtt_max_ms,event\n" +
+		"0,2,3,2,0,1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,\n" +
+		"0.1,0,0,0,0,0,0,0,0,0,0,7,0,0,0,0,2,1,1,1,200.125,250,restart abrupt; stall\n"
 	if b.String() != want {
 		t.Errorf("timeline.csv:\n%s\nwant\n%s", b.String(), want)
 	}
@@ -78,7 +79,7 @@ func TestReadTimelineCSVTolerant(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v, %v", got, err)
 	}
-	for _, bad := range []string{"", "attempts\n1\n", "t_s,attempts\n0,x\n", "t_s\nzero\n", "t_s,connected\n0,1.5\n"} {
+	for _, bad := range []string{"", "attempts\n1\n", "t_s,attempts\n0,x\n", "t_s\nzero\n", "t_s,connected\n0,1.5\n", "t_s,rtt_max_ms\n0,slow\n"} {
 		if _, err := ReadTimelineCSV(strings.NewReader(bad)); err == nil {
 			t.Errorf("ReadTimelineCSV(%q) succeeded", bad)
 		}
