@@ -51,6 +51,10 @@ func (s *Summary) WriteText(w io.Writer) error {
 	if m := s.Messages; m.Sent > 0 {
 		ew.printf("messages: sent %d, acked %d, retried %d, dup_suppressed %d, dup_delivered %d, lost %d, resumed %d\n",
 			m.Sent, m.Acked, m.Retried, m.DupSuppressed, m.DupDelivered, m.Lost, m.Resumed)
+		if m.Expected > 0 || m.UnackedDropped > 0 || m.ResumeGap > 0 {
+			ew.printf("deliveries: expected %d, received %d, resume gaps %d, unacked at the end %d, dropped unacked (--no-retry-queue) %d\n",
+				m.Expected, m.Received, m.ResumeGap, m.Unacked, m.UnackedDropped)
+		}
 	}
 	k := s.Kernel
 	ew.printf("kernel: ListenOverflows %d, ListenDrops %d, TCPSynRetrans %d, SYN cookies sent %d\n",

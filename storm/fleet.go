@@ -147,6 +147,7 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (*Result, error) {
 	kernel.Sample()
 	stopSampling()
 
+	loadgen.Tally(report) // lost and duplicated messages, over the whole fleet
 	sum := results.Summarize(results.Input{
 		RunID:     runID,
 		Seed:      fleet.Seed,

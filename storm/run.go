@@ -135,7 +135,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--addr %q: %w", tcfg.Addr, err)
 	}
-	sz, err := Size(cfg.Fleet.Clients, cfg.LoadgenProcs, cfg.TargetProcs, cfg.Fleet.SourceIPs, dst.Addr())
+	targetProcs, err := messageProtocol(&cfg, &tcfg)
+	if err != nil {
+		return nil, err
+	}
+	sz, err := Size(cfg.Fleet.Clients, cfg.LoadgenProcs, targetProcs, cfg.Fleet.SourceIPs, dst.Addr())
 	if err != nil {
 		return nil, err
 	}
@@ -250,6 +254,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if kerr == nil && kerr2 == nil {
 		in.Kernel = results.Delta(kernelBefore, kernelAfter)
 	}
+	loadgen.Tally(report) // lost and duplicated messages, over the whole fleet
 	sum := results.Summarize(in)
 	sum.SetSLO(results.EvalSLOs(cfg.SLO, sum))
 	mx.setSummary(sum)
@@ -263,6 +268,44 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return res, fmt.Errorf("chaos schedule: %w", chaosErr)
 	}
 	return res, nil
+}
+
+// messageProtocol makes the fleet's message mode and the target's store
+// agree: the stampede mode needs a target that speaks the protocol, so it
+// gets an embedded store in the results folder (kept across the target's
+// restarts) unless one is given; a store with no message mode (or "none")
+// implies the stampede mode. A target with a store runs as one process (the store's
+// room state lives in it), so the fleet must fit one process.
+func messageProtocol(cfg *Config, tcfg *target.Config) (targetProcs int, err error) {
+	if tcfg.Store != "" && (cfg.Fleet.Mode == "" || cfg.Fleet.Mode == loadgen.ModeNone) {
+		cfg.Fleet.Mode = loadgen.ModeStampede
+	}
+	if cfg.Fleet.Mode != loadgen.ModeStampede {
+		if tcfg.Store != "" {
+			return 0, fmt.Errorf("--store: the target speaks the message protocol; use --mode stampede (got --mode %s)", cfg.Fleet.Mode)
+		}
+		return cfg.TargetProcs, nil
+	}
+	if tcfg.Store == "" {
+		dir := cfg.Out
+		if dir == "" {
+			if dir, err = os.MkdirTemp("", "stampede-store-"); err != nil {
+				return 0, err
+			}
+		}
+		abs, err := filepath.Abs(filepath.Join(dir, "store"))
+		if err != nil {
+			return 0, err
+		}
+		tcfg.Store = "file://" + abs
+	}
+	if cfg.TargetProcs > 1 {
+		return 0, fmt.Errorf("--procs %d: a target with a message store runs as one process", cfg.TargetProcs)
+	}
+	if cfg.Fleet.Clients > PerProcess {
+		return 0, fmt.Errorf("--clients %d: the message protocol's target runs as one process, which holds at most %d connections", cfg.Fleet.Clients, PerProcess)
+	}
+	return 1, nil
 }
 
 // runConfig is what summary.json records as the run's config.

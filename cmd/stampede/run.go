@@ -15,7 +15,8 @@ import (
 )
 
 // runTargetFlags are the target's flags that `run` and `bench` take.
-var runTargetFlags = []string{"backlog", "accept-rate", "accept-burst", "handshake-cost", "tls", "max-conns", "reject-retry-after"}
+var runTargetFlags = []string{"backlog", "accept-rate", "accept-burst", "handshake-cost", "tls", "max-conns", "reject-retry-after",
+	"store", "no-dedupe", "retention"}
 
 // runFleetFlags are the loadgen's flags that `run` and `bench` take.
 var runFleetFlags = []string{"clients", "loadgen-procs", "ramp", "max-inflight", "seed", "source-ips", "connect-timeout",
