@@ -3,8 +3,9 @@
 //
 //	go run ./scripts/protobench [-rooms 20] [-room-size 10] [-duration 10s] [-rate 4000] [-store URL]
 //
-// It starts a target in this process on the store (default: the embedded
-// store in a fresh temporary directory, fsync before every ACK), connects
+// It starts a target process on the store (default: the embedded store in a
+// fresh temporary directory, fsync before every ACK) by running itself as
+// `stampede target` would (target.Run), connects
 // rooms x room-size WebSocket clients that each join one room, and runs two
 // phases:
 //
@@ -25,13 +26,17 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"math"
 	"net"
+	"net/http"
 	"os"
+	"os/exec"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -71,22 +76,21 @@ func main() {
 		defer os.RemoveAll(dir)
 		url = "file://" + dir
 	}
-	srv, err := target.Start(target.Config{Store: url, Backlog: 4096})
+	srv, err := startTarget(url)
 	if err != nil {
 		fail(err)
 	}
-	defer srv.Shutdown(target.Abrupt)
-	<-srv.Ready()
+	defer srv.stop()
 
 	n := *rooms * *roomSize
-	fmt.Printf("protobench: %d rooms of %d (%d clients), store %s, body %d B, %s per phase\n",
-		*rooms, *roomSize, n, url, *body, *duration)
+	fmt.Printf("protobench: %d rooms of %d (%d clients), store %s, body %d B, %s per phase; target pid %d, clients in this process\n",
+		*rooms, *roomSize, n, url, *body, *duration, srv.pid)
 	b := &bench{body: make([]byte, *body), roomSize: *roomSize, window: *window}
 	for i := range b.body {
 		b.body[i] = 'a' + byte(i%26)
 	}
 	for i := range n {
-		c, err := b.dial(srv.URL(), i, "room-"+strconv.Itoa(i%*rooms))
+		c, err := b.dial(srv.url, i, "room-"+strconv.Itoa(i%*rooms))
 		if err != nil {
 			fail(err)
 		}
@@ -103,11 +107,11 @@ func main() {
 	}
 	ok := true
 	if strings.Contains(*phases, "saturation") {
-		sat := b.phase("saturation", *duration, func(c *client, stop <-chan struct{}) { c.saturate(*window, stop) })
+		sat := b.phase("saturation", srv.pid, *duration, func(c *client, stop <-chan struct{}) { c.saturate(*window, stop) })
 		ok = sat.print(fmt.Sprintf(">= %.0f ACKed/s", *minAcked), sat.ackedPerS() >= *minAcked) && ok
 	}
 	if strings.Contains(*phases, "paced") {
-		paced := b.phase(fmt.Sprintf("paced %.0f/s", *rate), *duration, func(c *client, stop <-chan struct{}) {
+		paced := b.phase(fmt.Sprintf("paced %.0f/s", *rate), srv.pid, *duration, func(c *client, stop <-chan struct{}) {
 			c.paced(time.Duration(float64(time.Second)*float64(n) / *rate), stop)
 		})
 		ok = paced.print("p99 < "+maxP99.String(), time.Duration(paced.rtt.ValueAtQuantile(99))*time.Microsecond < *maxP99) && ok
@@ -115,26 +119,25 @@ func main() {
 	if strings.Contains(*phases, "echo") {
 		// The same clients and rate against an echo target: what this
 		// machine's scheduling alone does to a round trip right now.
-		esrv, err := target.Start(target.Config{Backlog: 4096})
+		esrv, err := startTarget("")
 		if err != nil {
 			fail(err)
 		}
-		defer esrv.Shutdown(target.Abrupt)
-		<-esrv.Ready()
+		defer esrv.stop()
 		eb := &bench{body: b.body, roomSize: 1, window: *window}
 		for i := range n {
-			c, err := eb.dial(esrv.URL(), i, "room-"+strconv.Itoa(i%*rooms))
+			c, err := eb.dial(esrv.url, i, "room-"+strconv.Itoa(i%*rooms))
 			if err != nil {
 				fail(err)
 			}
 			eb.clients = append(eb.clients, c)
 		}
-		echo := eb.phase(fmt.Sprintf("echo %.0f/s", *rate), *duration, func(c *client, stop <-chan struct{}) {
+		echo := eb.phase(fmt.Sprintf("echo %.0f/s", *rate), esrv.pid, *duration, func(c *client, stop <-chan struct{}) {
 			c.paced(time.Duration(float64(time.Second)*float64(n) / *rate), stop)
 		})
 		echo.print("reference: no store, no fan-out", true)
 	}
-	st := srv.Stats()
+	st := srv.stats()
 	fmt.Printf("target: msgs_acked %d, delivered %d, dup_suppressed %d\n", st.MsgsAcked, st.Delivered, st.DupSuppressed)
 	if !ok {
 		pprof.StopCPUProfile()
@@ -320,7 +323,8 @@ type result struct {
 	sent, acked, deliv int64
 	owed               int64
 	rtt                *hdrhistogram.Histogram
-	cpu                float64 // CPU cores this process used during the phase (target and clients)
+	cpu                float64 // CPU cores the clients (this process) used during the phase
+	tcpu               float64 // CPU cores the target process used
 }
 
 // cpuTime is this process's user+system CPU time.
@@ -333,7 +337,7 @@ func cpuTime() time.Duration {
 func (r result) ackedPerS() float64 { return float64(r.acked) / r.d.Seconds() }
 
 // phase runs loop on every client for d, drains, and sums the counts.
-func (b *bench) phase(name string, d time.Duration, loop func(*client, <-chan struct{})) result {
+func (b *bench) phase(name string, pid int, d time.Duration, loop func(*client, <-chan struct{})) result {
 	for _, c := range b.clients {
 		c.mu.Lock()
 		c.acked, c.delivered = 0, 0
@@ -344,7 +348,7 @@ func (b *bench) phase(name string, d time.Duration, loop func(*client, <-chan st
 	for i, c := range b.clients {
 		startNext[i] = c.next
 	}
-	cpu0 := cpuTime()
+	cpu0, tcpu0 := cpuTime(), procCPU(pid)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for _, c := range b.clients {
@@ -353,7 +357,8 @@ func (b *bench) phase(name string, d time.Duration, loop func(*client, <-chan st
 	time.Sleep(d)
 	close(stop)
 	wg.Wait()
-	r := result{name: name, d: d, rtt: hdrhistogram.New(1, 60_000_000, 3), cpu: (cpuTime() - cpu0).Seconds() / d.Seconds()}
+	r := result{name: name, d: d, rtt: hdrhistogram.New(1, 60_000_000, 3),
+		cpu: (cpuTime() - cpu0).Seconds() / d.Seconds(), tcpu: (procCPU(pid) - tcpu0).Seconds() / d.Seconds()}
 	for i, c := range b.clients {
 		r.sent += int64(c.next - startNext[i])
 	}
@@ -395,8 +400,108 @@ func (r result) print(target string, met bool) bool {
 	if !met || r.deliv < r.owed || r.acked != r.sent {
 		verdict = "FAIL"
 	}
-	fmt.Printf("%-12s sent %d, ACKed %d (%.0f/s); send->ACK ms p50 %s p90 %s p99 %s max %s; delivered %d (%.0f/s, %.1f%% of owed); CPU %.2f cores (target+clients)  [%s %s]\n",
+	fmt.Printf("%-12s sent %d, ACKed %d (%.0f/s); send->ACK ms p50 %s p90 %s p99 %s max %s; delivered %d (%.0f/s, %.1f%% of owed); CPU cores: target %.2f, clients %.2f  [%s %s]\n",
 		r.name+":", r.sent, r.acked, r.ackedPerS(), q(50), q(90), q(99), q(100),
-		r.deliv, float64(r.deliv)/r.d.Seconds(), share, r.cpu, target, verdict)
+		r.deliv, float64(r.deliv)/r.d.Seconds(), share, r.tcpu, r.cpu, target, verdict)
 	return verdict == "PASS"
+}
+
+// targetEnv makes this program run as the target process (see startTarget):
+// its value is the store URL, "echo" for none.
+const targetEnv = "PROTOBENCH_TARGET_STORE"
+
+func init() {
+	if v, ok := os.LookupEnv(targetEnv); ok {
+		cfg := target.Config{Backlog: 4096}
+		if v != "echo" {
+			cfg.Store = v
+		}
+		if err := target.Run(context.Background(), target.RunConfig{Server: cfg}); err != nil {
+			fmt.Fprintln(os.Stderr, "protobench target:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+}
+
+// targetProc is a target process.
+type targetProc struct {
+	cmd     *exec.Cmd
+	pid     int
+	url     string
+	control string
+}
+
+// startTarget runs this program as a target on storeURL ("" for an echo
+// target) and waits for its ready line.
+func startTarget(storeURL string) (*targetProc, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	if storeURL == "" {
+		storeURL = "echo"
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), targetEnv+"="+storeURL)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	line, err := bufio.NewReader(out).ReadBytes('\n')
+	var rl target.ReadyLine
+	if err == nil {
+		err = json.Unmarshal(line, &rl)
+	}
+	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		return nil, fmt.Errorf("target process: no ready line: %v", err)
+	}
+	return &targetProc{cmd: cmd, pid: rl.PID, url: "ws://" + rl.Addr + "/", control: rl.Control}, nil
+}
+
+// stats fetches the target's counters from its control API.
+func (t *targetProc) stats() target.Stats {
+	var st target.Stats
+	resp, err := http.Get("http://" + t.control + "/stats")
+	if err == nil {
+		json.NewDecoder(resp.Body).Decode(&st)
+		resp.Body.Close()
+	}
+	return st
+}
+
+func (t *targetProc) stop() {
+	t.cmd.Process.Signal(syscall.SIGUSR1)
+	done := make(chan struct{})
+	go func() { t.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// procCPU is the user+system CPU time of process pid, from /proc.
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// Fields after the parenthesised command name; utime and stime are
+	// the 14th and 15th fields, in clock ticks (100 per second).
+	i := bytes.LastIndexByte(b, ')')
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+st) * 10 * time.Millisecond
 }
