@@ -53,7 +53,7 @@ func (s *Server) upgrade(tcp *net.TCPConn) {
 	if _, err := u.Upgrade(conn); err != nil {
 		switch {
 		case hs.rejected:
-			s.stats.upgradesRejected.Add(1)
+			// counted when rejected, in onBeforeUpgrade
 		case hs.admitted:
 			s.live.Add(-1)
 			fallthrough
@@ -139,7 +139,10 @@ func (h *handshake) onBeforeUpgrade() (ws.HandshakeHeader, error) {
 		status, retryAfter = 503, s.cfg.RejectRetryAfter
 	}
 	if status != 0 {
+		// Counted at the decision, before the answer is written: a client
+		// that has read its 503 sees it in /stats.
 		h.rejected = true
+		s.stats.upgradesRejected.Add(1)
 		secs := retryAfterSeconds(retryAfter)
 		// A client that already gave up (its FIN queued behind the request:
 		// a handshake timeout while the request sat in a full queue) never
