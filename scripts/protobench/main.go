@@ -106,6 +106,7 @@ func main() {
 		defer pprof.StopCPUProfile()
 	}
 	ok := true
+	var echoSrv *targetProc
 	if strings.Contains(*phases, "saturation") {
 		sat := b.phase("saturation", srv.pid, *duration, func(c *client, stop <-chan struct{}) { c.saturate(*window, stop) })
 		ok = sat.print(fmt.Sprintf(">= %.0f ACKed/s", *minAcked), sat.ackedPerS() >= *minAcked) && ok
@@ -124,6 +125,7 @@ func main() {
 			fail(err)
 		}
 		defer esrv.stop()
+		echoSrv = esrv
 		eb := &bench{body: b.body, roomSize: 1, window: *window}
 		for i := range n {
 			c, err := eb.dial(esrv.url, i, "room-"+strconv.Itoa(i%*rooms))
@@ -141,6 +143,10 @@ func main() {
 	fmt.Printf("target: msgs_acked %d, delivered %d, dup_suppressed %d\n", st.MsgsAcked, st.Delivered, st.DupSuppressed)
 	if !ok {
 		pprof.StopCPUProfile()
+		srv.stop() // os.Exit skips the deferred stops
+		if echoSrv != nil {
+			echoSrv.stop()
+		}
 		os.Exit(1)
 	}
 }
@@ -444,6 +450,7 @@ func startTarget(storeURL string) (*targetProc, error) {
 	}
 	cmd := exec.Command(exe)
 	cmd.Env = append(os.Environ(), targetEnv+"="+storeURL)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the bench
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -477,7 +484,10 @@ func (t *targetProc) stats() target.Stats {
 }
 
 func (t *targetProc) stop() {
-	t.cmd.Process.Signal(syscall.SIGUSR1)
+	if t.cmd.ProcessState != nil {
+		return
+	}
+	t.cmd.Process.Signal(syscall.SIGTERM)
 	done := make(chan struct{})
 	go func() { t.cmd.Wait(); close(done) }()
 	select {
