@@ -173,11 +173,13 @@ func (c *Coordinator) Run(ctx context.Context, duration time.Duration) (*results
 	return merged, nil
 }
 
-// stopAll tells every worker to stop; errors are ignored because a worker
-// that cannot be reached has stopped already.
+// stopAll tells every worker to stop, without waiting: a worker that has
+// failed no longer reads, and a send to it may block until its transport is
+// closed. Errors are ignored because a worker that cannot be reached has
+// stopped already.
 func (c *Coordinator) stopAll() {
 	for i, w := range c.Workers {
-		_ = w.Transport.Send(Message{Kind: KindStop, Worker: i})
+		go func() { _ = w.Transport.Send(Message{Kind: KindStop, Worker: i}) }()
 	}
 }
 

@@ -1,0 +1,152 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/stampede-dev/stampede/backoff"
+	"github.com/stampede-dev/stampede/loadgen"
+	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/target"
+)
+
+// TestSplit pins how a fleet is shared out: consecutive ID ranges, the
+// remainder to the first workers, ramp and in-flight bound divided.
+func TestSplit(t *testing.T) {
+	cfg := loadgen.Config{Clients: 10, FirstID: 100, Ramp: 900, MaxInflight: 30}
+	got := Split(cfg, 3)
+	want := []struct {
+		first    uint32
+		clients  int
+		ramp     float64
+		inflight int
+	}{{100, 4, 300, 10}, {104, 3, 300, 10}, {107, 3, 300, 10}}
+	if len(got) != len(want) {
+		t.Fatalf("%d workers, want %d", len(got), len(want))
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.FirstID != w.first || g.Clients != w.clients || g.Ramp != w.ramp || g.MaxInflight != w.inflight {
+			t.Errorf("worker %d: first %d clients %d ramp %v inflight %d; want %+v", i, g.FirstID, g.Clients, g.Ramp, g.MaxInflight, w)
+		}
+	}
+	// More workers than clients: one client each, no empty worker.
+	if n := len(Split(loadgen.Config{Clients: 2}, 5)); n != 2 {
+		t.Errorf("2 clients over 5 workers gave %d workers, want 2", n)
+	}
+}
+
+// TestWireReportRoundTrip: a report survives the JSON wire with its
+// histograms exact (HdrHistogram's own encoding), so a merge of workers is
+// a merge of histograms, never of percentiles.
+func TestWireReportRoundTrip(t *testing.T) {
+	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	r := results.NewReport(start, 3)
+	for _, d := range []time.Duration{time.Millisecond, 3 * time.Millisecond, 2 * time.Second} {
+		results.RecordLatency(r.Connect, d)
+	}
+	results.RecordLatency(r.TTR, 1500*time.Millisecond)
+	r.Timeline.At(250 * time.Millisecond).Attempts = 7
+	r.Transitions = []results.Transition{{Client: 2, At: time.Second, Up: true}}
+	w, err := EncodeReport(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back WireReport
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	got, err := back.Decode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Connect.Equals(r.Connect) || !got.TTR.Equals(r.TTR) || got.RTT.TotalCount() != 0 {
+		t.Errorf("histograms changed on the wire: connect %d/%d values", got.Connect.TotalCount(), r.Connect.TotalCount())
+	}
+	if !got.Start.Equal(start) || got.Clients != 3 || len(got.Timeline) != 3 || got.Timeline[2].Attempts != 7 ||
+		len(got.Transitions) != 1 || got.Transitions[0] != r.Transitions[0] {
+		t.Errorf("report changed on the wire: %+v", got)
+	}
+}
+
+// pipeTransport is one end of an in-memory transport pair.
+func pipePair() (coord, worker Transport) {
+	cr, ww := io.Pipe()
+	wr, cw := io.Pipe()
+	return NewStream(cr, cw, cw), NewStream(wr, ww, ww)
+}
+
+// TestCoordinatorRunsWorkers runs two workers over in-memory transports
+// against a real target on loopback: the plan, the start barrier, progress
+// and the final reports all cross the protocol, and the merged report
+// holds both workers' clients and histograms.
+func TestCoordinatorRunsWorkers(t *testing.T) {
+	srv, err := target.Start(target.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Shutdown(target.Abrupt) })
+	<-srv.Ready()
+
+	fleet := loadgen.Config{URL: srv.URL(), Clients: 40, Seed: 3, Policy: backoff.MustParse("fixed:initial=50ms")}
+	parts := Split(fleet, 2)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	coord := &Coordinator{StartDelay: 100 * time.Millisecond}
+	served := make(chan error, len(parts))
+	for _, p := range parts {
+		c, w := pipePair()
+		t.Cleanup(func() { c.Close(); w.Close() })
+		coord.Workers = append(coord.Workers, &Worker{Transport: c, Plan: Plan{RunID: "test", Loadgen: p}})
+		go func() { served <- Serve(ctx, w) }()
+	}
+	var startAt time.Time
+	coord.OnStart = func(at time.Time) { startAt = at }
+	rep, err := coord.Run(ctx, 1500*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range parts {
+		if err := <-served; err != nil {
+			t.Errorf("worker: %v", err)
+		}
+	}
+	if !rep.Start.Equal(startAt) {
+		t.Errorf("report start %v, want the barrier %v", rep.Start, startAt)
+	}
+	if rep.Clients != 40 || rep.Processes != 2 {
+		t.Errorf("merged %d clients from %d workers, want 40 from 2", rep.Clients, rep.Processes)
+	}
+	if n, _ := rep.FirstConnects(); n != 40 {
+		t.Errorf("%d clients connected, want 40", n)
+	}
+	if got := rep.Connect.TotalCount(); got < 40 {
+		t.Errorf("connect histogram holds %d values, want at least 40", got)
+	}
+	for _, w := range coord.Workers {
+		if w.Ready.PID == 0 {
+			t.Errorf("worker never said ready: %+v", w.Ready)
+		}
+	}
+}
+
+// TestWorkerRefusesBadPlan: a plan that does not validate is answered with
+// an error message naming the problem, and the coordinator returns it.
+func TestWorkerRefusesBadPlan(t *testing.T) {
+	c, w := pipePair()
+	t.Cleanup(func() { c.Close(); w.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	go Serve(ctx, w)
+	coord := &Coordinator{Workers: []*Worker{{Transport: c, Plan: Plan{Loadgen: loadgen.Config{URL: "ws://127.0.0.1:1/", Clients: -1}}}}}
+	if _, err := coord.Run(ctx, time.Second); err == nil {
+		t.Fatal("a plan with -1 clients ran")
+	}
+}
