@@ -284,3 +284,45 @@ func TestOpenURLs(t *testing.T) {
 		t.Fatal("negative retention accepted")
 	}
 }
+
+// TestPreallocatedTail: while open, the log is preallocated past its
+// records; a copy taken then (what a crash leaves) reopens with every
+// record and the zeros cut away; Close leaves no zeros behind.
+func TestPreallocatedTail(t *testing.T) {
+	dir := t.TempDir()
+	s, err := OpenFile(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 50; i++ {
+		mustAppend(t, s, "r", fmt.Sprint("id", i), "body")
+	}
+	path := filepath.Join(dir, logName)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.alloc > 0 && int64(len(b)) != s.alloc {
+		t.Fatalf("log file is %d bytes, want the preallocated %d", len(b), s.alloc)
+	}
+	crash := t.TempDir()
+	if err := os.WriteFile(filepath.Join(crash, logName), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := OpenFile(crash, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := c.Head(context.Background(), "r"); h != 50 {
+		t.Fatalf("head of the crash copy = %d, want 50", h)
+	}
+	if seq, dup := mustAppend(t, c, "r", "id51", "b"); seq != 51 || dup {
+		t.Fatalf("append to the crash copy = %d %v", seq, dup)
+	}
+	c.Close()
+	size := s.size
+	s.Close()
+	if st, _ := os.Stat(path); st.Size() != size {
+		t.Fatalf("after Close the log is %d bytes, want its records' %d", st.Size(), size)
+	}
+}

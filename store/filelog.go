@@ -94,7 +94,8 @@ func scanLog(r io.Reader, fn func(record) error) (valid int64, err error) {
 			return valid, ignoreEOF(err)
 		}
 		n := binary.LittleEndian.Uint32(hdr[:4])
-		if n > maxRecord {
+		if n == 0 || n > maxRecord {
+			// 0: the preallocated zeros after the last record.
 			return valid, nil
 		}
 		if cap(buf) < int(n) {
