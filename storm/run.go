@@ -88,7 +88,11 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("--chaos: %w", err)
 		}
 	}
-	return c.Target.Validate()
+	t := c.Target
+	if t.Store == "" && (t.NoDedupe || t.Retention != 0 || c.Fleet.Mode == loadgen.ModeStampede) {
+		t.Store = "file:///" // Run gives it an embedded store in the results folder
+	}
+	return t.Validate()
 }
 
 // Result is what a storm produced.
@@ -277,12 +281,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 // implies the stampede mode. A target with a store runs as one process (the store's
 // room state lives in it), so the fleet must fit one process.
 func messageProtocol(cfg *Config, tcfg *target.Config) (targetProcs int, err error) {
-	if tcfg.Store != "" && (cfg.Fleet.Mode == "" || cfg.Fleet.Mode == loadgen.ModeNone) {
+	wantsStore := tcfg.Store != "" || tcfg.NoDedupe || tcfg.Retention != 0
+	if wantsStore && (cfg.Fleet.Mode == "" || cfg.Fleet.Mode == loadgen.ModeNone) {
 		cfg.Fleet.Mode = loadgen.ModeStampede
 	}
 	if cfg.Fleet.Mode != loadgen.ModeStampede {
-		if tcfg.Store != "" {
-			return 0, fmt.Errorf("--store: the target speaks the message protocol; use --mode stampede (got --mode %s)", cfg.Fleet.Mode)
+		if wantsStore {
+			return 0, fmt.Errorf("--store, --no-dedupe and --retention are for the message protocol; use --mode stampede (got --mode %s)", cfg.Fleet.Mode)
 		}
 		return cfg.TargetProcs, nil
 	}
