@@ -7,6 +7,7 @@ all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/stampede
+	$(GO) build -o bin/stampede-worker ./cmd/stampede-worker
 
 vet:
 	$(GO) vet ./...

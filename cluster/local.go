@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -15,7 +16,9 @@ import (
 
 // Local runs one fleet as worker processes on this machine.
 type Local struct {
-	// Exe is the stampede binary; empty means this process's own executable.
+	// Exe is the worker program; empty means stampede-worker beside this
+	// executable when it exists (a lean binary: about 7 MB of RSS per
+	// worker instead of 16), else this executable's "worker" subcommand.
 	Exe string
 	// Args are the arguments that make Exe a worker; nil means {"worker"}.
 	Args []string
@@ -51,8 +54,8 @@ func (l *Local) Run(ctx context.Context, runID string, duration time.Duration) (
 	exe, args := l.Exe, l.Args
 	if exe == "" {
 		var err error
-		if exe, err = os.Executable(); err != nil {
-			return nil, fmt.Errorf("cluster: finding the stampede binary: %w", err)
+		if exe, args, err = workerCommand(); err != nil {
+			return nil, err
 		}
 	}
 	if args == nil {
@@ -85,6 +88,25 @@ func (l *Local) Run(ctx context.Context, runID string, duration time.Duration) (
 		coord.Workers = append(coord.Workers, &Worker{Transport: p, Plan: Plan{RunID: runID, Loadgen: c}})
 	}
 	return coord.Run(ctx, duration)
+}
+
+// WorkerBinary is the lean worker program looked for beside the running
+// executable (cmd/stampede-worker).
+const WorkerBinary = "stampede-worker"
+
+// workerCommand returns how to start a worker: the lean stampede-worker
+// beside this executable when it is there, else this executable's hidden
+// "worker" subcommand.
+func workerCommand() (exe string, args []string, err error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", nil, fmt.Errorf("cluster: finding the stampede binary: %w", err)
+	}
+	lean := filepath.Join(filepath.Dir(self), WorkerBinary)
+	if fi, err := os.Stat(lean); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+		return lean, []string{}, nil
+	}
+	return self, []string{"worker"}, nil
 }
 
 // waitOrKill waits for p to exit, killing it after grace.

@@ -182,7 +182,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		fleet.Ramp = 0.9 * totalRate
 	}
 	warnRamp(logw, fleet, cfg.Schedule, cfg.Duration)
-	local := &cluster.Local{Exe: exe, Fleet: fleet, Procs: sz.LoadgenProcs, Logs: prefixWriter(logw, "")}
+	local := &cluster.Local{Exe: cfg.Exe, Fleet: fleet, Procs: sz.LoadgenProcs, Logs: prefixWriter(logw, "")}
 	fmt.Fprintf(logw, "loadgen: %d client(s) in %d worker process(es), %d source address(es), policy %s\n",
 		fleet.Clients, sz.LoadgenProcs, max(1, len(sz.SourceIPs)), fleet.Policy)
 
