@@ -187,7 +187,9 @@ func (s *File) AppendBatch(ctx context.Context, room string, entries []Entry) ([
 	if len(entries) == 0 {
 		return nil, nil
 	}
-	req := &fileReq{room: room, entries: entries, res: make([]Result, len(entries)), done: make(chan error, 1)}
+	// The writer may still be reading the batch after a cancelled ctx
+	// returns, while the caller reuses its slice: it gets its own copy.
+	req := &fileReq{room: room, entries: cloneEntries(entries), res: make([]Result, len(entries)), done: make(chan error, 1)}
 	s.closeMu.RLock()
 	if s.closed {
 		s.closeMu.RUnlock()
@@ -211,6 +213,22 @@ func (s *File) AppendBatch(ctx context.Context, room string, entries []Entry) ([
 		// same IDs and dedupe sorts it out.
 		return nil, ctx.Err()
 	}
+}
+
+// cloneEntries copies entries and their bodies into one allocation.
+func cloneEntries(entries []Entry) []Entry {
+	n := 0
+	for _, e := range entries {
+		n += len(e.Body)
+	}
+	buf := make([]byte, 0, n)
+	out := make([]Entry, len(entries))
+	for i, e := range entries {
+		start := len(buf)
+		buf = append(buf, e.Body...)
+		out[i] = Entry{ID: e.ID, Body: buf[start:len(buf):len(buf)]}
+	}
+	return out
 }
 
 // writer is the group-commit loop: gather, assign, write, fsync, publish,

@@ -326,3 +326,33 @@ func TestPreallocatedTail(t *testing.T) {
 		t.Fatalf("after Close the log is %d bytes, want its records' %d", st.Size(), size)
 	}
 }
+
+// TestFileAppendBatchOwnsEntries: a caller whose context is cancelled gets
+// its error at once and may reuse its slice; the batch the writer goes on
+// to store is the one that was given, never the reused memory.
+func TestFileAppendBatchOwnsEntries(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(context.Background(), dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := []Entry{{ID: "m1", Body: []byte("hello")}}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, _ = s.AppendBatch(ctx, "r", entries)
+	entries[0].Body[0] = 'X'
+	clear(entries)
+	if _, err := s.AppendBatch(context.Background(), "r", []Entry{{ID: "m2", Body: []byte("two")}}); err != nil {
+		t.Fatal(err)
+	}
+	msgs, _, _, err := s.Since(context.Background(), "r", 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range msgs {
+		if m.ID == "" || (m.ID == "m1" && string(m.Body) != "hello") {
+			t.Errorf("stored %+v: the caller's reused memory leaked into the log", m)
+		}
+	}
+	s.Close()
+}
