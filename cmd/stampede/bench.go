@@ -25,7 +25,7 @@ const (
 	benchChaos            = "at 8s restart abrupt down=2s"
 	benchDuration         = 45 * time.Second
 	benchSynRetries       = 2
-	benchHandshakeTimeout = 3 * time.Second
+	benchHandshakeTimeout = 5 * time.Second
 )
 
 func init() {
@@ -38,7 +38,7 @@ func init() {
 			"R99, R100, herd peak per 100 ms, peak-to-mean, failed attempts per client after the\n" +
 			"target was ready (wasted) and during the outage, and ListenOverflows.\n" +
 			"The defaults (10,000 clients, backlog 128, 2,000 accepts/s, an abrupt restart with 2 s\n" +
-			"down, TCP_SYNCNT 2, 3 s upgrade timeout) make the herd visible on a 2-core machine\n" +
+			"down, TCP_SYNCNT 2, 5 s upgrade timeout) make the herd visible on a 2-core machine\n" +
 			"and finish in under five minutes.",
 		Flags:        benchFlags(),
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return err },
