@@ -20,6 +20,8 @@ exe=${STAMPEDE:-}
 if [ -z "$exe" ]; then
 	exe=$tmp/stampede
 	go build -o "$exe" ./cmd/stampede
+	# The lean worker binary beside it is what run starts for each worker.
+	go build -o "$tmp/stampede-worker" ./cmd/stampede-worker
 fi
 go build -o "$tmp/scale" ./scripts/scale
 echo "machine: $(nproc) cores, $(awk '/MemTotal/{printf "%.0f GiB", $2/1048576}' /proc/meminfo), kernel $(uname -r), $(go version | cut -d' ' -f3), open files $(ulimit -Hn)"
