@@ -251,7 +251,7 @@ func (b *bench) run(args []string, clients int, sample func(pid int)) (sampled b
 }
 
 // children returns the IDs of pid's child processes whose first argument
-// is sub (e.g. "worker").
+// is sub (e.g. "worker"), or whose program is stampede-sub.
 func children(pid int, sub string) []int {
 	ents, _ := os.ReadDir("/proc")
 	var out []int
@@ -271,7 +271,8 @@ func children(pid int, sub string) []int {
 		}
 		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
 		argv := strings.Split(string(cmdline), "\x00")
-		if len(argv) > 1 && argv[1] == sub {
+		// A worker is `stampede worker` or the lean stampede-worker binary.
+		if len(argv) > 1 && argv[1] == sub || filepath.Base(argv[0]) == "stampede-"+sub {
 			out = append(out, p)
 		}
 	}
