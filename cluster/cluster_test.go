@@ -49,6 +49,9 @@ func TestWireReportRoundTrip(t *testing.T) {
 		results.RecordLatency(r.Connect, d)
 	}
 	results.RecordLatency(r.TTR, 1500*time.Millisecond)
+	results.RecordLatency(r.RTT, 2*time.Millisecond)
+	results.RecordLatency(r.RTTScheduled, 2*time.Millisecond)
+	results.RecordLatency(r.RTTScheduled, 900*time.Millisecond)
 	r.Timeline.At(250 * time.Millisecond).Attempts = 7
 	r.Transitions = []results.Transition{{Client: 2, At: time.Second, Up: true}}
 	w, err := EncodeReport(r)
@@ -67,12 +70,34 @@ func TestWireReportRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !got.Connect.Equals(r.Connect) || !got.TTR.Equals(r.TTR) || got.RTT.TotalCount() != 0 {
+	if !got.Connect.Equals(r.Connect) || !got.TTR.Equals(r.TTR) || !got.RTT.Equals(r.RTT) || got.Resume.TotalCount() != 0 {
 		t.Errorf("histograms changed on the wire: connect %d/%d values", got.Connect.TotalCount(), r.Connect.TotalCount())
+	}
+	if !got.RTTScheduled.Equals(r.RTTScheduled) || got.RTTScheduled.TotalCount() != 2 {
+		t.Errorf("scheduled round trips changed on the wire: %d values", got.RTTScheduled.TotalCount())
 	}
 	if !got.Start.Equal(start) || got.Clients != 3 || len(got.Timeline) != 3 || got.Timeline[2].Attempts != 7 ||
 		len(got.Transitions) != 1 || got.Transitions[0] != r.Transitions[0] {
 		t.Errorf("report changed on the wire: %+v", got)
+	}
+	// A worker that predates the field sends no rtt_scheduled_hdr: its
+	// report decodes with an empty histogram, which merges.
+	var old map[string]any
+	if err := json.Unmarshal(b, &old); err != nil {
+		t.Fatal(err)
+	}
+	delete(old, "rtt_scheduled_hdr")
+	ob, _ := json.Marshal(old)
+	var ow WireReport
+	if err := json.Unmarshal(ob, &ow); err != nil {
+		t.Fatal(err)
+	}
+	og, err := ow.Decode()
+	if err != nil || og.RTTScheduled == nil || og.RTTScheduled.TotalCount() != 0 {
+		t.Fatalf("report without scheduled round trips: %v, %v", og, err)
+	}
+	if err := got.Merge(og); err != nil || got.RTTScheduled.TotalCount() != 2 {
+		t.Errorf("merge: %v, %d scheduled values", err, got.RTTScheduled.TotalCount())
 	}
 }
 

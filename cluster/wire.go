@@ -18,6 +18,9 @@ type WireReport struct {
 	TTR     string          `json:"ttr_hdr"`
 	RTT     string          `json:"rtt_hdr"`
 	Resume  string          `json:"resume_hdr"`
+	// RTTScheduled is Report.RTTScheduled; absent from an older worker's
+	// report, which then decodes to an empty histogram.
+	RTTScheduled string `json:"rtt_scheduled_hdr,omitempty"`
 }
 
 // EncodeReport prepares r for the wire.
@@ -26,7 +29,7 @@ func EncodeReport(r *results.Report) (WireReport, error) {
 	for _, p := range [...]struct {
 		dst *string
 		h   *hdrhistogram.Histogram
-	}{{&w.Connect, r.Connect}, {&w.TTR, r.TTR}, {&w.RTT, r.RTT}, {&w.Resume, r.Resume}} {
+	}{{&w.Connect, r.Connect}, {&w.TTR, r.TTR}, {&w.RTT, r.RTT}, {&w.Resume, r.Resume}, {&w.RTTScheduled, r.RTTScheduled}} {
 		if p.h == nil {
 			continue
 		}
@@ -48,7 +51,7 @@ func (w WireReport) Decode() (*results.Report, error) {
 	for _, p := range [...]struct {
 		src string
 		dst **hdrhistogram.Histogram
-	}{{w.Connect, &r.Connect}, {w.TTR, &r.TTR}, {w.RTT, &r.RTT}, {w.Resume, &r.Resume}} {
+	}{{w.Connect, &r.Connect}, {w.TTR, &r.TTR}, {w.RTT, &r.RTT}, {w.Resume, &r.Resume}, {w.RTTScheduled, &r.RTTScheduled}} {
 		if len(p.src) == 0 {
 			*p.dst = results.NewHistogram()
 			continue

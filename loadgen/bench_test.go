@@ -28,7 +28,7 @@ func BenchmarkFrames(b *testing.B) {
 	r := benchReactor(b, ModeEcho)
 	var buf bytes.Buffer
 	p := make([]byte, 64)
-	putStamp(p, 1, 0)
+	putStamp(p, 1, 0, 0)
 	for i := 0; i < 64; i++ {
 		_ = ws.WriteFrame(&buf, ws.NewTextFrame(p))
 	}

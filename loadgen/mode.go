@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"math"
 	"time"
 
 	"github.com/gobwas/ws"
@@ -45,6 +46,7 @@ func newHandler(cfg *Config, clients int) handler {
 			interval: int64(float64(time.Second) / cfg.MsgRate),
 			size:     cfg.MsgSize,
 			seed:     cfg.Seed,
+			owed:     make([]int64, clients),
 		}
 	}
 	return noneMode{}
@@ -61,29 +63,47 @@ func (noneMode) wantsPayload(ws.Header) bool                    { return false }
 func (noneMode) finish(*reactor)                                {}
 
 // echoMode sends a stamped text frame every interval and records the round
-// trip when the server echoes it back. Each connection's first message
-// comes at a seeded phase within the first interval, so a fleet that
-// connected at once does not send in lockstep.
+// trip when the server echoes it back, from the actual send and from the
+// scheduled one. Each connection's first message comes at a seeded phase
+// within the first interval, so a fleet that connected at once does not
+// send in lockstep.
+//
+// A message's scheduled time is when its timer was due. A timer that fired
+// more than an interval late sends one message, not the missed ones, and a
+// client whose socket is backed up skips its message (counted Skipped):
+// either way the next message sent is scheduled at the first slot missed,
+// so the time the client could not send counts in its round trip.
 type echoMode struct {
 	interval int64 // ns between messages of one client
 	size     int   // payload bytes
 	seed     uint64
+	owed     []int64 // by client: the first slot skipped since the last send, noTime if none
 }
 
 func (m *echoMode) connected(r *reactor, j int32, now int64) {
 	c := &r.clients[j]
 	u := backoff.U(m.seed, backoff.StreamMessage, uint64(r.id(j)), uint64(c.sockets))
 	r.timers.schedule(j, now+int64(u*float64(m.interval)))
+	m.owed[j] = noTime
 }
 
 func (m *echoMode) timer(r *reactor, j int32, at, now int64) {
 	c := &r.clients[j]
 	// A client whose socket does not take its output skips messages
 	// rather than queueing them without bound.
-	if !r.backedUp(j) {
+	if r.backedUp(j) {
+		r.rec.rep.Messages.Skipped++
+		if m.owed[j] == noTime {
+			m.owed[j] = at
+		}
+	} else {
+		due := at
+		if m.owed[j] != noTime {
+			due, m.owed[j] = m.owed[j], noTime
+		}
 		c.seq++
 		p := r.pbuf[:m.size]
-		putStamp(p, c.seq, now)
+		putStamp(p, c.seq, now, due)
 		if !r.send(j, r.frameBytes(ws.OpText, p, r.f.up.maskKey(r.id(j), c.sockets, c.seq))) {
 			return
 		}
@@ -100,11 +120,11 @@ func (m *echoMode) data(r *reactor, j int32, h ws.Header, payload []byte, now in
 	if h.OpCode != ws.OpText && h.OpCode != ws.OpBinary {
 		return
 	}
-	_, sent, ok := readStamp(payload)
+	_, sent, due, ok := readStamp(payload)
 	if !ok {
 		return
 	}
-	r.rec.delivered(now, time.Duration(max(now-sent, 0)))
+	r.rec.delivered(now, time.Duration(max(now-sent, 0)), time.Duration(max(now-due, 0)))
 }
 
 func (m *echoMode) closed(*reactor, int32, int64) {}
@@ -113,49 +133,101 @@ func (m *echoMode) wantsPayload(h ws.Header) bool { return h.Length == int64(m.s
 
 func (m *echoMode) finish(*reactor) {}
 
-// An echo stamp: 's', the message's sequence number in 8 hex digits, 't',
-// its send time in ns from the run's start in 16 hex digits, then '.'
-// padding. Text, so any echo server takes it; fixed width, so it parses
-// without allocating.
-const stampSize = 1 + 8 + 1 + 16
+// An echo stamp, stampSize bytes of text (so any echo server takes it) and
+// fixed width (so it parses without allocating), in base-64 digits
+// (0-9 a-z A-Z - _, most significant first):
+//
+//	's' seq:6 't' sent:11 lag:7 '.'...
+//
+// seq is the message's number, sent its actual send time in ns from the
+// run's start (two's complement), and lag how long after its scheduled
+// time it went out, in ns, saturated at 2^42-1 (73 minutes, beyond the
+// histograms' hour). The scheduled time, sent-lag, travels with the
+// message so the echo's round trip is measured from both instants without
+// any per-message state (docs/results.md, "Coordinated omission").
+const stampSize = 1 + seqDigits + 1 + sentDigits + lagDigits
 
-const hexDigits = "0123456789abcdef"
+const (
+	seqDigits  = 6  // 36 bits
+	sentDigits = 11 // 66 bits
+	lagDigits  = 7  // 42 bits
+	maxLag     = 1<<(6*lagDigits) - 1
+)
 
-// putStamp fills p (at least stampSize bytes) with a stamp.
-func putStamp(p []byte, seq uint32, sent int64) {
+const b64Digits = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_"
+
+// putStamp fills p (at least stampSize bytes) with a stamp of message seq
+// sent at sent and due (scheduled) at due; a due after sent counts as on
+// time.
+func putStamp(p []byte, seq uint32, sent, due int64) {
 	p[0] = 's'
-	for i := 0; i < 8; i++ {
-		p[8-i] = hexDigits[(seq>>(4*i))&0xf]
+	putDigits(p[1:1+seqDigits], uint64(seq))
+	p[1+seqDigits] = 't'
+	putDigits(p[2+seqDigits:2+seqDigits+sentDigits], uint64(sent))
+	lag := uint64(0)
+	if due < sent {
+		lag = min(uint64(sent-due), maxLag)
 	}
-	p[9] = 't'
-	u := uint64(sent)
-	for i := 0; i < 16; i++ {
-		p[25-i] = hexDigits[(u>>(4*i))&0xf]
-	}
+	putDigits(p[2+seqDigits+sentDigits:stampSize], lag)
 	for i := stampSize; i < len(p); i++ {
 		p[i] = '.'
 	}
 }
 
-// readStamp parses a stamp written by putStamp.
-func readStamp(p []byte) (seq uint32, sent int64, ok bool) {
-	if len(p) < stampSize || p[0] != 's' || p[9] != 't' {
-		return 0, 0, false
+// putDigits writes u into d in base 64, most significant digit first.
+func putDigits(d []byte, u uint64) {
+	for i := len(d) - 1; i >= 0; i-- {
+		d[i] = b64Digits[u&63]
+		u >>= 6
 	}
-	var u uint64
-	for i := 1; i < stampSize; i++ {
-		if i == 9 {
-			seq, u = uint32(u), 0
-			continue
-		}
-		d, ok := unhex(p[i])
-		if !ok {
-			return 0, 0, false
-		}
-		u = u<<4 | uint64(d)
-	}
-	return seq, int64(u), true
 }
+
+// readStamp parses a stamp written by putStamp: the message's number, its
+// actual send time and its scheduled send time.
+func readStamp(p []byte) (seq uint32, sent, due int64, ok bool) {
+	if len(p) < stampSize || p[0] != 's' || p[1+seqDigits] != 't' {
+		return 0, 0, 0, false
+	}
+	sq, ok1 := digits(p[1 : 1+seqDigits])
+	st, ok2 := digits(p[2+seqDigits : 2+seqDigits+sentDigits])
+	lag, ok3 := digits(p[2+seqDigits+sentDigits : stampSize])
+	if !ok1 || !ok2 || !ok3 || sq > math.MaxUint32 {
+		return 0, 0, 0, false
+	}
+	return uint32(sq), int64(st), int64(st) - int64(lag), true
+}
+
+// digits parses base-64 digits written by putDigits (bits beyond 64 are
+// dropped, as putDigits writes them zero).
+func digits(d []byte) (uint64, bool) {
+	var u uint64
+	for _, b := range d {
+		v, ok := unb64(b)
+		if !ok {
+			return 0, false
+		}
+		u = u<<6 | uint64(v)
+	}
+	return u, true
+}
+
+func unb64(b byte) (byte, bool) {
+	switch {
+	case b >= '0' && b <= '9':
+		return b - '0', true
+	case b >= 'a' && b <= 'z':
+		return b - 'a' + 10, true
+	case b >= 'A' && b <= 'Z':
+		return b - 'A' + 36, true
+	case b == '-':
+		return 62, true
+	case b == '_':
+		return 63, true
+	}
+	return 0, false
+}
+
+const hexDigits = "0123456789abcdef"
 
 func unhex(b byte) (byte, bool) {
 	switch {

@@ -7,29 +7,43 @@ import (
 
 func TestStamp(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		seq  uint32
-		sent int64
+		name           string
+		seq            uint32
+		sent, due      int64
+		wantDue        int64
+		wantPadAtLeast int
 	}{
-		{"zero", 0, 0},
-		{"typical", 17, 1_500_000_000},
-		{"largest", math.MaxUint32, math.MaxInt64},
-		{"before the start", 3, -5_000_000},
+		{name: "zero", seq: 0, sent: 0, due: 0, wantDue: 0},
+		{name: "on time", seq: 17, sent: 1_500_000_000, due: 1_500_000_000, wantDue: 1_500_000_000},
+		{name: "late by 40ms", seq: 18, sent: 1_540_000_000, due: 1_500_000_000, wantDue: 1_500_000_000},
+		// A due after the send (a clock oddity) counts as on time.
+		{name: "early", seq: 19, sent: 1_000, due: 2_000, wantDue: 1_000},
+		// A lag beyond 2^42-1 ns (73 min) saturates.
+		{name: "lag saturates", seq: 20, sent: 1 << 50, due: 0, wantDue: 1<<50 - maxLag},
+		{name: "largest", seq: math.MaxUint32, sent: math.MaxInt64, due: math.MaxInt64 - 1, wantDue: math.MaxInt64 - 1},
+		{name: "before the start", seq: 3, sent: -5_000_000, due: -6_000_000, wantDue: -6_000_000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := make([]byte, 40)
-			putStamp(p, tc.seq, tc.sent)
-			seq, sent, ok := readStamp(p)
-			if !ok || seq != tc.seq || sent != tc.sent {
-				t.Errorf("read %d %d %v from %q", seq, sent, ok, p)
+			putStamp(p, tc.seq, tc.sent, tc.due)
+			seq, sent, due, ok := readStamp(p)
+			if !ok || seq != tc.seq || sent != tc.sent || due != tc.wantDue {
+				t.Errorf("read %d %d %d %v from %q, want due %d", seq, sent, due, ok, p, tc.wantDue)
 			}
 			if p[len(p)-1] != '.' {
 				t.Errorf("padding missing: %q", p)
 			}
 		})
 	}
-	for _, bad := range []string{"", "s0000000at000000000000000", "x00000001t0000000000000001", "s0000000Gt0000000000000001"} {
-		if _, _, ok := readStamp([]byte(bad)); ok {
+	// The stamp fills the smallest payload exactly.
+	p := make([]byte, MinMsgSize)
+	putStamp(p, 1, 2, 1)
+	if _, _, _, ok := readStamp(p); !ok || MinMsgSize != 26 {
+		t.Errorf("stamp of %d bytes in %d: %q", stampSize, MinMsgSize, p)
+	}
+	for _, bad := range []string{"", "s00000t0000000000000000000", "x000001t000000000010000000", "s00000*t0000000000100000000", "s000001x0000000000100000000",
+		"sZZZZZZt000000000010000000"} {
+		if _, _, _, ok := readStamp([]byte(bad)); ok {
 			t.Errorf("readStamp(%q) accepted", bad)
 		}
 	}

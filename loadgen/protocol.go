@@ -22,7 +22,8 @@ const maxQueue = 4096
 //	101 ─> join {room}            (first connect, or every reconnect with NoResume)
 //	   └─> resume {room, last}    (a reconnect)
 //	joined / resumed ─> resend the retry queue in order, then msg every 1/MsgRate
-//	ack {id, seq}     ─> the message leaves the retry queue (RTT: last send to ACK)
+//	ack {id, seq}     ─> the message leaves the retry queue (RTT: last send to ACK;
+//	                     scheduled RTT: the time it was first due to ACK)
 //	deliver           ─> recorded for the tracker (tracker.go)
 //	close             ─> the retry queue waits for the next connection
 //	                     (NoRetryQueue: it is dropped, counted unacked_dropped)
@@ -51,6 +52,7 @@ type member struct {
 	last    uint64    // highest seq seen in the room
 	through uint64    // what the current connection's joined/resumed said
 	waitAt  int64     // when the pending join or resume was sent
+	owed    int64     // the first slot skipped since the last message created, noTime if none
 	next    uint32    // number of the last message created (from 1)
 	sameSeq uint32    // deliveries of a seq already received
 	st      memberState
@@ -60,6 +62,7 @@ type member struct {
 // pending is an un-ACKed message of the retry queue.
 type pending struct {
 	sent   int64  // when it was last sent
+	due    int64  // when it was first scheduled to be sent: a resend keeps it
 	n      uint32 // the message's number
 	resent bool
 }
@@ -124,12 +127,13 @@ func (h *stampedeMode) sync(r *reactor, j int32, now int64) {
 		p := &m.queue[i]
 		p.sent, p.resent = now, true
 		r.rec.retried()
-		if !h.sendMsg(r, j, p.n) || r.clients[j].sockets != sock {
+		if !h.sendMsg(r, j, p.n, p.due) || r.clients[j].sockets != sock {
 			return // the connection ended; m.queue may have changed
 		}
 	}
 	u := backoff.U(h.cfg.Seed, backoff.StreamMessage, uint64(r.id(j)), uint64(sock))
 	r.timers.schedule(j, now+int64(u*float64(h.interval)))
+	m.owed = noTime
 }
 
 func (h *stampedeMode) timer(r *reactor, j int32, at, now int64) {
@@ -137,13 +141,23 @@ func (h *stampedeMode) timer(r *reactor, j int32, at, now int64) {
 		return
 	}
 	m := &h.m[j]
+	// A message is scheduled at its timer's deadline, or at the first slot
+	// skipped before it (as in the echo mode), so a late timer or a
+	// backed-up socket counts in its scheduled round trip.
 	if r.backedUp(j) || len(m.queue) >= maxQueue {
 		r.rec.rep.Messages.Skipped++
+		if m.owed == noTime {
+			m.owed = at
+		}
 	} else {
+		due := at
+		if m.owed != noTime {
+			due, m.owed = m.owed, noTime
+		}
 		m.next++
-		m.queue = append(m.queue, pending{sent: now, n: m.next})
+		m.queue = append(m.queue, pending{sent: now, due: due, n: m.next})
 		r.rec.sent(now)
-		if !h.sendMsg(r, j, m.next) {
+		if !h.sendMsg(r, j, m.next, due) {
 			return
 		}
 	}
@@ -154,10 +168,11 @@ func (h *stampedeMode) timer(r *reactor, j int32, at, now int64) {
 	r.timers.schedule(j, next)
 }
 
-// sendMsg sends message n of client j; false when the connection ended.
-func (h *stampedeMode) sendMsg(r *reactor, j int32, n uint32) bool {
+// sendMsg sends message n of client j, scheduled at due; false when the
+// connection ended.
+func (h *stampedeMode) sendMsg(r *reactor, j int32, n uint32, due int64) bool {
 	id := r.id(j)
-	putStamp(h.body, n, r.now())
+	putStamp(h.body, n, r.now(), due)
 	h.scratch = h.names.appendID(h.scratch[:0], track.Key(id, n))
 	idLen := len(h.scratch)
 	h.scratch = h.names.appendRoom(h.scratch, h.names.roomOf(id))
@@ -216,7 +231,7 @@ func (h *stampedeMode) data(r *reactor, j int32, hd ws.Header, payload []byte, n
 		} else {
 			m.recv.set(i)
 		}
-		r.rec.delivered(now, 0)
+		r.rec.delivered(now, 0, 0)
 	case protocol.TypeJoined:
 		if m.st != joining || !h.isRoom(r, j, f.Room) {
 			return
@@ -265,7 +280,7 @@ func (h *stampedeMode) acked(r *reactor, j int32, n uint32, seq uint64, now int6
 	if p.resent && seq <= m.through {
 		r.rec.rep.Messages.DupSuppressed++
 	}
-	r.rec.acked(now, time.Duration(max(now-p.sent, 0)))
+	r.rec.acked(now, time.Duration(max(now-p.sent, 0)), time.Duration(max(now-p.due, 0)))
 }
 
 // isRoom reports whether name is client j's room.

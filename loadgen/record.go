@@ -97,12 +97,14 @@ func (r *recorder) sent(at int64) {
 }
 
 // delivered records a message delivered at offset at after a round trip of
-// rtt (0 when not measured).
-func (r *recorder) delivered(at int64, rtt time.Duration) {
+// rtt from its actual send and fromDue from its scheduled send (both 0
+// when not measured).
+func (r *recorder) delivered(at int64, rtt, fromDue time.Duration) {
 	r.rep.Timeline.At(time.Duration(at)).MsgDelivered++
 	r.rep.Messages.Delivered++
 	if rtt > 0 {
 		results.RecordLatency(r.rep.RTT, rtt)
+		results.RecordLatency(r.rep.RTTScheduled, max(fromDue, rtt))
 		r.rep.Timeline.At(time.Duration(at)).RecordRTT(rtt)
 	}
 	r.cnt.msgDelivered.Add(1)

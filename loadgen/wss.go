@@ -182,9 +182,11 @@ func (w *wssFleet) hold(ctx context.Context, conn *wsdial.Conn, id uint32, socke
 			}
 			break
 		}
-		if _, sent, ok := readStamp(p); ok && cfg.Mode == ModeEcho {
+		if _, sent, due, ok := readStamp(p); ok && cfg.Mode == ModeEcho {
 			now := w.now()
-			w.record(func(r *recorder) { r.delivered(now, time.Duration(max(now-sent, 0))) })
+			w.record(func(r *recorder) {
+				r.delivered(now, time.Duration(max(now-sent, 0)), time.Duration(max(now-due, 0)))
+			})
 		}
 	}
 	close(done)
@@ -196,11 +198,14 @@ func (w *wssFleet) hold(ctx context.Context, conn *wsdial.Conn, id uint32, socke
 }
 
 // send writes echo stamps every 1/MsgRate from a seeded phase until done;
-// sockets numbers the client's connection, as on a reactor.
+// sockets numbers the client's connection, as on a reactor. As on a
+// reactor, each stamp carries its scheduled time (due), and a write that
+// blocked past the next slots sends one message, scheduled at the first.
 func (w *wssFleet) send(conn *wsdial.Conn, id uint32, sockets uint64, done <-chan struct{}) {
 	cfg := &w.f.cfg
 	interval := time.Duration(float64(time.Second) / cfg.MsgRate)
 	phase := time.Duration(backoff.U(cfg.Seed, backoff.StreamMessage, uint64(id), sockets) * float64(interval))
+	due := w.now() + int64(phase)
 	t := time.NewTimer(phase)
 	defer t.Stop()
 	p := make([]byte, cfg.MsgSize)
@@ -211,12 +216,16 @@ func (w *wssFleet) send(conn *wsdial.Conn, id uint32, sockets uint64, done <-cha
 		case <-t.C:
 		}
 		now := w.now()
-		putStamp(p, seq, now)
+		putStamp(p, seq, now, due)
 		if conn.WriteMessage(ws.OpText, p) != nil {
 			return
 		}
 		w.record(func(r *recorder) { r.sent(now) })
-		t.Reset(interval)
+		after := w.now()
+		if due += int64(interval); due <= after {
+			due = after + int64(interval)
+		}
+		t.Reset(time.Duration(due - after))
 	}
 }
 

@@ -17,6 +17,9 @@ const (
 	TTRLogFile     = "ttr.hlog"
 	RTTLogFile     = "message_rtt.hlog"
 	ResumeLogFile  = "resume.hlog"
+	// RTTScheduledLogFile holds the round trips measured from the scheduled
+	// send time (Report.RTTScheduled).
+	RTTScheduledLogFile = "message_rtt_scheduled.hlog"
 )
 
 // HistogramLog names one histogram of a Report and its log file.
@@ -24,14 +27,15 @@ type HistogramLog struct {
 	// File is the log's name in the results folder.
 	File string
 	// Name is the distribution's short name, as in summary.json
-	// latency_ms ("connect", "ttr", "message_rtt", "resume").
+	// latency_ms ("connect", "ttr", "message_rtt", "resume",
+	// "message_rtt_scheduled").
 	Name string
 	// Histogram is the distribution in microseconds; nil writes an empty
 	// one.
 	Histogram *hdrhistogram.Histogram
 }
 
-// HistogramLogs lists the report's four histograms with their files, in
+// HistogramLogs lists the report's histograms with their files, in
 // summary.json latency_ms order.
 func HistogramLogs(r *Report) []HistogramLog {
 	return []HistogramLog{
@@ -39,6 +43,7 @@ func HistogramLogs(r *Report) []HistogramLog {
 		{TTRLogFile, "ttr", r.TTR},
 		{RTTLogFile, "message_rtt", r.RTT},
 		{ResumeLogFile, "resume", r.Resume},
+		{RTTScheduledLogFile, "message_rtt_scheduled", r.RTTScheduled},
 	}
 }
 
@@ -108,7 +113,7 @@ func ReadHistogramLog(r io.Reader) (*hdrhistogram.Histogram, error) {
 	}
 }
 
-// WriteHistogramLogs writes the report's four interval logs into dir.
+// WriteHistogramLogs writes the report's interval logs into dir.
 func WriteHistogramLogs(dir string, r *Report, length time.Duration) error {
 	for _, l := range HistogramLogs(r) {
 		if err := writeFile(filepath.Join(dir, l.File), func(w io.Writer) error {

@@ -21,6 +21,7 @@ func TestHistogramLogsRoundTrip(t *testing.T) {
 		RecordLatency(r.TTR, time.Duration(i)*7*time.Millisecond)
 	}
 	RecordLatency(r.RTT, 1500*time.Microsecond)
+	RecordLatency(r.RTTScheduled, 4200*time.Microsecond)
 	// Resume: nothing recorded.
 	sum := Summarize(Input{Report: r, End: 30 * time.Second})
 	dir := t.TempDir()
@@ -50,10 +51,14 @@ func TestHistogramLogsRoundTrip(t *testing.T) {
 	for name, want := range map[string]Latency{
 		"connect": sum.LatencyMS.Connect, "ttr": sum.LatencyMS.TTR,
 		"message_rtt": sum.LatencyMS.MessageRTT, "resume": sum.LatencyMS.Resume,
+		"message_rtt_scheduled": sum.LatencyMS.MessageRTTScheduled,
 	} {
 		if got[name] != want {
 			t.Errorf("%s: log percentiles %+v, summary %+v", name, got[name], want)
 		}
+	}
+	if len(got) != 5 || sum.LatencyMS.MessageRTTScheduled.Count != 1 {
+		t.Errorf("logs %v, scheduled rtt %+v", got, sum.LatencyMS.MessageRTTScheduled)
 	}
 	if sum.LatencyMS.Connect.Count != 1000 || sum.LatencyMS.Resume.Count != 0 {
 		t.Errorf("counts %d %d", sum.LatencyMS.Connect.Count, sum.LatencyMS.Resume.Count)

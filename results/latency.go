@@ -32,6 +32,10 @@ type Latencies struct {
 	MessageRTT Latency `json:"message_rtt"`
 	// Resume is resume sent to resumed.
 	Resume Latency `json:"resume"`
+	// MessageRTTScheduled is the message round trip measured from when
+	// the message was scheduled to be sent (1/MsgRate per client), not
+	// when it went out: MessageRTT corrected for coordinated omission.
+	MessageRTTScheduled Latency `json:"message_rtt_scheduled"`
 }
 
 // Percentiles summarises a histogram of microseconds (as recorded by

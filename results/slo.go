@@ -143,6 +143,7 @@ var figures = func() []*figure {
 		{"ttr", func(s *Summary) Latency { return s.LatencyMS.TTR }},
 		{"message_rtt", func(s *Summary) Latency { return s.LatencyMS.MessageRTT }},
 		{"resume", func(s *Summary) Latency { return s.LatencyMS.Resume }},
+		{"message_rtt_scheduled", func(s *Summary) Latency { return s.LatencyMS.MessageRTTScheduled }},
 	} {
 		for _, q := range []struct {
 			name string

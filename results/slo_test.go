@@ -226,6 +226,7 @@ func TestSLOFiguresDocumented(t *testing.T) {
 	}
 	for _, n := range []string{"r50", "r90", "r99", "r100", "herd_peak_to_mean", "herd_peak", "wasted_attempts",
 		"outage_attempts", "lost", "dup_delivered", "connect_p99", "ttr_p99", "message_rtt_p99", "resume_p99",
+		"message_rtt_scheduled_p50", "message_rtt_scheduled_p90", "message_rtt_scheduled_p99", "message_rtt_scheduled_max",
 		"failures", "recovered_share"} {
 		if !names[n] {
 			t.Errorf("figure %s missing", n)

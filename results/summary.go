@@ -218,6 +218,8 @@ func Summarize(in Input) *Summary {
 			TTR:        Percentiles(r.TTR),
 			MessageRTT: Percentiles(r.RTT),
 			Resume:     Percentiles(r.Resume),
+
+			MessageRTTScheduled: Percentiles(r.RTTScheduled),
 		},
 		Messages:  r.Messages,
 		Kernel:    in.Kernel,

@@ -46,6 +46,9 @@ func (s *Summary) WriteText(w io.Writer) error {
 	ew.printf("latency ms: connect %s; ttr %s", lat(s.LatencyMS.Connect), lat(s.LatencyMS.TTR))
 	if s.LatencyMS.MessageRTT.Count > 0 {
 		ew.printf("; message rtt %s", lat(s.LatencyMS.MessageRTT))
+		if l := s.LatencyMS.MessageRTTScheduled; l.Count > 0 {
+			ew.printf(" (from the scheduled send %s)", lat(l))
+		}
 	}
 	ew.printf("\n")
 	if m := s.Messages; m.Sent > 0 {
