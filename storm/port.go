@@ -1,9 +1,11 @@
 package storm
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"syscall"
 )
 
 // Target ports are drawn from this range: below the default ephemeral range
@@ -28,4 +30,22 @@ func FreePort() (int, error) {
 		return port, nil
 	}
 	return 0, fmt.Errorf("no free port in %d-%d on 127.0.0.1; give --addr", portLow, portHigh)
+}
+
+// onFreePort calls start with a free loopback address ("127.0.0.1:PORT")
+// until start does not fail with EADDRINUSE: a port found free can still be
+// taken before start binds it (another storm probing for a port, a test
+// running beside this one), so the bind itself is the test.
+func onFreePort(start func(addr string) error) error {
+	var err error
+	for range 20 {
+		var port int
+		if port, err = FreePort(); err != nil {
+			return err
+		}
+		if err = start(fmt.Sprintf("127.0.0.1:%d", port)); !errors.Is(err, syscall.EADDRINUSE) {
+			return err
+		}
+	}
+	return err
 }

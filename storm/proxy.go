@@ -21,22 +21,22 @@ const roleProxy = results.RoleProxy
 // addresses (towards another port than the fleet's, so they share no
 // ephemeral ports), and its draws the fleet's seed.
 func startProxy(ctx context.Context, exe, upstream string, fleet loadgen.Config, logw io.Writer) (*chaos.ProxyGroup, error) {
-	port, err := FreePort()
-	if err != nil {
-		return nil, err
-	}
 	procs := chaos.ProxyProcsFor(fleet.Clients)
-	g, err := chaos.StartProxyGroup(ctx, chaos.ProxyGroupConfig{
-		Exe:   exe,
-		Procs: procs,
-		Proxy: chaos.ProxyConfig{
-			Listen:   fmt.Sprintf("127.0.0.1:%d", port),
-			Upstream: upstream,
-			Seed:     fleet.Seed,
-		},
-		SourceIPs: fleet.SourceIPs,
-		Stderr:    prefixWriter(logw, roleProxy),
-		Log:       func(f string, a ...any) { fmt.Fprintf(logw, f+"\n", a...) },
+	var g *chaos.ProxyGroup
+	err := onFreePort(func(addr string) (err error) {
+		g, err = chaos.StartProxyGroup(ctx, chaos.ProxyGroupConfig{
+			Exe:   exe,
+			Procs: procs,
+			Proxy: chaos.ProxyConfig{
+				Listen:   addr,
+				Upstream: upstream,
+				Seed:     fleet.Seed,
+			},
+			SourceIPs: fleet.SourceIPs,
+			Stderr:    prefixWriter(logw, roleProxy),
+			Log:       func(f string, a ...any) { fmt.Fprintf(logw, f+"\n", a...) },
+		})
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("starting the fault proxy: %w", err)

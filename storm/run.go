@@ -128,14 +128,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 	// Size the run for this machine's limits.
 	tcfg := cfg.Target
-	if tcfg.Addr == "" {
-		port, err := FreePort()
-		if err != nil {
-			return nil, err
-		}
-		tcfg.Addr = fmt.Sprintf("127.0.0.1:%d", port)
+	addr := tcfg.Addr
+	if addr == "" {
+		addr = "127.0.0.1:0" // a free port is chosen when the target starts
 	}
-	dst, err := netip.ParseAddrPort(tcfg.Addr)
+	dst, err := netip.ParseAddrPort(addr)
 	if err != nil {
 		return nil, fmt.Errorf("--addr %q: %w", tcfg.Addr, err)
 	}
@@ -153,9 +150,19 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 
 	// The target.
-	group, err := target.StartGroup(ctx, target.GroupConfig{
-		Exe: exe, Args: []string{"target"}, Procs: sz.TargetProcs, Config: tcfg, Stderr: prefixWriter(logw, "target"),
-	})
+	var group *target.Group
+	startTarget := func(addr string) error {
+		tcfg.Addr = addr
+		group, err = target.StartGroup(ctx, target.GroupConfig{
+			Exe: exe, Args: []string{"target"}, Procs: sz.TargetProcs, Config: tcfg, Stderr: prefixWriter(logw, "target"),
+		})
+		return err
+	}
+	if tcfg.Addr == "" {
+		err = onFreePort(startTarget)
+	} else {
+		err = startTarget(tcfg.Addr)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("starting the target: %w", err)
 	}
