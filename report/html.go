@@ -202,7 +202,8 @@ func runView(r *Run) runV {
 	for _, l := range []struct {
 		name string
 		l    results.Latency
-	}{{"connect", s.LatencyMS.Connect}, {"ttr", s.LatencyMS.TTR}, {"message_rtt", s.LatencyMS.MessageRTT}, {"resume", s.LatencyMS.Resume}} {
+	}{{"connect", s.LatencyMS.Connect}, {"ttr", s.LatencyMS.TTR}, {"message_rtt", s.LatencyMS.MessageRTT},
+		{"message_rtt_scheduled", s.LatencyMS.MessageRTTScheduled}, {"resume", s.LatencyMS.Resume}} {
 		v.Latency = append(v.Latency, latencyV{Name: l.name, Count: l.l.Count,
 			P50: f2(l.l.P50), P90: f2(l.l.P90), P99: f2(l.l.P99), Max: f2(l.l.Max), Mean: f2(l.l.Mean)})
 	}
