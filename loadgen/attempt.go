@@ -77,17 +77,35 @@ func (r *reactor) connectDone(j int32, events uint32) {
 	r.send(j, req)
 }
 
-// connected makes the shard's j-th client established after its 101.
+// connected makes the shard's j-th client established after its 101: the
+// attempt succeeded. The client is up at once, or, when its mode says so
+// (handler.upAtUpgrade), once the mode reports it caught up (up).
 func (r *reactor) connected(j int32, now int64) {
 	c := &r.clients[j]
 	r.timers.cancel(j)
 	c.state = stConnected
 	c.seq = 0
 	r.inflight--
-	r.rec.success(r.id(j), c.attemptAt, now, c.downAt)
-	c.downAt = noTime
+	r.rec.upgraded(c.attemptAt, now)
 	c.attempt = 0
+	if r.upAtUpgrade {
+		r.up(j, now)
+	}
 	r.mode.connected(r, j, now)
+}
+
+// up records the shard's j-th client up on its current connection: its Up
+// transition and its time to recover since downAt, which runs on across
+// connections that ended before they were up. Only the first call of a
+// connection counts.
+func (r *reactor) up(j int32, now int64) {
+	c := &r.clients[j]
+	if c.up || c.state != stConnected {
+		return
+	}
+	c.up = true
+	r.rec.up(r.id(j), now, c.downAt)
+	c.downAt = noTime
 }
 
 // fail ends an attempt that did not connect, then retries or stops.
@@ -102,8 +120,13 @@ func (r *reactor) fail(j int32, f failure, now int64) {
 func (r *reactor) drop(j int32, f failure, now int64) {
 	c := &r.clients[j]
 	r.closeSocket(j)
-	r.rec.disconnect(r.id(j), f.class, now)
-	c.downAt = now
+	r.rec.ended(f.class, now)
+	if c.up {
+		// A connection that ended before it was up has no Down: the
+		// client's time to recover keeps running from its last one.
+		r.rec.down(r.id(j), now)
+		c.up, c.downAt = false, now
+	}
 	r.mode.closed(r, j, now)
 	r.retry(j, f, now)
 }

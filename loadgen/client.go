@@ -22,7 +22,7 @@ const noTime = math.MinInt64
 // exactly one reactor and touched only by its goroutine.
 type client struct {
 	attemptAt int64   // when the current attempt started
-	downAt    int64   // when the last disconnect was detected, noTime if up or never connected
+	downAt    int64   // when the last disconnect was detected, noTime if up or never up
 	ext       *extras // buffers while a frame or answer is split, nil otherwise
 	fd        int32   // socket, -1 when none
 	timer     int32   // position in the reactor's timer heap, noTimer when none
@@ -30,6 +30,7 @@ type client struct {
 	sockets   uint32  // sockets opened so far: numbers the handshake key and masks, and tells stale epoll events apart
 	seq       uint32  // echo messages sent on the current connection
 	state     state
+	up        bool // its Up transition is recorded for the current connection (see handler.upAtUpgrade)
 }
 
 // extras holds what a client needs only while bytes are in flight: a

@@ -25,11 +25,21 @@
 //
 // Recording: per attempt, Attempts in the timeline bucket of its start and
 // Successes or Failures[class] in the bucket of its end; Disconnects[class]
-// when an established connection ends; a Transition up at each connect and
-// down at each disconnect; connect latency (attempt start to 101) into
-// Report.Connect; time to recover (disconnect detected to connected again)
-// into Report.TTR; echo round trips into Report.RTT. Attempts still in
-// flight when the run ends have no outcome.
+// when an established connection ends; connect latency (attempt start to
+// 101) into Report.Connect; a Transition up when the client is up and down
+// when a connection it was up on ends; time to recover (disconnect
+// detected to up again) into Report.TTR; echo round trips into Report.RTT.
+// Attempts still in flight when the run ends have no outcome.
+//
+// Success and up are one instant in modes none and echo: the 101. In mode
+// stampede they split (BRIEF "Client TTR": connected again *and* resumed):
+// the attempt succeeds at its 101 (Successes, Connect, Disconnects when
+// that connection ends), but the client is up only once it caught up, at
+// its room's joined (first connect, or NoResume) or resumed frame. A
+// connection that ends between its 101 and then was never up: it records
+// a Disconnect but no Down transition, so each client's transitions still
+// alternate, and its time to recover runs on from the earlier disconnect
+// until a later connection catches up.
 //
 // Limits: one process holds RLIMIT_NOFILE minus FDMargin connections (New
 // raises the soft limit to the hard one and refuses a fleet that does not

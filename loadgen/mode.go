@@ -18,6 +18,11 @@ import (
 type handler interface {
 	// connected is called once the 101 answer arrived.
 	connected(r *reactor, j int32, now int64)
+	// upAtUpgrade reports whether a client is up (its Up transition and
+	// time to recover recorded) at its 101 answer. When false the mode
+	// calls reactor.up once the connection caught up; a connection that
+	// ends before then was never up and has no Down.
+	upAtUpgrade() bool
 	// timer is called when a deadline the handler scheduled at at is due.
 	timer(r *reactor, j int32, at, now int64)
 	// data is called for each whole text, binary or continuation frame.
@@ -56,6 +61,7 @@ func newHandler(cfg *Config, clients int) handler {
 type noneMode struct{}
 
 func (noneMode) connected(*reactor, int32, int64)               {}
+func (noneMode) upAtUpgrade() bool                              { return true }
 func (noneMode) timer(*reactor, int32, int64, int64)            {}
 func (noneMode) data(*reactor, int32, ws.Header, []byte, int64) {}
 func (noneMode) closed(*reactor, int32, int64)                  {}
@@ -126,6 +132,8 @@ func (m *echoMode) data(r *reactor, j int32, h ws.Header, payload []byte, now in
 	}
 	r.rec.delivered(now, time.Duration(max(now-sent, 0)), time.Duration(max(now-due, 0)))
 }
+
+func (m *echoMode) upAtUpgrade() bool { return true }
 
 func (m *echoMode) closed(*reactor, int32, int64) {}
 

@@ -112,13 +112,18 @@ func (h *stampedeMode) connected(r *reactor, j int32, now int64) {
 	h.send(r, j, &f)
 }
 
-// sync runs once the connection caught up (joined or resumed): the retry
-// queue is resent in order, then messages go out at the client's rate from
-// a seeded phase, so a fleet that reconnected at once does not send in
-// lockstep.
+// upAtUpgrade is false: a client is up once it caught up (BRIEF "Client
+// TTR": connected again and resumed), which sync reports.
+func (h *stampedeMode) upAtUpgrade() bool { return false }
+
+// sync runs once the connection caught up (joined or resumed): the client
+// is up, the retry queue is resent in order, then messages go out at the
+// client's rate from a seeded phase, so a fleet that reconnected at once
+// does not send in lockstep.
 func (h *stampedeMode) sync(r *reactor, j int32, now int64) {
 	m := &h.m[j]
 	m.st = synced
+	r.up(j, now)
 	if now >= h.sendEnd {
 		return
 	}

@@ -41,6 +41,13 @@ func stampedeStorm(t *testing.T, srv restarter, tweak func(*Config)) *results.Re
 // merged and the merge is tallied. It also returns each part's own counts.
 func stampedeStormSplit(t *testing.T, srv restarter, parts int, tweak func(*Config)) (*results.Report, []track.Counts) {
 	t.Helper()
+	return stampedeStormPrep(t, srv, parts, tweak, nil)
+}
+
+// stampedeStormPrep is stampedeStormSplit calling prepare (when not nil) on
+// each part's fleet before it runs.
+func stampedeStormPrep(t *testing.T, srv restarter, parts int, tweak func(*Config), prepare func(*Fleet)) (*results.Report, []track.Counts) {
+	t.Helper()
 	const n = 24
 	start := time.Now()
 	base := Config{
@@ -65,6 +72,9 @@ func stampedeStormSplit(t *testing.T, srv restarter, parts int, tweak func(*Conf
 			t.Fatal(err)
 		}
 		fleets[p] = f
+		if prepare != nil {
+			prepare(f)
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

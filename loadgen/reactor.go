@@ -50,12 +50,13 @@ type reactor struct {
 	free       []*extras
 	again      []int32 // sockets with unread data left after maxReadsPerFD reads
 
-	epoch    time.Time // monotonic reference for now()
-	startOff int64     // epoch minus the run's start, ns
-	next     int32     // ramp cursor: the first client not started yet
-	slotNs   float64   // ns between ramp slots of the fleet, 0 without a ramp
-	inflight int       // attempts connecting or handshaking
-	maxFirst int       // MaxInflight's share of this reactor
+	epoch       time.Time // monotonic reference for now()
+	startOff    int64     // epoch minus the run's start, ns
+	next        int32     // ramp cursor: the first client not started yet
+	slotNs      float64   // ns between ramp slots of the fleet, 0 without a ramp
+	inflight    int       // attempts connecting or handshaking
+	upAtUpgrade bool      // the mode's handler.upAtUpgrade
+	maxFirst    int       // MaxInflight's share of this reactor
 
 	errConnectTimeout, errHandshakeTimeout error
 }
@@ -80,6 +81,7 @@ func newReactor(f *Fleet, r, nr int) *reactor {
 		rc.slotNs = 1e9 / f.cfg.Ramp
 	}
 	rc.mode = newHandler(&f.cfg, n)
+	rc.upAtUpgrade = rc.mode.upAtUpgrade()
 	return rc
 }
 

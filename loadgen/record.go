@@ -44,18 +44,30 @@ func (r *recorder) attempt(at int64) {
 }
 
 // success records client id connected at offset at, its attempt having
-// started at start; downAt is when it last lost its connection (noTime if
-// this is its first).
+// started at start, and up at once (upgraded, then up); downAt is when it
+// last lost its connection (noTime if this is its first).
 func (r *recorder) success(id uint32, start, at, downAt int64) {
+	r.upgraded(start, at)
+	r.up(id, at, downAt)
+}
+
+// upgraded records an attempt started at start that got its 101 at offset
+// at: a success, with its connect latency.
+func (r *recorder) upgraded(start, at int64) {
 	r.rep.Timeline.At(time.Duration(at)).Successes++
-	r.rep.Transitions = append(r.rep.Transitions, results.Transition{Client: id, At: time.Duration(at), Up: true})
 	results.RecordLatency(r.rep.Connect, time.Duration(at-start))
-	if downAt != noTime {
-		results.RecordLatency(r.rep.TTR, time.Duration(at-downAt))
-	}
 	r.cnt.successes.Add(1)
 	r.cnt.inflight.Add(-1)
 	r.cnt.connected.Add(1)
+}
+
+// up records client id up at offset at: its Up transition and, when it
+// had lost a connection at downAt (not noTime), its time to recover.
+func (r *recorder) up(id uint32, at, downAt int64) {
+	r.rep.Transitions = append(r.rep.Transitions, results.Transition{Client: id, At: time.Duration(at), Up: true})
+	if downAt != noTime {
+		results.RecordLatency(r.rep.TTR, time.Duration(at-downAt))
+	}
 }
 
 // failure records an attempt that failed at offset at.
@@ -66,12 +78,24 @@ func (r *recorder) failure(class connerr.Class, at int64) {
 }
 
 // disconnect records client id's established connection ending at offset
-// at, with class.
+// at, with class, the client having been up (ended, then down).
 func (r *recorder) disconnect(id uint32, class connerr.Class, at int64) {
+	r.ended(class, at)
+	r.down(id, at)
+}
+
+// ended records an established connection (one that got its 101) ending
+// at offset at, with class.
+func (r *recorder) ended(class connerr.Class, at int64) {
 	r.rep.Timeline.At(time.Duration(at)).Disconnects[class]++
-	r.rep.Transitions = append(r.rep.Transitions, results.Transition{Client: id, At: time.Duration(at)})
 	r.cnt.disconnects[class].Add(1)
 	r.cnt.connected.Add(-1)
+}
+
+// down records client id's Down transition at offset at; only a client
+// recorded up goes down, so each client's transitions alternate.
+func (r *recorder) down(id uint32, at int64) {
+	r.rep.Transitions = append(r.rep.Transitions, results.Transition{Client: id, At: time.Duration(at)})
 }
 
 // stop records a client giving up after a failure of class, with its last
