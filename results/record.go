@@ -248,7 +248,7 @@ type Report struct {
 	Timeline Timeline `json:"timeline"`
 	// Transitions lists every client going up or down, in any order.
 	Transitions []Transition `json:"transitions"`
-	// Connect is the connect latency (SYN to 101, or to resumed) in µs.
+	// Connect is the connect latency (SYN to the 101 answer) in µs.
 	Connect *hdrhistogram.Histogram `json:"-"`
 	// TTR is each client's time to recover in µs: from detecting the
 	// disconnect to being connected (and resumed) again.
