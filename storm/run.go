@@ -206,7 +206,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		return m
 	})
-	sampler.CountTCP(dst.Port(), urlPort(fleet.URL)) // resources.csv tcp_* columns
+	sampler.CountTCP(urlPort(group.URL()), urlPort(fleet.URL)) // resources.csv tcp_* columns
 	sampleCtx, stopSampling := context.WithCancel(ctx)
 	defer stopSampling()
 	go sampler.Run(sampleCtx)
