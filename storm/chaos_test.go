@@ -1,7 +1,6 @@
 package storm_test
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -49,7 +47,7 @@ func chaosStorm(t *testing.T, cfg storm.Config, schedule string) *storm.Result {
 	cfg.Out = t.TempDir()
 	cfg.LoadgenProcs = max(cfg.LoadgenProcs, 1)
 	cfg.TargetProcs = max(cfg.TargetProcs, 1)
-	var log syncBuffer
+	var log lockedBuffer
 	cfg.Log = &log
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Duration+30*time.Second)
 	defer cancel()
@@ -63,24 +61,6 @@ func chaosStorm(t *testing.T, cfg storm.Config, schedule string) *storm.Result {
 		t.Fatalf("storm.Run: %v", err)
 	}
 	return res
-}
-
-// syncBuffer is a bytes.Buffer safe for the storm's concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // onlyEvent returns the summary's one event of kind.
