@@ -1,7 +1,6 @@
 package chaos
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -67,11 +66,8 @@ type ProxyGroup struct {
 }
 
 type proxyProc struct {
-	pid     int
+	*target.Child
 	control string // base URL of its control API
-	cmd     *exec.Cmd
-	done    chan struct{}
-	err     error
 }
 
 // StartProxyGroup starts cfg.Procs proxy processes and returns when every
@@ -158,52 +154,16 @@ func (c ProxyConfig) Flags() []string {
 
 // start runs one process and waits for its ready line.
 func (g *ProxyGroup) start(ctx context.Context, pc ProxyConfig) (*proxyProc, target.ReadyLine, error) {
-	var line target.ReadyLine
 	args := append(append([]string(nil), g.cfg.Args...), pc.Flags()...)
 	args = append(args, "--control-addr=127.0.0.1:0")
 	cmd := exec.Command(g.cfg.Exe, args...)
 	cmd.Env = append(os.Environ(), g.cfg.Env...)
 	cmd.Stderr = g.cfg.Stderr
-	// A child must not outlive a parent that died without cleaning up.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	out, err := cmd.StdoutPipe()
+	c, line, err := target.StartChild(ctx, "proxy group", cmd, g.cfg.ReadyTimeout)
 	if err != nil {
 		return nil, line, err
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, line, fmt.Errorf("proxy group: start %s: %w", g.cfg.Exe, err)
-	}
-	p := &proxyProc{pid: cmd.Process.Pid, cmd: cmd, done: make(chan struct{})}
-	lines := make(chan target.ReadyLine, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			var l target.ReadyLine
-			if json.Unmarshal(sc.Bytes(), &l) == nil && l.Ready {
-				lines <- l
-				break
-			}
-		}
-		io.Copy(io.Discard, out) // Wait must come after the last read
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
-	timer := time.NewTimer(g.cfg.ReadyTimeout)
-	defer timer.Stop()
-	select {
-	case line = <-lines:
-		p.control = "http://" + line.Control
-		return p, line, nil
-	case <-p.done:
-		return nil, line, fmt.Errorf("proxy group: process %d exited before ready: %v", p.pid, p.err)
-	case <-timer.C:
-		err = fmt.Errorf("proxy group: process %d not ready within %v", p.pid, g.cfg.ReadyTimeout)
-	case <-ctx.Done():
-		err = ctx.Err()
-	}
-	cmd.Process.Kill()
-	<-p.done
-	return nil, line, err
+	return &proxyProc{Child: c, control: "http://" + line.Control}, line, nil
 }
 
 // Addr returns the group's listen address, "IP:port".
@@ -225,10 +185,8 @@ func (g *ProxyGroup) URLFor(rawURL string) string {
 func (g *ProxyGroup) PIDs() []int32 {
 	var out []int32
 	for _, p := range g.procs {
-		select {
-		case <-p.done:
-		default:
-			out = append(out, int32(p.pid))
+		if !p.Exited() {
+			out = append(out, int32(p.PID()))
 		}
 	}
 	return out
@@ -258,12 +216,12 @@ func (g *ProxyGroup) Apply(ctx context.Context, f ProxyFault) error {
 		}
 		resp, err := g.client.Do(req)
 		if err != nil {
-			return fmt.Errorf("process %d: %w", p.pid, err)
+			return fmt.Errorf("process %d: %w", p.PID(), err)
 		}
 		defer resp.Body.Close()
 		if resp.StatusCode != http.StatusNoContent {
 			msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-			return fmt.Errorf("process %d: %s: %s", p.pid, resp.Status, msg)
+			return fmt.Errorf("process %d: %s: %s", p.PID(), resp.Status, msg)
 		}
 		return nil
 	})
@@ -280,12 +238,12 @@ func (g *ProxyGroup) Stats(ctx context.Context) (ProxyStats, error) {
 		}
 		resp, err := g.client.Do(req)
 		if err != nil {
-			return fmt.Errorf("process %d: %w", p.pid, err)
+			return fmt.Errorf("process %d: %w", p.PID(), err)
 		}
 		defer resp.Body.Close()
 		var st ProxyStats
 		if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
-			return fmt.Errorf("process %d: stats: %w", p.pid, err)
+			return fmt.Errorf("process %d: stats: %w", p.PID(), err)
 		}
 		mu.Lock()
 		sum.add(&st)
@@ -312,23 +270,23 @@ func (g *ProxyGroup) each(f func(p *proxyProc) error) error {
 func (g *ProxyGroup) Close() error {
 	g.once.Do(func() {
 		for _, p := range g.procs {
-			p.cmd.Process.Signal(syscall.SIGTERM)
+			p.Signal(syscall.SIGTERM)
 		}
 		timer := time.NewTimer(2 * time.Second)
 		defer timer.Stop()
 	wait:
 		for _, p := range g.procs {
 			select {
-			case <-p.done:
+			case <-p.Done():
 			case <-timer.C:
 				for _, q := range g.procs {
-					q.cmd.Process.Kill() // an error means it has exited
+					q.Kill()
 				}
 				break wait
 			}
 		}
 		for _, p := range g.procs {
-			<-p.done
+			p.Wait()
 		}
 	})
 	return nil

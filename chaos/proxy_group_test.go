@@ -132,7 +132,7 @@ func TestProxyGroupSpreadsAndSwitches(t *testing.T) {
 	}
 	for _, p := range g.procs {
 		if s := procStats(t, p.control); s.Accepted == 0 {
-			t.Errorf("process %d accepted nothing: SO_REUSEPORT should spread 20 connections", p.pid)
+			t.Errorf("process %d accepted nothing: SO_REUSEPORT should spread 20 connections", p.PID())
 		}
 	}
 

@@ -127,7 +127,7 @@ func RunProxy(ctx context.Context, rc ProxyRunConfig) error {
 		defer g.Close()
 		ctl, proxy, line.Addr = g, g, g.Addr()
 		for _, p := range g.procs {
-			line.Children = append(line.Children, target.ReadyLine{Ready: true, Addr: g.Addr(), PID: p.pid, Control: p.control[len("http://"):]})
+			line.Children = append(line.Children, target.ReadyLine{Ready: true, Addr: g.Addr(), PID: p.PID(), Control: p.control[len("http://"):]})
 		}
 	} else {
 		p, err := StartProxy(rc.Proxy)

@@ -1,9 +1,7 @@
 package target
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -77,10 +75,8 @@ type Proc struct {
 	// Ready is when it started accepting, from its ready line.
 	Ready time.Time
 
-	line ReadyLine
-	cmd  *exec.Cmd
-	done chan struct{}
-	err  error
+	*Child // Signal, Kill, Wait, Done, Exited
+	line   ReadyLine
 }
 
 // ErrProcsRunning is returned by Respawn while processes of the previous
@@ -231,78 +227,11 @@ func (g *Group) startProc(ctx context.Context, args []string, timeout time.Durat
 	cmd := exec.Command(g.cfg.Exe, args...)
 	cmd.Env = append(append(os.Environ(), g.cfg.Env...), RetryLedgerEnv+"="+g.ledger)
 	cmd.Stderr = g.cfg.Stderr
-	// A child must not outlive a supervisor that died without cleaning up.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	out, err := cmd.StdoutPipe()
+	c, l, err := StartChild(ctx, "target", cmd, timeout)
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("target: start %s: %w", g.cfg.Exe, err)
-	}
-	p := &Proc{PID: cmd.Process.Pid, cmd: cmd, done: make(chan struct{})}
-	lines := make(chan ReadyLine, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			var l ReadyLine
-			if json.Unmarshal(sc.Bytes(), &l) == nil && l.Ready {
-				lines <- l
-				break
-			}
-		}
-		io.Copy(io.Discard, out) // Wait must come after the last read
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	select {
-	case l := <-lines:
-		p.line, p.Ready, p.Control = l, l.T, "http://"+l.Control
-		return p, nil
-	case <-p.done:
-		return nil, fmt.Errorf("target: process %d exited before ready: %v", p.PID, p.err)
-	case <-timer.C:
-		err = fmt.Errorf("target: process %d not ready within %v", p.PID, timeout)
-	case <-ctx.Done():
-		err = ctx.Err()
-	}
-	p.Kill()
-	<-p.done
-	return nil, err
-}
-
-// Signal sends sig to the process (syscall.SIGTERM: graceful shutdown,
-// syscall.SIGUSR1: abrupt).
-func (p *Proc) Signal(sig os.Signal) error {
-	if p.Exited() {
-		return nil
-	}
-	return p.cmd.Process.Signal(sig)
-}
-
-// Kill sends SIGKILL.
-func (p *Proc) Kill() error { return p.Signal(syscall.SIGKILL) }
-
-// Wait waits for the process to exit and returns its exit error (nil for
-// status 0).
-func (p *Proc) Wait() error {
-	<-p.done
-	return p.err
-}
-
-// Done is closed when the process has exited.
-func (p *Proc) Done() <-chan struct{} { return p.done }
-
-// Exited reports whether the process has exited.
-func (p *Proc) Exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
+	return &Proc{PID: c.PID(), Control: "http://" + l.Control, Ready: l.T, Child: c, line: l}, nil
 }
 
 // Stats returns the process's counters from its control API.
