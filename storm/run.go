@@ -92,7 +92,20 @@ func (c *Config) Validate() error {
 	if t.Store == "" && (t.NoDedupe || t.Retention != 0 || c.Fleet.Mode == loadgen.ModeStampede) {
 		t.Store = "file:///" // Run gives it an embedded store in the results folder
 	}
-	return t.Validate()
+	if err := t.Validate(); err != nil {
+		return err
+	}
+	// The fleet is checked here, before any process starts, not first in
+	// each worker; its URL is the target's, known only once it runs.
+	f := c.Fleet
+	f.URL = "ws://127.0.0.1:1/"
+	if t.TLS || t.CertFile != "" {
+		f.URL = "wss://127.0.0.1:1/"
+	}
+	if t.Store != "" && (f.Mode == "" || f.Mode == loadgen.ModeNone) {
+		f.Mode = loadgen.ModeStampede // as Run will make it
+	}
+	return f.Validate()
 }
 
 // Result is what a storm produced.

@@ -89,6 +89,7 @@ func benchAction(c *cli.Context) error {
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	runs, err := storm.Bench(ctx, bc)
+	err = flagError(err)
 	if len(runs) > 0 {
 		if perr := writeBenchTable(c, runs, cfg.Out); perr != nil {
 			return perr

@@ -101,7 +101,7 @@ func loadgenAction(c *cli.Context) error {
 	defer stop()
 	res, err := storm.RunFleet(ctx, run)
 	if err != nil {
-		return loadgenFlagError(err)
+		return flagError(err)
 	}
 	if n, last := res.Report.FirstConnects(); n > 0 && last > 0 {
 		fmt.Fprintf(c.App.Writer, "first connects: %d clients within %.3fs of the start (%.0f/s)\n", n, last.Seconds(), float64(n)/last.Seconds())
@@ -133,7 +133,7 @@ func loadgenConfig(c *cli.Context) (loadgen.Config, error) {
 	cfg.Protocols = c.StringSlice("subprotocol")
 	cfg.TLSInsecure = c.Bool("insecure")
 	if err := cfg.Validate(); err != nil {
-		return cfg, loadgenFlagError(err)
+		return cfg, flagError(err)
 	}
 	return cfg, nil
 }
@@ -188,14 +188,4 @@ var loadgenFlags = map[string]string{
 	"SynRetries": "syn-retries", "Header": "header", "Protocols": "subprotocol", "Mode": "mode",
 	"MsgRate": "msg-rate", "MsgSize": "msg-size", "Reactors": "reactors", "SourceIPs": "source-ips",
 	"Rooms": "rooms", "QuietPeriod": "quiet-period", "NoResume": "no-resume", "NoRetryQueue": "no-retry-queue",
-}
-
-// loadgenFlagError rewrites a loadgen.ConfigError to name the flag.
-func loadgenFlagError(err error) error {
-	if ce, ok := err.(*loadgen.ConfigError); ok {
-		if name, ok := loadgenFlags[ce.Field]; ok {
-			return fmt.Errorf("--%s: %s", name, ce.Reason)
-		}
-	}
-	return err
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"net/netip"
 	"os"
@@ -83,12 +82,12 @@ func proxyAction(c *cli.Context) error {
 	}
 	rc.Schedule = sched
 	if err := rc.Validate(); err != nil {
-		return proxyFlagError(err)
+		return flagError(err)
 	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	rc.Initial = fault
-	return proxyFlagError(chaos.RunProxy(ctx, rc))
+	return flagError(chaos.RunProxy(ctx, rc))
 }
 
 // proxyConfig maps the proxy flags to a chaos.ProxyConfig.
@@ -147,15 +146,4 @@ func scheduleFlag(c *cli.Context) (*chaos.Schedule, error) {
 var proxyFlags = map[string]string{
 	"Listen": "listen", "Upstream": "upstream", "Reactors": "reactors", "Backlog": "backlog",
 	"MaxConns": "max-conns", "ConnectTimeout": "connect-timeout", "Proc": "proc",
-}
-
-// proxyFlagError rewrites a chaos.ProxyConfigError to name the flag.
-func proxyFlagError(err error) error {
-	var ce *chaos.ProxyConfigError
-	if errors.As(err, &ce) {
-		if name, ok := proxyFlags[ce.Field]; ok {
-			return fmt.Errorf("--%s: %s", name, ce.Reason)
-		}
-	}
-	return err
 }

@@ -78,11 +78,12 @@ func runAction(c *cli.Context) error {
 	}
 	cfg.Fleet.Policy = pol
 	if err := cfg.Validate(); err != nil {
-		return err
+		return flagError(err)
 	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res, err := storm.Run(ctx, cfg)
+	err = flagError(err)
 	if res != nil {
 		if perr := res.Summary.WriteText(c.App.Writer); perr != nil {
 			return perr

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 
@@ -66,9 +65,9 @@ func targetAction(c *cli.Context) error {
 		Exit:        os.Exit,
 	}
 	if err := rc.Validate(); err != nil {
-		return targetFlagError(err)
+		return flagError(err)
 	}
-	return targetFlagError(target.Run(c.Context, rc))
+	return flagError(target.Run(c.Context, rc))
 }
 
 // targetConfig maps the server flags to a target.Config.
@@ -99,16 +98,4 @@ var configFlags = map[string]string{
 	"HandshakeCost": "handshake-cost", "HandshakeTimeout": "handshake-timeout", "CertFile": "cert",
 	"MaxConns": "max-conns", "RejectRetryAfter": "reject-retry-after", "Hold": "hold", "Procs": "procs",
 	"Store": "store", "Retention": "retention",
-}
-
-// targetFlagError rewrites a ConfigError on a field with a flag as one line
-// naming the flag.
-func targetFlagError(err error) error {
-	var ce *target.ConfigError
-	if errors.As(err, &ce) {
-		if name, ok := configFlags[ce.Field]; ok {
-			return fmt.Errorf("--%s: %s", name, ce.Reason)
-		}
-	}
-	return err
 }
