@@ -8,6 +8,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/stampede-dev/stampede/proxy"
 )
 
 // SyntaxError is a schedule that does not parse, or that parses but says
@@ -252,13 +254,13 @@ func parseBandwidth(s string) (int64, string) {
 }
 
 // parsePercent parses a percentage "P%" with 0 < P <= 100 and at most
-// lossDecimals decimals (trailing zeros aside) into a probability P/100.
+// proxy.LossDecimals decimals (trailing zeros aside) into a probability P/100.
 func parsePercent(s string) (float64, string) {
 	num, rest, ok := splitDecimal(s)
 	if !ok || rest != "%" {
 		return 0, "expected a percentage like 1% or 0.5%"
 	}
-	if _, frac, _ := strings.Cut(num, "."); len(strings.TrimRight(frac, "0")) > lossDecimals {
+	if _, frac, _ := strings.Cut(num, "."); len(strings.TrimRight(frac, "0")) > proxy.LossDecimals {
 		return 0, "expected a percentage with at most 6 decimals"
 	}
 	p, err := strconv.ParseFloat(num, 64)

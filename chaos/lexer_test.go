@@ -2,7 +2,10 @@ package chaos
 
 import (
 	"reflect"
+	"strings"
 	"testing"
+
+	"github.com/stampede-dev/stampede/proxy"
 )
 
 func TestScan(t *testing.T) {
@@ -118,9 +121,9 @@ func TestFormatBandwidth(t *testing.T) {
 		{999_999_999_999, "999.999999999GB/s"},
 	}
 	for _, tt := range tests {
-		got := formatBandwidth(tt.in)
+		got := strings.TrimPrefix(proxy.Faults{Bandwidth: tt.in}.String(), " bandwidth=")
 		if got != tt.want {
-			t.Errorf("formatBandwidth(%d) = %q, want %q", tt.in, got, tt.want)
+			t.Errorf("Faults{Bandwidth: %d} writes %q, want %q", tt.in, got, tt.want)
 		}
 		if back, msg := parseBandwidth(got); back != tt.in {
 			t.Errorf("parseBandwidth(%q) = %d %q, want %d", got, back, msg, tt.in)

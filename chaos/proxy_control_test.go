@@ -7,26 +7,28 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stampede-dev/stampede/proxy"
 )
 
 func TestParseProxyFault(t *testing.T) {
 	cases := []struct {
 		words string
-		want  ProxyFault
+		want  proxy.Faults
 		err   string // a substring of the error; "" for none
 	}{
-		{"", ProxyFault{}, ""},
-		{"off", ProxyFault{}, ""},
-		{"latency=200ms", ProxyFault{Latency: 200 * time.Millisecond}, ""},
-		{"  latency=200ms jitter=20ms ", ProxyFault{Latency: 200 * time.Millisecond, Jitter: 20 * time.Millisecond}, ""},
-		{"bandwidth=100kbit/s loss=1.5%", ProxyFault{Bandwidth: 12500, Loss: 0.015}, ""},
-		{"reset", ProxyFault{Reset: true}, ""},
-		{"blackhole", ProxyFault{Blackhole: true}, ""},
-		{"latency=5x", ProxyFault{}, `proxy fault "latency=5x", col 9: expected a duration after "latency=", found "5x"`},
-		{"reset latency=1s", ProxyFault{}, `"reset" cannot be combined`},
-		{"jitter=1s", ProxyFault{}, `expected "latency=" too`},
-		{"latency=1s; at 1s restart", ProxyFault{}, "found a separator"},
-		{"wobble", ProxyFault{}, `unknown proxy fault "wobble"`},
+		{"", proxy.Faults{}, ""},
+		{"off", proxy.Faults{}, ""},
+		{"latency=200ms", proxy.Faults{Latency: 200 * time.Millisecond}, ""},
+		{"  latency=200ms jitter=20ms ", proxy.Faults{Latency: 200 * time.Millisecond, Jitter: 20 * time.Millisecond}, ""},
+		{"bandwidth=100kbit/s loss=1.5%", proxy.Faults{Bandwidth: 12500, Loss: 0.015}, ""},
+		{"reset", proxy.Faults{Reset: true}, ""},
+		{"blackhole", proxy.Faults{Blackhole: true}, ""},
+		{"latency=5x", proxy.Faults{}, `proxy fault "latency=5x", col 9: expected a duration after "latency=", found "5x"`},
+		{"reset latency=1s", proxy.Faults{}, `"reset" cannot be combined`},
+		{"jitter=1s", proxy.Faults{}, `expected "latency=" too`},
+		{"latency=1s; at 1s restart", proxy.Faults{}, "found a separator"},
+		{"wobble", proxy.Faults{}, `unknown proxy fault "wobble"`},
 	}
 	for _, c := range cases {
 		got, err := ParseProxyFault(c.words)
@@ -43,8 +45,8 @@ func TestParseProxyFault(t *testing.T) {
 
 // TestProxyControlHandler drives the control API of an in-process proxy.
 func TestProxyControlHandler(t *testing.T) {
-	p := startProxy(t, ProxyConfig{Upstream: tcpEcho(t)})
-	srv := httptest.NewServer(ProxyControlHandler(LocalController(p)))
+	p := startProxy(t, proxy.Config{Upstream: tcpEcho(t)})
+	srv := httptest.NewServer(proxy.ControlHandler(proxy.LocalController(p), ParseProxyFault))
 	t.Cleanup(srv.Close)
 	do := func(method, path string) (int, string) {
 		req, _ := http.NewRequest(method, srv.URL+path, nil)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/stampede-dev/stampede/proxy"
 	"github.com/stampede-dev/stampede/target"
 )
 
@@ -19,10 +20,10 @@ import (
 // proxy events.
 type ProxyRunConfig struct {
 	// Proxy configures the proxy (each process's, with Procs > 1).
-	Proxy ProxyConfig
+	Proxy proxy.Config
 	// Procs is the number of proxy processes; above 1, RunProxy starts a
-	// ProxyGroup of child processes on one port and controls them. Each
-	// process relays up to about PerProxyProcess connections. Default 1.
+	// proxy.Group of child processes on one port and controls them. Each
+	// process relays up to about proxy.PerProcess connections. Default 1.
 	Procs int
 	// Exe is the program the children run. Default: this executable.
 	Exe string
@@ -30,10 +31,10 @@ type ProxyRunConfig struct {
 	// Default ["proxy"] (the stampede subcommand).
 	ChildArgs []string
 	// ControlAddr is where the HTTP control API listens
-	// (ProxyControlHandler). Default 127.0.0.1:0.
+	// (proxy.ControlHandler). Default 127.0.0.1:0.
 	ControlAddr string
 	// Initial is the fault set active from the start; the zero set is none.
-	Initial ProxyFault
+	Initial proxy.Faults
 	// Schedule, if set, switches faults on a time axis starting when the
 	// proxy is ready. Only proxy events apply to a proxy alone.
 	Schedule *Schedule
@@ -107,8 +108,8 @@ func RunProxy(ctx context.Context, rc ProxyRunConfig) error {
 		logw = io.Discard
 	}
 	line := target.ReadyLine{Ready: true, PID: os.Getpid()}
-	var ctl ProxyController
-	var proxy Proxy
+	var ctl proxy.Controller
+	var px Proxy
 	if rc.Procs > 1 {
 		exe := rc.Exe
 		if exe == "" {
@@ -117,7 +118,7 @@ func RunProxy(ctx context.Context, rc ProxyRunConfig) error {
 				return fmt.Errorf("proxy: finding this executable: %w", err)
 			}
 		}
-		g, err := StartProxyGroup(ctx, ProxyGroupConfig{
+		g, err := proxy.StartGroup(ctx, proxy.GroupConfig{
 			Exe: exe, Args: rc.ChildArgs, Procs: rc.Procs, Proxy: rc.Proxy,
 			Log: func(f string, a ...any) { fmt.Fprintf(logw, f+"\n", a...) },
 		})
@@ -125,19 +126,17 @@ func RunProxy(ctx context.Context, rc ProxyRunConfig) error {
 			return err
 		}
 		defer g.Close()
-		ctl, proxy, line.Addr = g, g, g.Addr()
-		for _, p := range g.procs {
-			line.Children = append(line.Children, target.ReadyLine{Ready: true, Addr: g.Addr(), PID: p.PID(), Control: p.control[len("http://"):]})
-		}
+		ctl, px, line.Addr = g, g, g.Addr()
+		line.Children = g.Children()
 	} else {
-		p, err := StartProxy(rc.Proxy)
+		p, err := proxy.Start(rc.Proxy)
 		if err != nil {
 			return err
 		}
 		defer p.Close()
-		ctl, proxy, line.Addr = LocalController(p), p, p.Addr()
+		ctl, px, line.Addr = proxy.LocalController(p), p, p.Addr()
 	}
-	if rc.Initial != (ProxyFault{}) {
+	if rc.Initial != (proxy.Faults{}) {
 		if err := ctl.Apply(ctx, rc.Initial); err != nil {
 			return err
 		}
@@ -146,7 +145,7 @@ func RunProxy(ctx context.Context, rc ProxyRunConfig) error {
 	if err != nil {
 		return fmt.Errorf("--control-addr: %w", err)
 	}
-	hs := &http.Server{Handler: ProxyControlHandler(ctl), ReadHeaderTimeout: 5 * time.Second}
+	hs := &http.Server{Handler: proxy.ControlHandler(ctl, ParseProxyFault), ReadHeaderTimeout: 5 * time.Second}
 	go hs.Serve(ln)
 	defer hs.Close()
 	line.Control, line.T = ln.Addr().String(), time.Now()
@@ -163,11 +162,11 @@ func RunProxy(ctx context.Context, rc ProxyRunConfig) error {
 	}
 	var supErr error
 	if rc.Schedule != nil {
-		sup := &Supervisor{Schedule: rc.Schedule, Proxy: proxy, Log: func(f string, a ...any) { fmt.Fprintf(logw, f+"\n", a...) }}
+		sup := &Supervisor{Schedule: rc.Schedule, Proxy: px, Log: func(f string, a ...any) { fmt.Fprintf(logw, f+"\n", a...) }}
 		supErr = sup.Run(runCtx, line.T, rc.Duration)
 	}
 	<-runCtx.Done()
-	proxy.Set(ProxyFault{})
+	px.Set(proxy.Faults{})
 	if st, err := ctl.Stats(context.Background()); err == nil {
 		fmt.Fprintf(logw, "proxy: %d accepted, %d open, %d reset, %d dropped, %d blackholed, %d refused; %d bytes up, %d down\n",
 			st.Accepted, st.Active, st.Reset, st.Dropped, st.Blackholed, st.Refused, st.BytesUp, st.BytesDown)

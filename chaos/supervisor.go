@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stampede-dev/stampede/proxy"
 	"github.com/stampede-dev/stampede/results"
 )
 
@@ -90,8 +91,8 @@ const statsTimeout = 5 * time.Second
 
 // Proxy is the fault proxy between the fleet and the target.
 type Proxy interface {
-	// Set switches a fault on; the zero ProxyFault switches every fault off.
-	Set(f ProxyFault)
+	// Set switches a fault on; the zero proxy.Faults switches every fault off.
+	Set(f proxy.Faults)
 }
 
 // Supervisor applies a schedule to a target (and a proxy) on the run's time
@@ -273,7 +274,7 @@ func (s *Supervisor) apply(ctx context.Context, start time.Time, p Planned) erro
 		}
 		s.Proxy.Set(ev.Proxy)
 		err = sleep(ctx, ev.For)
-		s.Proxy.Set(ProxyFault{})
+		s.Proxy.Set(proxy.Faults{})
 		rec.End, rec.Ready = now().Sub(start), now().Sub(start)
 	default:
 		return fmt.Errorf("no supervisor action for %s", ev.Kind)

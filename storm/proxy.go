@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/loadgen"
+	"github.com/stampede-dev/stampede/proxy"
 	"github.com/stampede-dev/stampede/results"
 )
 
@@ -20,14 +20,14 @@ const roleProxy = results.RoleProxy
 // outside the ephemeral range. Its upstream sockets use the fleet's source
 // addresses (towards another port than the fleet's, so they share no
 // ephemeral ports), and its draws the fleet's seed.
-func startProxy(ctx context.Context, exe, upstream string, fleet loadgen.Config, logw io.Writer) (*chaos.ProxyGroup, error) {
-	procs := chaos.ProxyProcsFor(fleet.Clients)
-	var g *chaos.ProxyGroup
+func startProxy(ctx context.Context, exe, upstream string, fleet loadgen.Config, logw io.Writer) (*proxy.Group, error) {
+	procs := proxy.ProcsFor(fleet.Clients)
+	var g *proxy.Group
 	err := onFreePort(func(addr string) (err error) {
-		g, err = chaos.StartProxyGroup(ctx, chaos.ProxyGroupConfig{
+		g, err = proxy.StartGroup(ctx, proxy.GroupConfig{
 			Exe:   exe,
 			Procs: procs,
-			Proxy: chaos.ProxyConfig{
+			Proxy: proxy.Config{
 				Listen:   addr,
 				Upstream: upstream,
 				Seed:     fleet.Seed,

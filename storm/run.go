@@ -24,6 +24,7 @@ import (
 	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/cluster"
 	"github.com/stampede-dev/stampede/loadgen"
+	"github.com/stampede-dev/stampede/proxy"
 	"github.com/stampede-dev/stampede/report"
 	"github.com/stampede-dev/stampede/results"
 	"github.com/stampede-dev/stampede/target"
@@ -186,7 +187,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	fleet := cfg.Fleet
 	fleet.URL = group.URL()
 	fleet.SourceIPs = sz.SourceIPs
-	var proxy *chaos.ProxyGroup
+	var proxy *proxy.Group
 	if cfg.Proxy || cfg.Schedule.HasProxyEvents() {
 		cfg.Proxy = true // recorded in summary.json's config
 		if proxy, err = startProxy(ctx, exe, group.Addr(), fleet, logw); err != nil {

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/loadgen"
+	"github.com/stampede-dev/stampede/proxy"
 	"github.com/stampede-dev/stampede/target"
 )
 
@@ -17,7 +17,7 @@ func flagError(err error) error {
 	var (
 		te *target.ConfigError
 		le *loadgen.ConfigError
-		pe *chaos.ProxyConfigError
+		pe *proxy.ConfigError
 	)
 	field, reason, flags := "", "", map[string]string(nil)
 	switch {

@@ -10,10 +10,11 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/stampede-dev/stampede/chaos"
+	"github.com/stampede-dev/stampede/proxy"
 )
 
 // proxyCmd is `stampede proxy`. Its flag names are also what
-// chaos.ProxyConfig.Flags renders for group children.
+// proxy.Config.Flags renders for group children.
 var proxyCmd = &cli.Command{
 	Name:      "proxy",
 	Usage:     "run the TCP fault proxy in front of any server",
@@ -31,13 +32,13 @@ var proxyCmd = &cli.Command{
 		"Each connection takes two open files; one process relays up to about 7,500, so --procs N\n" +
 		"runs N processes on one port (SO_REUSEPORT) and the control API reaches all of them.",
 	Flags: []cli.Flag{
-		&cli.StringFlag{Name: "listen", Value: chaos.DefaultProxyListen, Usage: "address `IP:PORT` clients connect to (port 0: a free one)"},
+		&cli.StringFlag{Name: "listen", Value: proxy.DefaultListen, Usage: "address `IP:PORT` clients connect to (port 0: a free one)"},
 		&cli.StringFlag{Name: "upstream", Usage: "server `HOST:PORT` every connection is relayed to", Required: true},
 		&cli.IntFlag{Name: "procs", Value: 1, Usage: "proxy processes `N` on one port (each relays up to ~7,500 connections)"},
 		&cli.IntFlag{Name: "reactors", Usage: "epoll reactor goroutines `N` per process, each with its own listener (0 = 1)"},
-		&cli.IntFlag{Name: "backlog", Value: chaos.DefaultProxyBacklog, Usage: "listen backlog `N` of each listener"},
+		&cli.IntFlag{Name: "backlog", Value: proxy.DefaultBacklog, Usage: "listen backlog `N` of each listener"},
 		&cli.IntFlag{Name: "max-conns", Usage: "connections `N` per process above which new ones are reset (0 = what the open-file limit allows)"},
-		&cli.DurationFlag{Name: "connect-timeout", Value: chaos.DefaultProxyConnectTimeout, Usage: "upstream connect deadline `D`; the client is reset after it"},
+		&cli.DurationFlag{Name: "connect-timeout", Value: proxy.DefaultConnectTimeout, Usage: "upstream connect deadline `D`; the client is reset after it"},
 		&cli.BoolFlag{Name: "keep-listening", Usage: "keep the port open while the upstream refuses, resetting clients (default: refuse them too)"},
 		&cli.StringFlag{Name: "source-ip", Usage: "local `IP` of upstream connections (its own ephemeral port range)"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed `S` of the jitter and loss draws"},
@@ -90,9 +91,9 @@ func proxyAction(c *cli.Context) error {
 	return flagError(chaos.RunProxy(ctx, rc))
 }
 
-// proxyConfig maps the proxy flags to a chaos.ProxyConfig.
-func proxyConfig(c *cli.Context) (chaos.ProxyConfig, error) {
-	pc := chaos.ProxyConfig{
+// proxyConfig maps the proxy flags to a proxy.Config.
+func proxyConfig(c *cli.Context) (proxy.Config, error) {
+	pc := proxy.Config{
 		Listen:         c.String("listen"),
 		Upstream:       c.String("upstream"),
 		Reactors:       c.Int("reactors"),
@@ -142,7 +143,7 @@ func scheduleFlag(c *cli.Context) (*chaos.Schedule, error) {
 	return s, nil
 }
 
-// proxyFlags names the flag behind each chaos.ProxyConfig field.
+// proxyFlags names the flag behind each proxy.Config field.
 var proxyFlags = map[string]string{
 	"Listen": "listen", "Upstream": "upstream", "Reactors": "reactors", "Backlog": "backlog",
 	"MaxConns": "max-conns", "ConnectTimeout": "connect-timeout", "Proc": "proc",

@@ -11,18 +11,18 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/stampede-dev/stampede/chaos"
+	"github.com/stampede-dev/stampede/proxy"
 	"github.com/stampede-dev/stampede/target"
 )
 
-// The flags a ProxyGroup passes to its children (chaos.ProxyConfig.Flags)
-// parse back into the same ProxyConfig.
+// The flags a proxy.Group passes to its children (proxy.Config.Flags)
+// parse back into the same proxy.Config.
 func TestProxyFlagsRoundTrip(t *testing.T) {
-	want := chaos.ProxyConfig{
+	want := proxy.Config{
 		Listen: "127.0.0.1:7100", Upstream: "127.0.0.1:7200", Reactors: 2, Backlog: 512, MaxConns: 900,
 		ConnectTimeout: 1500 * time.Millisecond, SourceIP: netip.MustParseAddr("127.0.1.3"), Seed: 42, Proc: 3, KeepListening: true,
 	}
-	var got chaos.ProxyConfig
+	var got proxy.Config
 	app := &cli.App{Commands: []*cli.Command{{
 		Name: "proxy", Flags: proxyCmd.Flags,
 		Action: func(c *cli.Context) (err error) { got, err = proxyConfig(c); return err },

@@ -1,9 +1,8 @@
-package chaos
+package proxy
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -11,56 +10,32 @@ import (
 	"strings"
 )
 
-// proxyPrefix turns fault words into a schedule entry for the parser.
-const proxyPrefix = "at 0s proxy "
-
-// ParseProxyFault parses a set of proxy faults written as in a schedule's
-// proxy event, without "proxy" and "for", e.g. "latency=200ms jitter=20ms"
-// or "loss=1%". "" and "off" are the empty set (every fault off).
-func ParseProxyFault(words string) (ProxyFault, error) {
-	w := strings.TrimSpace(words)
-	if w == "" || w == "off" {
-		return ProxyFault{}, nil
-	}
-	if strings.ContainsAny(w, ";#\n\r") {
-		return ProxyFault{}, fmt.Errorf("proxy fault %q: expected fault words such as latency=200ms, found a separator", words)
-	}
-	s, err := Parse(proxyPrefix + w + " for 1s")
-	if err != nil {
-		var se *SyntaxError
-		if errors.As(err, &se) {
-			return ProxyFault{}, fmt.Errorf("proxy fault %q, col %d: %s", w, max(1, se.Col-len(proxyPrefix)), se.Msg)
-		}
-		return ProxyFault{}, fmt.Errorf("proxy fault %q: %w", w, err)
-	}
-	return s.Entries[0].Event.Proxy, nil
-}
-
-// ProxyController is what the control API drives: a ProxyGroup, or one
-// FaultProxy (LocalController).
-type ProxyController interface {
+// Controller is what the control API drives: a Group, or one
+// Proxy (LocalController).
+type Controller interface {
 	// Apply switches the fault set f on (the zero set: all off).
-	Apply(ctx context.Context, f ProxyFault) error
+	Apply(ctx context.Context, f Faults) error
 	// Stats returns the counters, summed over processes.
-	Stats(ctx context.Context) (ProxyStats, error)
+	Stats(ctx context.Context) (Stats, error)
 }
 
-// LocalController adapts a FaultProxy in this process to ProxyController.
-func LocalController(p *FaultProxy) ProxyController { return localControl{p} }
+// LocalController adapts a Proxy in this process to Controller.
+func LocalController(p *Proxy) Controller { return localControl{p} }
 
-type localControl struct{ p *FaultProxy }
+type localControl struct{ p *Proxy }
 
-func (c localControl) Apply(_ context.Context, f ProxyFault) error {
+func (c localControl) Apply(_ context.Context, f Faults) error {
 	c.p.Set(f)
 	return nil
 }
 
-func (c localControl) Stats(context.Context) (ProxyStats, error) { return c.p.Stats(), nil }
+func (c localControl) Stats(context.Context) (Stats, error) { return c.p.Stats(), nil }
 
-// ProxyControlHandler returns the HTTP control API of a fault proxy (a
-// FaultProxy or a ProxyGroup):
+// ControlHandler returns the HTTP control API of a fault proxy (a
+// Proxy or a Group). parse reads a fault set written in schedule words,
+// e.g. "latency=200ms loss=1%" (chaos.ParseProxyFault):
 //
-//	GET    /stats                               ProxyStats as JSON
+//	GET    /stats                               Stats as JSON
 //	GET    /fault                               the active faults, in schedule words
 //	POST   /fault?latency=200ms&jitter=20ms     switch faults on (replacing the set)
 //	POST   /fault?bandwidth=1MB/s | ?loss=1% | ?reset | ?blackhole
@@ -69,7 +44,7 @@ func (c localControl) Stats(context.Context) (ProxyStats, error) { return c.p.St
 //
 // A POST or DELETE answers 204 when applied, 400 with one line of text for
 // a fault set that does not parse.
-func ProxyControlHandler(c ProxyController) http.Handler {
+func ControlHandler(c Controller, parse func(words string) (Faults, error)) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
 		st, err := c.Stats(r.Context())
@@ -92,7 +67,7 @@ func ProxyControlHandler(c ProxyController) http.Handler {
 		}
 		fmt.Fprintln(w, fault)
 	})
-	apply := func(w http.ResponseWriter, r *http.Request, f ProxyFault) {
+	apply := func(w http.ResponseWriter, r *http.Request, f Faults) {
 		if err := c.Apply(r.Context(), f); err != nil {
 			http.Error(w, err.Error(), http.StatusBadGateway)
 			return
@@ -100,14 +75,14 @@ func ProxyControlHandler(c ProxyController) http.Handler {
 		w.WriteHeader(http.StatusNoContent)
 	}
 	mux.HandleFunc("POST /fault", func(w http.ResponseWriter, r *http.Request) {
-		f, err := ParseProxyFault(faultQuery(r))
+		f, err := parse(faultQuery(r))
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
 		apply(w, r, f)
 	})
-	mux.HandleFunc("DELETE /fault", func(w http.ResponseWriter, r *http.Request) { apply(w, r, ProxyFault{}) })
+	mux.HandleFunc("DELETE /fault", func(w http.ResponseWriter, r *http.Request) { apply(w, r, Faults{}) })
 	return mux
 }
 

@@ -1,4 +1,4 @@
-package chaos
+package proxy
 
 import (
 	"context"
@@ -19,17 +19,17 @@ import (
 	"github.com/stampede-dev/stampede/target"
 )
 
-// PerProxyProcess is how many links one proxy process is given: each link
+// PerProcess is how many links one proxy process is given: each link
 // is two open files (client and upstream socket), and one process may hold
 // at most 20,000, so 7,500 links leave room for the process's own files
 // and for links in transition during a reconnect herd.
-const PerProxyProcess = 7500
+const PerProcess = 7500
 
-// ProxyProcsFor returns how many proxy processes relay conns connections.
-func ProxyProcsFor(conns int) int { return max(1, (conns+PerProxyProcess-1)/PerProxyProcess) }
+// ProcsFor returns how many proxy processes relay conns connections.
+func ProcsFor(conns int) int { return max(1, (conns+PerProcess-1)/PerProcess) }
 
-// ProxyGroupConfig configures a group of `stampede proxy` processes.
-type ProxyGroupConfig struct {
+// GroupConfig configures a group of `stampede proxy` processes.
+type GroupConfig struct {
 	// Exe is the program to run, e.g. the stampede binary. Required.
 	Exe string
 	// Args go before the flags that carry Proxy. Default ["proxy"].
@@ -41,7 +41,7 @@ type ProxyGroupConfig struct {
 	// Proxy is every process's configuration, passed as flags. Its Listen
 	// is the group's address (port 0: the first process picks a port and
 	// the others join it); Proc is set per process.
-	Proxy ProxyConfig
+	Proxy Config
 	// SourceIPs, when set, give process i the upstream source address
 	// SourceIPs[i % len], each with its own ephemeral port range.
 	SourceIPs []netip.Addr
@@ -53,12 +53,12 @@ type ProxyGroupConfig struct {
 	Log func(format string, args ...any)
 }
 
-// ProxyGroup is a set of `stampede proxy` processes sharing one port as an
+// Group is a set of `stampede proxy` processes sharing one port as an
 // SO_REUSEPORT group, since one process may hold at most 20,000 open files
-// and each relayed connection takes two. It implements Proxy: Set reaches
+// and each relayed connection takes two. It implements chaos.Proxy: Set reaches
 // every process through its control API.
-type ProxyGroup struct {
-	cfg    ProxyGroupConfig
+type Group struct {
+	cfg    GroupConfig
 	addr   string
 	procs  []*proxyProc
 	client *http.Client
@@ -70,9 +70,9 @@ type proxyProc struct {
 	control string // base URL of its control API
 }
 
-// StartProxyGroup starts cfg.Procs proxy processes and returns when every
+// StartGroup starts cfg.Procs proxy processes and returns when every
 // one printed its ready line. On error every process started is stopped.
-func StartProxyGroup(ctx context.Context, cfg ProxyGroupConfig) (*ProxyGroup, error) {
+func StartGroup(ctx context.Context, cfg GroupConfig) (*Group, error) {
 	if cfg.Exe == "" {
 		return nil, errors.New("proxy group: Exe is required")
 	}
@@ -92,10 +92,10 @@ func StartProxyGroup(ctx context.Context, cfg ProxyGroupConfig) (*ProxyGroup, er
 	if cfg.Stderr == nil {
 		cfg.Stderr = os.Stderr
 	}
-	g := &ProxyGroup{cfg: cfg, client: &http.Client{Timeout: 5 * time.Second}}
+	g := &Group{cfg: cfg, client: &http.Client{Timeout: 5 * time.Second}}
 	listen := cfg.Proxy.Listen
 	if listen == "" {
-		listen = DefaultProxyListen
+		listen = DefaultListen
 	}
 	// The first process settles the port; the others join it at once.
 	for i := 0; i < cfg.Procs; i++ {
@@ -119,7 +119,7 @@ func StartProxyGroup(ctx context.Context, cfg ProxyGroupConfig) (*ProxyGroup, er
 
 // Flags returns the `stampede proxy` flags that reproduce c, one
 // "--name=value" per non-zero field.
-func (c ProxyConfig) Flags() []string {
+func (c Config) Flags() []string {
 	var f []string
 	str := func(name, v string) {
 		if v != "" {
@@ -153,7 +153,7 @@ func (c ProxyConfig) Flags() []string {
 }
 
 // start runs one process and waits for its ready line.
-func (g *ProxyGroup) start(ctx context.Context, pc ProxyConfig) (*proxyProc, target.ReadyLine, error) {
+func (g *Group) start(ctx context.Context, pc Config) (*proxyProc, target.ReadyLine, error) {
 	args := append(append([]string(nil), g.cfg.Args...), pc.Flags()...)
 	args = append(args, "--control-addr=127.0.0.1:0")
 	cmd := exec.Command(g.cfg.Exe, args...)
@@ -167,12 +167,12 @@ func (g *ProxyGroup) start(ctx context.Context, pc ProxyConfig) (*proxyProc, tar
 }
 
 // Addr returns the group's listen address, "IP:port".
-func (g *ProxyGroup) Addr() string { return g.addr }
+func (g *Group) Addr() string { return g.addr }
 
 // URLFor returns rawURL (a ws:// or wss:// URL of the upstream) with its
 // host:port replaced by the group's address, so clients go through the
 // proxy; it returns rawURL unchanged when it does not parse.
-func (g *ProxyGroup) URLFor(rawURL string) string {
+func (g *Group) URLFor(rawURL string) string {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return rawURL
@@ -182,7 +182,7 @@ func (g *ProxyGroup) URLFor(rawURL string) string {
 }
 
 // PIDs returns the process ids of the group's running processes.
-func (g *ProxyGroup) PIDs() []int32 {
+func (g *Group) PIDs() []int32 {
 	var out []int32
 	for _, p := range g.procs {
 		if !p.Exited() {
@@ -192,9 +192,19 @@ func (g *ProxyGroup) PIDs() []int32 {
 	return out
 }
 
+// Children returns the ready line of each process: the group's address,
+// the process id and its control API address.
+func (g *Group) Children() []target.ReadyLine {
+	out := make([]target.ReadyLine, 0, len(g.procs))
+	for _, p := range g.procs {
+		out = append(out, target.ReadyLine{Ready: true, Addr: g.addr, PID: p.PID(), Control: p.control[len("http://"):]})
+	}
+	return out
+}
+
 // Set switches the fault set f on in every process (the zero set: all
 // off), giving up on a process after 5 s; failures go to cfg.Log.
-func (g *ProxyGroup) Set(f ProxyFault) {
+func (g *Group) Set(f Faults) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := g.Apply(ctx, f); err != nil && g.cfg.Log != nil {
@@ -204,7 +214,7 @@ func (g *ProxyGroup) Set(f ProxyFault) {
 
 // Apply switches the fault set f on in every process at once and returns
 // when all have answered.
-func (g *ProxyGroup) Apply(ctx context.Context, f ProxyFault) error {
+func (g *Group) Apply(ctx context.Context, f Faults) error {
 	q := url.Values{}
 	if w := faultWords(f); w != "" {
 		q.Set("set", w)
@@ -228,9 +238,9 @@ func (g *ProxyGroup) Apply(ctx context.Context, f ProxyFault) error {
 }
 
 // Stats returns the counters of every process, summed.
-func (g *ProxyGroup) Stats(ctx context.Context) (ProxyStats, error) {
+func (g *Group) Stats(ctx context.Context) (Stats, error) {
 	var mu sync.Mutex
-	var sum ProxyStats
+	var sum Stats
 	err := g.each(func(p *proxyProc) error {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.control+"/stats", nil)
 		if err != nil {
@@ -241,7 +251,7 @@ func (g *ProxyGroup) Stats(ctx context.Context) (ProxyStats, error) {
 			return fmt.Errorf("process %d: %w", p.PID(), err)
 		}
 		defer resp.Body.Close()
-		var st ProxyStats
+		var st Stats
 		if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
 			return fmt.Errorf("process %d: stats: %w", p.PID(), err)
 		}
@@ -255,7 +265,7 @@ func (g *ProxyGroup) Stats(ctx context.Context) (ProxyStats, error) {
 }
 
 // each runs f for every process concurrently and joins the errors.
-func (g *ProxyGroup) each(f func(p *proxyProc) error) error {
+func (g *Group) each(f func(p *proxyProc) error) error {
 	errs := make([]error, len(g.procs))
 	var wg sync.WaitGroup
 	for i, p := range g.procs {
@@ -267,7 +277,7 @@ func (g *ProxyGroup) each(f func(p *proxyProc) error) error {
 
 // Close stops every process (SIGTERM, then SIGKILL after 2 s) and waits
 // for them.
-func (g *ProxyGroup) Close() error {
+func (g *Group) Close() error {
 	g.once.Do(func() {
 		for _, p := range g.procs {
 			p.Signal(syscall.SIGTERM)

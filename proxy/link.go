@@ -1,4 +1,4 @@
-package chaos
+package proxy
 
 import (
 	"golang.org/x/sys/unix"

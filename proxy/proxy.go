@@ -1,4 +1,8 @@
-package chaos
+// Package proxy is stampede's TCP fault proxy: a relay between the fleet
+// and the target with latency, bandwidth, reset, blackhole and loss faults
+// that a chaos schedule (package chaos) switches on and off, a process
+// group of proxies on one port, and their HTTP control API.
+package proxy
 
 import (
 	"fmt"
@@ -34,11 +38,11 @@ import (
 //
 // Process model. A link costs two open files, so one process relays at
 // most about 9,900 connections under the 20,000 open-file limit. A
-// ProxyGroup therefore runs several `stampede proxy` processes on one port
-// as an SO_REUSEPORT group, PerProxyProcess (7,500) links each: `stampede
-// run --proxy` starts ProxyProcsFor(clients) of them (two for 10,000
+// Group therefore runs several `stampede proxy` processes on one port
+// as an SO_REUSEPORT group, PerProcess (7,500) links each: `stampede
+// run --proxy` starts ProcsFor(clients) of them (two for 10,000
 // clients) and the supervisor reaches every one through its HTTP control
-// API (ProxyControlHandler).
+// API (ControlHandler).
 //
 // Why epoll and not a goroutine pair per link with io.Copy: measured with
 // scripts/proxy-bench.sh's setup (10,000 echo clients at 1 msg/s, two
@@ -52,30 +56,30 @@ import (
 //
 // What clients see differs little from a direct connection. A target
 // that refuses (down, port closed) is mirrored: the proxy closes its own
-// port until a probe connects again (proxy_mirror.go), so clients are
+// port until a probe connects again (mirror.go), so clients are
 // refused too, except the few already accepted, which are reset. A target
 // that does not answer (stalled, backlog full) keeps clients connected to
 // the proxy without an upgrade answer: handshake_timeout where a direct
 // client might see a SYN timeout; after ConnectTimeout the client is reset.
 
-// Defaults applied to zero fields of a ProxyConfig.
+// Defaults applied to zero fields of a Config.
 const (
-	// DefaultProxyListen is where a proxy listens without Listen.
-	DefaultProxyListen = "127.0.0.1:0"
-	// DefaultProxyBacklog is the proxy's listen backlog: large, so the proxy
+	// DefaultListen is where a proxy listens without Listen.
+	DefaultListen = "127.0.0.1:0"
+	// DefaultBacklog is the proxy's listen backlog: large, so the proxy
 	// never adds a queue the target does not have (the kernel caps it at
 	// net.core.somaxconn).
-	DefaultProxyBacklog = 4096
-	// DefaultProxyConnectTimeout bounds the upstream connect of a link.
-	DefaultProxyConnectTimeout = 10 * time.Second
-	// proxyFileReserve is the open files a proxy process keeps for itself
+	DefaultBacklog = 4096
+	// DefaultConnectTimeout bounds the upstream connect of a link.
+	DefaultConnectTimeout = 10 * time.Second
+	// fileReserve is the open files a proxy process keeps for itself
 	// (listeners, epoll, eventfds, control API, stdio) when sizing MaxConns.
-	proxyFileReserve = 100
+	fileReserve = 100
 )
 
-// ProxyConfig configures a fault proxy. The zero value of every field but
+// Config configures a fault proxy. The zero value of every field but
 // Upstream means its default.
-type ProxyConfig struct {
+type Config struct {
 	// Listen is the address clients connect to, "IP:port"; port 0 picks a
 	// free port. Every listener has SO_REUSEPORT, so several processes may
 	// share the port. Default 127.0.0.1:0.
@@ -89,7 +93,7 @@ type ProxyConfig struct {
 	// Backlog is the listen backlog of each listener. Default 4096.
 	Backlog int `json:"backlog"`
 	// MaxConns caps the links open at once; a connection above it is reset
-	// at once (and counted in ProxyStats.Refused). Default: what the
+	// at once (and counted in Stats.Refused). Default: what the
 	// process's open-file limit allows, two files per link.
 	MaxConns int `json:"max_conns"`
 	// ConnectTimeout bounds the upstream connect of a link; when it passes
@@ -103,7 +107,7 @@ type ProxyConfig struct {
 	// connections, resetting each client after its connect. By default the
 	// proxy closes its listener when an upstream connect is refused, so
 	// clients are refused as they would be by the upstream, and listens
-	// again as soon as a probe connects (proxy_mirror.go).
+	// again as soon as a probe connects (mirror.go).
 	KeepListening bool `json:"keep_listening,omitempty"`
 	// Seed keys the random draws of jitter and loss, so a run's seed gives
 	// the same faults again.
@@ -113,21 +117,21 @@ type ProxyConfig struct {
 	Proc int `json:"proc"`
 }
 
-// ProxyConfigError is a ProxyConfig field with an unusable value.
-type ProxyConfigError struct {
-	// Field is the ProxyConfig field, e.g. "Upstream".
+// ConfigError is a Config field with an unusable value.
+type ConfigError struct {
+	// Field is the Config field, e.g. "Upstream".
 	Field string
 	// Reason says what is wrong with it.
 	Reason string
 }
 
 // Error returns "proxy: FIELD: REASON".
-func (e *ProxyConfigError) Error() string { return "proxy: " + e.Field + ": " + e.Reason }
+func (e *ConfigError) Error() string { return "proxy: " + e.Field + ": " + e.Reason }
 
-// Validate reports the first unusable field as a *ProxyConfigError.
-func (c ProxyConfig) Validate() error {
+// Validate reports the first unusable field as a *ConfigError.
+func (c Config) Validate() error {
 	bad := func(field, format string, a ...any) error {
-		return &ProxyConfigError{Field: field, Reason: fmt.Sprintf(format, a...)}
+		return &ConfigError{Field: field, Reason: fmt.Sprintf(format, a...)}
 	}
 	switch {
 	case c.Upstream == "":
@@ -154,31 +158,31 @@ func (c ProxyConfig) Validate() error {
 	return nil
 }
 
-func (c ProxyConfig) withDefaults() ProxyConfig {
+func (c Config) withDefaults() Config {
 	if c.Listen == "" {
-		c.Listen = DefaultProxyListen
+		c.Listen = DefaultListen
 	}
 	if c.Reactors == 0 {
 		c.Reactors = 1
 	}
 	if c.Backlog == 0 {
-		c.Backlog = DefaultProxyBacklog
+		c.Backlog = DefaultBacklog
 	}
 	if c.ConnectTimeout == 0 {
-		c.ConnectTimeout = DefaultProxyConnectTimeout
+		c.ConnectTimeout = DefaultConnectTimeout
 	}
 	if c.MaxConns == 0 {
 		var r syscall.Rlimit
 		c.MaxConns = 10000
 		if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &r) == nil && r.Cur < 1<<30 {
-			c.MaxConns = max(1, (int(r.Cur)-proxyFileReserve)/2)
+			c.MaxConns = max(1, (int(r.Cur)-fileReserve)/2)
 		}
 	}
 	return c
 }
 
-// ProxyStats counts what a proxy did since it started.
-type ProxyStats struct {
+// Stats counts what a proxy did since it started.
+type Stats struct {
 	// Active is the number of links open now.
 	Active int64 `json:"active"`
 	// Accepted counts client connections accepted.
@@ -207,7 +211,7 @@ type ProxyStats struct {
 }
 
 // add sums o into s (not Fault).
-func (s *ProxyStats) add(o *ProxyStats) {
+func (s *Stats) add(o *Stats) {
 	s.Active += o.Active
 	s.Accepted += o.Accepted
 	s.Reset += o.Reset
@@ -223,14 +227,14 @@ func (s *ProxyStats) add(o *ProxyStats) {
 // faultState is one generation of the active fault set. Set publishes a
 // new one through an atomic pointer; reactors pick it up when woken.
 type faultState struct {
-	f   ProxyFault
+	f   Faults
 	gen uint64 // 1, 2, ...: the n of the loss draws
 }
 
-// FaultProxy is a running fault proxy in this process. It implements Proxy,
-// so a Supervisor switches its faults.
-type FaultProxy struct {
-	cfg      ProxyConfig
+// Proxy is a running fault proxy in this process. It implements
+// chaos.Proxy, so a chaos.Supervisor switches its faults.
+type Proxy struct {
+	cfg      Config
 	addr     netip.AddrPort
 	reactors []*reactor
 	fault    atomic.Pointer[faultState]
@@ -240,9 +244,9 @@ type FaultProxy struct {
 	close    sync.Once
 }
 
-// StartProxy starts a fault proxy with no fault active and returns when
+// Start starts a fault proxy with no fault active and returns when
 // its listeners accept.
-func StartProxy(cfg ProxyConfig) (*FaultProxy, error) {
+func Start(cfg Config) (*Proxy, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -253,7 +257,7 @@ func StartProxy(cfg ProxyConfig) (*FaultProxy, error) {
 	}
 	upstream := up.AddrPort()
 	listen := netip.MustParseAddrPort(cfg.Listen)
-	p := &FaultProxy{cfg: cfg}
+	p := &Proxy{cfg: cfg}
 	p.fault.Store(&faultState{})
 	for i := 0; i < cfg.Reactors; i++ {
 		r, err := newReactor(p, i, listen, upstream)
@@ -278,13 +282,13 @@ func StartProxy(cfg ProxyConfig) (*FaultProxy, error) {
 }
 
 // Addr returns the address clients connect to, "IP:port".
-func (p *FaultProxy) Addr() string { return p.addr.String() }
+func (p *Proxy) Addr() string { return p.addr.String() }
 
 // Set switches the fault set f on, replacing the previous one; the zero
-// ProxyFault switches every fault off. It returns at once: the reactors
+// Faults switches every fault off. It returns at once: the reactors
 // apply it within microseconds, resetting or dropping established links
 // when f says so. Safe for concurrent use and under load.
-func (p *FaultProxy) Set(f ProxyFault) {
+func (p *Proxy) Set(f Faults) {
 	p.setMu.Lock()
 	defer p.setMu.Unlock()
 	gen := p.fault.Load().gen + 1
@@ -298,11 +302,11 @@ func (p *FaultProxy) Set(f ProxyFault) {
 }
 
 // Fault returns the fault set last given to Set.
-func (p *FaultProxy) Fault() ProxyFault { return p.fault.Load().f }
+func (p *Proxy) Fault() Faults { return p.fault.Load().f }
 
 // Stats returns the proxy's counters summed over its reactors.
-func (p *FaultProxy) Stats() ProxyStats {
-	var s ProxyStats
+func (p *Proxy) Stats() Stats {
+	var s Stats
 	for _, r := range p.reactors {
 		st := r.stats.load()
 		s.add(&st)
@@ -313,7 +317,7 @@ func (p *FaultProxy) Stats() ProxyStats {
 
 // Close stops accepting, closes every link and returns when the reactors
 // have stopped.
-func (p *FaultProxy) Close() error {
+func (p *Proxy) Close() error {
 	p.close.Do(func() {
 		p.setMu.Lock()
 		defer p.setMu.Unlock()
@@ -331,7 +335,7 @@ func (p *FaultProxy) Close() error {
 
 // faultWords returns f in schedule words without the leading space, e.g.
 // "latency=200ms jitter=10ms"; "" for none.
-func faultWords(f ProxyFault) string {
+func faultWords(f Faults) string {
 	s := f.String()
 	if s != "" {
 		s = s[1:]

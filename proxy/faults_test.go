@@ -1,4 +1,4 @@
-package chaos
+package proxy
 
 import (
 	"bytes"
@@ -87,17 +87,17 @@ func TestProxyLatencyRaisesRTT(t *testing.T) {
 	}
 	base := medianRTT(t, direct, 3)
 
-	p := startProxy(t, ProxyConfig{Upstream: srv.Addr().String()})
+	p := startProxy(t, Config{Upstream: srv.Addr().String()})
 	c, err := wsDial(t, p.Addr(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.Set(ProxyFault{Latency: 200 * time.Millisecond})
+	p.Set(Faults{Latency: 200 * time.Millisecond})
 	slow := medianRTT(t, c, 3)
 	if slow < 400*time.Millisecond || slow < base+200*time.Millisecond {
 		t.Errorf("RTT p50 with latency=200ms is %v (direct %v): want at least 400 ms", slow, base)
 	}
-	p.Set(ProxyFault{})
+	p.Set(Faults{})
 	if off := medianRTT(t, c, 3); off >= 400*time.Millisecond {
 		t.Errorf("RTT p50 after the fault ended is %v: want the fault gone (< 400 ms)", off)
 	}
@@ -106,8 +106,8 @@ func TestProxyLatencyRaisesRTT(t *testing.T) {
 // TestProxyLatencyJitterKeepsOrder: with jitter as large as the latency,
 // chunks get different delays, but a stream is never reordered.
 func TestProxyLatencyJitterKeepsOrder(t *testing.T) {
-	p := startProxy(t, ProxyConfig{Upstream: tcpEcho(t), Seed: 3})
-	p.Set(ProxyFault{Latency: 20 * time.Millisecond, Jitter: 20 * time.Millisecond})
+	p := startProxy(t, Config{Upstream: tcpEcho(t), Seed: 3})
+	p.Set(Faults{Latency: 20 * time.Millisecond, Jitter: 20 * time.Millisecond})
 	c := dialProxy(t, p)
 	const n = 60
 	go func() {
@@ -133,8 +133,8 @@ func TestProxyLatencyJitterKeepsOrder(t *testing.T) {
 // TestProxyBandwidthLimitsThroughput: 50,000 bytes at bandwidth=100KB/s
 // take at least (50,000 - 2,000 burst) / 100,000 s = 480 ms to get through.
 func TestProxyBandwidthLimitsThroughput(t *testing.T) {
-	p := startProxy(t, ProxyConfig{Upstream: tcpEcho(t)})
-	p.Set(ProxyFault{Bandwidth: 100_000})
+	p := startProxy(t, Config{Upstream: tcpEcho(t)})
+	p.Set(Faults{Bandwidth: 100_000})
 	c := dialProxy(t, p)
 	data := bytes.Repeat([]byte("0123456789"), 5000)
 	start := time.Now()
@@ -151,14 +151,14 @@ func TestProxyBandwidthLimitsThroughput(t *testing.T) {
 // fault is off, clients connect again.
 func TestProxyResetGives1006(t *testing.T) {
 	srv := wsEcho(t)
-	p := startProxy(t, ProxyConfig{Upstream: srv.Addr().String()})
+	p := startProxy(t, Config{Upstream: srv.Addr().String()})
 	c, err := wsDial(t, p.Addr(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ended := make(chan *connerr.Error, 1)
 	go func() { ended <- c.Wait() }()
-	p.Set(ProxyFault{Reset: true})
+	p.Set(Faults{Reset: true})
 	select {
 	case e := <-ended:
 		if e == nil || e.Class != connerr.Closed1006 {
@@ -175,7 +175,7 @@ func TestProxyResetGives1006(t *testing.T) {
 	if st := p.Stats(); st.Reset != 2 {
 		t.Errorf("stats reset %d, want 2 (one established, one new)", st.Reset)
 	}
-	p.Set(ProxyFault{})
+	p.Set(Faults{})
 	c2, err := wsDial(t, p.Addr(), 0)
 	if err != nil {
 		t.Fatalf("dial after the fault: %v", err)
@@ -190,7 +190,7 @@ func TestProxyResetGives1006(t *testing.T) {
 // it, new clients are served.
 func TestProxyBlackholeTimesOut(t *testing.T) {
 	srv := wsEcho(t)
-	p := startProxy(t, ProxyConfig{Upstream: srv.Addr().String()})
+	p := startProxy(t, Config{Upstream: srv.Addr().String()})
 	c, err := wsDial(t, p.Addr(), 0)
 	if err != nil {
 		t.Fatal(err)
@@ -198,7 +198,7 @@ func TestProxyBlackholeTimesOut(t *testing.T) {
 	if _, err := rtt(c, "before"); err != nil {
 		t.Fatal(err)
 	}
-	p.Set(ProxyFault{Blackhole: true})
+	p.Set(Faults{Blackhole: true})
 	c.NetConn().SetReadDeadline(time.Now().Add(300 * time.Millisecond))
 	_, err = rtt(c, "during")
 	var ne net.Error
@@ -214,7 +214,7 @@ func TestProxyBlackholeTimesOut(t *testing.T) {
 	if st.Blackholed != 1 || st.Swallowed == 0 {
 		t.Errorf("stats %+v: want 1 blackholed link and swallowed bytes", st)
 	}
-	p.Set(ProxyFault{})
+	p.Set(Faults{})
 	c2, err := wsDial(t, p.Addr(), 0)
 	if err != nil {
 		t.Fatalf("dial after the blackhole: %v", err)
@@ -229,7 +229,7 @@ func TestProxyBlackholeTimesOut(t *testing.T) {
 // accepted during it. With seed 7 that is 15 of 40.
 func TestProxyLossDropsSeededShare(t *testing.T) {
 	const seed, n = 7, 20
-	p := startProxy(t, ProxyConfig{Upstream: tcpEcho(t), Seed: seed})
+	p := startProxy(t, Config{Upstream: tcpEcho(t), Seed: seed})
 	var conns []*net.TCPConn
 	for i := range n {
 		c := dialProxy(t, p)
@@ -238,7 +238,7 @@ func TestProxyLossDropsSeededShare(t *testing.T) {
 		}
 		conns = append(conns, c)
 	}
-	p.Set(ProxyFault{Loss: 0.3}) // generation 1
+	p.Set(Faults{Loss: 0.3}) // generation 1
 	dropped := 0
 	for i, c := range conns {
 		want := lost(seed, linkKey(0, 0, uint64(i)), 1, 0.3)
@@ -276,8 +276,8 @@ func TestProxyLossDropsSeededShare(t *testing.T) {
 // TestProxySwitchingUnderLoad flips faults while links stream data: bytes
 // are delayed and throttled but never lost, duplicated or reordered.
 func TestProxySwitchingUnderLoad(t *testing.T) {
-	p := startProxy(t, ProxyConfig{Upstream: tcpEcho(t), Reactors: 2, Seed: 1})
-	faults := []ProxyFault{
+	p := startProxy(t, Config{Upstream: tcpEcho(t), Reactors: 2, Seed: 1})
+	faults := []Faults{
 		{Latency: 5 * time.Millisecond, Jitter: 5 * time.Millisecond},
 		{Bandwidth: 4 << 20},
 		{},
@@ -336,7 +336,7 @@ func TestProxySwitchingUnderLoad(t *testing.T) {
 // TestProxyMaxConnsResetsTheExtra: above MaxConns a connection is reset at
 // once and counted as refused.
 func TestProxyMaxConnsResetsTheExtra(t *testing.T) {
-	p := startProxy(t, ProxyConfig{Upstream: tcpEcho(t), MaxConns: 1})
+	p := startProxy(t, Config{Upstream: tcpEcho(t), MaxConns: 1})
 	c := dialProxy(t, p)
 	if err := echoOnce(c, []byte("a"), 5*time.Second); err != nil {
 		t.Fatal(err)
@@ -362,7 +362,7 @@ func TestProxyUpstreamConnectTimeout(t *testing.T) {
 			t.Cleanup(func() { c.Close() })
 		}
 	}
-	p := startProxy(t, ProxyConfig{Upstream: addr.String(), ConnectTimeout: 300 * time.Millisecond})
+	p := startProxy(t, Config{Upstream: addr.String(), ConnectTimeout: 300 * time.Millisecond})
 	start := time.Now()
 	if err := readReset(p.Addr()); !isReset(err) {
 		t.Fatalf("got %v, want a reset after the connect timeout", err)

@@ -1,4 +1,4 @@
-package chaos
+package proxy
 
 import (
 	"bytes"
@@ -38,9 +38,9 @@ func tcpEcho(t *testing.T) string {
 }
 
 // startProxy starts a fault proxy in front of upstream, closed at cleanup.
-func startProxy(t *testing.T, cfg ProxyConfig) *FaultProxy {
+func startProxy(t *testing.T, cfg Config) *Proxy {
 	t.Helper()
-	p, err := StartProxy(cfg)
+	p, err := Start(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func startProxy(t *testing.T, cfg ProxyConfig) *FaultProxy {
 }
 
 // dialProxy connects to the proxy, closed at cleanup.
-func dialProxy(t *testing.T, p *FaultProxy) *net.TCPConn {
+func dialProxy(t *testing.T, p *Proxy) *net.TCPConn {
 	t.Helper()
 	c, err := net.DialTimeout("tcp", p.Addr(), 2*time.Second)
 	if err != nil {
@@ -80,7 +80,7 @@ func echoOnce(c net.Conn, msg []byte, d time.Duration) error {
 // fault: what comes back is what went out, and a half-close passes through
 // (the echo server sees EOF and closes, the client then reads EOF).
 func TestProxyRelaysBytesIntact(t *testing.T) {
-	p := startProxy(t, ProxyConfig{Upstream: tcpEcho(t)})
+	p := startProxy(t, Config{Upstream: tcpEcho(t)})
 	c := dialProxy(t, p)
 	data := make([]byte, 4<<20)
 	rand.Read(data)
@@ -111,7 +111,7 @@ func TestProxyRelaysBytesIntact(t *testing.T) {
 }
 
 // waitActive waits (bounded) until the proxy has n links open.
-func waitActive(t *testing.T, p *FaultProxy, n int64) {
+func waitActive(t *testing.T, p *Proxy, n int64) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for p.Stats().Active != n {
@@ -133,7 +133,7 @@ func TestProxyMirrorsRefusedUpstream(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	p := startProxy(t, ProxyConfig{Upstream: addr})
+	p := startProxy(t, Config{Upstream: addr})
 	if err := readReset(p.Addr()); !isReset(err) {
 		t.Fatalf("first client: %v, want a reset", err)
 	}
@@ -188,7 +188,7 @@ func TestProxyKeepListeningResetsClients(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	p := startProxy(t, ProxyConfig{Upstream: addr, KeepListening: true})
+	p := startProxy(t, Config{Upstream: addr, KeepListening: true})
 	for i := range 2 {
 		if err := readReset(p.Addr()); !isReset(err) {
 			t.Fatalf("client %d: %v, want a reset", i, err)
@@ -202,14 +202,14 @@ func TestProxyKeepListeningResetsClients(t *testing.T) {
 // TestProxySetAfterClose: a supervisor that switches a fault off after the
 // run closed the proxy must not write to descriptors that are gone.
 func TestProxySetAfterClose(t *testing.T) {
-	p, err := StartProxy(ProxyConfig{Upstream: "127.0.0.1:9", Reactors: 2})
+	p, err := Start(Config{Upstream: "127.0.0.1:9", Reactors: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	p.Close()
-	p.Set(ProxyFault{Latency: time.Second})
-	p.Set(ProxyFault{})
-	if got := p.Fault(); got != (ProxyFault{}) {
+	p.Set(Faults{Latency: time.Second})
+	p.Set(Faults{})
+	if got := p.Fault(); got != (Faults{}) {
 		t.Errorf("Fault() = %+v after Set({})", got)
 	}
 	p.Close()

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stampede-dev/stampede/proxy"
 	"github.com/stampede-dev/stampede/target"
 )
 
@@ -43,7 +44,7 @@ func init() {
 	os.Exit(0)
 }
 
-// parseProxyChild parses the flags a ProxyGroup passes (ProxyConfig.Flags
+// parseProxyChild parses the flags a proxy.Group passes (proxy.Config.Flags
 // and --control-addr) as `stampede proxy` does.
 func parseProxyChild(args []string) (ProxyRunConfig, error) {
 	var rc ProxyRunConfig
@@ -75,7 +76,7 @@ func parseProxyChild(args []string) (ProxyRunConfig, error) {
 }
 
 func TestProxyConfigFlagsRoundTrip(t *testing.T) {
-	cfg := ProxyConfig{
+	cfg := proxy.Config{
 		Listen: "127.0.0.1:7100", Upstream: "127.0.0.1:7200", Reactors: 2, Backlog: 512, MaxConns: 900,
 		ConnectTimeout: 1500 * time.Millisecond, SourceIP: netip.MustParseAddr("127.0.1.3"), Seed: 42, Proc: 3, KeepListening: true,
 	}
@@ -86,7 +87,7 @@ func TestProxyConfigFlagsRoundTrip(t *testing.T) {
 	if rc.Proxy != cfg {
 		t.Errorf("flags %q parse back as %+v, want %+v", cfg.Flags(), rc.Proxy, cfg)
 	}
-	if f := (ProxyConfig{Upstream: "127.0.0.1:1"}).Flags(); strings.Join(f, " ") != "--upstream=127.0.0.1:1" {
+	if f := (proxy.Config{Upstream: "127.0.0.1:1"}).Flags(); strings.Join(f, " ") != "--upstream=127.0.0.1:1" {
 		t.Errorf("zero fields are left out: got %q", f)
 	}
 }
@@ -98,9 +99,9 @@ func TestProxyGroupSpreadsAndSwitches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := StartProxyGroup(context.Background(), ProxyGroupConfig{
+	g, err := proxy.StartGroup(context.Background(), proxy.GroupConfig{
 		Exe: exe, Args: []string{}, Env: []string{proxyChildEnv + "=1"}, Procs: 2,
-		Proxy:     ProxyConfig{Upstream: tcpEcho(t), Seed: 5},
+		Proxy:     proxy.Config{Upstream: tcpEcho(t), Seed: 5},
 		SourceIPs: []netip.Addr{netip.MustParseAddr("127.0.0.1")},
 	})
 	if err != nil {
@@ -130,13 +131,13 @@ func TestProxyGroupSpreadsAndSwitches(t *testing.T) {
 	if st.Accepted != 20 || st.Active != 20 {
 		t.Errorf("group stats %+v: want 20 accepted and open", st)
 	}
-	for _, p := range g.procs {
-		if s := procStats(t, p.control); s.Accepted == 0 {
-			t.Errorf("process %d accepted nothing: SO_REUSEPORT should spread 20 connections", p.PID())
+	for _, c := range g.Children() {
+		if s := procStats(t, "http://"+c.Control); s.Accepted == 0 {
+			t.Errorf("process %d accepted nothing: SO_REUSEPORT should spread 20 connections", c.PID)
 		}
 	}
 
-	g.Set(ProxyFault{Latency: 100 * time.Millisecond})
+	g.Set(proxy.Faults{Latency: 100 * time.Millisecond})
 	for _, c := range []net.Conn{conns[0], conns[19]} {
 		start := time.Now()
 		if err := echoOnce(c, []byte("slow"), 5*time.Second); err != nil {
@@ -146,7 +147,7 @@ func TestProxyGroupSpreadsAndSwitches(t *testing.T) {
 			t.Errorf("echo with latency=100ms took %v, want at least 200 ms", d)
 		}
 	}
-	g.Set(ProxyFault{Reset: true})
+	g.Set(proxy.Faults{Reset: true})
 	for i, c := range conns {
 		c.SetReadDeadline(time.Now().Add(5 * time.Second))
 		if _, err := c.Read(make([]byte, 1)); !isReset(err) {
@@ -162,14 +163,14 @@ func TestProxyGroupSpreadsAndSwitches(t *testing.T) {
 	}
 }
 
-func procStats(t *testing.T, control string) ProxyStats {
+func procStats(t *testing.T, control string) proxy.Stats {
 	t.Helper()
 	resp, err := http.Get(control + "/stats")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var st ProxyStats
+	var st proxy.Stats
 	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
 		t.Fatal(err)
 	}
@@ -189,8 +190,8 @@ func TestRunProxyAppliesSchedule(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- RunProxy(context.Background(), ProxyRunConfig{
-			Proxy: ProxyConfig{Upstream: tcpEcho(t)}, Schedule: sched, Duration: 1500 * time.Millisecond,
-			Initial: ProxyFault{Bandwidth: 1 << 20}, Stdout: pw, Log: logs,
+			Proxy: proxy.Config{Upstream: tcpEcho(t)}, Schedule: sched, Duration: 1500 * time.Millisecond,
+			Initial: proxy.Faults{Bandwidth: 1 << 20}, Stdout: pw, Log: logs,
 		})
 		pw.Close()
 	}()
@@ -242,7 +243,7 @@ func TestRunProxyRefusesTargetEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = RunProxy(context.Background(), ProxyRunConfig{Proxy: ProxyConfig{Upstream: "127.0.0.1:9"}, Schedule: sched})
+	err = RunProxy(context.Background(), ProxyRunConfig{Proxy: proxy.Config{Upstream: "127.0.0.1:9"}, Schedule: sched})
 	want := `--chaos: line 2: "at 2s restart abrupt" is a restart event: a proxy on its own applies only proxy events`
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)

@@ -1,4 +1,4 @@
-package chaos
+package proxy
 
 import (
 	"testing"
@@ -133,16 +133,16 @@ func TestTimerHeapOrder(t *testing.T) {
 func TestProxyConfigValidate(t *testing.T) {
 	cases := []struct {
 		name string
-		cfg  ProxyConfig
+		cfg  Config
 		ok   bool
 	}{
-		{"upstream only", ProxyConfig{Upstream: "127.0.0.1:9"}, true},
-		{"no upstream", ProxyConfig{}, false},
-		{"upstream without port", ProxyConfig{Upstream: "127.0.0.1"}, false},
-		{"listen needs IP:port", ProxyConfig{Upstream: "127.0.0.1:9", Listen: "localhost:80"}, false},
-		{"negative backlog", ProxyConfig{Upstream: "127.0.0.1:9", Backlog: -1}, false},
-		{"too many reactors", ProxyConfig{Upstream: "127.0.0.1:9", Reactors: 65}, false},
-		{"negative connect timeout", ProxyConfig{Upstream: "127.0.0.1:9", ConnectTimeout: -time.Second}, false},
+		{"upstream only", Config{Upstream: "127.0.0.1:9"}, true},
+		{"no upstream", Config{}, false},
+		{"upstream without port", Config{Upstream: "127.0.0.1"}, false},
+		{"listen needs IP:port", Config{Upstream: "127.0.0.1:9", Listen: "localhost:80"}, false},
+		{"negative backlog", Config{Upstream: "127.0.0.1:9", Backlog: -1}, false},
+		{"too many reactors", Config{Upstream: "127.0.0.1:9", Reactors: 65}, false},
+		{"negative connect timeout", Config{Upstream: "127.0.0.1:9", ConnectTimeout: -time.Second}, false},
 	}
 	for _, c := range cases {
 		if err := c.cfg.Validate(); (err == nil) != c.ok {

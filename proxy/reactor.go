@@ -1,4 +1,4 @@
-package chaos
+package proxy
 
 import (
 	"errors"
@@ -21,7 +21,7 @@ const (
 	tokenListener    = -2       // EpollEvent.Fd of the listener
 )
 
-// proxyCounters are a reactor's ProxyStats, written by the reactor and read
+// proxyCounters are a reactor's Stats, written by the reactor and read
 // by Stats from any goroutine.
 type proxyCounters struct {
 	active                                      atomic.Int64
@@ -30,8 +30,8 @@ type proxyCounters struct {
 	mirrored                                    atomic.Uint64
 }
 
-func (c *proxyCounters) load() ProxyStats {
-	return ProxyStats{
+func (c *proxyCounters) load() Stats {
+	return Stats{
 		Active: c.active.Load(), Accepted: c.accepted.Load(), Reset: c.reset.Load(),
 		Dropped: c.dropped.Load(), Blackholed: c.blackholed.Load(), Refused: c.refused.Load(),
 		BytesUp: c.bytesUp.Load(), BytesDown: c.bytesDown.Load(), Swallowed: c.swallowedBytes.Load(),
@@ -41,7 +41,7 @@ func (c *proxyCounters) load() ProxyStats {
 
 // reactor relays the links of one listener on one goroutine.
 type reactor struct {
-	p        *FaultProxy
+	p        *Proxy
 	idx      int
 	addr     netip.AddrPort // the listener's address
 	upstream unix.Sockaddr  // private to this reactor: Sockaddr values are not shareable
@@ -49,7 +49,7 @@ type reactor struct {
 	family   int            // of the upstream
 
 	lfd, epfd, wake int
-	probeFD         int   // the upstream probe while the listener is closed (proxy_mirror.go), -1 for none
+	probeFD         int   // the upstream probe while the listener is closed (mirror.go), -1 for none
 	probeStart      int64 // when the probe's connect started, ns
 	probeTimer      int64 // when the probe's one live timer fires, ns; 0: none
 	probes          atomic.Uint64
@@ -76,7 +76,7 @@ type againEntry struct {
 	gen  uint32
 }
 
-func newReactor(p *FaultProxy, idx int, listen, upstream netip.AddrPort) (*reactor, error) {
+func newReactor(p *Proxy, idx int, listen, upstream netip.AddrPort) (*reactor, error) {
 	r := &reactor{p: p, idx: idx, lfd: -1, epfd: -1, wake: -1, probeFD: -1, cur: p.fault.Load(), epoch: time.Now(),
 		maxLive: max(1, p.cfg.MaxConns/p.cfg.Reactors)}
 	r.family = unix.AF_INET

@@ -1,4 +1,4 @@
-package chaos
+package proxy
 
 import (
 	"time"
@@ -18,7 +18,7 @@ import (
 // one whose connect found the upstream down, see a reset. Each reactor of
 // each process mirrors on its own; the kernel refuses a SYN only when no
 // listener of the SO_REUSEPORT group is left, which is when every member
-// has seen the refusal. ProxyConfig.KeepListening turns this off.
+// has seen the refusal. Config.KeepListening turns this off.
 
 const (
 	// proxyProbeInterval is the time between upstream probes while the
