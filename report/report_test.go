@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/connerr"
+	"github.com/stampede-dev/stampede/hoststat"
 	"github.com/stampede-dev/stampede/results"
 )
 
@@ -60,15 +61,15 @@ func synthetic(t *testing.T, dir, policy string, slowdown int) {
 	if err := results.WriteHistogramLogs(dir, r, 3*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	var samples []results.ResourceSample
+	var samples []hoststat.ResourceSample
 	for i := range 4 {
 		at := start.Add(time.Duration(i) * time.Second)
 		samples = append(samples,
-			results.ResourceSample{At: at, Role: "loadgen", Processes: 1, RSSBytes: uint64(20+i) << 20, FDs: 30, Threads: 6, CPUSeconds: 0.1 * float64(i)},
-			results.ResourceSample{At: at, Role: "target", Processes: 1, RSSBytes: uint64(10+i) << 20, FDs: 25, Threads: 5, CPUSeconds: 0.05 * float64(i)})
+			hoststat.ResourceSample{At: at, Role: "loadgen", Processes: 1, RSSBytes: uint64(20+i) << 20, FDs: 30, Threads: 6, CPUSeconds: 0.1 * float64(i)},
+			hoststat.ResourceSample{At: at, Role: "target", Processes: 1, RSSBytes: uint64(10+i) << 20, FDs: 25, Threads: 5, CPUSeconds: 0.05 * float64(i)})
 	}
 	var rc bytes.Buffer
-	results.WriteResourcesCSV(&rc, start, samples)
+	hoststat.WriteResourcesCSV(&rc, start, samples)
 	os.WriteFile(filepath.Join(dir, results.ResourcesFile), rc.Bytes(), 0o644)
 	os.WriteFile(filepath.Join(dir, results.KernelFile), []byte("time_s,ListenOverflows,ListenDrops\n0,0,0\n1,0,0\n2,12,12\n3,12,12\n"), 0o644)
 }

@@ -1,6 +1,7 @@
 // Package results turns what a run recorded into the figures stampede
-// reports: HdrHistograms, the 100 ms timeline, per-event recovery, kernel
-// counters, resources, summary.json and the HTML report.
+// reports: HdrHistograms, the 100 ms timeline, per-event recovery, SLOs and
+// summary.json, with the kernel counter deltas and resource figures that
+// package hoststat samples (report renders report.html from them).
 //
 // Data flows one way:
 //

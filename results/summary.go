@@ -182,7 +182,7 @@ type Input struct {
 	End time.Duration
 	// Kernel is the kernel counter delta over the run.
 	Kernel KernelDelta
-	// Resources holds per-role figures (Sampler.Stats).
+	// Resources holds per-role figures (hoststat.Sampler.Stats).
 	Resources map[string]ResourceStats
 }
 

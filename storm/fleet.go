@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/cluster"
+	"github.com/stampede-dev/stampede/hoststat"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
 )
@@ -89,13 +90,13 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (*Result, error) {
 	var report *results.Report
 	progressDone := make(chan struct{})
 	var start time.Time
-	sampler := results.NewSampler(time.Second, func() map[string][]int32 {
+	sampler := hoststat.NewSampler(time.Second, func() map[string][]int32 {
 		return map[string][]int32{results.RoleLoadgen: pids()}
 	})
 	sampler.CountTCP(urlPort(fleet.URL), urlPort(fleet.URL)) // resources.csv tcp_* columns
 	sampleCtx, stopSampling := context.WithCancel(ctx)
 	defer stopSampling()
-	kernel := results.NewKernelSampler(time.Second) // kernel.csv
+	kernel := hoststat.NewKernelSampler(time.Second) // kernel.csv
 	go kernel.Run(sampleCtx)
 
 	if sz.LoadgenProcs == 1 {

@@ -5,8 +5,8 @@
 //
 //	storm.Run ─┬─ target.Group (SO_REUSEPORT processes) <── chaos.Supervisor (schedule)
 //	           ├─ cluster.Local (loadgen worker processes) ──> merged results.Report
-//	           ├─ results.Sampler (gopsutil: loadgen and target processes) ──> resources.csv
-//	           ├─ results.KernelSampler (herd counters once a second) ──> kernel.csv
+//	           ├─ hoststat.Sampler (gopsutil: loadgen and target processes) ──> resources.csv
+//	           ├─ hoststat.KernelSampler (herd counters once a second) ──> kernel.csv
 //	           └─ kernel counters before/after ──> results.Summarize ──> summary.json (+ SLOs)
 //	              ──> timeline.csv, *.hlog ──> report.Render ──> report.html
 package storm
@@ -23,6 +23,7 @@ import (
 
 	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/cluster"
+	"github.com/stampede-dev/stampede/hoststat"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/proxy"
 	"github.com/stampede-dev/stampede/report"
@@ -208,7 +209,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		fleet.Clients, sz.LoadgenProcs, max(1, len(sz.SourceIPs)), fleet.Policy)
 
 	// Resources and kernel counters.
-	sampler := results.NewSampler(time.Second, func() map[string][]int32 {
+	sampler := hoststat.NewSampler(time.Second, func() map[string][]int32 {
 		m := map[string][]int32{results.RoleLoadgen: local.PIDs()}
 		for _, p := range group.Procs() {
 			if !p.Exited() {
@@ -224,9 +225,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	sampleCtx, stopSampling := context.WithCancel(ctx)
 	defer stopSampling()
 	go sampler.Run(sampleCtx)
-	kernel := results.NewKernelSampler(time.Second) // kernel.csv
+	kernel := hoststat.NewKernelSampler(time.Second) // kernel.csv
 	go kernel.Run(sampleCtx)
-	kernelBefore, kerr := results.KernelSnapshot()
+	kernelBefore, kerr := hoststat.KernelSnapshot()
 
 	// Chaos, aligned on the fleet's start barrier.
 	gt := chaos.NewGroupTarget(group, tcfg.Backlog, tcfg.AcceptRate)
@@ -262,7 +263,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	kernelAfter, kerr2 := results.KernelSnapshot()
+	kernelAfter, kerr2 := hoststat.KernelSnapshot()
 	sampler.Sample()
 	kernel.Sample()
 	stopSampling()
@@ -277,7 +278,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		Resources: sampler.Stats(),
 	}
 	if kerr == nil && kerr2 == nil {
-		in.Kernel = results.Delta(kernelBefore, kernelAfter)
+		in.Kernel = hoststat.Delta(kernelBefore, kernelAfter)
 	}
 	loadgen.Tally(report) // lost and duplicated messages, over the whole fleet
 	sum := results.Summarize(in)
@@ -347,7 +348,7 @@ type runConfig struct {
 // .hlog), resources.csv and kernel.csv when their samplers are given, and
 // report.html rendered from those files alone (as `stampede report DIR`
 // renders it again). start is the run's start, the time axis of the CSVs.
-func WriteResults(dir string, res *Result, sampler *results.Sampler, kernel *results.KernelSampler, start time.Time) error {
+func WriteResults(dir string, res *Result, sampler *hoststat.Sampler, kernel *hoststat.KernelSampler, start time.Time) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
@@ -380,7 +381,7 @@ func WriteResults(dir string, res *Result, sampler *results.Sampler, kernel *res
 	}
 	if sampler != nil {
 		if err := write(results.ResourcesFile, func(w io.Writer) error {
-			return results.WriteResourcesCSV(w, start, sampler.Samples())
+			return hoststat.WriteResourcesCSV(w, start, sampler.Samples())
 		}); err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package results
+package hoststat
 
 import (
 	"bufio"
@@ -7,6 +7,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/stampede-dev/stampede/results"
 )
 
 // Kernel counter files: header/value line pairs per prefix ("TcpExt:",
@@ -102,58 +104,10 @@ func (c KernelCounters) Since(before KernelCounters) KernelCounters {
 	return d
 }
 
-// KernelDelta is the change of the kernel counters that show a reconnect
-// herd, read before and after a run (summary.json "kernel"). Names are the
-// kernel's own. Like KernelCounters, they cover the whole network
-// namespace, not only stampede's sockets.
-type KernelDelta struct {
-	// ListenOverflows counts SYNs or final ACKs dropped because a
-	// listener's accept queue was full (TcpExt).
-	ListenOverflows int64 `json:"ListenOverflows"`
-	// ListenDrops counts every drop at a listener, overflows included
-	// (TcpExt).
-	ListenDrops int64 `json:"ListenDrops"`
-	// TCPSynRetrans counts SYN retransmits by clients whose SYN went
-	// unanswered (TcpExt).
-	TCPSynRetrans int64 `json:"TCPSynRetrans"`
-	// TCPReqQFullDoCookies counts SYNs answered with a SYN cookie because
-	// the SYN queue was full (TcpExt).
-	TCPReqQFullDoCookies int64 `json:"TCPReqQFullDoCookies"`
-	// TCPReqQFullDrop counts SYNs dropped because the SYN queue was full
-	// and cookies were off (TcpExt).
-	TCPReqQFullDrop int64 `json:"TCPReqQFullDrop"`
-	// SyncookiesSent, SyncookiesRecv and SyncookiesFailed count SYN cookies
-	// sent, validated and rejected (TcpExt).
-	SyncookiesSent   int64 `json:"SyncookiesSent"`
-	SyncookiesRecv   int64 `json:"SyncookiesRecv"`
-	SyncookiesFailed int64 `json:"SyncookiesFailed"`
-	// TCPTimeouts counts retransmission timeouts fired (TcpExt).
-	TCPTimeouts int64 `json:"TCPTimeouts"`
-	// TCPAbortOnTimeout counts connections aborted after too many
-	// retransmits, e.g. a connect that ran out of SYN retries (TcpExt).
-	TCPAbortOnTimeout int64 `json:"TCPAbortOnTimeout"`
-	// TCPBacklogDrop counts segments dropped on a full socket backlog
-	// (TcpExt).
-	TCPBacklogDrop int64 `json:"TCPBacklogDrop"`
-	// ActiveOpens and PassiveOpens count connects started and accepted
-	// (Tcp).
-	ActiveOpens  int64 `json:"ActiveOpens"`
-	PassiveOpens int64 `json:"PassiveOpens"`
-	// AttemptFails counts connects that failed: refused or reset in
-	// SYN-SENT/SYN-RECV (Tcp).
-	AttemptFails int64 `json:"AttemptFails"`
-	// EstabResets counts established connections reset (Tcp).
-	EstabResets int64 `json:"EstabResets"`
-	// RetransSegs counts retransmitted segments of every kind (Tcp).
-	RetransSegs int64 `json:"RetransSegs"`
-	// OutRsts counts RSTs sent (Tcp).
-	OutRsts int64 `json:"OutRsts"`
-}
-
 // Delta returns the change of the herd counters from before to after.
-func Delta(before, after KernelCounters) KernelDelta {
+func Delta(before, after KernelCounters) results.KernelDelta {
 	d := after.Since(before)
-	return KernelDelta{
+	return results.KernelDelta{
 		ListenOverflows:      d["TcpExt.ListenOverflows"],
 		ListenDrops:          d["TcpExt.ListenDrops"],
 		TCPSynRetrans:        d["TcpExt.TCPSynRetrans"],

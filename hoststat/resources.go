@@ -1,4 +1,11 @@
-package results
+// Package hoststat samples the host while a run goes: the resources of each
+// role's processes (gopsutil: RSS, CPU, open files, threads), their TCP
+// sockets by state (sock_diag, or /proc/net/tcp), and the kernel's herd
+// counters (/proc/net/netstat, /proc/net/snmp). It writes resources.csv and
+// kernel.csv and fills the plain figures of the run's summary
+// (results.ResourceStats, results.KernelDelta): hoststat imports results,
+// never the other way round, so the data model does not depend on gopsutil.
+package hoststat
 
 import (
 	"cmp"
@@ -11,42 +18,8 @@ import (
 	"time"
 
 	"github.com/shirou/gopsutil/v3/process"
+	"github.com/stampede-dev/stampede/results"
 )
-
-// Roles of the processes a run samples: summary.json "resources" keys.
-const (
-	RoleLoadgen = "loadgen"
-	RoleTarget  = "target"
-	RoleProxy   = "proxy"
-)
-
-// ResourcesFile is the name of the per-sample resource log in a results
-// folder.
-const ResourcesFile = "resources.csv"
-
-// ResourceStats is one role's resource use over a run (summary.json
-// "resources").
-type ResourceStats struct {
-	// PeakRSSBytes is the largest resident set, summed over the role's
-	// processes at one sample, in bytes.
-	PeakRSSBytes uint64 `json:"peak_rss_bytes"`
-	// CPUSeconds is user+system CPU time of every process the role ever
-	// had, at the last sample each was seen in: a process that exited
-	// still counts.
-	CPUSeconds float64 `json:"cpu_s"`
-	// PeakFDs is the most open file descriptors, summed over the role's
-	// processes at one sample.
-	PeakFDs int64 `json:"peak_fds"`
-	// PeakThreads is the most OS threads, summed likewise.
-	PeakThreads int64 `json:"peak_threads"`
-	// Processes is the most processes alive at one sample.
-	Processes int `json:"processes"`
-	// ProcessesSeen is the number of distinct processes ever sampled (a
-	// restarted target adds one per restart).
-	ProcessesSeen int `json:"processes_seen"`
-	// Samples is the number of samples taken.
-	Samples int `json:"samples"`
-}
 
 // ResourceSample is one role's figures at one sample: a row of
 // resources.csv.
@@ -61,7 +34,7 @@ type ResourceSample struct {
 	RSSBytes uint64
 	FDs      int64
 	Threads  int64
-	// CPUSeconds is cumulative, as in ResourceStats.
+	// CPUSeconds is cumulative, as in results.ResourceStats.
 	CPUSeconds float64
 	// TCP counts the role's TCP sockets by state (Sampler.CountTCP); nil
 	// when not counted.
@@ -84,7 +57,7 @@ type procKey struct {
 }
 
 type roleState struct {
-	stats ResourceStats
+	stats results.ResourceStats
 	cpu   map[procKey]float64 // last CPU seconds of every process seen
 }
 
@@ -147,7 +120,7 @@ func (s *Sampler) CountTCP(serverPort, dialPort uint16) {
 		if err != nil {
 			return nil
 		}
-		return map[string]TCPStates{RoleTarget: local, RoleLoadgen: remote}
+		return map[string]TCPStates{results.RoleTarget: local, results.RoleLoadgen: remote}
 	}
 }
 
@@ -254,10 +227,10 @@ func (s *Sampler) Sample() {
 }
 
 // Stats returns every sampled role's figures so far.
-func (s *Sampler) Stats() map[string]ResourceStats {
+func (s *Sampler) Stats() map[string]results.ResourceStats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make(map[string]ResourceStats, len(s.roles))
+	out := make(map[string]results.ResourceStats, len(s.roles))
 	for r, st := range s.roles {
 		out[r] = st.stats
 	}

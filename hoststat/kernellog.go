@@ -1,4 +1,4 @@
-package results
+package hoststat
 
 import (
 	"context"
@@ -8,11 +8,9 @@ import (
 	"strconv"
 	"sync"
 	"time"
-)
 
-// KernelFile is the name of the per-second kernel counter log in a
-// results folder.
-const KernelFile = "kernel.csv"
+	"github.com/stampede-dev/stampede/results"
+)
 
 // KernelSampler reads the herd counters (KernelSnapshot) once per interval
 // while a run goes, so kernel.csv shows when the accept queue overflowed,
@@ -30,7 +28,7 @@ type KernelSampler struct {
 
 type kernelSample struct {
 	at time.Time
-	d  KernelDelta
+	d  results.KernelDelta
 }
 
 // NewKernelSampler returns a sampler that reads every interval (1 s if not
@@ -90,10 +88,10 @@ func (k *KernelSampler) Len() int {
 	return len(k.samples)
 }
 
-// kernelColumns are KernelDelta's JSON names, in field order: kernel.csv
+// kernelColumns are results.KernelDelta's JSON names, in field order: kernel.csv
 // has the same columns as summary.json "kernel".
 func kernelColumns() []string {
-	t := reflect.TypeFor[KernelDelta]()
+	t := reflect.TypeFor[results.KernelDelta]()
 	out := make([]string, t.NumField())
 	for i := range out {
 		out[i] = t.Field(i).Tag.Get("json")

@@ -1,10 +1,12 @@
-package results
+package hoststat
 
 import (
 	"net"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stampede-dev/stampede/results"
 )
 
 func TestCountTCPStates(t *testing.T) {
@@ -79,9 +81,11 @@ func TestPortTCPStates(t *testing.T) {
 }
 
 func TestSamplerCountsTCP(t *testing.T) {
-	s := NewSampler(time.Second, func() map[string][]int32 { return map[string][]int32{RoleTarget: nil, RoleLoadgen: nil} })
+	s := NewSampler(time.Second, func() map[string][]int32 {
+		return map[string][]int32{results.RoleTarget: nil, results.RoleLoadgen: nil}
+	})
 	s.tcp = func() map[string]TCPStates {
-		return map[string]TCPStates{RoleTarget: {1: 5, 10: 1}, RoleLoadgen: {1: 5, 2: 7}}
+		return map[string]TCPStates{results.RoleTarget: {1: 5, 10: 1}, results.RoleLoadgen: {1: 5, 2: 7}}
 	}
 	s.Sample()
 	var b strings.Builder

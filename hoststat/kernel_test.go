@@ -1,10 +1,12 @@
-package results
+package hoststat
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stampede-dev/stampede/results"
 )
 
 // readFixture parses testdata files into one KernelCounters, as
@@ -51,7 +53,7 @@ func TestKernelDelta(t *testing.T) {
 	before := readFixture(t, "netstat.before", "snmp.before")
 	after := readFixture(t, "netstat.after", "snmp.after")
 	got := Delta(before, after)
-	want := KernelDelta{
+	want := results.KernelDelta{
 		ListenOverflows:      349 - 100, // 83 SYNs x 3 sends, as in FIELD-NOTES
 		ListenDrops:          369 - 120,
 		TCPSynRetrans:        256 - 7,
@@ -118,7 +120,7 @@ func TestKernelSnapshotLive(t *testing.T) {
 		}
 	}
 	d := Delta(c, c)
-	if d != (KernelDelta{}) {
+	if d != (results.KernelDelta{}) {
 		t.Errorf("Delta of a snapshot with itself = %+v, want zero", d)
 	}
 }

@@ -1,4 +1,4 @@
-package results
+package hoststat
 
 import (
 	"encoding/binary"

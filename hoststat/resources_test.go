@@ -1,4 +1,4 @@
-package results
+package hoststat
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stampede-dev/stampede/results"
 )
 
 // fakeProcs is a scripted process table: step i of the script is what a
@@ -40,7 +42,7 @@ func TestSamplerAggregates(t *testing.T) {
 	f := &fakeProcs{script: script}
 	step := 0
 	s := NewSampler(time.Second, func() map[string][]int32 {
-		return map[string][]int32{RoleLoadgen: {10, 11}, RoleTarget: pids[step]}
+		return map[string][]int32{results.RoleLoadgen: {10, 11}, results.RoleTarget: pids[step]}
 	})
 	s.read = f.read
 	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
@@ -50,13 +52,13 @@ func TestSamplerAggregates(t *testing.T) {
 		s.Sample()
 	}
 
-	want := map[string]ResourceStats{
+	want := map[string]results.ResourceStats{
 		// RSS 150, 180, 90; fds 9, 8, 5; threads 5, 5, 5; CPU of 10 (2) and
 		// of 11 as last seen (0.75).
-		RoleLoadgen: {PeakRSSBytes: 180, CPUSeconds: 2.75, PeakFDs: 9, PeakThreads: 5, Processes: 2, ProcessesSeen: 2, Samples: 3},
+		results.RoleLoadgen: {PeakRSSBytes: 180, CPUSeconds: 2.75, PeakFDs: 9, PeakThreads: 5, Processes: 2, ProcessesSeen: 2, Samples: 3},
 		// RSS 300, 310, 210; CPU: the first 20 last seen at 3, 21 at 0.25,
 		// the second 20 at 0.1.
-		RoleTarget: {PeakRSSBytes: 310, CPUSeconds: 3.35, PeakFDs: 10, PeakThreads: 4, Processes: 2, ProcessesSeen: 3, Samples: 3},
+		results.RoleTarget: {PeakRSSBytes: 310, CPUSeconds: 3.35, PeakFDs: 10, PeakThreads: 4, Processes: 2, ProcessesSeen: 3, Samples: 3},
 	}
 	got := s.Stats()
 	for r, w := range want {
@@ -107,17 +109,17 @@ func TestSamplerLive(t *testing.T) {
 
 	self, kid := int32(os.Getpid()), int32(child.Process.Pid)
 	s := NewSampler(time.Hour, func() map[string][]int32 {
-		return map[string][]int32{RoleLoadgen: {self}, RoleTarget: {kid}}
+		return map[string][]int32{results.RoleLoadgen: {self}, results.RoleTarget: {kid}}
 	})
 	s.Sample()
-	before := s.Stats()[RoleTarget]
+	before := s.Stats()[results.RoleTarget]
 	if err := child.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	child.Wait() // reaped: its pid is gone, not a zombie
 	s.Sample()
 
-	lg, tg := s.Stats()[RoleLoadgen], s.Stats()[RoleTarget]
+	lg, tg := s.Stats()[results.RoleLoadgen], s.Stats()[results.RoleTarget]
 	if lg.Processes != 1 || lg.ProcessesSeen != 1 || lg.Samples != 2 {
 		t.Errorf("loadgen processes %d seen %d samples %d, want 1 1 2", lg.Processes, lg.ProcessesSeen, lg.Samples)
 	}
@@ -129,7 +131,7 @@ func TestSamplerLive(t *testing.T) {
 		t.Errorf("target (sleep) = %+v, before exit %+v", tg, before)
 	}
 	rows := s.Samples()
-	if last := rows[len(rows)-1]; last.Role != RoleTarget || last.Processes != 0 || last.RSSBytes != 0 {
+	if last := rows[len(rows)-1]; last.Role != results.RoleTarget || last.Processes != 0 || last.RSSBytes != 0 {
 		t.Errorf("sample after exit = %+v, want no target process", last)
 	}
 }
@@ -138,9 +140,9 @@ func TestSamplerRunSamplesAtStartAndEnd(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // done before it starts: one sample at start, one at the end
 	self := int32(os.Getpid())
-	s := NewSampler(time.Hour, func() map[string][]int32 { return map[string][]int32{RoleLoadgen: {self}} })
+	s := NewSampler(time.Hour, func() map[string][]int32 { return map[string][]int32{results.RoleLoadgen: {self}} })
 	s.Run(ctx)
-	if n := s.Stats()[RoleLoadgen].Samples; n != 2 {
+	if n := s.Stats()[results.RoleLoadgen].Samples; n != 2 {
 		t.Errorf("samples = %d, want 2", n)
 	}
 }
