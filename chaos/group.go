@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/stampede-dev/stampede/internal/clock"
 	"github.com/stampede-dev/stampede/target"
 )
 
@@ -286,7 +287,7 @@ func (t *GroupTarget) clock() (func() time.Time, func(context.Context, time.Dura
 		now = time.Now
 	}
 	if sleep == nil {
-		sleep = sleepCtx
+		sleep = clock.Sleep
 	}
 	return now, sleep
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stampede-dev/stampede/internal/clock"
 	"github.com/stampede-dev/stampede/proxy"
 	"github.com/stampede-dev/stampede/results"
 )
@@ -316,7 +317,7 @@ func (s *Supervisor) clock() (func() time.Time, func(context.Context, time.Durat
 		now = time.Now
 	}
 	if sleep == nil {
-		sleep = sleepCtx
+		sleep = clock.Sleep
 	}
 	return now, sleep
 }
@@ -324,20 +325,5 @@ func (s *Supervisor) clock() (func() time.Time, func(context.Context, time.Durat
 func (s *Supervisor) logf(format string, args ...any) {
 	if s.Log != nil {
 		s.Log(format, args...)
-	}
-}
-
-// sleepCtx waits for d or until ctx is done.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/backoff"
+	"github.com/stampede-dev/stampede/internal/clock"
 )
 
 // Defaults of a zero Config.
@@ -151,7 +152,7 @@ func (c Config) resolve() (settings, error) {
 		s.Base = http.DefaultTransport
 	}
 	if s.Sleep == nil {
-		s.Sleep = sleep
+		s.Sleep = clock.Sleep
 	}
 	if s.Now == nil {
 		s.Now = time.Now
@@ -164,18 +165,3 @@ func (s *settings) retryStatus(code int) bool { return slices.Contains(s.StatusC
 
 // mayRetry reports whether retry number n (1-based) is allowed.
 func (s *settings) mayRetry(n int) bool { return n <= s.retries && s.policy.Retry(n) }
-
-// sleep waits d on a real timer, or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/connerr"
+	"github.com/stampede-dev/stampede/internal/clock"
 	"github.com/stampede-dev/stampede/results"
 	"github.com/stampede-dev/stampede/wsdial"
 )
@@ -95,7 +96,7 @@ func (w *wssFleet) client(ctx context.Context, i int) {
 	cfg := &w.f.cfg
 	id := cfg.FirstID + uint32(i)
 	d := w.dialer(id)
-	if cfg.Ramp > 0 && !sleep(ctx, time.Duration(float64(i)/cfg.Ramp*float64(time.Second)-float64(w.now()))) {
+	if cfg.Ramp > 0 && clock.Sleep(ctx, time.Duration(float64(i)/cfg.Ramp*float64(time.Second)-float64(w.now()))) != nil {
 		return
 	}
 	select { // first connect: bounded in flight
@@ -142,7 +143,7 @@ func (w *wssFleet) client(ctx context.Context, i int) {
 			w.record(func(r *recorder) { r.stop(f.class, f.text()) })
 			return
 		}
-		if !sleep(ctx, wait) {
+		if clock.Sleep(ctx, wait) != nil {
 			return
 		}
 	}
@@ -226,20 +227,5 @@ func (w *wssFleet) send(conn *wsdial.Conn, id uint32, sockets uint64, done <-cha
 			due = after + int64(interval)
 		}
 		t.Reset(time.Duration(due - after))
-	}
-}
-
-// sleep waits d or until ctx is done; it reports whether d passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/backoff"
+	"github.com/stampede-dev/stampede/internal/clock"
 	"github.com/stampede-dev/stampede/report"
 	"github.com/stampede-dev/stampede/results"
 )
@@ -88,7 +89,7 @@ func Bench(ctx context.Context, cfg BenchConfig) ([]BenchRun, error) {
 	var errs []error
 	for i, spec := range specs {
 		if i > 0 {
-			if err := sleepCtx(ctx, pause); err != nil {
+			if err := clock.Sleep(ctx, pause); err != nil {
 				break
 			}
 		}
@@ -172,16 +173,4 @@ func writeBenchReport(dir string) error {
 func dirName(spec string) string {
 	r := strings.NewReplacer(":", "_", ",", "_", "=", "-", "/", "-", " ", "")
 	return r.Replace(spec)
-}
-
-// sleepCtx waits for d or until ctx is done.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

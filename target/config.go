@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"runtime"
 	"time"
+
+	"github.com/stampede-dev/stampede/internal/clock"
 )
 
 // Defaults applied to a zero Config field.
@@ -101,7 +103,7 @@ type Config struct {
 	Logger *slog.Logger `json:"-"`
 	// Clock paces accepts and times stalls, holds and reject windows.
 	// Default: the wall clock.
-	Clock Clock `json:"-"`
+	Clock clock.Clock `json:"-"`
 }
 
 // ConfigError is a Config field with an invalid value.
@@ -191,7 +193,7 @@ func (c Config) withDefaults() Config {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	if c.Clock == nil {
-		c.Clock = realClock{}
+		c.Clock = clock.Real
 	}
 	return c
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gobwas/ws"
+	"github.com/stampede-dev/stampede/internal/clock"
 )
 
 // ErrServerClosed is returned by the runtime controls once Shutdown began.
@@ -24,7 +25,7 @@ type Server struct {
 	ln      *Listener
 	tls     *tls.Config
 	reactor *reactor
-	clock   Clock
+	clock   clock.Clock
 
 	gate    gate          // when to accept; see accept.go
 	retries retryTracker  // Retry-After bookkeeping; see reject.go
