@@ -26,13 +26,13 @@ func TestDelaysExact(t *testing.T) {
 		want []time.Duration
 	}{
 		{
-			// BRIEF's worked example: must hold exactly.
+			// docs/policy.md's worked example: must hold exactly.
 			name: "exp 1s x2 max 60s",
 			p:    Policy{Kind: Exp, Initial: s, Multiplier: 2, Max: 60 * s},
 			want: []time.Duration{1 * s, 2 * s, 4 * s, 8 * s, 16 * s, 32 * s, 60 * s, 60 * s, 60 * s},
 		},
 		{
-			// BRIEF's HTTP example.
+			// docs/policy.md's HTTP example.
 			name: "http exp 500ms x2 max 30s",
 			p:    Policy{Kind: Exp, Initial: 500 * ms, Multiplier: 2, Max: 30 * s},
 			want: []time.Duration{500 * ms, 1 * s, 2 * s, 4 * s},

@@ -25,7 +25,7 @@ func ExampleParse() {
 	// policy "exp:initial=1x": initial: time: unknown unit "x" in duration "1x"
 }
 
-// The brief's worked example: exponential from 1 s, doubling, capped at 60 s.
+// docs/policy.md's worked example: exponential from 1 s, doubling, capped at 60 s.
 func ExamplePolicy_Delays() {
 	p := backoff.MustParse("exp:initial=1s,multiplier=2,max=60s")
 	fmt.Println(p.Delays(1, 0, 9))

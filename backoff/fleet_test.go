@@ -22,7 +22,7 @@ func TestFirstRetrySpread(t *testing.T) {
 		ratio       float64
 	}{
 		{
-			// BRIEF: all at exactly 1 s -> windows 0..10, peak-to-mean 11.
+			// docs/metrics.md: all at exactly 1 s -> windows 0..10, peak-to-mean 11.
 			name: "fixed 1s", spec: "fixed:initial=1s", clients: 500,
 			windows: []uint32{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 500},
 			first:   time.Second, last: time.Second, peak: 500, ratio: 11,

@@ -201,7 +201,7 @@ func parseKind(s string) (Kind, bool) {
 	return 0, false
 }
 
-// kindList names the kinds in the order the brief documents them.
+// kindList names the kinds in the order docs/policy.md documents them.
 func kindList() string { return "fixed, exp, full, equal, decorrelated" }
 
 func isKey(s string) bool {

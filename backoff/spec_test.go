@@ -19,9 +19,9 @@ func TestParse(t *testing.T) {
 		{"bare exp", "exp", Policy{Kind: Exp}, "exp"},
 		{"bare fixed", "fixed", Policy{Kind: Fixed}, "fixed"},
 		{"empty parameter list", "full:", Policy{Kind: Full}, "full"},
-		{"brief example fixed", "fixed:initial=1s", Policy{Kind: Fixed, Initial: s}, "fixed:initial=1s"},
+		{"docs example fixed", "fixed:initial=1s", Policy{Kind: Fixed, Initial: s}, "fixed:initial=1s"},
 		{
-			"brief example exp",
+			"docs example exp",
 			"exp:initial=1s,multiplier=2,max=60s,jitter=0.2",
 			Policy{Kind: Exp, Initial: s, Multiplier: 2, Max: 60 * s, Jitter: 0.2},
 			"exp:initial=1s,multiplier=2,max=1m0s,jitter=0.2",

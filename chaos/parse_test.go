@@ -36,9 +36,9 @@ var parseCases = []struct {
 	want []chaos.Entry
 }{
 	{
-		// The example of the brief and of issue 3, every construct
+		// The example of docs/chaos.md and of issue 3, every construct
 		// of the first version on one line.
-		name: "brief example",
+		name: "docs example",
 		src:  "at 10s restart abrupt down=3s; every 30s restart graceful down=1s; at 60s backlog 16; at 70s stall 5s; at 80s proxy latency=200ms loss=1% for 10s",
 		want: []chaos.Entry{
 			{Timing: at(10 * s), Event: func() chaos.Event { e := restart("abrupt"); e.Down = 3 * s; return e }(),

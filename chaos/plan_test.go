@@ -63,10 +63,10 @@ func TestPlan(t *testing.T) {
 		want   []plannedAt
 	}{
 		{
-			// The brief's example over a 100 s run: the every-30s restart
+			// docs/chaos.md's example over a 100 s run: the every-30s restart
 			// fires at 30, 60 and 90 s; the backlog change at 60 s comes
 			// after the restart at 60 s because it is written later.
-			name:   "brief example",
+			name:   "docs example",
 			src:    "at 10s restart abrupt down=3s; every 30s restart graceful down=1s; at 60s backlog 16; at 70s stall 5s; at 80s proxy latency=200ms loss=1% for 10s",
 			runEnd: 100 * s,
 			want: []plannedAt{{10 * s, 0}, {30 * s, 1}, {60 * s, 1}, {60 * s, 2}, {70 * s, 3},
@@ -195,7 +195,7 @@ func TestCheck(t *testing.T) {
 		want   []string // problem messages, in order; nil for no error
 	}{
 		{
-			name:   "brief example fits 100s",
+			name:   "docs example fits 100s",
 			src:    "at 10s restart abrupt down=3s; every 30s restart graceful down=1s; at 60s backlog 16; at 70s stall 5s; at 80s proxy latency=200ms loss=1% for 10s",
 			runEnd: 100 * s,
 		},

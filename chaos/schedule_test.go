@@ -16,7 +16,7 @@ func TestString(t *testing.T) {
 		src  string
 		want string
 	}{
-		{"brief example",
+		{"docs example",
 			"at 10s restart abrupt down=3s; every 30s restart graceful down=1s; at 60s backlog 16; at 70s stall 5s; at 80s proxy latency=200ms loss=1% for 10s",
 			"at 10s restart abrupt down=3s; every 30s restart graceful down=1s; at 1m0s backlog 16; at 1m10s stall 5s; at 1m20s proxy latency=200ms loss=1% for 10s"},
 		{"issue 6 example",

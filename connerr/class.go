@@ -9,8 +9,8 @@ import "fmt"
 // Class is the reason one connection attempt failed, or one connection ended.
 type Class uint8
 
-// The classes of BRIEF "Connect-error classes". None is a success. Local is
-// an addition to the brief's list: a loadgen that runs out of its own
+// The classes of docs/metrics.md "Connect-error classes". None is a
+// success. Local is stampede's own addition to the usual list: a loadgen that runs out of its own
 // ephemeral ports or file descriptors must not be counted as the server
 // refusing or timing out.
 const (

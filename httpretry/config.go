@@ -22,7 +22,7 @@ const (
 	DefaultMaxRetryAfter = 30 * time.Second
 )
 
-// DefaultPolicy is the HTTP retry policy of BRIEF "backoff": 500 ms, 1 s,
+// DefaultPolicy is the HTTP retry policy of docs/policy.md: 500 ms, 1 s,
 // 2 s, 4 s..., capped at 30 s, without jitter (set Policy.Jitter, or use a
 // jitter kind, for a fleet).
 var DefaultPolicy = backoff.Policy{Kind: backoff.Exp, Initial: 500 * time.Millisecond, Multiplier: 2, Max: 30 * time.Second}

@@ -17,7 +17,7 @@ import (
 
 // TestBackoffWaits checks the default HTTP policy against a server that is
 // always unavailable: 1 + 4 attempts, waits 500 ms, 1 s, 2 s, 4 s exactly
-// (BRIEF "backoff"), then ErrRetriesExhausted naming the last status.
+// (docs/policy.md), then ErrRetriesExhausted naming the last status.
 func TestBackoffWaits(t *testing.T) {
 	clock := newFakeClock()
 	srv, ts := newScript(t, status(http.StatusServiceUnavailable))

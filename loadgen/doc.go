@@ -32,7 +32,7 @@
 // Attempts still in flight when the run ends have no outcome.
 //
 // Success and up are one instant in modes none and echo: the 101. In mode
-// stampede they split (BRIEF "Client TTR": connected again *and* resumed):
+// stampede they split (docs/metrics.md "Client TTR": connected again and resumed):
 // the attempt succeeds at its 101 (Successes, Connect, Disconnects when
 // that connection ends), but the client is up only once it caught up, at
 // its room's joined (first connect, or NoResume) or resumed frame. A

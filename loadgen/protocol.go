@@ -112,8 +112,8 @@ func (h *stampedeMode) connected(r *reactor, j int32, now int64) {
 	h.send(r, j, &f)
 }
 
-// upAtUpgrade is false: a client is up once it caught up (BRIEF "Client
-// TTR": connected again and resumed), which sync reports.
+// upAtUpgrade is false: a client is up once it caught up (docs/metrics.md
+// "Client TTR": connected again and resumed), which sync reports.
 func (h *stampedeMode) upAtUpgrade() bool { return false }
 
 // sync runs once the connection caught up (joined or resumed): the client

@@ -26,7 +26,7 @@ type Latency struct {
 type Latencies struct {
 	// Connect is the connect latency: SYN to 101 (or to resumed).
 	Connect Latency `json:"connect"`
-	// TTR is each client's time to recover (BRIEF "Metric definitions").
+	// TTR is each client's time to recover (docs/metrics.md "Client TTR").
 	TTR Latency `json:"ttr"`
 	// MessageRTT is the message round trip: send to ACK, or echo.
 	MessageRTT Latency `json:"message_rtt"`

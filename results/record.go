@@ -137,8 +137,8 @@ type Stopped struct {
 	LastError string `json:"last_error"`
 }
 
-// Messages counts the message protocol's outcome; see BRIEF "Metric
-// definitions". Sent, Acked, Retried, Resumed, ResumeGap, Delivered,
+// Messages counts the message protocol's outcome; see docs/metrics.md
+// "Messages". Sent, Acked, Retried, Resumed, ResumeGap, Delivered,
 // Unacked, UnackedDropped and Skipped are counted live by each process;
 // Expected, Received, Lost, DupDelivered, LossClients, Unsynced and
 // SeqConflicts are set once from the merged Track (loadgen.Tally).

@@ -9,7 +9,7 @@ import (
 )
 
 // Recovery is how the fleet came back from one event: summary.json
-// "recovery", following BRIEF "Metric definitions".
+// "recovery", as docs/metrics.md defines it.
 //
 //	   Start            Ready                          last return
 //	─────┼────────────────┼──────────────────────────────────┼──────── cutoff
@@ -55,7 +55,7 @@ type Recovery struct {
 	// counted, not divided.
 	WastedAttempts uint64 `json:"wasted_attempts"`
 	OutageAttempts uint64 `json:"outage_attempts"`
-	// OutageS is Ready minus Start in seconds (BRIEF "Outage").
+	// OutageS is Ready minus Start in seconds (docs/metrics.md "Outage").
 	OutageS float64 `json:"outage_s"`
 	// WindowStartS and WindowEndS bound the herd window in seconds from
 	// the run's start: whole 100 ms buckets, end exclusive.

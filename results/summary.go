@@ -17,7 +17,7 @@ import (
 const SummaryFile = "summary.json"
 
 // Summary is summary.json: the run's figures, a stable contract that users'
-// scripts and CI gates read (BRIEF "summary.json"). Fields may be added;
+// scripts and CI gates read (docs/summary-json.md). Fields may be added;
 // none may be renamed or dropped. Times are in seconds from the run's start
 // unless named otherwise.
 type Summary struct {
@@ -75,7 +75,7 @@ type EventSummary struct {
 	// event has no known readiness (the recovery clock then starts at the
 	// event).
 	ReadyS float64 `json:"ready_s"`
-	// OutageS is ReadyS minus StartS (BRIEF "Outage").
+	// OutageS is ReadyS minus StartS (docs/metrics.md "Outage").
 	OutageS float64 `json:"outage_s"`
 	// Detected is true when the loadgen inferred the event (DetectOutages).
 	Detected bool `json:"detected"`

@@ -9,7 +9,7 @@ import (
 	"syscall"
 )
 
-// Scale limits of one machine, from BRIEF "Scale facts": one process may
+// Scale limits of one machine (docs/sizing.md): one process may
 // hold at most 20,000 open files (the hard limit cannot be raised), and
 // loopback has one ephemeral port range per (source address, destination
 // address, destination port).

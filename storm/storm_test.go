@@ -272,7 +272,7 @@ func TestSizeErrors(t *testing.T) {
 }
 
 // TestResultsFolder checks that a run's folder holds summary.json with
-// every field BRIEF "summary.json" promises (a stable contract: users'
+// every field docs/summary-json.md promises (a stable contract: users'
 // scripts read it), and resources.csv.
 func TestResultsFolder(t *testing.T) {
 	t.Parallel()

@@ -9,8 +9,8 @@ import (
 // Handler is the application on top of the server: it sees every upgraded
 // connection and every data message, and answers through Conn.Write. The
 // server handles the WebSocket protocol itself (pings, close frames,
-// fragmentation, limits). Echo is the default; the message protocol of the
-// brief (msg/ack/deliver/resume with a store) is another Handler.
+// fragmentation, limits). Echo is the default; the message protocol of
+// docs/protocol.md (msg/ack/deliver/resume with a store) is another Handler.
 //
 // Methods are called from the server's worker goroutines: OnMessage for one
 // connection is never called concurrently with itself, but different

@@ -25,13 +25,13 @@ func TestPolicyDelays(t *testing.T) {
 		want string
 	}{
 		{
-			// BRIEF's worked example.
+			// docs/policy.md's worked example.
 			name: "exp 1s x2 max 60s",
 			args: []string{"--policy", "exp:initial=1s,multiplier=2,max=60s", "--attempts", "9"},
 			want: "1s\n2s\n4s\n8s\n16s\n32s\n1m0s\n1m0s\n1m0s\n",
 		},
 		{
-			// BRIEF's HTTP example.
+			// docs/policy.md's HTTP example.
 			name: "http 500ms",
 			args: []string{"--policy", "exp:initial=500ms,multiplier=2,max=30s", "--attempts", "4"},
 			want: "500ms\n1s\n2s\n4s\n",

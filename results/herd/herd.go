@@ -1,4 +1,4 @@
-// Package herd holds the herd metric of BRIEF "Metric definitions", shared by
+// Package herd holds the herd metric of docs/metrics.md, shared by
 // `stampede policy` (package backoff) and the run results (package results).
 // It is a leaf package so that backoff, which every part of stampede uses,
 // depends on nothing heavier.
@@ -10,7 +10,8 @@ import "time"
 // bucket: 100 ms.
 const Window = 100 * time.Millisecond
 
-// Peak computes the herd metric of BRIEF "Metric definitions" from the
+// Peak computes the herd metric (docs/metrics.md "Herd peak and
+// peak-to-mean") from the
 // number of connection attempts in each Tick (100 ms) window of a recovery
 // window, in time order, empty windows included: the recovery window runs
 // from the event (or the target being ready, for real runs) to the window
@@ -20,7 +21,7 @@ const Window = 100 * time.Millisecond
 // mean attempts per window over all the windows given. Empty windows count
 // towards the mean on purpose: a fleet of N that all retries at exactly 1 s
 // fills windows 0..10 as [0 0 0 0 0 0 0 0 0 0 N], so the peak is N and the
-// peak-to-mean is 11 (about 10, as the brief says), not 1. A perfectly even
+// peak-to-mean is 11 (about 10, as docs/metrics.md says), not 1. A perfectly even
 // arrival gives 1; larger means a sharper herd.
 //
 // It returns (0, 0) for no windows or no attempts. The same function serves

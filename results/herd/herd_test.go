@@ -12,7 +12,7 @@ func TestPeak(t *testing.T) {
 		ratio   float64
 	}{
 		{
-			// BRIEF: a fleet that all retries at exactly 1 s, counted from the
+			// docs/metrics.md: a fleet that all retries at exactly 1 s, counted from the
 			// event: windows 0..10, all in window 10: peak-to-mean 11 ("about
 			// 10"), not 1.
 			name:    "all at 1 s",

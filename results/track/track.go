@@ -1,6 +1,6 @@
 // Package track counts message loss and duplicates over a whole fleet, after
 // the run, from what every loadgen process saw of the message protocol
-// (BRIEF "Metric definitions": lost = ACKed but never delivered to a member;
+// (docs/metrics.md "Messages": lost = ACKed but never delivered to a member;
 // dup_delivered = delivered to a member more than once).
 //
 // No single process can count them: a message's sender and the members of
