@@ -354,6 +354,11 @@ type Event struct {
 	// attempts by clients that came back sooner than they were told; nil
 	// when not counted.
 	EarlyRetries *uint64 `json:"-"`
+	// Role, PID and Exit describe a "crash" (a process that exited when
+	// nothing scheduled it): its role, process id and exit status.
+	Role string `json:"-"`
+	PID  int    `json:"-"`
+	Exit string `json:"-"`
 }
 
 // Step is one process's part of a restart that went one process at a

@@ -58,6 +58,31 @@ type Summary struct {
 	SLO []SLOResult `json:"slo"`
 	// Pass is true when every SLO passed (true when there are none).
 	Pass bool `json:"pass"`
+	// Complete is false when a process of the run exited when nothing
+	// scheduled it (a "crash" event) or an agent was lost: the figures
+	// then cover less than the run asked for.
+	Complete bool `json:"complete"`
+	// Interrupted is true when the run was stopped early (Ctrl-C);
+	// DurationS is then the real length.
+	Interrupted bool `json:"interrupted"`
+	// Agents lists the run's agents (docs/agent.md).
+	Agents []AgentSummary `json:"agents,omitempty"`
+}
+
+// AgentSummary is one agent of the run in summary.json.
+type AgentSummary struct {
+	// Name and Role name the agent ("loadgen 0", "loadgen").
+	Name string `json:"name"`
+	Role string `json:"role"`
+	// Host and PID are where the agent ran.
+	Host string `json:"host"`
+	PID  int    `json:"pid"`
+	// Clients is a loadgen agent's share of the fleet.
+	Clients int `json:"clients,omitempty"`
+	// MaxMessageBytes is the largest message the agent sent.
+	MaxMessageBytes int `json:"max_message_bytes"`
+	// Lost is true when the agent's messages ended before its final one.
+	Lost bool `json:"lost"`
 }
 
 // EventSummary is one event in summary.json.
@@ -82,6 +107,11 @@ type EventSummary struct {
 	// Steps are the processes of a restart that went one process at a
 	// time (procs=one, rolling), in order; absent otherwise.
 	Steps []StepSummary `json:"steps,omitempty"`
+	// Role, PID and Exit describe a "crash": the role of the process
+	// that exited unscheduled, its process id and its exit status.
+	Role string `json:"role,omitempty"`
+	PID  int    `json:"pid,omitempty"`
+	Exit string `json:"exit,omitempty"`
 	// EarlyRetries, on a reject with a Retry-After, counts upgrade
 	// attempts by clients that came back sooner than they were told (the
 	// target counts them); absent when not counted.
@@ -226,6 +256,7 @@ func Summarize(in Input) *Summary {
 		Resources: map[string]ResourceStats{RoleLoadgen: {}, RoleTarget: {}},
 		SLO:       []SLOResult{},
 		Pass:      true,
+		Complete:  true,
 	}
 	for i, e := range events {
 		ready := readyOf(e)
@@ -239,6 +270,9 @@ func Summarize(in Input) *Summary {
 			OutageS:      (ready - e.Start).Seconds(),
 			Detected:     e.Detected,
 			EarlyRetries: e.EarlyRetries,
+			Role:         e.Role,
+			PID:          e.PID,
+			Exit:         e.Exit,
 		}
 		for _, st := range e.Steps {
 			es.Steps = append(es.Steps, StepSummary{Proc: st.Proc, StartS: st.Start.Seconds(), EndS: st.End.Seconds(), ReadyS: st.Ready.Seconds(), Conns: st.Conns})

@@ -215,7 +215,7 @@ func TestChaosBacklog(t *testing.T) {
 	if _, err := exec.LookPath("ss"); err != nil {
 		t.Skip("ss not installed: cannot see a listener's backlog")
 	}
-	port, err := storm.FreePort()
+	port, err := target.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,11 +10,11 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/stampede-dev/stampede/chaos"
+	"github.com/stampede-dev/stampede/cluster"
 	"github.com/stampede-dev/stampede/proxy"
 )
 
-// proxyCmd is `stampede proxy`. Its flag names are also what
-// proxy.Config.Flags renders for group children.
+// proxyCmd is `stampede proxy`.
 var proxyCmd = &cli.Command{
 	Name:      "proxy",
 	Usage:     "run the TCP fault proxy in front of any server",
@@ -65,6 +65,10 @@ func proxyAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("proxy: finding the stampede binary: %w", err)
+	}
 	rc := chaos.ProxyRunConfig{
 		Proxy:       pc,
 		Procs:       c.Int("procs"),
@@ -72,6 +76,7 @@ func proxyAction(c *cli.Context) error {
 		Duration:    c.Duration("duration"),
 		Stdout:      c.App.Writer,
 		Log:         c.App.ErrWriter,
+		Spawn:       cluster.SpawnRelay(exe, []string{"agent"}, c.App.ErrWriter),
 	}
 	fault, err := chaos.ParseProxyFault(c.String("fault"))
 	if err != nil {
