@@ -17,7 +17,8 @@ import (
 //	op     = "<" | "<=" | ">" | ">=" | "==" | "!="
 //	value  = a duration with its unit (Go syntax: 250ms, 1.5s, 1m30s) for a
 //	         duration figure; a plain number (5, 0.5, 1e3) otherwise;
-//	         a share (recovered_share) may also be a percentage (99%)
+//	         a share (recovered_share) is from 0 to 1, or a percentage
+//	         (0.99 or 99%); a bare number above 1 is an error
 //
 // A duration figure given a number without a unit is an error, not seconds:
 // `r99<20` could mean 20 s or 20 ms, and a gate must not guess. The one
@@ -330,6 +331,15 @@ func (s *SLO) parseValue(lit string) string {
 		return fmt.Sprintf("%s is not a duration: drop the unit %q", s.Figure, unit)
 	default:
 		return fmt.Sprintf("bad number %q", lit)
+	}
+	if s.fig.kind == kindShare && (v < 0 || v > 1) {
+		// A share is 0..1; 99 is 99 %, written so, never guessed (as a
+		// duration needs its unit): `>=99` would otherwise always fail.
+		if unit == "" && v > 1 && v <= 100 {
+			return fmt.Sprintf("%s is a share from 0 to 1: write %s or %s%%, not %s", s.Figure,
+				strconv.FormatFloat(v/100, 'g', -1, 64), num, num)
+		}
+		return fmt.Sprintf("%s is a share from 0 to 1 (or 0%% to 100%%), got %s", s.Figure, lit)
 	}
 	s.Limit = v
 	return ""

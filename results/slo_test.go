@@ -35,6 +35,13 @@ func TestParseSLO(t *testing.T) {
 		{name: "upper case figure", expr: "R99<2s", figure: "r99", op: "<", limit: 2, canonical: "r99<2s"},
 		{name: "microseconds", expr: "message_rtt_p99<500us", figure: "message_rtt_p99", op: "<", limit: 0.0005, canonical: "message_rtt_p99<500µs"},
 
+		{name: "share as a fraction", expr: "recovered_share>=0.99", figure: "recovered_share", op: ">=", limit: 0.99, canonical: "recovered_share>=0.99"},
+		{name: "share of one", expr: "recovered_share==1", figure: "recovered_share", op: "==", limit: 1, canonical: "recovered_share==1"},
+		// A bare 99 would always fail (a share is at most 1): an error
+		// that names the fix, as a duration without a unit is.
+		{name: "share as a bare percentage", expr: "recovered_share>=99", wantErr: "recovered_share is a share from 0 to 1: write 0.99 or 99%, not 99", wantCol: 18},
+		{name: "share over 100%", expr: "recovered_share>=150%", wantErr: "recovered_share is a share from 0 to 1 (or 0% to 100%), got 150%", wantCol: 18},
+		{name: "negative share", expr: "recovered_share>-0.5", wantErr: "recovered_share is a share from 0 to 1 (or 0% to 100%), got -0.5", wantCol: 17},
 		{name: "bad unit", expr: "r99<2x", wantErr: `bad duration "2x"`, wantCol: 5},
 		{name: "duration without unit", expr: "r99<20", wantErr: "r99 is a duration: give a unit, e.g. 20s or 20ms", wantCol: 5},
 		{name: "unit on a count", expr: "lost<5s", wantErr: `lost is not a duration: drop the unit "s"`, wantCol: 6},
