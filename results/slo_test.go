@@ -101,10 +101,13 @@ func sloSummary() *Summary {
 		Kernel:   KernelDelta{ListenOverflows: 249},
 		Recovery: []Recovery{
 			{Event: 0, ConnectedBefore: 0}, // a backlog change with nobody connected: ignored
-			{Event: 1, ConnectedBefore: 100, Recovered: 100, R50S: ptr(0.5), R90S: ptr(1), R99S: ptr(2.31), R100S: ptr(3),
-				HerdPeakPer100ms: 40, HerdPeakToMean: 4.25, WastedAttemptsPerClient: 0.5, OutageAttemptsPerClient: 2},
-			{Event: 2, ConnectedBefore: 100, Recovered: 98, R50S: ptr(0.25), R90S: ptr(0.75), R99S: nil, R100S: nil,
-				HerdPeakPer100ms: 60, HerdPeakToMean: 3, WastedAttemptsPerClient: 0.75, OutageAttemptsPerClient: 1},
+			{Event: 1, ConnectedBefore: 100, Disconnected: 100, Recovered: 100, R50S: ptr(0.5), R90S: ptr(1), R99S: ptr(2.31), R100S: ptr(3),
+				HerdPeakPer100ms: u32(40), HerdPeakToMean: ptr(4.25), WastedAttemptsPerClient: ptr(0.5), OutageAttemptsPerClient: ptr(2), OutageS: ptr(1)},
+			{Event: 2, ConnectedBefore: 100, Disconnected: 100, Recovered: 98, R50S: ptr(0.25), R90S: ptr(0.75), R99S: nil, R100S: nil,
+				HerdPeakPer100ms: u32(60), HerdPeakToMean: ptr(3), WastedAttemptsPerClient: ptr(0.75), OutageAttemptsPerClient: ptr(1), OutageS: ptr(1)},
+			// A stall that dropped nobody: ignored, though its figures
+			// are null.
+			{Event: 3, ConnectedBefore: 100, Recovered: 100},
 		},
 		LatencyMS: Latencies{Connect: Latency{P50: 1.5, P99: 250, Max: 900, Count: 10}},
 	}
@@ -170,7 +173,7 @@ func fmtPtr(p *float64) any {
 func TestEvalSLONoEvent(t *testing.T) {
 	s, _ := ParseSLO("herd_peak_to_mean<5")
 	r := s.Eval(&Summary{})
-	if r.Pass || r.Value != nil || r.Detail != "herd_peak_to_mean = null: no event with clients connected before it" {
+	if r.Pass || r.Value != nil || r.Detail != "herd_peak_to_mean = null: no event disconnected any client: nothing to recover" {
 		t.Errorf("Eval on a run without events = %+v, want a null failure", r)
 	}
 }
