@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -240,6 +241,30 @@ func TestSummarizeNeverReady(t *testing.T) {
 	for _, want := range []string{"outage (detected)  1.00s  never  0/4  never  never  never  never  -  -  -  4.00"} {
 		if !bytes.Contains(bytes.Join(bytes.Fields(text.Bytes()), []byte(" ")), bytes.Join(bytes.Fields([]byte(want)), []byte(" "))) {
 			t.Errorf("text lacks %q:\n%s", want, text.String())
+		}
+	}
+}
+
+// The text summary shows an event with nobody to recover as dashes, not
+// as 0/0 with R figures of 0.00s.
+func TestWriteTextNobodyToRecover(t *testing.T) {
+	r := NewReport(time.Time{}, 2)
+	r.Transitions = concat(fleet(2), dropAll(2, ms(3000), ms(1), ms(4000)))
+	events := []Event{
+		{Kind: "restart", Mode: "abrupt", Start: ms(3000), Ready: ms(4200)},
+		{Kind: "reject", Mode: "503", Start: ms(4000), End: ms(7000), Ready: ms(7000)},
+	}
+	var b bytes.Buffer
+	if err := Summarize(Input{Report: r, Events: events, End: ms(15000)}).WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(strings.Fields(b.String()), " ")
+	for _, want := range []string{
+		"restart abrupt 3.00s 4.20s 2/2 2.80s 2.80s 2.80s 2.80s 0 0.0 0.00 0.00",
+		"reject 503 4.00s 7.00s 0/0 - - - - - - - -",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text lacks %q:\n%s", want, b.String())
 		}
 	}
 }
