@@ -10,7 +10,7 @@
 //	           ├─ loadgen agents (shares of the fleet) ──> merged results.Report
 //	           ├─ results.Sampler (gopsutil: every agent's processes) ──> resources.csv
 //	           ├─ results.KernelSampler (herd counters once a second) ──> kernel.csv
-//	           └─ kernel counters before/after ──> results.Summarize ──> summary.json (+ SLOs)
+//	           └─ kernel counters, first to last sample ──> results.Summarize ──> summary.json (+ SLOs)
 //	              ──> timeline.csv, *.hlog ──> report.Render ──> report.html
 //
 // Without a target of its own (Fleet.URL set) there is no supervisor, and
@@ -281,7 +281,6 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	go sampler.Run(sampleCtx)
 	kernel := results.NewKernelSampler(time.Second) // kernel.csv
 	go kernel.Run(sampleCtx)
-	kernelBefore, kerr := results.KernelSnapshot()
 
 	// Start barrier, chaos, collect.
 	var sup *chaos.Supervisor
@@ -320,9 +319,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	for _, err := range lost {
 		logf("loadgen: %v", err)
 	}
-	kernelAfter, kerr2 := results.KernelSnapshot()
 	sampler.Sample()
-	kernel.Sample()
+	kernel.Stop() // the last row of kernel.csv, and the summary's kernel figures
 	stopSampling()
 
 	// Summarise and gate.
@@ -349,9 +347,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		End:       length,
 		Resources: sampler.Stats(),
 	}
-	if kerr == nil && kerr2 == nil {
-		in.Kernel = results.Delta(kernelBefore, kernelAfter)
-	}
+	in.Kernel, _ = kernel.Total() // kernel.csv's last row: the summary agrees with it
+
 	loadgen.Tally(report) // lost and duplicated messages, over the whole fleet
 	sum := results.Summarize(in)
 	sum.Complete, sum.Interrupted = complete, interrupted
