@@ -98,10 +98,12 @@ type EventSummary struct {
 	EndS float64 `json:"end_s"`
 	// ReadyS is when the target was ready again; equal to StartS when the
 	// event has no known readiness (the recovery clock then starts at the
-	// event).
-	ReadyS float64 `json:"ready_s"`
-	// OutageS is ReadyS minus StartS (docs/metrics.md "Outage").
-	OutageS float64 `json:"outage_s"`
+	// event); null when the target was never ready again before the run
+	// ended (a detected outage nobody reconnected after).
+	ReadyS *float64 `json:"ready_s"`
+	// OutageS is ReadyS minus StartS (docs/results.md "Recovery"); null
+	// with ReadyS.
+	OutageS *float64 `json:"outage_s"`
 	// Detected is true when the loadgen inferred the event (DetectOutages).
 	Detected bool `json:"detected"`
 	// Steps are the processes of a restart that went one process at a
@@ -259,20 +261,20 @@ func Summarize(in Input) *Summary {
 		Complete:  true,
 	}
 	for i, e := range events {
-		ready := readyOf(e)
 		es := EventSummary{
 			Kind:         e.Kind,
 			Mode:         e.Mode,
 			Spec:         e.Spec,
 			StartS:       e.Start.Seconds(),
 			EndS:         e.End.Seconds(),
-			ReadyS:       ready.Seconds(),
-			OutageS:      (ready - e.Start).Seconds(),
 			Detected:     e.Detected,
 			EarlyRetries: e.EarlyRetries,
 			Role:         e.Role,
 			PID:          e.PID,
 			Exit:         e.Exit,
+		}
+		if ready, ok := readyAt(e); ok {
+			es.ReadyS, es.OutageS = ptrTo(ready.Seconds()), ptrTo((ready - e.Start).Seconds())
 		}
 		for _, st := range e.Steps {
 			es.Steps = append(es.Steps, StepSummary{Proc: st.Proc, StartS: st.Start.Seconds(), EndS: st.End.Seconds(), ReadyS: st.Ready.Seconds(), Conns: st.Conns})

@@ -10,7 +10,7 @@
 //	           ├─ loadgen agents (shares of the fleet) ──> merged results.Report
 //	           ├─ hoststat.Sampler (gopsutil: every agent's processes) ──> resources.csv
 //	           ├─ hoststat.KernelSampler (herd counters once a second) ──> kernel.csv
-//	           └─ kernel counters before/after ──> results.Summarize ──> summary.json (+ SLOs)
+//	           └─ kernel counters, first to last sample ──> results.Summarize ──> summary.json (+ SLOs)
 //	              ──> timeline.csv, *.hlog ──> report.Render ──> report.html
 //
 // Without a target of its own (Fleet.URL set) there is no supervisor, and
@@ -283,7 +283,6 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	go sampler.Run(sampleCtx)
 	kernel := hoststat.NewKernelSampler(time.Second) // kernel.csv
 	go kernel.Run(sampleCtx)
-	kernelBefore, kerr := hoststat.KernelSnapshot()
 
 	// Start barrier, chaos, collect.
 	var sup *chaos.Supervisor
@@ -322,9 +321,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	for _, err := range lost {
 		logf("loadgen: %v", err)
 	}
-	kernelAfter, kerr2 := hoststat.KernelSnapshot()
 	sampler.Sample()
-	kernel.Sample()
+	kernel.Stop() // the last row of kernel.csv, and the summary's kernel figures
 	stopSampling()
 
 	// Summarise and gate.
@@ -351,9 +349,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		End:       length,
 		Resources: sampler.Stats(),
 	}
-	if kerr == nil && kerr2 == nil {
-		in.Kernel = hoststat.Delta(kernelBefore, kernelAfter)
-	}
+	in.Kernel, _ = kernel.Total() // kernel.csv's last row: the summary agrees with it
+
 	loadgen.Tally(report) // lost and duplicated messages, over the whole fleet
 	sum := results.Summarize(in)
 	sum.Complete, sum.Interrupted = complete, interrupted
