@@ -46,66 +46,73 @@ func (c DetectConfig) window() time.Duration {
 	return c.Window
 }
 
-// DetectOutages infers outages from the clients' side, for a run with no
-// supervisor (a loadgen against someone else's server). An outage is at
-// least Share of the clients connected just before it disconnecting within
-// Window of each other. The share is of those connected at each candidate
-// first disconnect, so a slow drain of the whole fleet is found too, once
-// what remains goes fast enough. Its Start is the first of those disconnects, its
-// Ready (and End) the first successful reconnect by any client after Start;
-// when nobody came back before the run ended, NeverReady is true (and
-// Ready and End zero): the server did not come back, and every failure
-// after Start is the outage's. Kind is "outage" and Detected true. After
-// one outage the search resumes with the disconnects from its Ready (or
-// Start+Window, if later), so one mass drop is one event. The config must
-// be valid (Validate).
+// DetectOutages is DetectFlow on the flow of r's transitions.
 func DetectOutages(r *Report, cfg DetectConfig) []Event {
-	share, window := cfg.share(), cfg.window()
-	type drop struct {
-		at        time.Duration
-		connected int // clients up just before this disconnect
-	}
-	var drops []drop
-	var ups []time.Duration // every reconnect, in time order
-	up := map[uint32]bool{}
-	n := 0
-	for _, tr := range sortedTransitions(r) {
-		switch {
-		case tr.Up && !up[tr.Client]:
-			up[tr.Client] = true
-			n++
-			ups = append(ups, tr.At)
-		case !tr.Up && up[tr.Client]:
-			drops = append(drops, drop{tr.At, n})
-			up[tr.Client] = false
-			n--
-		}
-	}
+	return DetectFlow(FlowOf(r.Transitions), cfg)
+}
 
+// DetectFlow infers outages from the clients' side, for a run with no
+// supervisor (a loadgen against someone else's server), from the fleet's
+// merged Flow. An outage is at least Share of the clients connected just
+// before it disconnecting within Window of each other. The share is of
+// those connected at each candidate first disconnect, so a slow drain of
+// the whole fleet is found too, once what remains goes fast enough. Its
+// Start is the step of the first of those disconnects, its Ready (and End)
+// the first later step in which any client came back; when nobody came
+// back before the run ended, NeverReady is true (and Ready and End zero):
+// the server did not come back, and every failure after Start is the
+// outage's. Kind is "outage" and Detected true. After one outage the
+// search resumes with the disconnects from its Ready (or Start+Window, if
+// later), so one mass drop is one event. Times are exact to the Flow's
+// 1 ms steps: within one step, disconnects count before reconnects. The
+// config must be valid (Validate).
+func DetectFlow(f Flow, cfg DetectConfig) []Event {
+	share, window := cfg.share(), cfg.window()
+	// connected[i] is the number of clients up just before step f[i]'s
+	// disconnects; downs[i] the disconnects of f[0..i-1].
+	connected := make([]int, len(f))
+	downs := make([]int, len(f)+1)
+	n := 0
+	for i, c := range f {
+		connected[i] = n
+		n += int(c.Ups) - int(c.Downs)
+		downs[i+1] = downs[i] + int(c.Downs)
+	}
+	at := func(i int) time.Duration { return time.Duration(f[i].Step) * FlowStep }
 	var out []Event
-	j := 0 // first drop at or after drops[i].at + window
-	for i := 0; i < len(drops); {
-		start := drops[i].at
-		for j < len(drops) && drops[j].at < start+window {
+	j := 0 // first step at or after at(i) + window
+	for i := 0; i < len(f); {
+		if f[i].Downs == 0 {
+			i++
+			continue
+		}
+		start := at(i)
+		for j < len(f) && at(j) < start+window {
 			j++
 		}
-		if float64(j-i) < share*float64(drops[i].connected) {
+		j = max(j, i+1)
+		// The first disconnect of the step is the most favourable
+		// candidate of the step: each later one has one disconnect fewer
+		// in its window and only a share of one fewer client to beat.
+		if float64(downs[j]-downs[i]) < share*float64(connected[i]) {
 			i++
 			continue
 		}
 		ev := Event{Kind: "outage", Start: start, Detected: true}
 		resume := start + window
-		// The first reconnect strictly after Start.
-		k, _ := slices.BinarySearch(ups, start+1)
-		if k < len(ups) {
-			ev.Ready, ev.End = ups[k], ups[k]
+		k := i + 1
+		for k < len(f) && f[k].Ups == 0 {
+			k++
+		}
+		if k < len(f) {
+			ev.Ready, ev.End = at(k), at(k)
 			resume = max(resume, ev.Ready)
 		} else {
 			ev.NeverReady = true
 			resume = math.MaxInt64
 		}
 		out = append(out, ev)
-		for i < len(drops) && drops[i].at < resume {
+		for i < len(f) && at(i) < resume {
 			i++
 		}
 		j = max(j, i)

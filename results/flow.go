@@ -1,0 +1,102 @@
+package results
+
+import (
+	"cmp"
+	"slices"
+	"time"
+)
+
+// FlowStep is the width of one Flow step: transitions are counted per
+// millisecond of the run's time axis.
+const FlowStep = time.Millisecond
+
+// FlowCount is the fleet's transitions in one FlowStep.
+type FlowCount struct {
+	// Step is the step's index: [Step, Step+1) ms from the run's start.
+	Step int64 `json:"ms"`
+	// Ups counts clients that came up (connected, and resumed where the
+	// protocol resumes) after being down or never up.
+	Ups uint32 `json:"ups,omitempty"`
+	// Downs counts clients that were up and went down.
+	Downs uint32 `json:"downs,omitempty"`
+	// Firsts counts clients that came up for the first time.
+	Firsts uint32 `json:"firsts,omitempty"`
+}
+
+// Flow is the fleet's transitions counted per millisecond, in step order,
+// empty steps left out: what outage detection (DetectFlow) and the
+// first-connect rate need. It merges exactly across processes (each
+// process counts its own clients' transitions) and grows with the run's
+// length, not with its clients, so a coordinator can hold the fleet's.
+type Flow []FlowCount
+
+// FlowOf counts the transitions of a set of clients (any order). Only
+// real changes count: an Up of a client already up, or a Down of one
+// already down, is not a transition of the fleet.
+func FlowOf(trs []Transition) Flow {
+	sorted := slices.Clone(trs)
+	slices.SortStableFunc(sorted, func(a, b Transition) int { return cmp.Compare(a.At, b.At) })
+	up := map[uint32]bool{}
+	seen := map[uint32]bool{}
+	var f Flow
+	for _, tr := range sorted {
+		step := int64(max(tr.At, 0) / FlowStep)
+		at := func() *FlowCount {
+			if n := len(f); n == 0 || f[n-1].Step != step {
+				f = append(f, FlowCount{Step: step})
+			}
+			return &f[len(f)-1]
+		}
+		switch {
+		case tr.Up && !up[tr.Client]:
+			up[tr.Client] = true
+			c := at()
+			c.Ups++
+			if !seen[tr.Client] {
+				seen[tr.Client] = true
+				c.Firsts++
+			}
+		case !tr.Up && up[tr.Client]:
+			up[tr.Client] = false
+			at().Downs++
+		}
+	}
+	return f
+}
+
+// Merge returns the sum of f and o, step by step.
+func (f Flow) Merge(o Flow) Flow {
+	out := make(Flow, 0, max(len(f), len(o)))
+	i, j := 0, 0
+	for i < len(f) || j < len(o) {
+		switch {
+		case j == len(o) || (i < len(f) && f[i].Step < o[j].Step):
+			out = append(out, f[i])
+			i++
+		case i == len(f) || o[j].Step < f[i].Step:
+			out = append(out, o[j])
+			j++
+		default:
+			c := f[i]
+			c.Ups += o[j].Ups
+			c.Downs += o[j].Downs
+			c.Firsts += o[j].Firsts
+			out = append(out, c)
+			i, j = i+1, j+1
+		}
+	}
+	return out
+}
+
+// FirstConnects returns how many clients came up at least once and the
+// end of the step in which the last of them first did: the fleet's
+// first-connect rate is n / last.
+func (f Flow) FirstConnects() (n int, last time.Duration) {
+	for _, c := range f {
+		if c.Firsts > 0 {
+			n += int(c.Firsts)
+			last = time.Duration(c.Step+1) * FlowStep
+		}
+	}
+	return n, last
+}
