@@ -40,9 +40,8 @@ func init() {
 			"The defaults (10,000 clients, backlog 128, 2,000 accepts/s, an abrupt restart with 2 s\n" +
 			"down, TCP_SYNCNT 2, 5 s upgrade timeout) make the herd visible on a 2-core machine\n" +
 			"and finish in under five minutes.",
-		Flags:        benchFlags(),
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return err },
-		Action:       benchAction,
+		Flags:  benchFlags(),
+		Action: benchAction,
 	})
 }
 

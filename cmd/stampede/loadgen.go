@@ -32,7 +32,7 @@ var loadgenCmd = &cli.Command{
 		"ws:// clients run on epoll reactors (about 200 bytes each); wss:// clients are one\n" +
 		"goroutine each with TLS state (several KiB each).",
 	Flags: []cli.Flag{
-		&cli.StringFlag{Name: "url", Usage: "server `URL` (ws:// or wss://)", Required: true},
+		&cli.StringFlag{Name: "url", Usage: "server `URL` (ws:// or wss://; required)"},
 		&cli.IntFlag{Name: "clients", Value: 100, Usage: "number of clients `N`; above 15,000 they run in several worker processes"},
 		&cli.IntFlag{Name: "loadgen-procs", Usage: "loadgen processes `N` (0 = as many as the fleet needs; 1 = this process)"},
 		&cli.Float64Flag{Name: "ramp", Usage: "first connects per second `R` (0 = all at once, bounded by --max-inflight; run and bench: 90% of --accept-rate when one is set)"},
@@ -62,8 +62,8 @@ var loadgenCmd = &cli.Command{
 		&cli.StringFlag{Name: "out", Usage: "write the results folder into `DIR`: summary.json, timeline.csv, *.hlog, resources.csv, kernel.csv, report.html"},
 		sloFlag(),
 	},
-	OnUsageError: func(_ *cli.Context, err error, _ bool) error { return err },
-	Action:       loadgenAction,
+	Before: requireFlags("url"),
+	Action: loadgenAction,
 }
 
 func loadgenAction(c *cli.Context) error {

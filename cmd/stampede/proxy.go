@@ -33,7 +33,7 @@ var proxyCmd = &cli.Command{
 		"runs N processes on one port (SO_REUSEPORT) and the control API reaches all of them.",
 	Flags: []cli.Flag{
 		&cli.StringFlag{Name: "listen", Value: chaos.DefaultProxyListen, Usage: "address `IP:PORT` clients connect to (port 0: a free one)"},
-		&cli.StringFlag{Name: "upstream", Usage: "server `HOST:PORT` every connection is relayed to", Required: true},
+		&cli.StringFlag{Name: "upstream", Usage: "server `HOST:PORT` every connection is relayed to (required)"},
 		&cli.IntFlag{Name: "procs", Value: 1, Usage: "proxy processes `N` on one port (each relays up to ~7,500 connections)"},
 		&cli.IntFlag{Name: "reactors", Usage: "epoll reactor goroutines `N` per process, each with its own listener (0 = 1)"},
 		&cli.IntFlag{Name: "backlog", Value: chaos.DefaultProxyBacklog, Usage: "listen backlog `N` of each listener"},
@@ -49,8 +49,8 @@ var proxyCmd = &cli.Command{
 		&cli.StringFlag{Name: "chaos-file", Usage: "read the schedule from `FILE`"},
 		&cli.DurationFlag{Name: "duration", Usage: "stop after `D` (0 = on SIGINT or SIGTERM)"},
 	},
-	OnUsageError: func(_ *cli.Context, err error, _ bool) error { return err },
-	Action:       proxyAction,
+	Before: requireFlags("upstream"),
+	Action: proxyAction,
 }
 
 func init() { register(proxyCmd) }

@@ -49,9 +49,8 @@ func init() {
 			"Example: stampede run --clients 10000 --backlog 128 --accept-rate 2000 \\\n" +
 			"           --policy exp:initial=1s,max=60s,jitter=0.5,spread=100ms-500ms \\\n" +
 			"           --chaos 'at 5s restart abrupt down=2s' --duration 30s",
-		Flags:        runFlags(),
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return err },
-		Action:       runAction,
+		Flags:  runFlags(),
+		Action: runAction,
 	})
 }
 

@@ -46,8 +46,7 @@ var targetCmd = &cli.Command{
 		&cli.IntFlag{Name: "procs", Value: 1, Usage: "server processes `N` on one port (one process holds at most ~19,000 connections)"},
 		&cli.StringFlag{Name: "control-addr", Value: "127.0.0.1:0", Usage: "address `IP:PORT` of the HTTP control API"},
 	},
-	OnUsageError: func(_ *cli.Context, err error, _ bool) error { return err },
-	Action:       targetAction,
+	Action: targetAction,
 }
 
 func init() { register(targetCmd) }
