@@ -39,7 +39,7 @@ var proxyCmd = &cli.Command{
 		&cli.IntFlag{Name: "backlog", Value: chaos.DefaultProxyBacklog, Usage: "listen backlog `N` of each listener"},
 		&cli.IntFlag{Name: "max-conns", Usage: "connections `N` per process above which new ones are reset (0 = what the open-file limit allows)"},
 		&cli.DurationFlag{Name: "connect-timeout", Value: chaos.DefaultProxyConnectTimeout, Usage: "upstream connect deadline `D`; the client is reset after it"},
-		&cli.BoolFlag{Name: "keep-listening", Usage: "keep the port open while the upstream refuses, resetting clients (default: refuse them too)"},
+		&cli.BoolFlag{Name: "keep-listening", Usage: "keep the port open while the upstream refuses, resetting clients (otherwise they are refused too)"},
 		&cli.StringFlag{Name: "source-ip", Usage: "local `IP` of upstream connections (its own ephemeral port range)"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed `S` of the jitter and loss draws"},
 		&cli.IntFlag{Name: "proc", Hidden: true, Usage: "this process's index in a group"},
