@@ -86,7 +86,7 @@ func TestReportRealRun(t *testing.T) {
 	if code := runApp([]string{"stampede", "report", "--out", cmp, dir, dir}, &stdout, &stderr); code != 0 {
 		t.Fatalf("report A B: exit %d: %s", code, stderr.String())
 	}
-	if n := strings.Count(stdout.String(), "fixed:initial=100ms,jitter=0.5  "); n != 2 {
+	if n := strings.Count(stdout.String(), "run (fixed:initial=100ms,jitter=0.5)  "); n != 2 {
 		t.Errorf("comparison table has %d rows:\n%s", n, stdout.String())
 	}
 	b, _ := os.ReadFile(cmp)
