@@ -1,5 +1,6 @@
 // Package metrics exposes a run's live counters as Prometheus metrics, for
-// watching a long run in Grafana (`--metrics-addr`).
+// watching a long run in Grafana (`--metrics-addr`), and pushes a run's
+// final figures to a Prometheus Pushgateway (`--pushgateway`).
 //
 // The figures are the same aggregated loadgen.Stats that feed the progress
 // line: storm sums the workers' progress messages (or polls the in-process
@@ -10,6 +11,11 @@
 //	workers ──progress──> storm.Progress ──Observe──> Exporter ──> /metrics
 //	chaos.Supervisor ──Current, Events───────────────────┘
 //	results.Summary (at the end) ──SetSummary────────────┘
+//	                                  Exporter ──Push──> Pushgateway (--pushgateway)
+//
+// The endpoint closes when the run ends; the final figures outlive it on
+// a Pushgateway (Push), or on the endpoint kept up for a while after the
+// run (storm's MetricsLinger).
 //
 // Every metric is named stampede_*; see Names for the list. The exporter
 // has its own registry, never the client library's global default.
