@@ -31,7 +31,7 @@ func TestPush(t *testing.T) {
 	}
 	push("run-1", 0.97)
 	push("run-2", 1.5)
-	got := metricstest.Samples(t, gw, "stampede_")
+	got := metricstest.Samples(t, gw+"/metrics", "stampede_")
 	for _, tc := range []struct {
 		name   string
 		labels []string

@@ -158,7 +158,7 @@ func TestLoadgenPushgateway(t *testing.T) {
 	if len(sum.Recovery) == 0 || sum.Recovery[0].R99S == nil {
 		t.Fatalf("the run saw no recovery: %+v", sum.Recovery)
 	}
-	got := metricstest.Samples(t, gw, "stampede_")
+	got := metricstest.Samples(t, gw+"/metrics", "stampede_")
 	want := fmt.Sprint(*sum.Recovery[0].R99S)
 	if v := metricstest.Value(got, "stampede_recovery_r99_seconds", `job="stampede"`, `run_id="`+sum.RunID+`"`, `event="0"`); v != want {
 		t.Errorf("pushed r99 = %q, want %s (summary.json); pushed:\n%v", v, want, got)
@@ -196,7 +196,7 @@ func TestLoadgenMetricsLinger(t *testing.T) {
 	if lingering == "" {
 		t.Fatalf("no lingering endpoint; stderr:\n%s", strings.Join(log, "\n"))
 	}
-	r99 := metricstest.Value(metricstest.Samples(t, strings.TrimSuffix(lingering, "/metrics"), "stampede_"),
+	r99 := metricstest.Value(metricstest.Samples(t, lingering, "stampede_"),
 		"stampede_recovery_r99_seconds", `event="0"`)
 	go io.Copy(io.Discard, errR)
 	if code := <-done; code != 0 {

@@ -5,15 +5,14 @@ package metricstest
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -55,10 +54,16 @@ func start(t testing.TB, exe string) (string, error) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	var log lockedBuffer
+	dir := t.TempDir()
+	log, err := os.Create(filepath.Join(dir, "pushgateway.log"))
+	if err != nil {
+		return "", err
+	}
+	defer log.Close() // the child has its own descriptor
+	logText := func() string { b, _ := os.ReadFile(log.Name()); return strings.TrimSpace(string(b)) }
 	cmd := exec.Command(exe, "--web.listen-address="+addr, "--log.level=warn",
-		"--persistence.file="+filepath.Join(t.TempDir(), "pushgateway.data"))
-	cmd.Stdout, cmd.Stderr = &log, &log
+		"--persistence.file="+filepath.Join(dir, "pushgateway.data"))
+	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		return "", err
 	}
@@ -73,7 +78,7 @@ func start(t testing.TB, exe string) (string, error) {
 	for {
 		select {
 		case <-exited:
-			return "", fmt.Errorf("exited: %s", strings.TrimSpace(log.String()))
+			return "", fmt.Errorf("exited: %s", logText())
 		default:
 		}
 		if resp, err := http.Get(base + "/-/ready"); err == nil {
@@ -85,27 +90,32 @@ func start(t testing.TB, exe string) (string, error) {
 		}
 		if time.Now().After(deadline) {
 			stop()
-			return "", fmt.Errorf("not ready on %s after 10 s: %s", addr, strings.TrimSpace(log.String()))
+			return "", fmt.Errorf("not ready on %s after 10 s: %s", addr, logText())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 }
 
-// Samples GETs the Pushgateway's /metrics and returns its sample lines
-// whose metric name starts with prefix, as "name{labels}" -> value.
-func Samples(t testing.TB, base, prefix string) map[string]string {
+// Samples GETs url (a /metrics endpoint: a Pushgateway's or a run's) and
+// returns its sample lines whose metric name starts with prefix, as
+// "name{labels}" -> value.
+func Samples(t testing.TB, url, prefix string) map[string]string {
 	t.Helper()
-	resp, err := http.Get(base + "/metrics")
+	resp, err := http.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("GET %s: %s: %s", url, resp.Status, b)
+	}
 	out := map[string]string{}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, prefix) {
+		if line == "" || strings.HasPrefix(line, "#") || !strings.HasPrefix(line, prefix) {
 			continue
 		}
 		i := strings.LastIndexByte(line, ' ')
@@ -135,23 +145,4 @@ next:
 		return v
 	}
 	return ""
-}
-
-// lockedBuffer is the Pushgateway's output, written by exec's copying
-// goroutine and read by the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
