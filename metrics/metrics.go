@@ -1,5 +1,6 @@
 // Package metrics exposes a run's live counters as Prometheus metrics, for
-// watching a long run in Grafana (`--metrics-addr`).
+// watching a long run in Grafana (`--metrics-addr`), and pushes a run's
+// final figures to a Prometheus Pushgateway (`--pushgateway`).
 //
 // The figures are the same aggregated loadgen.Stats that feed the progress
 // line: storm sums the workers' progress messages (or polls the in-process
@@ -10,6 +11,11 @@
 //	workers ──progress──> storm.Progress ──Observe──> Exporter ──> /metrics
 //	chaos.Supervisor ──Current, Events───────────────────┘
 //	results.Summary (at the end) ──SetSummary────────────┘
+//	                                  Exporter ──Push──> Pushgateway (--pushgateway)
+//
+// The endpoint closes when the run ends; the final figures outlive it on
+// a Pushgateway (Push), or on the endpoint kept up for a while after the
+// run (storm's MetricsLinger).
 //
 // Every metric is named stampede_*; see Names for the list. The exporter
 // has its own registry, never the client library's global default.
@@ -65,7 +71,7 @@ type Exporter struct {
 // counters at zero.
 func New(cfg Config) *Exporter {
 	e := &Exporter{reg: prometheus.NewRegistry(), cfg: cfg}
-	e.reg.MustRegister(collector{e})
+	e.reg.MustRegister(collector{e: e})
 	return e
 }
 
@@ -158,13 +164,25 @@ var (
 	descHerdPeak = prometheus.NewDesc(NameHerdPeak, "Most connection attempts in one 100 ms window of the event's recovery (known at the end of the run).", []string{"event", "spec"}, nil)
 )
 
+// descRunInfoPushed is stampede_run_info as pushed: the Pushgateway adds
+// run_id, the grouping key, to every metric of the group.
+var descRunInfoPushed = prometheus.NewDesc(NameRunInfo, "Always 1; labels name the run and its backoff policy.", []string{"policy"}, nil)
+
 // collector renders the exporter's state at each scrape: the counters are
 // totals kept by the loadgen, so they are emitted as constant metrics
-// rather than mirrored into client-side counters.
-type collector struct{ e *Exporter }
+// rather than mirrored into client-side counters. A collector for a push
+// leaves run_id, the push's grouping key, to the Pushgateway.
+type collector struct {
+	e      *Exporter
+	pushed bool
+}
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRunInfo, descElapsed, descClients, descConnected, descInflight,
+	info := descRunInfo
+	if c.pushed {
+		info = descRunInfoPushed
+	}
+	for _, d := range []*prometheus.Desc{info, descElapsed, descClients, descConnected, descInflight,
 		descAttempts, descSuccesses, descFailures, descDisconn, descStopped, descSent, descAcked, descDelivered,
 		descHerd, descChaos, descR[0], descR[1], descR[2], descR[3], descHerdPeak} {
 		ch <- d
@@ -187,7 +205,11 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
 	}
-	gauge(descRunInfo, 1, cfg.RunID, cfg.Policy)
+	if c.pushed {
+		gauge(descRunInfoPushed, 1, cfg.Policy)
+	} else {
+		gauge(descRunInfo, 1, cfg.RunID, cfg.Policy)
+	}
 	gauge(descElapsed, at.Seconds())
 	gauge(descClients, float64(cfg.Clients))
 	gauge(descConnected, float64(s.Connected))

@@ -1,45 +1,21 @@
 package metrics
 
 import (
-	"bufio"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stampede-dev/stampede/connerr"
 	"github.com/stampede-dev/stampede/loadgen"
+	"github.com/stampede-dev/stampede/metrics/metricstest"
 	"github.com/stampede-dev/stampede/results"
 )
 
-// scrape GETs url over HTTP and returns each sample line of the text
-// exposition as "name{labels}" -> value.
+// scrape GETs a /metrics url and returns each sample as "name{labels}" ->
+// value.
 func scrape(t *testing.T, url string) map[string]string {
 	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(resp.Body)
-		t.Fatalf("GET %s: %s: %s", url, resp.Status, b)
-	}
-	out := map[string]string{}
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		out[line[:i]] = line[i+1:]
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return metricstest.Samples(t, url, "")
 }
 
 // check compares the scraped samples named in want, and that the samples

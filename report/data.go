@@ -42,6 +42,8 @@ type pageData struct {
 
 // runData is one run's plot data.
 type runData struct {
+	// Label names the run in the overlaid plots' legends: its folder
+	// (Run.Name), which the comparison table pairs with its policy.
 	Label string `json:"label"`
 	RunID string `json:"run_id"`
 	// T is each timeline row's start in seconds; the other timeline
@@ -101,7 +103,7 @@ func buildData(runs []*Run) pageData {
 func runDataOf(r *Run) runData {
 	n := len(r.Timeline)
 	rd := runData{
-		Label: r.Label, RunID: r.Summary.RunID,
+		Label: r.Name, RunID: r.Summary.RunID,
 		T: make(series, n), Connected: make(series, n), Attempts: make(series, n),
 		Successes: make(series, n), Disconnects: make(series, n),
 		Failures: map[string]series{}, Latency: map[string]percentiles{},

@@ -30,7 +30,18 @@ var (
 	pageTmpl string
 )
 
-var page = template.Must(template.New("report").Parse(pageTmpl))
+var page = template.Must(template.New("report").Funcs(template.FuncMap{"breakable": breakable}).Parse(pageTmpl))
+
+// breakable escapes s for HTML and lets a line break after each sep, so a
+// long folder name or policy spec wraps in a table cell at its natural
+// joints (`exp:initial=1s,<wbr>max=60s`) instead of widening the table.
+func breakable(s, sep string) template.HTML {
+	parts := strings.Split(s, sep)
+	for i, p := range parts {
+		parts[i] = template.HTMLEscapeString(p)
+	}
+	return template.HTML(strings.Join(parts, template.HTMLEscapeString(sep)+"<wbr>"))
+}
 
 // Write renders report.html for one run, or a comparison of several (the
 // policies side by side first, then each run), into w.
@@ -158,9 +169,9 @@ type resourceV struct {
 }
 
 type compareV struct {
-	Label, Event, Recovered, R50, R90, R99, R100 string
-	Peak, PeakToMean, Wasted, Outage, Overflows  string
-	ConnectP99, TTRP99, SLO                      string
+	Name, Policy, Event, Recovered, R50, R90, R99, R100 string
+	Peak, PeakToMean, Wasted, Outage, Overflows         string
+	ConnectP99, TTRP99, SLO                             string
 }
 
 func runView(r *Run) runV {
@@ -244,7 +255,11 @@ func runView(r *Run) runV {
 
 func compareRow(r *Run) compareV {
 	s := r.Summary
-	c := compareV{Label: r.Label, Event: "-", Recovered: "-", R50: "-", R90: "-", R99: "-", R100: "-",
+	policy := r.Policy
+	if policy == "" {
+		policy = "-"
+	}
+	c := compareV{Name: r.Name, Policy: policy, Event: "-", Recovered: "-", R50: "-", R90: "-", R99: "-", R100: "-",
 		Peak: "-", PeakToMean: "-", Wasted: "-", Outage: "-",
 		Overflows: strconv.FormatInt(s.Kernel.ListenOverflows, 10), ConnectP99: f2(s.LatencyMS.Connect.P99), TTRP99: f2(s.LatencyMS.TTR.P99)}
 	if rec, ok := s.WorstRecovery(); ok {

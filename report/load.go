@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
@@ -21,8 +22,14 @@ import (
 type Run struct {
 	// Dir is the folder it was loaded from.
 	Dir string
-	// Label names the run in a comparison: its backoff policy, or the
-	// folder's name when the config has none.
+	// Name is the folder's name, with as many parent folders as it takes
+	// to tell it from the other runs loaded with it (LoadDirs).
+	Name string
+	// Policy is the run's backoff policy as written on the command line;
+	// empty when its config has none.
+	Policy string
+	// Label names the run in a comparison: its Name and its Policy, so
+	// two runs of one policy are told apart.
 	Label string
 	// Summary is summary.json.
 	Summary *results.Summary
@@ -100,7 +107,8 @@ func Load(dir string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	run := &Run{Dir: dir, Summary: sum, Label: label(dir, sum), Latency: map[string]*hdrhistogram.Histogram{}}
+	run := &Run{Dir: dir, Summary: sum, Policy: policyOf(sum), Latency: map[string]*hdrhistogram.Histogram{}}
+	run.setName(filepath.Base(filepath.Clean(dir)))
 	open := func(name string, read func(io.Reader) error) error {
 		f, err := os.Open(filepath.Join(dir, name))
 		if errors.Is(err, fs.ErrNotExist) {
@@ -170,7 +178,48 @@ func LoadDirs(dirs []string) ([]*Run, error) {
 			runs = append(runs, r)
 		}
 	}
+	uniqueNames(runs)
 	return runs, nil
+}
+
+// uniqueNames names each run by the shortest tail of its folder's path
+// that no other run shares: a/run and b/run are a/run and b/run, where
+// run alone would do for one of them.
+func uniqueNames(runs []*Run) {
+	parts := make([][]string, len(runs))
+	for i, r := range runs {
+		abs, err := filepath.Abs(r.Dir)
+		if err != nil {
+			abs = filepath.Clean(r.Dir)
+		}
+		parts[i] = strings.Split(filepath.ToSlash(abs), "/")
+	}
+	tail := func(i, n int) string {
+		p := parts[i]
+		return filepath.Join(p[max(0, len(p)-n):]...)
+	}
+	for i, r := range runs {
+		n := 1
+	grow:
+		for n < len(parts[i]) {
+			for j := range runs {
+				if j != i && filepath.Clean(runs[j].Dir) != filepath.Clean(r.Dir) && tail(j, n) == tail(i, n) {
+					n++
+					continue grow
+				}
+			}
+			break
+		}
+		r.setName(tail(i, n))
+	}
+}
+
+// setName sets the run's Name and the Label made of it and its Policy.
+func (r *Run) setName(name string) {
+	r.Name, r.Label = name, name
+	if r.Policy != "" {
+		r.Label = name + " (" + r.Policy + ")"
+	}
 }
 
 // benchDirs returns the run folders of a bench folder, nil when dir is not
@@ -215,9 +264,9 @@ func benchDirs(dir string) ([]string, error) {
 	return out, nil
 }
 
-// label names a run: its policy as written on the command line, else the
-// folder's name.
-func label(dir string, s *results.Summary) string {
+// policyOf returns a run's policy as written on the command line; empty
+// when its config has none.
+func policyOf(s *results.Summary) string {
 	var cfg struct {
 		Fleet *struct {
 			Policy *backoff.Policy `json:"policy"`
@@ -226,5 +275,5 @@ func label(dir string, s *results.Summary) string {
 	if json.Unmarshal(s.Config, &cfg) == nil && cfg.Fleet != nil && cfg.Fleet.Policy != nil {
 		return cfg.Fleet.Policy.String()
 	}
-	return filepath.Base(filepath.Clean(dir))
+	return ""
 }

@@ -110,7 +110,7 @@ func TestGoldenOne(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(run.Missing) != 0 || run.Label != "fixed:initial=100ms" {
+	if len(run.Missing) != 0 || run.Label != "run (fixed:initial=100ms)" {
 		t.Errorf("missing %v, label %q", run.Missing, run.Label)
 	}
 	var b bytes.Buffer
@@ -139,6 +139,37 @@ func TestGoldenCompare(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "compare.golden.html", bytes.ReplaceAll(b.Bytes(), []byte(root), []byte("ROOT")))
+}
+
+// TestLabels: runs are named by their folder, with as much of its path as
+// tells them apart, and their policy: two runs of one policy were both
+// labelled by the policy alone and could not be told apart.
+func TestLabels(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"x/run", "y/run", "z/other"} {
+		synthetic(t, filepath.Join(root, d), "fixed", 1)
+	}
+	runs, err := LoadDirs([]string{filepath.Join(root, "x/run"), filepath.Join(root, "y/run"), filepath.Join(root, "z/other")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range runs {
+		got = append(got, r.Label)
+	}
+	want := []string{"x/run (fixed:initial=100ms)", "y/run (fixed:initial=100ms)", "other (fixed:initial=100ms)"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("labels %q, want %q", got, want)
+	}
+	var b bytes.Buffer
+	if err := Write(&b, runs); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"x/run", "y/run"} {
+		if !strings.Contains(b.String(), `<td class="name">`+name+`</td>`) {
+			t.Errorf("the comparison table has no row for %s", name)
+		}
+	}
 }
 
 // The real page inlines uPlot whole, fetches nothing, and has a chart

@@ -86,6 +86,14 @@ type Config struct {
 	// MetricsAddr, if set, is the host:port on which Prometheus metrics
 	// are served at /metrics while the run goes (--metrics-addr).
 	MetricsAddr string `json:"-"`
+	// MetricsLinger keeps serving MetricsAddr this long after the run,
+	// with the final figures, so a scrape sees them (--metrics-linger);
+	// zero closes it when the run ends.
+	MetricsLinger time.Duration `json:"-"`
+	// Pushgateway, if set, is the URL of a Prometheus Pushgateway that the
+	// final metrics are pushed to when the run ends, job "stampede" grouped
+	// by run_id (--pushgateway).
+	Pushgateway string `json:"-"`
 	// SLO are the gates the run is judged by (--slo): evaluated on the
 	// summary, recorded in summary.json "slo" and "pass"; none passes.
 	SLO []results.SLO `json:"slo,omitempty"`
@@ -177,7 +185,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	defer progress.Stop()
 	logw := progress.Log() // chaos and agent lines, kept off the status line
 	logf := func(f string, a ...any) { fmt.Fprintf(logw, f+"\n", a...) }
-	mx, err := startMetrics(cfg.MetricsAddr, progress, cfg.Fleet, logw)
+	mx, err := startMetrics(ctx, metricsConfig{cfg.MetricsAddr, cfg.MetricsLinger, cfg.Pushgateway}, progress, cfg.Fleet, logw)
 	if err != nil {
 		return nil, err
 	}
@@ -356,7 +364,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	sum.Complete, sum.Interrupted = complete, interrupted
 	sum.Agents = agentSummaries(co, lost)
 	sum.SetSLO(results.EvalSLOs(cfg.SLO, sum))
-	mx.setSummary(sum)
+	pushErr := mx.setSummary(sum)
 	res := &Result{Summary: sum, Report: report, Sizing: sz}
 	if cfg.Out != "" {
 		if err := WriteResults(cfg.Out, res, sampler, kernel, at); err != nil {
@@ -371,7 +379,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	case !complete:
 		return res, ErrIncomplete
 	}
-	return res, nil
+	return res, pushErr
 }
 
 // size chooses the run's processes and source addresses, and makes the

@@ -40,9 +40,8 @@ func init() {
 			"The defaults (10,000 clients, backlog 128, 2,000 accepts/s, an abrupt restart with 2 s\n" +
 			"down, TCP_SYNCNT 2, 5 s upgrade timeout) make the herd visible on a 2-core machine\n" +
 			"and finish in under five minutes.",
-		Flags:        benchFlags(),
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return err },
-		Action:       benchAction,
+		Flags:  benchFlags(),
+		Action: benchAction,
 	})
 }
 
@@ -65,6 +64,8 @@ func benchFlags() []cli.Flag {
 			out = append(out, withDefault(f, benchDuration))
 		case "syn-retries":
 			out = append(out, withDefault(f, benchSynRetries))
+		case "out":
+			out = append(out, withDefaultText(f, "stampede-results/bench-TIME, a folder per policy inside"))
 		case "handshake-timeout":
 			out = append(out, withDefault(f, benchHandshakeTimeout))
 		default:
@@ -78,12 +79,9 @@ func benchAction(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return fmt.Errorf("bench: unexpected argument %q", c.Args().First())
 	}
-	cfg, err := stormConfig(c)
+	cfg, err := stormConfig(c, filepath.Join("stampede-results", "bench-"+time.Now().UTC().Format("2006-01-02T15-04-05Z")))
 	if err != nil {
 		return err
-	}
-	if !c.IsSet("out") {
-		cfg.Out = filepath.Join("stampede-results", "bench-"+time.Now().UTC().Format("2006-01-02T15-04-05Z"))
 	}
 	bc := storm.BenchConfig{Storm: cfg, Policies: c.StringSlice("policies"), Out: cfg.Out, Progress: c.App.ErrWriter}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
@@ -116,26 +114,34 @@ func writeBenchTable(c *cli.Context, runs []storm.BenchRun, dir string) error {
 	return nil
 }
 
-// withDefault returns a copy of flag f with another default value; the
-// shared flag itself is not changed.
+// withDefault returns a copy of flag f with another default value (shown
+// as it is); the shared flag itself is not changed.
 func withDefault(f cli.Flag, v any) cli.Flag {
 	switch f := f.(type) {
 	case *cli.IntFlag:
 		g := *f
-		g.Value = v.(int)
+		g.Value, g.DefaultText = v.(int), ""
 		return &g
 	case *cli.Float64Flag:
 		g := *f
-		g.Value = v.(float64)
+		g.Value, g.DefaultText = v.(float64), ""
 		return &g
 	case *cli.DurationFlag:
 		g := *f
-		g.Value = v.(time.Duration)
+		g.Value, g.DefaultText = v.(time.Duration), ""
 		return &g
 	case *cli.StringFlag:
 		g := *f
-		g.Value = v.(string)
+		g.Value, g.DefaultText = v.(string), ""
 		return &g
 	}
 	panic(fmt.Sprintf("stampede: withDefault: unsupported flag type %T", f))
+}
+
+// withDefaultText returns a copy of string flag f whose help shows text as
+// its default.
+func withDefaultText(f cli.Flag, text string) cli.Flag {
+	g := *f.(*cli.StringFlag)
+	g.DefaultText = text
+	return &g
 }

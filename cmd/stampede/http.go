@@ -45,8 +45,7 @@ func init() {
 			&cli.DurationFlag{Name: "timeout", Value: 10 * time.Second, Usage: "limit `D` on each attempt, until the body is read (0 = none)"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "run seed `S` for the jitter and hint-spread draws"},
 		},
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return err },
-		Action:       httpAction,
+		Action: httpAction,
 	})
 }
 
@@ -262,7 +261,7 @@ func (h *headerFlag) Set(s string) error {
 	name, value, ok := strings.Cut(s, ":")
 	name, value = strings.TrimSpace(name), strings.TrimSpace(value)
 	if !ok || !isToken(name) || strings.ContainsFunc(value, isCTL) {
-		return fmt.Errorf("header %q: want 'Name: value'", s)
+		return errors.New("want 'Name: value'")
 	}
 	h.fields = append(h.fields, [2]string{name, value})
 	return nil

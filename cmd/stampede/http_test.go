@@ -298,7 +298,7 @@ func TestHTTPBadInput(t *testing.T) {
 		{name: "negative retries", args: []string{"--retries", "-1", "http://127.0.0.1/"}, want: "--retries must not be negative, got -1"},
 		{name: "2xx status code", args: []string{"--status-codes", "429,200", "http://127.0.0.1/"}, want: `--status-codes: "200" is not a status to retry (want 400-599)`},
 		{name: "zero cap", args: []string{"--max-retry-after", "0s", "http://127.0.0.1/"}, want: "--max-retry-after must be positive, got 0s"},
-		{name: "header without colon", args: []string{"-H", "Accept", "http://127.0.0.1/"}, want: `header "Accept": want 'Name: value'`},
+		{name: "header without colon", args: []string{"-H", "Accept", "http://127.0.0.1/"}, want: `-H: invalid value "Accept": want 'Name: value'`},
 		{name: "bad method", args: []string{"--method", "GE T", "http://127.0.0.1/"}, want: `--method: "GE T" is not a valid method`},
 		{name: "missing body file", args: []string{"--data", "@/nonexistent/body", "http://127.0.0.1/"}, want: "--data: open /nonexistent/body"},
 	}

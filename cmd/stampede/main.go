@@ -24,6 +24,10 @@ func register(c *cli.Command) { commands = append(commands, c) }
 // print through c.App.Writer and c.App.ErrWriter so tests can capture them.
 func newApp(stdout, stderr io.Writer) *cli.App {
 	sort.Slice(commands, func(i, j int) bool { return commands[i].Name < commands[j].Name })
+	for _, c := range commands {
+		c.OnUsageError = usageError
+		c.HelpName = "" // set by Run; a second app (tests) would prefix it again
+	}
 	return &cli.App{
 		Writer:    stdout,
 		ErrWriter: stderr,
@@ -40,7 +44,27 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		DisableSliceFlagSeparator: true,
 		// Errors are printed once, by main, as one line.
 		ExitErrHandler: func(*cli.Context, error) {},
+		OnUsageError:   usageError,
+		Action:         rootAction,
 	}
+}
+
+// rootAction runs when no command matched: `stampede` and `stampede help
+// [COMMAND]` print help (exit 0); anything else is an unknown command, a
+// usage error (exit 2) in one line.
+func rootAction(c *cli.Context) error {
+	args := c.Args()
+	switch {
+	case !args.Present():
+		return cli.ShowAppHelp(c)
+	case args.First() == "help" && args.Len() == 1:
+		return cli.ShowAppHelp(c)
+	case args.First() == "help" && args.Len() == 2 && c.App.Command(args.Get(1)) != nil:
+		return cli.ShowCommandHelp(c, args.Get(1))
+	case args.First() == "help":
+		return fmt.Errorf("help: unknown command %q (stampede --help lists the commands)", args.Get(1))
+	}
+	return fmt.Errorf("unknown command %q (stampede --help lists the commands)", args.First())
 }
 
 func main() {

@@ -34,8 +34,7 @@ func init() {
 			&cli.IntFlag{Name: "clients", Usage: "fleet size `N`: print the first-retry spread instead (1.." + fmt.Sprint(maxPreviewClients) + ")"},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON instead of text"},
 		},
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return err },
-		Action:       policyAction,
+		Action: policyAction,
 	})
 }
 

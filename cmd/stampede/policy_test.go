@@ -86,7 +86,7 @@ func TestPolicyErrors(t *testing.T) {
 		{"no policy", []string{"--attempts", "3"},
 			"stampede: --policy is required, e.g. --policy exp:initial=1s,max=60s,jitter=0.5\n"},
 		{"bad seed", []string{"--policy", "exp", "--seed", "-1"},
-			`stampede: invalid value "-1" for flag -seed: parse error` + "\n"},
+			`stampede: --seed: invalid value "-1": want a whole number, 0 or more` + "\n"},
 		{"clients with attempts", []string{"--policy", "exp", "--clients", "10", "--attempts", "3"},
 			"stampede: --clients previews a fleet's first retry; it does not take --attempts or --client\n"},
 	} {

@@ -33,13 +33,13 @@ var proxyCmd = &cli.Command{
 		"runs N processes on one port (SO_REUSEPORT) and the control API reaches all of them.",
 	Flags: []cli.Flag{
 		&cli.StringFlag{Name: "listen", Value: proxy.DefaultListen, Usage: "address `IP:PORT` clients connect to (port 0: a free one)"},
-		&cli.StringFlag{Name: "upstream", Usage: "server `HOST:PORT` every connection is relayed to", Required: true},
+		&cli.StringFlag{Name: "upstream", Usage: "server `HOST:PORT` every connection is relayed to (required)"},
 		&cli.IntFlag{Name: "procs", Value: 1, Usage: "proxy processes `N` on one port (each relays up to ~7,500 connections)"},
 		&cli.IntFlag{Name: "reactors", Usage: "epoll reactor goroutines `N` per process, each with its own listener (0 = 1)"},
 		&cli.IntFlag{Name: "backlog", Value: proxy.DefaultBacklog, Usage: "listen backlog `N` of each listener"},
 		&cli.IntFlag{Name: "max-conns", Usage: "connections `N` per process above which new ones are reset (0 = what the open-file limit allows)"},
 		&cli.DurationFlag{Name: "connect-timeout", Value: proxy.DefaultConnectTimeout, Usage: "upstream connect deadline `D`; the client is reset after it"},
-		&cli.BoolFlag{Name: "keep-listening", Usage: "keep the port open while the upstream refuses, resetting clients (default: refuse them too)"},
+		&cli.BoolFlag{Name: "keep-listening", Usage: "keep the port open while the upstream refuses, resetting clients (otherwise they are refused too)"},
 		&cli.StringFlag{Name: "source-ip", Usage: "local `IP` of upstream connections (its own ephemeral port range)"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed `S` of the jitter and loss draws"},
 		&cli.IntFlag{Name: "proc", Hidden: true, Usage: "this process's index in a group"},
@@ -49,8 +49,8 @@ var proxyCmd = &cli.Command{
 		&cli.StringFlag{Name: "chaos-file", Usage: "read the schedule from `FILE`"},
 		&cli.DurationFlag{Name: "duration", Usage: "stop after `D` (0 = on SIGINT or SIGTERM)"},
 	},
-	OnUsageError: func(_ *cli.Context, err error, _ bool) error { return err },
-	Action:       proxyAction,
+	Before: requireFlags("upstream"),
+	Action: proxyAction,
 }
 
 func init() { register(proxyCmd) }

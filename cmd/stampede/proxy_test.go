@@ -17,7 +17,7 @@ func TestProxyBadFlags(t *testing.T) {
 		args    []string
 		wantErr string // the one stderr line
 	}{
-		{"no upstream", []string{}, "stampede: Required flag \"upstream\" not set\n"},
+		{"no upstream", []string{}, "stampede: --upstream: required (stampede proxy --help)\n"},
 		{"upstream without port", []string{"--upstream", "127.0.0.1"},
 			"stampede: --upstream: \"127.0.0.1\": want host:port\n"},
 		{"listen on a name", []string{"--upstream", "127.0.0.1:9", "--listen", "example.com:80"},
@@ -40,6 +40,9 @@ func TestProxyBadFlags(t *testing.T) {
 			code := runApp(append([]string{"stampede", "proxy"}, tt.args...), &out, &errw)
 			if code != 2 || errw.String() != tt.wantErr {
 				t.Errorf("exit %d, stderr %q; want 2, %q", code, errw.String(), tt.wantErr)
+			}
+			if out.Len() != 0 {
+				t.Errorf("stdout %q; want nothing (no help text before the error)", out.String())
 			}
 		})
 	}

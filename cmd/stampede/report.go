@@ -23,8 +23,7 @@ func init() {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Usage: "write the page to `FILE` (default DIR/report.html for one run, ./compare.html for several)"},
 		},
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return err },
-		Action:       reportAction,
+		Action: reportAction,
 	})
 }
 

@@ -24,38 +24,7 @@ import (
 // decode to summary.json's percentiles; --slo passes; stampede report
 // renders it again and compares it.
 func TestReportRealRun(t *testing.T) {
-	port, err := target.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	srv, err := target.Start(target.Config{Addr: addr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	servers := []*target.Server{srv}
-	t.Cleanup(func() {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, s := range servers {
-			s.Shutdown(target.Abrupt)
-		}
-	})
-	restarted := make(chan error, 1)
-	go func() { // the outage: down at 0.8 s for 0.4 s
-		time.Sleep(800 * time.Millisecond)
-		srv.Shutdown(target.Abrupt)
-		<-srv.Done()
-		time.Sleep(400 * time.Millisecond)
-		s2, err := target.Start(target.Config{Addr: addr})
-		if err == nil {
-			mu.Lock()
-			servers = append(servers, s2)
-			mu.Unlock()
-		}
-		restarted <- err
-	}()
+	addr, restarted := restartingTarget(t)
 	dir := filepath.Join(t.TempDir(), "run")
 	code, out, errOut := runLoadgen(t, "--url", "ws://"+addr+"/", "--clients", "40", "--duration", "3s", "--loadgen-procs", "1",
 		"--policy", "fixed:initial=100ms,jitter=0.5", "--progress", "0", "--out", dir,
@@ -75,6 +44,18 @@ func TestReportRealRun(t *testing.T) {
 		"resources.csv", "kernel.csv", "report.html"} {
 		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Size() == 0 {
 			t.Errorf("%s: %v", f, err)
+		}
+	}
+	// loadgen --help names every file the folder holds.
+	var help, discard bytes.Buffer
+	runApp([]string{"stampede", "loadgen", "--help"}, &help, &discard)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !strings.Contains(help.String(), e.Name()) {
+			t.Errorf("loadgen --help does not name %s, which --out wrote", e.Name())
 		}
 	}
 	sum, err := results.ReadSummary(filepath.Join(dir, results.SummaryFile))
@@ -105,13 +86,53 @@ func TestReportRealRun(t *testing.T) {
 	if code := runApp([]string{"stampede", "report", "--out", cmp, dir, dir}, &stdout, &stderr); code != 0 {
 		t.Fatalf("report A B: exit %d: %s", code, stderr.String())
 	}
-	if n := strings.Count(stdout.String(), "fixed:initial=100ms,jitter=0.5  "); n != 2 {
+	if n := strings.Count(stdout.String(), "run (fixed:initial=100ms,jitter=0.5)  "); n != 2 {
 		t.Errorf("comparison table has %d rows:\n%s", n, stdout.String())
 	}
 	b, _ := os.ReadFile(cmp)
 	if !strings.Contains(string(b), `data-chart="cmp-connected"`) {
 		t.Error("compare.html has no overlaid curves")
 	}
+}
+
+// restartingTarget starts an in-process target on a free port that dies
+// abruptly 0.8 s later and comes back on the same port 0.4 s after that:
+// a loadgen fleet sees one outage. The channel says whether it came back.
+func restartingTarget(t *testing.T) (addr string, restarted <-chan error) {
+	t.Helper()
+	port, err := target.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr = fmt.Sprintf("127.0.0.1:%d", port)
+	srv, err := target.Start(target.Config{Addr: addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	servers := []*target.Server{srv}
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, s := range servers {
+			s.Shutdown(target.Abrupt)
+		}
+	})
+	done := make(chan error, 1)
+	go func() { // the outage: down at 0.8 s for 0.4 s
+		time.Sleep(800 * time.Millisecond)
+		srv.Shutdown(target.Abrupt)
+		<-srv.Done()
+		time.Sleep(400 * time.Millisecond)
+		s2, err := target.Start(target.Config{Addr: addr})
+		if err == nil {
+			mu.Lock()
+			servers = append(servers, s2)
+			mu.Unlock()
+		}
+		done <- err
+	}()
+	return addr, done
 }
 
 // checkPage checks a report.html for its plots and data, and, when

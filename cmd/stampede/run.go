@@ -16,23 +16,17 @@ import (
 var runTargetFlags = []string{"backlog", "accept-rate", "accept-burst", "handshake-cost", "tls", "max-conns", "reject-retry-after",
 	"store", "no-dedupe", "retention"}
 
-// runFleetFlags are the loadgen's flags that `run` and `bench` take.
-var runFleetFlags = []string{"clients", "loadgen-procs", "ramp", "max-inflight", "seed", "source-ips", "connect-timeout",
-	"handshake-timeout", "syn-retries", "no-retry-after", "mode", "msg-rate", "msg-size", "rooms", "no-resume", "no-retry-queue", "quiet-period", "reactors"}
+// defaultRunPolicy is the policy of `stampede run` without --policy.
+const defaultRunPolicy = "exp:initial=1s,max=60s,jitter=0.5,spread=100ms-500ms"
 
 // stormFlags are the flags of `run` and `bench` beyond the target's and
-// the loadgen's.
-func stormFlags(defaultDuration time.Duration) []cli.Flag {
+// the fleet's.
+func stormFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.IntFlag{Name: "procs", Usage: "target processes `N` in one SO_REUSEPORT group (0 = as many as the fleet needs)"},
+		&cli.IntFlag{Name: "procs", DefaultText: "0, as many as the fleet needs", Usage: "target processes `N` in one SO_REUSEPORT group"},
 		&cli.StringFlag{Name: "chaos", Usage: "chaos schedule `SCHEDULE`, e.g. 'at 5s restart abrupt down=2s' (see docs/chaos.md)"},
 		&cli.StringFlag{Name: "chaos-file", Usage: "read the chaos schedule from `FILE`"},
 		&cli.BoolFlag{Name: "proxy", Usage: "relay the fleet through the TCP fault proxy (on by itself when the schedule has proxy events)"},
-		&cli.DurationFlag{Name: "duration", Value: defaultDuration, Usage: "length `D` of the run from the start barrier"},
-		&cli.StringFlag{Name: "out", Usage: "results folder `DIR` (default stampede-results/RUN_ID)"},
-		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print no progress lines"},
-		&cli.DurationFlag{Name: "progress-interval", Value: storm.DefaultProgressInterval, Usage: "time `D` between progress lines when stderr is not a terminal (a terminal gets one status line, redrawn every second; 0 = --quiet)"},
-		&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus metrics on `ADDR`/metrics while the run goes, e.g. 127.0.0.1:9100"},
 	}
 }
 
@@ -49,24 +43,22 @@ func init() {
 			"Example: stampede run --clients 10000 --backlog 128 --accept-rate 2000 \\\n" +
 			"           --policy exp:initial=1s,max=60s,jitter=0.5,spread=100ms-500ms \\\n" +
 			"           --chaos 'at 5s restart abrupt down=2s' --duration 30s",
-		Flags:        runFlags(),
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return err },
-		Action:       runAction,
+		Flags:  runFlags(),
+		Action: runAction,
 	})
 }
 
 func runFlags() []cli.Flag {
-	flags := append(pickFlags(targetCmd.Flags, runTargetFlags...), pickFlags(loadgenCmd.Flags, runFleetFlags...)...)
-	flags = append(flags, &cli.StringFlag{Name: "policy", Value: "exp:initial=1s,max=60s,jitter=0.5,spread=100ms-500ms", Usage: "reconnect backoff policy `SPEC` (see stampede policy)"})
-	flags = append(flags, sloFlag())
-	return append(flags, stormFlags(30*time.Second)...)
+	flags := pickFlags(targetCmd.Flags, runTargetFlags...)
+	flags = append(flags, fleetFlags(fleetDefaults{policy: defaultRunPolicy, out: "stampede-results/TIME"})...)
+	return append(flags, stormFlags()...)
 }
 
 func runAction(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return fmt.Errorf("run: unexpected argument %q", c.Args().First())
 	}
-	cfg, err := stormConfig(c)
+	cfg, err := stormConfig(c, filepath.Join("stampede-results", time.Now().UTC().Format("2006-01-02T15-04-05Z")))
 	if err != nil {
 		return err
 	}
@@ -81,8 +73,9 @@ func runAction(c *cli.Context) error {
 	return runStorm(c, cfg, nil)
 }
 
-// stormConfig maps the flags shared by run and bench to a storm.Config.
-func stormConfig(c *cli.Context) (storm.Config, error) {
+// stormConfig maps the flags shared by run and bench to a storm.Config;
+// defaultOut is the results folder without --out.
+func stormConfig(c *cli.Context, defaultOut string) (storm.Config, error) {
 	fleet, err := fleetConfig(c)
 	if err != nil {
 		return storm.Config{}, err
@@ -92,18 +85,12 @@ func stormConfig(c *cli.Context) (storm.Config, error) {
 		TargetProcs:  c.Int("procs"),
 		Fleet:        fleet,
 		LoadgenProcs: c.Int("loadgen-procs"),
-		Duration:     c.Duration("duration"),
 		Proxy:        c.Bool("proxy"),
-		Out:          c.String("out"),
-		MetricsAddr:  c.String("metrics-addr"),
+	}
+	if err := fleetRunConfig(c, defaultOut, &cfg); err != nil {
+		return cfg, err
 	}
 	cfg.Target.Addr = "" // a free port outside the ephemeral range
-	if cfg.ProgressInterval = c.Duration("progress-interval"); cfg.ProgressInterval < 0 {
-		return cfg, fmt.Errorf("--progress-interval must not be negative, got %s", cfg.ProgressInterval)
-	}
-	if !c.Bool("quiet") && cfg.ProgressInterval > 0 {
-		cfg.Log = c.App.ErrWriter
-	}
 	text := c.String("chaos")
 	if f := c.String("chaos-file"); f != "" {
 		if text != "" {
@@ -124,12 +111,6 @@ func stormConfig(c *cli.Context) (storm.Config, error) {
 			return cfg, fmt.Errorf("--chaos: %w", err)
 		}
 		cfg.Schedule, cfg.ScheduleText = sched, text
-	}
-	if cfg.SLO, err = sloFlagValue(c); err != nil {
-		return cfg, err
-	}
-	if cfg.Out == "" {
-		cfg.Out = filepath.Join("stampede-results", time.Now().UTC().Format("2006-01-02T15-04-05Z"))
 	}
 	return cfg, nil
 }

@@ -7,6 +7,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/stampede-dev/stampede/cluster"
+	"github.com/stampede-dev/stampede/store"
+	"github.com/stampede-dev/stampede/storm"
 	"github.com/stampede-dev/stampede/target"
 )
 
@@ -31,7 +33,7 @@ var targetCmd = &cli.Command{
 		&cli.StringFlag{Name: "addr", Value: target.DefaultAddr, Usage: "listen address `IP:PORT` (port 0: a free one; IPv6 as [::1]:PORT)"},
 		&cli.IntFlag{Name: "backlog", Value: target.DefaultBacklog, Usage: "listen backlog `N`: the accept queue holds N+1 (capped by net.core.somaxconn)"},
 		&cli.Float64Flag{Name: "accept-rate", Usage: "accepts per second `R` (0 = unlimited); above it the backlog fills"},
-		&cli.IntFlag{Name: "accept-burst", Usage: "accepts `N` allowed at once under --accept-rate (default 10 ms worth, at least 1)"},
+		&cli.IntFlag{Name: "accept-burst", DefaultText: "0, 10 ms worth of --accept-rate, at least 1", Usage: "accepts `N` allowed at once under --accept-rate"},
 		&cli.DurationFlag{Name: "handshake-cost", Usage: "CPU time `D` burned per admitted upgrade, standing in for TLS and auth"},
 		&cli.DurationFlag{Name: "handshake-timeout", Value: target.DefaultHandshakeTimeout, Usage: "limit `D` on the TLS handshake plus the upgrade"},
 		&cli.BoolFlag{Name: "tls", Usage: "serve wss:// with a self-signed certificate for 127.0.0.1, ::1 and localhost"},
@@ -42,12 +44,11 @@ var targetCmd = &cli.Command{
 		&cli.DurationFlag{Name: "hold", Usage: "listen at once but accept nothing for `D` (port open, backlog fills, SYNs time out)"},
 		&cli.StringFlag{Name: "store", Usage: "speak the message protocol (docs/protocol.md) on the store at `URL`: file:///DIR or DIR (embedded, fsync before ACK), redis://127.0.0.1:6379/0, postgres://USER@127.0.0.1:5432/DB; empty: echo"},
 		&cli.BoolFlag{Name: "no-dedupe", Usage: "store and deliver a resent message again under a new seq (shows what dedupe prevents; needs --store)"},
-		&cli.IntFlag{Name: "retention", Usage: "messages `N` per room the store keeps for resume (default 10000; needs --store)"},
-		&cli.IntFlag{Name: "procs", Value: 1, Usage: "server processes `N` on one port (one process holds at most ~19,000 connections)"},
+		&cli.IntFlag{Name: "retention", DefaultText: fmt.Sprint(store.DefaultRetention), Usage: "messages `N` per room the store keeps for resume (needs --store)"},
+		&cli.IntFlag{Name: "procs", Value: 1, Usage: "server processes `N` on one port (one process holds about " + thousands(storm.PerProcess) + " connections here)"},
 		&cli.StringFlag{Name: "control-addr", Value: "127.0.0.1:0", Usage: "address `IP:PORT` of the HTTP control API"},
 	},
-	OnUsageError: func(_ *cli.Context, err error, _ bool) error { return err },
-	Action:       targetAction,
+	Action: targetAction,
 }
 
 func init() { register(targetCmd) }

@@ -26,7 +26,7 @@ func TestTargetBadFlags(t *testing.T) {
 		{name: "negative backlog", args: []string{"--backlog", "-1"},
 			wantErr: "stampede: --backlog: -1 must not be negative\n"},
 		{name: "rate not a number", args: []string{"--accept-rate", "fast"},
-			wantErr: "stampede: invalid value \"fast\" for flag -accept-rate: parse error\n"},
+			wantErr: "stampede: --accept-rate: invalid value \"fast\": want a number\n"},
 		{name: "host name", args: []string{"--addr", "example.com:80"},
 			wantErr: "stampede: --addr: address \"example.com:80\": want a literal IP and a port, like 127.0.0.1:0 or [::1]:8080\n"},
 		{name: "cert without key", args: []string{"--cert", "c.pem"},

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/stampede-dev/stampede/loadgen"
+	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/storm"
+)
+
+// fleetDefaults are what the commands that run a fleet differ in.
+type fleetDefaults struct {
+	// policy is the default --policy.
+	policy string
+	// out says where the results go without --out.
+	out string
+}
+
+// fleetFlags are the flags of every command that runs a fleet: run, bench
+// and loadgen take them from here, so they have the same names, meanings
+// and help. fleetConfig and fleetRun map them.
+func fleetFlags(d fleetDefaults) []cli.Flag {
+	return []cli.Flag{
+		&cli.IntFlag{Name: "clients", Value: 100, Usage: fmt.Sprintf("number of clients `N`; above %s they run in several worker processes", thousands(storm.PerProcess))},
+		&cli.IntFlag{Name: "loadgen-procs", Usage: "loadgen processes `N` (0 = as many as the fleet needs; 1 = this process)"},
+		&cli.Float64Flag{Name: "ramp", Usage: "first connects per second `R` (0 = all at once, bounded by --max-inflight; run and bench: 90% of --accept-rate when one is set)"},
+		&cli.IntFlag{Name: "max-inflight", Usage: "first connects in flight at once `N` (0 = 2000); never limits reconnects"},
+		&cli.StringFlag{Name: "policy", Value: d.policy, Usage: "reconnect backoff policy `SPEC` (see stampede policy)"},
+		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "run seed `S`: every random draw is reproducible"},
+		&cli.DurationFlag{Name: "duration", Value: 30 * time.Second, Usage: "length `D` of the run from the start barrier"},
+		&cli.StringFlag{Name: "source-ips", Usage: "source addresses `LIST`, e.g. 127.0.0.2,127.0.0.3 or 127.0.0.2-127.0.0.9"},
+		&cli.DurationFlag{Name: "connect-timeout", Value: loadgen.DefaultConnectTimeout, Usage: "TCP connect deadline `D`"},
+		&cli.DurationFlag{Name: "handshake-timeout", Value: loadgen.DefaultHandshakeTimeout, Usage: "deadline `D` from TCP connected to the 101 answer"},
+		&cli.IntFlag{Name: "syn-retries", DefaultText: "0, the kernel's setting", Usage: "TCP_SYNCNT `N` per socket"},
+		&cli.BoolFlag{Name: "no-retry-after", Usage: "ignore the server's Retry-After on 429/503 and wait what --policy says (a client that does not honour the header)"},
+		&cli.StringFlag{Name: "mode", Value: loadgen.ModeNone, Usage: "message `MODE`: none (hold, answer pings), echo (send, time the echo) or stampede (the message protocol of docs/protocol.md: rooms, ACKs, retry queue, resume)"},
+		&cli.Float64Flag{Name: "msg-rate", Value: loadgen.DefaultMsgRate, Usage: "echo or stampede messages per second per client `R`"},
+		&cli.IntFlag{Name: "msg-size", Value: loadgen.DefaultMsgSize, Usage: "echo payload `BYTES`"},
+		&cli.IntFlag{Name: "rooms", Usage: "stampede mode: rooms `N` of the whole fleet, client i in room i mod N (0 = rooms of 10 consecutive clients)"},
+		&cli.BoolFlag{Name: "no-resume", Usage: "stampede mode: after a reconnect rejoin from now instead of resuming (what was sent meanwhile is lost, and counted)"},
+		&cli.BoolFlag{Name: "no-retry-queue", Usage: "stampede mode: drop un-ACKed messages at a disconnect instead of resending them (counted as unacked_dropped)"},
+		&cli.DurationFlag{Name: "quiet-period", Value: loadgen.DefaultQuietPeriod, Usage: "stampede mode: stop sending `D` before the end, so deliveries land before loss is counted"},
+		&cli.IntFlag{Name: "reactors", Usage: "epoll reactor goroutines `N` (0 = min(GOMAXPROCS, 4))"},
+		&cli.StringFlag{Name: "out", DefaultText: d.out, Usage: "results folder `DIR`: " + resultFiles},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print no progress lines"},
+		&cli.DurationFlag{Name: "progress-interval", Aliases: []string{"progress"}, Value: storm.DefaultProgressInterval, Usage: "time `D` between progress lines when stderr is not a terminal (a terminal gets one status line, redrawn every second; 0 = --quiet)"},
+		&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus metrics on `ADDR`/metrics while the run goes, e.g. 127.0.0.1:9100"},
+		&cli.DurationFlag{Name: "metrics-linger", Usage: "keep serving --metrics-addr for `D` after the run, with the final figures, so a scrape sees them"},
+		&cli.StringFlag{Name: "pushgateway", Usage: "push the final metrics to the Prometheus Pushgateway at `URL` when the run ends (job stampede, grouped by run_id), e.g. http://127.0.0.1:9091"},
+		sloFlag(),
+	}
+}
+
+// resultFiles lists every file a results folder holds.
+var resultFiles = fmt.Sprintf("%s, %s, %s, %s, %s, %s, %s, %s, %s, %s",
+	results.SummaryFile, results.TimelineFile, results.ConnectLogFile, results.TTRLogFile, results.RTTLogFile,
+	results.RTTScheduledLogFile, results.ResumeLogFile, results.ResourcesFile, results.KernelFile, "report.html")
+
+// fleetRunConfig maps the shared flags that are not the fleet's into cfg:
+// the run's length, where its results and metrics go, its gates;
+// defaultOut is the results folder without --out ("" for none). The
+// results folder is checked here, before any process starts or any socket
+// opens: a folder that cannot be written fails the command now, not after
+// the run.
+func fleetRunConfig(c *cli.Context, defaultOut string, cfg *storm.Config) error {
+	cfg.Duration = c.Duration("duration")
+	cfg.Out = c.String("out")
+	cfg.ProgressInterval = c.Duration("progress-interval")
+	cfg.MetricsAddr = c.String("metrics-addr")
+	cfg.MetricsLinger = c.Duration("metrics-linger")
+	cfg.Pushgateway = c.String("pushgateway")
+	if cfg.Duration <= 0 {
+		return fmt.Errorf("--duration: must be positive, got %s", cfg.Duration)
+	}
+	if cfg.ProgressInterval < 0 {
+		return fmt.Errorf("--progress-interval: must not be negative, got %s", cfg.ProgressInterval)
+	}
+	if !c.Bool("quiet") && cfg.ProgressInterval > 0 {
+		cfg.Log = c.App.ErrWriter
+	}
+	switch {
+	case cfg.MetricsLinger < 0:
+		return fmt.Errorf("--metrics-linger: must not be negative, got %s", cfg.MetricsLinger)
+	case cfg.MetricsLinger > 0 && cfg.MetricsAddr == "":
+		return errors.New("--metrics-linger: needs --metrics-addr")
+	}
+	if cfg.Pushgateway != "" {
+		u, err := url.Parse(cfg.Pushgateway)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("--pushgateway %q: want http://HOST:PORT", cfg.Pushgateway)
+		}
+	}
+	var err error
+	if cfg.SLO, err = sloFlagValue(c); err != nil {
+		return err
+	}
+	if cfg.Out == "" {
+		cfg.Out = defaultOut
+	}
+	if cfg.Out != "" {
+		if err := checkOut(cfg.Out); err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+	}
+	return nil
+}
+
+// checkOut makes sure the folder dir can be created and written to, and
+// leaves the file system as it found it: what it created it removes.
+func checkOut(dir string) error {
+	var missing []string // deepest first
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	defer func() {
+		for _, d := range missing {
+			os.Remove(d)
+		}
+	}()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".stampede-check-")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// thousands writes n with a comma every three digits: 15,000.
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
