@@ -14,7 +14,8 @@ import (
 // bundled target, killed and restarted mid-run, is drained every 10 ms
 // from another goroutine while its reactors record (run it with -race);
 // the pieces, each within its limit, assemble into exactly the report Run
-// returns: timeline, all five histograms, their intervals, the tallies.
+// returns: timeline, all five histograms, their intervals, the tallies and
+// the message tracking's counts.
 func TestDrainDuringRun(t *testing.T) {
 	srv := newTargetRestarter(t, false)
 	start := time.Now()
@@ -117,6 +118,12 @@ func TestDrainDuringRun(t *testing.T) {
 	}
 	if g, w := got.Intervals.List(), want.Intervals.List(); !reflect.DeepEqual(g, w) {
 		t.Errorf("intervals: %d assembled, %d in the report, or they differ", len(g), len(w))
+	}
+	if got.Track == nil || want.Track == nil {
+		t.Fatalf("track records: assembled %v, report %v", got.Track != nil, want.Track != nil)
+	}
+	if g, w := got.Track.Count(), want.Track.Count(); g != w || w.Expected == 0 || len(got.Track.Clients) != 24 {
+		t.Errorf("track: assembled %+v of %d clients, report %+v", g, len(got.Track.Clients), w)
 	}
 	if got.Messages != want.Messages || !reflect.DeepEqual(got.Stopped, want.Stopped) {
 		t.Errorf("tallies: messages %+v stopped %v, report %+v %v", got.Messages, got.Stopped, want.Messages, want.Stopped)

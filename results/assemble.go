@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"time"
+
+	"github.com/stampede-dev/stampede/results/track"
 )
 
 // maxBucketIndex is the largest timeline bucket index a piece may carry (a
@@ -27,6 +29,7 @@ type Assembler struct {
 	hists    *Intervals
 	msgs     Messages
 	stopped  map[string]Stopped
+	track    *track.Record
 }
 
 // NewAssembler returns an empty assembler for histogram intervals of the
@@ -65,6 +68,11 @@ func (a *Assembler) Add(p Piece) error {
 			hs = append(hs, decoded{ih, d})
 		}
 	}
+	if p.Track != nil {
+		if err := p.Track.Validate(); err != nil {
+			return err
+		}
+	}
 	if b := p.Buckets; b != nil {
 		a.tl.add(b.First, b.Buckets)
 	}
@@ -77,7 +85,19 @@ func (a *Assembler) Add(p Piece) error {
 		a.msgs.Add(t.Messages)
 		addStopped(&a.stopped, t.Stopped)
 	}
+	a.addTrack(p.Track)
 	return nil
+}
+
+// addTrack merges a track record (or chunk) into the assembler's.
+func (a *Assembler) addTrack(t *track.Record) {
+	if t == nil {
+		return
+	}
+	if a.track == nil {
+		a.track = &track.Record{}
+	}
+	a.track.Merge(t)
 }
 
 // Pieces cuts everything the assembler holds into pieces whose JSON
@@ -121,6 +141,19 @@ func (a *Assembler) Pieces(limit int) ([]Piece, error) {
 	}
 	if a.msgs != (Messages{}) || len(a.stopped) > 0 {
 		out = append(out, Piece{Tallies: &Tallies{Messages: a.msgs, Stopped: maps.Clone(a.stopped)}})
+	}
+	if a.track != nil {
+		over, err := shell(Piece{Track: &track.Record{}})
+		if err != nil {
+			return nil, err
+		}
+		chunks, err := a.track.Chunks(limit - over)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range chunks {
+			out = append(out, Piece{Track: c})
+		}
 	}
 	for i := range out { // the bound is a promise: check it
 		n, err := out[i].Size()
@@ -180,5 +213,6 @@ func (a *Assembler) Report(start time.Time, clients, processes int) (*Report, er
 	}
 	r.Messages = a.msgs
 	r.Stopped = maps.Clone(a.stopped)
+	r.Track = a.track
 	return r, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/stampede-dev/stampede/connerr"
+	"github.com/stampede-dev/stampede/results/track"
 )
 
 // encoded returns h in the encoding pieces carry.
@@ -49,6 +50,8 @@ func TestAssemblerRefuses(t *testing.T) {
 		{"an unknown distribution", Piece{Histograms: &HistogramSet{Interval: time.Second, List: []IntervalHistogram{{Dist: NumDists, Hdr: good.Hdr}}}}, false},
 		{"a negative bucket", Piece{Buckets: &BucketRange{First: -1, Buckets: []Bucket{{Attempts: 1}}}}, false},
 		{"a bucket past a day", Piece{Buckets: &BucketRange{First: maxBucketIndex, Buckets: []Bucket{{}, {Attempts: 1}}}}, false},
+		{"a track room of more seqs than keys", Piece{Track: &track.Record{Rooms: map[string]*track.Room{"r": {Seqs: track.Uints{1, 2}, Keys: track.Uints{7}}}}}, false},
+		{"a track room of unsorted seqs", Piece{Track: &track.Record{Rooms: map[string]*track.Room{"r": {Seqs: track.Uints{2, 1}, Keys: track.Uints{7, 8}}}}}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := NewAssembler(time.Second)

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/stampede-dev/stampede/results/track"
 )
 
 // MaxMessageBytes is the largest message a worker may send the coordinator
@@ -26,6 +28,10 @@ type Piece struct {
 	Histograms *HistogramSet `json:"histograms,omitempty"`
 	// Tallies are run-wide counters to add.
 	Tallies *Tallies `json:"tallies,omitempty"`
+	// Track is a chunk of what the clients saw of the message protocol
+	// (track.Record.Chunks), sent once the run is over; chunks merge with
+	// track.Record.Merge.
+	Track *track.Record `json:"track,omitempty"`
 }
 
 // BucketRange is a run of consecutive timeline buckets: what was counted in

@@ -50,6 +50,7 @@ type Stream struct {
 	sentMsgs    Messages
 	sentStopped map[string]Stopped
 	closed      bool
+	trackSent   bool
 	err         error
 }
 
@@ -170,7 +171,8 @@ func (s *Stream) fold(first int, tl Timeline) {
 // DrainInto moves into a everything recorded since the last drain that is
 // complete before offset upTo: timeline buckets ending by upTo, histogram
 // intervals ending by upTo (and any sealed earlier), and the differences of
-// the report's Messages and Stopped. What was recorded late into a bucket
+// the report's Messages and Stopped; after Close, the report's Track
+// once. What was recorded late into a bucket
 // or interval already drained comes with the next drain, to be merged
 // where it belongs. After Close, DrainInto(a, End) gives all the rest. It
 // returns the first error sealing met (none is expected: the stream makes
@@ -214,6 +216,11 @@ func (s *Stream) DrainInto(a *Assembler, upTo time.Duration) error {
 			s.sentStopped = map[string]Stopped{}
 		}
 		s.sentStopped[k] = v
+	}
+	// The track record is complete only once the run is over.
+	if s.closed && !s.trackSent && s.rep.Track != nil {
+		a.addTrack(s.rep.Track)
+		s.trackSent = true
 	}
 	return s.err
 }
