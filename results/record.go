@@ -311,8 +311,8 @@ func (r *Report) Merge(o *Report) error {
 		}
 	}
 	if o.Intervals != nil {
-		if r.Intervals == nil {
-			r.Intervals = NewIntervals(o.Intervals.Length)
+		if r.Intervals == nil || r.Intervals.Len() == 0 && r.Intervals.Length != o.Intervals.Length {
+			r.Intervals = NewIntervals(o.Intervals.Length) // an empty report takes the first one's length
 		}
 		if err := r.Intervals.Merge(o.Intervals); err != nil {
 			return err
