@@ -9,13 +9,11 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"os"
-	"os/exec"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/stampede-dev/stampede/childproc"
 	"github.com/stampede-dev/stampede/target"
 )
 
@@ -28,17 +26,19 @@ const PerProxyProcess = 7500
 // ProxyProcsFor returns how many proxy processes relay conns connections.
 func ProxyProcsFor(conns int) int { return max(1, (conns+PerProxyProcess-1)/PerProxyProcess) }
 
-// ProxyGroupConfig configures a group of `stampede proxy` processes.
+// ProxySpawner starts one process of a ProxyGroup relaying with cfg and
+// returns it once its ready line (a target.ReadyLine) came, waiting at most
+// timeout. The process gets cfg as a typed plan, never as flags:
+// cluster.SpawnRelay is the one the stampede binary uses (docs/agent.md).
+type ProxySpawner func(ctx context.Context, cfg ProxyConfig, timeout time.Duration) (*childproc.Child, target.ReadyLine, error)
+
+// ProxyGroupConfig configures a group of fault proxy processes.
 type ProxyGroupConfig struct {
-	// Exe is the program to run, e.g. the stampede binary. Required.
-	Exe string
-	// Args go before the flags that carry Proxy. Default ["proxy"].
-	Args []string
-	// Env is added to this process's environment for the children.
-	Env []string
+	// Spawn starts one process. Required.
+	Spawn ProxySpawner
 	// Procs is the number of processes. Default 1.
 	Procs int
-	// Proxy is every process's configuration, passed as flags. Its Listen
+	// Proxy is every process's configuration. Its Listen
 	// is the group's address (port 0: the first process picks a port and
 	// the others join it); Proc is set per process.
 	Proxy ProxyConfig
@@ -47,8 +47,6 @@ type ProxyGroupConfig struct {
 	SourceIPs []netip.Addr
 	// ReadyTimeout bounds the wait for a process's ready line. Default 10 s.
 	ReadyTimeout time.Duration
-	// Stderr receives the children's stderr. Default os.Stderr.
-	Stderr io.Writer
 	// Log, if set, is told when Set could not reach a process.
 	Log func(format string, args ...any)
 }
@@ -66,15 +64,15 @@ type ProxyGroup struct {
 }
 
 type proxyProc struct {
-	*target.Child
+	*childproc.Child
 	control string // base URL of its control API
 }
 
 // StartProxyGroup starts cfg.Procs proxy processes and returns when every
 // one printed its ready line. On error every process started is stopped.
 func StartProxyGroup(ctx context.Context, cfg ProxyGroupConfig) (*ProxyGroup, error) {
-	if cfg.Exe == "" {
-		return nil, errors.New("proxy group: Exe is required")
+	if cfg.Spawn == nil {
+		return nil, errors.New("proxy group: Spawn is required")
 	}
 	if cfg.Procs < 0 || cfg.ReadyTimeout < 0 {
 		return nil, errors.New("proxy group: Procs and ReadyTimeout must not be negative")
@@ -83,14 +81,8 @@ func StartProxyGroup(ctx context.Context, cfg ProxyGroupConfig) (*ProxyGroup, er
 		return nil, err
 	}
 	cfg.Procs = max(cfg.Procs, 1)
-	if cfg.Args == nil {
-		cfg.Args = []string{"proxy"}
-	}
 	if cfg.ReadyTimeout == 0 {
 		cfg.ReadyTimeout = 10 * time.Second
-	}
-	if cfg.Stderr == nil {
-		cfg.Stderr = os.Stderr
 	}
 	g := &ProxyGroup{cfg: cfg, client: &http.Client{Timeout: 5 * time.Second}}
 	listen := cfg.Proxy.Listen
@@ -117,49 +109,9 @@ func StartProxyGroup(ctx context.Context, cfg ProxyGroupConfig) (*ProxyGroup, er
 	return g, nil
 }
 
-// Flags returns the `stampede proxy` flags that reproduce c, one
-// "--name=value" per non-zero field.
-func (c ProxyConfig) Flags() []string {
-	var f []string
-	str := func(name, v string) {
-		if v != "" {
-			f = append(f, "--"+name+"="+v)
-		}
-	}
-	num := func(name string, v int) {
-		if v != 0 {
-			str(name, strconv.Itoa(v))
-		}
-	}
-	str("listen", c.Listen)
-	str("upstream", c.Upstream)
-	num("reactors", c.Reactors)
-	num("backlog", c.Backlog)
-	num("max-conns", c.MaxConns)
-	if c.ConnectTimeout != 0 {
-		str("connect-timeout", c.ConnectTimeout.String())
-	}
-	if c.SourceIP.IsValid() {
-		str("source-ip", c.SourceIP.String())
-	}
-	if c.Seed != 0 {
-		str("seed", strconv.FormatUint(c.Seed, 10))
-	}
-	num("proc", c.Proc)
-	if c.KeepListening {
-		f = append(f, "--keep-listening")
-	}
-	return f
-}
-
 // start runs one process and waits for its ready line.
 func (g *ProxyGroup) start(ctx context.Context, pc ProxyConfig) (*proxyProc, target.ReadyLine, error) {
-	args := append(append([]string(nil), g.cfg.Args...), pc.Flags()...)
-	args = append(args, "--control-addr=127.0.0.1:0")
-	cmd := exec.Command(g.cfg.Exe, args...)
-	cmd.Env = append(os.Environ(), g.cfg.Env...)
-	cmd.Stderr = g.cfg.Stderr
-	c, line, err := target.StartChild(ctx, "proxy group", cmd, g.cfg.ReadyTimeout)
+	c, line, err := g.cfg.Spawn(ctx, pc, g.cfg.ReadyTimeout)
 	if err != nil {
 		return nil, line, err
 	}

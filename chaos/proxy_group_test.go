@@ -4,19 +4,20 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/netip"
 	"os"
+	"os/exec"
 	"os/signal"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/stampede-dev/stampede/childproc"
 	"github.com/stampede-dev/stampede/target"
 )
 
@@ -29,8 +30,8 @@ func init() {
 	if os.Getenv(proxyChildEnv) != "1" {
 		return
 	}
-	rc, err := parseProxyChild(os.Args[1:])
-	if err != nil {
+	var rc ProxyRunConfig
+	if err := childproc.ReadPlan(os.Stdin, &rc.Proxy); err != nil {
 		fmt.Fprintln(os.Stderr, "proxy child:", err)
 		os.Exit(2)
 	}
@@ -43,63 +44,29 @@ func init() {
 	os.Exit(0)
 }
 
-// parseProxyChild parses the flags a ProxyGroup passes (ProxyConfig.Flags
-// and --control-addr) as `stampede proxy` does.
-func parseProxyChild(args []string) (ProxyRunConfig, error) {
-	var rc ProxyRunConfig
-	c := &rc.Proxy
-	var src string
-	fs := flag.NewFlagSet("proxy", flag.ContinueOnError)
-	fs.StringVar(&c.Listen, "listen", "", "")
-	fs.StringVar(&c.Upstream, "upstream", "", "")
-	fs.IntVar(&c.Reactors, "reactors", 0, "")
-	fs.IntVar(&c.Backlog, "backlog", 0, "")
-	fs.IntVar(&c.MaxConns, "max-conns", 0, "")
-	fs.DurationVar(&c.ConnectTimeout, "connect-timeout", 0, "")
-	fs.StringVar(&src, "source-ip", "", "")
-	fs.Uint64Var(&c.Seed, "seed", 0, "")
-	fs.IntVar(&c.Proc, "proc", 0, "")
-	fs.BoolVar(&c.KeepListening, "keep-listening", false, "")
-	fs.StringVar(&rc.ControlAddr, "control-addr", "", "")
-	if err := fs.Parse(args); err != nil {
-		return rc, err
-	}
-	if src != "" {
-		a, err := netip.ParseAddr(src)
-		if err != nil {
-			return rc, err
-		}
-		c.SourceIP = a
-	}
-	return rc, nil
-}
-
-func TestProxyConfigFlagsRoundTrip(t *testing.T) {
-	cfg := ProxyConfig{
-		Listen: "127.0.0.1:7100", Upstream: "127.0.0.1:7200", Reactors: 2, Backlog: 512, MaxConns: 900,
-		ConnectTimeout: 1500 * time.Millisecond, SourceIP: netip.MustParseAddr("127.0.1.3"), Seed: 42, Proc: 3, KeepListening: true,
-	}
-	rc, err := parseProxyChild(cfg.Flags())
+// testProxySpawner starts this test binary as a proxy group's process
+// (the init hook above runs it), its plan on stdin as the stampede binary's
+// own spawner gives it.
+func testProxySpawner(t testing.TB) ProxySpawner {
+	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rc.Proxy != cfg {
-		t.Errorf("flags %q parse back as %+v, want %+v", cfg.Flags(), rc.Proxy, cfg)
-	}
-	if f := (ProxyConfig{Upstream: "127.0.0.1:1"}).Flags(); strings.Join(f, " ") != "--upstream=127.0.0.1:1" {
-		t.Errorf("zero fields are left out: got %q", f)
+	return func(ctx context.Context, cfg ProxyConfig, timeout time.Duration) (*childproc.Child, target.ReadyLine, error) {
+		cmd := exec.Command(exe)
+		cmd.Env = append(os.Environ(), proxyChildEnv+"=1")
+		cmd.Stderr = os.Stderr
+		var l target.ReadyLine
+		c, err := childproc.Start(ctx, "proxy group", cmd, cfg, &l, timeout)
+		return c, l, err
 	}
 }
 
 // TestProxyGroupSpreadsAndSwitches runs two proxy processes on one port:
 // connections spread over both, Set reaches both, Close stops both.
 func TestProxyGroupSpreadsAndSwitches(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	g, err := StartProxyGroup(context.Background(), ProxyGroupConfig{
-		Exe: exe, Args: []string{}, Env: []string{proxyChildEnv + "=1"}, Procs: 2,
+		Spawn: testProxySpawner(t), Procs: 2,
 		Proxy:     ProxyConfig{Upstream: tcpEcho(t), Seed: 5},
 		SourceIPs: []netip.Addr{netip.MustParseAddr("127.0.0.1")},
 	})

@@ -24,11 +24,8 @@ type ProxyRunConfig struct {
 	// ProxyGroup of child processes on one port and controls them. Each
 	// process relays up to about PerProxyProcess connections. Default 1.
 	Procs int
-	// Exe is the program the children run. Default: this executable.
-	Exe string
-	// ChildArgs are the children's arguments before the proxy flags.
-	// Default ["proxy"] (the stampede subcommand).
-	ChildArgs []string
+	// Spawn starts one child process, with Procs > 1. Required then.
+	Spawn ProxySpawner
 	// ControlAddr is where the HTTP control API listens
 	// (ProxyControlHandler). Default 127.0.0.1:0.
 	ControlAddr string
@@ -110,15 +107,8 @@ func RunProxy(ctx context.Context, rc ProxyRunConfig) error {
 	var ctl ProxyController
 	var proxy Proxy
 	if rc.Procs > 1 {
-		exe := rc.Exe
-		if exe == "" {
-			var err error
-			if exe, err = os.Executable(); err != nil {
-				return fmt.Errorf("proxy: finding this executable: %w", err)
-			}
-		}
 		g, err := StartProxyGroup(ctx, ProxyGroupConfig{
-			Exe: exe, Args: rc.ChildArgs, Procs: rc.Procs, Proxy: rc.Proxy,
+			Spawn: rc.Spawn, Procs: rc.Procs, Proxy: rc.Proxy,
 			Log: func(f string, a ...any) { fmt.Fprintf(logw, f+"\n", a...) },
 		})
 		if err != nil {

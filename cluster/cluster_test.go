@@ -3,7 +3,9 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -101,18 +103,11 @@ func TestWireReportRoundTrip(t *testing.T) {
 	}
 }
 
-// pipeTransport is one end of an in-memory transport pair.
-func pipePair() (coord, worker Transport) {
-	cr, ww := io.Pipe()
-	wr, cw := io.Pipe()
-	return NewStream(cr, cw, cw), NewStream(wr, ww, ww)
-}
-
-// TestCoordinatorRunsWorkers runs two workers over in-memory transports
+// TestCoordinatorRunsAgents runs two loadgen agents in this process
 // against a real target on loopback: the plan, the start barrier, progress
 // and the final reports all cross the protocol, and the merged report
-// holds both workers' clients and histograms.
-func TestCoordinatorRunsWorkers(t *testing.T) {
+// holds both agents' clients and histograms.
+func TestCoordinatorRunsAgents(t *testing.T) {
 	srv, err := target.Start(target.Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -121,33 +116,33 @@ func TestCoordinatorRunsWorkers(t *testing.T) {
 	<-srv.Ready()
 
 	fleet := loadgen.Config{URL: srv.URL(), Clients: 40, Seed: 3, Policy: backoff.MustParse("fixed:initial=50ms")}
-	parts := Split(fleet, 2)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	coord := &Coordinator{StartDelay: 100 * time.Millisecond}
-	served := make(chan error, len(parts))
-	for _, p := range parts {
-		c, w := pipePair()
-		t.Cleanup(func() { c.Close(); w.Close() })
-		coord.Workers = append(coord.Workers, &Worker{Transport: c, Plan: Plan{RunID: "test", Loadgen: p}})
-		go func() { served <- Serve(ctx, w) }()
+	var agents []*Agent
+	for i, share := range Split(fleet, 2) {
+		a, err := InProcess(ctx, coord, fmt.Sprintf("loadgen %d", i), Plan{RunID: "test", Role: RoleLoadgen, Loadgen: &share})
+		if err != nil {
+			t.Fatal(err)
+		}
+		agents = append(agents, a)
 	}
-	var startAt time.Time
-	coord.OnStart = func(at time.Time) { startAt = at }
-	rep, err := coord.Run(ctx, 1500*time.Millisecond)
+	if err := coord.WaitReady(ctx, agents...); err != nil {
+		t.Fatal(err)
+	}
+	startAt, err := coord.Start(1500 * time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for range parts {
-		if err := <-served; err != nil {
-			t.Errorf("worker: %v", err)
-		}
+	rep, lost := coord.Collect(ctx, startAt, 1500*time.Millisecond)
+	if len(lost) > 0 {
+		t.Fatal(lost)
 	}
 	if !rep.Start.Equal(startAt) {
 		t.Errorf("report start %v, want the barrier %v", rep.Start, startAt)
 	}
 	if rep.Clients != 40 || rep.Processes != 2 {
-		t.Errorf("merged %d clients from %d workers, want 40 from 2", rep.Clients, rep.Processes)
+		t.Errorf("merged %d clients from %d agents, want 40 from 2", rep.Clients, rep.Processes)
 	}
 	if n, _ := rep.FirstConnects(); n != 40 {
 		t.Errorf("%d clients connected, want 40", n)
@@ -155,23 +150,52 @@ func TestCoordinatorRunsWorkers(t *testing.T) {
 	if got := rep.Connect.TotalCount(); got < 40 {
 		t.Errorf("connect histogram holds %d values, want at least 40", got)
 	}
-	for _, w := range coord.Workers {
-		if w.Ready.PID == 0 {
-			t.Errorf("worker never said ready: %+v", w.Ready)
+	for _, a := range agents {
+		if a.Ready.PID == 0 || a.MaxMessageBytes() == 0 {
+			t.Errorf("%s: ready %+v, largest message %d bytes", a.Name, a.Ready, a.MaxMessageBytes())
 		}
 	}
 }
 
-// TestWorkerRefusesBadPlan: a plan that does not validate is answered with
-// an error message naming the problem, and the coordinator returns it.
-func TestWorkerRefusesBadPlan(t *testing.T) {
-	c, w := pipePair()
-	t.Cleanup(func() { c.Close(); w.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	go Serve(ctx, w)
-	coord := &Coordinator{Workers: []*Worker{{Transport: c, Plan: Plan{Loadgen: loadgen.Config{URL: "ws://127.0.0.1:1/", Clients: -1}}}}}
-	if _, err := coord.Run(ctx, time.Second); err == nil {
-		t.Fatal("a plan with -1 clients ran")
+// TestAgentRefusesBadPlan: a plan that does not validate, names no known
+// role, carries another role's configuration or another protocol version
+// is answered with an error naming the problem.
+func TestAgentRefusesBadPlan(t *testing.T) {
+	bad := loadgen.Config{URL: "ws://127.0.0.1:1/", Clients: -1}
+	good := loadgen.Config{URL: "ws://127.0.0.1:1/", Clients: 1, Policy: backoff.MustParse("fixed:initial=1s")}
+	for _, tc := range []struct {
+		name string
+		msg  Message
+		want string
+	}{
+		{"invalid config", Message{V: Version, Kind: KindPlan, Plan: &Plan{Role: RoleLoadgen, Loadgen: &bad}}, "Clients"},
+		{"unknown role", Message{V: Version, Kind: KindPlan, Plan: &Plan{Role: "juggler", Loadgen: &good}}, "unknown role"},
+		{"wrong config", Message{V: Version, Kind: KindPlan, Plan: &Plan{Role: RoleTarget, Loadgen: &good}}, "must carry its target"},
+		{"other version", Message{V: Version + 1, Kind: KindPlan, Plan: &Plan{Role: RoleLoadgen, Loadgen: &good}}, "version"},
+	} {
+		c, a := pipePair()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		served := make(chan error, 1)
+		go func() { served <- Serve(ctx, a, AgentConfig{}) }()
+		if err := c.Send(tc.msg); err != nil {
+			t.Fatal(err)
+		}
+		m, err := c.Recv()
+		if err != nil || m.Kind != KindError || !strings.Contains(m.Error, tc.want) {
+			t.Errorf("%s: answered %+v, %v; want an error naming %q", tc.name, m, err, tc.want)
+		}
+		if err := <-served; err == nil {
+			t.Errorf("%s: Serve returned nil", tc.name)
+		}
+		cancel()
+		c.Close()
+		a.Close()
 	}
+}
+
+// pipePair returns the two ends of an in-memory transport.
+func pipePair() (coord, agent Transport) {
+	cr, aw := io.Pipe()
+	ar, cw := io.Pipe()
+	return NewStream(cr, cw, closeAll{cw, cr}), NewStream(ar, aw, closeAll{aw, ar})
 }

@@ -4,43 +4,70 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
 )
 
-// Worker is the coordinator's view of one worker.
-type Worker struct {
-	// Transport reaches the worker.
+// Agent is the coordinator's view of one agent.
+type Agent struct {
+	// Name names the agent in logs and results ("loadgen 0", "target").
+	Name string
+	// Transport reaches the agent.
 	Transport Transport
-	// Plan is the worker's share.
+	// Plan is the agent's role and configuration.
 	Plan Plan
-	// Ready is what the worker said when it accepted the plan.
+	// Proc is the agent's process when it runs on this machine (its exit
+	// status explains a lost agent); nil otherwise.
+	Proc *Proc
+	// Ready is what the agent said when it accepted the plan.
 	Ready Ready
+
+	index    int
+	co       *Coordinator
+	nextID   atomic.Uint64
+	mu       sync.Mutex
+	pending  map[uint64]chan Reply
+	pids     []int
+	readyc   chan error    // one value: nil on ready, else why not
+	final    chan finalMsg // one value: the final report, or why none came
+	gone     chan struct{} // closed when the agent's messages end
+	stopped  atomic.Bool   // the coordinator told it to stop
+	lostFlag atomic.Bool   // its messages ended before its final one
 }
 
-// Coordinator drives a set of workers through one run.
+// finalMsg is how an agent's part of the run ended.
+type finalMsg struct {
+	report *results.Report
+	err    error
+}
+
+// Coordinator places agents, starts them on one barrier, relays control
+// requests, and collects their results.
 type Coordinator struct {
-	// Workers are the run's workers, each with its plan.
-	Workers []*Worker
-	// StartDelay is the margin between the last worker being ready and the
-	// start instant, so every worker is waiting when it comes. Zero means
+	// StartDelay is the margin between the last agent being ready and the
+	// start instant, so every agent is waiting when it comes. Zero means
 	// DefaultStartDelay.
 	StartDelay time.Duration
-	// ReadyTimeout bounds the wait for every worker to accept its plan.
-	// Zero means DefaultReadyTimeout.
+	// ReadyTimeout bounds the wait for an agent to accept its plan. Zero
+	// means DefaultReadyTimeout.
 	ReadyTimeout time.Duration
 	// FinalTimeout bounds the wait for final reports after the run's end.
 	// Zero means DefaultFinalTimeout.
 	FinalTimeout time.Duration
-	// OnStart, if set, is called with the start instant once it is chosen,
-	// before any worker starts: the chaos supervisor aligns to it.
-	OnStart func(at time.Time)
-	// OnProgress, if set, receives each worker's live counters.
-	OnProgress func(worker int, p Progress)
+	// OnProgress, if set, receives each agent's live state.
+	OnProgress func(a *Agent, p Progress)
+	// OnEvent, if set, hears of what nobody scheduled: a crash an agent
+	// reports, or an agent lost (its messages ended before its final one).
+	OnEvent func(a *Agent, e Event)
 	// Now reads the clock; nil means time.Now.
 	Now func() time.Time
+
+	mu     sync.Mutex
+	agents []*Agent
 }
 
 // Defaults of Coordinator.
@@ -50,137 +77,304 @@ const (
 	DefaultFinalTimeout = 60 * time.Second
 )
 
-// Run plans, starts and collects the workers. The run lasts duration from
-// the start instant, or until ctx is done, when the workers are told to stop
-// and still send their final reports. It returns the merged report of every
-// worker.
-func (c *Coordinator) Run(ctx context.Context, duration time.Duration) (*results.Report, error) {
-	if len(c.Workers) == 0 {
-		return nil, errors.New("cluster: no workers")
+// Agents returns the agents placed so far.
+func (c *Coordinator) Agents() []*Agent {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]*Agent(nil), c.agents...)
+}
+
+// Place sends a its plan and starts reading its messages; WaitReady waits
+// for its answer.
+func (c *Coordinator) Place(a *Agent) error {
+	c.mu.Lock()
+	a.index = len(c.agents)
+	c.agents = append(c.agents, a)
+	c.mu.Unlock()
+	a.co = c
+	a.pending = map[uint64]chan Reply{}
+	a.readyc = make(chan error, 1)
+	a.final = make(chan finalMsg, 1)
+	a.gone = make(chan struct{})
+	if a.Plan.Name == "" {
+		a.Plan.Name = a.Name
 	}
+	p := a.Plan
+	if err := a.send(Message{Kind: KindPlan, Plan: &p}); err != nil {
+		return fmt.Errorf("cluster: %s: %w", a.Name, err)
+	}
+	go a.read()
+	return nil
+}
+
+// WaitReady waits until every agent given said ready, one refused its
+// plan, the ready timeout passed or ctx ended.
+func (c *Coordinator) WaitReady(ctx context.Context, agents ...*Agent) error {
+	timer := time.NewTimer(orDefault(c.ReadyTimeout, DefaultReadyTimeout))
+	defer timer.Stop()
+	for _, a := range agents {
+		select {
+		case err := <-a.readyc:
+			if err != nil {
+				return fmt.Errorf("cluster: %s: %w", a.Name, err)
+			}
+		case <-timer.C:
+			return fmt.Errorf("cluster: %s not ready after %s", a.Name, orDefault(c.ReadyTimeout, DefaultReadyTimeout))
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// Start sends every placed agent the start barrier, an instant StartDelay
+// from now, and returns it.
+func (c *Coordinator) Start(duration time.Duration) (time.Time, error) {
 	now := c.Now
 	if now == nil {
 		now = time.Now
 	}
-	for i, w := range c.Workers {
-		p := w.Plan
-		if err := w.Transport.Send(Message{Kind: KindPlan, Worker: i, Plan: &p}); err != nil {
-			return nil, fmt.Errorf("cluster: worker %d: %w", i, err)
-		}
-	}
-
-	msgs := make(chan Message, 16*len(c.Workers))
-	errs := make(chan error, len(c.Workers))
-	for i, w := range c.Workers {
-		go func(i int, t Transport) {
-			for {
-				m, err := t.Recv()
-				if err != nil {
-					errs <- fmt.Errorf("cluster: worker %d: %w", i, err)
-					return
-				}
-				m.Worker = i
-				msgs <- m
-				if m.Kind == KindFinal || m.Kind == KindError {
-					return
-				}
-			}
-		}(i, w.Transport)
-	}
-
-	// Barrier: every worker ready.
-	readyTimeout := orDefault(c.ReadyTimeout, DefaultReadyTimeout)
-	timer := time.NewTimer(readyTimeout)
-	defer timer.Stop()
-	for ready := 0; ready < len(c.Workers); {
-		select {
-		case m := <-msgs:
-			switch m.Kind {
-			case KindReady:
-				c.Workers[m.Worker].Ready = *m.Ready
-				ready++
-			case KindError:
-				c.stopAll()
-				return nil, fmt.Errorf("cluster: worker %d: %s", m.Worker, m.Error)
-			}
-		case err := <-errs:
-			c.stopAll()
-			return nil, err
-		case <-timer.C:
-			c.stopAll()
-			return nil, fmt.Errorf("cluster: %d of %d workers not ready after %s", len(c.Workers)-ready, len(c.Workers), readyTimeout)
-		case <-ctx.Done():
-			c.stopAll()
-			return nil, ctx.Err()
-		}
-	}
-
 	at := now().Add(orDefault(c.StartDelay, DefaultStartDelay))
-	if c.OnStart != nil {
-		c.OnStart(at)
-	}
-	for i, w := range c.Workers {
-		if err := w.Transport.Send(Message{Kind: KindStart, Worker: i, Start: &Start{At: at, Duration: duration}}); err != nil {
-			c.stopAll()
-			return nil, fmt.Errorf("cluster: worker %d: %w", i, err)
+	for _, a := range c.Agents() {
+		if err := a.send(Message{Kind: KindStart, Start: &Start{At: at, Duration: duration}}); err != nil {
+			return at, fmt.Errorf("cluster: %s: %w", a.Name, err)
 		}
 	}
-
-	merged := results.NewReport(at, 0)
-	merged.Processes = 0
-	finalWait := time.NewTimer(at.Add(duration).Sub(now()) + orDefault(c.FinalTimeout, DefaultFinalTimeout))
-	defer finalWait.Stop()
-	stopped := false
-	var failures []error
-	for pending := len(c.Workers); pending > 0; {
-		select {
-		case m := <-msgs:
-			switch m.Kind {
-			case KindProgress:
-				if c.OnProgress != nil && m.Progress != nil {
-					c.OnProgress(m.Worker, *m.Progress)
-				}
-			case KindFinal:
-				pending--
-				rep, err := m.Final.Report.Decode()
-				if err == nil {
-					err = merged.Merge(rep)
-				}
-				if err != nil {
-					failures = append(failures, fmt.Errorf("cluster: worker %d: %w", m.Worker, err))
-				}
-			case KindError:
-				pending--
-				failures = append(failures, fmt.Errorf("cluster: worker %d: %s", m.Worker, m.Error))
-			}
-		case err := <-errs:
-			pending--
-			failures = append(failures, err)
-		case <-ctx.Done():
-			if !stopped {
-				stopped = true
-				c.stopAll()
-			}
-			ctx = context.Background() // keep collecting final reports
-		case <-finalWait.C:
-			c.stopAll()
-			return nil, errors.Join(append(failures, fmt.Errorf("cluster: %d workers sent no final report in time", pending))...)
-		}
-	}
-	if len(failures) > 0 {
-		return nil, errors.Join(failures...)
-	}
-	return merged, nil
+	return at, nil
 }
 
-// stopAll tells every worker to stop, without waiting: a worker that has
-// failed no longer reads, and a send to it may block until its transport is
-// closed. Errors are ignored because a worker that cannot be reached has
-// stopped already.
-func (c *Coordinator) stopAll() {
-	for i, w := range c.Workers {
-		go func() { _ = w.Transport.Send(Message{Kind: KindStop, Worker: i}) }()
+// Collect waits for the final report of every loadgen agent and merges
+// them; when ctx ends first, the loadgens are told to stop and their
+// reports are still collected. A loadgen agent lost before its final
+// report is left out of the merge and its error returned among lost (the
+// run goes on without it). The merged report starts at start.
+func (c *Coordinator) Collect(ctx context.Context, start time.Time, duration time.Duration) (merged *results.Report, lost []error) {
+	now := c.Now
+	if now == nil {
+		now = time.Now
 	}
+	merged = results.NewReport(start, 0)
+	merged.Processes = 0
+	var loadgens []*Agent
+	for _, a := range c.Agents() {
+		if a.Plan.Role == RoleLoadgen {
+			loadgens = append(loadgens, a)
+		}
+	}
+	wait := time.NewTimer(start.Add(duration).Sub(now()) + orDefault(c.FinalTimeout, DefaultFinalTimeout))
+	defer wait.Stop()
+	done := ctx.Done()
+	for _, a := range loadgens {
+		for got := false; !got; {
+			select {
+			case f := <-a.final:
+				got = true
+				if f.err == nil {
+					f.err = merged.Merge(f.report)
+				}
+				if f.err != nil {
+					lost = append(lost, fmt.Errorf("%s: %w", a.Name, f.err))
+				}
+			case <-done:
+				done = nil
+				for _, l := range loadgens {
+					l.Stop()
+				}
+			case <-wait.C:
+				for _, l := range loadgens {
+					l.Stop()
+				}
+				lost = append(lost, fmt.Errorf("%s: no final report in time", a.Name))
+				got = true
+			}
+		}
+	}
+	return merged, lost
+}
+
+// StopAll tells every agent to stop and waits up to grace for each to
+// send its final message or go away.
+func (c *Coordinator) StopAll(grace time.Duration) {
+	agents := c.Agents()
+	for _, a := range agents {
+		a.Stop()
+	}
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	for _, a := range agents {
+		select {
+		case <-a.gone:
+		case <-timer.C:
+			return
+		}
+	}
+}
+
+// Stop tells the agent to stop, without waiting: an agent that failed no
+// longer reads, and a send to it may block until its transport is closed.
+func (a *Agent) Stop() {
+	if a.stopped.Swap(true) {
+		return
+	}
+	go func() { _ = a.send(Message{Kind: KindStop}) }()
+}
+
+// MaxMessageBytes is the size of the largest message received from the
+// agent (0 when its transport does not say).
+func (a *Agent) MaxMessageBytes() int {
+	if m, ok := a.Transport.(interface{ MaxReceived() int }); ok {
+		return m.MaxReceived()
+	}
+	return 0
+}
+
+// Lost reports whether the agent's messages ended before its final one
+// without the coordinator stopping it.
+func (a *Agent) Lost() bool { return a.lostFlag.Load() }
+
+// PIDs returns the processes of the agent's role: a group's processes, or
+// the agent itself.
+func (a *Agent) PIDs() []int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.pids != nil {
+		return append([]int(nil), a.pids...)
+	}
+	if a.Ready.PID != 0 {
+		return []int{a.Ready.PID}
+	}
+	return nil
+}
+
+// Call sends a control request and waits for its reply.
+func (a *Agent) Call(ctx context.Context, c Control) (Reply, error) {
+	c.ID = a.nextID.Add(1)
+	ch := make(chan Reply, 1)
+	a.mu.Lock()
+	a.pending[c.ID] = ch
+	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		delete(a.pending, c.ID)
+		a.mu.Unlock()
+	}()
+	if err := a.send(Message{Kind: KindControl, Control: &c}); err != nil {
+		return Reply{}, fmt.Errorf("cluster: %s: %w", a.Name, err)
+	}
+	select {
+	case r := <-ch:
+		if r.Error != "" {
+			return r, fmt.Errorf("%s: %s", a.Name, r.Error)
+		}
+		return r, nil
+	case <-a.gone:
+		return Reply{}, fmt.Errorf("cluster: %s is gone", a.Name)
+	case <-ctx.Done():
+		return Reply{}, ctx.Err()
+	}
+}
+
+// send sends one message to the agent.
+func (a *Agent) send(m Message) error {
+	m.V, m.Agent = Version, a.index
+	return a.Transport.Send(m)
+}
+
+// read dispatches the agent's messages until they end.
+func (a *Agent) read() {
+	defer close(a.gone)
+	readied, finished := false, false
+	end := func(err error) {
+		if !readied {
+			a.readyc <- err
+		}
+		if !finished {
+			a.final <- finalMsg{err: err}
+		}
+	}
+	for {
+		m, err := a.Transport.Recv()
+		if err != nil {
+			if !finished {
+				err = a.lost(err)
+			}
+			end(err)
+			return
+		}
+		switch m.Kind {
+		case KindReady:
+			if m.Ready != nil && !readied {
+				a.mu.Lock()
+				a.Ready = *m.Ready
+				a.pids = m.Ready.PIDs
+				a.mu.Unlock()
+				readied = true
+				a.readyc <- nil
+			}
+		case KindProgress:
+			if m.Progress == nil {
+				continue
+			}
+			if m.Progress.PIDs != nil {
+				a.mu.Lock()
+				a.pids = m.Progress.PIDs
+				a.mu.Unlock()
+			}
+			if a.co.OnProgress != nil {
+				a.co.OnProgress(a, *m.Progress)
+			}
+		case KindReply:
+			if m.Reply == nil {
+				continue
+			}
+			a.mu.Lock()
+			ch := a.pending[m.Reply.ID]
+			a.mu.Unlock()
+			if ch != nil {
+				ch <- *m.Reply
+			}
+		case KindEvent:
+			if m.Event != nil && a.co.OnEvent != nil {
+				a.co.OnEvent(a, *m.Event)
+			}
+		case KindFinal:
+			f := finalMsg{}
+			if m.Final != nil && m.Final.Report != nil {
+				f.report, f.err = m.Final.Report.Decode()
+			} else if a.Plan.Role == RoleLoadgen {
+				f.err = errors.New("final message without a report")
+			}
+			finished = true
+			a.final <- f
+		case KindError:
+			end(errors.New(m.Error))
+			readied, finished = true, true
+		}
+	}
+}
+
+// lost reports an agent whose messages ended before its final one: a crash
+// event (with its exit status, when it is a local process) unless the
+// coordinator had stopped it, and the error that explains it.
+func (a *Agent) lost(err error) error {
+	ev := Event{Kind: EventCrash, Role: a.Plan.Role, PID: a.Ready.PID, Exit: err.Error(), At: time.Now()}
+	if a.Proc != nil {
+		ev.PID = a.Proc.PID()
+		select {
+		case <-a.Proc.done:
+		case <-time.After(2 * time.Second):
+		}
+		if werr := a.Proc.exitErr(); werr != nil {
+			ev.Exit = werr.Error()
+		}
+	}
+	if !a.stopped.Load() {
+		a.lostFlag.Store(true)
+		if a.co.OnEvent != nil {
+			a.co.OnEvent(a, ev)
+		}
+	}
+	return fmt.Errorf("agent lost (%s)", ev.Exit)
 }
 
 func orDefault(d, def time.Duration) time.Duration {
@@ -190,9 +384,9 @@ func orDefault(d, def time.Duration) time.Duration {
 	return d
 }
 
-// Split divides one fleet into n worker configurations: consecutive client
-// ID ranges, the ramp rate and the in-flight bound shared out so the whole
-// fleet ramps as one. Every worker keeps all source addresses: the port
+// Split divides one fleet into n loadgen shares: consecutive client ID
+// ranges, the ramp rate and the in-flight bound shared out so the whole
+// fleet ramps as one. Every share keeps all source addresses: the port
 // budget is per source address, whichever process binds it, and clients
 // pick their address by their global ID.
 func Split(cfg loadgen.Config, n int) []loadgen.Config {

@@ -2,123 +2,94 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"sync"
-	"time"
-
-	"github.com/stampede-dev/stampede/loadgen"
-	"github.com/stampede-dev/stampede/results"
 )
 
-// Local runs one fleet as worker processes on this machine.
+// Local starts agents as child processes of this machine.
 type Local struct {
-	// Exe is the worker program; empty means stampede-worker beside this
-	// executable when it exists (a lean binary: about 7 MB of RSS per
-	// worker instead of 16), else this executable's "worker" subcommand.
+	// Exe is the stampede binary (its hidden "agent" subcommand runs every
+	// role); empty means this executable.
 	Exe string
-	// Args are the arguments that make Exe a worker; nil means {"worker"}.
-	Args []string
-	// Fleet is the whole fleet; it is split over Procs workers.
-	Fleet loadgen.Config
-	// Procs is the number of worker processes (at least 1).
-	Procs int
-	// Logs receives the workers' stderr, each line prefixed with its name.
+	// Lean is the lean loadgen-only agent (cmd/stampede-worker, about 7 MB
+	// of RSS per process instead of 16) used for loadgen shares; empty
+	// means stampede-worker beside Exe when it exists, else Exe.
+	Lean string
+	// Logs receives the agents' stderr, each line prefixed with its name.
 	Logs io.Writer
-	// OnStart and OnProgress are passed to the Coordinator.
-	OnStart    func(at time.Time)
-	OnProgress func(worker int, p Progress)
-
-	mu   sync.Mutex
-	pids []int
 }
 
-// PIDs returns the worker processes' IDs, for resource sampling.
-func (l *Local) PIDs() []int32 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	out := make([]int32, len(l.pids))
-	for i, p := range l.pids {
-		out[i] = int32(p)
-	}
-	return out
-}
-
-// Run starts the workers, runs the fleet for duration from the start
-// barrier (or until ctx is done) and returns the merged report. Every
-// worker process has exited when it returns.
-func (l *Local) Run(ctx context.Context, runID string, duration time.Duration) (*results.Report, error) {
-	exe, args := l.Exe, l.Args
-	if exe == "" {
-		var err error
-		if exe, args, err = workerCommand(); err != nil {
-			return nil, err
-		}
-	}
-	if args == nil {
-		args = []string{"worker"}
-	}
-	// Worker processes outlive ctx's end by design (they still send their
-	// final reports), so they get their own context, cancelled on return.
-	procCtx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	configs := Split(l.Fleet, l.Procs)
-	coord := &Coordinator{OnStart: l.OnStart, OnProgress: l.OnProgress}
-	var procs []*Proc
-	defer func() {
-		for _, p := range procs {
-			_ = p.Close()
-		}
-		for _, p := range procs {
-			waitOrKill(p, 10*time.Second)
-		}
-	}()
-	for i, c := range configs {
-		p, err := SpawnLocal(procCtx, exe, args, fmt.Sprintf("worker %d", i), l.Logs)
-		if err != nil {
-			return nil, err
-		}
-		procs = append(procs, p)
-		l.mu.Lock()
-		l.pids = append(l.pids, p.PID())
-		l.mu.Unlock()
-		coord.Workers = append(coord.Workers, &Worker{Transport: p, Plan: Plan{RunID: runID, Loadgen: c}})
-	}
-	return coord.Run(ctx, duration)
-}
-
-// WorkerBinary is the lean worker program looked for beside the running
-// executable (cmd/stampede-worker).
+// WorkerBinary is the lean loadgen agent looked for beside the stampede
+// binary (cmd/stampede-worker).
 const WorkerBinary = "stampede-worker"
 
-// workerCommand returns how to start a worker: the lean stampede-worker
-// beside this executable when it is there, else this executable's hidden
-// "worker" subcommand.
-func workerCommand() (exe string, args []string, err error) {
-	self, err := os.Executable()
+// Launch starts an agent process for plan and places it with c. The
+// process is killed when ctx ends; the caller waits for it (Proc.Wait).
+func (l *Local) Launch(ctx context.Context, c *Coordinator, name string, plan Plan) (*Agent, error) {
+	exe, args, err := l.command(plan.Role)
 	if err != nil {
-		return "", nil, fmt.Errorf("cluster: finding the stampede binary: %w", err)
+		return nil, err
 	}
-	lean := filepath.Join(filepath.Dir(self), WorkerBinary)
+	p, err := SpawnAgent(ctx, exe, args, name, l.Logs)
+	if err != nil {
+		return nil, err
+	}
+	a := &Agent{Name: name, Transport: p, Plan: plan, Proc: p}
+	if err := c.Place(a); err != nil {
+		p.Kill()
+		return nil, err
+	}
+	return a, nil
+}
+
+// command returns how to start an agent of role.
+func (l *Local) command(role Role) (exe string, args []string, err error) {
+	exe = l.Exe
+	if exe == "" {
+		if exe, err = os.Executable(); err != nil {
+			return "", nil, fmt.Errorf("cluster: finding the stampede binary: %w", err)
+		}
+	}
+	if role != RoleLoadgen {
+		return exe, []string{"agent"}, nil
+	}
+	lean := l.Lean
+	if lean == "" {
+		lean = filepath.Join(filepath.Dir(exe), WorkerBinary)
+	}
 	if fi, err := os.Stat(lean); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
 		return lean, []string{}, nil
 	}
-	return self, []string{"worker"}, nil
+	return exe, []string{"agent"}, nil
 }
 
-// waitOrKill waits for p to exit, killing it after grace.
-func waitOrKill(p *Proc, grace time.Duration) {
-	done := make(chan struct{})
-	go func() { _ = p.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(grace):
-		if err := p.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
-			return
-		}
-		<-done
+// InProcess runs an agent for plan in this process, over an in-memory
+// transport with the same messages as a child's, and places it with c. It
+// serves until ctx ends or the coordinator stops it.
+func InProcess(ctx context.Context, c *Coordinator, name string, plan Plan) (*Agent, error) {
+	cr, aw := io.Pipe()
+	ar, cw := io.Pipe()
+	coordEnd := NewStream(cr, cw, closeAll{cw, cr})
+	agentEnd := NewStream(ar, aw, closeAll{aw, ar})
+	go func() {
+		_ = Serve(ctx, agentEnd, AgentConfig{})
+		agentEnd.Close() // the coordinator then reads EOF after the final message
+	}()
+	a := &Agent{Name: name, Transport: coordEnd, Plan: plan}
+	if err := c.Place(a); err != nil {
+		coordEnd.Close()
+		return nil, err
 	}
+	return a, nil
+}
+
+// closeAll closes both ends of an in-memory transport.
+type closeAll [2]io.Closer
+
+func (c closeAll) Close() error {
+	err := c[0].Close()
+	c[1].Close()
+	return err
 }

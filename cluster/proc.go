@@ -8,23 +8,27 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
+	"time"
 )
 
-// Proc is a worker process on this machine, reached over its stdin and
-// stdout: the first transport of the worker protocol.
+// Proc is an agent process on this machine, reached over its stdin and
+// stdout: the first transport of the agent protocol.
 type Proc struct {
 	*Stream
 	cmd  *exec.Cmd
-	done chan error
+	done chan struct{}
+	err  error
 }
 
-// SpawnLocal starts exe with args as a worker process (normally the
-// stampede binary itself with the hidden "worker" subcommand). Its stderr
-// lines are copied to logs with a prefix naming the worker. The process is
-// killed if ctx ends before it exits.
-func SpawnLocal(ctx context.Context, exe string, args []string, name string, logs io.Writer) (*Proc, error) {
+// SpawnAgent starts exe with args as an agent process (the stampede
+// binary's hidden "agent" subcommand, or the lean stampede-worker). Its
+// stderr lines are copied to logs with a prefix naming the agent. It runs
+// in its own process group, so a terminal's Ctrl-C reaches only the
+// coordinator, and dies with it (Pdeathsig). The process is killed if ctx
+// ends before it exits.
+func SpawnAgent(ctx context.Context, exe string, args []string, name string, logs io.Writer) (*Proc, error) {
 	cmd := exec.CommandContext(ctx, exe, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -50,7 +54,7 @@ func SpawnLocal(ctx context.Context, exe string, args []string, name string, log
 	if err != nil {
 		stdout.Close()
 		stderr.Close()
-		return nil, fmt.Errorf("cluster: starting worker %s: %w", name, err)
+		return nil, fmt.Errorf("cluster: starting %s: %w", name, err)
 	}
 	go func() {
 		defer stderr.Close()
@@ -61,19 +65,38 @@ func SpawnLocal(ctx context.Context, exe string, args []string, name string, log
 			}
 		}
 	}()
-	p := &Proc{Stream: NewStream(stdout, stdin, closeBoth{stdin, stdout}), cmd: cmd, done: make(chan error, 1)}
-	go func() { p.done <- cmd.Wait() }()
+	p := &Proc{Stream: NewStream(stdout, stdin, closeBoth{stdin, stdout}), cmd: cmd, done: make(chan struct{})}
+	go func() { p.err = cmd.Wait(); close(p.done) }()
 	return p, nil
 }
 
-// PID returns the worker's process ID.
+// PID returns the agent's process ID.
 func (p *Proc) PID() int { return p.cmd.Process.Pid }
 
 // Wait returns when the process has exited, with its exit error.
 func (p *Proc) Wait() error {
-	err := <-p.done
-	p.done <- err
-	return err
+	<-p.done
+	return p.err
+}
+
+// exitErr is the exit error once the process has exited, else nil.
+func (p *Proc) exitErr() error {
+	select {
+	case <-p.done:
+		return p.err
+	default:
+		return nil
+	}
+}
+
+// WaitOrKill waits for the process to exit, killing it after grace.
+func (p *Proc) WaitOrKill(grace time.Duration) {
+	select {
+	case <-p.done:
+	case <-time.After(grace):
+		_ = p.Kill()
+		<-p.done
+	}
 }
 
 // Kill ends the process at once.

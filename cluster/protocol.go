@@ -1,25 +1,54 @@
-// Package cluster runs one loadgen fleet as a coordinator and several
-// workers: worker processes on this machine first, workers on other hosts
-// (over NATS) later, with the same messages. A worker is an in-process
-// loadgen.Fleet with its share of the client IDs.
+// Package cluster runs a storm as a coordinator and agents. An agent runs
+// one role from a typed plan: a loadgen share (a range of client IDs), a
+// target group (its processes, restarts and store), or a fault proxy group.
+// Locally an agent is a child process (`stampede agent`, or the lean
+// stampede-worker for loadgen shares) spoken to over its stdin and stdout;
+// the same messages can travel over any Transport. docs/agent.md is the
+// protocol's contract.
 //
-//	coordinator                          worker
-//	     │ ── plan (config, client IDs) ──>  │ validate, check limits
-//	     │ <────────── ready ─────────────── │
-//	     │ ── start (absolute instant) ───>  │ wait for the instant, run the fleet
-//	     │ <──── progress (every second) ─── │
-//	     │ ── stop ───────────────────────>  │ (or the planned duration ends)
-//	     │ <──── final (histograms, ...) ─── │
+//	coordinator                              agent
+//	     │ ── plan (role, typed config) ──────>  │ validate, start the role
+//	     │ <─ ready (host, pid, addr, pids) ───  │
+//	     │ ── start (absolute instant) ───────>  │ loadgen: wait for it, run
+//	     │ <─ progress (every second) ─────────  │ counters, processes
+//	     │ ── control (restart, stall, ...) ──>  │ target, proxy: apply it
+//	     │ <─ reply (same id) ─────────────────  │
+//	     │ <─ event (crash: nobody scheduled) ─  │
+//	     │ ── stop ───────────────────────────>  │ (or the planned duration ends)
+//	     │ <─ final (histograms, ...) ─────────  │ then the agent exits
 //
-// Histograms travel in HdrHistogram's own encoding and are merged, never
-// averaged. The start barrier is an absolute wall-clock instant, so every
-// worker's offsets share one time axis.
+// Every message carries the protocol version; an agent refuses a plan of
+// another version. Histograms travel in HdrHistogram's own encoding and
+// are merged, never averaged. The start barrier is an absolute wall-clock
+// instant, so every agent's offsets share one time axis.
 package cluster
 
 import (
+	"fmt"
+	"net/netip"
 	"time"
 
+	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/loadgen"
+	"github.com/stampede-dev/stampede/target"
+)
+
+// Version is the protocol version every message carries.
+const Version = 1
+
+// Role is what an agent runs.
+type Role string
+
+// The roles. Loadgen, target and proxy are what a coordinator places;
+// server and relay are one process of a target or proxy group, started by
+// that group's agent, answering with a target.ReadyLine on stdout and
+// controlled over its HTTP control API.
+const (
+	RoleLoadgen Role = "loadgen"
+	RoleTarget  Role = "target"
+	RoleProxy   Role = "proxy"
+	RoleServer  Role = "server"
+	RoleRelay   Role = "relay"
 )
 
 // Kind names a protocol message.
@@ -27,58 +56,223 @@ type Kind string
 
 // The messages, in the order a healthy exchange sends them.
 const (
-	KindPlan     Kind = "plan"     // coordinator -> worker
-	KindReady    Kind = "ready"    // worker -> coordinator
-	KindStart    Kind = "start"    // coordinator -> worker
-	KindProgress Kind = "progress" // worker -> coordinator
-	KindStop     Kind = "stop"     // coordinator -> worker
-	KindFinal    Kind = "final"    // worker -> coordinator
-	KindError    Kind = "error"    // worker -> coordinator: the worker failed
+	KindPlan     Kind = "plan"     // coordinator -> agent
+	KindReady    Kind = "ready"    // agent -> coordinator
+	KindStart    Kind = "start"    // coordinator -> agent
+	KindProgress Kind = "progress" // agent -> coordinator
+	KindControl  Kind = "control"  // coordinator -> agent (target, proxy)
+	KindReply    Kind = "reply"    // agent -> coordinator
+	KindEvent    Kind = "event"    // agent -> coordinator: something nobody scheduled
+	KindStop     Kind = "stop"     // coordinator -> agent
+	KindFinal    Kind = "final"    // agent -> coordinator
+	KindError    Kind = "error"    // agent -> coordinator: the agent failed
 )
 
-// Message is one protocol message; exactly the field named by Kind is set.
+// Message is one protocol message; the field named by Kind is set.
 type Message struct {
-	Kind     Kind      `json:"kind"`
-	Worker   int       `json:"worker"`
+	// V is the protocol version (Version).
+	V    int  `json:"v"`
+	Kind Kind `json:"kind"`
+	// Agent is the agent's index in the run.
+	Agent    int       `json:"agent"`
 	Plan     *Plan     `json:"plan,omitempty"`
 	Ready    *Ready    `json:"ready,omitempty"`
 	Start    *Start    `json:"start,omitempty"`
 	Progress *Progress `json:"progress,omitempty"`
+	Control  *Control  `json:"control,omitempty"`
+	Reply    *Reply    `json:"reply,omitempty"`
+	Event    *Event    `json:"event,omitempty"`
 	Final    *Final    `json:"final,omitempty"`
 	Error    string    `json:"error,omitempty"`
 }
 
-// Plan is a worker's share of a run: its loadgen configuration, whose
-// FirstID and Clients give the worker's client IDs.
+// Plan is what one agent runs: its role and that role's typed
+// configuration, exactly one of Loadgen, Target, Proxy, Server, Relay.
 type Plan struct {
 	// RunID names the run.
 	RunID string `json:"run_id"`
-	// Loadgen is the worker's fleet; its Start is set by the Start message.
-	Loadgen loadgen.Config `json:"loadgen"`
+	// Role says which configuration is set.
+	Role Role `json:"role"`
+	// Name names the agent in logs and results.
+	Name string `json:"name,omitempty"`
+	// Loadgen is a share of the fleet; its FirstID and Clients are the
+	// agent's client IDs, its Start is set by the Start message.
+	Loadgen *loadgen.Config `json:"loadgen,omitempty"`
+	// Target is a target group.
+	Target *TargetPlan `json:"target,omitempty"`
+	// Proxy is a fault proxy group.
+	Proxy *ProxyPlan `json:"proxy,omitempty"`
+	// Server is one process of a target group.
+	Server *target.Config `json:"server,omitempty"`
+	// Relay is one process of a proxy group.
+	Relay *chaos.ProxyConfig `json:"relay,omitempty"`
 }
 
-// Ready says a worker accepted its plan.
+// TargetPlan is a target group: Procs processes of Config on one port.
+type TargetPlan struct {
+	// Config is every process's configuration. An empty Addr means a free
+	// loopback port outside the ephemeral range (target.FreePort); its
+	// AcceptRate is per process.
+	Config target.Config `json:"config"`
+	// Procs is the size of the SO_REUSEPORT group (at least 1).
+	Procs int `json:"procs"`
+}
+
+// ProxyPlan is a fault proxy group of Procs processes.
+type ProxyPlan struct {
+	// Config is every process's configuration. An empty Listen means a
+	// free loopback port outside the ephemeral range.
+	Config chaos.ProxyConfig `json:"config"`
+	// Procs is the number of processes (at least 1).
+	Procs int `json:"procs"`
+	// SourceIPs give process i the upstream source address
+	// SourceIPs[i % len].
+	SourceIPs []netip.Addr `json:"source_ips,omitempty"`
+}
+
+// Validate checks that the plan names a known role and carries its
+// configuration, and that configuration.
+func (p *Plan) Validate() error {
+	set := 0
+	for _, ok := range []bool{p.Loadgen != nil, p.Target != nil, p.Proxy != nil, p.Server != nil, p.Relay != nil} {
+		if ok {
+			set++
+		}
+	}
+	var ok bool
+	var err error
+	switch p.Role {
+	case RoleLoadgen:
+		ok = p.Loadgen != nil
+		if ok {
+			err = p.Loadgen.Validate()
+		}
+	case RoleTarget:
+		ok = p.Target != nil
+		if ok {
+			err = p.Target.Config.Validate()
+		}
+	case RoleProxy:
+		ok = p.Proxy != nil
+		if ok {
+			err = p.Proxy.Config.Validate()
+		}
+	case RoleServer:
+		ok = p.Server != nil
+		if ok {
+			err = p.Server.Validate()
+		}
+	case RoleRelay:
+		ok = p.Relay != nil
+		if ok {
+			err = p.Relay.Validate()
+		}
+	default:
+		return fmt.Errorf("cluster: plan of unknown role %q", p.Role)
+	}
+	if !ok || set != 1 {
+		return fmt.Errorf("cluster: a %s plan must carry its %s configuration and no other", p.Role, p.Role)
+	}
+	return err
+}
+
+// Ready says an agent accepted its plan and its role is running.
 type Ready struct {
-	// Host is the worker's host name.
+	// Host is the agent's host name.
 	Host string `json:"host"`
-	// PID is the worker's process ID, for resource sampling.
+	// PID is the agent's process ID.
 	PID int `json:"pid"`
+	// Addr is where a target or proxy group listens ("IP:PORT").
+	Addr string `json:"addr,omitempty"`
+	// URL is a target group's ws:// or wss:// URL.
+	URL string `json:"url,omitempty"`
+	// PIDs are the processes of a target or proxy group, for resource
+	// sampling.
+	PIDs []int `json:"pids,omitempty"`
 }
 
-// Start is the barrier: every worker begins at At (wall clock) and runs for
-// Duration unless stopped sooner.
+// Start is the barrier: every agent begins at At (wall clock) and a
+// loadgen runs for Duration unless stopped sooner.
 type Start struct {
 	At       time.Time     `json:"at"`
 	Duration time.Duration `json:"duration"`
 }
 
-// Progress is a worker's live counters.
+// Progress is an agent's live state.
 type Progress struct {
-	At    time.Time     `json:"at"`
+	At time.Time `json:"at"`
+	// Stats are a loadgen's live counters.
 	Stats loadgen.Stats `json:"stats"`
+	// PIDs are a target or proxy group's current processes.
+	PIDs []int `json:"pids,omitempty"`
 }
 
-// Final is a worker's whole record of the run.
+// Op names a control request.
+type Op string
+
+// The control requests: each is what the chaos supervisor does to a target
+// (chaos.Target) or a proxy (chaos.Proxy).
+const (
+	OpRestart      Op = "restart"       // Control.Restart
+	OpStall        Op = "stall"         // Control.For
+	OpBacklog      Op = "backlog"       // Control.Backlog
+	OpAcceptRate   Op = "accept_rate"   // Control.Rate
+	OpReject       Op = "reject"        // Control.Status, RetryAfter, For
+	OpEarlyRetries Op = "early_retries" // Reply.EarlyRetries
+	OpProxyFault   Op = "proxy_fault"   // Control.Fault
+)
+
+// Control asks a target or proxy agent to do one thing; the agent answers
+// with a Reply of the same ID.
+type Control struct {
+	ID uint64 `json:"id"`
+	Op Op     `json:"op"`
+	// Restart is the restart event (mode, procs, interval, down, shape).
+	Restart *chaos.Event `json:"restart,omitempty"`
+	// For is how long a stall or reject lasts.
+	For time.Duration `json:"for,omitempty"`
+	// Backlog is the new listen backlog.
+	Backlog int `json:"backlog,omitempty"`
+	// Rate is the group's new accept rate per second (0: unlimited).
+	Rate float64 `json:"rate,omitempty"`
+	// Status and RetryAfter are a reject's answer.
+	Status     int           `json:"status,omitempty"`
+	RetryAfter time.Duration `json:"retry_after,omitempty"`
+	// Fault is the proxy's new fault set (zero: none).
+	Fault *chaos.ProxyFault `json:"fault,omitempty"`
+}
+
+// Reply answers a Control.
+type Reply struct {
+	ID uint64 `json:"id"`
+	// Error is why the request failed; empty on success.
+	Error string `json:"error,omitempty"`
+	// Restarted is what a restart did (wall-clock instants of the agent).
+	Restarted *chaos.Restarted `json:"restarted,omitempty"`
+	// EarlyRetries are each target process's early-retry counters by PID.
+	EarlyRetries map[int]uint64 `json:"early_retries,omitempty"`
+}
+
+// Event is something that happened to an agent's role that nobody
+// scheduled.
+type Event struct {
+	// Kind is "crash": a process exited when nothing stopped it.
+	Kind string `json:"kind"`
+	// Role is the role the process belonged to.
+	Role Role `json:"role"`
+	// PID is the process that exited.
+	PID int `json:"pid"`
+	// Exit is its exit status as text ("signal: killed", "exit status 1").
+	Exit string `json:"exit"`
+	// At is when it was seen to exit (the agent's wall clock).
+	At time.Time `json:"at"`
+}
+
+// EventCrash is Event.Kind of a process that exited unscheduled.
+const EventCrash = "crash"
+
+// Final is an agent's record of the run; a target or proxy agent sends an
+// empty one.
 type Final struct {
-	Report WireReport `json:"report"`
+	Report *WireReport `json:"report,omitempty"`
 }

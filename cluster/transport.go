@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 )
 
 // Transport carries protocol messages between a coordinator and one worker.
@@ -25,11 +26,12 @@ const maxMessage = 256 << 20
 // Stream is a Transport over a pair of byte streams, one JSON message per
 // line.
 type Stream struct {
-	mu  sync.Mutex
-	w   io.Writer
-	enc *json.Encoder
-	sc  *bufio.Scanner
-	c   io.Closer
+	maxRecv atomic.Int64 // the longest message received, in bytes
+	mu      sync.Mutex
+	w       io.Writer
+	enc     *json.Encoder
+	sc      *bufio.Scanner
+	c       io.Closer
 }
 
 // NewStream returns a transport reading messages from r and writing to w.
@@ -59,11 +61,18 @@ func (s *Stream) Recv() (Message, error) {
 		}
 		return m, io.EOF
 	}
+	if n := int64(len(s.sc.Bytes())); n > s.maxRecv.Load() {
+		s.maxRecv.Store(n)
+	}
 	if err := json.Unmarshal(s.sc.Bytes(), &m); err != nil {
 		return m, fmt.Errorf("cluster: malformed message: %w", err)
 	}
 	return m, nil
 }
+
+// MaxReceived returns the length of the longest message received so far,
+// in bytes: what the peer's largest message cost on the wire.
+func (s *Stream) MaxReceived() int { return int(s.maxRecv.Load()) }
 
 // Close closes the underlying closer, if any.
 func (s *Stream) Close() error {

@@ -220,7 +220,9 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 					gauge(descR[i], *v, ev, spec)
 				}
 			}
-			gauge(descHerdPeak, float64(r.HerdPeakPer100ms), ev, spec)
+			if r.HerdPeakPer100ms != nil {
+				gauge(descHerdPeak, float64(*r.HerdPeakPer100ms), ev, spec)
+			}
 		}
 		return
 	}

@@ -131,10 +131,10 @@ func TestScrape(t *testing.T) {
 	})
 
 	// The summary's exact figures replace the estimates.
-	r50, r90, r99 := 0.25, 0.42, 0.97
+	r50, r90, r99, peak := 0.25, 0.42, 0.97, uint32(31)
 	e.SetSummary(&results.Summary{
 		Events:   []results.EventSummary{{Kind: "restart", Mode: "abrupt", Spec: "at 1s restart abrupt down=1s"}},
-		Recovery: []results.Recovery{{Event: 0, ConnectedBefore: 50, R50S: &r50, R90S: &r90, R99S: &r99, HerdPeakPer100ms: 31}},
+		Recovery: []results.Recovery{{Event: 0, ConnectedBefore: 50, R50S: &r50, R90S: &r90, R99S: &r99, HerdPeakPer100ms: &peak}},
 	})
 	check(t, "summary", scrape(t, srv.URL()), map[string]string{
 		`stampede_recovery_r50_seconds{event="0",spec="at 1s restart abrupt down=1s"}`:         "0.25",

@@ -145,7 +145,11 @@ func runDataOf(r *Run) runData {
 		}
 	}
 	for _, e := range r.Summary.Events {
-		rd.Events = append(rd.Events, eventData{Name: results.EventName(e), Start: e.StartS, Ready: e.ReadyS})
+		ready := r.Summary.DurationS // never ready again: shaded to the run's end
+		if e.ReadyS != nil {
+			ready = *e.ReadyS
+		}
+		rd.Events = append(rd.Events, eventData{Name: results.EventName(e), Start: e.StartS, Ready: ready})
 	}
 	for name, h := range r.Latency {
 		if h != nil && h.TotalCount() > 0 {

@@ -180,13 +180,16 @@ func runView(r *Run) runV {
 		v.Missing = strings.Join(r.Missing, ", ")
 	}
 	for i, e := range s.Events {
-		ev := eventV{Name: results.EventName(e), Start: f2(e.StartS), Ready: f2(e.ReadyS), Outage: f2(e.OutageS)}
+		ev := eventV{Name: results.EventName(e), Start: f2(e.StartS), Ready: "never", Outage: results.FloatText(e.OutageS, 2)}
+		if e.ReadyS != nil {
+			ev.Ready = f2(*e.ReadyS)
+		}
 		if i < len(s.Recovery) {
 			rec := s.Recovery[i]
 			ev.Back = fmt.Sprintf("%d / %d", rec.Recovered, rec.ConnectedBefore)
-			ev.R50, ev.R90, ev.R99, ev.R100 = secs(rec.R50S), secs(rec.R90S), secs(rec.R99S), secs(rec.R100S)
-			ev.Peak = strconv.FormatUint(uint64(rec.HerdPeakPer100ms), 10)
-			ev.PeakToMean, ev.Wasted, ev.OutageAttempts = f2(rec.HerdPeakToMean), f2(rec.WastedAttemptsPerClient), f2(rec.OutageAttemptsPerClient)
+			ev.R50, ev.R90, ev.R99, ev.R100 = secs(rec, rec.R50S), secs(rec, rec.R90S), secs(rec, rec.R99S), secs(rec, rec.R100S)
+			ev.Peak = results.CountText(rec.HerdPeakPer100ms)
+			ev.PeakToMean, ev.Wasted, ev.OutageAttempts = f2p(rec.HerdPeakToMean), f2p(rec.WastedAttemptsPerClient), f2p(rec.OutageAttemptsPerClient)
 		}
 		v.Events = append(v.Events, ev)
 	}
@@ -249,9 +252,9 @@ func compareRow(r *Run) compareV {
 			c.Event = results.EventName(s.Events[rec.Event])
 		}
 		c.Recovered = fmt.Sprintf("%d / %d", rec.Recovered, rec.ConnectedBefore)
-		c.R50, c.R90, c.R99, c.R100 = secs(rec.R50S), secs(rec.R90S), secs(rec.R99S), secs(rec.R100S)
-		c.Peak = strconv.FormatUint(uint64(rec.HerdPeakPer100ms), 10)
-		c.PeakToMean, c.Wasted, c.Outage = f2(rec.HerdPeakToMean), f2(rec.WastedAttemptsPerClient), f2(rec.OutageAttemptsPerClient)
+		c.R50, c.R90, c.R99, c.R100 = secs(rec, rec.R50S), secs(rec, rec.R90S), secs(rec, rec.R99S), secs(rec, rec.R100S)
+		c.Peak = results.CountText(rec.HerdPeakPer100ms)
+		c.PeakToMean, c.Wasted, c.Outage = f2p(rec.HerdPeakToMean), f2p(rec.WastedAttemptsPerClient), f2p(rec.OutageAttemptsPerClient)
 	}
 	switch {
 	case len(s.SLO) == 0:
@@ -286,9 +289,9 @@ func nonZero(m map[string]uint64) []nameValue {
 
 func f2(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
 
-func secs(p *float64) string {
-	if p == nil {
-		return "never"
-	}
-	return f2(*p)
-}
+// secs is an R figure of rec: "never" when not reached, "-" when not
+// measured (results.RText).
+func secs(rec results.Recovery, p *float64) string { return results.RText(rec, p) }
+
+// f2p is a nullable figure; null is "-".
+func f2p(p *float64) string { return results.FloatText(p, 2) }

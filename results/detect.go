@@ -1,6 +1,7 @@
 package results
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -51,8 +52,10 @@ func (c DetectConfig) window() time.Duration {
 // Window of each other. The share is of those connected at each candidate
 // first disconnect, so a slow drain of the whole fleet is found too, once
 // what remains goes fast enough. Its Start is the first of those disconnects, its
-// Ready (and End) the first successful reconnect by any client after Start,
-// or zero when nobody came back; Kind is "outage" and Detected true. After
+// Ready (and End) the first successful reconnect by any client after Start;
+// when nobody came back before the run ended, NeverReady is true (and
+// Ready and End zero): the server did not come back, and every failure
+// after Start is the outage's. Kind is "outage" and Detected true. After
 // one outage the search resumes with the disconnects from its Ready (or
 // Start+Window, if later), so one mass drop is one event. The config must
 // be valid (Validate).
@@ -98,6 +101,7 @@ func DetectOutages(r *Report, cfg DetectConfig) []Event {
 			ev.Ready, ev.End = ups[k], ups[k]
 			resume = max(resume, ev.Ready)
 		} else {
+			ev.NeverReady = true
 			resume = math.MaxInt64
 		}
 		out = append(out, ev)
@@ -107,4 +111,13 @@ func DetectOutages(r *Report, cfg DetectConfig) []Event {
 		j = max(j, i)
 	}
 	return out
+}
+
+// sortedTransitions returns r's transitions in time order. The sort is
+// stable: one client's transitions at the same instant keep the order its
+// process recorded them in.
+func sortedTransitions(r *Report) []Transition {
+	trs := slices.Clone(r.Transitions)
+	slices.SortStableFunc(trs, func(a, b Transition) int { return cmp.Compare(a.At, b.At) })
+	return trs
 }

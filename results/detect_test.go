@@ -86,9 +86,11 @@ func TestDetectOutages(t *testing.T) {
 		trs:  concat(fleet(6), dropAll(3, ms(1000), ms(10), ms(1000))),
 		want: []Event{outage(ms(1000), ms(2000))},
 	}, {
+		// Nobody back before the run ended: never ready, not ready at
+		// Start (which made every refusal a wasted herd attempt).
 		name: "never back",
 		trs:  concat(fleet(3), []Transition{downAt(0, ms(700)), downAt(1, ms(700)), downAt(2, ms(701))}),
-		want: []Event{outage(ms(700), 0)},
+		want: []Event{{Kind: "outage", Start: ms(700), Detected: true, NeverReady: true}},
 	}, {
 		name: "stricter share",
 		trs:  concat(fleet(10), dropAll(8, ms(1000), ms(10), ms(1000))),

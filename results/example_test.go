@@ -29,10 +29,10 @@ func ExampleSummarize() {
 	sum := results.Summarize(results.Input{RunID: results.NewRunID(r.Start, 42), Seed: 42, Report: r, Events: events, End: 6 * s})
 	rec := sum.Recovery[0]
 	fmt.Println(sum.RunID)
-	fmt.Printf("%s at %.1f s, ready %.1f s\n", sum.Events[0].Kind, sum.Events[0].StartS, sum.Events[0].ReadyS)
+	fmt.Printf("%s at %.1f s, ready %.1f s\n", sum.Events[0].Kind, sum.Events[0].StartS, *sum.Events[0].ReadyS)
 	fmt.Printf("recovered %d/%d, R50 %.1f s, R100 %.1f s\n", rec.Recovered, rec.ConnectedBefore, *rec.R50S, *rec.R100S)
 	fmt.Printf("herd peak %d per 100 ms, %.1f x the mean; wasted %.2f, outage %.2f per client\n",
-		rec.HerdPeakPer100ms, rec.HerdPeakToMean, rec.WastedAttemptsPerClient, rec.OutageAttemptsPerClient)
+		*rec.HerdPeakPer100ms, *rec.HerdPeakToMean, *rec.WastedAttemptsPerClient, *rec.OutageAttemptsPerClient)
 	results.WriteComparison(os.Stdout, []results.Row{{Policy: "fixed:initial=500ms", Summary: sum}})
 	// Output:
 	// 2026-11-29T12-00-00Z-002a

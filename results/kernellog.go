@@ -26,6 +26,7 @@ type KernelSampler struct {
 	first   KernelCounters
 	samples []kernelSample
 	err     error
+	stopped bool // Stop was called: Sample does nothing
 }
 
 type kernelSample struct {
@@ -61,11 +62,15 @@ func (k *KernelSampler) Run(ctx context.Context) {
 
 // Sample reads the counters now. The first sample is the baseline every
 // later one is counted from. A failed read is skipped and kept for Err.
+// After Stop it does nothing.
 func (k *KernelSampler) Sample() {
-	at := k.now()
-	c, err := k.read()
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if k.stopped {
+		return
+	}
+	at := k.now()
+	c, err := k.read()
 	if err != nil {
 		k.err = err
 		return
@@ -74,6 +79,28 @@ func (k *KernelSampler) Sample() {
 		k.first = c
 	}
 	k.samples = append(k.samples, kernelSample{at, Delta(k.first, c)})
+}
+
+// Stop takes a last sample and ends sampling: a Run still winding down
+// adds nothing after it, so kernel.csv's last row and Total stay the run's
+// end as the caller saw it.
+func (k *KernelSampler) Stop() {
+	k.Sample()
+	k.mu.Lock()
+	k.stopped = true
+	k.mu.Unlock()
+}
+
+// Total returns the change of the counters from the first sample to the
+// last: kernel.csv's last row, and what summary.json "kernel" holds, so
+// the two always agree. ok is false when no sample was taken.
+func (k *KernelSampler) Total() (d KernelDelta, ok bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if len(k.samples) == 0 {
+		return KernelDelta{}, false
+	}
+	return k.samples[len(k.samples)-1].d, true
 }
 
 // Err returns the last read error, nil if every read worked.

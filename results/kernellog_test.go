@@ -18,6 +18,9 @@ func TestKernelSamplerCSV(t *testing.T) {
 		{"TcpExt.ListenOverflows": 400, "TcpExt.ListenDrops": 401, "Tcp.ActiveOpens": 20, "TcpExt.TCPSynRetrans": 3},
 	}
 	k := NewKernelSampler(0)
+	if _, ok := k.Total(); ok {
+		t.Errorf("Total before any sample: ok")
+	}
 	n := 0
 	k.read = func() (KernelCounters, error) {
 		c := reads[n]
@@ -46,6 +49,18 @@ func TestKernelSamplerCSV(t *testing.T) {
 		"3.000,300,301,3,0,0,0,0,0,0,0,0,13,0,0,0,0,0\n"
 	if b.String() != want {
 		t.Errorf("kernel.csv:\n%s\nwant\n%s", b.String(), want)
+	}
+	// After Stop, nothing is sampled any more (a Run winding down).
+	reads = append(reads, KernelCounters{"TcpExt.ListenOverflows": 500},
+		KernelCounters{"TcpExt.ListenOverflows": 600})
+	k.Stop()
+	k.Sample()
+	if k.Len() != 4 {
+		t.Errorf("%d samples after Stop and Sample; want 4", k.Len())
+	}
+	// Total is the last row: what summary.json "kernel" holds.
+	if d, ok := k.Total(); !ok || d.ListenOverflows != 400 || d.ListenDrops != 0 {
+		t.Errorf("Total = %+v, %v; want the last row", d, ok)
 	}
 }
 

@@ -365,8 +365,13 @@ type Event struct {
 	// End is when the fault was lifted (for a restart: the new process
 	// started listening); zero if not applicable.
 	End time.Duration `json:"-"`
-	// Ready is when the target was ready to serve again.
+	// Ready is when the target was ready to serve again; zero means
+	// unknown, and the recovery clock starts at Start.
 	Ready time.Duration `json:"-"`
+	// NeverReady is true when the target was not ready again before the
+	// run ended (a detected outage nobody reconnected after): Ready is
+	// then meaningless, and so is every figure that runs from it.
+	NeverReady bool `json:"never_ready,omitempty"`
 	// Detected is true when the loadgen inferred the event from its clients
 	// rather than being told by a supervisor.
 	Detected bool `json:"detected,omitempty"`
@@ -377,6 +382,11 @@ type Event struct {
 	// attempts by clients that came back sooner than they were told; nil
 	// when not counted.
 	EarlyRetries *uint64 `json:"-"`
+	// Role, PID and Exit describe a "crash" (a process that exited when
+	// nothing scheduled it): its role, process id and exit status.
+	Role string `json:"-"`
+	PID  int    `json:"-"`
+	Exit string `json:"-"`
 }
 
 // Step is one process's part of a restart that went one process at a

@@ -2,7 +2,9 @@ package results
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,6 +73,23 @@ func restartTen() (*Report, []Event) {
 	return r, []Event{{Kind: "restart", Mode: "abrupt", Start: ms(1000), End: ms(2900), Ready: ms(3000)}}
 }
 
+// f, u32 and u64 return pointers, for the nullable figures.
+func f(v float64) *float64 { return &v }
+func u32(v uint32) *uint32 { return &v }
+func u64(v uint64) *uint64 { return &v }
+
+// measured fills the herd and attempt figures of a Recovery in the tables
+// below: peak and ratio, wasted and outage attempts, ConnectedBefore n,
+// the window.
+func measured(r Recovery, peak uint32, ratio float64, wasted, outage uint64, winStart, winEnd float64) Recovery {
+	n := float64(r.ConnectedBefore)
+	r.HerdPeakPer100ms, r.HerdPeakToMean = u32(peak), f(ratio)
+	r.WastedAttempts, r.WastedAttemptsPerClient = u64(wasted), f(float64(wasted)/n)
+	r.OutageAttempts, r.OutageAttemptsPerClient = u64(outage), f(float64(outage)/n)
+	r.WindowStartS, r.WindowEndS = f(winStart), f(winEnd)
+	return r
+}
+
 func TestRecoveries(t *testing.T) {
 	tenR, tenE := restartTen()
 	for _, tc := range []struct {
@@ -81,26 +100,26 @@ func TestRecoveries(t *testing.T) {
 		want   []Recovery
 	}{{
 		name: "restart of ten", r: tenR, events: tenE, end: ms(10000),
-		want: []Recovery{{
-			ConnectedBefore: 10, Recovered: 10,
-			R50S:  sec(0.45), // 5th back at 3.45 s, ready at 3.0 s
-			R90S:  sec(3.05), // 9th back at 6.05 s
-			R99S:  sec(5),    // ceil(9.9) = 10th back at 8.0 s
-			R100S: sec(5),
+		want: []Recovery{measured(Recovery{
+			ConnectedBefore: 10, Disconnected: 10, Recovered: 10,
+			R50S:    sec(0.45), // 5th back at 3.45 s, ready at 3.0 s
+			R90S:    sec(3.05), // 9th back at 6.05 s
+			R99S:    sec(5),    // ceil(9.9) = 10th back at 8.0 s
+			R100S:   sec(5),
+			OutageS: f(2),
+		},
 			// Buckets 30..80 are 51 windows holding 10+9+8+7+6+5+4+3+2+1
 			// = 55 attempts; the peak is 10.
-			HerdPeakPer100ms: 10, HerdPeakToMean: 10.0 * 51 / 55,
-			// Failures in 30..80: 9+8+7+6+5+4+3+2+1 = 45, over 10 clients.
-			WastedAttemptsPerClient: 4.5, WastedAttempts: 45,
-			// Failures in 10..29: 10+4 refused.
-			OutageAttemptsPerClient: 1.4, OutageAttempts: 14,
-			OutageS: 2, WindowStartS: 3, WindowEndS: 8.1,
-		}},
+			10, 10.0*51/55,
+			// Failures in 30..80: 9+8+7+6+5+4+3+2+1 = 45; in 10..29: 10+4
+			// refused.
+			45, 14, 3, 8.1)},
 	}, {
 		// Two events 4 s apart. Event 0: c2 returns only after event 1's
-		// start and c3 never: 2 of 4 back. Event 1: c2 connected during it
-		// so is not counted; c0 drops at exactly Start (counted), c1 never
-		// drops (back at Start, clamped to Ready).
+		// start, which counts (the run's end is the cutoff, not the next
+		// event), and c3 never: 3 of 4 back. Event 1: c2 connected during
+		// it so is not counted; c0 drops at exactly Start (counted), c1
+		// never drops (back at Start, clamped to Ready).
 		name: "two events",
 		r: &Report{
 			Transitions: []Transition{
@@ -124,37 +143,33 @@ func TestRecoveries(t *testing.T) {
 			{Kind: "restart", Start: ms(5000), Ready: ms(5500)},
 		},
 		end: ms(10000),
-		want: []Recovery{{
-			Event: 0, ConnectedBefore: 4, Recovered: 2,
-			R50S: sec(0.5), // 2nd back at 2.0 s; 4th never: null
-			// Not all back: the window runs from bucket 15 to the cutoff at
-			// 5 s, buckets 15..49 = 35 windows holding 4+3+2+2 = 11.
-			HerdPeakPer100ms: 4, HerdPeakToMean: 4.0 * 35 / 11,
-			WastedAttempts: 3 + 2 + 2 + 2, WastedAttemptsPerClient: 9.0 / 4,
-			OutageAttempts: 4, OutageAttemptsPerClient: 1,
-			OutageS: 0.5, WindowStartS: 1.5, WindowEndS: 5,
-		}, {
-			Event: 1, ConnectedBefore: 2, Recovered: 2,
-			R50S: sec(0), R90S: sec(0.5), R99S: sec(0.5), R100S: sec(0.5),
-			// Buckets 55..60 = 6 windows, one attempt in 60.
-			HerdPeakPer100ms: 1, HerdPeakToMean: 6,
-			OutageAttempts: 1, OutageAttemptsPerClient: 0.5,
-			OutageS: 0.5, WindowStartS: 5.5, WindowEndS: 6.1,
-		}},
+		want: []Recovery{measured(Recovery{
+			Event: 0, ConnectedBefore: 4, Disconnected: 4, Recovered: 3,
+			R50S:    sec(0.5), // 2nd back at 2.0 s; 4th never: null
+			OutageS: f(0.5),
+		},
+			// Not all back: the window runs from bucket 15 to the run's
+			// end at 10 s, buckets 15..99 = 85 windows holding
+			// 4+3+2+2+2+1 = 14.
+			4, 4.0*85/14, 3+2+2+2+1, 4, 1.5, 10),
+			measured(Recovery{
+				Event: 1, ConnectedBefore: 2, Disconnected: 1, Recovered: 2,
+				R50S: sec(0), R90S: sec(0.5), R99S: sec(0.5), R100S: sec(0.5),
+				OutageS: f(0.5),
+			},
+				// Buckets 55..60 = 6 windows, one attempt in 60.
+				1, 6, 0, 1, 5.5, 6.1)},
 	}, {
 		// c0 never drops; c1 connects at exactly Start and c2 dropped
-		// before it: only c0 was connected before, back at Start.
+		// before it: only c0 was connected before, and it stayed: nobody
+		// to recover, nothing measured.
 		name: "never down, not connected before",
 		r: &Report{Transitions: []Transition{
 			upAt(0, 0), upAt(1, ms(1000)), upAt(2, ms(500)), downAt(2, ms(800)),
 		}},
 		events: []Event{{Kind: "stall", Start: ms(1000), Ready: ms(1000)}},
 		end:    ms(2000),
-		want: []Recovery{{
-			ConnectedBefore: 1, Recovered: 1,
-			R50S: sec(0), R90S: sec(0), R99S: sec(0), R100S: sec(0),
-			WindowStartS: 1, WindowEndS: 1.1, // one empty window: no herd
-		}},
+		want:   []Recovery{{ConnectedBefore: 1, Recovered: 1, OutageS: f(0)}},
 	}, {
 		// A client that flaps counts at its first return.
 		name: "flapping",
@@ -163,21 +178,19 @@ func TestRecoveries(t *testing.T) {
 		}},
 		events: []Event{{Kind: "restart", Start: ms(1000), Ready: ms(1100)}},
 		end:    ms(3000),
-		want: []Recovery{{
-			ConnectedBefore: 1, Recovered: 1,
+		want: []Recovery{measured(Recovery{
+			ConnectedBefore: 1, Disconnected: 1, Recovered: 1,
 			R50S: sec(0.1), R90S: sec(0.1), R99S: sec(0.1), R100S: sec(0.1),
-			OutageS: 0.1, WindowStartS: 1.1, WindowEndS: 1.3,
-		}},
+			OutageS: f(0.1),
+		}, 0, 0, 0, 0, 1.1, 1.3)},
 	}, {
-		// Nobody connected: nothing to recover, every R is 0.
+		// Nobody connected: nothing to recover, every figure null, never
+		// 0.
 		name:   "empty fleet",
 		r:      &Report{},
 		events: []Event{{Kind: "restart", Start: ms(1000), Ready: ms(2000)}},
 		end:    ms(3000),
-		want: []Recovery{{
-			R50S: sec(0), R90S: sec(0), R99S: sec(0), R100S: sec(0),
-			OutageS: 1, WindowStartS: 2, WindowEndS: 2.1,
-		}},
+		want:   []Recovery{{OutageS: f(1)}},
 	}, {
 		// Ready unknown (zero): the clock starts at Start. The client never
 		// returns and the run's end is derived from the timeline (bucket
@@ -188,39 +201,171 @@ func TestRecoveries(t *testing.T) {
 			Timeline:    timeline(tick{i: 21, attempts: 2, refused: 2}, tick{i: 29, attempts: 1, refused: 1}),
 		},
 		events: []Event{{Kind: "outage", Start: ms(2000)}},
-		want: []Recovery{{
-			ConnectedBefore:  1,
-			HerdPeakPer100ms: 2, HerdPeakToMean: 2.0 * 10 / 3,
-			WastedAttempts: 3, WastedAttemptsPerClient: 3,
-			WindowStartS: 2, WindowEndS: 3,
-		}},
+		want: []Recovery{measured(Recovery{ConnectedBefore: 1, Disconnected: 1, OutageS: f(0)},
+			2, 2.0*10/3, 3, 0, 2, 3)},
+	}, {
+		// The same, never ready (a detected outage nobody came back
+		// after): no clock to start, no herd window; every failure to the
+		// run's end is an outage attempt, none is wasted.
+		name: "never ready",
+		r: &Report{
+			Transitions: []Transition{upAt(0, 0), downAt(0, ms(2000))},
+			Timeline:    timeline(tick{i: 21, attempts: 2, refused: 2}, tick{i: 29, attempts: 1, refused: 1}),
+		},
+		events: []Event{{Kind: "outage", Start: ms(2000), Detected: true, NeverReady: true}},
+		want: []Recovery{{ConnectedBefore: 1, Disconnected: 1,
+			OutageAttempts: u64(3), OutageAttemptsPerClient: f(3)}},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := Recoveries(tc.r, tc.events, tc.end)
-			if g, w := fmt.Sprintf("%+v", derefAll(got)), fmt.Sprintf("%+v", derefAll(tc.want)); g != w {
+			if g, w := showAll(got), showAll(tc.want); g != w {
 				t.Errorf("Recoveries =\n%s\nwant\n%s", g, w)
 			}
 		})
 	}
 }
 
-// derefAll prints the R pointers as values (or null) so that values, not
-// addresses, are compared and a mismatch reads.
-func derefAll(rs []Recovery) []string {
-	p := func(f *float64) string {
-		if f == nil {
-			return "null"
-		}
-		return fmt.Sprint(*f)
-	}
-	var out []string
+// showAll prints recoveries with every pointer as its value (or null), so
+// that values, not addresses, are compared and a mismatch reads.
+func showAll(rs []Recovery) string {
+	var b strings.Builder
 	for _, r := range rs {
-		rs := fmt.Sprintf(" R=%s/%s/%s/%s", p(r.R50S), p(r.R90S), p(r.R99S), p(r.R100S))
-		r.R50S, r.R90S, r.R99S, r.R100S = nil, nil, nil, nil
-		s := fmt.Sprintf("%+v", r) + rs
-		out = append(out, s)
+		v := reflect.ValueOf(r)
+		for i := range v.NumField() {
+			fv := v.Field(i)
+			s := "null"
+			if fv.Kind() != reflect.Pointer {
+				s = fmt.Sprint(fv.Interface())
+			} else if !fv.IsNil() {
+				s = fmt.Sprint(fv.Elem().Interface())
+			}
+			fmt.Fprintf(&b, "%s=%s ", v.Type().Field(i).Name, s)
+		}
+		b.WriteString("\n")
 	}
-	return out
+	return b.String()
+}
+
+// Events close together (docs/chaos.md's recipe): a restart at 3 s, ready
+// at 4.2 s, and a reject from 4 s to 7 s while every client is still
+// away. The restart's clients are measured until they are back (10 s),
+// past the reject's start; the reject had nobody connected before it, so
+// its figures are null, not 0.
+func TestRecoveryEventsCloseTogether(t *testing.T) {
+	r := NewReport(time.Time{}, 4)
+	back := []int{7500, 8000, 9000, 10000}
+	for c := range uint32(4) {
+		r.Transitions = append(r.Transitions, upAt(c, ms(100)), downAt(c, ms(3000+int(c))), upAt(c, ms(back[c])))
+	}
+	r.Timeline = timeline(
+		tick{i: 1, attempts: 4, succ: 4},
+		tick{i: 30, closed1006: 4},
+		tick{i: 35, attempts: 4, refused: 4},
+		tick{i: 50, attempts: 4, refused: 4},          // 503s, counted as refused here
+		tick{i: 75, attempts: 4, succ: 1, refused: 3}, // the reject over: back one by one
+		tick{i: 80, attempts: 3, succ: 1, refused: 2},
+		tick{i: 90, attempts: 2, succ: 1, refused: 1},
+		tick{i: 100, attempts: 1, succ: 1},
+	)
+	events := []Event{
+		{Kind: "restart", Mode: "abrupt", Start: ms(3000), End: ms(4000), Ready: ms(4200)},
+		{Kind: "reject", Mode: "503", Start: ms(4000), End: ms(7000), Ready: ms(7000)},
+	}
+	got := Recoveries(r, events, ms(15000))
+	want := []Recovery{
+		measured(Recovery{Event: 0, ConnectedBefore: 4, Disconnected: 4, Recovered: 4,
+			R50S: sec(3.8), R90S: sec(5.8), R99S: sec(5.8), R100S: sec(5.8), OutageS: f(1.2)},
+			// Buckets 42..100: 59 windows, 4+4+3+2+1 = 14 attempts.
+			4, 4.0*59/14, 4+3+2+1, 4, 4.2, 10.1),
+		{Event: 1, OutageS: f(3)},
+	}
+	if g, w := showAll(got), showAll(want); g != w {
+		t.Errorf("Recoveries =\n%s\nwant\n%s", g, w)
+	}
+}
+
+// A restart followed by a stall while the fleet is still coming back: the
+// restart counts every client at its first return, before or after the
+// stall; the stall counts the two connected when it began, of which one
+// dropped during it (its second drop is not the restart's business).
+func TestRecoveryRestartThenStall(t *testing.T) {
+	r := &Report{Transitions: []Transition{
+		upAt(0, 0), upAt(1, 0), upAt(2, 0), upAt(3, 0),
+		downAt(0, ms(1000)), downAt(1, ms(1000)), downAt(2, ms(1000)), downAt(3, ms(1000)),
+		upAt(0, ms(2100)), upAt(1, ms(2400)), // back before the stall
+		downAt(0, ms(3000)), upAt(0, ms(4600)), // dropped by the stall
+		upAt(2, ms(4700)), upAt(3, ms(5000)), // back after the stall
+	}}
+	events := []Event{
+		{Kind: "restart", Start: ms(1000), Ready: ms(2000)},
+		{Kind: "stall", Start: ms(2500), End: ms(4500), Ready: ms(4500)},
+	}
+	got := Recoveries(r, events, ms(8000))
+	r0, r1 := got[0], got[1]
+	if r0.Recovered != 4 || showAll([]Recovery{{R50S: r0.R50S, R100S: r0.R100S}}) != showAll([]Recovery{{R50S: f(0.4), R100S: f(3)}}) {
+		t.Errorf("restart: %s; want 4 back, R50 0.4 s, R100 3 s", showAll(got[:1]))
+	}
+	if r1.ConnectedBefore != 2 || r1.Disconnected != 1 || r1.Recovered != 2 || r1.R50S == nil || *r1.R50S != 0 || r1.R100S == nil || *r1.R100S != 0.1 {
+		t.Errorf("stall: %s; want 1 of 2 down, R50 0, R100 0.1 s", showAll(got[1:]))
+	}
+	// Had nobody dropped in the stall, it had nobody to recover.
+	r.Transitions = slices.DeleteFunc(r.Transitions, func(tr Transition) bool {
+		return tr.Client == 0 && tr.At >= ms(3000)
+	})
+	if got := Recoveries(r, events, ms(8000))[1]; got.Disconnected != 0 || got.Recovered != 2 || got.R50S != nil || got.HerdPeakPer100ms != nil {
+		t.Errorf("stall nobody dropped in: %s; want null figures", showAll([]Recovery{got}))
+	}
+}
+
+// An every-schedule faster than the recovery: restarts at 1, 2 and 3 s,
+// each ready 200 ms later, while clients take up to 3.5 s to come back.
+// Each event's clients are measured to their return, across the later
+// events (cut at the next event, event 0 had only c0 back: R100 never).
+func TestRecoveryEveryFasterThanRecovery(t *testing.T) {
+	r := &Report{Transitions: []Transition{
+		upAt(0, 0), upAt(1, 0), upAt(2, 0),
+		downAt(0, ms(1000)), downAt(1, ms(1000)), downAt(2, ms(1000)),
+		upAt(0, ms(1500)), downAt(0, ms(2000)), upAt(0, ms(3500)),
+		upAt(1, ms(2500)), downAt(1, ms(3000)), upAt(1, ms(4000)),
+		upAt(2, ms(4500)),
+	}}
+	var events []Event
+	for i := 1; i <= 3; i++ {
+		events = append(events, Event{Kind: "restart", Start: ms(1000 * i), Ready: ms(1000*i + 200)})
+	}
+	got := Recoveries(r, events, ms(6000))
+	for i, w := range []struct {
+		before, down, back int
+		r50, r100          float64
+	}{
+		{3, 3, 3, 1.3, 3.3}, // back at 1.5, 2.5, 4.5 s
+		{1, 1, 1, 1.3, 1.3}, // c0, back at 3.5 s
+		{1, 1, 1, 0.8, 0.8}, // c1, back at 4.0 s
+	} {
+		g := got[i]
+		if g.ConnectedBefore != w.before || g.Disconnected != w.down || g.Recovered != w.back ||
+			g.R50S == nil || g.R100S == nil || *g.R50S != w.r50 || *g.R100S != w.r100 {
+			t.Errorf("event %d: %s; want %+v", i, showAll([]Recovery{g}), w)
+		}
+	}
+}
+
+// A harmless event (a backlog change) long before a restart is not charged
+// with the restart's disconnects: a down after the next event began is
+// that event's.
+func TestRecoveryHarmlessEventBeforeRestart(t *testing.T) {
+	r := &Report{Transitions: concat(fleet(3), dropAll(3, ms(5000), ms(1), ms(1000)))}
+	events := []Event{
+		{Kind: "backlog", Mode: "16", Start: ms(1000), Ready: ms(1000)},
+		{Kind: "restart", Start: ms(5000), Ready: ms(5500)},
+	}
+	got := Recoveries(r, events, ms(8000))
+	if got[0].ConnectedBefore != 3 || got[0].Disconnected != 0 || got[0].R100S != nil {
+		t.Errorf("backlog: %s; want 3 connected, nobody to recover", showAll(got[:1]))
+	}
+	if got[1].Disconnected != 3 || got[1].R100S == nil || *got[1].R100S != 0.502 {
+		t.Errorf("restart: %s; want 3 down, R100 0.502 s", showAll(got[1:]))
+	}
 }
 
 // BenchmarkRecoveries is a bench-sized run: 50,000 clients, one restart,
@@ -259,13 +404,10 @@ func TestRecoveryWindowStartsAfterReady(t *testing.T) {
 	)
 	ev := []Event{{Kind: "restart", Start: ms(1000), Ready: ms(3020)}}
 	rec := Recoveries(r, ev, ms(5000))[0]
-	if rec.OutageAttempts != 2 || rec.WastedAttempts != 0 {
-		t.Errorf("outage %d, wasted %d; want 2 and 0", rec.OutageAttempts, rec.WastedAttempts)
-	}
-	if rec.WindowStartS != 3.1 || rec.WindowEndS != 3.3 {
-		t.Errorf("window %v..%v; want 3.1..3.3", rec.WindowStartS, rec.WindowEndS)
-	}
-	if rec.HerdPeakPer100ms != 1 || rec.HerdPeakToMean != 1 {
-		t.Errorf("herd %d, %v; want 1, 1", rec.HerdPeakPer100ms, rec.HerdPeakToMean)
+	want := measured(Recovery{ConnectedBefore: 2, Disconnected: 2, Recovered: 2,
+		R50S: f(0.13), R90S: f(0.23), R99S: f(0.23), R100S: f(0.23), OutageS: f(2.02)},
+		1, 1, 0, 2, 3.1, 3.3)
+	if g, w := showAll([]Recovery{rec}), showAll([]Recovery{want}); g != w {
+		t.Errorf("Recoveries =\n%s\nwant\n%s", g, w)
 	}
 }

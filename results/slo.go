@@ -17,7 +17,8 @@ import (
 //	op     = "<" | "<=" | ">" | ">=" | "==" | "!="
 //	value  = a duration with its unit (Go syntax: 250ms, 1.5s, 1m30s) for a
 //	         duration figure; a plain number (5, 0.5, 1e3) otherwise;
-//	         a share (recovered_share) may also be a percentage (99%)
+//	         a share (recovered_share) is from 0 to 1, or a percentage
+//	         (0.99 or 99%); a bare number above 1 is an error
 //
 // A duration figure given a number without a unit is an error, not seconds:
 // `r99<20` could mean 20 s or 20 ms, and a gate must not guess. The one
@@ -25,12 +26,14 @@ import (
 // nanosecond.
 //
 // Recovery figures (r50..r100, herd_*, *_attempts, recovered_share) are
-// the worst over the run's events with clients connected before them: the
-// largest, or for recovered_share the smallest. An R figure that was never
-// reached (not enough clients came back before the run ended) is null, and
-// so is every recovery figure of a run without such an event: a null figure
-// fails its SLO whatever the operator, since a gate that cannot be
-// evaluated must not pass.
+// the worst over the run's events with somebody to recover (a client
+// connected before the event went down in it): the largest, or for
+// recovered_share the smallest. An R figure that was never reached (not
+// enough clients came back before the run ended) is null; so is every
+// figure that runs from Ready when the target was never ready again
+// ("recovery never happened"), and every recovery figure of a run without
+// such an event: a null figure fails its SLO whatever the operator, since
+// a gate that cannot be evaluated must not pass.
 type SLO struct {
 	// Expr is the SLO as given.
 	Expr string
@@ -94,18 +97,23 @@ var figures = func() []*figure {
 		rFigure("r99", func(r Recovery) *float64 { return r.R99S }),
 		rFigure("r100", func(r Recovery) *float64 { return r.R100S }),
 		worstFigure("herd_peak", kindCount, "most connection attempts in one 100 ms window of recovery",
-			func(r Recovery) float64 { return float64(r.HerdPeakPer100ms) }),
+			func(r Recovery) *float64 {
+				if r.HerdPeakPer100ms == nil {
+					return nil
+				}
+				return ptrTo(float64(*r.HerdPeakPer100ms))
+			}),
 		worstFigure("herd_peak_to_mean", kindRatio, "herd peak over the mean of the recovery window",
-			func(r Recovery) float64 { return r.HerdPeakToMean }),
+			func(r Recovery) *float64 { return r.HerdPeakToMean }),
 		worstFigure("wasted_attempts", kindRatio, "failed attempts per client after the target was ready",
-			func(r Recovery) float64 { return r.WastedAttemptsPerClient }),
+			func(r Recovery) *float64 { return r.WastedAttemptsPerClient }),
 		worstFigure("outage_attempts", kindRatio, "failed attempts per client during the outage",
-			func(r Recovery) float64 { return r.OutageAttemptsPerClient }),
+			func(r Recovery) *float64 { return r.OutageAttemptsPerClient }),
 		{name: "recovered_share", kind: kindShare, doc: "smallest share of the clients connected before an event that came back (0..1, or %)",
 			get: func(s *Summary) (float64, bool, string) {
 				v, ok := math.Inf(1), false
 				for _, r := range s.Recovery {
-					if r.ConnectedBefore > 0 {
+					if r.Disconnected > 0 {
 						v, ok = min(v, float64(r.Recovered)/float64(r.ConnectedBefore)), true
 					}
 				}
@@ -163,7 +171,43 @@ var figures = func() []*figure {
 	return fs
 }()
 
-const noEvent = "no event with clients connected before it"
+const noEvent = "no event disconnected any client: nothing to recover"
+
+// recoveryFigure is the worst of a recovery figure over the events with
+// somebody to recover (docs/results.md "Recovery"): the largest. It is
+// null when one of them has it null, saying why, or when there is no such
+// event.
+func recoveryFigure(s *Summary, pick func(Recovery) *float64) (float64, bool, string) {
+	v, any := 0.0, false
+	for _, r := range s.Recovery {
+		if r.Disconnected == 0 {
+			continue // nobody to recover: nothing measured
+		}
+		any = true
+		p := pick(r)
+		switch {
+		case p == nil && r.NeverReady():
+			return 0, false, "recovery never happened: the target was not ready again after event " + eventRef(s, r.Event) + " before the run ended"
+		case p == nil:
+			return 0, false, fmt.Sprintf("never: %d of %d clients back after event %d", r.Recovered, r.ConnectedBefore, r.Event)
+		}
+		v = max(v, *p)
+	}
+	if !any {
+		return 0, false, noEvent
+	}
+	return v, true, ""
+}
+
+// eventRef names event i of s for a person: "0 (outage (detected) at
+// 1.20s)", or "0" when s does not list it.
+func eventRef(s *Summary, i int) string {
+	if i < 0 || i >= len(s.Events) {
+		return strconv.Itoa(i)
+	}
+	e := s.Events[i]
+	return fmt.Sprintf("%d (%s at %.2fs)", i, EventName(e), e.StartS)
+}
 
 // rFigure is a fleet recovery figure: the longest over events, null if any
 // event never reached it.
@@ -171,41 +215,13 @@ func rFigure(name string, pick func(Recovery) *float64) *figure {
 	share := strings.TrimPrefix(name, "r")
 	return &figure{name: name, kind: kindDuration,
 		doc: "seconds from ready until " + share + "% of the clients were back (worst event)",
-		get: func(s *Summary) (float64, bool, string) {
-			v, any := 0.0, false
-			for _, r := range s.Recovery {
-				if r.ConnectedBefore == 0 {
-					continue
-				}
-				any = true
-				p := pick(r)
-				if p == nil {
-					return 0, false, fmt.Sprintf("never: %d of %d clients back after event %d", r.Recovered, r.ConnectedBefore, r.Event)
-				}
-				v = max(v, *p)
-			}
-			if !any {
-				return 0, false, noEvent
-			}
-			return v, true, ""
-		}}
+		get: func(s *Summary) (float64, bool, string) { return recoveryFigure(s, pick) }}
 }
 
 // worstFigure is a recovery figure whose worst is its largest.
-func worstFigure(name string, kind figureKind, doc string, pick func(Recovery) float64) *figure {
+func worstFigure(name string, kind figureKind, doc string, pick func(Recovery) *float64) *figure {
 	return &figure{name: name, kind: kind, doc: doc + " (worst event)",
-		get: func(s *Summary) (float64, bool, string) {
-			v, any := 0.0, false
-			for _, r := range s.Recovery {
-				if r.ConnectedBefore > 0 {
-					v, any = max(v, pick(r)), true
-				}
-			}
-			if !any {
-				return 0, false, noEvent
-			}
-			return v, true, ""
-		}}
+		get: func(s *Summary) (float64, bool, string) { return recoveryFigure(s, pick) }}
 }
 
 func countFigure(name, doc string, get func(*Summary) uint64) *figure {
@@ -330,6 +346,15 @@ func (s *SLO) parseValue(lit string) string {
 		return fmt.Sprintf("%s is not a duration: drop the unit %q", s.Figure, unit)
 	default:
 		return fmt.Sprintf("bad number %q", lit)
+	}
+	if s.fig.kind == kindShare && (v < 0 || v > 1) {
+		// A share is 0..1; 99 is 99 %, written so, never guessed (as a
+		// duration needs its unit): `>=99` would otherwise always fail.
+		if unit == "" && v > 1 && v <= 100 {
+			return fmt.Sprintf("%s is a share from 0 to 1: write %s or %s%%, not %s", s.Figure,
+				strconv.FormatFloat(v/100, 'g', -1, 64), num, num)
+		}
+		return fmt.Sprintf("%s is a share from 0 to 1 (or 0%% to 100%%), got %s", s.Figure, lit)
 	}
 	s.Limit = v
 	return ""

@@ -35,6 +35,13 @@ func TestParseSLO(t *testing.T) {
 		{name: "upper case figure", expr: "R99<2s", figure: "r99", op: "<", limit: 2, canonical: "r99<2s"},
 		{name: "microseconds", expr: "message_rtt_p99<500us", figure: "message_rtt_p99", op: "<", limit: 0.0005, canonical: "message_rtt_p99<500µs"},
 
+		{name: "share as a fraction", expr: "recovered_share>=0.99", figure: "recovered_share", op: ">=", limit: 0.99, canonical: "recovered_share>=0.99"},
+		{name: "share of one", expr: "recovered_share==1", figure: "recovered_share", op: "==", limit: 1, canonical: "recovered_share==1"},
+		// A bare 99 would always fail (a share is at most 1): an error
+		// that names the fix, as a duration without a unit is.
+		{name: "share as a bare percentage", expr: "recovered_share>=99", wantErr: "recovered_share is a share from 0 to 1: write 0.99 or 99%, not 99", wantCol: 18},
+		{name: "share over 100%", expr: "recovered_share>=150%", wantErr: "recovered_share is a share from 0 to 1 (or 0% to 100%), got 150%", wantCol: 18},
+		{name: "negative share", expr: "recovered_share>-0.5", wantErr: "recovered_share is a share from 0 to 1 (or 0% to 100%), got -0.5", wantCol: 17},
 		{name: "bad unit", expr: "r99<2x", wantErr: `bad duration "2x"`, wantCol: 5},
 		{name: "duration without unit", expr: "r99<20", wantErr: "r99 is a duration: give a unit, e.g. 20s or 20ms", wantCol: 5},
 		{name: "unit on a count", expr: "lost<5s", wantErr: `lost is not a duration: drop the unit "s"`, wantCol: 6},
@@ -94,10 +101,13 @@ func sloSummary() *Summary {
 		Kernel:   KernelDelta{ListenOverflows: 249},
 		Recovery: []Recovery{
 			{Event: 0, ConnectedBefore: 0}, // a backlog change with nobody connected: ignored
-			{Event: 1, ConnectedBefore: 100, Recovered: 100, R50S: ptr(0.5), R90S: ptr(1), R99S: ptr(2.31), R100S: ptr(3),
-				HerdPeakPer100ms: 40, HerdPeakToMean: 4.25, WastedAttemptsPerClient: 0.5, OutageAttemptsPerClient: 2},
-			{Event: 2, ConnectedBefore: 100, Recovered: 98, R50S: ptr(0.25), R90S: ptr(0.75), R99S: nil, R100S: nil,
-				HerdPeakPer100ms: 60, HerdPeakToMean: 3, WastedAttemptsPerClient: 0.75, OutageAttemptsPerClient: 1},
+			{Event: 1, ConnectedBefore: 100, Disconnected: 100, Recovered: 100, R50S: ptr(0.5), R90S: ptr(1), R99S: ptr(2.31), R100S: ptr(3),
+				HerdPeakPer100ms: u32(40), HerdPeakToMean: ptr(4.25), WastedAttemptsPerClient: ptr(0.5), OutageAttemptsPerClient: ptr(2), OutageS: ptr(1)},
+			{Event: 2, ConnectedBefore: 100, Disconnected: 100, Recovered: 98, R50S: ptr(0.25), R90S: ptr(0.75), R99S: nil, R100S: nil,
+				HerdPeakPer100ms: u32(60), HerdPeakToMean: ptr(3), WastedAttemptsPerClient: ptr(0.75), OutageAttemptsPerClient: ptr(1), OutageS: ptr(1)},
+			// A stall that dropped nobody: ignored, though its figures
+			// are null.
+			{Event: 3, ConnectedBefore: 100, Recovered: 100},
 		},
 		LatencyMS: Latencies{Connect: Latency{P50: 1.5, P99: 250, Max: 900, Count: 10}},
 	}
@@ -163,7 +173,7 @@ func fmtPtr(p *float64) any {
 func TestEvalSLONoEvent(t *testing.T) {
 	s, _ := ParseSLO("herd_peak_to_mean<5")
 	r := s.Eval(&Summary{})
-	if r.Pass || r.Value != nil || r.Detail != "herd_peak_to_mean = null: no event with clients connected before it" {
+	if r.Pass || r.Value != nil || r.Detail != "herd_peak_to_mean = null: no event disconnected any client: nothing to recover" {
 		t.Errorf("Eval on a run without events = %+v, want a null failure", r)
 	}
 }

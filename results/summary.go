@@ -58,6 +58,31 @@ type Summary struct {
 	SLO []SLOResult `json:"slo"`
 	// Pass is true when every SLO passed (true when there are none).
 	Pass bool `json:"pass"`
+	// Complete is false when a process of the run exited when nothing
+	// scheduled it (a "crash" event) or an agent was lost: the figures
+	// then cover less than the run asked for.
+	Complete bool `json:"complete"`
+	// Interrupted is true when the run was stopped early (Ctrl-C);
+	// DurationS is then the real length.
+	Interrupted bool `json:"interrupted"`
+	// Agents lists the run's agents (docs/agent.md).
+	Agents []AgentSummary `json:"agents,omitempty"`
+}
+
+// AgentSummary is one agent of the run in summary.json.
+type AgentSummary struct {
+	// Name and Role name the agent ("loadgen 0", "loadgen").
+	Name string `json:"name"`
+	Role string `json:"role"`
+	// Host and PID are where the agent ran.
+	Host string `json:"host"`
+	PID  int    `json:"pid"`
+	// Clients is a loadgen agent's share of the fleet.
+	Clients int `json:"clients,omitempty"`
+	// MaxMessageBytes is the largest message the agent sent.
+	MaxMessageBytes int `json:"max_message_bytes"`
+	// Lost is true when the agent's messages ended before its final one.
+	Lost bool `json:"lost"`
 }
 
 // EventSummary is one event in summary.json.
@@ -73,15 +98,22 @@ type EventSummary struct {
 	EndS float64 `json:"end_s"`
 	// ReadyS is when the target was ready again; equal to StartS when the
 	// event has no known readiness (the recovery clock then starts at the
-	// event).
-	ReadyS float64 `json:"ready_s"`
-	// OutageS is ReadyS minus StartS (BRIEF "Outage").
-	OutageS float64 `json:"outage_s"`
+	// event); null when the target was never ready again before the run
+	// ended (a detected outage nobody reconnected after).
+	ReadyS *float64 `json:"ready_s"`
+	// OutageS is ReadyS minus StartS (docs/results.md "Recovery"); null
+	// with ReadyS.
+	OutageS *float64 `json:"outage_s"`
 	// Detected is true when the loadgen inferred the event (DetectOutages).
 	Detected bool `json:"detected"`
 	// Steps are the processes of a restart that went one process at a
 	// time (procs=one, rolling), in order; absent otherwise.
 	Steps []StepSummary `json:"steps,omitempty"`
+	// Role, PID and Exit describe a "crash": the role of the process
+	// that exited unscheduled, its process id and its exit status.
+	Role string `json:"role,omitempty"`
+	PID  int    `json:"pid,omitempty"`
+	Exit string `json:"exit,omitempty"`
 	// EarlyRetries, on a reject with a Retry-After, counts upgrade
 	// attempts by clients that came back sooner than they were told (the
 	// target counts them); absent when not counted.
@@ -226,19 +258,23 @@ func Summarize(in Input) *Summary {
 		Resources: map[string]ResourceStats{RoleLoadgen: {}, RoleTarget: {}},
 		SLO:       []SLOResult{},
 		Pass:      true,
+		Complete:  true,
 	}
 	for i, e := range events {
-		ready := readyOf(e)
 		es := EventSummary{
 			Kind:         e.Kind,
 			Mode:         e.Mode,
 			Spec:         e.Spec,
 			StartS:       e.Start.Seconds(),
 			EndS:         e.End.Seconds(),
-			ReadyS:       ready.Seconds(),
-			OutageS:      (ready - e.Start).Seconds(),
 			Detected:     e.Detected,
 			EarlyRetries: e.EarlyRetries,
+			Role:         e.Role,
+			PID:          e.PID,
+			Exit:         e.Exit,
+		}
+		if ready, ok := readyAt(e); ok {
+			es.ReadyS, es.OutageS = ptrTo(ready.Seconds()), ptrTo((ready - e.Start).Seconds())
 		}
 		for _, st := range e.Steps {
 			es.Steps = append(es.Steps, StepSummary{Proc: st.Proc, StartS: st.Start.Seconds(), EndS: st.End.Seconds(), ReadyS: st.Ready.Seconds(), Conns: st.Conns})

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -96,18 +97,18 @@ func TestSummarizeFigures(t *testing.T) {
 	if len(s.Events) != 2 || s.Events[0].Kind != "backlog" || s.Events[1].Kind != "restart" {
 		t.Fatalf("events not in Start order: %+v", s.Events)
 	}
-	// The backlog event's window is cut by the restart at 1 s; all 10 were
-	// up and none dropped before it: recovered at once.
-	if r := s.Recovery[0]; r.ConnectedBefore != 10 || r.Recovered != 10 || *r.R100S != 0 {
-		t.Errorf("backlog recovery = %+v", r)
+	// The backlog event at 0.5 s: all 10 were up and none dropped before
+	// the restart began: nobody to recover, its figures null.
+	if r := s.Recovery[0]; r.ConnectedBefore != 10 || r.Disconnected != 0 || r.Recovered != 10 || r.R100S != nil || r.HerdPeakPer100ms != nil {
+		t.Errorf("backlog recovery = %s", showAll(s.Recovery[:1]))
 	}
-	if r := s.Recovery[1]; r.Event != 1 || *r.R50S != 0.45 || r.WastedAttemptsPerClient != 4.5 {
-		t.Errorf("restart recovery = %+v", r)
+	if r := s.Recovery[1]; r.Event != 1 || *r.R50S != 0.45 || *r.WastedAttemptsPerClient != 4.5 {
+		t.Errorf("restart recovery = %s", showAll(s.Recovery[1:]))
 	}
-	if e := s.Events[0]; e.ReadyS != 0.5 || e.OutageS != 0 {
-		t.Errorf("backlog event ready %v outage %v, want 0.5 0 (no readiness: Start)", e.ReadyS, e.OutageS)
+	if e := s.Events[0]; *e.ReadyS != 0.5 || *e.OutageS != 0 {
+		t.Errorf("backlog event ready %v outage %v, want 0.5 0 (no readiness: Start)", *e.ReadyS, *e.OutageS)
 	}
-	if e := s.Events[1]; e.StartS != 1 || e.EndS != 2.9 || e.ReadyS != 3 || e.OutageS != 2 {
+	if e := s.Events[1]; e.StartS != 1 || e.EndS != 2.9 || *e.ReadyS != 3 || *e.OutageS != 2 {
 		t.Errorf("restart event = %+v", e)
 	}
 	// 10 + 10 + 4 + 55 + 3 attempts; successes 10 + 10; 14 + 3 refused and
@@ -185,6 +186,85 @@ func TestReadSummaryErrors(t *testing.T) {
 	for _, p := range []string{filepath.Join(dir, "missing.json"), bad} {
 		if _, err := ReadSummary(p); err == nil {
 			t.Errorf("ReadSummary(%s) succeeded", p)
+		}
+	}
+}
+
+// A server that went away and never came back (a loadgen with nothing
+// supervising it): the detected outage has no ready time, its refusals
+// are outage attempts, none is wasted, and an R gate fails saying that
+// recovery never happened. Ready was once the outage's own Start, which
+// made every refusal a wasted herd attempt and R figures null only by luck.
+func TestSummarizeNeverReady(t *testing.T) {
+	r := NewReport(time.Time{}, 4)
+	r.Transitions = concat(fleet(4), []Transition{downAt(0, ms(1000)), downAt(1, ms(1000)), downAt(2, ms(1001)), downAt(3, ms(1002))})
+	for _, at := range []int{1000, 1500, 2000, 2500} {
+		b := r.Timeline.At(ms(at))
+		b.Attempts += 4
+		b.Failures[connerr.Refused] += 4
+	}
+	s := Summarize(Input{Report: r, Events: DetectOutages(r, DetectConfig{}), End: 3 * time.Second})
+	if len(s.Events) != 1 || s.Events[0].ReadyS != nil || s.Events[0].OutageS != nil {
+		t.Fatalf("events = %+v; want one outage, ready and outage null", s.Events)
+	}
+	want := Recovery{ConnectedBefore: 4, Disconnected: 4, OutageAttempts: u64(16), OutageAttemptsPerClient: f(4)}
+	if g, w := showAll(s.Recovery), showAll([]Recovery{want}); g != w {
+		t.Errorf("recovery =\n%s\nwant\n%s", g, w)
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"ready_s":null`, `"wasted_attempts":null`, `"outage_attempts":16`, `"r99_s":null`} {
+		if !bytes.Contains(b, []byte(want)) {
+			t.Errorf("summary.json lacks %s", want)
+		}
+	}
+	slos, err := ParseSLOs([]string{"r99<10s", "wasted_attempts<1", "outage_attempts<=4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	never := "recovery never happened: the target was not ready again after event 0 (outage (detected) at 1.00s) before the run ended"
+	for i, want := range []string{
+		"SLO r99<10s: FAIL (r99 = null: " + never + ")",
+		"SLO wasted_attempts<1: FAIL (wasted_attempts = null: " + never + ")",
+		"SLO outage_attempts<=4: pass (outage_attempts = 4)",
+	} {
+		if got := slos[i].Eval(s).Line(); got != want {
+			t.Errorf("%s\nwant %s", got, want)
+		}
+	}
+	var text bytes.Buffer
+	if err := s.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"outage (detected)  1.00s  never  0/4  never  never  never  never  -  -  -  4.00"} {
+		if !bytes.Contains(bytes.Join(bytes.Fields(text.Bytes()), []byte(" ")), bytes.Join(bytes.Fields([]byte(want)), []byte(" "))) {
+			t.Errorf("text lacks %q:\n%s", want, text.String())
+		}
+	}
+}
+
+// The text summary shows an event with nobody to recover as dashes, not
+// as 0/0 with R figures of 0.00s.
+func TestWriteTextNobodyToRecover(t *testing.T) {
+	r := NewReport(time.Time{}, 2)
+	r.Transitions = concat(fleet(2), dropAll(2, ms(3000), ms(1), ms(4000)))
+	events := []Event{
+		{Kind: "restart", Mode: "abrupt", Start: ms(3000), Ready: ms(4200)},
+		{Kind: "reject", Mode: "503", Start: ms(4000), End: ms(7000), Ready: ms(7000)},
+	}
+	var b bytes.Buffer
+	if err := Summarize(Input{Report: r, Events: events, End: ms(15000)}).WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(strings.Fields(b.String()), " ")
+	for _, want := range []string{
+		"restart abrupt 3.00s 4.20s 2/2 2.80s 2.80s 2.80s 2.80s 0 0.0 0.00 0.00",
+		"reject 503 4.00s 7.00s 0/0 - - - - - - - -",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text lacks %q:\n%s", want, b.String())
 		}
 	}
 }

@@ -3,6 +3,7 @@ package results
 import (
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"text/tabwriter"
 )
@@ -16,19 +17,20 @@ type Row struct {
 }
 
 // WorstRecovery returns the event of s that recovered worst, the one a
-// comparison should show: among events with clients connected before, the
-// lowest share recovered, then the longest R100 (never is longest), then
-// the most wasted attempts per client; the first event when none had
-// clients connected; false when there are no events. For a bench run with
-// one restart, that restart; a harmless event (a backlog change that
-// dropped nobody) never hides a restart.
+// comparison should show: among events with somebody to recover (a client
+// connected before went down), the lowest share recovered, then the
+// longest R100 (never is longest), then the most wasted attempts per
+// client (unmeasured is most); the first event when none had anybody to
+// recover; false when there are no events. For a bench run with one
+// restart, that restart; a harmless event (a backlog change that dropped
+// nobody) never hides a restart.
 func (s *Summary) WorstRecovery() (Recovery, bool) {
 	if len(s.Recovery) == 0 {
 		return Recovery{}, false
 	}
 	best := -1
 	for i, r := range s.Recovery {
-		if r.ConnectedBefore == 0 {
+		if r.Disconnected == 0 {
 			continue
 		}
 		if best < 0 || worse(r, s.Recovery[best]) {
@@ -56,15 +58,22 @@ func worse(a, b Recovery) bool {
 	case a.R100S != nil && *a.R100S != *b.R100S:
 		return *a.R100S > *b.R100S
 	}
-	return a.WastedAttemptsPerClient > b.WastedAttemptsPerClient
+	orInf := func(p *float64) float64 {
+		if p == nil {
+			return math.Inf(1)
+		}
+		return *p
+	}
+	return orInf(a.WastedAttemptsPerClient) > orInf(b.WastedAttemptsPerClient)
 }
 
 // WriteComparison prints the bench comparison table, one row per policy,
 // columns aligned: the worst event of each run (WorstRecovery), its
 // clients recovered of those connected before, R99 and R100 in seconds
-// ("never" when not reached), the herd peak per 100 ms and its
-// peak-to-mean, failed attempts per client after the target was ready
-// (wasted) and during the outage, and the run's ListenOverflows delta.
+// ("never" when not reached, "-" when not measured: see RText), the herd
+// peak per 100 ms and its peak-to-mean, failed attempts per client after
+// the target was ready (wasted) and during the outage, and the run's
+// ListenOverflows delta.
 func WriteComparison(w io.Writer, rows []Row) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "policy\tevent\trecovered\tR99 s\tR100 s\tpeak/100ms\tpeak:mean\twasted/client\toutage/client\tListenOverflows")
@@ -82,18 +91,40 @@ func WriteComparison(w io.Writer, rows []Row) error {
 		if rec.Event < len(row.Summary.Events) {
 			ev = strconv.Itoa(rec.Event) + ":" + row.Summary.Events[rec.Event].Kind
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\t%d\t%.1f\t%.2f\t%.2f\t%d\n",
-			row.Policy, ev, rec.Recovered, rec.ConnectedBefore, seconds(rec.R99S), seconds(rec.R100S),
-			rec.HerdPeakPer100ms, rec.HerdPeakToMean, rec.WastedAttemptsPerClient,
-			rec.OutageAttemptsPerClient, row.Summary.Kernel.ListenOverflows)
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n",
+			row.Policy, ev, rec.Recovered, rec.ConnectedBefore, RText(rec, rec.R99S), RText(rec, rec.R100S),
+			CountText(rec.HerdPeakPer100ms), FloatText(rec.HerdPeakToMean, 1), FloatText(rec.WastedAttemptsPerClient, 2),
+			FloatText(rec.OutageAttemptsPerClient, 2), row.Summary.Kernel.ListenOverflows)
 	}
 	return tw.Flush()
 }
 
-// seconds formats a nullable R figure.
-func seconds(s *float64) string {
-	if s == nil {
+// RText formats one of r's R figures in seconds to 2 decimals for a
+// table: "never" when r had clients to recover but the figure has no value
+// (not enough came back before the run ended, or the target was never
+// ready again), "-" when nothing was measured (nobody went down).
+func RText(r Recovery, p *float64) string {
+	switch {
+	case p != nil:
+		return strconv.FormatFloat(*p, 'f', 2, 64)
+	case r.Disconnected > 0:
 		return "never"
 	}
-	return strconv.FormatFloat(*s, 'f', 2, 64)
+	return "-"
+}
+
+// FloatText formats a nullable figure to digits decimals; null is "-".
+func FloatText(p *float64, digits int) string {
+	if p == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*p, 'f', digits, 64)
+}
+
+// CountText formats a nullable count; null is "-".
+func CountText(p *uint32) string {
+	if p == nil {
+		return "-"
+	}
+	return strconv.FormatUint(uint64(*p), 10)
 }

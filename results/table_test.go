@@ -7,7 +7,7 @@ import (
 
 func TestWorstRecovery(t *testing.T) {
 	rec := func(n, back int, r100 *float64, wasted float64) Recovery {
-		return Recovery{ConnectedBefore: n, Recovered: back, R100S: r100, WastedAttemptsPerClient: wasted}
+		return Recovery{ConnectedBefore: n, Disconnected: n, Recovered: back, R100S: r100, WastedAttemptsPerClient: f(wasted)}
 	}
 	for _, tc := range []struct {
 		name string
@@ -37,9 +37,10 @@ func TestWorstRecovery(t *testing.T) {
 func TestWriteComparison(t *testing.T) {
 	fixed := Summarize(summaryInput()) // the restart of ten, ListenOverflows 249
 	never := &Summary{
-		Events:   []EventSummary{{Kind: "restart"}},
-		Recovery: []Recovery{{ConnectedBefore: 10000, Recovered: 9990, R99S: sec(7.25), HerdPeakPer100ms: 600, HerdPeakToMean: 3.04, WastedAttemptsPerClient: 0.015, OutageAttemptsPerClient: 2}},
-		Kernel:   KernelDelta{ListenOverflows: 23000},
+		Events: []EventSummary{{Kind: "restart"}},
+		Recovery: []Recovery{{ConnectedBefore: 10000, Disconnected: 10000, Recovered: 9990, R99S: sec(7.25), HerdPeakPer100ms: u32(600), HerdPeakToMean: f(3.04),
+			WastedAttemptsPerClient: f(0.015), OutageAttemptsPerClient: f(2), OutageS: f(2)}},
+		Kernel: KernelDelta{ListenOverflows: 23000},
 	}
 	var b strings.Builder
 	if err := WriteComparison(&b, []Row{

@@ -31,15 +31,20 @@ func (s *Summary) WriteText(w io.Writer) error {
 			if e.Detected {
 				name += " (detected)"
 			}
+			ready := "never"
+			if e.ReadyS != nil {
+				ready = fmt.Sprintf("%.2fs", *e.ReadyS)
+			}
 			if i >= len(s.Recovery) {
-				fmt.Fprintf(tw, "%s\t%.2fs\t%.2fs\t\t\t\t\t\t\t\t\t\t\n", name, e.StartS, e.ReadyS)
+				fmt.Fprintf(tw, "%s\t%.2fs\t%s\t\t\t\t\t\t\t\t\t\t\n", name, e.StartS, ready)
 				continue
 			}
 			r := s.Recovery[i]
-			fmt.Fprintf(tw, "%s\t%.2fs\t%.2fs\t%d/%d\t%s\t%s\t%s\t%s\t%d\t%.1f\t%.2f\t%.2f\t\n",
-				name, e.StartS, e.ReadyS, r.Recovered, r.ConnectedBefore,
-				secs(r.R50S), secs(r.R90S), secs(r.R99S), secs(r.R100S),
-				r.HerdPeakPer100ms, r.HerdPeakToMean, r.WastedAttemptsPerClient, r.OutageAttemptsPerClient)
+			fmt.Fprintf(tw, "%s\t%.2fs\t%s\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
+				name, e.StartS, ready, r.Recovered, r.ConnectedBefore,
+				secs(r, r.R50S), secs(r, r.R90S), secs(r, r.R99S), secs(r, r.R100S),
+				CountText(r.HerdPeakPer100ms), FloatText(r.HerdPeakToMean, 1),
+				FloatText(r.WastedAttemptsPerClient, 2), FloatText(r.OutageAttemptsPerClient, 2))
 		}
 		ew.err = firstErr(ew.err, tw.Flush())
 	}
@@ -109,11 +114,12 @@ func classList(m map[string]uint64, prefix string) string {
 	return prefix + strings.Join(parts, ", ")
 }
 
-func secs(p *float64) string {
+// secs is RText with a unit when there is a value.
+func secs(r Recovery, p *float64) string {
 	if p == nil {
-		return "never"
+		return RText(r, p)
 	}
-	return fmt.Sprintf("%.2fs", *p)
+	return RText(r, p) + "s"
 }
 
 func lat(l Latency) string {

@@ -150,8 +150,8 @@ func TestChaosRollingRestart(t *testing.T) {
 			t.Errorf("step %d: %d clients down at once at %v; want at most the %d the stopped process held (+%d)", i, most, at, st.Conns, clients/30)
 		}
 	}
-	if ev.ReadyS != ev.Steps[procs-1].ReadyS {
-		t.Errorf("event ready %.3fs; want the last step's %.3fs", ev.ReadyS, ev.Steps[procs-1].ReadyS)
+	if *ev.ReadyS != ev.Steps[procs-1].ReadyS {
+		t.Errorf("event ready %.3fs; want the last step's %.3fs", *ev.ReadyS, ev.Steps[procs-1].ReadyS)
 	}
 	if d := int64(ev.Disconnects["closed_1006"]); d < total-clients/30 || d > total+clients/30 {
 		t.Errorf("%d closed_1006 disconnects; want what the stopped processes held, %d", d, total)
@@ -171,8 +171,8 @@ func TestChaosRestartClosedRefuses(t *testing.T) {
 		Duration: 3 * time.Second,
 	}, "at 700ms restart abrupt down=1s")
 	ev := onlyEvent(t, res.Summary, "restart")
-	if ev.OutageS < 1 || ev.EndS-ev.StartS < 1 {
-		t.Errorf("outage %.3fs, end %.3fs after start; want at least the 1s down", ev.OutageS, ev.EndS-ev.StartS)
+	if *ev.OutageS < 1 || ev.EndS-ev.StartS < 1 {
+		t.Errorf("outage %.3fs, end %.3fs after start; want at least the 1s down", *ev.OutageS, ev.EndS-ev.StartS)
 	}
 	// Every client retries about every 200 ms for 1 s: ~5 refusals each.
 	if n := ev.Failures["refused"]; n < clients {
@@ -194,8 +194,8 @@ func TestChaosStall(t *testing.T) {
 		Duration: 3 * time.Second,
 	}, "at 300ms stall 1200ms")
 	ev := onlyEvent(t, res.Summary, "stall")
-	if ev.EndS-ev.StartS < 1.2 || ev.ReadyS != ev.EndS {
-		t.Errorf("stall %.3fs..%.3fs ready %.3fs; want 1.2s long, ready at its end", ev.StartS, ev.EndS, ev.ReadyS)
+	if ev.EndS-ev.StartS < 1.2 || *ev.ReadyS != ev.EndS {
+		t.Errorf("stall %.3fs..%.3fs ready %.3fs; want 1.2s long, ready at its end", ev.StartS, ev.EndS, *ev.ReadyS)
 	}
 	if n := ev.Failures["timeout"] + ev.Failures["handshake_timeout"]; n == 0 {
 		t.Errorf("no timeout or handshake_timeout during the stall: %v", ev.Failures)
@@ -215,7 +215,7 @@ func TestChaosBacklog(t *testing.T) {
 	if _, err := exec.LookPath("ss"); err != nil {
 		t.Skip("ss not installed: cannot see a listener's backlog")
 	}
-	port, err := storm.FreePort()
+	port, err := target.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package storm
 import (
 	"bufio"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -14,11 +15,11 @@ import (
 	"github.com/stampede-dev/stampede/target"
 )
 
-// TestRunFleetMetrics runs a tiny in-process fleet against the bundled
+// TestRunMetrics runs a tiny in-process fleet against the bundled
 // target with --metrics-addr 127.0.0.1:0, scrapes /metrics over HTTP
 // while it runs, checks the fleet's figures, and that the server is gone
-// once RunFleet returns.
-func TestRunFleetMetrics(t *testing.T) {
+// once Run returns.
+func TestRunMetrics(t *testing.T) {
 	srv, err := target.Start(target.Config{Addr: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
@@ -44,12 +45,12 @@ func TestRunFleetMetrics(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		_, err := RunFleet(ctx, FleetConfig{
-			Fleet:       loadgen.Config{URL: srv.URL(), Clients: 20, Policy: pol, Seed: 7},
-			Procs:       1,
-			Duration:    30 * time.Second, // ended by cancel once checked
-			Log:         logW,
-			MetricsAddr: "127.0.0.1:0",
+		_, err := Run(ctx, Config{
+			Fleet:        loadgen.Config{URL: srv.URL(), Clients: 20, Policy: pol, Seed: 7},
+			LoadgenProcs: 1,
+			Duration:     30 * time.Second, // ended by cancel once checked
+			Log:          logW,
+			MetricsAddr:  "127.0.0.1:0",
 		})
 		logW.Close()
 		done <- err
@@ -58,7 +59,7 @@ func TestRunFleetMetrics(t *testing.T) {
 	select {
 	case url = <-urls:
 	case err := <-done:
-		t.Fatalf("RunFleet returned before serving metrics: %v", err)
+		t.Fatalf("Run returned before serving metrics: %v", err)
 	case <-time.After(10 * time.Second):
 		t.Fatal("no metrics line on the log in 10 s")
 	}
@@ -100,15 +101,15 @@ func TestRunFleetMetrics(t *testing.T) {
 	cancel()
 	select {
 	case err := <-done:
-		if err != nil {
+		if err != nil && !errors.Is(err, ErrInterrupted) {
 			t.Fatal(err)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("RunFleet did not return within 10 s of the cancel")
+		t.Fatal("Run did not return within 10 s of the cancel")
 	}
 	if resp, err := http.Get(url); err == nil {
 		resp.Body.Close()
-		t.Errorf("metrics still served after RunFleet returned")
+		t.Errorf("metrics still served after Run returned")
 	}
 }
 

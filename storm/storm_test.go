@@ -170,8 +170,8 @@ func TestRestartModes(t *testing.T) {
 			if ev.Kind != "restart" || ev.Mode != tc.name {
 				t.Errorf("event %s %s, want restart %s", ev.Kind, ev.Mode, tc.name)
 			}
-			if ev.ReadyS <= ev.StartS {
-				t.Errorf("ready_s %.3f not after start_s %.3f", ev.ReadyS, ev.StartS)
+			if *ev.ReadyS <= ev.StartS {
+				t.Errorf("ready_s %.3f not after start_s %.3f", *ev.ReadyS, ev.StartS)
 			}
 			d := sum.Connect.Disconnects
 			if d[tc.wantClose] != testClients || d[tc.otherClose] != 0 {

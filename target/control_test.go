@@ -6,7 +6,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestControlHandler(t *testing.T) {
@@ -78,28 +77,5 @@ func TestStatsJSON(t *testing.T) {
 	sum := Stats{Procs: 1, Conns: 2, EarlyRetries: 1}.Add(Stats{Procs: 1, Conns: 3, MessagesIn: 4})
 	if sum != (Stats{Procs: 2, Conns: 5, EarlyRetries: 1, MessagesIn: 4}) {
 		t.Fatalf("Add = %+v", sum)
-	}
-}
-
-func TestFlags(t *testing.T) {
-	tests := []struct {
-		name string
-		cfg  Config
-		want string
-	}{
-		{name: "zero config has no flags", cfg: Config{}, want: ""},
-		{name: "every flag", cfg: Config{
-			Addr: "127.0.0.1:9000", Backlog: 16, AcceptRate: 2000.5, AcceptBurst: 3,
-			HandshakeCost: 2 * time.Millisecond, HandshakeTimeout: 3 * time.Second, TLS: true,
-			CertFile: "c.pem", KeyFile: "k.pem", MaxConns: 100, RejectRetryAfter: 1500 * time.Millisecond,
-			Hold: 5 * time.Second, Workers: 9,
-		}, want: "--addr=127.0.0.1:9000 --backlog=16 --accept-rate=2000.5 --accept-burst=3 " +
-			"--handshake-cost=2ms --handshake-timeout=3s --tls --cert=c.pem --key=k.pem " +
-			"--max-conns=100 --reject-retry-after=1.5s --hold=5s"},
-	}
-	for _, tc := range tests {
-		if got := strings.Join(tc.cfg.Flags(), " "); got != tc.want {
-			t.Errorf("%s: Flags() = %q; want %q", tc.name, got, tc.want)
-		}
 	}
 }

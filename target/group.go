@@ -4,40 +4,45 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/stampede-dev/stampede/childproc"
 )
 
 // DefaultReadyTimeout is how long StartGroup and Respawn wait for a process's
 // ready line, on top of its Hold.
 const DefaultReadyTimeout = 10 * time.Second
 
+// Spawner starts one process of a Group serving cfg (its Addr is the
+// group's port, its Hold set per start) with env added to its environment,
+// and returns it once its ReadyLine came, waiting at most timeout. The
+// process gets cfg as a typed plan, never as flags: cluster.SpawnServer is
+// the one the stampede binary uses (docs/agent.md); tests give their own.
+type Spawner func(ctx context.Context, cfg Config, env []string, timeout time.Duration) (*childproc.Child, ReadyLine, error)
+
 // GroupConfig configures a Group of target processes.
 type GroupConfig struct {
-	// Exe is the program to run, e.g. the stampede binary. Required.
-	Exe string
-	// Args go before the flags that carry Config, e.g. ["target"].
-	Args []string
-	// Env is added to this process's environment for the children.
-	Env []string
+	// Spawn starts one process. Required.
+	Spawn Spawner
 	// Procs is the number of processes. Default 1.
 	Procs int
-	// Config is every process's server configuration, passed as flags
-	// (Config.Flags). Its Addr is the group's address: with port 0 the group
-	// picks a free port.
+	// Config is every process's server configuration. Its Addr is the
+	// group's address: with port 0 the group picks a free port.
 	Config Config
 	// ReadyTimeout bounds the wait for a process's ready line, on top of
 	// its Hold. Default 10 s.
 	ReadyTimeout time.Duration
-	// Stderr receives the children's stderr. Default os.Stderr.
-	Stderr io.Writer
+	// OnExit, if set, is called once for every process that exits when the
+	// group did not stop it (no Signal, Kill, Shutdown or Close reached
+	// it): a crash, or a kill from outside. err is its exit error.
+	OnExit func(p *Proc, err error)
 }
 
 // Group is a set of `stampede target` processes listening on one port as an
@@ -75,8 +80,9 @@ type Proc struct {
 	// Ready is when it started accepting, from its ready line.
 	Ready time.Time
 
-	*Child // Signal, Kill, Wait, Done, Exited
-	line   ReadyLine
+	*childproc.Child // Signal, Kill, Wait, Done, Exited
+	line             ReadyLine
+	stopping         atomic.Bool // the group stopped it: its exit is no crash
 }
 
 // ErrProcsRunning is returned by Respawn while processes of the previous
@@ -87,8 +93,8 @@ var ErrProcsRunning = errors.New("target: group processes still running")
 // returns when every one printed its ready line. On error, every process
 // started is killed.
 func StartGroup(ctx context.Context, cfg GroupConfig) (*Group, error) {
-	if cfg.Exe == "" {
-		return nil, &ConfigError{Field: "Exe", Reason: "required"}
+	if cfg.Spawn == nil {
+		return nil, &ConfigError{Field: "Spawn", Reason: "required"}
 	}
 	if cfg.Procs < 0 || cfg.ReadyTimeout < 0 {
 		return nil, &ConfigError{Field: "Procs", Reason: "Procs and ReadyTimeout must not be negative"}
@@ -102,9 +108,6 @@ func StartGroup(ctx context.Context, cfg GroupConfig) (*Group, error) {
 	cfg.Procs = max(cfg.Procs, 1)
 	if cfg.ReadyTimeout == 0 {
 		cfg.ReadyTimeout = DefaultReadyTimeout
-	}
-	if cfg.Stderr == nil {
-		cfg.Stderr = os.Stderr
 	}
 	addr := cfg.Config.Addr
 	if addr == "" {
@@ -150,18 +153,17 @@ func (g *Group) Respawn(ctx context.Context, hold time.Duration) error {
 			return ErrProcsRunning
 		}
 	}
-	args, timeout := g.procArgs(hold)
 	procs := make([]*Proc, g.cfg.Procs)
 	errs := make([]error, g.cfg.Procs)
 	var wg sync.WaitGroup
 	for i := range procs {
-		wg.Go(func() { procs[i], errs[i] = g.startProc(ctx, args, timeout) })
+		wg.Go(func() { procs[i], errs[i] = g.startProc(ctx, hold) })
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		for _, p := range procs {
 			if p != nil {
-				p.Kill()
+				p.stop(syscall.SIGKILL)
 				p.Wait()
 			}
 		}
@@ -190,8 +192,7 @@ func (g *Group) RespawnProc(ctx context.Context, i int, hold time.Duration) erro
 	if !old.Exited() {
 		return ErrProcsRunning
 	}
-	args, timeout := g.procArgs(hold)
-	p, err := g.startProc(ctx, args, timeout)
+	p, err := g.startProc(ctx, hold)
 	if err != nil {
 		return err
 	}
@@ -209,29 +210,34 @@ func (g *Group) SignalProc(i int, sig os.Signal) error {
 	if i < 0 || i >= len(g.procs) {
 		return fmt.Errorf("target: no process %d in a group of %d", i, len(g.procs))
 	}
-	return g.procs[i].Signal(sig)
+	return g.procs[i].stop(sig)
 }
 
-// procArgs returns a process's command line for the given hold and how
-// long to wait for its ready line.
-func (g *Group) procArgs(hold time.Duration) (args []string, timeout time.Duration) {
+// startProc starts one process with the given hold and waits for its
+// ready line; it watches the process for an exit nobody asked for.
+func (g *Group) startProc(ctx context.Context, hold time.Duration) (*Proc, error) {
 	cfg := g.cfg.Config
 	cfg.Addr, cfg.Hold = g.addr, hold
-	args = append(append([]string(nil), g.cfg.Args...), cfg.Flags()...)
-	args = append(args, "--procs=1", "--control-addr=127.0.0.1:0")
-	return args, g.cfg.ReadyTimeout + hold
-}
-
-// startProc starts one process and waits for its ready line.
-func (g *Group) startProc(ctx context.Context, args []string, timeout time.Duration) (*Proc, error) {
-	cmd := exec.Command(g.cfg.Exe, args...)
-	cmd.Env = append(append(os.Environ(), g.cfg.Env...), RetryLedgerEnv+"="+g.ledger)
-	cmd.Stderr = g.cfg.Stderr
-	c, l, err := StartChild(ctx, "target", cmd, timeout)
+	c, l, err := g.cfg.Spawn(ctx, cfg, []string{RetryLedgerEnv + "=" + g.ledger}, g.cfg.ReadyTimeout+hold)
 	if err != nil {
 		return nil, err
 	}
-	return &Proc{PID: c.PID(), Control: "http://" + l.Control, Ready: l.T, Child: c, line: l}, nil
+	p := &Proc{PID: c.PID(), Control: "http://" + l.Control, Ready: l.T, Child: c, line: l}
+	if g.cfg.OnExit != nil {
+		go func() {
+			err := p.Wait()
+			if !p.stopping.Load() {
+				g.cfg.OnExit(p, err)
+			}
+		}()
+	}
+	return p, nil
+}
+
+// stop marks the process as stopped by the group, then sends sig.
+func (p *Proc) stop(sig os.Signal) error {
+	p.stopping.Store(true)
+	return p.Signal(sig)
 }
 
 // Stats returns the process's counters from its control API.
@@ -270,7 +276,7 @@ func (p *Proc) Reject(ctx context.Context, status int, retryAfter, d time.Durati
 func (g *Group) Signal(sig os.Signal) error {
 	var errs []error
 	for _, p := range g.Procs() {
-		errs = append(errs, p.Signal(sig))
+		errs = append(errs, p.stop(sig))
 	}
 	return errors.Join(errs...)
 }
@@ -408,6 +414,9 @@ func rejectParams(status int, retryAfter, d time.Duration) url.Values {
 // Shutdown asks every process to shut down (see Server.Shutdown) and
 // returns at once; Wait waits for the exits.
 func (g *Group) Shutdown(ctx context.Context, mode ShutdownMode) error {
+	for _, p := range g.Procs() {
+		p.stopping.Store(true)
+	}
 	return g.post(ctx, "/shutdown", url.Values{"mode": {mode.String()}})
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"os"
 	"syscall"
 	"testing"
 	"time"
@@ -17,13 +16,9 @@ import (
 // startGroup starts procs copies of this test binary as target processes.
 func startGroup(t *testing.T, procs int, cfg Config) *Group {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	g, err := StartGroup(ctx, GroupConfig{Exe: exe, Env: []string{"STAMPEDE_TARGET_CHILD=1"}, Procs: procs, Config: cfg})
+	g, err := StartGroup(ctx, GroupConfig{Spawn: testSpawner(t), Procs: procs, Config: cfg})
 	if err != nil {
 		t.Fatalf("StartGroup: %v", err)
 	}
@@ -127,12 +122,44 @@ func TestGroupControl(t *testing.T) {
 
 // A child that dies before its ready line fails StartGroup.
 func TestGroupChildFails(t *testing.T) {
-	exe, _ := os.Executable()
-	_, err := StartGroup(context.Background(), GroupConfig{
-		Exe: exe, Env: []string{"STAMPEDE_TARGET_CHILD=1"}, Args: []string{"--no-such-flag"},
-		Stderr: io.Discard,
-	})
+	_, err := StartGroup(context.Background(), GroupConfig{Spawn: testSpawner(t, "--fail")})
 	if err == nil {
 		t.Fatal("StartGroup succeeded with a failing child")
+	}
+}
+
+// OnExit hears of a process that exits when the group did not stop it (a
+// SIGKILL from outside), and not of one the group signalled.
+func TestGroupOnExit(t *testing.T) {
+	exits := make(chan int, 4)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	g, err := StartGroup(ctx, GroupConfig{Spawn: testSpawner(t), Procs: 2,
+		OnExit: func(p *Proc, err error) { exits <- p.PID }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	victim := g.Procs()[1]
+	if err := syscall.Kill(victim.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case pid := <-exits:
+		if pid != victim.PID {
+			t.Fatalf("OnExit for %d; want the killed %d", pid, victim.PID)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no OnExit for a process killed from outside")
+	}
+	if err := g.SignalProc(0, syscall.SIGUSR1); err != nil {
+		t.Fatal(err)
+	}
+	g.Procs()[0].Wait()
+	g.Close()
+	select {
+	case pid := <-exits:
+		t.Fatalf("OnExit for %d, which the group stopped", pid)
+	case <-time.After(200 * time.Millisecond):
 	}
 }

@@ -410,8 +410,4 @@ func TestProtocolConfig(t *testing.T) {
 			t.Errorf("%s: Validate = %v, want a *ConfigError", tc.name, tc.err)
 		}
 	}
-	got := strings.Join(Config{Store: "file:///s", NoDedupe: true, Retention: 7}.Flags(), " ")
-	if want := "--store=file:///s --no-dedupe --retention=7"; got != want {
-		t.Fatalf("Flags = %q, want %q", got, want)
-	}
 }

@@ -46,11 +46,8 @@ type RunConfig struct {
 	// Procs is the number of server processes; above 1, Run starts a Group
 	// of child processes on one port and controls them. Default 1.
 	Procs int
-	// Exe is the program the children run. Default: this executable.
-	Exe string
-	// ChildArgs are the children's arguments before the flags that carry
-	// Server. Default ["target"] (the stampede subcommand).
-	ChildArgs []string
+	// Spawn starts one child process, with Procs > 1. Required then.
+	Spawn Spawner
 	// Stdout receives the ready line. Default os.Stdout.
 	Stdout io.Writer
 	// Signals delivers the signals that stop the process: SIGUSR1 shuts
@@ -137,17 +134,7 @@ func Run(ctx context.Context, rc RunConfig) error {
 
 // runGroup runs Procs child processes as a Group and controls them.
 func runGroup(ctx context.Context, rc RunConfig) error {
-	if rc.Exe == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return fmt.Errorf("target: find own executable for --procs: %w", err)
-		}
-		rc.Exe = exe
-	}
-	if rc.ChildArgs == nil {
-		rc.ChildArgs = []string{"target"}
-	}
-	g, err := StartGroup(ctx, GroupConfig{Exe: rc.Exe, Args: rc.ChildArgs, Procs: rc.Procs, Config: rc.Server})
+	g, err := StartGroup(ctx, GroupConfig{Spawn: rc.Spawn, Procs: rc.Procs, Config: rc.Server})
 	if err != nil {
 		return err
 	}

@@ -5,59 +5,69 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gobwas/ws"
 	"github.com/gobwas/ws/wsutil"
+
+	"github.com/stampede-dev/stampede/childproc"
 )
 
 // TestMain doubles as a `stampede target` child process, so Group tests
 // start real processes without building the stampede binary.
 func TestMain(m *testing.M) {
 	if os.Getenv("STAMPEDE_TARGET_CHILD") == "1" {
-		os.Exit(runChild(os.Args[1:]))
+		if len(os.Args) > 1 && os.Args[1] == "--fail" {
+			os.Exit(3)
+		}
+		os.Exit(runChild())
 	}
 	os.Exit(m.Run())
 }
 
-// runChild parses the flags a Group passes (Config.Flags, --procs,
-// --control-addr), as the stampede CLI does, and runs the target.
-func runChild(args []string) int {
-	var rc RunConfig
-	c := &rc.Server
-	fs := flag.NewFlagSet("target", flag.ContinueOnError)
-	fs.StringVar(&c.Addr, "addr", "", "")
-	fs.IntVar(&c.Backlog, "backlog", 0, "")
-	fs.Float64Var(&c.AcceptRate, "accept-rate", 0, "")
-	fs.IntVar(&c.AcceptBurst, "accept-burst", 0, "")
-	fs.DurationVar(&c.HandshakeCost, "handshake-cost", 0, "")
-	fs.DurationVar(&c.HandshakeTimeout, "handshake-timeout", 0, "")
-	fs.BoolVar(&c.TLS, "tls", false, "")
-	fs.StringVar(&c.CertFile, "cert", "", "")
-	fs.StringVar(&c.KeyFile, "key", "", "")
-	fs.IntVar(&c.MaxConns, "max-conns", 0, "")
-	fs.DurationVar(&c.RejectRetryAfter, "reject-retry-after", 0, "")
-	fs.DurationVar(&c.Hold, "hold", 0, "")
-	fs.StringVar(&c.Store, "store", "", "")
-	fs.BoolVar(&c.NoDedupe, "no-dedupe", false, "")
-	fs.IntVar(&c.Retention, "retention", 0, "")
-	fs.IntVar(&rc.Procs, "procs", 1, "")
-	fs.StringVar(&rc.ControlAddr, "control-addr", "", "")
-	if err := fs.Parse(args); err != nil {
+// runChild is a group's process: it reads its plan (the server config)
+// from stdin, as `stampede agent` does, and runs the target.
+func runChild() int {
+	var p childPlan
+	if err := childproc.ReadPlan(os.Stdin, &p); err != nil {
+		fmt.Fprintln(os.Stderr, "child:", err)
 		return 2
 	}
-	if err := Run(context.Background(), rc); err != nil {
+	if err := Run(context.Background(), RunConfig{Server: p.Server}); err != nil {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		return 1
 	}
 	return 0
+}
+
+// childPlan is the plan these tests give a child.
+type childPlan struct {
+	Server Config `json:"server"`
+}
+
+// testSpawner starts this test binary as a group's process (TestMain runs
+// runChild in it); extra is added to its arguments (a bad one makes it
+// fail before its ready line).
+func testSpawner(t testing.TB, extra ...string) Spawner {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(ctx context.Context, cfg Config, env []string, timeout time.Duration) (*childproc.Child, ReadyLine, error) {
+		cmd := exec.Command(exe, extra...)
+		cmd.Env = append(append(os.Environ(), env...), "STAMPEDE_TARGET_CHILD=1")
+		cmd.Stderr = os.Stderr
+		var l ReadyLine
+		c, err := childproc.Start(ctx, "target", cmd, childPlan{Server: cfg}, &l, timeout)
+		return c, l, err
+	}
 }
 
 // startRun runs Run in this process and returns its ready line, the raw
@@ -163,12 +173,7 @@ func TestRunInvalid(t *testing.T) {
 // With Procs 2, Run starts a group of children (this test binary), prints
 // one ready line listing them, and forwards signals.
 func TestRunGroup(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("STAMPEDE_TARGET_CHILD", "1") // inherited by the children only
-	line, _, sigs, errc := startRun(t, RunConfig{Procs: 2, Exe: exe, ChildArgs: []string{}})
+	line, _, sigs, errc := startRun(t, RunConfig{Procs: 2, Spawn: testSpawner(t)})
 	if len(line.Children) != 2 || line.PID != os.Getpid() || line.Children[0].Addr != line.Addr {
 		t.Fatalf("ready line = %+v; want this process and 2 children on its addr", line)
 	}

@@ -1,11 +1,11 @@
-// Command stampede-worker is one loadgen worker process, speaking the
-// cluster protocol on stdin/stdout: what `stampede run`, `bench` and
-// `loadgen` start when a fleet needs several processes. It does what the
-// hidden `stampede worker` subcommand does, in a binary that links only the
-// loadgen: each worker process then costs about 7 MB of RSS instead of
-// about 16 MB, which matters when a 50,000-client fleet needs four of them.
-// The stampede binary uses it when it is installed beside it, and falls
-// back to `stampede worker` otherwise.
+// Command stampede-worker is a lean agent for loadgen shares, speaking the
+// agent protocol (docs/agent.md) on stdin/stdout: what `stampede run`,
+// `bench` and `loadgen` start for each loadgen share. It does what the
+// hidden `stampede agent` subcommand does, in a binary without the CLI,
+// the report and the metrics server: each loadgen process then costs less
+// RSS, which matters when a large fleet needs many of them. The stampede
+// binary uses it when it is installed beside it, and falls back to
+// `stampede agent` otherwise.
 package main
 
 import (
@@ -21,7 +21,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := cluster.Serve(ctx, cluster.NewStream(os.Stdin, os.Stdout, nil)); err != nil {
+	if err := cluster.Serve(ctx, cluster.NewStream(os.Stdin, os.Stdout, nil), cluster.AgentConfig{}); err != nil {
 		fmt.Fprintln(os.Stderr, "stampede-worker:", err)
 		os.Exit(1)
 	}

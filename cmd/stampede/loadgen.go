@@ -3,9 +3,6 @@ package main
 import (
 	"fmt"
 	"net/http"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -77,9 +74,9 @@ func loadgenAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	run := storm.FleetConfig{
+	run := storm.Config{
 		Fleet:            cfg,
-		Procs:            c.Int("loadgen-procs"),
+		LoadgenProcs:     c.Int("loadgen-procs"),
 		Duration:         c.Duration("duration"),
 		Out:              c.String("out"),
 		ProgressInterval: c.Duration("progress-interval"),
@@ -97,19 +94,11 @@ func loadgenAction(c *cli.Context) error {
 	if run.SLO, err = sloFlagValue(c); err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	res, err := storm.RunFleet(ctx, run)
-	if err != nil {
-		return flagError(err)
-	}
-	if n, last := res.Report.FirstConnects(); n > 0 && last > 0 {
-		fmt.Fprintf(c.App.Writer, "first connects: %d clients within %.3fs of the start (%.0f/s)\n", n, last.Seconds(), float64(n)/last.Seconds())
-	}
-	if err := res.Summary.WriteText(c.App.Writer); err != nil {
-		return err
-	}
-	return sloExit(res.Summary)
+	return runStorm(c, run, func(res *storm.Result) {
+		if n, last := res.Report.FirstConnects(); n > 0 && last > 0 {
+			fmt.Fprintf(c.App.Writer, "first connects: %d clients within %.3fs of the start (%.0f/s)\n", n, last.Seconds(), float64(n)/last.Seconds())
+		}
+	})
 }
 
 // loadgenConfig maps the flags to a loadgen.Config; a bad value gives an

@@ -2,12 +2,19 @@ package main
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/target"
 )
 
 func runLoadgen(t *testing.T, args ...string) (int, string, string) {
@@ -80,5 +87,95 @@ func TestLoadgenBadFlags(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want 2 and one line with %q", code, errOut, tc.want)
 			}
 		})
+	}
+}
+
+// TestLoadgenKernelCounters: a fleet against the bundled target with a
+// backlog of 1 that accepts nothing overflows its accept queue. The
+// summary's kernel figures are kernel.csv's last row (loadgen once left them
+// all zero while the CSV counted thousands), so listen_overflows==0 fails.
+// The counters are the namespace's: other programs only add to them.
+func TestLoadgenKernelCounters(t *testing.T) {
+	srv, err := target.Start(target.Config{Backlog: 1, Hold: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Shutdown(target.Abrupt) })
+	dir := t.TempDir()
+	// 20 SYNs on a queue of 2: the rest are dropped, and dropped again at
+	// each retransmit (about 1 s later on this kernel).
+	code, out, errOut := runLoadgen(t, "--url", srv.URL(), "--clients", "20", "--duration", "1500ms",
+		"--policy", "fixed:initial=100ms", "--progress", "0", "--out", dir, "--slo", "listen_overflows==0")
+	if code != 1 || !strings.Contains(errOut, "1 of 1 SLO(s) failed: listen_overflows==0") {
+		t.Errorf("exit %d, stderr %q; want 1 and the failed SLO", code, errOut)
+	}
+	sum, err := results.ReadSummary(filepath.Join(dir, results.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(dir, results.KernelFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(rows) < 2 || rows[0][1] != "ListenOverflows" {
+		t.Fatalf("kernel.csv: %v, %v", rows, err)
+	}
+	last := rows[len(rows)-1][1]
+	if got := strconv.FormatInt(sum.Kernel.ListenOverflows, 10); got != last || sum.Kernel.ListenOverflows <= 0 {
+		t.Errorf("summary ListenOverflows %s, kernel.csv's last row %s; want equal and above 0", got, last)
+	}
+	if want := fmt.Sprintf("kernel: ListenOverflows %d,", sum.Kernel.ListenOverflows); !strings.Contains(out, want) {
+		t.Errorf("output lacks %q:\n%s", want, out)
+	}
+}
+
+// TestLoadgenServerNeverBack: the server dies mid-run and never comes
+// back. The detected outage has no ready time; its refusals are outage
+// attempts, none is wasted; an R gate fails saying recovery never
+// happened (the outage was once ready at its own start, and every refusal
+// a wasted herd attempt).
+func TestLoadgenServerNeverBack(t *testing.T) {
+	srv, err := target.Start(target.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kill := time.AfterFunc(700*time.Millisecond, func() { srv.Shutdown(target.Abrupt) })
+	t.Cleanup(func() { kill.Stop(); srv.Shutdown(target.Abrupt) })
+	dir := t.TempDir()
+	code, out, errOut := runLoadgen(t, "--url", srv.URL(), "--clients", "10", "--duration", "2s",
+		"--policy", "fixed:initial=100ms", "--progress", "0", "--out", dir, "--slo", "r99<10s")
+	if code != 1 || !strings.Contains(errOut, "1 of 1 SLO(s) failed: r99<10s") {
+		t.Errorf("exit %d, stderr %q; want 1 and the failed SLO", code, errOut)
+	}
+	if want := "SLO r99<10s: FAIL (r99 = null: recovery never happened: the target was not ready again after event 0 (outage (detected) at "; !strings.Contains(out, want) {
+		t.Errorf("output lacks %q:\n%s", want, out)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, results.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Events []struct {
+			Kind   string   `json:"kind"`
+			ReadyS *float64 `json:"ready_s"`
+		} `json:"events"`
+		Recovery []struct {
+			ConnectedBefore int      `json:"connected_before"`
+			OutageAttempts  *uint64  `json:"outage_attempts"`
+			WastedAttempts  *uint64  `json:"wasted_attempts"`
+			R99S            *float64 `json:"r99_s"`
+		} `json:"recovery"`
+	}
+	if err := json.Unmarshal(b, &s); err != nil || len(s.Events) != 1 || len(s.Recovery) != 1 {
+		t.Fatalf("summary.json: %+v, %v; want one event", s, err)
+	}
+	e, r := s.Events[0], s.Recovery[0]
+	if e.Kind != "outage" || e.ReadyS != nil {
+		t.Errorf("event %+v; want an outage with ready_s null", e)
+	}
+	if r.ConnectedBefore != 10 || r.OutageAttempts == nil || *r.OutageAttempts == 0 || r.WastedAttempts != nil || r.R99S != nil {
+		t.Errorf("recovery %+v; want 10 connected before, outage attempts > 0, wasted and r99 null", r)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/stampede-dev/stampede/chaos"
+	"github.com/stampede-dev/stampede/cluster"
 )
 
 // proxyCmd is `stampede proxy`. Its flag names are also what
@@ -64,6 +65,10 @@ func proxyAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("proxy: finding the stampede binary: %w", err)
+	}
 	rc := chaos.ProxyRunConfig{
 		Proxy:       pc,
 		Procs:       c.Int("procs"),
@@ -71,6 +76,7 @@ func proxyAction(c *cli.Context) error {
 		Duration:    c.Duration("duration"),
 		Stdout:      c.App.Writer,
 		Log:         c.App.ErrWriter,
+		Spawn:       cluster.SpawnRelay(exe, []string{"agent"}, c.App.ErrWriter),
 	}
 	fault, err := chaos.ParseProxyFault(c.String("fault"))
 	if err != nil {

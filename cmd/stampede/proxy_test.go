@@ -4,36 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"net"
-	"net/netip"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/urfave/cli/v2"
-
-	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/target"
 )
-
-// The flags a ProxyGroup passes to its children (chaos.ProxyConfig.Flags)
-// parse back into the same ProxyConfig.
-func TestProxyFlagsRoundTrip(t *testing.T) {
-	want := chaos.ProxyConfig{
-		Listen: "127.0.0.1:7100", Upstream: "127.0.0.1:7200", Reactors: 2, Backlog: 512, MaxConns: 900,
-		ConnectTimeout: 1500 * time.Millisecond, SourceIP: netip.MustParseAddr("127.0.1.3"), Seed: 42, Proc: 3, KeepListening: true,
-	}
-	var got chaos.ProxyConfig
-	app := &cli.App{Commands: []*cli.Command{{
-		Name: "proxy", Flags: proxyCmd.Flags,
-		Action: func(c *cli.Context) (err error) { got, err = proxyConfig(c); return err },
-	}}}
-	if err := app.Run(append([]string{"stampede", "proxy"}, want.Flags()...)); err != nil {
-		t.Fatal(err)
-	}
-	if got != want {
-		t.Fatalf("round trip:\n got %+v\nwant %+v", got, want)
-	}
-}
 
 func TestProxyBadFlags(t *testing.T) {
 	tests := []struct {

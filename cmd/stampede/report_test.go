@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/results"
-	"github.com/stampede-dev/stampede/storm"
 	"github.com/stampede-dev/stampede/target"
 )
 
@@ -25,7 +24,7 @@ import (
 // decode to summary.json's percentiles; --slo passes; stampede report
 // renders it again and compares it.
 func TestReportRealRun(t *testing.T) {
-	port, err := storm.FreePort()
+	port, err := target.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}

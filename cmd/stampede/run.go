@@ -3,9 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -80,20 +78,7 @@ func runAction(c *cli.Context) error {
 	if err := cfg.Validate(); err != nil {
 		return flagError(err)
 	}
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	res, err := storm.Run(ctx, cfg)
-	err = flagError(err)
-	if res != nil {
-		if perr := res.Summary.WriteText(c.App.Writer); perr != nil {
-			return perr
-		}
-		fmt.Fprintf(c.App.Writer, "results: %s\n", cfg.Out)
-	}
-	if err != nil {
-		return err
-	}
-	return sloExit(res.Summary)
+	return runStorm(c, cfg, nil)
 }
 
 // stormConfig maps the flags shared by run and bench to a storm.Config.

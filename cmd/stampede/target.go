@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/stampede-dev/stampede/cluster"
 	"github.com/stampede-dev/stampede/target"
 )
 
@@ -63,6 +64,13 @@ func targetAction(c *cli.Context) error {
 		Procs:       c.Int("procs"),
 		Stdout:      c.App.Writer,
 		Exit:        os.Exit,
+	}
+	if rc.Procs > 1 {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("target: finding the stampede binary for --procs: %w", err)
+		}
+		rc.Spawn = cluster.SpawnServer(exe, []string{"agent"}, c.App.ErrWriter)
 	}
 	if err := rc.Validate(); err != nil {
 		return flagError(err)

@@ -13,32 +13,9 @@ import (
 
 	"github.com/gobwas/ws"
 	"github.com/gobwas/ws/wsutil"
-	"github.com/urfave/cli/v2"
 
 	"github.com/stampede-dev/stampede/target"
 )
-
-// The flags a Group passes to its children (target.Config.Flags) parse
-// back into the same Config.
-func TestTargetFlagsRoundTrip(t *testing.T) {
-	want := target.Config{
-		Addr: "[::1]:9000", Backlog: 16, AcceptRate: 2000.5, AcceptBurst: 3,
-		HandshakeCost: 2 * time.Millisecond, HandshakeTimeout: 3 * time.Second, TLS: true,
-		CertFile: "c.pem", KeyFile: "k.pem", MaxConns: 100, RejectRetryAfter: 1500 * time.Millisecond,
-		Hold: 5 * time.Second, Store: "file:///tmp/s", NoDedupe: true, Retention: 50,
-	}
-	var got target.Config
-	app := &cli.App{Commands: []*cli.Command{{
-		Name: "target", Flags: targetCmd.Flags,
-		Action: func(c *cli.Context) error { got = targetConfig(c); return nil },
-	}}}
-	if err := app.Run(append([]string{"stampede", "target"}, want.Flags()...)); err != nil {
-		t.Fatal(err)
-	}
-	if got != want {
-		t.Fatalf("round trip:\n got %+v\nwant %+v", got, want)
-	}
-}
 
 func TestTargetBadFlags(t *testing.T) {
 	tests := []struct {

@@ -1,4 +1,4 @@
-package storm
+package target
 
 import (
 	"errors"
@@ -32,11 +32,11 @@ func FreePort() (int, error) {
 	return 0, fmt.Errorf("no free port in %d-%d on 127.0.0.1; give --addr", portLow, portHigh)
 }
 
-// onFreePort calls start with a free loopback address ("127.0.0.1:PORT")
+// OnFreePort calls start with a free loopback address ("127.0.0.1:PORT")
 // until start does not fail with EADDRINUSE: a port found free can still be
 // taken before start binds it (another storm probing for a port, a test
 // running beside this one), so the bind itself is the test.
-func onFreePort(start func(addr string) error) error {
+func OnFreePort(start func(addr string) error) error {
 	var err error
 	for range 20 {
 		var port int

@@ -12,13 +12,13 @@ import (
 
 func init() {
 	register(&cli.Command{
-		Name:   "worker",
-		Usage:  "run one loadgen worker over stdin/stdout (started by run, bench and loadgen; not for direct use)",
+		Name:   "agent",
+		Usage:  "run one agent: a plan on stdin, messages on stdout (started by run, bench and loadgen; docs/agent.md)",
 		Hidden: true,
 		Action: func(c *cli.Context) error {
 			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return cluster.Serve(ctx, cluster.NewStream(os.Stdin, os.Stdout, nil))
+			return cluster.Serve(ctx, cluster.NewStream(os.Stdin, os.Stdout, nil), cluster.AgentConfig{})
 		},
 	})
 }

@@ -1,0 +1,158 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+)
+
+// ProgressInterval is how often an agent reports its live state.
+const ProgressInterval = time.Second
+
+// AgentConfig is what an agent process needs besides its transport.
+type AgentConfig struct {
+	// Exe and Args start a group's processes (server and relay roles);
+	// empty Exe means this executable with Args ["agent"].
+	Exe  string
+	Args []string
+	// Stdout receives the ready line of the server and relay roles (the
+	// transport's writing side). Default os.Stdout.
+	Stdout io.Writer
+	// Stderr receives a group's processes' stderr. Default os.Stderr.
+	Stderr io.Writer
+}
+
+// Serve runs one agent over t: it takes a plan, runs its role and returns
+// when the role is over (the run's end, a stop, or a closed transport:
+// an agent whose coordinator is gone stops at once) or ctx is done.
+func Serve(ctx context.Context, t Transport, cfg AgentConfig) error {
+	m, err := t.Recv()
+	if err != nil {
+		return fmt.Errorf("cluster: agent waiting for a plan: %w", err)
+	}
+	if m.Kind != KindPlan || m.Plan == nil {
+		return fail(t, m.Agent, fmt.Errorf("cluster: agent expected a plan, got %q", m.Kind))
+	}
+	if m.V != Version {
+		return fail(t, m.Agent, fmt.Errorf("cluster: plan of protocol version %d; this agent speaks %d", m.V, Version))
+	}
+	p := m.Plan
+	if err := p.Validate(); err != nil {
+		return fail(t, m.Agent, err)
+	}
+	if cfg.Stdout == nil {
+		cfg.Stdout = os.Stdout
+	}
+	if cfg.Stderr == nil {
+		cfg.Stderr = os.Stderr
+	}
+	if cfg.Exe == "" {
+		if cfg.Exe, err = os.Executable(); err != nil {
+			return fail(t, m.Agent, err)
+		}
+		cfg.Args = []string{"agent"}
+	}
+	a := &agent{t: t, id: m.Agent, plan: p, cfg: cfg}
+	switch p.Role {
+	case RoleLoadgen:
+		return a.loadgen(ctx)
+	case RoleTarget:
+		return a.target(ctx)
+	case RoleProxy:
+		return a.proxy(ctx)
+	case RoleServer:
+		return a.server(ctx)
+	default: // RoleRelay; Validate refused any other
+		return a.relay(ctx)
+	}
+}
+
+// agent is one running agent.
+type agent struct {
+	t    Transport
+	id   int
+	plan *Plan
+	cfg  AgentConfig
+}
+
+// send sends one message of this agent.
+func (a *agent) send(m Message) error {
+	m.V, m.Agent = Version, a.id
+	return a.t.Send(m)
+}
+
+// ready says the role is running.
+func (a *agent) ready(r Ready) error {
+	r.Host, _ = os.Hostname()
+	r.PID = os.Getpid()
+	return a.send(Message{Kind: KindReady, Ready: &r})
+}
+
+// fail tells the coordinator why the agent stopped and returns err.
+func fail(t Transport, id int, err error) error {
+	sendErr := t.Send(Message{V: Version, Kind: KindError, Agent: id, Error: err.Error()})
+	if sendErr != nil && !errors.Is(sendErr, io.ErrClosedPipe) {
+		return errors.Join(err, sendErr)
+	}
+	return err
+}
+
+// control serves a target or proxy group until the coordinator says stop
+// or goes away: each control request is handled by do (concurrently: a
+// restart takes seconds, a proxy fault may come meanwhile) and answered;
+// pids are reported every ProgressInterval. It returns after the final
+// message is sent.
+func (a *agent) control(ctx context.Context, do func(ctx context.Context, c *Control) Reply, pids func() []int) error {
+	msgs := make(chan Message)
+	recvErr := make(chan error, 1)
+	go func() {
+		for {
+			m, err := a.t.Recv()
+			if err != nil {
+				recvErr <- err
+				return
+			}
+			msgs <- m
+		}
+	}()
+	tick := time.NewTicker(ProgressInterval)
+	defer tick.Stop()
+	reqCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for {
+		select {
+		case m := <-msgs:
+			switch m.Kind {
+			case KindControl:
+				if m.Control == nil {
+					continue
+				}
+				c := m.Control
+				go func() {
+					r := do(reqCtx, c)
+					r.ID = c.ID
+					_ = a.send(Message{Kind: KindReply, Reply: &r})
+				}()
+			case KindStop:
+				return a.send(Message{Kind: KindFinal, Final: &Final{}})
+			}
+		case now := <-tick.C:
+			_ = a.send(Message{Kind: KindProgress, Progress: &Progress{At: now, PIDs: pids()}})
+		case <-recvErr:
+			return nil // the coordinator is gone: stop the role
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// replyErr is a Reply carrying err, if any.
+func replyErr(err error) Reply {
+	if err != nil {
+		return Reply{Error: err.Error()}
+	}
+	return Reply{}
+}

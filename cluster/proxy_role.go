@@ -1,0 +1,78 @@
+package cluster
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"time"
+
+	"github.com/stampede-dev/stampede/chaos"
+	"github.com/stampede-dev/stampede/childproc"
+	"github.com/stampede-dev/stampede/target"
+)
+
+// proxy runs a fault proxy group on a free port (or the plan's) and
+// applies the supervisor's fault sets to every process.
+func (a *agent) proxy(ctx context.Context) error {
+	pp := a.plan.Proxy
+	gc := chaos.ProxyGroupConfig{
+		Spawn:     SpawnRelay(a.cfg.Exe, a.cfg.Args, a.cfg.Stderr),
+		Procs:     max(1, pp.Procs),
+		Proxy:     pp.Config,
+		SourceIPs: pp.SourceIPs,
+	}
+	var g *chaos.ProxyGroup
+	start := func(addr string) (err error) {
+		gc.Proxy.Listen = addr
+		g, err = chaos.StartProxyGroup(ctx, gc)
+		return err
+	}
+	var err error
+	if pp.Config.Listen == "" {
+		err = target.OnFreePort(start)
+	} else {
+		err = start(pp.Config.Listen)
+	}
+	if err != nil {
+		return fail(a.t, a.id, err)
+	}
+	defer g.Close()
+	pids := func() []int {
+		var out []int
+		for _, p := range g.PIDs() {
+			out = append(out, int(p))
+		}
+		return out
+	}
+	if err := a.ready(Ready{Addr: g.Addr(), PIDs: pids()}); err != nil {
+		return err
+	}
+	return a.control(ctx, func(ctx context.Context, c *Control) Reply {
+		if c.Op != OpProxyFault || c.Fault == nil {
+			return Reply{Error: "a proxy cannot " + string(c.Op)}
+		}
+		return replyErr(g.Apply(ctx, *c.Fault))
+	}, pids)
+}
+
+// relay runs one process of a proxy group; its ready line goes to
+// cfg.Stdout, and it is controlled over its HTTP control API.
+func (a *agent) relay(ctx context.Context) error {
+	return chaos.RunProxy(ctx, chaos.ProxyRunConfig{Proxy: *a.plan.Relay, Stdout: a.cfg.Stdout})
+}
+
+// SpawnRelay returns the chaos.ProxySpawner that starts a proxy group's
+// process as `exe args...` (`stampede agent`) with a relay plan on its
+// stdin; its stderr goes to stderr.
+func SpawnRelay(exe string, args []string, stderr io.Writer) chaos.ProxySpawner {
+	return func(ctx context.Context, cfg chaos.ProxyConfig, timeout time.Duration) (*childproc.Child, target.ReadyLine, error) {
+		cmd := exec.Command(exe, args...)
+		cmd.Env = os.Environ()
+		cmd.Stderr = stderr
+		var l target.ReadyLine
+		plan := Message{V: Version, Kind: KindPlan, Plan: &Plan{Role: RoleRelay, Relay: &cfg}}
+		c, err := childproc.Start(ctx, "proxy group", cmd, plan, &l, timeout)
+		return c, l, err
+	}
+}

@@ -1,0 +1,116 @@
+package cluster
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"time"
+
+	"github.com/stampede-dev/stampede/chaos"
+	"github.com/stampede-dev/stampede/childproc"
+	"github.com/stampede-dev/stampede/target"
+)
+
+// target runs a target group: its processes on one port (a free one when
+// the plan names none), the chaos supervisor's requests applied to them,
+// and a crash event for every process that exits when nothing stopped it.
+func (a *agent) target(ctx context.Context) error {
+	tp := a.plan.Target
+	gc := target.GroupConfig{
+		Spawn:  SpawnServer(a.cfg.Exe, a.cfg.Args, a.cfg.Stderr),
+		Procs:  max(1, tp.Procs),
+		Config: tp.Config,
+		OnExit: func(p *target.Proc, err error) { a.crash(RoleTarget, p.PID, err) },
+	}
+	var g *target.Group
+	start := func(addr string) (err error) {
+		gc.Config.Addr = addr
+		g, err = target.StartGroup(ctx, gc)
+		return err
+	}
+	var err error
+	if tp.Config.Addr == "" {
+		err = target.OnFreePort(start)
+	} else {
+		err = start(tp.Config.Addr)
+	}
+	if err != nil {
+		return fail(a.t, a.id, err)
+	}
+	defer g.Close()
+	gt := chaos.NewGroupTarget(g, tp.Config.Backlog, tp.Config.AcceptRate)
+	pids := func() []int {
+		var out []int
+		for _, p := range g.Procs() {
+			if !p.Exited() {
+				out = append(out, p.PID)
+			}
+		}
+		return out
+	}
+	if err := a.ready(Ready{Addr: g.Addr(), URL: g.URL(), PIDs: pids()}); err != nil {
+		return err
+	}
+	return a.control(ctx, func(ctx context.Context, c *Control) Reply {
+		return applyTarget(ctx, gt, c)
+	}, pids)
+}
+
+// applyTarget carries out one control request on the group.
+func applyTarget(ctx context.Context, gt *chaos.GroupTarget, c *Control) Reply {
+	switch c.Op {
+	case OpRestart:
+		if c.Restart == nil {
+			return Reply{Error: "restart without an event"}
+		}
+		res, err := gt.RestartSteps(ctx, *c.Restart)
+		r := replyErr(err)
+		r.Restarted = &res
+		return r
+	case OpStall:
+		return replyErr(gt.Stall(ctx, c.For))
+	case OpBacklog:
+		return replyErr(gt.SetBacklog(ctx, c.Backlog))
+	case OpAcceptRate:
+		return replyErr(gt.SetAcceptRate(ctx, c.Rate))
+	case OpReject:
+		return replyErr(gt.Reject(ctx, c.Status, c.RetryAfter, c.For))
+	case OpEarlyRetries:
+		n, err := gt.EarlyRetries(ctx)
+		r := replyErr(err)
+		r.EarlyRetries = n
+		return r
+	}
+	return Reply{Error: "a target cannot " + string(c.Op)}
+}
+
+// crash reports a process of the agent's group that exited unscheduled.
+func (a *agent) crash(role Role, pid int, err error) {
+	exit := "exit status 0"
+	if err != nil {
+		exit = err.Error()
+	}
+	_ = a.send(Message{Kind: KindEvent, Event: &Event{Kind: EventCrash, Role: role, PID: pid, Exit: exit, At: time.Now()}})
+}
+
+// server runs one process of a target group; its ready line goes to
+// cfg.Stdout, and it is controlled over its HTTP control API and signals.
+func (a *agent) server(ctx context.Context) error {
+	return target.Run(ctx, target.RunConfig{Server: *a.plan.Server, Stdout: a.cfg.Stdout, Exit: os.Exit})
+}
+
+// SpawnServer returns the target.Spawner that starts a target group's
+// process as `exe args...` (`stampede agent`) with a server plan on its
+// stdin; its stderr goes to stderr.
+func SpawnServer(exe string, args []string, stderr io.Writer) target.Spawner {
+	return func(ctx context.Context, cfg target.Config, env []string, timeout time.Duration) (*childproc.Child, target.ReadyLine, error) {
+		cmd := exec.Command(exe, args...)
+		cmd.Env = append(os.Environ(), env...)
+		cmd.Stderr = stderr
+		var l target.ReadyLine
+		plan := Message{V: Version, Kind: KindPlan, Plan: &Plan{Role: RoleServer, Server: &cfg}}
+		c, err := childproc.Start(ctx, "target", cmd, plan, &l, timeout)
+		return c, l, err
+	}
+}
