@@ -81,7 +81,9 @@ func (iv *Intervals) Add(h IntervalHistogram) error {
 	return iv.add(intervalKey{h.Dist, h.Index}, p, h.Hdr)
 }
 
-// add merges p (encoded as enc) into the histogram of k.
+// add merges p (encoded as enc) into the histogram of k. p may be nil for
+// an encoding known to be good (one of this process's own): it is then
+// decoded only if k already holds a histogram.
 func (iv *Intervals) add(k intervalKey, p *hdrhistogram.PackedHistogram, enc string) error {
 	cur, ok := iv.hists[k]
 	if !ok {
@@ -91,6 +93,11 @@ func (iv *Intervals) add(k intervalKey, p *hdrhistogram.PackedHistogram, enc str
 	q, err := decodePacked(cur)
 	if err != nil {
 		return err
+	}
+	if p == nil {
+		if p, err = decodePacked(enc); err != nil {
+			return err
+		}
 	}
 	if dropped := q.Merge(p); dropped > 0 {
 		return fmt.Errorf("results: merging %s interval %d: %d values dropped", k.dist, k.index, dropped)

@@ -67,10 +67,16 @@ type decoded struct {
 }
 
 // NewStream returns a stream recording into rep, whose Intervals (created
-// with DefaultInterval if nil) give the interval length.
+// with DefaultInterval if nil) give the interval length; a nil histogram
+// of rep is made empty.
 func NewStream(rep *Report) *Stream {
 	if rep.Intervals == nil {
 		rep.Intervals = NewIntervals(DefaultInterval)
+	}
+	for d := range NumDists {
+		if h := rep.Hist(d); *h == nil {
+			*h = NewHistogram()
+		}
 	}
 	return &Stream{rep: rep, length: rep.Intervals.Length}
 }
@@ -184,8 +190,8 @@ func (s *Stream) DrainInto(a *Assembler, upTo time.Duration) error {
 	if !s.closed {
 		s.sealBefore(IntervalOf(upTo, s.length))
 	}
-	for _, ih := range s.pending {
-		if err := a.hists.Add(ih); err != nil {
+	for _, ih := range s.pending { // the stream's own encodings: decoded only to merge
+		if err := a.hists.add(intervalKey{ih.Dist, ih.Index}, nil, ih.Hdr); err != nil {
 			return err
 		}
 	}
