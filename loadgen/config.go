@@ -13,6 +13,7 @@ import (
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/connerr"
 	"github.com/stampede-dev/stampede/protocol"
+	"github.com/stampede-dev/stampede/results"
 )
 
 // Defaults applied to zero fields of a Config.
@@ -158,6 +159,13 @@ type Config struct {
 	// what the backoff policy says instead, as a client that does not
 	// honour the header would (the target counts their early retries).
 	NoRetryAfter bool `json:"no_retry_after,omitempty"`
+	// HistInterval is the length of the latency histograms' intervals on
+	// the run's time axis (the .hlog files' interval lines, the streamed
+	// interval histograms: docs/results.md "Streamed results"), a whole
+	// number of milliseconds from 100 ms; zero means
+	// results.DefaultInterval (1 s). Every process of a fleet must be
+	// given the same value.
+	HistInterval time.Duration `json:"hist_interval,omitempty"`
 
 	// OnRetry, if set, is called each time a client schedules a retry, on a
 	// reactor goroutine: it must be fast and safe for concurrent use. For
@@ -255,6 +263,8 @@ func (c Config) Validate() error {
 		return bad("Reactors", "must be within 0..%d, got %d", MaxReactors, c.Reactors)
 	case c.RetryAfterCap < 0:
 		return bad("RetryAfterCap", "must be >= 0, got %s", c.RetryAfterCap)
+	case c.HistInterval != 0 && (c.HistInterval < results.Tick || c.HistInterval%time.Millisecond != 0):
+		return bad("HistInterval", "must be a whole number of milliseconds from %s, got %s", results.Tick, c.HistInterval)
 	}
 	if err := c.Policy.Validate(); err != nil {
 		return err

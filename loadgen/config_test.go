@@ -53,6 +53,10 @@ func TestValidate(t *testing.T) {
 		{"rooms without stampede", func(c *Config) { c.Mode, c.Rooms = ModeEcho, 5 }, "Rooms"},
 		{"no resume without stampede", func(c *Config) { c.NoResume = true }, "NoResume"},
 		{"no retry queue without stampede", func(c *Config) { c.NoRetryQueue = true }, "NoRetryQueue"},
+		{"histogram intervals of 250 ms", func(c *Config) { c.HistInterval = 250 * time.Millisecond }, ""},
+		{"histogram intervals below a tick", func(c *Config) { c.HistInterval = 50 * time.Millisecond }, "HistInterval"},
+		{"histogram intervals not in ms", func(c *Config) { c.HistInterval = time.Second + time.Microsecond }, "HistInterval"},
+		{"negative histogram intervals", func(c *Config) { c.HistInterval = -time.Second }, "HistInterval"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := ok

@@ -7,6 +7,15 @@
 //	            ├─ reactor 1: ...                                   ─ Report 1 ─┼─ merged Report
 //	            └─ reactor R-1                                      ─ Report R-1┘
 //	Fleet.Stats <─ per-reactor atomic counters (no locks on the hot path)
+//	Fleet.Drain <─ per-reactor results.Stream (what is new since the last
+//	               drain, under the recorder's mutex) ─> bounded results.Pieces
+//
+// Each reactor records through a results.Stream into its Report: the
+// timeline per 100 ms, the latencies into the totals and into intervals of
+// Config.HistInterval (1 s) on the run's time axis. Fleet.Drain, safe from
+// any goroutine while the fleet runs, hands out what is complete, so a
+// worker streams its results in messages of at most 1 MiB
+// (docs/results.md "Streamed results").
 //
 // A client's life:
 //

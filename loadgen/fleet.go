@@ -105,7 +105,9 @@ func (f *Fleet) Run(ctx context.Context) (*results.Report, error) {
 	if f.cfg.Start.IsZero() {
 		f.cfg.Start = epoch
 		for _, r := range f.reactors {
+			r.rec.mu.Lock()
 			r.rec.rep.Start = epoch
+			r.rec.mu.Unlock()
 		}
 	}
 	if f.wss != nil {
@@ -142,14 +144,55 @@ func (f *Fleet) Run(ctx context.Context) (*results.Report, error) {
 	if runErr != nil {
 		return nil, runErr
 	}
-	rep := f.reactors[0].rec.rep
-	for _, r := range f.reactors[1:] {
+	// Merged into a new report: each reactor's stays its own, which its
+	// stream's last drain still reads.
+	rep := results.NewReport(f.cfg.Start, 0)
+	rep.Intervals = results.NewIntervals(f.cfg.HistInterval)
+	for _, r := range f.reactors {
+		if err := r.rec.close(); err != nil {
+			return nil, err
+		}
 		if err := rep.Merge(r.rec.rep); err != nil {
 			return nil, err
 		}
 	}
 	rep.Processes = 1
 	return rep, nil
+}
+
+// Drain returns what the fleet recorded since the last Drain that is
+// complete before offset upTo from the run's start (timeline buckets and
+// histogram intervals that end by upTo, and the message and stopped
+// tallies), as pieces whose JSON encoding is at most limit bytes
+// (results.DefaultPieceBytes if limit <= 0): what a worker streams to the
+// coordinator (docs/results.md "Streamed results"). It is safe to call from
+// any goroutine, before, during and after Run; what is recorded late into
+// a bucket or interval already drained comes with a later Drain. After Run
+// returns, Drain(results.End, limit) gives all that was not drained, so the
+// pieces of every Drain, merged (results.Assembler), are the report Run
+// returned: its timeline, histograms, intervals, messages and stopped
+// clients.
+func (f *Fleet) Drain(upTo time.Duration, limit int) ([]results.Piece, error) {
+	a := results.NewAssembler(f.cfg.HistInterval)
+	for _, r := range f.recorders() {
+		if err := r.drain(a, upTo); err != nil {
+			return nil, err
+		}
+	}
+	return a.Pieces(limit)
+}
+
+// recorders returns the fleet's recorders: one per reactor, or the wss
+// fleet's.
+func (f *Fleet) recorders() []*recorder {
+	if f.wss != nil {
+		return []*recorder{f.wss.rec}
+	}
+	rs := make([]*recorder, len(f.reactors))
+	for i, r := range f.reactors {
+		rs[i] = r.rec
+	}
+	return rs
 }
 
 // Stats returns a snapshot of the live counters; safe to call from any

@@ -7,6 +7,7 @@ import (
 	"github.com/gobwas/ws"
 
 	"github.com/stampede-dev/stampede/backoff"
+	"github.com/stampede-dev/stampede/results"
 )
 
 // handler is a message mode: what a connected client sends, and what it
@@ -98,7 +99,7 @@ func (m *echoMode) timer(r *reactor, j int32, at, now int64) {
 	// A client whose socket does not take its output skips messages
 	// rather than queueing them without bound.
 	if r.backedUp(j) {
-		r.rec.rep.Messages.Skipped++
+		r.rec.tally(func(m *results.Messages) { m.Skipped++ })
 		if m.owed[j] == noTime {
 			m.owed[j] = at
 		}

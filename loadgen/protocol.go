@@ -8,6 +8,7 @@ import (
 
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/protocol"
+	"github.com/stampede-dev/stampede/results"
 	"github.com/stampede-dev/stampede/results/track"
 )
 
@@ -150,7 +151,7 @@ func (h *stampedeMode) timer(r *reactor, j int32, at, now int64) {
 	// skipped before it (as in the echo mode), so a late timer or a
 	// backed-up socket counts in its scheduled round trip.
 	if r.backedUp(j) || len(m.queue) >= maxQueue {
-		r.rec.rep.Messages.Skipped++
+		r.rec.tally(func(m *results.Messages) { m.Skipped++ })
 		if m.owed == noTime {
 			m.owed = at
 		}
@@ -207,7 +208,7 @@ func (h *stampedeMode) data(r *reactor, j int32, hd ws.Header, payload []byte, n
 	if err := protocol.Decode(payload, f); err != nil {
 		// Skipped, not fatal: a resume would replay the same frame on
 		// every reconnect. What it should have delivered counts as lost.
-		r.rec.rep.Messages.BadFrames++
+		r.rec.tally(func(m *results.Messages) { m.BadFrames++ })
 		return
 	}
 	m := &h.m[j]
@@ -251,11 +252,11 @@ func (h *stampedeMode) data(r *reactor, j int32, hd ws.Header, payload []byte, n
 			return
 		}
 		m.last, m.through = max(m.last, f.Through), f.Through
-		r.rec.resumed(time.Duration(now - m.waitAt))
+		r.rec.resumed(now, time.Duration(now-m.waitAt))
 		h.sync(r, j, now)
 	case protocol.TypeResumeGap:
 		if h.isRoom(r, j, f.Room) {
-			r.rec.rep.Messages.ResumeGap++
+			r.rec.tally(func(m *results.Messages) { m.ResumeGap++ })
 		}
 	}
 }
@@ -283,7 +284,7 @@ func (h *stampedeMode) acked(r *reactor, j int32, n uint32, seq uint64, now int6
 		m.queue = nil
 	}
 	if p.resent && seq <= m.through {
-		r.rec.rep.Messages.DupSuppressed++
+		r.rec.tally(func(m *results.Messages) { m.DupSuppressed++ })
 	}
 	r.rec.acked(now, time.Duration(max(now-p.sent, 0)), time.Duration(max(now-p.due, 0)))
 }
@@ -297,7 +298,8 @@ func (h *stampedeMode) closed(r *reactor, j int32, _ int64) {
 	m := &h.m[j]
 	m.st = away
 	if h.cfg.NoRetryQueue && len(m.queue) > 0 {
-		r.rec.rep.Messages.UnackedDropped += uint64(len(m.queue))
+		n := uint64(len(m.queue))
+		r.rec.tally(func(m *results.Messages) { m.UnackedDropped += n })
 		m.queue = nil
 	}
 }

@@ -11,20 +11,24 @@ import (
 // acked records a message ACKed at offset at, rtt after it was last sent
 // and fromDue after it was first scheduled to be sent.
 func (r *recorder) acked(at int64, rtt, fromDue time.Duration) {
-	b := r.rep.Timeline.At(time.Duration(at))
+	r.mu.Lock()
+	b := r.st.At(time.Duration(at))
 	b.MsgAcked++
 	b.RecordRTT(rtt)
 	r.rep.Messages.Acked++
-	results.RecordLatency(r.rep.RTT, rtt)
-	results.RecordLatency(r.rep.RTTScheduled, max(fromDue, rtt))
+	r.st.Record(results.DistRTT, time.Duration(at), rtt)
+	r.st.Record(results.DistRTTScheduled, time.Duration(at), max(fromDue, rtt))
+	r.mu.Unlock()
 	r.cnt.msgAcked.Add(1)
 }
 
 // retried records a message resent after a reconnect.
-func (r *recorder) retried() { r.rep.Messages.Retried++ }
+func (r *recorder) retried() { r.tally(func(m *results.Messages) { m.Retried++ }) }
 
-// resumed records a resume answered d after it was sent.
-func (r *recorder) resumed(d time.Duration) {
+// resumed records a resume answered at offset at, d after it was sent.
+func (r *recorder) resumed(at int64, d time.Duration) {
+	r.mu.Lock()
 	r.rep.Messages.Resumed++
-	results.RecordLatency(r.rep.Resume, d)
+	r.st.Record(results.DistResume, time.Duration(at), d)
+	r.mu.Unlock()
 }

@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -8,11 +9,19 @@ import (
 	"github.com/stampede-dev/stampede/results"
 )
 
-// recorder is one reactor's record of the run: a results.Report only its
-// goroutine writes (merged after the run, so no locks) and live counters
-// that Fleet.Stats reads (atomics on the reactor's own cache lines).
+// recorder is one reactor's record of the run: a results.Report and the
+// results.Stream that records into it, and live counters that Fleet.Stats
+// reads (atomics on the reactor's own cache lines).
+//
+// The reactor's goroutine (or a wss client's) records; Fleet.Drain takes
+// what was recorded since its last call from another goroutine while the
+// fleet runs. mu serialises the two: every method that writes rep or st
+// holds it, and so does drain. It is uncontended but for the drain once a
+// second.
 type recorder struct {
+	mu  sync.Mutex
 	rep *results.Report
+	st  *results.Stream
 	cnt *counters
 }
 
@@ -32,13 +41,42 @@ type counters struct {
 	_            [64]byte
 }
 
-func newRecorder(start time.Time, clients int) *recorder {
-	return &recorder{rep: results.NewReport(start, clients), cnt: &counters{}}
+// newRecorder returns a recorder of clients clients for a run that starts
+// at start, with histogram intervals of interval (results.DefaultInterval
+// if zero).
+func newRecorder(start time.Time, clients int, interval time.Duration) *recorder {
+	rep := results.NewReport(start, clients)
+	rep.Intervals = results.NewIntervals(interval)
+	return &recorder{rep: rep, st: results.NewStream(rep), cnt: &counters{}}
+}
+
+// drain moves into a what was recorded since the last drain and is
+// complete before offset upTo (results.Stream.DrainInto).
+func (r *recorder) drain(a *results.Assembler, upTo time.Duration) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.st.DrainInto(a, upTo)
+}
+
+// close ends recording: the report is complete afterwards.
+func (r *recorder) close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.st.Close()
+}
+
+// tally changes the report's message counters with fn.
+func (r *recorder) tally(fn func(m *results.Messages)) {
+	r.mu.Lock()
+	fn(&r.rep.Messages)
+	r.mu.Unlock()
 }
 
 // attempt records an attempt started at offset at.
 func (r *recorder) attempt(at int64) {
-	r.rep.Timeline.At(time.Duration(at)).Attempts++
+	r.mu.Lock()
+	r.st.At(time.Duration(at)).Attempts++
+	r.mu.Unlock()
 	r.cnt.attempts.Add(1)
 	r.cnt.inflight.Add(1)
 }
@@ -54,8 +92,10 @@ func (r *recorder) success(id uint32, start, at, downAt int64) {
 // upgraded records an attempt started at start that got its 101 at offset
 // at: a success, with its connect latency.
 func (r *recorder) upgraded(start, at int64) {
-	r.rep.Timeline.At(time.Duration(at)).Successes++
-	results.RecordLatency(r.rep.Connect, time.Duration(at-start))
+	r.mu.Lock()
+	r.st.At(time.Duration(at)).Successes++
+	r.st.Record(results.DistConnect, time.Duration(at), time.Duration(at-start))
+	r.mu.Unlock()
 	r.cnt.successes.Add(1)
 	r.cnt.inflight.Add(-1)
 	r.cnt.connected.Add(1)
@@ -64,15 +104,19 @@ func (r *recorder) upgraded(start, at int64) {
 // up records client id up at offset at: its Up transition and, when it
 // had lost a connection at downAt (not noTime), its time to recover.
 func (r *recorder) up(id uint32, at, downAt int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.rep.Transitions = append(r.rep.Transitions, results.Transition{Client: id, At: time.Duration(at), Up: true})
 	if downAt != noTime {
-		results.RecordLatency(r.rep.TTR, time.Duration(at-downAt))
+		r.st.Record(results.DistTTR, time.Duration(at), time.Duration(at-downAt))
 	}
 }
 
 // failure records an attempt that failed at offset at.
 func (r *recorder) failure(class connerr.Class, at int64) {
-	r.rep.Timeline.At(time.Duration(at)).Failures[class]++
+	r.mu.Lock()
+	r.st.At(time.Duration(at)).Failures[class]++
+	r.mu.Unlock()
 	r.cnt.failures[class].Add(1)
 	r.cnt.inflight.Add(-1)
 }
@@ -87,7 +131,9 @@ func (r *recorder) disconnect(id uint32, class connerr.Class, at int64) {
 // ended records an established connection (one that got its 101) ending
 // at offset at, with class.
 func (r *recorder) ended(class connerr.Class, at int64) {
-	r.rep.Timeline.At(time.Duration(at)).Disconnects[class]++
+	r.mu.Lock()
+	r.st.At(time.Duration(at)).Disconnects[class]++
+	r.mu.Unlock()
 	r.cnt.disconnects[class].Add(1)
 	r.cnt.connected.Add(-1)
 }
@@ -95,12 +141,16 @@ func (r *recorder) ended(class connerr.Class, at int64) {
 // down records client id's Down transition at offset at; only a client
 // recorded up goes down, so each client's transitions alternate.
 func (r *recorder) down(id uint32, at int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.rep.Transitions = append(r.rep.Transitions, results.Transition{Client: id, At: time.Duration(at)})
 }
 
 // stop records a client giving up after a failure of class, with its last
 // error's text.
 func (r *recorder) stop(class connerr.Class, lastErr string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if r.rep.Stopped == nil {
 		r.rep.Stopped = map[string]results.Stopped{}
 	}
@@ -115,8 +165,10 @@ func (r *recorder) stop(class connerr.Class, lastErr string) {
 
 // sent records a message sent at offset at.
 func (r *recorder) sent(at int64) {
-	r.rep.Timeline.At(time.Duration(at)).MsgSent++
+	r.mu.Lock()
+	r.st.At(time.Duration(at)).MsgSent++
 	r.rep.Messages.Sent++
+	r.mu.Unlock()
 	r.cnt.msgSent.Add(1)
 }
 
@@ -124,12 +176,15 @@ func (r *recorder) sent(at int64) {
 // rtt from its actual send and fromDue from its scheduled send (both 0
 // when not measured).
 func (r *recorder) delivered(at int64, rtt, fromDue time.Duration) {
-	r.rep.Timeline.At(time.Duration(at)).MsgDelivered++
+	r.mu.Lock()
+	b := r.st.At(time.Duration(at))
+	b.MsgDelivered++
 	r.rep.Messages.Delivered++
 	if rtt > 0 {
-		results.RecordLatency(r.rep.RTT, rtt)
-		results.RecordLatency(r.rep.RTTScheduled, max(fromDue, rtt))
-		r.rep.Timeline.At(time.Duration(at)).RecordRTT(rtt)
+		r.st.Record(results.DistRTT, time.Duration(at), rtt)
+		r.st.Record(results.DistRTTScheduled, time.Duration(at), max(fromDue, rtt))
+		b.RecordRTT(rtt)
 	}
+	r.mu.Unlock()
 	r.cnt.msgDelivered.Add(1)
 }

@@ -100,6 +100,8 @@ func (b bitset) has(i uint32) bool {
 // for an ACK into its report, at the end of the run while the clients'
 // states are still those of the end.
 func (h *stampedeMode) finish(r *reactor) {
+	r.rec.mu.Lock() // a drain may be reading the report
+	defer r.rec.mu.Unlock()
 	msgs := &r.rec.rep.Messages
 	rec := &track.Record{Rooms: make(map[string]*track.Room, len(h.rooms))}
 	for k, l := range h.rooms {

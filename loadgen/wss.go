@@ -40,7 +40,7 @@ type wssFleet struct {
 }
 
 func newWSSFleet(f *Fleet) *wssFleet {
-	return &wssFleet{f: f, rec: newRecorder(f.cfg.Start, f.cfg.Clients), gate: make(chan struct{}, f.cfg.MaxInflight)}
+	return &wssFleet{f: f, rec: newRecorder(f.cfg.Start, f.cfg.Clients, f.cfg.HistInterval), gate: make(chan struct{}, f.cfg.MaxInflight)}
 }
 
 func (w *wssFleet) now() int64 { return int64(time.Since(w.epoch)) + w.startOff }
@@ -54,7 +54,9 @@ func (w *wssFleet) record(fn func(*recorder)) {
 
 func (w *wssFleet) run(ctx context.Context, epoch time.Time) (*results.Report, error) {
 	w.epoch, w.startOff = epoch, int64(epoch.Sub(w.f.cfg.Start))
+	w.rec.mu.Lock()
 	w.rec.rep.Start = w.f.cfg.Start
+	w.rec.mu.Unlock()
 	var wg sync.WaitGroup
 	for i := 0; i < w.f.cfg.Clients; i++ {
 		wg.Add(1)
@@ -64,6 +66,9 @@ func (w *wssFleet) run(ctx context.Context, epoch time.Time) (*results.Report, e
 		}()
 	}
 	wg.Wait()
+	if err := w.rec.close(); err != nil {
+		return nil, err
+	}
 	return w.rec.rep, nil
 }
 

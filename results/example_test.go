@@ -42,3 +42,44 @@ func ExampleSummarize() {
 	// policy               event     recovered  R99 s  R100 s  peak/100ms  peak:mean  wasted/client  outage/client  ListenOverflows
 	// fixed:initial=500ms  0:outage  4/4        1.50   1.50    2           4.0        1.00           0.25           0
 }
+
+// A worker's reactor records into a Stream; a progress loop drains what is
+// complete while the run goes, the last drain takes the rest; the
+// coordinator assembles the pieces into the run's report, the .hlog files'
+// intervals included.
+func ExampleStream() {
+	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	rep := results.NewReport(start, 2)
+	s := results.NewStream(rep)
+	for i, ms := range []int{120, 480, 1300, 2750} {
+		at := time.Duration(ms) * time.Millisecond
+		s.At(at).Successes++
+		s.Record(results.DistConnect, at, time.Duration(10*(i+1))*time.Millisecond)
+	}
+	var wire []results.Piece
+	during, _ := s.Drain(2 * time.Second) // buckets and intervals that end by 2 s
+	wire = append(wire, during...)
+	_ = s.Close()                   // the run is over
+	rest, _ := s.Drain(results.End) // everything else
+	wire = append(wire, rest...)
+
+	a := results.NewAssembler(time.Second)
+	for _, p := range wire {
+		if err := a.Add(p); err != nil {
+			fmt.Println(err)
+		}
+	}
+	got, _ := a.Report(start, 2, 1)
+	fmt.Printf("%d pieces during the run, %d after\n", len(during), len(rest))
+	for _, h := range got.Intervals.List() {
+		p, _ := got.Intervals.Packed(h.Dist, h.Index)
+		fmt.Printf("%s interval %d: %d values\n", h.Dist, h.Index, p.TotalCount())
+	}
+	fmt.Printf("connect p50 %.0f ms of %d, %d buckets\n", results.Percentiles(got.Connect).P50, got.Connect.TotalCount(), len(got.Timeline))
+	// Output:
+	// 2 pieces during the run, 2 after
+	// connect interval 0: 2 values
+	// connect interval 1: 1 values
+	// connect interval 2: 1 values
+	// connect p50 20 ms of 4, 28 buckets
+}

@@ -2,8 +2,10 @@ package results
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -118,5 +120,106 @@ func TestReadHistogramLogMergesIntervals(t *testing.T) {
 	}
 	if _, err := ReadHistogramLog(strings.NewReader("0.0,1.0,1.0,HISTnotbase64\n")); err == nil {
 		t.Error("a corrupt interval read without error")
+	}
+}
+
+// TestIntervalLogs: a 40 s run's logs hold one interval per second, with
+// their start and length, and hdrhistogram-go's reader merges them into
+// exactly the percentiles of summary.json.
+func TestIntervalLogs(t *testing.T) {
+	start := time.Date(2026, 11, 29, 12, 0, 0, 123e6, time.UTC)
+	rep := NewReport(start, 100)
+	s := NewStream(rep)
+	for i := range 4000 {
+		at := time.Duration(i) * 10 * time.Millisecond // 0 .. 39.99 s
+		s.Record(DistConnect, at, time.Duration(100+i*i%50_000)*time.Microsecond)
+		if i%3 == 0 {
+			s.Record(DistTTR, at, time.Duration(i)*time.Millisecond)
+		}
+	}
+	s.Record(DistRTT, 12500*time.Millisecond, 2*time.Millisecond)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sum := Summarize(Input{Report: rep, End: 40 * time.Second})
+	dir := t.TempDir()
+	if err := WriteHistogramLogs(dir, rep, 40*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	want := map[Dist]Latency{DistConnect: sum.LatencyMS.Connect, DistTTR: sum.LatencyMS.TTR, DistRTT: sum.LatencyMS.MessageRTT,
+		DistResume: sum.LatencyMS.Resume, DistRTTScheduled: sum.LatencyMS.MessageRTTScheduled}
+	for _, l := range HistogramLogs(rep) {
+		b, err := os.ReadFile(filepath.Join(dir, l.File))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The interval lines: start i s from the run's start, 1 s long.
+		var lines []string
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			if !strings.HasPrefix(line, "#") && !strings.HasPrefix(line, `"`) {
+				lines = append(lines, line)
+			}
+		}
+		if len(lines) != 40 {
+			t.Fatalf("%s: %d intervals, want 40", l.File, len(lines))
+		}
+		for i, line := range lines {
+			if p := fmt.Sprintf("%d.000000,1.000000,", i); !strings.HasPrefix(line, p) {
+				t.Errorf("%s: interval %d starts %q, want %q", l.File, i, line[:min(len(line), 30)], p)
+			}
+		}
+		lr := hdrhistogram.NewHistogramLogReader(bytes.NewReader(b))
+		merged := NewHistogram()
+		n := 0
+		for {
+			h, err := lr.NextIntervalHistogram()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h == nil {
+				break
+			}
+			if l.Dist == DistConnect && h.TotalCount() != 100 {
+				t.Errorf("connect interval %d holds %d values, want 100", n, h.TotalCount())
+			}
+			merged.Merge(h)
+			n++
+		}
+		if n != 40 || Percentiles(merged) != want[l.Dist] || !merged.Equals(*rep.Hist(l.Dist)) {
+			t.Errorf("%s: %d intervals merge to %+v, summary %+v", l.File, n, Percentiles(merged), want[l.Dist])
+		}
+	}
+	if sum.LatencyMS.Connect.Count != 4000 || sum.LatencyMS.TTR.Count != 1334 || sum.LatencyMS.MessageRTT.Count != 1 {
+		t.Errorf("summary counts %+v", sum.LatencyMS)
+	}
+}
+
+// TestIntervalLogLastCut: the interval the run ends in is cut at the
+// run's end; one recorded after the end is written whole.
+func TestIntervalLogLastCut(t *testing.T) {
+	iv := NewIntervals(time.Second)
+	h := NewHistogram()
+	RecordLatency(h, time.Millisecond)
+	for _, i := range []int{0, 3} {
+		if err := iv.Add(IntervalHistogram{Dist: DistTTR, Index: i, Hdr: encoded(t, h)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var b bytes.Buffer
+	if err := WriteIntervalLog(&b, "ttr", iv, DistTTR, time.Unix(1_800_000_000, 0), 2500*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+		if !strings.HasPrefix(line, "#") && !strings.HasPrefix(line, `"`) {
+			got = append(got, strings.Join(strings.Split(line, ",")[:3], ","))
+		}
+	}
+	want := []string{"0.000000,1.000000,0.001000", "1.000000,1.000000,0.000000", "2.000000,0.500000,0.000000", "3.000000,1.000000,0.001000"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("intervals %q, want %q", got, want)
+	}
+	if !strings.Contains(b.String(), "#stampede ttr latency in microseconds; interval max in seconds; one interval per 1s\n") {
+		t.Errorf("header:\n%s", b.String())
 	}
 }

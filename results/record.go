@@ -264,6 +264,12 @@ type Report struct {
 	RTTScheduled *hdrhistogram.Histogram `json:"-"`
 	// Resume is the resume latency (resume sent to resumed) in µs.
 	Resume *hdrhistogram.Histogram `json:"-"`
+	// Intervals holds the same five distributions per interval of the
+	// run's time axis (Intervals.Length, one second by default): what the
+	// .hlog files are written from. Merged, they equal the totals above;
+	// nil in a report of an older stampede, whose logs then get one
+	// interval for the whole run. See docs/results.md "Streamed results".
+	Intervals *Intervals `json:"intervals,omitempty"`
 	// Messages counts the message protocol's outcome.
 	Messages Messages `json:"messages"`
 	// Track is what the clients saw of the message protocol, per room and
@@ -284,16 +290,34 @@ func NewReport(start time.Time, clients int) *Report {
 		TTR:       NewHistogram(),
 		RTT:       NewHistogram(),
 		Resume:    NewHistogram(),
+		Intervals: NewIntervals(DefaultInterval),
 
 		RTTScheduled: NewHistogram(),
 	}
 }
 
 // Merge adds o into r: counters are summed, histograms merged (never
-// averaged), transitions appended. Both must share one Start.
+// averaged), transitions appended. Both must share one Start, and every
+// histogram the range and precision of NewHistogram (ErrHistogramConfig:
+// merging others would approximate).
 func (r *Report) Merge(o *Report) error {
 	if !o.Start.Equal(r.Start) {
 		return fmt.Errorf("results: merging reports of different starts: %s and %s", r.Start, o.Start)
+	}
+	for d := range NumDists {
+		if h := *o.Hist(d); h != nil {
+			if err := CheckHistogram(h); err != nil {
+				return fmt.Errorf("%w (%s)", err, d)
+			}
+		}
+	}
+	if o.Intervals != nil {
+		if r.Intervals == nil || r.Intervals.Len() == 0 && r.Intervals.Length != o.Intervals.Length {
+			r.Intervals = NewIntervals(o.Intervals.Length) // an empty report takes the first one's length
+		}
+		if err := r.Intervals.Merge(o.Intervals); err != nil {
+			return err
+		}
 	}
 	r.Clients += o.Clients
 	r.Processes += o.Processes

@@ -34,3 +34,33 @@ func TestMergeScheduledRTT(t *testing.T) {
 		t.Errorf("rtt count %d, want 2", got)
 	}
 }
+
+// TestMergeIntervals: an empty report takes the intervals' length of the
+// first report merged into it; one of another length is then refused
+// rather than mixed.
+func TestMergeIntervals(t *testing.T) {
+	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	worker := func(length time.Duration) *Report {
+		r := NewReport(start, 1)
+		r.Intervals = NewIntervals(length)
+		s := NewStream(r)
+		s.Record(DistConnect, 700*time.Millisecond, time.Millisecond)
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	merged := NewReport(start, 0)
+	for range 2 {
+		if err := merged.Merge(worker(500 * time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := merged.Intervals.Packed(DistConnect, 1)
+	if merged.Intervals.Length != 500*time.Millisecond || err != nil || p == nil || p.TotalCount() != 2 {
+		t.Errorf("merged intervals of %s: interval 1 %v (%v)", merged.Intervals.Length, p, err)
+	}
+	if err := merged.Merge(worker(time.Second)); err == nil {
+		t.Error("merged intervals of 1s into 500ms ones")
+	}
+}

@@ -19,6 +19,9 @@
 // a resend after a lost ACK) and delivered under both is one message
 // delivered twice, while receiving either copy means it was not lost.
 //
+// A Record crosses between processes in chunks of bounded size (Chunks),
+// which Merge puts together again in any order.
+//
 // It is a leaf package so results can hold a Record without importing the
 // loadgen.
 package track
@@ -89,10 +92,16 @@ type Client struct {
 	Recv Uints `json:"recv"`
 	// SameSeq counts deliveries of a seq the client had already received.
 	SameSeq uint64 `json:"same_seq"`
+	// Part marks one part of a client whose Recv was cut across chunks
+	// (Chunks): Merge unites the parts of one ID into one client, their
+	// Recv united and SameSeq summed.
+	Part bool `json:"part,omitempty"`
 }
 
 // Merge adds o into r. Rooms are united seq by seq; clients are appended
-// (each client lives in one process).
+// (each client lives in one process), but for the parts of one client cut
+// by Chunks, which are united. o is left as it was: a room new to r is
+// copied, so merging into it later does not change o's.
 func (r *Record) Merge(o *Record) {
 	if o == nil {
 		return
@@ -103,12 +112,35 @@ func (r *Record) Merge(o *Record) {
 	for name, or := range o.Rooms {
 		cur, ok := r.Rooms[name]
 		if !ok {
-			r.Rooms[name] = or
+			cp := *or // merge replaces the slices, never writes into them
+			r.Rooms[name] = &cp
 			continue
 		}
 		r.Conflicts += cur.merge(or)
 	}
-	r.Clients = append(r.Clients, o.Clients...)
+	var parts map[uint32]int // index in r.Clients of each client part
+	for _, c := range o.Clients {
+		if !c.Part {
+			r.Clients = append(r.Clients, c)
+			continue
+		}
+		if parts == nil {
+			parts = map[uint32]int{}
+			for i := range r.Clients {
+				if r.Clients[i].Part {
+					parts[r.Clients[i].ID] = i
+				}
+			}
+		}
+		if i, ok := parts[c.ID]; ok {
+			p := &r.Clients[i]
+			p.Recv = union(p.Recv, c.Recv)
+			p.SameSeq += c.SameSeq
+			continue
+		}
+		parts[c.ID] = len(r.Clients)
+		r.Clients = append(r.Clients, c)
+	}
 	r.Conflicts += o.Conflicts
 }
 

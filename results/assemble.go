@@ -1,0 +1,218 @@
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"time"
+
+	"github.com/stampede-dev/stampede/results/track"
+)
+
+// maxBucketIndex is the largest timeline bucket index a piece may carry (a
+// day of 100 ms buckets), so a corrupt piece cannot allocate without bound.
+const maxBucketIndex = 864_000
+
+// Assembler merges Pieces, from any number of workers and in any order,
+// into one run's results: the timeline, the per-interval histograms (kept
+// encoded, merged per interval) and the tallies. What it holds grows with
+// buckets and intervals, not with clients or workers. Workers use one too,
+// to gather a drain of several streams before cutting it into pieces.
+//
+//	worker:      Stream ─DrainInto─> Assembler ─Pieces─> []Piece ─(wire)─┐
+//	coordinator:                     Assembler <──────Add────────────────┘ ─Report─> Report
+//
+// An Assembler is not safe for concurrent use.
+type Assembler struct {
+	interval time.Duration
+	tl       span
+	hists    *Intervals
+	msgs     Messages
+	stopped  map[string]Stopped
+	track    *track.Record
+}
+
+// NewAssembler returns an empty assembler for histogram intervals of the
+// given length (DefaultInterval if zero).
+func NewAssembler(interval time.Duration) *Assembler {
+	iv := NewIntervals(interval)
+	return &Assembler{interval: iv.Length, hists: iv}
+}
+
+// Interval returns the length of the assembler's histogram intervals.
+func (a *Assembler) Interval() time.Duration { return a.interval }
+
+// Add merges a piece. A piece that is out of range, whose histograms do not
+// decode, are of another configuration (ErrHistogramConfig) or another
+// interval length is refused whole: nothing of it is merged.
+func (a *Assembler) Add(p Piece) error {
+	if b := p.Buckets; b != nil {
+		if b.First < 0 || b.First+len(b.Buckets) > maxBucketIndex+1 {
+			return fmt.Errorf("results: piece of buckets %d..%d out of range", b.First, b.First+len(b.Buckets))
+		}
+	}
+	var hs []decoded
+	if h := p.Histograms; h != nil {
+		if h.Interval != a.interval {
+			return fmt.Errorf("results: piece of %s histogram intervals, the run's are %s", h.Interval, a.interval)
+		}
+		hs = make([]decoded, 0, len(h.List))
+		for _, ih := range h.List {
+			if ih.Dist >= NumDists || ih.Index < 0 || ih.Index > MaxIntervalIndex {
+				return fmt.Errorf("results: interval histogram %s #%d out of range", ih.Dist, ih.Index)
+			}
+			d, err := decodePacked(ih.Hdr)
+			if err != nil {
+				return fmt.Errorf("%w (%s interval %d)", err, ih.Dist, ih.Index)
+			}
+			hs = append(hs, decoded{ih, d})
+		}
+	}
+	if p.Track != nil {
+		if err := p.Track.Validate(); err != nil {
+			return err
+		}
+	}
+	if b := p.Buckets; b != nil {
+		a.tl.add(b.First, b.Buckets)
+	}
+	for _, d := range hs {
+		if err := a.hists.add(intervalKey{d.Dist, d.Index}, d.p, d.Hdr); err != nil {
+			return err
+		}
+	}
+	if t := p.Tallies; t != nil {
+		a.msgs.Add(t.Messages)
+		addStopped(&a.stopped, t.Stopped)
+	}
+	a.addTrack(p.Track)
+	return nil
+}
+
+// addTrack merges a track record (or chunk) into the assembler's.
+func (a *Assembler) addTrack(t *track.Record) {
+	if t == nil {
+		return
+	}
+	if a.track == nil {
+		a.track = &track.Record{}
+	}
+	a.track.Merge(t)
+}
+
+// Pieces cuts everything the assembler holds into pieces whose JSON
+// encoding is at most limit bytes (DefaultPieceBytes if limit <= 0):
+// bucket ranges, histogram sets and one piece of tallies, in that order.
+// All-zero buckets at either end of the timeline are left out.
+func (a *Assembler) Pieces(limit int) ([]Piece, error) {
+	if limit <= 0 {
+		limit = DefaultPieceBytes
+	}
+	var out []Piece
+	first, tl := trim(a.tl.first, a.tl.b)
+	shell := func(p Piece) (int, error) { return p.Size() }
+	if len(tl) > 0 {
+		// The shell with the largest First of any piece bounds every
+		// piece's overhead.
+		over, err := shell(Piece{Buckets: &BucketRange{First: first + len(tl), Buckets: []Bucket{}}})
+		if err != nil {
+			return nil, err
+		}
+		err = pack(len(tl), over, limit, "a timeline bucket",
+			func(i int) any { return &tl[i] },
+			func(i, j int) { out = append(out, Piece{Buckets: &BucketRange{First: first + i, Buckets: tl[i:j:j]}}) })
+		if err != nil {
+			return nil, err
+		}
+	}
+	if list := a.hists.List(); len(list) > 0 {
+		over, err := shell(Piece{Histograms: &HistogramSet{Interval: a.interval, List: []IntervalHistogram{}}})
+		if err != nil {
+			return nil, err
+		}
+		err = pack(len(list), over, limit, "a histogram",
+			func(i int) any { return &list[i] },
+			func(i, j int) {
+				out = append(out, Piece{Histograms: &HistogramSet{Interval: a.interval, List: list[i:j:j]}})
+			})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if a.msgs != (Messages{}) || len(a.stopped) > 0 {
+		out = append(out, Piece{Tallies: &Tallies{Messages: a.msgs, Stopped: maps.Clone(a.stopped)}})
+	}
+	if a.track != nil {
+		over, err := shell(Piece{Track: &track.Record{}})
+		if err != nil {
+			return nil, err
+		}
+		chunks, err := a.track.Chunks(limit - over)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range chunks {
+			out = append(out, Piece{Track: c})
+		}
+	}
+	for i := range out { // the bound is a promise: check it
+		n, err := out[i].Size()
+		if err != nil {
+			return nil, err
+		}
+		if n > limit {
+			return nil, errPieceTooBig("a piece", n, limit)
+		}
+	}
+	return out, nil
+}
+
+// pack cuts n items into consecutive runs whose JSON array, inside a shell
+// of over bytes, fits limit, calling emit for each run [i, j).
+func pack(n, over, limit int, what string, item func(int) any, emit func(i, j int)) error {
+	start, size := 0, over
+	for i := 0; i < n; i++ {
+		b, err := json.Marshal(item(i))
+		if err != nil {
+			return err
+		}
+		k := len(b) + 1 // and its comma
+		if over+k > limit {
+			return errPieceTooBig(what, len(b), limit)
+		}
+		if size+k > limit {
+			emit(start, i)
+			start, size = i, over
+		}
+		size += k
+	}
+	emit(start, n)
+	return nil
+}
+
+// Report returns what was assembled as a Report of the run that started
+// at start: the timeline from bucket 0, the per-interval histograms, each
+// distribution's total as the merge of its intervals (exact, as
+// Intervals.Total), and the tallies. Clients and processes are the
+// caller's to say.
+func (a *Assembler) Report(start time.Time, clients, processes int) (*Report, error) {
+	r := NewReport(start, clients)
+	r.Processes = processes
+	if first, tl := trim(a.tl.first, a.tl.b); len(tl) > 0 {
+		r.Timeline = make(Timeline, first+len(tl))
+		copy(r.Timeline[first:], tl)
+	}
+	r.Intervals = NewIntervals(a.interval)
+	maps.Copy(r.Intervals.hists, a.hists.hists)
+	for d := range NumDists {
+		h, err := a.hists.Total(d)
+		if err != nil {
+			return nil, err
+		}
+		*r.Hist(d) = h
+	}
+	r.Messages = a.msgs
+	r.Stopped = maps.Clone(a.stopped)
+	r.Track = a.track
+	return r, nil
+}
