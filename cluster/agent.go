@@ -106,18 +106,7 @@ func fail(t Transport, id int, err error) error {
 // pids are reported every ProgressInterval. It returns after the final
 // message is sent.
 func (a *agent) control(ctx context.Context, do func(ctx context.Context, c *Control) Reply, pids func() []int) error {
-	msgs := make(chan Message)
-	recvErr := make(chan error, 1)
-	go func() {
-		for {
-			m, err := a.t.Recv()
-			if err != nil {
-				recvErr <- err
-				return
-			}
-			msgs <- m
-		}
-	}()
+	msgs, gone := a.receive()
 	tick := time.NewTicker(ProgressInterval)
 	defer tick.Stop()
 	reqCtx, cancel := context.WithCancel(ctx)
@@ -141,7 +130,7 @@ func (a *agent) control(ctx context.Context, do func(ctx context.Context, c *Con
 			}
 		case now := <-tick.C:
 			_ = a.send(Message{Kind: KindProgress, Progress: &Progress{At: now, PIDs: pids()}})
-		case <-recvErr:
+		case <-gone:
 			return nil // the coordinator is gone: stop the role
 		case <-ctx.Done():
 			return ctx.Err()

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/loadgen"
-	"github.com/stampede-dev/stampede/results"
 	"github.com/stampede-dev/stampede/target"
 )
 
@@ -38,68 +36,6 @@ func TestSplit(t *testing.T) {
 	// More workers than clients: one client each, no empty worker.
 	if n := len(Split(loadgen.Config{Clients: 2}, 5)); n != 2 {
 		t.Errorf("2 clients over 5 workers gave %d workers, want 2", n)
-	}
-}
-
-// TestWireReportRoundTrip: a report survives the JSON wire with its
-// histograms exact (HdrHistogram's own encoding), so a merge of workers is
-// a merge of histograms, never of percentiles.
-func TestWireReportRoundTrip(t *testing.T) {
-	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	r := results.NewReport(start, 3)
-	for _, d := range []time.Duration{time.Millisecond, 3 * time.Millisecond, 2 * time.Second} {
-		results.RecordLatency(r.Connect, d)
-	}
-	results.RecordLatency(r.TTR, 1500*time.Millisecond)
-	results.RecordLatency(r.RTT, 2*time.Millisecond)
-	results.RecordLatency(r.RTTScheduled, 2*time.Millisecond)
-	results.RecordLatency(r.RTTScheduled, 900*time.Millisecond)
-	r.Timeline.At(250 * time.Millisecond).Attempts = 7
-	r.Transitions = []results.Transition{{Client: 2, At: time.Second, Up: true}}
-	w, err := EncodeReport(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := json.Marshal(w)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var back WireReport
-	if err := json.Unmarshal(b, &back); err != nil {
-		t.Fatal(err)
-	}
-	got, err := back.Decode()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !got.Connect.Equals(r.Connect) || !got.TTR.Equals(r.TTR) || !got.RTT.Equals(r.RTT) || got.Resume.TotalCount() != 0 {
-		t.Errorf("histograms changed on the wire: connect %d/%d values", got.Connect.TotalCount(), r.Connect.TotalCount())
-	}
-	if !got.RTTScheduled.Equals(r.RTTScheduled) || got.RTTScheduled.TotalCount() != 2 {
-		t.Errorf("scheduled round trips changed on the wire: %d values", got.RTTScheduled.TotalCount())
-	}
-	if !got.Start.Equal(start) || got.Clients != 3 || len(got.Timeline) != 3 || got.Timeline[2].Attempts != 7 ||
-		len(got.Transitions) != 1 || got.Transitions[0] != r.Transitions[0] {
-		t.Errorf("report changed on the wire: %+v", got)
-	}
-	// A worker that predates the field sends no rtt_scheduled_hdr: its
-	// report decodes with an empty histogram, which merges.
-	var old map[string]any
-	if err := json.Unmarshal(b, &old); err != nil {
-		t.Fatal(err)
-	}
-	delete(old, "rtt_scheduled_hdr")
-	ob, _ := json.Marshal(old)
-	var ow WireReport
-	if err := json.Unmarshal(ob, &ow); err != nil {
-		t.Fatal(err)
-	}
-	og, err := ow.Decode()
-	if err != nil || og.RTTScheduled == nil || og.RTTScheduled.TotalCount() != 0 {
-		t.Fatalf("report without scheduled round trips: %v, %v", og, err)
-	}
-	if err := got.Merge(og); err != nil || got.RTTScheduled.TotalCount() != 2 {
-		t.Errorf("merge: %v, %d scheduled values", err, got.RTTScheduled.TotalCount())
 	}
 }
 

@@ -26,23 +26,27 @@ type Agent struct {
 	// Ready is what the agent said when it accepted the plan.
 	Ready Ready
 
-	index    int
-	co       *Coordinator
-	nextID   atomic.Uint64
-	mu       sync.Mutex
-	pending  map[uint64]chan Reply
-	pids     []int
-	readyc   chan error    // one value: nil on ready, else why not
-	final    chan finalMsg // one value: the final report, or why none came
-	gone     chan struct{} // closed when the agent's messages end
-	stopped  atomic.Bool   // the coordinator told it to stop
-	lostFlag atomic.Bool   // its messages ended before its final one
+	index   int
+	co      *Coordinator
+	nextID  atomic.Uint64
+	mu      sync.Mutex
+	pending map[uint64]chan Reply
+	pids    []int
+	readyc  chan error    // one value: nil on ready, else why not
+	final   chan finalMsg // one value: its part is over, or why it ended early
+	// partials are the recovery chunks received so far; recovered gets
+	// one value: nil when the last chunk came, else why it never will.
+	partials  []results.RecoveryPartial
+	recovered chan error
+	gone      chan struct{} // closed when the agent's messages end
+	stopped   atomic.Bool   // the coordinator told it to stop
+	lostFlag  atomic.Bool   // its messages ended before its final one
 }
 
-// finalMsg is how an agent's part of the run ended.
+// finalMsg is how an agent's part of the run ended: nil, or why it did not
+// end well.
 type finalMsg struct {
-	report *results.Report
-	err    error
+	err error
 }
 
 // Coordinator places agents, starts them on one barrier, relays control
@@ -68,6 +72,7 @@ type Coordinator struct {
 
 	mu     sync.Mutex
 	agents []*Agent
+	asm    *results.Assembler // the loadgens' pieces, merged as they come
 }
 
 // Defaults of Coordinator.
@@ -95,6 +100,14 @@ func (c *Coordinator) Place(a *Agent) error {
 	a.pending = map[uint64]chan Reply{}
 	a.readyc = make(chan error, 1)
 	a.final = make(chan finalMsg, 1)
+	a.recovered = make(chan error, 1)
+	if a.Plan.Loadgen != nil {
+		c.mu.Lock()
+		if c.asm == nil {
+			c.asm = results.NewAssembler(a.Plan.Loadgen.HistInterval)
+		}
+		c.mu.Unlock()
+	}
 	a.gone = make(chan struct{})
 	if a.Plan.Name == "" {
 		a.Plan.Name = a.Name
@@ -143,35 +156,28 @@ func (c *Coordinator) Start(duration time.Duration) (time.Time, error) {
 	return at, nil
 }
 
-// Collect waits for the final report of every loadgen agent and merges
-// them; when ctx ends first, the loadgens are told to stop and their
-// reports are still collected. A loadgen agent lost before its final
-// report is left out of the merge and its error returned among lost (the
-// run goes on without it). The merged report starts at start.
+// Collect waits until every loadgen agent said its part is over and
+// returns the merged report of every piece they streamed; when ctx ends
+// first, the loadgens are told to stop and their pieces are still
+// collected. A loadgen agent lost on the way is reported among lost; what
+// it streamed before is merged all the same (late pieces are merged,
+// never dropped). The merged report starts at start.
 func (c *Coordinator) Collect(ctx context.Context, start time.Time, duration time.Duration) (merged *results.Report, lost []error) {
 	now := c.Now
 	if now == nil {
 		now = time.Now
 	}
-	merged = results.NewReport(start, 0)
-	merged.Processes = 0
-	var loadgens []*Agent
-	for _, a := range c.Agents() {
-		if a.Plan.Role == RoleLoadgen {
-			loadgens = append(loadgens, a)
-		}
-	}
+	loadgens := c.loadgens()
 	wait := time.NewTimer(start.Add(duration).Sub(now()) + orDefault(c.FinalTimeout, DefaultFinalTimeout))
 	defer wait.Stop()
 	done := ctx.Done()
+	clients := 0
 	for _, a := range loadgens {
+		clients += a.Plan.Loadgen.Clients
 		for got := false; !got; {
 			select {
 			case f := <-a.final:
 				got = true
-				if f.err == nil {
-					f.err = merged.Merge(f.report)
-				}
 				if f.err != nil {
 					lost = append(lost, fmt.Errorf("%s: %w", a.Name, f.err))
 				}
@@ -184,12 +190,86 @@ func (c *Coordinator) Collect(ctx context.Context, start time.Time, duration tim
 				for _, l := range loadgens {
 					l.Stop()
 				}
-				lost = append(lost, fmt.Errorf("%s: no final report in time", a.Name))
+				lost = append(lost, fmt.Errorf("%s: no final message in time", a.Name))
 				got = true
 			}
 		}
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.asm == nil {
+		c.asm = results.NewAssembler(0)
+	}
+	merged, err := c.asm.Report(start, clients, len(loadgens))
+	if err != nil {
+		return results.NewReport(start, clients), append(lost, err)
+	}
 	return merged, lost
+}
+
+// Recover asks every loadgen agent still there for its share of each
+// event's recovery and returns the merged partials, one per event (events
+// in Start order, results.SortEvents). end is the run's end from its
+// start. An agent lost before it answered is left out and named in the
+// error; the partials of the others are returned all the same.
+func (c *Coordinator) Recover(ctx context.Context, events []results.Event, end time.Duration) ([]results.RecoveryPartial, error) {
+	times := make([]EventTimes, len(events))
+	for i, e := range events {
+		times[i] = EventTimes{Start: e.Start, End: e.End, Ready: e.Ready, NeverReady: e.NeverReady}
+	}
+	parts := make([]results.RecoveryPartial, len(events))
+	var errs []error
+	var asked []*Agent
+	for _, a := range c.loadgens() {
+		if a.Lost() {
+			continue
+		}
+		if err := a.send(Message{Kind: KindRecover, Recover: &Recover{Events: times, End: end}}); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", a.Name, err))
+			continue
+		}
+		asked = append(asked, a)
+	}
+	timer := time.NewTimer(orDefault(c.FinalTimeout, DefaultFinalTimeout))
+	defer timer.Stop()
+	for _, a := range asked {
+		select {
+		case err := <-a.recovered:
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", a.Name, err))
+				continue
+			}
+			a.mu.Lock()
+			parts = results.MergeRecoveryPartials(parts, a.partials)
+			a.mu.Unlock()
+		case <-timer.C:
+			errs = append(errs, fmt.Errorf("%s: no recovery figures in time", a.Name))
+		case <-ctx.Done():
+			return parts, ctx.Err()
+		}
+	}
+	return parts, errors.Join(errs...)
+}
+
+// loadgens returns the placed agents of role loadgen.
+func (c *Coordinator) loadgens() []*Agent {
+	var out []*Agent
+	for _, a := range c.Agents() {
+		if a.Plan.Role == RoleLoadgen {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// addPiece merges a loadgen's piece into the run's results.
+func (c *Coordinator) addPiece(p *results.Piece) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.asm == nil {
+		return errors.New("a results piece from an agent that is no loadgen")
+	}
+	return c.asm.Add(*p)
 }
 
 // StopAll tells every agent to stop and waits up to grace for each to
@@ -283,7 +363,7 @@ func (a *Agent) send(m Message) error {
 // read dispatches the agent's messages until they end.
 func (a *Agent) read() {
 	defer close(a.gone)
-	readied, finished := false, false
+	readied, finished, recovered := false, false, false
 	end := func(err error) {
 		if !readied {
 			a.readyc <- err
@@ -291,12 +371,18 @@ func (a *Agent) read() {
 		if !finished {
 			a.final <- finalMsg{err: err}
 		}
+		if !recovered {
+			a.recovered <- err
+		}
+		readied, finished, recovered = true, true, true
 	}
 	for {
 		m, err := a.Transport.Recv()
 		if err != nil {
 			if !finished {
 				err = a.lost(err)
+			} else if !recovered {
+				err = fmt.Errorf("gone before its recovery figures (%v)", err)
 			}
 			end(err)
 			return
@@ -337,18 +423,32 @@ func (a *Agent) read() {
 			if m.Event != nil && a.co.OnEvent != nil {
 				a.co.OnEvent(a, *m.Event)
 			}
-		case KindFinal:
-			f := finalMsg{}
-			if m.Final != nil && m.Final.Report != nil {
-				f.report, f.err = m.Final.Report.Decode()
-			} else if a.Plan.Role == RoleLoadgen {
-				f.err = errors.New("final message without a report")
+		case KindResults:
+			if m.Piece == nil {
+				continue
 			}
-			finished = true
-			a.final <- f
+			if err := a.co.addPiece(m.Piece); err != nil && !finished {
+				finished = true
+				a.final <- finalMsg{err: fmt.Errorf("refused a results piece: %w", err)}
+			}
+		case KindFinal:
+			if !finished {
+				finished = true
+				a.final <- finalMsg{}
+			}
+		case KindRecovery:
+			if m.Recovery == nil || recovered {
+				continue
+			}
+			a.mu.Lock()
+			a.partials = results.MergeRecoveryPartials(a.partials, m.Recovery.Partials)
+			a.mu.Unlock()
+			if m.Recovery.Last {
+				recovered = true
+				a.recovered <- nil
+			}
 		case KindError:
 			end(errors.New(m.Error))
-			readied, finished = true, true
 		}
 	}
 }

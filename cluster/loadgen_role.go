@@ -6,19 +6,33 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/loadgen"
+	"github.com/stampede-dev/stampede/results"
 )
+
+// maxReturns bounds the return counts of one recovery message: each is
+// well under 48 bytes of JSON, so a message stays under
+// results.MaxMessageBytes.
+const maxReturns = (results.MaxMessageBytes - 64<<10) / 48
 
 // loadgen runs a loadgen share: ready, wait for the start barrier, run the
 // fleet until the planned duration ends or the coordinator says stop (or
-// goes away), then send the final report.
+// goes away), streaming its results in bounded pieces every
+// ProgressInterval and the rest at the end; then answer the coordinator's
+// recovery request from its clients' transitions, which never leave this
+// process (docs/agent.md).
 func (a *agent) loadgen(ctx context.Context) error {
 	cfg := *a.plan.Loadgen
 	if err := a.ready(Ready{}); err != nil {
 		return err
 	}
-	m, err := a.t.Recv()
-	if err != nil {
-		return fmt.Errorf("cluster: agent %d waiting for start: %w", a.id, err)
+	msgs, gone := a.receive()
+	var m Message
+	select {
+	case m = <-msgs:
+	case <-gone:
+		return fmt.Errorf("cluster: agent %d: the coordinator went away before the start", a.id)
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 	if m.Kind == KindStop {
 		return nil
@@ -26,46 +40,141 @@ func (a *agent) loadgen(ctx context.Context) error {
 	if m.Kind != KindStart || m.Start == nil {
 		return fail(a.t, a.id, fmt.Errorf("cluster: agent %d expected start, got %q", a.id, m.Kind))
 	}
-	cfg.Start = m.Start.At
+	start := m.Start.At
+	cfg.Start = start
 	fleet, err := loadgen.New(cfg)
 	if err != nil {
 		return fail(a.t, a.id, err)
 	}
 
-	runCtx, cancel := context.WithDeadline(ctx, m.Start.At.Add(m.Start.Duration))
+	runCtx, cancel := context.WithDeadline(ctx, start.Add(m.Start.Duration))
 	defer cancel()
-	// The coordinator may stop the run early; a closed transport (the
-	// coordinator is gone) stops it at once.
-	go func() {
-		for {
-			m, err := a.t.Recv()
-			if err != nil || m.Kind == KindStop {
-				cancel()
-				return
-			}
+	pieces := 0
+	sendPieces := func(upTo time.Duration) error {
+		ps, err := fleet.Drain(upTo, 0)
+		if err != nil {
+			return err
 		}
-	}()
+		for i := range ps {
+			if err := a.send(Message{Kind: KindResults, Piece: &ps[i]}); err != nil {
+				return err
+			}
+			pieces++
+		}
+		return nil
+	}
+	// Progress and pieces every interval; the coordinator may stop the
+	// run early, and a closed transport (the coordinator is gone) stops
+	// it at once.
 	done := make(chan struct{})
+	streamErr := make(chan error, 1)
 	go func() {
 		tick := time.NewTicker(ProgressInterval)
 		defer tick.Stop()
 		for {
 			select {
 			case <-done:
+				streamErr <- nil
 				return
+			case m := <-msgs:
+				if m.Kind == KindStop {
+					cancel()
+				}
+			case <-gone:
+				cancel()
+				gone = nil // cancelled once; the loop ends with done
 			case now := <-tick.C:
 				_ = a.send(Message{Kind: KindProgress, Progress: &Progress{At: now, Stats: fleet.Stats()}})
+				if err := sendPieces(now.Sub(start)); err != nil {
+					cancel()
+					streamErr <- err
+					return
+				}
 			}
 		}
 	}()
 	rep, err := fleet.Run(runCtx)
 	close(done)
+	if serr := <-streamErr; err == nil {
+		err = serr
+	}
 	if err != nil {
 		return fail(a.t, a.id, err)
 	}
-	wire, err := EncodeReport(rep)
+	if err := sendPieces(results.End); err != nil {
+		return fail(a.t, a.id, err)
+	}
+	// The flow of transitions: what outage detection and the first-connect
+	// rate need of them, bounded by the run's length.
+	flow := results.NewAssembler(cfg.HistInterval)
+	if err := flow.Add(results.Piece{Flow: results.FlowOf(rep.Transitions)}); err != nil {
+		return fail(a.t, a.id, err)
+	}
+	ps, err := flow.Pieces(0)
 	if err != nil {
 		return fail(a.t, a.id, err)
 	}
-	return a.send(Message{Kind: KindFinal, Final: &Final{Report: &wire}})
+	for i := range ps {
+		if err := a.send(Message{Kind: KindResults, Piece: &ps[i]}); err != nil {
+			return err
+		}
+		pieces++
+	}
+	if err := a.send(Message{Kind: KindFinal, Final: &Final{Pieces: pieces}}); err != nil {
+		return err
+	}
+
+	// The recovery exchange: wait for the run's events, answer with this
+	// share's partials, then stop.
+	for {
+		select {
+		case m := <-msgs:
+			switch m.Kind {
+			case KindStop:
+				return nil
+			case KindRecover:
+				if m.Recover == nil {
+					continue
+				}
+				return a.recovery(rep, m.Recover)
+			}
+		case <-gone:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// recovery sends this share's recovery partials for the run's events.
+func (a *agent) recovery(rep *results.Report, r *Recover) error {
+	events := make([]results.Event, len(r.Events))
+	for i, e := range r.Events {
+		events[i] = results.Event{Start: e.Start, End: e.End, Ready: e.Ready, NeverReady: e.NeverReady}
+	}
+	chunks := results.SplitPartials(results.RecoveryPartials(rep.Transitions, events, r.End), maxReturns)
+	for i, c := range chunks {
+		if err := a.send(Message{Kind: KindRecovery, Recovery: &Recovery{Partials: c, Last: i == len(chunks)-1}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// receive reads the agent's messages into a channel until the transport
+// fails (the coordinator is gone), when it closes gone.
+func (a *agent) receive() (msgs <-chan Message, gone <-chan struct{}) {
+	ch := make(chan Message, 4)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			m, err := a.t.Recv()
+			if err != nil {
+				return
+			}
+			ch <- m
+		}
+	}()
+	return ch, done
 }

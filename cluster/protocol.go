@@ -31,6 +31,7 @@ import (
 	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/proxy"
+	"github.com/stampede-dev/stampede/results"
 	"github.com/stampede-dev/stampede/target"
 )
 
@@ -64,8 +65,11 @@ const (
 	KindControl  Kind = "control"  // coordinator -> agent (target, proxy)
 	KindReply    Kind = "reply"    // agent -> coordinator
 	KindEvent    Kind = "event"    // agent -> coordinator: something nobody scheduled
+	KindResults  Kind = "results"  // agent -> coordinator: a bounded piece of a loadgen's results
 	KindStop     Kind = "stop"     // coordinator -> agent
 	KindFinal    Kind = "final"    // agent -> coordinator
+	KindRecover  Kind = "recover"  // coordinator -> loadgen agent: the run's events
+	KindRecovery Kind = "recovery" // loadgen agent -> coordinator: its recovery partials
 	KindError    Kind = "error"    // agent -> coordinator: the agent failed
 )
 
@@ -75,16 +79,19 @@ type Message struct {
 	V    int  `json:"v"`
 	Kind Kind `json:"kind"`
 	// Agent is the agent's index in the run.
-	Agent    int       `json:"agent"`
-	Plan     *Plan     `json:"plan,omitempty"`
-	Ready    *Ready    `json:"ready,omitempty"`
-	Start    *Start    `json:"start,omitempty"`
-	Progress *Progress `json:"progress,omitempty"`
-	Control  *Control  `json:"control,omitempty"`
-	Reply    *Reply    `json:"reply,omitempty"`
-	Event    *Event    `json:"event,omitempty"`
-	Final    *Final    `json:"final,omitempty"`
-	Error    string    `json:"error,omitempty"`
+	Agent    int            `json:"agent"`
+	Plan     *Plan          `json:"plan,omitempty"`
+	Ready    *Ready         `json:"ready,omitempty"`
+	Start    *Start         `json:"start,omitempty"`
+	Progress *Progress      `json:"progress,omitempty"`
+	Control  *Control       `json:"control,omitempty"`
+	Reply    *Reply         `json:"reply,omitempty"`
+	Event    *Event         `json:"event,omitempty"`
+	Piece    *results.Piece `json:"piece,omitempty"`
+	Final    *Final         `json:"final,omitempty"`
+	Recover  *Recover       `json:"recover,omitempty"`
+	Recovery *Recovery      `json:"recovery,omitempty"`
+	Error    string         `json:"error,omitempty"`
 }
 
 // Plan is what one agent runs: its role and that role's typed
@@ -272,8 +279,38 @@ type Event struct {
 // EventCrash is Event.Kind of a process that exited unscheduled.
 const EventCrash = "crash"
 
-// Final is an agent's record of the run; a target or proxy agent sends an
-// empty one.
+// Final says an agent's part of the run is over. A loadgen has sent all its
+// results as pieces before it (and keeps its clients' transitions for the
+// recovery exchange); a target or proxy sends it empty and exits.
 type Final struct {
-	Report *WireReport `json:"report,omitempty"`
+	// Pieces is how many results pieces the agent sent in all.
+	Pieces int `json:"pieces,omitempty"`
+}
+
+// Recover gives the loadgen agents the run's events, once it is over, so
+// each computes its clients' share of every event's recovery
+// (results.RecoveryPartials) without the coordinator ever holding the
+// fleet's transitions.
+type Recover struct {
+	// Events are the run's events in Start order (results.SortEvents).
+	Events []EventTimes `json:"events"`
+	// End is the run's end, from its start.
+	End time.Duration `json:"end"`
+}
+
+// EventTimes is what recovery needs of an event: its instants on the
+// run's time axis.
+type EventTimes struct {
+	Start      time.Duration `json:"start"`
+	End        time.Duration `json:"end"`
+	Ready      time.Duration `json:"ready"`
+	NeverReady bool          `json:"never_ready,omitempty"`
+}
+
+// Recovery is a chunk of a loadgen agent's recovery partials, one per
+// event of the Recover message; the chunks merge
+// (results.MergeRecoveryPartials), and the one with Last ends them.
+type Recovery struct {
+	Partials []results.RecoveryPartial `json:"partials"`
+	Last     bool                      `json:"last,omitempty"`
 }

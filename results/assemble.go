@@ -30,6 +30,7 @@ type Assembler struct {
 	msgs     Messages
 	stopped  map[string]Stopped
 	track    *track.Record
+	flow     Flow
 }
 
 // NewAssembler returns an empty assembler for histogram intervals of the
@@ -86,6 +87,9 @@ func (a *Assembler) Add(p Piece) error {
 		addStopped(&a.stopped, t.Stopped)
 	}
 	a.addTrack(p.Track)
+	if len(p.Flow) > 0 {
+		a.flow = a.flow.Merge(p.Flow)
+	}
 	return nil
 }
 
@@ -155,6 +159,18 @@ func (a *Assembler) Pieces(limit int) ([]Piece, error) {
 			out = append(out, Piece{Track: c})
 		}
 	}
+	if len(a.flow) > 0 {
+		over, err := shell(Piece{Flow: Flow{}})
+		if err != nil {
+			return nil, err
+		}
+		err = pack(len(a.flow), over, limit, "a flow step",
+			func(i int) any { return &a.flow[i] },
+			func(i, j int) { out = append(out, Piece{Flow: a.flow[i:j:j]}) })
+		if err != nil {
+			return nil, err
+		}
+	}
 	for i := range out { // the bound is a promise: check it
 		n, err := out[i].Size()
 		if err != nil {
@@ -214,5 +230,6 @@ func (a *Assembler) Report(start time.Time, clients, processes int) (*Report, er
 	r.Messages = a.msgs
 	r.Stopped = maps.Clone(a.stopped)
 	r.Track = a.track
+	r.Flow = a.flow
 	return r, nil
 }

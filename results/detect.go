@@ -46,9 +46,10 @@ func (c DetectConfig) window() time.Duration {
 	return c.Window
 }
 
-// DetectOutages is DetectFlow on the flow of r's transitions.
+// DetectOutages is DetectFlow on the flow of r's transitions
+// (Report.TransitionFlow).
 func DetectOutages(r *Report, cfg DetectConfig) []Event {
-	return DetectFlow(FlowOf(r.Transitions), cfg)
+	return DetectFlow(r.TransitionFlow(), cfg)
 }
 
 // DetectFlow infers outages from the clients' side, for a run with no

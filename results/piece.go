@@ -32,6 +32,9 @@ type Piece struct {
 	// (track.Record.Chunks), sent once the run is over; chunks merge with
 	// track.Record.Merge.
 	Track *track.Record `json:"track,omitempty"`
+	// Flow is a run of the fleet's transition counts per millisecond
+	// (FlowOf), sent once the run is over; runs merge with Flow.Merge.
+	Flow Flow `json:"flow,omitempty"`
 }
 
 // BucketRange is a run of consecutive timeline buckets: what was counted in

@@ -276,6 +276,11 @@ type Report struct {
 	// per client, for counting loss and duplicates over the whole fleet
 	// once the reports are merged; nil outside the stampede mode.
 	Track *track.Record `json:"track,omitempty"`
+	// Flow is the fleet's transitions counted per millisecond: what a
+	// coordinator gets instead of Transitions (which stay with each
+	// loadgen process); nil in a report of one process, whose flow is
+	// FlowOf(Transitions). See TransitionFlow.
+	Flow Flow `json:"flow,omitempty"`
 	// Stopped lists clients that gave up, by the class of their last error.
 	Stopped map[string]Stopped `json:"stopped,omitempty"`
 }
@@ -332,6 +337,9 @@ func (r *Report) Merge(o *Report) error {
 		}
 	}
 	r.Messages.Add(o.Messages)
+	if o.Flow != nil {
+		r.Flow = r.TransitionFlow().Merge(o.Flow)
+	}
 	if o.Track != nil {
 		if r.Track == nil {
 			r.Track = &track.Record{}
@@ -403,21 +411,18 @@ type Step struct {
 	Conns int64
 }
 
-// FirstConnects returns how many clients connected at least once and the
-// offset at which the last of them first did: the fleet's first-connect
-// rate is n / last.
-func (r *Report) FirstConnects() (n int, last time.Duration) {
-	seen := make(map[uint32]struct{}, r.Clients)
-	for _, tr := range r.Transitions {
-		if !tr.Up {
-			continue
-		}
-		if _, ok := seen[tr.Client]; ok {
-			continue
-		}
-		seen[tr.Client] = struct{}{}
-		n++
-		last = max(last, tr.At)
+// TransitionFlow returns the report's flow of transitions: Flow when it
+// was assembled from several processes, else the flow of its Transitions.
+func (r *Report) TransitionFlow() Flow {
+	if r.Flow != nil {
+		return r.Flow
 	}
-	return n, last
+	return FlowOf(r.Transitions)
+}
+
+// FirstConnects returns how many clients connected at least once and the
+// end of the millisecond in which the last of them first did: the fleet's
+// first-connect rate is n / last.
+func (r *Report) FirstConnects() (n int, last time.Duration) {
+	return r.TransitionFlow().FirstConnects()
 }

@@ -145,3 +145,31 @@ func RecoveryPartials(trs []Transition, events []Event, end time.Duration) []Rec
 	}
 	return out
 }
+
+// SplitPartials cuts one process's partials into chunks of at most
+// maxReturns return counts each, for messages of bounded size: every chunk
+// holds one partial per event, the first chunk the counts, and the
+// returns are shared out in order. The chunks merged
+// (MergeRecoveryPartials) are parts again.
+func SplitPartials(parts []RecoveryPartial, maxReturns int) [][]RecoveryPartial {
+	maxReturns = max(1, maxReturns)
+	chunk := make([]RecoveryPartial, len(parts))
+	for i, p := range parts {
+		chunk[i] = RecoveryPartial{ConnectedBefore: p.ConnectedBefore, Disconnected: p.Disconnected}
+	}
+	var out [][]RecoveryPartial
+	room := maxReturns
+	for i, p := range parts {
+		rest := p.Returns
+		for len(rest) > 0 {
+			if room == 0 {
+				out = append(out, chunk)
+				chunk, room = make([]RecoveryPartial, len(parts)), maxReturns
+			}
+			n := min(room, len(rest))
+			chunk[i].Returns = rest[:n:n]
+			rest, room = rest[n:], room-n
+		}
+	}
+	return append(out, chunk)
+}

@@ -214,6 +214,12 @@ type Input struct {
 	End time.Duration
 	// Kernel is the kernel counter delta over the run.
 	Kernel KernelDelta
+	// Partials are the events' recovery partials (RecoveryPartials)
+	// merged over every loadgen process, one per event of Events sorted
+	// by Start (SortEvents): how a coordinator that never held the
+	// fleet's transitions gets recovery figures. Nil computes them from
+	// Report.Transitions.
+	Partials []RecoveryPartial
 	// Resources holds per-role figures (hoststat.Sampler.Stats).
 	Resources map[string]ResourceStats
 }
@@ -230,9 +236,7 @@ func Summarize(in Input) *Summary {
 	}
 	end := runEnd(r, in.End)
 	events := slices.Clone(in.Events)
-	slices.SortStableFunc(events, func(a, b Event) int {
-		return cmp.Compare(a.Start, b.Start)
-	})
+	SortEvents(events)
 
 	s := &Summary{
 		RunID:     in.RunID,
@@ -244,7 +248,7 @@ func Summarize(in Input) *Summary {
 		Events:    make([]EventSummary, 0, len(events)),
 		Connect:   connectOf(r.Timeline),
 		Stopped:   map[string]Stopped{},
-		Recovery:  Recoveries(r, events, end),
+		Recovery:  recoveries(r, in.Partials, events, end),
 		LatencyMS: Latencies{
 			Connect:    Percentiles(r.Connect),
 			TTR:        Percentiles(r.TTR),
@@ -384,4 +388,19 @@ func ReadSummary(path string) (*Summary, error) {
 		s.Config = c.Bytes()
 	}
 	return s, nil
+}
+
+// recoveries is FinishRecoveries on the given merged partials, or
+// Recoveries from the report's own transitions when there are none.
+func recoveries(r *Report, parts []RecoveryPartial, events []Event, end time.Duration) []Recovery {
+	if parts == nil {
+		return Recoveries(r, events, end)
+	}
+	return FinishRecoveries(parts, r.Timeline, events, end)
+}
+
+// SortEvents sorts events by Start, stably, as Summarize orders them: the
+// order of Input.Partials.
+func SortEvents(events []Event) {
+	slices.SortStableFunc(events, func(a, b Event) int { return cmp.Compare(a.Start, b.Start) })
 }

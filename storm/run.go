@@ -348,12 +348,21 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	events = append(events, crashes...)
 	complete := len(crashes) == 0 && len(lost) == 0
 	mu.Unlock()
+	// Each loadgen computes its clients' share of every event's recovery;
+	// the coordinator never holds the fleet's transitions.
+	results.SortEvents(events)
+	partials, err := co.Recover(context.Background(), events, length)
+	if err != nil {
+		logf("recovery: %v", err)
+		complete = false
+	}
 	in := results.Input{
 		RunID:     runID,
 		Seed:      fleet.Seed,
 		Config:    runConfig{Config: cfg, Sizing: sz, Target: tcfg},
 		Report:    report,
 		Events:    events,
+		Partials:  partials,
 		End:       length,
 		Resources: sampler.Stats(),
 	}
