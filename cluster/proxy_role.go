@@ -3,8 +3,6 @@ package cluster
 import (
 	"context"
 	"io"
-	"os"
-	"os/exec"
 	"time"
 
 	"github.com/stampede-dev/stampede/chaos"
@@ -68,12 +66,6 @@ func (a *agent) relay(ctx context.Context) error {
 // stdin; its stderr goes to stderr.
 func SpawnRelay(exe string, args []string, stderr io.Writer) proxy.Spawner {
 	return func(ctx context.Context, cfg proxy.Config, timeout time.Duration) (*childproc.Child, target.ReadyLine, error) {
-		cmd := exec.Command(exe, args...)
-		cmd.Env = os.Environ()
-		cmd.Stderr = stderr
-		var l target.ReadyLine
-		plan := Message{V: Version, Kind: KindPlan, Plan: &Plan{Role: RoleRelay, Relay: &cfg}}
-		c, err := childproc.Start(ctx, "proxy group", cmd, plan, &l, timeout)
-		return c, l, err
+		return spawnMember(ctx, "proxy group", exe, args, nil, stderr, Plan{Role: RoleRelay, Relay: &cfg}, timeout)
 	}
 }

@@ -8,6 +8,10 @@ const (
 	RoleLoadgen = "loadgen"
 	RoleTarget  = "target"
 	RoleProxy   = "proxy"
+	// RoleCoordinator is the process that ran the run (storm.Run): what
+	// it holds grows with the run's length and rooms, not its clients
+	// (docs/agent.md).
+	RoleCoordinator = "coordinator"
 )
 
 // ResourcesFile is the name of the per-sample resource log in a results

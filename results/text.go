@@ -67,7 +67,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 	k := s.Kernel
 	ew.printf("kernel: ListenOverflows %d, ListenDrops %d, TCPSynRetrans %d, SYN cookies sent %d\n",
 		k.ListenOverflows, k.ListenDrops, k.TCPSynRetrans, k.SyncookiesSent)
-	for _, role := range []string{RoleLoadgen, RoleTarget} {
+	for _, role := range []string{RoleLoadgen, RoleTarget, RoleProxy, RoleCoordinator} {
 		r, ok := s.Resources[role]
 		if !ok || r.Processes == 0 {
 			continue

@@ -6,7 +6,10 @@
 # 1. `stampede run --clients 50000` with an abrupt restart (down=2s): prints
 #    connected_before, recovered, R50..R100 and the loadgen/target peak RSS
 #    and open files from summary.json.
-# 2. Loadgen memory: marginal RSS per connected client between 10,000 and
+# 2. Coordinator memory (-only coordinator): the restart at 50,000 and 100,000
+#    clients; the coordinator's peak RSS grows by at most 20 %, no agent message
+#    is over 1 MiB.
+# 3. Loadgen memory: marginal RSS per connected client between 10,000 and
 #    50,000 clients (no chaos), over all loadgen worker processes.
 # It takes about 3 minutes and needs no host tuning: stampede sizes its
 # worker processes, target processes and 127.x source addresses itself.

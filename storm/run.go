@@ -471,10 +471,11 @@ func startProxy(ctx, agentCtx context.Context, co *cluster.Coordinator, local *c
 const roleProxy = results.RoleProxy
 
 // rolePIDs returns the processes of every agent by role, for resource
-// sampling: a loadgen agent is its own process, a target or proxy agent
-// reports its group's.
+// sampling: a loadgen agent is its own process (this one, when it runs in
+// it), a target or proxy agent reports its group's; and this process, the
+// coordinator.
 func rolePIDs(co *cluster.Coordinator) map[string][]int32 {
-	m := map[string][]int32{}
+	m := map[string][]int32{results.RoleCoordinator: {int32(os.Getpid())}}
 	for _, a := range co.Agents() {
 		role := string(a.Plan.Role)
 		for _, pid := range a.PIDs() {

@@ -7,7 +7,12 @@
 //     prints connected_before, recovered, R50..R100, herd figures, kernel
 //     counters and the peak RSS and open files of loadgen and target, from
 //     summary.json.
-//  2. Loadgen memory: the marginal loadgen RSS per connected client,
+//  2. Coordinator memory: the same restart at -clients and at twice as
+//     many; the coordinator's peak RSS (summary.json
+//     resources.coordinator) must grow by at most 20 %, since it holds
+//     buckets, histograms and rooms, not clients (docs/agent.md), and no
+//     agent may have sent a message over 1 MiB (agents[].max_message_bytes).
+//  3. Loadgen memory: the marginal loadgen RSS per connected client,
 //     (RSS at 50,000 - RSS at 10,000) / 40,000 over all loadgen processes,
 //     from runs without chaos. RSS is summed over the worker processes at one
 //     instant, 3 s after the whole fleet is connected, read from /proc (RSS,
@@ -48,7 +53,7 @@ func main() {
 	at := flag.Duration("at", 20*time.Second, "time `T` of the abrupt restart")
 	duration := flag.Duration("duration", 45*time.Second, "length `D` of the restart run")
 	out := flag.String("out", "", "results `DIR` (default: a new temporary folder)")
-	only := flag.String("only", "all", "`PART` to run: all, restart or memory")
+	only := flag.String("only", "all", "`PART` to run: all, restart, coordinator or memory")
 	flag.Parse()
 	if *out == "" {
 		d, err := os.MkdirTemp("", "stampede-scale-")
@@ -60,7 +65,11 @@ func main() {
 	b := &bench{exe: *exe, out: *out, ramp: *ramp}
 	ok := true
 	if *only == "all" || *only == "restart" {
-		ok = b.restart(*clients, *at, *duration) && ok
+		_, pass := b.restart(*clients, *at, *duration)
+		ok = pass && ok
+	}
+	if *only == "all" || *only == "coordinator" {
+		ok = b.coordinator(*clients, *at, *duration) && ok
 	}
 	if *only == "all" || *only == "memory" {
 		ok = b.memory(*small, *clients) && ok
@@ -78,7 +87,7 @@ type bench struct {
 
 // restart runs the 50,000-client storm with an abrupt restart and checks
 // that every client connected before the event came back.
-func (b *bench) restart(clients int, at, duration time.Duration) bool {
+func (b *bench) restart(clients int, at, duration time.Duration) (summary, bool) {
 	dir := filepath.Join(b.out, fmt.Sprintf("restart-%d", clients))
 	args := []string{"run", "--clients", strconv.Itoa(clients), "--ramp", fmt.Sprint(b.ramp), "--backlog", "4096",
 		"--policy", defaultPolicy, "--chaos", fmt.Sprintf("at %s restart abrupt down=2s", at),
@@ -86,12 +95,12 @@ func (b *bench) restart(clients int, at, duration time.Duration) bool {
 	fmt.Printf("== hold %d connections through an abrupt restart\n", clients)
 	if _, err := b.run(args, clients, nil); err != nil {
 		fmt.Printf("FAIL: %v\n", err)
-		return false
+		return summary{}, false
 	}
 	s, err := readSummary(dir)
 	if err != nil {
 		fmt.Printf("FAIL: %v\n", err)
-		return false
+		return summary{}, false
 	}
 	fmt.Printf("sizing: %s\n", s.str("config.sizing"))
 	fmt.Printf("event: %s at %.2fs, ready at %.2fs (outage %.2fs)\n", s.str("events.0.spec"), s.num("events.0.start_s"),
@@ -107,14 +116,48 @@ func (b *bench) restart(clients int, at, duration time.Duration) bool {
 		int(s.num("connect.successes")), nonZero(s.get("connect.failures")))
 	fmt.Printf("kernel (host-wide): ListenOverflows %d, TCPSynRetrans %d\n", int(s.num("kernel.ListenOverflows")),
 		int(s.num("kernel.TCPSynRetrans")))
-	for _, role := range []string{"loadgen", "target"} {
+	for _, role := range []string{"loadgen", "target", "coordinator"} {
 		p := "resources." + role + "."
 		fmt.Printf("%-7s peak RSS %.1f MiB, peak fds %d, CPU %.1fs, %d processes\n", role, s.num(p+"peak_rss_bytes")/(1<<20),
 			int(s.num(p+"peak_fds")), s.num(p+"cpu_s"), int(s.num(p+"processes")))
 	}
 	pass := before == clients && back == clients
 	fmt.Printf("%s: recovered = connected_before = %d: %d/%d\n\n", verdict(pass), clients, back, before)
-	return pass
+	return s, pass
+}
+
+// coordinator runs the restart at clients and at twice as many and
+// compares the coordinator's peak RSS and the agents' largest messages.
+func (b *bench) coordinator(clients int, at, duration time.Duration) bool {
+	fmt.Printf("== coordinator memory, %d vs %d clients\n", clients, 2*clients)
+	var rss [2]float64
+	pass := true
+	for i, n := range []int{clients, 2 * clients} {
+		s, ok := b.restart(n, at, duration)
+		if s.doc == nil {
+			return false
+		}
+		pass = pass && ok
+		rss[i] = s.num("resources.coordinator.peak_rss_bytes")
+		for k := 0; ; k++ {
+			p := fmt.Sprintf("agents.%d.", k)
+			if s.get(p+"name") == nil {
+				break
+			}
+			mb := int(s.num(p + "max_message_bytes"))
+			fmt.Printf("  %-10s largest message %d bytes\n", s.str(p+"name"), mb)
+			if mb > 1<<20 {
+				fmt.Printf("FAIL: %s sent a message of %d bytes, over 1 MiB\n", s.str(p+"name"), mb)
+				pass = false
+			}
+		}
+	}
+	growth := (rss[1] - rss[0]) / rss[0] * 100
+	fmt.Printf("coordinator peak RSS: %.1f MiB at %d clients, %.1f MiB at %d (%+.1f %%)\n",
+		rss[0]/(1<<20), clients, rss[1]/(1<<20), 2*clients, growth)
+	ok := growth <= 20
+	fmt.Printf("%s: the coordinator's peak RSS grows by at most 20 %% when the fleet doubles\n\n", verdict(ok))
+	return pass && ok
 }
 
 // memory measures the loadgen's marginal RSS per connected client.
