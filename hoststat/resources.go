@@ -143,7 +143,7 @@ func readProc(pid int32) (procSample, error) {
 	if err != nil {
 		return s, err
 	}
-	fds, err := p.NumFDs()
+	fds, err := countFDs(p.Pid)
 	if err != nil {
 		return s, err
 	}

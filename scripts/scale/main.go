@@ -88,6 +88,12 @@ type bench struct {
 // restart runs the 50,000-client storm with an abrupt restart and checks
 // that every client connected before the event came back.
 func (b *bench) restart(clients int, at, duration time.Duration) (summary, bool) {
+	// The event comes after the whole fleet has ramped up, 5 s at least,
+	// and the run keeps its length after the event.
+	if ramped := time.Duration(float64(clients)/b.ramp*float64(time.Second)) + 5*time.Second; ramped > at {
+		duration += ramped - at
+		at = ramped
+	}
 	dir := filepath.Join(b.out, fmt.Sprintf("restart-%d", clients))
 	args := []string{"run", "--clients", strconv.Itoa(clients), "--ramp", fmt.Sprint(b.ramp), "--backlog", "4096",
 		"--policy", defaultPolicy, "--chaos", fmt.Sprintf("at %s restart abrupt down=2s", at),
