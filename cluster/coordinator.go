@@ -32,8 +32,8 @@ type Agent struct {
 	mu      sync.Mutex
 	pending map[uint64]chan Reply
 	pids    []int
-	readyc  chan error    // one value: nil on ready, else why not
-	final   chan finalMsg // one value: its part is over, or why it ended early
+	readyc  chan error // one value: nil on ready, else why not
+	final   chan error // one value: nil when its part is over, else why it ended early
 	// partials are the recovery chunks received so far; recovered gets
 	// one value: nil when the last chunk came, else why it never will.
 	partials  []results.RecoveryPartial
@@ -41,12 +41,6 @@ type Agent struct {
 	gone      chan struct{} // closed when the agent's messages end
 	stopped   atomic.Bool   // the coordinator told it to stop
 	lostFlag  atomic.Bool   // its messages ended before its final one
-}
-
-// finalMsg is how an agent's part of the run ended: nil, or why it did not
-// end well.
-type finalMsg struct {
-	err error
 }
 
 // Coordinator places agents, starts them on one barrier, relays control
@@ -99,7 +93,7 @@ func (c *Coordinator) Place(a *Agent) error {
 	a.co = c
 	a.pending = map[uint64]chan Reply{}
 	a.readyc = make(chan error, 1)
-	a.final = make(chan finalMsg, 1)
+	a.final = make(chan error, 1)
 	a.recovered = make(chan error, 1)
 	if a.Plan.Loadgen != nil {
 		c.mu.Lock()
@@ -176,10 +170,10 @@ func (c *Coordinator) Collect(ctx context.Context, start time.Time, duration tim
 		clients += a.Plan.Loadgen.Clients
 		for got := false; !got; {
 			select {
-			case f := <-a.final:
+			case err := <-a.final:
 				got = true
-				if f.err != nil {
-					lost = append(lost, fmt.Errorf("%s: %w", a.Name, f.err))
+				if err != nil {
+					lost = append(lost, fmt.Errorf("%s: %w", a.Name, err))
 				}
 			case <-done:
 				done = nil
@@ -369,7 +363,7 @@ func (a *Agent) read() {
 			a.readyc <- err
 		}
 		if !finished {
-			a.final <- finalMsg{err: err}
+			a.final <- err
 		}
 		if !recovered {
 			a.recovered <- err
@@ -429,12 +423,12 @@ func (a *Agent) read() {
 			}
 			if err := a.co.addPiece(m.Piece); err != nil && !finished {
 				finished = true
-				a.final <- finalMsg{err: fmt.Errorf("refused a results piece: %w", err)}
+				a.final <- fmt.Errorf("refused a results piece: %w", err)
 			}
 		case KindFinal:
 			if !finished {
 				finished = true
-				a.final <- finalMsg{}
+				a.final <- nil
 			}
 		case KindRecovery:
 			if m.Recovery == nil || recovered {

@@ -9,10 +9,15 @@ import (
 	"github.com/stampede-dev/stampede/results"
 )
 
+// pieceBytes bounds the JSON of one results piece a loadgen sends: far
+// under results.MaxMessageBytes, so that what the coordinator buffers and
+// decodes at once per agent stays small (the last pieces of every agent
+// arrive together).
+const pieceBytes = 128 << 10
+
 // maxReturns bounds the return counts of one recovery message: each is
-// well under 48 bytes of JSON, so a message stays under
-// results.MaxMessageBytes.
-const maxReturns = (results.MaxMessageBytes - 64<<10) / 48
+// well under 48 bytes of JSON, so a message stays under pieceBytes.
+const maxReturns = pieceBytes / 48
 
 // loadgen runs a loadgen share: ready, wait for the start barrier, run the
 // fleet until the planned duration ends or the coordinator says stop (or
@@ -51,7 +56,7 @@ func (a *agent) loadgen(ctx context.Context) error {
 	defer cancel()
 	pieces := 0
 	sendPieces := func(upTo time.Duration) error {
-		ps, err := fleet.Drain(upTo, 0)
+		ps, err := fleet.Drain(upTo, pieceBytes)
 		if err != nil {
 			return err
 		}
@@ -110,7 +115,7 @@ func (a *agent) loadgen(ctx context.Context) error {
 	if err := flow.Add(results.Piece{Flow: results.FlowOf(rep.Transitions)}); err != nil {
 		return fail(a.t, a.id, err)
 	}
-	ps, err := flow.Pieces(0)
+	ps, err := flow.Pieces(pieceBytes)
 	if err != nil {
 		return fail(a.t, a.id, err)
 	}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+
+	"github.com/stampede-dev/stampede/results"
 )
 
 // Transport carries protocol messages between a coordinator and one worker.
@@ -19,9 +21,11 @@ type Transport interface {
 	Close() error
 }
 
-// maxMessage bounds one message on a stream: a final report of 20,000
-// clients with their transitions is a few MB.
-const maxMessage = 256 << 20
+// maxMessage bounds one message on a stream (docs/agent.md): a loadgen
+// streams its results in pieces far below it, so what one message costs
+// either side stays small whatever the fleet's size. A longer line fails
+// the transport.
+const maxMessage = results.MaxMessageBytes
 
 // Stream is a Transport over a pair of byte streams, one JSON message per
 // line.

@@ -160,10 +160,13 @@ func (a *Assembler) Pieces(limit int) ([]Piece, error) {
 		}
 	}
 	if len(a.flow) > 0 {
-		over, err := shell(Piece{Flow: Flow{}})
+		// Not a Piece with an empty Flow: omitempty would leave the
+		// field, and its bytes, out of the shell.
+		b, err := json.Marshal(map[string]Flow{"flow": {}})
 		if err != nil {
 			return nil, err
 		}
+		over := len(b)
 		err = pack(len(a.flow), over, limit, "a flow step",
 			func(i int) any { return &a.flow[i] },
 			func(i, j int) { out = append(out, Piece{Flow: a.flow[i:j:j]}) })

@@ -323,13 +323,30 @@ func TestResultsFolder(t *testing.T) {
 		t.Errorf("seed = %v, want 7", v)
 	}
 	for _, p := range []string{"resources.loadgen.peak_rss_bytes", "resources.target.peak_rss_bytes",
-		"resources.loadgen.peak_fds", "resources.target.peak_fds"} {
+		"resources.loadgen.peak_fds", "resources.target.peak_fds", "resources.coordinator.peak_rss_bytes"} {
 		if v, _ := lookup(doc, p); v == nil || v.(float64) <= 0 {
 			t.Errorf("%s = %v, want > 0", p, v)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(cfg.Out, results.ResourcesFile)); err != nil {
 		t.Errorf("resources file: %v", err)
+	}
+	// Every agent is listed, with the largest message it sent: streamed in
+	// pieces, never over 1 MiB.
+	if v, _ := lookup(doc, "complete"); v != true {
+		t.Errorf("complete = %v, want true", v)
+	}
+	roles := map[string]int{}
+	agents, _ := lookup(doc, "agents")
+	for _, a := range agents.([]any) {
+		a := a.(map[string]any)
+		roles[a["role"].(string)]++
+		if mb := a["max_message_bytes"].(float64); mb <= 0 || mb > results.MaxMessageBytes || a["lost"] != false {
+			t.Errorf("agent %v: largest message %v bytes, lost %v", a["name"], mb, a["lost"])
+		}
+	}
+	if roles["target"] != 1 || roles["loadgen"] < 1 {
+		t.Errorf("agents by role %v, want one target and the loadgens", roles)
 	}
 }
 

@@ -2,10 +2,7 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -84,17 +81,16 @@ func benchAction(c *cli.Context) error {
 		return err
 	}
 	bc := storm.BenchConfig{Storm: cfg, Policies: c.StringSlice("policies"), Out: cfg.Out, Progress: c.App.ErrWriter}
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(c)
 	defer stop()
 	runs, err := storm.Bench(ctx, bc)
-	err = flagError(err)
 	if len(runs) > 0 {
 		if perr := writeBenchTable(c, runs, cfg.Out); perr != nil {
 			return perr
 		}
 	}
 	if err != nil {
-		return err
+		return runError(err)
 	}
 	sums := make([]*results.Summary, len(runs))
 	for i, r := range runs {

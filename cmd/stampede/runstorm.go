@@ -23,25 +23,10 @@ const (
 )
 
 // runStorm runs cfg with storm.Run (run, loadgen), prints the summary and
-// maps the outcome to an exit status. The first Ctrl-C stops the fleet at
-// once and still writes the folder; a second one ends the process, and its
-// agents with it (they die with their parent).
+// maps the outcome to an exit status.
 func runStorm(c *cli.Context, cfg storm.Config, after func(*storm.Result)) error {
-	ctx, cancel := context.WithCancel(c.Context)
-	defer cancel()
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	go func() {
-		if _, ok := <-sigs; !ok {
-			return
-		}
-		fmt.Fprintln(c.App.ErrWriter, "stampede: stopping the fleet; results are still written (Ctrl-C again to kill everything)")
-		cancel()
-		if _, ok := <-sigs; ok {
-			os.Exit(exitInterrupted)
-		}
-	}()
+	ctx, stop := interruptible(c)
+	defer stop()
 	res, err := storm.Run(ctx, cfg)
 	if res == nil {
 		return flagError(err)
@@ -55,13 +40,50 @@ func runStorm(c *cli.Context, cfg storm.Config, after func(*storm.Result)) error
 	if cfg.Out != "" {
 		fmt.Fprintf(c.App.Writer, "results: %s\n", cfg.Out)
 	}
+	if err != nil {
+		return runError(err)
+	}
+	return sloExit(res.Summary)
+}
+
+// interruptible returns a context that the first Ctrl-C (SIGINT or
+// SIGTERM) cancels: the fleet stops at once and the folder is still
+// written. A second one ends the process, and its agents with it (they
+// die with their parent). stop releases the signals.
+func interruptible(c *cli.Context) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancel(c.Context)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-sigs:
+		case <-done:
+			return
+		}
+		fmt.Fprintln(c.App.ErrWriter, "stampede: stopping the fleet; results are still written (Ctrl-C again to kill everything)")
+		cancel()
+		select {
+		case <-sigs:
+			os.Exit(exitInterrupted)
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel()
+	}
+}
+
+// runError maps the error of a run (or a bench of runs) whose figures were
+// written to its exit status: 130 interrupted, 2 incomplete or failed.
+func runError(err error) error {
 	switch {
 	case errors.Is(err, storm.ErrInterrupted):
 		return cli.Exit("interrupted: the fleet was stopped early; the results cover what ran", exitInterrupted)
 	case errors.Is(err, storm.ErrIncomplete):
-		return cli.Exit("incomplete: a process of the run exited when nothing scheduled it (see the crash events)", exitIncomplete)
-	case err != nil:
-		return flagError(err)
+		return cli.Exit("incomplete: part of the run is missing (a process crashed or an agent was lost; see the crash events and the log)", exitIncomplete)
 	}
-	return sloExit(res.Summary)
+	return flagError(err)
 }

@@ -1,0 +1,80 @@
+package results
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+)
+
+// A long flow is cut into pieces that each fit the limit exactly as
+// promised (the shell of a flow piece counts), and merge back into it.
+func TestFlowPiecesBounded(t *testing.T) {
+	var f Flow
+	for i := range int64(20000) {
+		f = append(f, FlowCount{Step: 1_000_000 + i*3, Ups: 40000, Downs: 39999, Firsts: 12345})
+	}
+	a := NewAssembler(0)
+	if err := a.Add(Piece{Flow: f}); err != nil {
+		t.Fatal(err)
+	}
+	const limit = 4 << 10
+	ps, err := a.Pieces(limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := NewAssembler(0)
+	for _, p := range ps {
+		raw, _ := json.Marshal(p)
+		if len(raw) > limit {
+			t.Fatalf("a flow piece of %d bytes, over the %d limit", len(raw), limit)
+		}
+		if err := b.Add(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := b.Report(time.Time{}, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Flow) != len(f) || r.Flow[len(f)-1] != f[len(f)-1] || r.Flow[0] != f[0] {
+		t.Fatalf("merged flow of %d steps, want %d", len(r.Flow), len(f))
+	}
+}
+
+// FlowOf counts only real changes, and the flows of a split of the
+// clients merge into the flow of all of them.
+func TestFlowOfAndMerge(t *testing.T) {
+	trs := []Transition{
+		upAt(1, ms(10)), upAt(2, 10*time.Millisecond+300*time.Microsecond), upAt(1, ms(11)), // a repeated up is no change
+		downAt(1, ms(500)), downAt(1, ms(501)), // nor a repeated down
+		downAt(3, ms(600)), // a client never up
+		upAt(1, ms(900)), downAt(2, ms(900)),
+	}
+	want := Flow{{Step: 10, Ups: 2, Firsts: 2}, {Step: 500, Downs: 1}, {Step: 900, Ups: 1, Downs: 1}}
+	got := FlowOf(trs)
+	if len(got) != len(want) {
+		t.Fatalf("FlowOf = %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("FlowOf = %+v, want %+v", got, want)
+		}
+	}
+	var one, two []Transition
+	for _, tr := range trs {
+		if tr.Client == 1 {
+			one = append(one, tr)
+		} else {
+			two = append(two, tr)
+		}
+	}
+	merged := FlowOf(one).Merge(FlowOf(two))
+	for i := range want {
+		if merged[i] != want[i] {
+			t.Fatalf("merged flows = %+v, want %+v", merged, want)
+		}
+	}
+	if n, last := merged.FirstConnects(); n != 2 || last != ms(11) {
+		t.Fatalf("FirstConnects = %d, %s; want 2 by the end of the 10 ms step", n, last)
+	}
+}
