@@ -216,3 +216,36 @@ func TestRunProxyRefusesTargetEvents(t *testing.T) {
 		t.Errorf("got %v, want %s", err, want)
 	}
 }
+
+// OnExit hears of a proxy process killed from outside, and of none that
+// Close stops.
+func TestProxyGroupOnExit(t *testing.T) {
+	exits := make(chan int, 4)
+	g, err := proxy.StartGroup(context.Background(), proxy.GroupConfig{
+		Spawn: testProxySpawner(t), Procs: 2,
+		Proxy:  proxy.Config{Upstream: tcpEcho(t), Seed: 5},
+		OnExit: func(pid int, err error) { exits <- pid },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	victim := int(g.PIDs()[0])
+	if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case pid := <-exits:
+		if pid != victim {
+			t.Fatalf("OnExit for %d; want the killed %d", pid, victim)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no OnExit for a proxy process killed from outside")
+	}
+	g.Close()
+	select {
+	case pid := <-exits:
+		t.Fatalf("OnExit for %d, which Close stopped", pid)
+	case <-time.After(200 * time.Millisecond):
+	}
+}

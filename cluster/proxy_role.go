@@ -20,6 +20,7 @@ func (a *agent) proxy(ctx context.Context) error {
 		Procs:     max(1, pp.Procs),
 		Proxy:     pp.Config,
 		SourceIPs: pp.SourceIPs,
+		OnExit:    func(pid int, err error) { a.crash(RoleProxy, pid, err) },
 	}
 	var g *proxy.Group
 	start := func(addr string) (err error) {

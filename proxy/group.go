@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -49,6 +50,9 @@ type GroupConfig struct {
 	ReadyTimeout time.Duration
 	// Log, if set, is told when Set could not reach a process.
 	Log func(format string, args ...any)
+	// OnExit, if set, is called once for every process that exits before
+	// Close: a crash, or a kill from outside. err is its exit error.
+	OnExit func(pid int, err error)
 }
 
 // Group is a set of `stampede proxy` processes sharing one port as an
@@ -61,6 +65,7 @@ type Group struct {
 	procs  []*proxyProc
 	client *http.Client
 	once   sync.Once
+	closed atomic.Bool // Close began: exits from now on are no crash
 }
 
 type proxyProc struct {
@@ -114,6 +119,14 @@ func (g *Group) start(ctx context.Context, pc Config) (*proxyProc, target.ReadyL
 	c, line, err := g.cfg.Spawn(ctx, pc, g.cfg.ReadyTimeout)
 	if err != nil {
 		return nil, line, err
+	}
+	if g.cfg.OnExit != nil {
+		go func() {
+			err := c.Wait()
+			if !g.closed.Load() {
+				g.cfg.OnExit(c.PID(), err)
+			}
+		}()
 	}
 	return &proxyProc{Child: c, control: "http://" + line.Control}, line, nil
 }
@@ -231,6 +244,7 @@ func (g *Group) each(f func(p *proxyProc) error) error {
 // for them.
 func (g *Group) Close() error {
 	g.once.Do(func() {
+		g.closed.Store(true)
 		for _, p := range g.procs {
 			p.Signal(syscall.SIGTERM)
 		}
