@@ -302,6 +302,9 @@ func (a *Agent) MaxMessageBytes() int {
 	return 0
 }
 
+// Index is the agent's place in the run, in the order agents were placed.
+func (a *Agent) Index() int { return a.index }
+
 // Lost reports whether the agent's messages ended before its final one
 // without the coordinator stopping it.
 func (a *Agent) Lost() bool { return a.lostFlag.Load() }

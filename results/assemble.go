@@ -30,7 +30,7 @@ type Assembler struct {
 	msgs     Messages
 	stopped  map[string]Stopped
 	track    *track.Record
-	flow     Flow
+	flow     flowSteps
 }
 
 // NewAssembler returns an empty assembler for histogram intervals of the
@@ -88,7 +88,9 @@ func (a *Assembler) Add(p Piece) error {
 	}
 	a.addTrack(p.Track)
 	if len(p.Flow) > 0 {
-		a.flow = a.flow.Merge(p.Flow)
+		if err := a.flow.add(p.Flow); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -159,7 +161,7 @@ func (a *Assembler) Pieces(limit int) ([]Piece, error) {
 			out = append(out, Piece{Track: c})
 		}
 	}
-	if len(a.flow) > 0 {
+	if flow := a.flow.Flow(); len(flow) > 0 {
 		// Not a Piece with an empty Flow: omitempty would leave the
 		// field, and its bytes, out of the shell.
 		b, err := json.Marshal(map[string]Flow{"flow": {}})
@@ -167,9 +169,9 @@ func (a *Assembler) Pieces(limit int) ([]Piece, error) {
 			return nil, err
 		}
 		over := len(b)
-		err = pack(len(a.flow), over, limit, "a flow step",
-			func(i int) any { return &a.flow[i] },
-			func(i, j int) { out = append(out, Piece{Flow: a.flow[i:j:j]}) })
+		err = pack(len(flow), over, limit, "a flow step",
+			func(i int) any { return &flow[i] },
+			func(i, j int) { out = append(out, Piece{Flow: flow[i:j:j]}) })
 		if err != nil {
 			return nil, err
 		}
@@ -233,6 +235,6 @@ func (a *Assembler) Report(start time.Time, clients, processes int) (*Report, er
 	r.Messages = a.msgs
 	r.Stopped = maps.Clone(a.stopped)
 	r.Track = a.track
-	r.Flow = a.flow
+	r.Flow = a.flow.Flow()
 	return r, nil
 }

@@ -2,6 +2,7 @@ package results
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"time"
 )
@@ -99,4 +100,48 @@ func (f Flow) FirstConnects() (n int, last time.Duration) {
 		}
 	}
 	return n, last
+}
+
+// maxFlowStep bounds a flow step's index (a day of milliseconds), so a
+// corrupt piece cannot make an assembler allocate without bound.
+const maxFlowStep = 24 * 3600 * 1000
+
+// flowSteps accumulates flows step by step in place, one cell per
+// millisecond of the run: an assembler merging many pieces allocates
+// nothing per piece, and holds 12 bytes per millisecond of the run.
+type flowSteps []flowCell
+
+type flowCell struct{ ups, downs, firsts uint32 }
+
+// add sums f into s.
+func (s *flowSteps) add(f Flow) error {
+	for _, c := range f {
+		if c.Step < 0 || c.Step > maxFlowStep {
+			return fmt.Errorf("results: flow step %d out of range", c.Step)
+		}
+		if n := int(c.Step) + 1; n > len(*s) {
+			if n > cap(*s) {
+				grown := make(flowSteps, len(*s), max(n, 2*cap(*s)))
+				copy(grown, *s)
+				*s = grown
+			}
+			*s = (*s)[:n]
+		}
+		cell := &(*s)[c.Step]
+		cell.ups += c.Ups
+		cell.downs += c.Downs
+		cell.firsts += c.Firsts
+	}
+	return nil
+}
+
+// Flow returns what s holds as a Flow (empty steps left out).
+func (s flowSteps) Flow() Flow {
+	var f Flow
+	for i, c := range s {
+		if c != (flowCell{}) {
+			f = append(f, FlowCount{Step: int64(i), Ups: c.ups, Downs: c.downs, Firsts: c.firsts})
+		}
+	}
+	return f
 }

@@ -27,7 +27,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"time"
 
@@ -174,13 +173,6 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	exe := cfg.Exe
-	if exe == "" {
-		var err error
-		if exe, err = os.Executable(); err != nil {
-			return nil, fmt.Errorf("finding the stampede binary: %w", err)
-		}
-	}
 	progress := &Progress{W: cfg.Log, Interval: cfg.ProgressInterval, Clients: cfg.Fleet.Clients}
 	defer progress.Stop()
 	logw := progress.Log() // chaos and agent lines, kept off the status line
@@ -211,6 +203,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	var crashes []results.Event
 	var start time.Time
 	co := &cluster.Coordinator{}
+	co.OnProgress = func(a *cluster.Agent, p cluster.Progress) {
+		if a.Plan.Role == cluster.RoleLoadgen {
+			progress.Update(a.Index(), p)
+		}
+	}
 	co.OnEvent = func(a *cluster.Agent, e cluster.Event) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -273,11 +270,6 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	logf("loadgen: %d client(s) in %d agent process(es), %d source address(es), policy %s",
 		fleet.Clients, len(loadgens), max(1, len(sz.SourceIPs)), fleet.Policy)
-	co.OnProgress = func(a *cluster.Agent, p cluster.Progress) {
-		if i := slices.Index(loadgens, a); i >= 0 {
-			progress.Update(i, p)
-		}
-	}
 
 	// Resources and kernel counters.
 	sampler := hoststat.NewSampler(time.Second, func() map[string][]int32 { return rolePIDs(co) })

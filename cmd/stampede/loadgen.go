@@ -81,10 +81,7 @@ func loadgenConfig(c *cli.Context) (loadgen.Config, error) {
 	}
 	cfg.Protocols = c.StringSlice("subprotocol")
 	cfg.TLSInsecure = c.Bool("insecure")
-	if err := cfg.Validate(); err != nil {
-		return cfg, flagError(err)
-	}
-	return cfg, nil
+	return cfg, nil // storm.Run validates it, once, before any socket opens
 }
 
 // parsePolicyFlag parses --policy.

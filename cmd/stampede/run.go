@@ -67,10 +67,7 @@ func runAction(c *cli.Context) error {
 		return err
 	}
 	cfg.Fleet.Policy = pol
-	if err := cfg.Validate(); err != nil {
-		return flagError(err)
-	}
-	return runStorm(c, cfg, nil)
+	return runStorm(c, cfg, nil) // storm.Run validates cfg, once, before any process starts
 }
 
 // stormConfig maps the flags shared by run and bench to a storm.Config;
