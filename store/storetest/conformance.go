@@ -1,4 +1,11 @@
-package store
+// Package storetest is the conformance suite every store backend passes
+// (docs/protocol.md, "Stores"): dense seqs per room, dedupe by ID,
+// replay with limit and through, retention gaps, reopen, concurrency and
+// no-dedupe. Each backend's tests call Run with an opener of a fresh
+// store; the embedded store's are in package store, Redis's in redisstore,
+// PostgreSQL's in pgstore. The service helpers (services.go) reach the
+// real Redis and PostgreSQL on 127.0.0.1.
+package storetest
 
 import (
 	"context"
@@ -7,55 +14,32 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stampede-dev/stampede/store"
 )
 
-// opener opens the same store (same directory, key prefix or table) each
-// time it is called, with opt.
-type opener func(t *testing.T, opt Options) Store
+// Opener opens the same store (same directory, key prefix or table) each
+// time it is called, with opt, failing t if it cannot.
+type Opener func(t *testing.T, opt store.Options) store.Store
 
-// backends lists the stores under test; the services skip when
-// unreachable (see services_test.go).
-func backends() []struct {
-	name string
-	open func(t *testing.T) opener
-} {
-	return []struct {
-		name string
-		open func(t *testing.T) opener
-	}{
-		{"file", fileOpener},
-		{"redis", redisOpener},
-		{"postgres", postgresOpener},
-	}
-}
+// Fresh returns an Opener of a new, empty store of one backend: its own
+// directory, key prefix or table, removed when t ends. It may skip t when
+// the backend's server is unreachable (RequireService).
+type Fresh func(t *testing.T) Opener
 
-func fileOpener(t *testing.T) opener {
-	dir := t.TempDir()
-	return func(t *testing.T, opt Options) Store {
-		s, err := OpenFile(dir, opt)
-		if err != nil {
-			t.Fatalf("OpenFile: %v", err)
-		}
-		return s
-	}
-}
-
-// TestConformance runs the same behaviour checks against every backend.
-func TestConformance(t *testing.T) {
-	for _, b := range backends() {
-		t.Run(b.name, func(t *testing.T) {
-			for _, c := range conformanceCases {
-				t.Run(c.name, func(t *testing.T) {
-					c.run(t, b.open(t))
-				})
-			}
+// Run runs every conformance case as a subtest of t, each on a store of
+// its own from fresh.
+func Run(t *testing.T, fresh Fresh) {
+	for _, c := range conformanceCases {
+		t.Run(c.name, func(t *testing.T) {
+			c.run(t, fresh(t))
 		})
 	}
 }
 
 var conformanceCases = []struct {
 	name string
-	run  func(t *testing.T, open opener)
+	run  func(t *testing.T, open Opener)
 }{
 	{"append assigns dense seqs per room", testAppendSeqs},
 	{"dedupe returns the original seq", testDedupe},
@@ -66,25 +50,27 @@ var conformanceCases = []struct {
 	{"no-dedupe stores a repeated id again", testNoDedupe},
 }
 
-func ctxT(t *testing.T) context.Context {
+// Context returns a context that ends after 30 s or when t ends, for a
+// test's store calls.
+func Context(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	return ctx
 }
 
-func mustAppend(t *testing.T, s Store, room, id, body string) (uint64, bool) {
+func mustAppend(t *testing.T, s store.Store, room, id, body string) (uint64, bool) {
 	t.Helper()
-	seq, dup, err := s.Append(ctxT(t), room, id, []byte(body))
+	seq, dup, err := s.Append(Context(t), room, id, []byte(body))
 	if err != nil {
 		t.Fatalf("Append(%s, %s): %v", room, id, err)
 	}
 	return seq, dup
 }
 
-func testAppendSeqs(t *testing.T, open opener) {
-	s := open(t, Options{})
+func testAppendSeqs(t *testing.T, open Opener) {
+	s := open(t, store.Options{})
 	defer s.Close()
-	ctx := ctxT(t)
+	ctx := Context(t)
 	for i, want := range []struct {
 		room string
 		seq  uint64
@@ -100,11 +86,11 @@ func testAppendSeqs(t *testing.T, open opener) {
 	if h, err := s.Head(ctx, "none"); err != nil || h != 0 {
 		t.Fatalf("Head(none) = %d, %v; want 0", h, err)
 	}
-	res, err := s.AppendBatch(ctx, "b", []Entry{{"x1", []byte("1")}, {"x2", []byte("2")}, {"x1", []byte("again")}})
+	res, err := s.AppendBatch(ctx, "b", []store.Entry{{ID: "x1", Body: []byte("1")}, {ID: "x2", Body: []byte("2")}, {ID: "x1", Body: []byte("again")}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Result{{3, false}, {4, false}, {3, true}}
+	want := []store.Result{{Seq: 3, Dup: false}, {Seq: 4, Dup: false}, {Seq: 3, Dup: true}}
 	for i := range want {
 		if res[i] != want[i] {
 			t.Fatalf("AppendBatch results = %v, want %v", res, want)
@@ -112,8 +98,8 @@ func testAppendSeqs(t *testing.T, open opener) {
 	}
 }
 
-func testDedupe(t *testing.T, open opener) {
-	s := open(t, Options{})
+func testDedupe(t *testing.T, open Opener) {
+	s := open(t, store.Options{})
 	defer s.Close()
 	mustAppend(t, s, "r", "first", "1")
 	seq, _ := mustAppend(t, s, "r", "dup-me", "2")
@@ -126,7 +112,7 @@ func testDedupe(t *testing.T, open opener) {
 	if got, dup := mustAppend(t, s, "other", "dup-me", "x"); got != 1 || dup {
 		t.Fatalf("same id in another room = %d %v, want 1 false", got, dup)
 	}
-	msgs, through, gap, err := s.Since(ctxT(t), "r", 0, 0)
+	msgs, through, gap, err := s.Since(Context(t), "r", 0, 0)
 	if err != nil || len(msgs) != 3 || through != 3 || gap {
 		t.Fatalf("Since = %d msgs through %d gap %v err %v, want 3, 3, false", len(msgs), through, gap, err)
 	}
@@ -135,10 +121,10 @@ func testDedupe(t *testing.T, open opener) {
 	}
 }
 
-func testSince(t *testing.T, open opener) {
-	s := open(t, Options{})
+func testSince(t *testing.T, open Opener) {
+	s := open(t, store.Options{})
 	defer s.Close()
-	ctx := ctxT(t)
+	ctx := Context(t)
 	for i := 1; i <= 10; i++ {
 		mustAppend(t, s, "r", fmt.Sprint("id", i), fmt.Sprint("body", i))
 	}
@@ -173,16 +159,16 @@ func testSince(t *testing.T, open opener) {
 	}
 }
 
-func testRetentionGap(t *testing.T, open opener) {
+func testRetentionGap(t *testing.T, open Opener) {
 	// Redis trims with MAXLEN ~ (whole stream nodes of 100 entries), so
 	// write enough that every backend must have dropped something.
 	const retention, total = 5, 400
-	s := open(t, Options{Retention: retention})
+	s := open(t, store.Options{Retention: retention})
 	defer s.Close()
-	ctx := ctxT(t)
-	entries := make([]Entry, total)
+	ctx := Context(t)
+	entries := make([]store.Entry, total)
 	for i := range entries {
-		entries[i] = Entry{ID: fmt.Sprint("id", i+1), Body: []byte("b")}
+		entries[i] = store.Entry{ID: fmt.Sprint("id", i+1), Body: []byte("b")}
 	}
 	if _, err := s.AppendBatch(ctx, "r", entries[:total/2]); err != nil {
 		t.Fatal(err)
@@ -215,18 +201,18 @@ func testRetentionGap(t *testing.T, open opener) {
 	}
 }
 
-func testReopen(t *testing.T, open opener) {
-	s := open(t, Options{})
+func testReopen(t *testing.T, open Opener) {
+	s := open(t, store.Options{})
 	for i := 1; i <= 5; i++ {
 		mustAppend(t, s, "r", fmt.Sprint("id", i), fmt.Sprint("b", i))
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.Append(ctxT(t), "r", "late", nil); err == nil {
+	if _, _, err := s.Append(Context(t), "r", "late", nil); err == nil {
 		t.Fatalf("Append after Close succeeded")
 	}
-	s = open(t, Options{})
+	s = open(t, store.Options{})
 	defer s.Close()
 	if seq, dup := mustAppend(t, s, "r", "id3", "again"); seq != 3 || !dup {
 		t.Fatalf("resend after reopen = %d %v, want 3 true", seq, dup)
@@ -234,17 +220,17 @@ func testReopen(t *testing.T, open opener) {
 	if seq, dup := mustAppend(t, s, "r", "id6", "b6"); seq != 6 || dup {
 		t.Fatalf("append after reopen = %d %v, want 6 false", seq, dup)
 	}
-	msgs, through, _, err := s.Since(ctxT(t), "r", 0, 0)
+	msgs, through, _, err := s.Since(Context(t), "r", 0, 0)
 	if err != nil || len(msgs) != 6 || through != 6 || string(msgs[4].Body) != "b5" {
 		t.Fatalf("Since after reopen = %d msgs through %d err %v", len(msgs), through, err)
 	}
 }
 
-func testConcurrent(t *testing.T, open opener) {
-	s := open(t, Options{})
+func testConcurrent(t *testing.T, open Opener) {
+	s := open(t, store.Options{})
 	defer s.Close()
 	const writers, each = 8, 25
-	ctx := ctxT(t)
+	ctx := Context(t)
 	var mu sync.Mutex
 	var seqs []uint64
 	var wg sync.WaitGroup
@@ -301,15 +287,15 @@ func testConcurrent(t *testing.T, open opener) {
 	}
 }
 
-func testNoDedupe(t *testing.T, open opener) {
-	s := open(t, Options{NoDedupe: true})
+func testNoDedupe(t *testing.T, open Opener) {
+	s := open(t, store.Options{NoDedupe: true})
 	defer s.Close()
 	a, _ := mustAppend(t, s, "r", "same", "1")
 	b, dup := mustAppend(t, s, "r", "same", "2")
 	if a != 1 || b != 2 || dup {
 		t.Fatalf("no-dedupe appends = %d, %d dup %v; want 1, 2, false", a, b, dup)
 	}
-	msgs, _, _, err := s.Since(ctxT(t), "r", 0, 0)
+	msgs, _, _, err := s.Since(Context(t), "r", 0, 0)
 	if err != nil || len(msgs) != 2 || msgs[0].ID != "same" || msgs[1].ID != "same" {
 		t.Fatalf("Since = %+v %v", msgs, err)
 	}
