@@ -75,7 +75,7 @@ func OpenFile(dir string, opt Options) (*File, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
-	opt = opt.withDefaults()
+	opt = opt.WithDefaults()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}

@@ -356,3 +356,20 @@ func TestFileAppendBatchOwnsEntries(t *testing.T) {
 	}
 	s.Close()
 }
+
+// ctxT returns a context that ends after 30 s or when t ends.
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// mustAppend appends one message, failing t on an error.
+func mustAppend(t *testing.T, s Store, room, id, body string) (uint64, bool) {
+	t.Helper()
+	seq, dup, err := s.Append(ctxT(t), room, id, []byte(body))
+	if err != nil {
+		t.Fatalf("Append(%s, %s): %v", room, id, err)
+	}
+	return seq, dup
+}

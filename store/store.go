@@ -2,13 +2,22 @@
 // so that they outlive target restarts: a per-room sequence assigned by the
 // store, dedupe by the client's message ID, replay after a seq, and a
 // retention bound per room. Three backends share one interface and one
-// conformance test:
+// conformance test (package storetest):
 //
-//	file:///dir or dir        embedded append-only log with group commit (the default)
-//	redis://host:port/db      Redis Streams, one stream per room
-//	postgres://user@host/db   PostgreSQL, one message table
+//	file:///dir or dir        embedded append-only log with group commit (the default), here
+//	redis://host:port/db      Redis Streams, one stream per room (package redisstore)
+//	postgres://user@host/db   PostgreSQL, one message table (package pgstore)
 //
-// Open picks the backend from the URL.
+// Open picks the backend from the URL's scheme. The embedded store is
+// always there; a networked backend is linked only into a binary that
+// imports its package, which registers its schemes (Register), the way a
+// database/sql driver does:
+//
+//	import _ "github.com/stampede-dev/stampede/store/redisstore"
+//
+// That keeps the Redis and PostgreSQL drivers, and the memory they cost,
+// out of processes that never open them, such as every loadgen process of a
+// run (cmd/stampede-worker).
 package store
 
 import (
@@ -105,7 +114,10 @@ func (o Options) Validate() error {
 	return nil
 }
 
-func (o Options) withDefaults() Options {
+// WithDefaults returns o with each zero field set to its default. Open
+// applies it before calling a backend; a backend's own constructor applies
+// it too, for callers that bypass Open.
+func (o Options) WithDefaults() Options {
 	if o.Retention == 0 {
 		o.Retention = DefaultRetention
 	}
@@ -126,16 +138,21 @@ var ErrLocked = errors.New("store: directory is in use by another process")
 //
 //   - file:///abs/dir, or a plain path: the embedded store in that
 //     directory (created if missing);
-//   - redis://[user:pass@]host:port/db[?prefix=P]: Redis; every key starts
-//     with P (default "stampede:");
-//   - postgres://user@host:port/db[?table=T&...]: PostgreSQL; messages go in
-//     table T (default "stampede_messages") and T_rooms; the other query
-//     parameters go to the driver.
+//   - redis://[user:pass@]host:port/db[?prefix=P]: Redis (package
+//     redisstore); every key starts with P (default "stampede:");
+//   - postgres://user@host:port/db[?table=T&...] (or postgresql://):
+//     PostgreSQL (package pgstore); messages go in table T (default
+//     "stampede_messages") and T_rooms; the other query parameters go to
+//     the driver.
+//
+// A scheme other than file is opened by the backend registered for it
+// (Register). A redis or postgres URL in a binary built without that
+// backend fails with an error wrapping ErrBackendNotLinked.
 func Open(ctx context.Context, rawURL string, opt Options) (Store, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
-	opt = opt.withDefaults()
+	opt = opt.WithDefaults()
 	if rawURL == "" {
 		return nil, errors.New("store: empty URL")
 	}
@@ -146,21 +163,22 @@ func Open(ctx context.Context, rawURL string, opt Options) (Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: bad URL %q: %w", rawURL, err)
 	}
-	switch u.Scheme {
-	case "file":
-		if u.Host != "" && u.Host != "localhost" {
-			return nil, fmt.Errorf("store: file URL %q: host must be empty (file:///path)", rawURL)
-		}
-		if u.Path == "" {
-			return nil, fmt.Errorf("store: file URL %q has no path", rawURL)
-		}
-		return OpenFile(u.Path, opt)
-	case "redis":
-		return OpenRedis(ctx, u, opt)
-	case "postgres", "postgresql":
-		return OpenPostgres(ctx, u, opt)
+	open, err := backend(u)
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("store: unknown scheme %q in %q (want file, redis or postgres)", u.Scheme, rawURL)
+	return open(ctx, u, opt)
+}
+
+// openFileURL opens the embedded store of a file:///abs/dir URL.
+func openFileURL(_ context.Context, u *url.URL, opt Options) (Store, error) {
+	if u.Host != "" && u.Host != "localhost" {
+		return nil, fmt.Errorf("store: file URL %q: host must be empty (file:///path)", u.String())
+	}
+	if u.Path == "" {
+		return nil, fmt.Errorf("store: file URL %q has no path", u.String())
+	}
+	return OpenFile(u.Path, opt)
 }
 
 // appendOne implements Append on top of AppendBatch.

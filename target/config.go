@@ -86,7 +86,9 @@ type Config struct {
 	// Store, when set, makes the server speak the message protocol
 	// (docs/protocol.md) on the store at this URL: file:///dir or a plain
 	// path (the embedded store), redis://..., postgres://... (see
-	// store.Open). Empty: the server echoes (Handler's default).
+	// store.Open; the Redis and PostgreSQL ones only in a binary that
+	// imports store/redisstore and store/pgstore, as cmd/stampede does).
+	// Empty: the server echoes (Handler's default).
 	Store string `json:"store,omitempty"`
 	// NoDedupe makes the protocol store a resent message again under a new
 	// seq and deliver it again, to show what dedupe prevents. Needs Store.

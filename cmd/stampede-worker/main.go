@@ -5,7 +5,9 @@
 // the report and the metrics server: each loadgen process then costs less
 // RSS, which matters when a large fleet needs many of them. The stampede
 // binary uses it when it is installed beside it, and falls back to
-// `stampede agent` otherwise.
+// `stampede agent` otherwise. It imports neither networked store backend
+// (store/redisstore, store/pgstore), so their drivers stay out of every
+// loadgen process (docs/protocol.md, "Stores").
 package main
 
 import (

@@ -1,4 +1,9 @@
-package store
+// Package pgstore is the PostgreSQL backend of package store
+// (docs/protocol.md, "Stores"). Importing it registers the "postgres" and
+// "postgresql" URL schemes with store.Register, so store.Open accepts
+// postgres://user@host:port/db[?table=T&...] in that binary and only in
+// that binary: the pgx driver stays out of the ones that do not need it.
+package pgstore
 
 import (
 	"context"
@@ -9,9 +14,25 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/stampede-dev/stampede/store"
 )
 
-// Postgres is the PostgreSQL backend: one message table and one counter
+func init() {
+	open := func(ctx context.Context, u *url.URL, opt store.Options) (store.Store, error) {
+		s, err := Open(ctx, u, opt)
+		if err != nil {
+			return nil, err // not a typed nil in a non-nil interface
+		}
+		return s, nil
+	}
+	store.Register("postgres", open)
+	store.Register("postgresql", open)
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Store is the PostgreSQL backend: one message table and one counter
 // row per room, created on open.
 //
 //	T        (room, seq, id, body, undeduped, created)  primary key (room, seq),
@@ -25,9 +46,9 @@ import (
 // back to the existing row's seq on a conflict (a duplicate), then stores
 // the new head and deletes rows beyond the retention bound. The dedupe
 // window is therefore the retention window.
-type Postgres struct {
+type Store struct {
 	pool  *pgxpool.Pool
-	opt   Options
+	opt   store.Options
 	table string
 	q     pgQueries
 }
@@ -41,14 +62,13 @@ const defaultPGConns = 16
 
 var tableName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,50}$`)
 
-// OpenPostgres connects to u (postgres://user@host:port/db?..., with an
-// optional table=T, default "stampede_messages") and creates the tables if
-// missing.
-func OpenPostgres(ctx context.Context, u *url.URL, opt Options) (*Postgres, error) {
+// Open connects to u (postgres://user@host:port/db?..., with an optional
+// table=T, default "stampede_messages") and creates the tables if missing.
+func Open(ctx context.Context, u *url.URL, opt store.Options) (*Store, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
-	opt = opt.withDefaults()
+	opt = opt.WithDefaults()
 	q := u.Query()
 	table := q.Get("table")
 	if table == "" {
@@ -73,7 +93,7 @@ func OpenPostgres(ctx context.Context, u *url.URL, opt Options) (*Postgres, erro
 	if err != nil {
 		return nil, fmt.Errorf("store: postgres: %w", err)
 	}
-	s := &Postgres{pool: pool, opt: opt, table: table, q: pgQueriesFor(table)}
+	s := &Store{pool: pool, opt: opt, table: table, q: pgQueriesFor(table)}
 	if err := s.createSchema(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -102,7 +122,7 @@ func pgQueriesFor(t string) pgQueries {
 
 // createSchema creates the tables under an advisory lock, so processes
 // opening the same new store at once do not race on CREATE.
-func (s *Postgres) createSchema(ctx context.Context) error {
+func (s *Store) createSchema(ctx context.Context) error {
 	t := s.table
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, t); err != nil {
@@ -132,17 +152,21 @@ func (s *Postgres) createSchema(ctx context.Context) error {
 	return nil
 }
 
-// Append implements Store.
-func (s *Postgres) Append(ctx context.Context, room, id string, body []byte) (uint64, bool, error) {
-	return appendOne(ctx, s, room, id, body)
+// Append implements store.Store with a batch of one.
+func (s *Store) Append(ctx context.Context, room, id string, body []byte) (uint64, bool, error) {
+	res, err := s.AppendBatch(ctx, room, []store.Entry{{ID: id, Body: body}})
+	if err != nil {
+		return 0, false, err
+	}
+	return res[0].Seq, res[0].Dup, nil
 }
 
-// AppendBatch implements Store in one transaction.
-func (s *Postgres) AppendBatch(ctx context.Context, room string, entries []Entry) ([]Result, error) {
+// AppendBatch implements store.Store in one transaction.
+func (s *Store) AppendBatch(ctx context.Context, room string, entries []store.Entry) ([]store.Result, error) {
 	if len(entries) == 0 {
 		return nil, nil
 	}
-	res := make([]Result, len(entries))
+	res := make([]store.Result, len(entries))
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var head int64
 		if err := tx.QueryRow(ctx, s.q.lockRoom, room).Scan(&head); err != nil {
@@ -155,7 +179,7 @@ func (s *Postgres) AppendBatch(ctx context.Context, room string, entries []Entry
 					return err
 				}
 				head++
-				res[i] = Result{Seq: uint64(head)}
+				res[i] = store.Result{Seq: uint64(head)}
 				continue
 			}
 			var seq int64
@@ -166,7 +190,7 @@ func (s *Postgres) AppendBatch(ctx context.Context, room string, entries []Entry
 			if !dup {
 				head++
 			}
-			res[i] = Result{Seq: uint64(seq), Dup: dup}
+			res[i] = store.Result{Seq: uint64(seq), Dup: dup}
 		}
 		if head == start {
 			return nil
@@ -187,8 +211,8 @@ func (s *Postgres) AppendBatch(ctx context.Context, room string, entries []Entry
 	return res, nil
 }
 
-// Since implements Store: the head first, then the rows up to it.
-func (s *Postgres) Since(ctx context.Context, room string, afterSeq uint64, limit int) ([]Message, uint64, bool, error) {
+// Since implements store.Store: the head first, then the rows up to it.
+func (s *Store) Since(ctx context.Context, room string, afterSeq uint64, limit int) ([]store.Message, uint64, bool, error) {
 	head, err := s.Head(ctx, room)
 	if err != nil || afterSeq >= head {
 		return nil, head, false, err
@@ -201,8 +225,8 @@ func (s *Postgres) Since(ctx context.Context, room string, afterSeq uint64, limi
 	if err != nil {
 		return nil, 0, false, fmt.Errorf("store: postgres since: %w", err)
 	}
-	msgs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Message, error) {
-		var m Message
+	msgs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.Message, error) {
+		var m store.Message
 		var seq int64
 		err := r.Scan(&seq, &m.ID, &m.Body)
 		m.Seq = uint64(seq)
@@ -219,8 +243,8 @@ func (s *Postgres) Since(ctx context.Context, room string, afterSeq uint64, limi
 	return msgs, through, gap, nil
 }
 
-// Head implements Store.
-func (s *Postgres) Head(ctx context.Context, room string) (uint64, error) {
+// Head implements store.Store.
+func (s *Store) Head(ctx context.Context, room string) (uint64, error) {
 	var head int64
 	err := s.pool.QueryRow(ctx, s.q.head, room).Scan(&head)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -232,14 +256,14 @@ func (s *Postgres) Head(ctx context.Context, room string) (uint64, error) {
 	return uint64(head), nil
 }
 
-// Close implements Store.
-func (s *Postgres) Close() error {
+// Close implements store.Store.
+func (s *Store) Close() error {
 	s.pool.Close()
 	return nil
 }
 
 // DropTables removes the store's tables (for tests and clean-up).
-func (s *Postgres) DropTables(ctx context.Context) error {
+func (s *Store) DropTables(ctx context.Context) error {
 	_, err := s.pool.Exec(ctx, `DROP TABLE IF EXISTS `+s.table+`, `+s.table+`_rooms`)
 	return err
 }

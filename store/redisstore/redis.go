@@ -1,4 +1,9 @@
-package store
+// Package redisstore is the Redis Streams backend of package store
+// (docs/protocol.md, "Stores"). Importing it registers the "redis" URL
+// scheme with store.Register, so store.Open accepts
+// redis://[user:pass@]host:port/db[?prefix=P] in that binary and only in
+// that binary: the Redis driver stays out of the ones that do not need it.
+package redisstore
 
 import (
 	"context"
@@ -9,9 +14,23 @@ import (
 	"strings"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/stampede-dev/stampede/store"
 )
 
-// Redis is the Redis Streams backend. Each room has three kinds of keys,
+func init() {
+	store.Register("redis", func(ctx context.Context, u *url.URL, opt store.Options) (store.Store, error) {
+		s, err := Open(ctx, u, opt)
+		if err != nil {
+			return nil, err // not a typed nil in a non-nil interface
+		}
+		return s, nil
+	})
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Store is the Redis Streams backend. Each room has three kinds of keys,
 // all with the room as hash tag so they share a cluster slot:
 //
 //	P{room}:seq       INCR counter: the room's latest seq
@@ -24,10 +43,10 @@ import (
 // replay one XRANGE. An append is one Lua script per batch (check the ID
 // key, INCR, XADD, SET), atomic on the server, so the ID -> seq mapping
 // survives any target restart.
-type Redis struct {
+type Store struct {
 	c      *redis.Client
 	prefix string
-	opt    Options
+	opt    store.Options
 }
 
 // appendScript appends ARGV[4..] (id, body pairs) to the room.
@@ -54,13 +73,13 @@ end
 return out
 `)
 
-// OpenRedis connects to the Redis server of u (redis://host:port/db, with
-// an optional ?prefix= for every key, default "stampede:") and pings it.
-func OpenRedis(ctx context.Context, u *url.URL, opt Options) (*Redis, error) {
+// Open connects to the Redis server of u (redis://host:port/db, with an
+// optional ?prefix= for every key, default "stampede:") and pings it.
+func Open(ctx context.Context, u *url.URL, opt store.Options) (*Store, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
-	opt = opt.withDefaults()
+	opt = opt.WithDefaults()
 	q := u.Query()
 	prefix := q.Get("prefix")
 	if prefix == "" {
@@ -78,20 +97,24 @@ func OpenRedis(ctx context.Context, u *url.URL, opt Options) (*Redis, error) {
 		c.Close()
 		return nil, fmt.Errorf("store: redis %s: %w", u.Host, err)
 	}
-	return &Redis{c: c, prefix: prefix, opt: opt}, nil
+	return &Store{c: c, prefix: prefix, opt: opt}, nil
 }
 
-func (s *Redis) key(room, kind string) string {
+func (s *Store) key(room, kind string) string {
 	return s.prefix + "{" + room + "}:" + kind
 }
 
-// Append implements Store.
-func (s *Redis) Append(ctx context.Context, room, id string, body []byte) (uint64, bool, error) {
-	return appendOne(ctx, s, room, id, body)
+// Append implements store.Store with a batch of one.
+func (s *Store) Append(ctx context.Context, room, id string, body []byte) (uint64, bool, error) {
+	res, err := s.AppendBatch(ctx, room, []store.Entry{{ID: id, Body: body}})
+	if err != nil {
+		return 0, false, err
+	}
+	return res[0].Seq, res[0].Dup, nil
 }
 
-// AppendBatch implements Store with one script call.
-func (s *Redis) AppendBatch(ctx context.Context, room string, entries []Entry) ([]Result, error) {
+// AppendBatch implements store.Store with one script call.
+func (s *Store) AppendBatch(ctx context.Context, room string, entries []store.Entry) ([]store.Result, error) {
 	if len(entries) == 0 {
 		return nil, nil
 	}
@@ -115,16 +138,16 @@ func (s *Redis) AppendBatch(ctx context.Context, room string, entries []Entry) (
 	if len(v) != 2*len(entries) {
 		return nil, fmt.Errorf("store: redis append: %d results for %d entries", len(v)/2, len(entries))
 	}
-	res := make([]Result, len(entries))
+	res := make([]store.Result, len(entries))
 	for i := range res {
-		res[i] = Result{Seq: uint64(v[2*i]), Dup: v[2*i+1] == 1}
+		res[i] = store.Result{Seq: uint64(v[2*i]), Dup: v[2*i+1] == 1}
 	}
 	return res, nil
 }
 
-// Since implements Store: GET the head, then XRANGE up to it (a message
+// Since implements store.Store: GET the head, then XRANGE up to it (a message
 // appended in between is beyond the answer's through, not lost from it).
-func (s *Redis) Since(ctx context.Context, room string, afterSeq uint64, limit int) ([]Message, uint64, bool, error) {
+func (s *Store) Since(ctx context.Context, room string, afterSeq uint64, limit int) ([]store.Message, uint64, bool, error) {
 	head, err := s.Head(ctx, room)
 	if err != nil || afterSeq >= head {
 		return nil, head, false, err
@@ -139,7 +162,7 @@ func (s *Redis) Since(ctx context.Context, room string, afterSeq uint64, limit i
 	if err != nil {
 		return nil, 0, false, fmt.Errorf("store: redis since: %w", err)
 	}
-	msgs := make([]Message, 0, len(xs))
+	msgs := make([]store.Message, 0, len(xs))
 	for _, x := range xs {
 		m, err := parseEntry(x)
 		if err != nil {
@@ -155,19 +178,19 @@ func (s *Redis) Since(ctx context.Context, room string, afterSeq uint64, limit i
 	return msgs, through, gap, nil
 }
 
-func parseEntry(x redis.XMessage) (Message, error) {
+func parseEntry(x redis.XMessage) (store.Message, error) {
 	seqStr, _, _ := strings.Cut(x.ID, "-")
 	seq, err := strconv.ParseUint(seqStr, 10, 64)
 	id, ok1 := x.Values["id"].(string)
 	body, ok2 := x.Values["body"].(string)
 	if err != nil || !ok1 || !ok2 {
-		return Message{}, fmt.Errorf("store: redis: malformed stream entry %q", x.ID)
+		return store.Message{}, fmt.Errorf("store: redis: malformed stream entry %q", x.ID)
 	}
-	return Message{Seq: seq, ID: id, Body: []byte(body)}, nil
+	return store.Message{Seq: seq, ID: id, Body: []byte(body)}, nil
 }
 
-// Head implements Store.
-func (s *Redis) Head(ctx context.Context, room string) (uint64, error) {
+// Head implements store.Store.
+func (s *Store) Head(ctx context.Context, room string) (uint64, error) {
 	v, err := s.c.Get(ctx, s.key(room, "seq")).Uint64()
 	if errors.Is(err, redis.Nil) {
 		return 0, nil
@@ -178,5 +201,5 @@ func (s *Redis) Head(ctx context.Context, room string) (uint64, error) {
 	return v, nil
 }
 
-// Close implements Store.
-func (s *Redis) Close() error { return s.c.Close() }
+// Close implements store.Store.
+func (s *Store) Close() error { return s.c.Close() }
