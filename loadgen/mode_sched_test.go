@@ -73,6 +73,9 @@ func TestEchoScheduledRTT(t *testing.T) {
 			r.frames(0, echoBack(t, br), step.echoAt)
 		}
 	}
+	if err := r.rec.close(); err != nil { // the totals are made at the end
+		t.Fatal(err)
+	}
 	rep := r.rec.rep
 	if rep.Messages.Sent != 3 || rep.Messages.Delivered != 3 || rep.Messages.Skipped != 1 {
 		t.Errorf("messages %+v", rep.Messages)
@@ -127,6 +130,9 @@ func TestStampedeScheduledRTT(t *testing.T) {
 	h.connected(r, 0, 3000*ms) // resume
 	h.sync(r, 0, 3010*ms)      // resends message 1
 	h.acked(r, 0, 1, 1, 3020*ms)
+	if err := r.rec.close(); err != nil { // the totals are made at the end
+		t.Fatal(err)
+	}
 	rep := r.rec.rep
 	if rep.Messages.Sent != 1 || rep.Messages.Retried != 1 || rep.Messages.Acked != 1 {
 		t.Errorf("messages %+v", rep.Messages)

@@ -27,9 +27,9 @@ const maxLive = 2
 //	                           └──────────────> Report (complete after Close)
 //
 // Timeline counts go to the Stream's own buckets (At) and reach the
-// Report's Timeline when drained or at Close. Latencies (Record) go to the
-// Report's total histograms at once and to a live histogram of their
-// interval; an interval is sealed, encoded, into the Report's Intervals and
+// Report's Timeline when drained or at Close. Latencies (Record) go to a
+// live histogram of their interval, and the Report's total histograms are
+// made at Close as the merge of its intervals (exact); an interval is sealed, encoded, into the Report's Intervals and
 // the next drain when a drain reaches its end, when two newer intervals of
 // its distribution are live, or at Close. Live histograms are sparse
 // (hdrhistogram.PackedHistogram), so a stream holds a few KiB per live
@@ -66,17 +66,18 @@ type decoded struct {
 	p *hdrhistogram.PackedHistogram
 }
 
-// NewStream returns a stream recording into rep, whose Intervals (created
-// with DefaultInterval if nil) give the interval length; a nil histogram
-// of rep is made empty.
+// NewStream returns a stream recording into rep, an empty report whose
+// Intervals (created with DefaultInterval if nil) give the interval
+// length. rep's histograms are nil until Close makes them.
 func NewStream(rep *Report) *Stream {
 	if rep.Intervals == nil {
 		rep.Intervals = NewIntervals(DefaultInterval)
 	}
+	// The totals are made at Close, as the merge of the intervals: five
+	// dense histograms (about 190 KB each) per recorder would be most of
+	// an idle loadgen's memory.
 	for d := range NumDists {
-		if h := rep.Hist(d); *h == nil {
-			*h = NewHistogram()
-		}
+		*rep.Hist(d) = nil
 	}
 	return &Stream{rep: rep, length: rep.Intervals.Length}
 }
@@ -100,9 +101,7 @@ func (s *Stream) At(at time.Duration) *Bucket {
 // interval of at; v is clamped to the histograms' range as RecordLatency
 // clamps it.
 func (s *Stream) Record(d Dist, at, v time.Duration) {
-	us := latencyMicros(v)
-	_ = (*s.rep.Hist(d)).RecordValue(us) // in range: cannot fail
-	_ = s.liveFor(d, IntervalOf(at, s.length)).RecordValue(us)
+	_ = s.liveFor(d, IntervalOf(at, s.length)).RecordValue(latencyMicros(v)) // in range: cannot fail
 }
 
 // liveFor returns the live histogram of d in interval i, opening it (and
@@ -251,5 +250,12 @@ func (s *Stream) Close() error {
 	s.sealBefore(math.MaxInt)
 	s.fold(s.tl.first, s.tl.b)
 	s.closed = true
+	for d := range NumDists {
+		h, err := s.rep.Intervals.Total(d)
+		if err != nil && s.err == nil {
+			s.err = err
+		}
+		*s.rep.Hist(d) = h
+	}
 	return s.err
 }
