@@ -1,0 +1,233 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/stampede-dev/stampede/results"
+)
+
+// Agent is the coordinator's view of one agent.
+type Agent struct {
+	// Name names the agent in logs and results ("loadgen 0", "target").
+	Name string
+	// Transport reaches the agent.
+	Transport Transport
+	// Plan is the agent's role and configuration.
+	Plan Plan
+	// Proc is the agent's process when it runs on this machine (its exit
+	// status explains a lost agent); nil otherwise.
+	Proc *Proc
+	// Ready is what the agent said when it accepted the plan.
+	Ready Ready
+
+	index   int
+	co      *Coordinator
+	nextID  atomic.Uint64
+	mu      sync.Mutex
+	pending map[uint64]chan Reply
+	pids    []int
+	readyc  chan error // one value: nil on ready, else why not
+	final   chan error // one value: nil when its part is over, else why it ended early
+	// partials are the recovery chunks received so far; recovered gets
+	// one value: nil when the last chunk came, else why it never will.
+	partials  []results.RecoveryPartial
+	recovered chan error
+	gone      chan struct{} // closed when the agent's messages end
+	stopped   atomic.Bool   // the coordinator told it to stop
+	lostFlag  atomic.Bool   // its messages ended before its final one
+}
+
+// Stop tells the agent to stop, without waiting: an agent that failed no
+// longer reads, and a send to it may block until its transport is closed.
+func (a *Agent) Stop() {
+	if a.stopped.Swap(true) {
+		return
+	}
+	go func() { _ = a.send(Message{Kind: KindStop}) }()
+}
+
+// MaxMessageBytes is the size of the largest message received from the
+// agent (0 when its transport does not say).
+func (a *Agent) MaxMessageBytes() int {
+	if m, ok := a.Transport.(interface{ MaxReceived() int }); ok {
+		return m.MaxReceived()
+	}
+	return 0
+}
+
+// Index is the agent's place in the run, in the order agents were placed.
+func (a *Agent) Index() int { return a.index }
+
+// Lost reports whether the agent's messages ended before its final one
+// without the coordinator stopping it.
+func (a *Agent) Lost() bool { return a.lostFlag.Load() }
+
+// PIDs returns the processes of the agent's role: a group's processes, or
+// the agent itself.
+func (a *Agent) PIDs() []int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.pids != nil {
+		return append([]int(nil), a.pids...)
+	}
+	if a.Ready.PID != 0 {
+		return []int{a.Ready.PID}
+	}
+	return nil
+}
+
+// Call sends a control request and waits for its reply.
+func (a *Agent) Call(ctx context.Context, c Control) (Reply, error) {
+	c.ID = a.nextID.Add(1)
+	ch := make(chan Reply, 1)
+	a.mu.Lock()
+	a.pending[c.ID] = ch
+	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		delete(a.pending, c.ID)
+		a.mu.Unlock()
+	}()
+	if err := a.send(Message{Kind: KindControl, Control: &c}); err != nil {
+		return Reply{}, fmt.Errorf("cluster: %s: %w", a.Name, err)
+	}
+	select {
+	case r := <-ch:
+		if r.Error != "" {
+			return r, fmt.Errorf("%s: %s", a.Name, r.Error)
+		}
+		return r, nil
+	case <-a.gone:
+		return Reply{}, fmt.Errorf("cluster: %s is gone", a.Name)
+	case <-ctx.Done():
+		return Reply{}, ctx.Err()
+	}
+}
+
+// send sends one message to the agent.
+func (a *Agent) send(m Message) error {
+	m.V, m.Agent = Version, a.index
+	return a.Transport.Send(m)
+}
+
+// read dispatches the agent's messages until they end.
+func (a *Agent) read() {
+	defer close(a.gone)
+	readied, finished, recovered := false, false, false
+	end := func(err error) {
+		if !readied {
+			a.readyc <- err
+		}
+		if !finished {
+			a.final <- err
+		}
+		if !recovered {
+			a.recovered <- err
+		}
+		readied, finished, recovered = true, true, true
+	}
+	for {
+		m, err := a.Transport.Recv()
+		if err != nil {
+			if !finished {
+				err = a.lost(err)
+			} else if !recovered {
+				err = fmt.Errorf("gone before its recovery figures (%v)", err)
+			}
+			end(err)
+			return
+		}
+		switch m.Kind {
+		case KindReady:
+			if m.Ready != nil && !readied {
+				a.mu.Lock()
+				a.Ready = *m.Ready
+				a.pids = m.Ready.PIDs
+				a.mu.Unlock()
+				readied = true
+				a.readyc <- nil
+			}
+		case KindProgress:
+			if m.Progress == nil {
+				continue
+			}
+			if m.Progress.PIDs != nil {
+				a.mu.Lock()
+				a.pids = m.Progress.PIDs
+				a.mu.Unlock()
+			}
+			if a.co.OnProgress != nil {
+				a.co.OnProgress(a, *m.Progress)
+			}
+		case KindReply:
+			if m.Reply == nil {
+				continue
+			}
+			a.mu.Lock()
+			ch := a.pending[m.Reply.ID]
+			a.mu.Unlock()
+			if ch != nil {
+				ch <- *m.Reply
+			}
+		case KindEvent:
+			if m.Event != nil && a.co.OnEvent != nil {
+				a.co.OnEvent(a, *m.Event)
+			}
+		case KindResults:
+			if m.Piece == nil {
+				continue
+			}
+			if err := a.co.addPiece(m.Piece); err != nil && !finished {
+				finished = true
+				a.final <- fmt.Errorf("refused a results piece: %w", err)
+			}
+		case KindFinal:
+			if !finished {
+				finished = true
+				a.final <- nil
+			}
+		case KindRecovery:
+			if m.Recovery == nil || recovered {
+				continue
+			}
+			a.mu.Lock()
+			a.partials = results.MergeRecoveryPartials(a.partials, m.Recovery.Partials)
+			a.mu.Unlock()
+			if m.Recovery.Last {
+				recovered = true
+				a.recovered <- nil
+			}
+		case KindError:
+			end(errors.New(m.Error))
+		}
+	}
+}
+
+// lost reports an agent whose messages ended before its final one: a crash
+// event (with its exit status, when it is a local process) unless the
+// coordinator had stopped it, and the error that explains it.
+func (a *Agent) lost(err error) error {
+	ev := Event{Kind: EventCrash, Role: a.Plan.Role, PID: a.Ready.PID, Exit: err.Error(), At: time.Now()}
+	if a.Proc != nil {
+		ev.PID = a.Proc.PID()
+		select {
+		case <-a.Proc.done:
+		case <-time.After(2 * time.Second):
+		}
+		if werr := a.Proc.exitErr(); werr != nil {
+			ev.Exit = werr.Error()
+		}
+	}
+	if !a.stopped.Load() {
+		a.lostFlag.Store(true)
+		if a.co.OnEvent != nil {
+			a.co.OnEvent(a, ev)
+		}
+	}
+	return fmt.Errorf("agent lost (%s)", ev.Exit)
+}

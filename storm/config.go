@@ -1,0 +1,215 @@
+package storm
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/stampede-dev/stampede/chaos"
+	"github.com/stampede-dev/stampede/loadgen"
+	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/target"
+)
+
+// Config describes one run. The zero value of a field means its default.
+type Config struct {
+	// Target configures every target process. Its Addr empty means a free
+	// loopback port outside the ephemeral range; AcceptRate is the whole
+	// group's rate, shared by its processes. Unused with Fleet.URL.
+	Target target.Config `json:"target"`
+	// TargetProcs is the size of the target's SO_REUSEPORT group; zero
+	// sizes it for the fleet (PerProcess connections each).
+	TargetProcs int `json:"target_procs"`
+	// Fleet is the loadgen fleet. An empty URL aims it at the run's own
+	// target (the bundled server, restarted by the schedule); a URL aims
+	// it at any server, and outages are then detected from the clients'
+	// side (Detect). A zero Fleet.Ramp with a target AcceptRate ramps at
+	// 90 % of that rate, so the first connects measure the fleet, not an
+	// overflow of the target.
+	Fleet loadgen.Config `json:"fleet"`
+	// LoadgenProcs is the number of loadgen agent processes; zero sizes it
+	// for the fleet. With Fleet.URL, 1 runs the fleet in this process.
+	LoadgenProcs int `json:"loadgen_procs"`
+	// Detect tunes outage detection from the clients' side (Fleet.URL).
+	Detect results.DetectConfig `json:"detect"`
+	// Schedule is the chaos schedule; nil means none. Not with Fleet.URL.
+	Schedule *chaos.Schedule `json:"-"`
+	// ScheduleText is the schedule as given, recorded in the results.
+	ScheduleText string `json:"chaos"`
+	// Proxy relays the fleet through the fault proxy group in front of the
+	// target (--proxy). A schedule with proxy events turns it on by
+	// itself.
+	Proxy bool `json:"proxy"`
+	// Duration is the run's length from the start barrier. Required.
+	Duration time.Duration `json:"duration"`
+	// Out is the results folder; it is created. Empty writes nothing.
+	Out string `json:"-"`
+	// Exe is the stampede binary that agent processes run; empty means
+	// this process's own executable.
+	Exe string `json:"-"`
+	// Log receives progress lines and the agents' stderr; nil means none.
+	Log io.Writer `json:"-"`
+	// ProgressInterval is the time between plain progress lines, when Log
+	// is not a terminal (a terminal gets a status line redrawn every
+	// second); zero means DefaultProgressInterval.
+	ProgressInterval time.Duration `json:"-"`
+	// MetricsAddr, if set, is the host:port on which Prometheus metrics
+	// are served at /metrics while the run goes (--metrics-addr).
+	MetricsAddr string `json:"-"`
+	// MetricsLinger keeps serving MetricsAddr this long after the run,
+	// with the final figures, so a scrape sees them (--metrics-linger);
+	// zero closes it when the run ends.
+	MetricsLinger time.Duration `json:"-"`
+	// Pushgateway, if set, is the URL of a Prometheus Pushgateway that the
+	// final metrics are pushed to when the run ends, job "stampede" grouped
+	// by run_id (--pushgateway).
+	Pushgateway string `json:"-"`
+	// SLO are the gates the run is judged by (--slo): evaluated on the
+	// summary, recorded in summary.json "slo" and "pass"; none passes.
+	SLO []results.SLO `json:"slo,omitempty"`
+}
+
+// external reports whether the fleet is aimed at a server the run does not
+// own.
+func (c *Config) external() bool { return c.Fleet.URL != "" }
+
+// Validate reports the first unusable field, named as its flag. Run calls
+// it once, before any process starts.
+func (c *Config) Validate() error {
+	if c.Duration <= 0 {
+		return fmt.Errorf("--duration must be positive, got %s", c.Duration)
+	}
+	if c.Fleet.Clients < 1 {
+		return fmt.Errorf("--clients must be at least 1, got %d", c.Fleet.Clients)
+	}
+	if c.external() {
+		if c.Schedule != nil || c.Proxy {
+			return errors.New("--chaos and --proxy need the run's own target; a fleet against --url detects outages itself")
+		}
+		if err := c.Detect.Validate(); err != nil {
+			return err
+		}
+		return c.Fleet.Validate()
+	}
+	if c.Schedule != nil {
+		if err := c.Schedule.Check(c.Duration); err != nil {
+			return fmt.Errorf("--chaos: %w", err)
+		}
+	}
+	t := c.Target
+	if t.Store == "" && (t.NoDedupe || t.Retention != 0 || c.Fleet.Mode == loadgen.ModeStampede) {
+		t.Store = "file:///" // Run gives it an embedded store in the results folder
+	}
+	if err := t.Validate(); err != nil {
+		return err
+	}
+	// The fleet is checked here, before any process starts, not first in
+	// each agent; its URL is the target's, known only once it runs.
+	f := c.Fleet
+	f.URL = "ws://127.0.0.1:1/"
+	if t.TLS || t.CertFile != "" {
+		f.URL = "wss://127.0.0.1:1/"
+	}
+	if t.Store != "" && (f.Mode == "" || f.Mode == loadgen.ModeNone) {
+		f.Mode = loadgen.ModeStampede // as Run will make it
+	}
+	return f.Validate()
+}
+
+// Result is what a run produced.
+type Result struct {
+	// Summary is the run's summary.json.
+	Summary *results.Summary
+	// Report is the merged record of every loadgen agent.
+	Report *results.Report
+	// Sizing is how the run was spread over processes.
+	Sizing Sizing
+}
+
+// ErrIncomplete is returned (wrapped) with a Result when a process of the
+// run exited when nothing scheduled it or an agent was lost: the folder is
+// written, summary.json says "complete": false.
+var ErrIncomplete = errors.New("the run is incomplete")
+
+// ErrInterrupted is returned (wrapped) with a Result when ctx ended before
+// the run did (Ctrl-C): the fleet was stopped at once and the folder
+// written with "interrupted": true.
+var ErrInterrupted = errors.New("the run was interrupted")
+
+// size chooses the run's processes and source addresses, and makes the
+// message mode and the target's store agree.
+func size(cfg *Config, tcfg *target.Config) (Sizing, error) {
+	if cfg.external() {
+		u, err := url.Parse(cfg.Fleet.URL)
+		if err != nil {
+			return Sizing{}, fmt.Errorf("--url: %w", err)
+		}
+		dst, _ := netip.ParseAddr(u.Hostname()) // a name: not known to be loopback
+		return Size(cfg.Fleet.Clients, cfg.LoadgenProcs, 1, cfg.Fleet.SourceIPs, dst)
+	}
+	addr := tcfg.Addr
+	if addr == "" {
+		addr = "127.0.0.1:0" // a free port is chosen when the target starts
+	}
+	dst, err := netip.ParseAddrPort(addr)
+	if err != nil {
+		return Sizing{}, fmt.Errorf("--addr %q: %w", tcfg.Addr, err)
+	}
+	targetProcs, err := messageProtocol(cfg, tcfg)
+	if err != nil {
+		return Sizing{}, err
+	}
+	return Size(cfg.Fleet.Clients, cfg.LoadgenProcs, targetProcs, cfg.Fleet.SourceIPs, dst.Addr())
+}
+
+// messageProtocol makes the fleet's message mode and the target's store
+// agree: the stampede mode needs a target that speaks the protocol, so it
+// gets an embedded store in the results folder (kept across the target's
+// restarts) unless one is given; a store with no message mode (or "none")
+// implies the stampede mode. A target with a store runs as one process (the store's
+// room state lives in it), so the fleet must fit one process.
+func messageProtocol(cfg *Config, tcfg *target.Config) (targetProcs int, err error) {
+	wantsStore := tcfg.Store != "" || tcfg.NoDedupe || tcfg.Retention != 0
+	if wantsStore && (cfg.Fleet.Mode == "" || cfg.Fleet.Mode == loadgen.ModeNone) {
+		cfg.Fleet.Mode = loadgen.ModeStampede
+	}
+	if cfg.Fleet.Mode != loadgen.ModeStampede {
+		if wantsStore {
+			return 0, fmt.Errorf("--store, --no-dedupe and --retention are for the message protocol; use --mode stampede (got --mode %s)", cfg.Fleet.Mode)
+		}
+		return cfg.TargetProcs, nil
+	}
+	if tcfg.Store == "" {
+		dir := cfg.Out
+		if dir == "" {
+			if dir, err = os.MkdirTemp("", "stampede-store-"); err != nil {
+				return 0, err
+			}
+		}
+		abs, err := filepath.Abs(filepath.Join(dir, "store"))
+		if err != nil {
+			return 0, err
+		}
+		tcfg.Store = "file://" + abs
+	}
+	if cfg.TargetProcs > 1 {
+		return 0, fmt.Errorf("--procs %d: a target with a message store runs as one process", cfg.TargetProcs)
+	}
+	if cfg.Fleet.Clients > PerProcess {
+		return 0, fmt.Errorf("--clients %d: the message protocol's target runs as one process, which holds at most %d connections", cfg.Fleet.Clients, PerProcess)
+	}
+	return 1, nil
+}
+
+// runConfig is what summary.json records as the run's config.
+type runConfig struct {
+	Config
+	Sizing Sizing `json:"sizing"`
+	// Target is the per-process target configuration actually used.
+	Target target.Config `json:"target"`
+}

@@ -1,0 +1,64 @@
+package storm
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/stampede-dev/stampede/hoststat"
+	"github.com/stampede-dev/stampede/report"
+	"github.com/stampede-dev/stampede/results"
+)
+
+// WriteResults writes the results folder of a run: summary.json,
+// timeline.csv, the HdrHistogram logs (connect, ttr, message_rtt, resume
+// .hlog), resources.csv and kernel.csv when their samplers are given, and
+// report.html rendered from those files alone (as `stampede report DIR`
+// renders it again). start is the run's start, the time axis of the CSVs.
+func WriteResults(dir string, res *Result, sampler *hoststat.Sampler, kernel *hoststat.KernelSampler, start time.Time) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	if err := res.Summary.WriteJSON(dir); err != nil {
+		return err
+	}
+	write := func(name string, w func(io.Writer) error) error {
+		f, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			return err
+		}
+		err = w(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("writing %s: %w", filepath.Join(dir, name), err)
+		}
+		return nil
+	}
+	sum := res.Summary
+	if err := write(results.TimelineFile, func(w io.Writer) error {
+		return results.WriteTimelineCSV(w, results.TimelineRows(res.Report.Timeline, sum.Events, sum.DurationS))
+	}); err != nil {
+		return err
+	}
+	length := time.Duration(sum.DurationS * float64(time.Second))
+	if err := results.WriteHistogramLogs(dir, res.Report, length); err != nil {
+		return err
+	}
+	if sampler != nil {
+		if err := write(results.ResourcesFile, func(w io.Writer) error {
+			return hoststat.WriteResourcesCSV(w, start, sampler.Samples())
+		}); err != nil {
+			return err
+		}
+	}
+	if kernel != nil {
+		if err := write(results.KernelFile, func(w io.Writer) error { return kernel.WriteCSV(w, start) }); err != nil {
+			return err
+		}
+	}
+	return report.Render(dir)
+}
