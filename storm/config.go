@@ -82,10 +82,10 @@ func (c *Config) external() bool { return c.Fleet.URL != "" }
 // it once, before any process starts.
 func (c *Config) Validate() error {
 	if c.Duration <= 0 {
-		return fmt.Errorf("--duration must be positive, got %s", c.Duration)
+		return fmt.Errorf("--duration: must be positive, got %s", c.Duration)
 	}
 	if c.Fleet.Clients < 1 {
-		return fmt.Errorf("--clients must be at least 1, got %d", c.Fleet.Clients)
+		return fmt.Errorf("--clients: must be at least 1, got %d", c.Fleet.Clients)
 	}
 	if c.external() {
 		if c.Schedule != nil || c.Proxy {

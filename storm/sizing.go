@@ -43,7 +43,7 @@ type Sizing struct {
 // out when the request cannot fit.
 func Size(clients, loadgenProcs, targetProcs int, sourceIPs []netip.Addr, dst netip.Addr) (Sizing, error) {
 	if clients < 1 {
-		return Sizing{}, fmt.Errorf("--clients must be at least 1, got %d", clients)
+		return Sizing{}, fmt.Errorf("--clients: must be at least 1, got %d", clients)
 	}
 	if clients > MaxClients {
 		return Sizing{}, fmt.Errorf("--clients %d is above the %d that stampede sizes itself for on one machine (each client is an open file on both sides)", clients, MaxClients)

@@ -141,10 +141,22 @@ func TestLoadgenServerNeverBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kill := time.AfterFunc(700*time.Millisecond, func() { srv.Shutdown(target.Abrupt) })
-	t.Cleanup(func() { kill.Stop(); srv.Shutdown(target.Abrupt) })
+	// Killed once the whole fleet is connected (whenever that is on a
+	// loaded machine), never to come back.
+	stop := make(chan struct{})
+	go func() {
+		for srv.Stats().Conns < 10 {
+			select {
+			case <-stop:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+		srv.Shutdown(target.Abrupt)
+	}()
+	t.Cleanup(func() { close(stop); srv.Shutdown(target.Abrupt) })
 	dir := t.TempDir()
-	code, out, errOut := runLoadgen(t, "--url", srv.URL(), "--clients", "10", "--duration", "2s",
+	code, out, errOut := runLoadgen(t, "--url", srv.URL(), "--clients", "10", "--duration", "3s",
 		"--policy", "fixed:initial=100ms", "--progress", "0", "--out", dir, "--slo", "r99<10s")
 	if code != 1 || !strings.Contains(errOut, "1 of 1 SLO(s) failed: r99<10s") {
 		t.Errorf("exit %d, stderr %q; want 1 and the failed SLO", code, errOut)
