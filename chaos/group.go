@@ -2,7 +2,6 @@ package chaos
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"syscall"
@@ -28,9 +27,6 @@ type GroupTarget struct {
 	acceptRate float64 // per process
 	nextOne    int     // the process the next procs=one restart stops
 
-	startBacklog int     // what a (re)started process listens with
-	startRate    float64 // and accepts at, per process
-
 	// The stall and reject windows under way, which a process started
 	// during them joins for what is left of them.
 	stallUntil, rejectUntil time.Time
@@ -44,8 +40,7 @@ func NewGroupTarget(g *target.Group, backlog int, acceptRatePerProc float64) *Gr
 	if backlog == 0 {
 		backlog = target.DefaultBacklog
 	}
-	return &GroupTarget{Group: g, backlog: backlog, acceptRate: acceptRatePerProc,
-		startBacklog: backlog, startRate: acceptRatePerProc}
+	return &GroupTarget{Group: g, backlog: backlog, acceptRate: acceptRatePerProc}
 }
 
 // signals maps a restart mode to how the processes are stopped: graceful
@@ -138,16 +133,15 @@ func (t *GroupTarget) restartAll(ctx context.Context, ev Event, sig syscall.Sign
 		return res, err
 	}
 	res.Listening = now()
-	if err := t.Group.Respawn(ctx, hold); err != nil {
+	if err := t.Group.Respawn(ctx, hold, t.current); err != nil {
 		return res, err
 	}
-	procs := t.Group.Procs()
-	for _, p := range procs {
+	for _, p := range t.Group.Procs() {
 		if p.Ready.After(res.Ready) {
 			res.Ready = p.Ready
 		}
 	}
-	return res, t.reapply(ctx, procs...)
+	return res, nil
 }
 
 // restartProc stops process i, waits out the down time and starts it
@@ -175,40 +169,30 @@ func (t *GroupTarget) restartProc(ctx context.Context, ev Event, sig syscall.Sig
 		return step, err
 	}
 	step.Listening = now()
-	if err := t.Group.RespawnProc(ctx, i, hold); err != nil {
+	if err := t.Group.RespawnProc(ctx, i, hold, t.current); err != nil {
 		return step, err
 	}
-	p := t.Group.Procs()[i]
-	step.Ready = p.Ready
-	return step, t.reapply(ctx, p)
+	step.Ready = t.Group.Procs()[i].Ready
+	return step, nil
 }
 
-// reapply gives respawned processes a backlog or accept rate that the
-// schedule changed from the one they start with, and makes them join a
-// stall or reject window still under way.
-func (t *GroupTarget) reapply(ctx context.Context, procs ...*target.Proc) error {
+// current gives a (re)started process the group's state as the schedule
+// left it: its backlog and accept rate, and the rest of a stall (a hold)
+// or reject window under way, so it never admits a client in a state the
+// schedule has changed. (Applied after the process accepts, a reject
+// raced the clients waiting at the door, and on a loaded machine they
+// won.)
+func (t *GroupTarget) current(c *target.Config) {
 	now, _ := t.clock()
 	t.mu.Lock()
-	backlog, rate := t.backlog, t.acceptRate
-	stall, reject := t.stallUntil.Sub(now()), t.rejectUntil.Sub(now())
-	status, retryAfter := t.rejectStatus, t.rejectRetryAfter
-	t.mu.Unlock()
-	var errs []error
-	for _, p := range procs {
-		if backlog != t.startBacklog {
-			errs = append(errs, p.SetBacklog(ctx, backlog))
-		}
-		if rate != t.startRate {
-			errs = append(errs, p.SetAcceptRate(ctx, rate))
-		}
-		if stall > 0 {
-			errs = append(errs, p.Stall(ctx, stall))
-		}
-		if reject > 0 {
-			errs = append(errs, p.Reject(ctx, status, retryAfter, reject))
-		}
+	defer t.mu.Unlock()
+	c.Backlog, c.AcceptRate = t.backlog, t.acceptRate
+	if left := t.stallUntil.Sub(now()); left > c.Hold {
+		c.Hold = left
 	}
-	return errors.Join(errs...)
+	if left := t.rejectUntil.Sub(now()); left > 0 {
+		c.StartReject = &target.Rejection{Status: t.rejectStatus, RetryAfter: t.rejectRetryAfter, For: left}
+	}
 }
 
 // EarlyRetries returns each running process's count of clients that came

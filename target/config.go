@@ -66,6 +66,10 @@ type Config struct {
 	// after start: the "stall" shape of a restart (port open, backlog fills,
 	// SYNs time out). Ready fires when it ends. Default 0.
 	Hold time.Duration `json:"hold"`
+	// StartReject, if set, makes the server answer every upgrade as Reject
+	// does, from its start for StartReject.For: a process (re)started
+	// during a reject window joins it before it admits anyone. Default nil.
+	StartReject *Rejection `json:"start_reject,omitempty"`
 	// Workers is the number of goroutines that read frames of readable
 	// connections. Default max(4, 2*GOMAXPROCS).
 	Workers int `json:"workers"`
@@ -108,6 +112,14 @@ type Config struct {
 	Clock clock.Clock `json:"-"`
 }
 
+// Rejection is a window in which every upgrade is answered Status with a
+// Retry-After of RetryAfter (whole seconds, rounded up; 0 sends none).
+type Rejection struct {
+	Status     int           `json:"status"`
+	RetryAfter time.Duration `json:"retry_after"`
+	For        time.Duration `json:"for"`
+}
+
 // ConfigError is a Config field with an invalid value.
 type ConfigError struct {
 	Field  string // the Config field, e.g. "Backlog"
@@ -141,6 +153,9 @@ func (c Config) Validate() error {
 		if f.v < 0 {
 			return bad(f.name, "%d must not be negative", f.v)
 		}
+	}
+	if r := c.StartReject; r != nil && (r.Status < 400 || r.Status > 599 || r.RetryAfter < 0 || r.For < 0) {
+		return bad("StartReject", "status %d must be 400-599 and durations not negative", r.Status)
 	}
 	if c.AcceptRate < 0 || c.AcceptRate != c.AcceptRate {
 		return bad("AcceptRate", "%v must be a non-negative number", c.AcceptRate)

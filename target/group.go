@@ -147,7 +147,12 @@ func (g *Group) Procs() []*Proc {
 // Respawn starts a new generation of cfg.Procs processes on the group's
 // port, each with the given hold (0: accept at once), and returns when all
 // are ready. Every process of the previous generation must have exited.
-func (g *Group) Respawn(ctx context.Context, hold time.Duration) error {
+//
+// Each of start, if given, adjusts the configuration the processes start
+// with: a supervisor gives them the group's current backlog and accept
+// rate, and a stall (Hold) or reject window (StartReject) under way, so
+// they never admit a client in a state the schedule has changed.
+func (g *Group) Respawn(ctx context.Context, hold time.Duration, start ...func(*Config)) error {
 	for _, p := range g.Procs() {
 		if !p.Exited() {
 			return ErrProcsRunning
@@ -157,7 +162,7 @@ func (g *Group) Respawn(ctx context.Context, hold time.Duration) error {
 	errs := make([]error, g.cfg.Procs)
 	var wg sync.WaitGroup
 	for i := range procs {
-		wg.Go(func() { procs[i], errs[i] = g.startProc(ctx, hold) })
+		wg.Go(func() { procs[i], errs[i] = g.startProc(ctx, hold, start) })
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
@@ -180,7 +185,8 @@ func (g *Group) Respawn(ctx context.Context, hold time.Duration) error {
 // when it is ready; the other processes keep running. The process it
 // replaces must have exited (SignalProc, then Procs()[i].Wait). A rolling
 // restart is SignalProc, Wait and RespawnProc for each slot in turn.
-func (g *Group) RespawnProc(ctx context.Context, i int, hold time.Duration) error {
+// start adjusts its configuration as in Respawn.
+func (g *Group) RespawnProc(ctx context.Context, i int, hold time.Duration, start ...func(*Config)) error {
 	g.mu.Lock()
 	if i < 0 || i >= len(g.procs) {
 		n := len(g.procs)
@@ -192,7 +198,7 @@ func (g *Group) RespawnProc(ctx context.Context, i int, hold time.Duration) erro
 	if !old.Exited() {
 		return ErrProcsRunning
 	}
-	p, err := g.startProc(ctx, hold)
+	p, err := g.startProc(ctx, hold, start)
 	if err != nil {
 		return err
 	}
@@ -213,12 +219,16 @@ func (g *Group) SignalProc(i int, sig os.Signal) error {
 	return g.procs[i].stop(sig)
 }
 
-// startProc starts one process with the given hold and waits for its
-// ready line; it watches the process for an exit nobody asked for.
-func (g *Group) startProc(ctx context.Context, hold time.Duration) (*Proc, error) {
+// startProc starts one process with the given hold, its configuration
+// adjusted by start, and waits for its ready line; it watches the process
+// for an exit nobody asked for.
+func (g *Group) startProc(ctx context.Context, hold time.Duration, start []func(*Config)) (*Proc, error) {
 	cfg := g.cfg.Config
 	cfg.Addr, cfg.Hold = g.addr, hold
-	c, l, err := g.cfg.Spawn(ctx, cfg, []string{RetryLedgerEnv + "=" + g.ledger}, g.cfg.ReadyTimeout+hold)
+	for _, f := range start {
+		f(&cfg)
+	}
+	c, l, err := g.cfg.Spawn(ctx, cfg, []string{RetryLedgerEnv + "=" + g.ledger}, g.cfg.ReadyTimeout+cfg.Hold)
 	if err != nil {
 		return nil, err
 	}

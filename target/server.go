@@ -78,6 +78,10 @@ func Start(cfg Config) (*Server, error) {
 		proto:   proto,
 	}
 	s.retries.init()
+	if r := cfg.StartReject; r != nil {
+		// Before the first accept: nobody is admitted in the window.
+		s.retries.status, s.retries.retryAfter, s.retries.until = r.Status, r.RetryAfter, s.clock.Now().Add(r.For)
+	}
 	if cfg.TLS {
 		if s.tls, err = serverTLS(cfg.CertFile, cfg.KeyFile); err != nil {
 			closeProtocol(proto)

@@ -171,3 +171,22 @@ func TestIPv6(t *testing.T) {
 		t.Fatalf("echo over IPv6 = %q, %v", got, err)
 	}
 }
+
+// A server started with StartReject is in the window from its first
+// accept: no client is admitted until it ends (a process restarted during
+// a reject joins it before anyone is at the door).
+func TestStartReject(t *testing.T) {
+	clk := newFakeClock()
+	s := startServer(t, Config{Clock: clk, StartReject: &Rejection{Status: 503, RetryAfter: 2 * time.Second, For: 5 * time.Second}})
+	waitReady(t, s)
+	if r := dialWS(s.URL(), "a"); r.status != 503 || r.retryAfter != "2" {
+		t.Fatalf("first upgrade: status %d, Retry-After %q, %v; want 503 with 2", r.status, r.retryAfter, r.err)
+	}
+	clk.Advance(5 * time.Second)
+	if r := dialWS(s.URL(), "b"); r.err != nil || r.status != 0 {
+		t.Fatalf("after the window: status %d, %v; want upgraded", r.status, r.err)
+	}
+	if err := (Config{StartReject: &Rejection{Status: 200}}).Validate(); err == nil {
+		t.Fatal("StartReject with status 200 validated")
+	}
+}
