@@ -138,7 +138,7 @@ var ErrLocked = errors.New("store: directory is in use by another process")
 //
 //   - file:///abs/dir, or a plain path: the embedded store in that
 //     directory (created if missing);
-//   - redis://[user:pass@]host:port/db[?prefix=P]: Redis (package
+//   - redis://[user:pass@]host:port/db[?prefix=P&cluster=1&wait-aof=1]: Redis (package
 //     redisstore); every key starts with P (default "stampede:");
 //   - postgres://user@host:port/db[?table=T&...] (or postgresql://):
 //     PostgreSQL (package pgstore); messages go in table T (default
