@@ -184,13 +184,7 @@ func TestRunGroup(t *testing.T) {
 		}
 	}
 	conn := mustDial(t, "ws://"+line.Addr+"/")
-	resp, err := control(t, line, "GET", "/stats")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var st Stats
-	json.NewDecoder(resp.Body).Decode(&st)
-	resp.Body.Close()
+	st := pollStats(t, line, func(st Stats) bool { return st.Conns == 1 })
 	if st.Procs != 2 || st.Conns != 1 {
 		t.Fatalf("group stats = %+v; want 2 procs, 1 conn", st)
 	}
