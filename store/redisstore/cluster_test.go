@@ -46,6 +46,18 @@ func TestClusterConformance(t *testing.T) {
 			t.Fatalf("append to room%d: %v", i, err)
 		}
 	}
+	// Rooms whose name would break the hash tag: empty (Redis would hash
+	// each whole key, to different slots), with braces, or like an
+	// escaped one.
+	for _, room := range []string{"", "a}b", "{x}", "=", "=7b"} {
+		if _, _, err := s.Append(context.Background(), room, "m", []byte(room)); err != nil {
+			t.Fatalf("append to room %q: %v", room, err)
+		}
+		msgs, _, _, err := s.Since(context.Background(), room, 0, 0)
+		if err != nil || len(msgs) != 1 || string(msgs[0].Body) != room {
+			t.Fatalf("room %q holds %+v, %v; want its one message", room, msgs, err)
+		}
+	}
 	for _, a := range addrs {
 		n, err := command(a, "DBSIZE")
 		if err != nil || n == ":0" {

@@ -9,6 +9,7 @@ package redisstore
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
@@ -34,7 +35,7 @@ func init() {
 var _ store.Store = (*Store)(nil)
 
 // Store is the Redis Streams backend. Each room has three kinds of keys,
-// all with the room as hash tag so they share a cluster slot:
+// all with the room as hash tag so they share a cluster slot (hashTag):
 //
 //	P{room}:seq       INCR counter: the room's latest seq
 //	P{room}:log       stream of the room's messages; entry ID "<seq>-0",
@@ -190,7 +191,19 @@ func checkAOF(ctx context.Context, c *redis.Client) error {
 }
 
 func (s *Store) key(room, kind string) string {
-	return s.prefix + "{" + room + "}:" + kind
+	return s.prefix + "{" + hashTag(room) + "}:" + kind
+}
+
+// hashTag is room as the hash tag of its keys. Redis hashes the text
+// between the first "{" and the next "}", and the whole key when that is
+// empty, so a room that is empty, holds a brace or begins with "=" is
+// written "=" and its hex digits: its keys still share one slot, and no
+// other room's tag is the same.
+func hashTag(room string) string {
+	if room != "" && !strings.ContainsAny(room, "{}") && !strings.HasPrefix(room, "=") {
+		return room
+	}
+	return "=" + hex.EncodeToString([]byte(room))
 }
 
 // Append implements store.Store with a batch of one.
