@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"time"
 
+	"github.com/stampede-dev/stampede/controlapi"
 	"github.com/stampede-dev/stampede/proxy"
 	"github.com/stampede-dev/stampede/target"
 )
@@ -28,7 +28,9 @@ type ProxyRunConfig struct {
 	// Spawn starts one child process, with Procs > 1. Required then.
 	Spawn proxy.Spawner
 	// ControlAddr is where the HTTP control API listens
-	// (proxy.ControlHandler). Default 127.0.0.1:0.
+	// (proxy.ControlHandler, behind controlapi.Guard with
+	// Proxy.ControlToken). Default 127.0.0.1:0. Beyond loopback, RunProxy
+	// warns on Stderr.
 	ControlAddr string
 	// Initial is the fault set active from the start; the zero set is none.
 	Initial proxy.Faults
@@ -38,8 +40,10 @@ type ProxyRunConfig struct {
 	// Duration ends the run after this long; 0 runs until ctx ends.
 	Duration time.Duration
 	// Stdout receives the ready line (target.ReadyLine: ready, addr, pid,
-	// control, t, children). Default os.Stdout.
+	// control, token, t, children). Default os.Stdout.
 	Stdout io.Writer
+	// Stderr receives warnings. Default os.Stderr.
+	Stderr io.Writer
 	// Log receives a line per chaos event and the final counters; nil means
 	// none.
 	Log io.Writer
@@ -100,11 +104,19 @@ func RunProxy(ctx context.Context, rc ProxyRunConfig) error {
 	if rc.Stdout == nil {
 		rc.Stdout = os.Stdout
 	}
+	if rc.Stderr == nil {
+		rc.Stderr = os.Stderr
+	}
+	token := rc.Proxy.ControlToken
+	if token == "" {
+		token = controlapi.NewToken()
+	}
+	rc.Proxy.ControlToken = "" // a group's processes each draw their own
 	logw := rc.Log
 	if logw == nil {
 		logw = io.Discard
 	}
-	line := target.ReadyLine{Ready: true, PID: os.Getpid()}
+	line := target.ReadyLine{Ready: true, PID: os.Getpid(), Token: token}
 	var ctl proxy.Controller
 	var px Proxy
 	if rc.Procs > 1 {
@@ -131,11 +143,12 @@ func RunProxy(ctx context.Context, rc ProxyRunConfig) error {
 			return err
 		}
 	}
-	ln, err := net.Listen("tcp", rc.ControlAddr)
+	ln, err := controlapi.Listen(rc.ControlAddr, rc.Stderr)
 	if err != nil {
 		return fmt.Errorf("--control-addr: %w", err)
 	}
-	hs := &http.Server{Handler: proxy.ControlHandler(ctl, ParseProxyFault), ReadHeaderTimeout: 5 * time.Second}
+	api := controlapi.Guard(proxy.ControlHandler(ctl, ParseProxyFault), ln.Addr().String(), token)
+	hs := &http.Server{Handler: api, ReadHeaderTimeout: 5 * time.Second}
 	go hs.Serve(ln)
 	defer hs.Close()
 	line.Control, line.T = ln.Addr().String(), time.Now()

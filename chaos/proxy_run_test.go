@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/childproc"
+	"github.com/stampede-dev/stampede/controlapi"
 	"github.com/stampede-dev/stampede/proxy"
 	"github.com/stampede-dev/stampede/target"
 )
@@ -99,7 +100,7 @@ func TestProxyGroupSpreadsAndSwitches(t *testing.T) {
 		t.Errorf("group stats %+v: want 20 accepted and open", st)
 	}
 	for _, c := range g.Children() {
-		if s := procStats(t, "http://"+c.Control); s.Accepted == 0 {
+		if s := procStats(t, c); s.Accepted == 0 {
 			t.Errorf("process %d accepted nothing: SO_REUSEPORT should spread 20 connections", c.PID)
 		}
 	}
@@ -130,9 +131,13 @@ func TestProxyGroupSpreadsAndSwitches(t *testing.T) {
 	}
 }
 
-func procStats(t *testing.T, control string) proxy.Stats {
+func procStats(t *testing.T, line target.ReadyLine) proxy.Stats {
 	t.Helper()
-	resp, err := http.Get(control + "/stats")
+	req, err := controlapi.NewRequest(context.Background(), "GET", "http://"+line.Control+"/stats", line.Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +177,11 @@ func TestRunProxyAppliesSchedule(t *testing.T) {
 		t.Fatalf("ready line %s: %v", raw, err)
 	}
 	fault := func() string {
-		resp, err := http.Get("http://" + line.Control + "/fault")
+		req, err := controlapi.NewRequest(context.Background(), "GET", "http://"+line.Control+"/fault", line.Token)
+		if err != nil {
+			return err.Error()
+		}
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			return err.Error()
 		}
@@ -247,5 +256,63 @@ func TestProxyGroupOnExit(t *testing.T) {
 	case pid := <-exits:
 		t.Fatalf("OnExit for %d, which Close stopped", pid)
 	case <-time.After(200 * time.Millisecond):
+	}
+}
+
+// TestRunProxyControlNeedsToken: the proxy's control API refuses a fault
+// asked without the token (401) or from a foreign page (403), and the
+// relay carries on without it.
+func TestRunProxyControlNeedsToken(t *testing.T) {
+	pr, pw := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- RunProxy(ctx, ProxyRunConfig{Proxy: proxy.Config{Upstream: tcpEcho(t)}, Stdout: pw})
+		pw.Close()
+	}()
+	defer func() { cancel(); <-done }()
+	raw, err := bufio.NewReader(pr).ReadBytes('\n')
+	if err != nil {
+		t.Fatalf("no ready line: %v", err)
+	}
+	go io.Copy(io.Discard, pr)
+	var line target.ReadyLine
+	if err := json.Unmarshal(raw, &line); err != nil || len(line.Token) != 64 {
+		t.Fatalf("ready line %s: %v; want a token", raw, err)
+	}
+	for _, tc := range []struct {
+		name, token, origin string
+		want                int
+	}{
+		{"no token", "", "", 401},
+		{"wrong token", controlapi.NewToken(), "", 401},
+		{"foreign origin", line.Token, "http://evil.example", 403},
+	} {
+		req, _ := http.NewRequest("POST", "http://"+line.Control+"/fault?reset", nil)
+		if tc.token != "" {
+			controlapi.SetToken(req, tc.token)
+		}
+		if tc.origin != "" {
+			req.Header.Set("Origin", tc.origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, resp.StatusCode, tc.want)
+		}
+	}
+	c, err := net.Dial("tcp", line.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := echoOnce(c, []byte("still relayed"), 5*time.Second); err != nil {
+		t.Fatalf("relay after refused control requests: %v", err)
+	}
+	if st := procStats(t, line); st.Reset != 0 || st.Fault != "" {
+		t.Fatalf("stats %+v: a refused reset was applied", st)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/childproc"
+	"github.com/stampede-dev/stampede/controlapi"
 	"github.com/stampede-dev/stampede/target"
 )
 
@@ -71,6 +72,7 @@ type Group struct {
 type proxyProc struct {
 	*childproc.Child
 	control string // base URL of its control API
+	token   string // its control API's token
 }
 
 // StartGroup starts cfg.Procs proxy processes and returns when every
@@ -116,9 +118,15 @@ func StartGroup(ctx context.Context, cfg GroupConfig) (*Group, error) {
 
 // start runs one process and waits for its ready line.
 func (g *Group) start(ctx context.Context, pc Config) (*proxyProc, target.ReadyLine, error) {
+	if pc.ControlToken == "" {
+		pc.ControlToken = controlapi.NewToken()
+	}
 	c, line, err := g.cfg.Spawn(ctx, pc, g.cfg.ReadyTimeout)
 	if err != nil {
 		return nil, line, err
+	}
+	if line.Token == "" {
+		line.Token = pc.ControlToken
 	}
 	if g.cfg.OnExit != nil {
 		go func() {
@@ -128,7 +136,7 @@ func (g *Group) start(ctx context.Context, pc Config) (*proxyProc, target.ReadyL
 			}
 		}()
 	}
-	return &proxyProc{Child: c, control: "http://" + line.Control}, line, nil
+	return &proxyProc{Child: c, control: "http://" + line.Control, token: line.Token}, line, nil
 }
 
 // Addr returns the group's listen address, "IP:port".
@@ -158,11 +166,11 @@ func (g *Group) PIDs() []int32 {
 }
 
 // Children returns the ready line of each process: the group's address,
-// the process id and its control API address.
+// the process id, its control API address and token.
 func (g *Group) Children() []target.ReadyLine {
 	out := make([]target.ReadyLine, 0, len(g.procs))
 	for _, p := range g.procs {
-		out = append(out, target.ReadyLine{Ready: true, Addr: g.addr, PID: p.PID(), Control: p.control[len("http://"):]})
+		out = append(out, target.ReadyLine{Ready: true, Addr: g.addr, PID: p.PID(), Control: p.control[len("http://"):], Token: p.token})
 	}
 	return out
 }
@@ -189,6 +197,7 @@ func (g *Group) Apply(ctx context.Context, f Faults) error {
 		if err != nil {
 			return err
 		}
+		controlapi.SetToken(req, p.token)
 		resp, err := g.client.Do(req)
 		if err != nil {
 			return fmt.Errorf("process %d: %w", p.PID(), err)
@@ -211,11 +220,16 @@ func (g *Group) Stats(ctx context.Context) (Stats, error) {
 		if err != nil {
 			return err
 		}
+		controlapi.SetToken(req, p.token)
 		resp, err := g.client.Do(req)
 		if err != nil {
 			return fmt.Errorf("process %d: %w", p.PID(), err)
 		}
 		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+			return fmt.Errorf("process %d: stats: %s: %s", p.PID(), resp.Status, msg)
+		}
 		var st Stats
 		if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
 			return fmt.Errorf("process %d: stats: %w", p.PID(), err)

@@ -115,6 +115,11 @@ type Config struct {
 	// Proc is this proxy's index in a group; it keeps the draws of the
 	// group's processes apart.
 	Proc int `json:"proc"`
+	// ControlToken is the token of the process's control API (docs/cli.md,
+	// "Control API"); empty: the process draws one at start. A Group sets
+	// it for its processes in the plan on their stdin, never on a command
+	// line, where any user of the machine could read it.
+	ControlToken string `json:"control_token,omitempty"`
 }
 
 // ConfigError is a Config field with an unusable value.

@@ -138,8 +138,10 @@ var ErrLocked = errors.New("store: directory is in use by another process")
 //
 //   - file:///abs/dir, or a plain path: the embedded store in that
 //     directory (created if missing);
-//   - redis://[user:pass@]host:port/db[?prefix=P]: Redis (package
-//     redisstore); every key starts with P (default "stampede:");
+//   - redis://[user:pass@]host:port/db[?prefix=P&cluster=1&wait-aof=1]:
+//     Redis (package redisstore); every key starts with P (default
+//     "stampede:"); cluster=1 for a Redis Cluster, wait-aof=1 for ACKs
+//     after the AOF's fsync (docs/protocol.md, "What an ACK means");
 //   - postgres://user@host:port/db[?table=T&...] (or postgresql://):
 //     PostgreSQL (package pgstore); messages go in table T (default
 //     "stampede_messages") and T_rooms; the other query parameters go to

@@ -101,6 +101,11 @@ type Config struct {
 	// a resume from before them gets resume_gap. Default
 	// store.DefaultRetention (10,000). Needs Store.
 	Retention int `json:"retention,omitempty"`
+	// ControlToken is the token of the process's control API (docs/cli.md,
+	// "Control API"); empty: the process draws one at start. A Group sets
+	// it for its processes in the plan on their stdin, never on a command
+	// line, where any user of the machine could read it.
+	ControlToken string `json:"control_token,omitempty"`
 
 	// Handler handles the messages of every connection. Default Echo.
 	Handler Handler `json:"-"`

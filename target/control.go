@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/stampede-dev/stampede/controlapi"
 )
 
 // controller is what the control API drives: one Server, or every process
@@ -53,7 +55,9 @@ func (c serverControl) Stats(context.Context) (Stats, error) { return c.s.Stats(
 //	POST /shutdown?mode=graceful|abrupt           Shutdown, in the background
 //
 // A POST answers 204 when applied (202 for /shutdown), 400 with one line of
-// text for a bad parameter, 409 once the server is shutting down.
+// text for a bad parameter, 409 once the server is shutting down. Run
+// serves it behind controlapi.Guard: a token, the Host header and no
+// cross-origin requests (docs/cli.md, "Control API").
 func ControlHandler(s *Server) http.Handler { return controlMux(serverControl{s}) }
 
 func controlMux(c controller) http.Handler {
@@ -185,8 +189,9 @@ type remoteError struct {
 func (e *remoteError) Error() string { return e.msg }
 
 // callControl makes one control request to the API at base
-// ("http://127.0.0.1:PORT") and decodes a JSON answer into out if non-nil.
-func callControl(ctx context.Context, base, method, path string, params url.Values, out any) error {
+// ("http://127.0.0.1:PORT") with its token and decodes a JSON answer into
+// out if non-nil.
+func callControl(ctx context.Context, base, token, method, path string, params url.Values, out any) error {
 	u := base + path
 	if len(params) > 0 {
 		u += "?" + params.Encode()
@@ -195,6 +200,7 @@ func callControl(ctx context.Context, base, method, path string, params url.Valu
 	if err != nil {
 		return err
 	}
+	controlapi.SetToken(req, token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return err

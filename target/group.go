@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/childproc"
+	"github.com/stampede-dev/stampede/controlapi"
 )
 
 // DefaultReadyTimeout is how long StartGroup and Respawn wait for a process's
@@ -79,6 +80,8 @@ type Proc struct {
 	Control string
 	// Ready is when it started accepting, from its ready line.
 	Ready time.Time
+	// Token is the token of its control API, from its ready line.
+	Token string
 
 	*childproc.Child // Signal, Kill, Wait, Done, Exited
 	line             ReadyLine
@@ -228,11 +231,17 @@ func (g *Group) startProc(ctx context.Context, hold time.Duration, start []func(
 	for _, f := range start {
 		f(&cfg)
 	}
+	if cfg.ControlToken == "" {
+		cfg.ControlToken = controlapi.NewToken()
+	}
 	c, l, err := g.cfg.Spawn(ctx, cfg, []string{RetryLedgerEnv + "=" + g.ledger}, g.cfg.ReadyTimeout+cfg.Hold)
 	if err != nil {
 		return nil, err
 	}
-	p := &Proc{PID: c.PID(), Control: "http://" + l.Control, Ready: l.T, Child: c, line: l}
+	if l.Token == "" {
+		l.Token = cfg.ControlToken
+	}
+	p := &Proc{PID: c.PID(), Control: "http://" + l.Control, Ready: l.T, Token: l.Token, Child: c, line: l}
 	if g.cfg.OnExit != nil {
 		go func() {
 			err := p.Wait()
@@ -253,13 +262,13 @@ func (p *Proc) stop(sig os.Signal) error {
 // Stats returns the process's counters from its control API.
 func (p *Proc) Stats(ctx context.Context) (Stats, error) {
 	var st Stats
-	err := callControl(ctx, p.Control, http.MethodGet, "/stats", nil, &st)
+	err := callControl(ctx, p.Control, p.Token, http.MethodGet, "/stats", nil, &st)
 	return st, err
 }
 
 // post sends one control request to the process.
 func (p *Proc) post(ctx context.Context, path string, params url.Values) error {
-	return callControl(ctx, p.Control, http.MethodPost, path, params, nil)
+	return callControl(ctx, p.Control, p.Token, http.MethodPost, path, params, nil)
 }
 
 // SetBacklog sets the process's backlog (see Server.SetBacklog).

@@ -6,18 +6,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/stampede-dev/stampede/controlapi"
 )
 
 // ReadyLine is the one JSON line `stampede target` prints on stdout when it
 // starts accepting, for a supervisor to parse:
 //
-//	{"ready":true,"addr":"127.0.0.1:PORT","pid":N,"control":"127.0.0.1:CPORT","t":"RFC3339Nano"}
+//	{"ready":true,"addr":"127.0.0.1:PORT","pid":N,"control":"127.0.0.1:CPORT","token":"HEX","t":"RFC3339Nano"}
 //
 // A process running a group (--procs N > 1) adds "children", one ReadyLine
 // per child process.
@@ -29,6 +30,9 @@ type ReadyLine struct {
 	PID int `json:"pid"`
 	// Control is the host:port of the HTTP control API (see ControlHandler).
 	Control string `json:"control"`
+	// Token is what a request to the control API must carry, as
+	// "Authorization: Bearer TOKEN" (docs/cli.md, "Control API").
+	Token string `json:"token"`
 	// T is when the process started accepting (a group: when the last
 	// child did).
 	T time.Time `json:"t"`
@@ -41,7 +45,7 @@ type RunConfig struct {
 	// Server configures the WebSocket server (each one, with Procs > 1).
 	Server Config
 	// ControlAddr is where the HTTP control API listens. Default
-	// 127.0.0.1:0.
+	// 127.0.0.1:0. Beyond loopback, Run warns on Stderr.
 	ControlAddr string
 	// Procs is the number of server processes; above 1, Run starts a Group
 	// of child processes on one port and controls them. Default 1.
@@ -50,6 +54,8 @@ type RunConfig struct {
 	Spawn Spawner
 	// Stdout receives the ready line. Default os.Stdout.
 	Stdout io.Writer
+	// Stderr receives warnings. Default os.Stderr.
+	Stderr io.Writer
 	// Signals delivers the signals that stop the process: SIGUSR1 shuts
 	// down abruptly, any other gracefully. Default: SIGTERM, SIGINT and
 	// SIGUSR1 of this process.
@@ -90,6 +96,12 @@ func Run(ctx context.Context, rc RunConfig) error {
 	if rc.Stdout == nil {
 		rc.Stdout = os.Stdout
 	}
+	if rc.Stderr == nil {
+		rc.Stderr = os.Stderr
+	}
+	if rc.Server.ControlToken == "" {
+		rc.Server.ControlToken = controlapi.NewToken()
+	}
 	if rc.Signals == nil {
 		ch := make(chan os.Signal, 2)
 		signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1)
@@ -103,7 +115,7 @@ func Run(ctx context.Context, rc RunConfig) error {
 	if err != nil {
 		return err
 	}
-	ctl, err := serveControl(rc.ControlAddr, ControlHandler(s))
+	ctl, err := serveControl(rc.ControlAddr, rc.Server.ControlToken, rc.Stderr, ControlHandler(s))
 	if err != nil {
 		s.Shutdown(Abrupt)
 		return err
@@ -114,7 +126,7 @@ func Run(ctx context.Context, rc RunConfig) error {
 		select {
 		case <-ready:
 			ready = nil
-			line := ReadyLine{Ready: true, Addr: s.Addr().String(), PID: os.Getpid(), Control: ctl.addr, T: s.ReadyAt()}
+			line := ReadyLine{Ready: true, Addr: s.Addr().String(), PID: os.Getpid(), Control: ctl.addr, Token: rc.Server.ControlToken, T: s.ReadyAt()}
 			if err := writeReadyLine(rc.Stdout, line); err != nil {
 				s.Shutdown(Abrupt)
 				return err
@@ -134,17 +146,19 @@ func Run(ctx context.Context, rc RunConfig) error {
 
 // runGroup runs Procs child processes as a Group and controls them.
 func runGroup(ctx context.Context, rc RunConfig) error {
-	g, err := StartGroup(ctx, GroupConfig{Spawn: rc.Spawn, Procs: rc.Procs, Config: rc.Server})
+	member := rc.Server
+	member.ControlToken = "" // each process its own (StartGroup)
+	g, err := StartGroup(ctx, GroupConfig{Spawn: rc.Spawn, Procs: rc.Procs, Config: member})
 	if err != nil {
 		return err
 	}
 	defer g.Close()
-	ctl, err := serveControl(rc.ControlAddr, g.Handler())
+	ctl, err := serveControl(rc.ControlAddr, rc.Server.ControlToken, rc.Stderr, g.Handler())
 	if err != nil {
 		return err
 	}
 	defer ctl.stop()
-	line := ReadyLine{Ready: true, Addr: g.Addr(), PID: os.Getpid(), Control: ctl.addr}
+	line := ReadyLine{Ready: true, Addr: g.Addr(), PID: os.Getpid(), Control: ctl.addr, Token: rc.Server.ControlToken}
 	for _, p := range g.Procs() {
 		line.Children = append(line.Children, p.line)
 		if p.Ready.After(line.T) {
@@ -200,12 +214,14 @@ type controlServer struct {
 	addr string
 }
 
-func serveControl(addr string, h http.Handler) (*controlServer, error) {
-	ln, err := net.Listen("tcp", addr)
+// serveControl serves h on addr behind the token, Host and Origin checks
+// of controlapi.Guard, warning on warn when addr is beyond loopback.
+func serveControl(addr, token string, warn io.Writer, h http.Handler) (*controlServer, error) {
+	ln, err := controlapi.Listen(addr, warn)
 	if err != nil {
 		return nil, fmt.Errorf("target: control API: %w", err)
 	}
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	hs := &http.Server{Handler: controlapi.Guard(h, ln.Addr().String(), token), ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			fmt.Fprintln(os.Stderr, "target: control API:", err)

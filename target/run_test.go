@@ -18,6 +18,7 @@ import (
 	"github.com/gobwas/ws/wsutil"
 
 	"github.com/stampede-dev/stampede/childproc"
+	"github.com/stampede-dev/stampede/controlapi"
 )
 
 // TestMain doubles as a `stampede target` child process, so Group tests
@@ -113,14 +114,14 @@ func TestRunReadyLineAndSIGTERM(t *testing.T) {
 	line, raw, sigs, errc := startRun(t, RunConfig{})
 	var fields map[string]any
 	json.Unmarshal(raw, &fields)
-	if len(fields) != 5 || fields["ready"] != true || line.PID != os.Getpid() || line.Addr == "" || line.Control == "" {
-		t.Fatalf("ready line %s; want exactly ready, addr, pid, control, t", raw)
+	if len(fields) != 6 || fields["ready"] != true || line.PID != os.Getpid() || line.Addr == "" || line.Control == "" || len(line.Token) != 64 {
+		t.Fatalf("ready line %s; want exactly ready, addr, pid, control, token, t", raw)
 	}
 	if _, err := time.Parse(time.RFC3339Nano, fields["t"].(string)); err != nil {
 		t.Fatalf("t: %v", err)
 	}
 	conn := mustDial(t, "ws://"+line.Addr+"/")
-	resp, err := http.Get("http://" + line.Control + "/stats")
+	resp, err := control(t, line, "GET", "/stats")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +152,7 @@ func TestRunSIGUSR1IsAbrupt(t *testing.T) {
 
 func TestRunShutdownThroughControl(t *testing.T) {
 	line, _, _, errc := startRun(t, RunConfig{})
-	resp, err := http.Post("http://"+line.Control+"/shutdown?mode=graceful", "", nil)
+	resp, err := control(t, line, "POST", "/shutdown?mode=graceful")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,13 +184,7 @@ func TestRunGroup(t *testing.T) {
 		}
 	}
 	conn := mustDial(t, "ws://"+line.Addr+"/")
-	resp, err := http.Get("http://" + line.Control + "/stats")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var st Stats
-	json.NewDecoder(resp.Body).Decode(&st)
-	resp.Body.Close()
+	st := pollStats(t, line, func(st Stats) bool { return st.Conns == 1 })
 	if st.Procs != 2 || st.Conns != 1 {
 		t.Fatalf("group stats = %+v; want 2 procs, 1 conn", st)
 	}
@@ -198,4 +193,15 @@ func TestRunGroup(t *testing.T) {
 		t.Fatalf("after SIGUSR1 the client read %v; want EOF", err)
 	}
 	waitRun(t, errc)
+}
+
+// control makes a request to the control API of the ready line, with its
+// token.
+func control(t *testing.T, line ReadyLine, method, path string) (*http.Response, error) {
+	t.Helper()
+	req, err := controlapi.NewRequest(context.Background(), method, "http://"+line.Control+path, line.Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return http.DefaultClient.Do(req)
 }

@@ -7,13 +7,13 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/gobwas/ws"
 	"github.com/gobwas/ws/wsutil"
 
+	"github.com/stampede-dev/stampede/controlapi"
 	"github.com/stampede-dev/stampede/target"
 )
 
@@ -71,7 +71,11 @@ func TestTargetRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	resp, err := http.Post("http://"+line.Control+"/shutdown?mode=graceful", "", strings.NewReader(""))
+	req, err := controlapi.NewRequest(context.Background(), "POST", "http://"+line.Control+"/shutdown?mode=graceful", line.Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

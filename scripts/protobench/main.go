@@ -49,6 +49,7 @@ import (
 	"github.com/gobwas/ws"
 	"github.com/gobwas/ws/wsutil"
 
+	"github.com/stampede-dev/stampede/controlapi"
 	"github.com/stampede-dev/stampede/protocol"
 	"github.com/stampede-dev/stampede/target"
 )
@@ -436,6 +437,7 @@ type targetProc struct {
 	pid     int
 	url     string
 	control string
+	token   string
 }
 
 // startTarget runs this program as a target on storeURL ("" for an echo
@@ -469,13 +471,17 @@ func startTarget(storeURL string) (*targetProc, error) {
 		cmd.Wait()
 		return nil, fmt.Errorf("target process: no ready line: %v", err)
 	}
-	return &targetProc{cmd: cmd, pid: rl.PID, url: "ws://" + rl.Addr + "/", control: rl.Control}, nil
+	return &targetProc{cmd: cmd, pid: rl.PID, url: "ws://" + rl.Addr + "/", control: rl.Control, token: rl.Token}, nil
 }
 
 // stats fetches the target's counters from its control API.
 func (t *targetProc) stats() target.Stats {
 	var st target.Stats
-	resp, err := http.Get("http://" + t.control + "/stats")
+	req, err := controlapi.NewRequest(context.Background(), "GET", "http://"+t.control+"/stats", t.token)
+	if err != nil {
+		return st
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err == nil {
 		json.NewDecoder(resp.Body).Decode(&st)
 		resp.Body.Close()

@@ -1,17 +1,21 @@
 // Package redisstore is the Redis Streams backend of package store
 // (docs/protocol.md, "Stores"). Importing it registers the "redis" URL
 // scheme with store.Register, so store.Open accepts
-// redis://[user:pass@]host:port/db[?prefix=P] in that binary and only in
-// that binary: the Redis driver stays out of the ones that do not need it.
+// redis://[user:pass@]host:port/db[?prefix=P&cluster=1&wait-aof=1] in that
+// binary and only in that binary: the Redis driver stays out of the ones
+// that do not need it. What an ACK means under each persistence setting is
+// in docs/protocol.md, "Stores".
 package redisstore
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -31,7 +35,7 @@ func init() {
 var _ store.Store = (*Store)(nil)
 
 // Store is the Redis Streams backend. Each room has three kinds of keys,
-// all with the room as hash tag so they share a cluster slot:
+// all with the room as hash tag so they share a cluster slot (hashTag):
 //
 //	P{room}:seq       INCR counter: the room's latest seq
 //	P{room}:log       stream of the room's messages; entry ID "<seq>-0",
@@ -42,30 +46,41 @@ var _ store.Store = (*Store)(nil)
 // 3...) and independent of the clock; writing it as the entry ID makes a
 // replay one XRANGE. An append is one Lua script per batch (check the ID
 // key, INCR, XADD, SET), atomic on the server, so the ID -> seq mapping
-// survives any target restart.
+// survives any target restart. The script is given every key it touches in
+// KEYS, as Redis Cluster requires, and they share the room's slot.
 type Store struct {
-	c      *redis.Client
-	prefix string
-	opt    store.Options
+	c       redis.UniversalClient
+	cluster *redis.ClusterClient // c, with cluster=1; else nil
+	prefix  string
+	opt     store.Options
+	waitAOF bool // WAITAOF after each append, before the ACK
 }
 
-// appendScript appends ARGV[4..] (id, body pairs) to the room.
-// KEYS: seq counter, stream. ARGV: id key prefix, maxlen, ttl seconds,
-// dedupe ("1" or "0"). Returns seq, dup (0/1) pairs.
+// WaitAOFTimeout bounds how long an append with wait-aof=1 waits for the
+// local fsync of the AOF; past it the append fails and nothing is ACKed.
+const WaitAOFTimeout = 5 * time.Second
+
+// appendScript appends ARGV[4..] (id, body pairs) to the room; it
+// builds no key name itself.
+// KEYS: seq counter, stream, then the dedupe key of each entry in order.
+// ARGV: maxlen, ttl seconds, dedupe ("1" or "0"). Returns seq, dup (0/1)
+// pairs.
 var appendScript = redis.NewScript(`
 local out = {}
-for i = 5, #ARGV, 2 do
+local k = 2
+for i = 4, #ARGV, 2 do
   local id, body = ARGV[i], ARGV[i+1]
-  local idkey = ARGV[1] .. id
+  k = k + 1
+  local idkey = KEYS[k]
   local old = false
-  if ARGV[4] == '1' then old = redis.call('GET', idkey) end
+  if ARGV[3] == '1' then old = redis.call('GET', idkey) end
   if old then
     out[#out+1] = tonumber(old)
     out[#out+1] = 1
   else
     local seq = redis.call('INCR', KEYS[1])
-    redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], seq .. '-0', 'id', id, 'body', body)
-    if ARGV[4] == '1' then redis.call('SET', idkey, seq, 'EX', ARGV[3]) end
+    redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[1], seq .. '-0', 'id', id, 'body', body)
+    if ARGV[3] == '1' then redis.call('SET', idkey, seq, 'EX', ARGV[2]) end
     out[#out+1] = seq
     out[#out+1] = 0
   end
@@ -73,35 +88,122 @@ end
 return out
 `)
 
-// Open connects to the Redis server of u (redis://host:port/db, with an
-// optional ?prefix= for every key, default "stampede:") and pings it.
+// Open connects to the Redis server of u and pings it. The URL is
+// redis://[user:pass@]host:port/db with these options:
+//
+//	prefix=P    every key begins with P; default "stampede:"
+//	cluster=1   u is one node of a Redis Cluster (database 0 only); more
+//	            seed nodes may follow as &addr=host:port
+//	wait-aof=1  every append waits for WAITAOF 1 0 (the local AOF fsynced,
+//	            Redis 7.2 or later, appendonly yes) before it returns, so
+//	            an ACK survives a crash of the Redis host
+//
+// Other query parameters go to go-redis (e.g. dial_timeout=3s).
 func Open(ctx context.Context, u *url.URL, opt store.Options) (*Store, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
 	opt = opt.WithDefaults()
 	q := u.Query()
-	prefix := q.Get("prefix")
-	if prefix == "" {
-		prefix = "stampede:"
+	s := &Store{prefix: q.Get("prefix"), opt: opt}
+	if s.prefix == "" {
+		s.prefix = "stampede:"
 	}
-	q.Del("prefix")
+	cluster, err := flag(q, "cluster")
+	if err != nil {
+		return nil, err
+	}
+	if s.waitAOF, err = flag(q, "wait-aof"); err != nil {
+		return nil, err
+	}
+	for _, k := range []string{"prefix", "cluster", "wait-aof"} {
+		q.Del(k)
+	}
 	u2 := *u
 	u2.RawQuery = q.Encode()
-	ro, err := redis.ParseURL(u2.String())
-	if err != nil {
-		return nil, fmt.Errorf("store: redis URL: %w", err)
+	if cluster {
+		if p := strings.Trim(u2.Path, "/"); p != "" && p != "0" {
+			return nil, fmt.Errorf("store: redis URL: a cluster has only database 0, not %q", p)
+		}
+		u2.Path = ""
+		co, err := redis.ParseClusterURL(u2.String())
+		if err != nil {
+			return nil, fmt.Errorf("store: redis URL: %w", err)
+		}
+		s.cluster = redis.NewClusterClient(co)
+		s.c = s.cluster
+	} else {
+		ro, err := redis.ParseURL(u2.String())
+		if err != nil {
+			return nil, fmt.Errorf("store: redis URL: %w", err)
+		}
+		s.c = redis.NewClient(ro)
 	}
-	c := redis.NewClient(ro)
-	if err := c.Ping(ctx).Err(); err != nil {
-		c.Close()
+	if err := s.c.Ping(ctx).Err(); err != nil {
+		s.c.Close()
 		return nil, fmt.Errorf("store: redis %s: %w", u.Host, err)
 	}
-	return &Store{c: c, prefix: prefix, opt: opt}, nil
+	if s.waitAOF {
+		if err := s.eachMaster(ctx, checkAOF); err != nil {
+			s.c.Close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// flag reads a 0/1 URL option.
+func flag(q url.Values, name string) (bool, error) {
+	switch q.Get(name) {
+	case "", "0", "false":
+		return false, nil
+	case "1", "true":
+		return true, nil
+	}
+	return false, fmt.Errorf("store: redis URL: %s=%q: want 1 or 0", name, q.Get(name))
+}
+
+// eachMaster runs f on the server, or on every master of a cluster.
+func (s *Store) eachMaster(ctx context.Context, f func(context.Context, *redis.Client) error) error {
+	if s.cluster != nil {
+		return s.cluster.ForEachMaster(ctx, f)
+	}
+	return f(ctx, s.c.(*redis.Client))
+}
+
+// checkAOF tells why WAITAOF cannot work on c, before a first append would
+// fail: AOF off, or a Redis older than 7.2.
+func checkAOF(ctx context.Context, c *redis.Client) error {
+	addr := c.Options().Addr
+	// CONFIG may be renamed away on a managed Redis; WAITAOF then speaks.
+	if v, err := c.ConfigGet(ctx, "appendonly").Result(); err == nil && v["appendonly"] == "no" {
+		return fmt.Errorf("store: redis %s: wait-aof=1 needs the append-only file, but appendonly is no (CONFIG SET appendonly yes, or drop wait-aof)", addr)
+	}
+	// A connection without writes returns at once when AOF is on.
+	err := c.WaitAOF(ctx, 1, 0, time.Second).Err()
+	if err != nil && strings.Contains(strings.ToLower(err.Error()), "unknown command") {
+		return fmt.Errorf("store: redis %s: wait-aof=1 needs WAITAOF, Redis 7.2 or later: %w", addr, err)
+	}
+	if err != nil {
+		return fmt.Errorf("store: redis %s: wait-aof=1: WAITAOF: %w", addr, err)
+	}
+	return nil
 }
 
 func (s *Store) key(room, kind string) string {
-	return s.prefix + "{" + room + "}:" + kind
+	return s.prefix + "{" + hashTag(room) + "}:" + kind
+}
+
+// hashTag is room as the hash tag of its keys. Redis hashes the text
+// between the first "{" and the next "}", and the whole key when that is
+// empty, so a room that is empty, holds a brace or begins with "=" is
+// written "=" and its hex digits: its keys still share one slot, and no
+// other room's tag is the same.
+func hashTag(room string) string {
+	if room != "" && !strings.ContainsAny(room, "{}") && !strings.HasPrefix(room, "=") {
+		return room
+	}
+	return "=" + hex.EncodeToString([]byte(room))
 }
 
 // Append implements store.Store with a batch of one.
@@ -113,7 +215,8 @@ func (s *Store) Append(ctx context.Context, room, id string, body []byte) (uint6
 	return res[0].Seq, res[0].Dup, nil
 }
 
-// AppendBatch implements store.Store with one script call.
+// AppendBatch implements store.Store with one script call (and, with
+// wait-aof=1, a WAITAOF on the same connection).
 func (s *Store) AppendBatch(ctx context.Context, room string, entries []store.Entry) ([]store.Result, error) {
 	if len(entries) == 0 {
 		return nil, nil
@@ -126,12 +229,21 @@ func (s *Store) AppendBatch(ctx context.Context, room string, entries []store.En
 	if ttl < 1 {
 		ttl = 1
 	}
-	args := make([]any, 0, 4+2*len(entries))
-	args = append(args, s.key(room, "id:"), s.opt.Retention, ttl, dedupe)
+	keys := make([]string, 0, 2+len(entries))
+	keys = append(keys, s.key(room, "seq"), s.key(room, "log"))
+	args := make([]any, 0, 3+2*len(entries))
+	args = append(args, s.opt.Retention, ttl, dedupe)
 	for _, e := range entries {
+		keys = append(keys, s.key(room, "id:"+e.ID))
 		args = append(args, e.ID, e.Body)
 	}
-	v, err := appendScript.Run(ctx, s.c, []string{s.key(room, "seq"), s.key(room, "log")}, args...).Int64Slice()
+	var v []int64
+	var err error
+	if s.waitAOF {
+		v, err = s.appendDurable(ctx, keys, args)
+	} else {
+		v, err = appendScript.Run(ctx, s.c, keys, args...).Int64Slice()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("store: redis append: %w", err)
 	}
@@ -143,6 +255,48 @@ func (s *Store) AppendBatch(ctx context.Context, room string, entries []store.En
 		res[i] = store.Result{Seq: uint64(v[2*i]), Dup: v[2*i+1] == 1}
 	}
 	return res, nil
+}
+
+// appendDurable runs the script and WAITAOF 1 0 in one pipeline, which is
+// one connection to the room's master: WAITAOF waits for the writes of its
+// own connection. It fails unless the local AOF has them fsynced.
+func (s *Store) appendDurable(ctx context.Context, keys []string, args []any) ([]int64, error) {
+	node, ok := s.c.(*redis.Client)
+	if s.cluster != nil {
+		var err error
+		if node, err = s.cluster.MasterForKey(ctx, keys[0]); err != nil {
+			return nil, err
+		}
+	} else if !ok {
+		return nil, errors.New("not a Redis client")
+	}
+	run := func(eval func(redis.Pipeliner) *redis.Cmd) ([]int64, error) {
+		var script *redis.Cmd
+		var wait *redis.Cmd
+		node.Pipelined(ctx, func(p redis.Pipeliner) error {
+			script = eval(p)
+			wait = p.Do(ctx, "WAITAOF", 1, 0, WaitAOFTimeout.Milliseconds())
+			return nil
+		})
+		v, err := script.Int64Slice()
+		if err != nil {
+			return nil, err
+		}
+		n, err := wait.Int64Slice()
+		if err != nil {
+			return nil, fmt.Errorf("WAITAOF: %w", err)
+		}
+		if len(n) == 0 || n[0] < 1 {
+			return nil, fmt.Errorf("WAITAOF: not fsynced to the append-only file within %s", WaitAOFTimeout)
+		}
+		return v, nil
+	}
+	v, err := run(func(p redis.Pipeliner) *redis.Cmd { return appendScript.EvalSha(ctx, p, keys, args...) })
+	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		// The first append on this server: send the script's text.
+		v, err = run(func(p redis.Pipeliner) *redis.Cmd { return appendScript.Eval(ctx, p, keys, args...) })
+	}
+	return v, err
 }
 
 // Since implements store.Store: GET the head, then XRANGE up to it (a message
