@@ -162,7 +162,9 @@ func TestRunProxyAppliesSchedule(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- RunProxy(context.Background(), ProxyRunConfig{
-			Proxy: proxy.Config{Upstream: tcpEcho(t)}, Schedule: sched, Duration: 1500 * time.Millisecond,
+			// 2 s with the fault off after the window, so a poll on a
+			// loaded machine sees it before the proxy stops.
+			Proxy: proxy.Config{Upstream: tcpEcho(t)}, Schedule: sched, Duration: 3 * time.Second,
 			Initial: proxy.Faults{Bandwidth: 1 << 20}, Stdout: pw, Log: logs,
 		})
 		pw.Close()
@@ -193,7 +195,7 @@ func TestRunProxyAppliesSchedule(t *testing.T) {
 		t.Errorf("fault at start %q, want the initial bandwidth=1MiB/s", got)
 	}
 	seen := map[string]bool{}
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(5 * time.Second)
 	for !seen["off"] && time.Now().Before(deadline) {
 		seen[fault()] = true
 		time.Sleep(20 * time.Millisecond)
