@@ -209,7 +209,7 @@ func TestRunProxyAppliesSchedule(t *testing.T) {
 			t.Fatal(err)
 		}
 	case <-time.After(5 * time.Second):
-		t.Fatal("RunProxy did not end after its 1.5 s duration")
+		t.Fatal("RunProxy did not end after its 3 s duration")
 	}
 	if !strings.Contains(logs.String(), "chaos: at 600ms proxy latency=50ms jitter=10ms for 400ms at") {
 		t.Errorf("log %q: want the event", logs.String())
