@@ -135,3 +135,34 @@ func pipePair() (coord, agent Transport) {
 	ar, cw := io.Pipe()
 	return NewStream(cr, cw, closeAll{cw, cr}), NewStream(ar, aw, closeAll{aw, ar})
 }
+
+// An agent of another protocol version (a stale stampede-worker beside a
+// new stampede) is refused when it answers, with a line that says so,
+// not trusted to mean the same by its messages.
+func TestCoordinatorRefusesOtherVersion(t *testing.T) {
+	c, a := pipePair()
+	t.Cleanup(func() { c.Close(); a.Close() })
+	go func() {
+		if _, err := a.Recv(); err != nil {
+			return
+		}
+		a.Send(Message{V: Version - 1, Kind: KindReady, Ready: &Ready{PID: 1}})
+		for {
+			if _, err := a.Recv(); err != nil {
+				return
+			}
+		}
+	}()
+	coord := &Coordinator{}
+	share := loadgen.Config{URL: "ws://127.0.0.1:1/", Clients: 1, Policy: backoff.MustParse("fixed:initial=1s")}
+	ag := &Agent{Name: "loadgen 0", Transport: c, Plan: Plan{Role: RoleLoadgen, Loadgen: &share}}
+	if err := coord.Place(ag); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := coord.WaitReady(ctx, ag)
+	if err == nil || !strings.Contains(err.Error(), "protocol version") {
+		t.Fatalf("WaitReady = %v; want a refusal naming the protocol version", err)
+	}
+}

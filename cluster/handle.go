@@ -142,6 +142,17 @@ func (a *Agent) read() {
 			end(err)
 			return
 		}
+		if m.V != Version {
+			// Another build of the agent (a stale stampede-worker beside
+			// stampede): its messages cannot be trusted to mean the same.
+			a.Stop()
+			end(fmt.Errorf("the agent speaks protocol version %d, this coordinator %d: rebuild both binaries (make build)", m.V, Version))
+			for {
+				if _, err := a.Transport.Recv(); err != nil {
+					return
+				}
+			}
+		}
 		switch m.Kind {
 		case KindReady:
 			if m.Ready != nil && !readied {
