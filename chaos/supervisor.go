@@ -194,6 +194,12 @@ func (s *Supervisor) apply(ctx context.Context, start time.Time, p Planned) erro
 	now, sleep := s.clock()
 	ev := p.Event
 	rec := results.Event{Kind: ev.Kind.String(), Spec: p.Text, Start: now().Sub(start)}
+	// A change of the target's state (stall, backlog, accept rate,
+	// reject, proxy faults) starts when the target confirmed it: its
+	// control round trip can take a while on a loaded machine, and the
+	// figures of the event's window must not count the time before. A
+	// restart starts when its processes are told to stop.
+	applied := func() time.Duration { return now().Sub(start) }
 	s.logf("chaos: %s at %.3fs", p.Text, rec.Start.Seconds())
 	var err error
 	switch ev.Kind {
@@ -215,6 +221,7 @@ func (s *Supervisor) apply(ctx context.Context, start time.Time, p Planned) erro
 		}
 	case Stall:
 		if err = s.Target.Stall(ctx, ev.For); err == nil {
+			rec.Start = applied()
 			err = sleep(ctx, ev.For)
 			rec.End = now().Sub(start)
 			rec.Ready = rec.End
@@ -222,7 +229,10 @@ func (s *Supervisor) apply(ctx context.Context, start time.Time, p Planned) erro
 	case Backlog:
 		prev := s.Target.Backlog()
 		rec.Mode = fmt.Sprint(ev.N)
-		if err = s.Target.SetBacklog(ctx, ev.N); err == nil && ev.For > 0 {
+		if err = s.Target.SetBacklog(ctx, ev.N); err == nil {
+			rec.Start = applied()
+		}
+		if err == nil && ev.For > 0 {
 			if err = sleep(ctx, ev.For); err == nil {
 				err = s.Target.SetBacklog(ctx, prev)
 			}
@@ -231,7 +241,10 @@ func (s *Supervisor) apply(ctx context.Context, start time.Time, p Planned) erro
 	case AcceptRate:
 		prev := s.Target.AcceptRate()
 		rec.Mode = fmt.Sprintf("%g/s", ev.Rate)
-		if err = s.Target.SetAcceptRate(ctx, ev.Rate); err == nil && ev.For > 0 {
+		if err = s.Target.SetAcceptRate(ctx, ev.Rate); err == nil {
+			rec.Start = applied()
+		}
+		if err == nil && ev.For > 0 {
 			if err = sleep(ctx, ev.For); err == nil {
 				err = s.Target.SetAcceptRate(ctx, prev)
 			}
@@ -250,6 +263,7 @@ func (s *Supervisor) apply(ctx context.Context, start time.Time, p Planned) erro
 			}
 		}
 		if err = s.Target.Reject(ctx, ev.Status, ev.RetryAfter, ev.For); err == nil {
+			rec.Start = applied()
 			err = sleep(ctx, ev.For)
 			rec.End, rec.Ready = now().Sub(start), now().Sub(start)
 		}
@@ -274,6 +288,7 @@ func (s *Supervisor) apply(ctx context.Context, start time.Time, p Planned) erro
 			return fmt.Errorf("a proxy event needs the fault proxy (--proxy)")
 		}
 		s.Proxy.Set(ev.Proxy)
+		rec.Start = applied()
 		err = sleep(ctx, ev.For)
 		s.Proxy.Set(proxy.Faults{})
 		rec.End, rec.Ready = now().Sub(start), now().Sub(start)
