@@ -191,3 +191,29 @@ func TestLoadgenServerNeverBack(t *testing.T) {
 		t.Errorf("recovery %+v; want 10 connected before, outage attempts > 0, wasted and r99 null", r)
 	}
 }
+
+// TestLoadgenGatesOnNothing: a gate on a figure nobody measured fails
+// (exit 1) with a line saying why, where it used to pass on a 0: no
+// connect ever succeeded, so connect_p99 is null; the fleet spoke no
+// message protocol, so lost is null (docs/results.md "SLO gates").
+func TestLoadgenGatesOnNothing(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	code, out, errOut := runLoadgen(t, "--url", "ws://"+addr+"/", "--clients", "3", "--duration", "300ms",
+		"--policy", "fixed:initial=20ms", "--progress", "0", "--slo", "connect_p99<1s", "--slo", "lost==0")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1; stderr %q\n%s", code, errOut, out)
+	}
+	for _, want := range []string{
+		"SLO connect_p99<1s: FAIL (connect_p99 = null: not measured: no connect latency was recorded)\n",
+		"SLO lost==0: FAIL (lost = null: not measured: the run did not speak the message protocol",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
