@@ -13,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/urfave/cli/v2"
+
+	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
 	"github.com/stampede-dev/stampede/target"
 )
@@ -79,6 +82,8 @@ func TestLoadgenBadFlags(t *testing.T) {
 		{"url", []string{"--url", "http://127.0.0.1/"}, "--url: "},
 		{"too many clients", []string{"--clients", "10000000"}, "--clients 10000000 is above"},
 		{"too few procs", []string{"--clients", "40000", "--loadgen-procs", "1"}, "--loadgen-procs 1 cannot hold 40000 clients"},
+		{"ping interval", []string{"--ping-interval", "-1s"}, "--ping-interval must be >= 0"},
+		{"pong timeout", []string{"--pong-timeout", "-1s"}, "--pong-timeout: "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"--url", "ws://127.0.0.1:1/"}, tc.args...)
@@ -214,6 +219,32 @@ func TestLoadgenGatesOnNothing(t *testing.T) {
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestPingIntervalFlag: --ping-interval 0 turns the keepalive off (the
+// library's zero is its default, so the flag maps it to a negative).
+func TestPingIntervalFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args       []string
+		ping, pong time.Duration
+	}{
+		{nil, loadgen.DefaultPingInterval, 0},
+		{[]string{"--ping-interval", "0"}, -1, 0},
+		{[]string{"--ping-interval", "2s", "--pong-timeout", "500ms"}, 2 * time.Second, 500 * time.Millisecond},
+	} {
+		var got loadgen.Config
+		app := &cli.App{Flags: fleetFlags(fleetDefaults{policy: defaultLoadgenPolicy}), Action: func(c *cli.Context) error {
+			var err error
+			got, err = fleetConfig(c)
+			return err
+		}}
+		if err := app.Run(append([]string{"stampede"}, tc.args...)); err != nil {
+			t.Fatal(err)
+		}
+		if got.PingInterval != tc.ping || got.PongTimeout != tc.pong {
+			t.Errorf("%q: ping %s pong %s, want %s %s", tc.args, got.PingInterval, got.PongTimeout, tc.ping, tc.pong)
 		}
 	}
 }
