@@ -112,7 +112,7 @@ type Config struct {
 	// PingInterval is how long a connected client may hear nothing from
 	// the server before it sends a WebSocket ping (docs/metrics.md
 	// "Keepalive"); zero means DefaultPingInterval, negative turns the
-	// keepalive off. Only ws:// clients ping (wss:// clients do not yet).
+	// keepalive off.
 	PingInterval time.Duration `json:"ping_interval"`
 	// PongTimeout is how long a client waits after its ping for any frame
 	// from the server (the pong, or anything else) before it closes the

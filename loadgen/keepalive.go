@@ -49,10 +49,15 @@ func newKeepalives(cfg *Config, n int) *keepalives {
 		c:        make([]keepalive, n),
 		interval: int64(cfg.PingInterval),
 		timeout:  int64(cfg.PongTimeout),
-		err:      fmt.Errorf("no answer to a keepalive ping within %s", cfg.PongTimeout),
+		err:      errNoPong(cfg.PongTimeout),
 	}
 	k.tick = max(min(k.interval, k.timeout)/4, int64(time.Millisecond))
 	return k
+}
+
+// errNoPong is the last error of a connection its keepalive found dead.
+func errNoPong(timeout time.Duration) error {
+	return fmt.Errorf("no answer to a keepalive ping within %s", timeout)
 }
 
 // connected starts client j's keepalive on a new connection.

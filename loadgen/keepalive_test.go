@@ -93,3 +93,40 @@ func TestKeepaliveHealthy(t *testing.T) {
 		t.Errorf("disconnects %v on a healthy server", b.Disconnects)
 	}
 }
+
+// TestKeepaliveBlackholeWSS: wss:// clients (one goroutine each, not the
+// reactor) find the blackhole the same way.
+func TestKeepaliveBlackholeWSS(t *testing.T) {
+	const n = 5
+	srv := newTLSServer(t, 0)
+	p, err := proxy.Start(proxy.Config{Upstream: srv.srv.Listener.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	run := start(t, Config{URL: "wss://" + p.Addr() + "/", Clients: n, Policy: fast, Seed: 1, TLSInsecure: true,
+		PingInterval: 200 * time.Millisecond, PongTimeout: 500 * time.Millisecond, HandshakeTimeout: 300 * time.Millisecond})
+	waitFor(t, 20*time.Second, "all connected", func(s Stats) bool { return s.Connected == n }, run.f)
+	p.Set(proxy.Faults{Blackhole: true})
+	waitFor(t, 20*time.Second, "every dead connection found",
+		func(s Stats) bool { return s.Disconnects[connerr.PingTimeout] >= n }, run.f)
+	p.Set(proxy.Faults{})
+	waitFor(t, 20*time.Second, "all back", func(s Stats) bool { return s.Connected == n }, run.f)
+	if b := totals(run.stop(t)); b.Disconnects[connerr.PingTimeout] != n || b.DisconnectCount() != n {
+		t.Errorf("disconnects %v, want %d ping_timeout and nothing else", b.Disconnects, n)
+	}
+}
+
+// TestKeepaliveHealthyWSS: a healthy wss:// server's pongs keep idle
+// connections up.
+func TestKeepaliveHealthyWSS(t *testing.T) {
+	const n = 5
+	srv := newTLSServer(t, 0)
+	run := start(t, Config{URL: srv.url, Clients: n, Policy: fast, Seed: 1, TLSInsecure: true,
+		PingInterval: 50 * time.Millisecond, PongTimeout: 400 * time.Millisecond})
+	waitFor(t, 20*time.Second, "all connected", func(s Stats) bool { return s.Connected == n }, run.f)
+	time.Sleep(1200 * time.Millisecond)
+	if b := totals(run.stop(t)); b.DisconnectCount() != 0 {
+		t.Errorf("disconnects %v on a healthy server", b.Disconnects)
+	}
+}
