@@ -12,7 +12,8 @@ type Class uint8
 // The classes of docs/metrics.md "Connect-error classes". None is a
 // success. Local is stampede's own addition to the usual list: a loadgen that runs out of its own
 // ephemeral ports or file descriptors must not be counted as the server
-// refusing or timing out.
+// refusing or timing out. PingTimeout is the other: a connection the
+// client's keepalive found dead, which no read or write error reported.
 const (
 	None             Class = iota
 	DNS                    // the host name did not resolve
@@ -27,6 +28,7 @@ const (
 	Closed1001             // the server closed with 1001 going away
 	Protocol               // the peer broke the WebSocket protocol, or closed with another code
 	Local                  // this host failed the attempt before reaching the peer: out of ports, file descriptors or memory, or a malformed address
+	PingTimeout            // an established connection answered no keepalive ping in time: the path died silently (a blackhole, a peer gone without FIN or RST)
 	numClasses
 )
 
@@ -48,6 +50,7 @@ var classNames = [numClasses]string{
 	Closed1001:       "closed_1001",
 	Protocol:         "protocol",
 	Local:            "local",
+	PingTimeout:      "ping_timeout",
 }
 
 // String returns the class's name as it appears in summary.json and on the

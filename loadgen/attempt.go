@@ -88,6 +88,9 @@ func (r *reactor) connected(j int32, now int64) {
 	r.inflight--
 	r.rec.upgraded(c.attemptAt, now)
 	c.attempt = 0
+	if r.ka != nil {
+		r.ka.connected(j, now)
+	}
 	if r.upAtUpgrade {
 		r.up(j, now)
 	}

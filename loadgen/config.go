@@ -25,6 +25,9 @@ const (
 	DefaultConnectTimeout = 10 * time.Second
 	// DefaultHandshakeTimeout is the wait for the 101 answer once TCP is up.
 	DefaultHandshakeTimeout = 10 * time.Second
+	// DefaultPingInterval is how long a connected client hears nothing
+	// from the server before it sends a keepalive ping.
+	DefaultPingInterval = 10 * time.Second
 	// DefaultMsgRate is the echo mode's messages per second per client.
 	DefaultMsgRate = 1.0
 	// DefaultMsgSize is the echo mode's frame payload in bytes.
@@ -106,6 +109,15 @@ type Config struct {
 	// answer; zero means DefaultHandshakeTimeout. Failing it counts as
 	// class handshake_timeout.
 	HandshakeTimeout time.Duration `json:"handshake_timeout"`
+	// PingInterval is how long a connected client may hear nothing from
+	// the server before it sends a WebSocket ping (docs/metrics.md
+	// "Keepalive"); zero means DefaultPingInterval, negative turns the
+	// keepalive off.
+	PingInterval time.Duration `json:"ping_interval"`
+	// PongTimeout is how long a client waits after its ping for any frame
+	// from the server (the pong, or anything else) before it closes the
+	// connection as dead, class ping_timeout; zero means PingInterval.
+	PongTimeout time.Duration `json:"pong_timeout"`
 	// SynRetries sets TCP_SYNCNT on each socket (1..127), bounding how long
 	// the kernel retransmits an unanswered SYN; zero keeps the kernel's
 	// default (6: about 135 s on these machines).
@@ -237,6 +249,8 @@ func (c Config) Validate() error {
 		return bad("ConnectTimeout", "must be >= 0, got %s", c.ConnectTimeout)
 	case c.HandshakeTimeout < 0:
 		return bad("HandshakeTimeout", "must be >= 0, got %s", c.HandshakeTimeout)
+	case c.PongTimeout < 0:
+		return bad("PongTimeout", "must be >= 0, got %s", c.PongTimeout)
 	case c.SynRetries < 0 || c.SynRetries > 127:
 		return bad("SynRetries", "must be within 0..127, got %d", c.SynRetries)
 	case c.Mode != "" && c.Mode != ModeNone && c.Mode != ModeEcho && c.Mode != ModeStampede:
@@ -326,6 +340,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.HandshakeTimeout == 0 {
 		c.HandshakeTimeout = DefaultHandshakeTimeout
+	}
+	if c.PingInterval == 0 {
+		c.PingInterval = DefaultPingInterval
+	}
+	if c.PongTimeout == 0 && c.PingInterval > 0 {
+		c.PongTimeout = c.PingInterval
 	}
 	if c.Mode == "" {
 		c.Mode = ModeNone

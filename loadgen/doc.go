@@ -21,7 +21,7 @@
 //
 //	idle ─(ramp slot)─> connecting ─(SO_ERROR 0)─> handshaking ─(101)─> connected
 //	  ^                    │ refused, timeout         │ 4xx/5xx, timeout     │ EOF, reset,
-//	  │                    v                          v                      v close frame
+//	  │                    v                          v                      v close frame, ping_timeout
 //	  └──────────────── waiting (backoff.Policy.Delay or a Retry-After hint) <┘
 //	                       └─ non-retryable class or attempts exhausted ─> stopped
 //
@@ -49,6 +49,12 @@
 // a Disconnect but no Down transition, so each client's transitions still
 // alternate, and its time to recover runs on from the earlier disconnect
 // until a later connection catches up.
+//
+// Keepalive (keepalive.go, wsskeepalive.go; docs/metrics.md "Keepalive"):
+// a connected client that hears nothing for Config.PingInterval pings, and
+// closes a connection that answers nothing within Config.PongTimeout as
+// ping_timeout, so a connection that died silently (a blackhole) is not
+// held as up.
 //
 // Limits: one process holds RLIMIT_NOFILE minus FDMargin connections (New
 // raises the soft limit to the hard one and refuses a fleet that does not

@@ -15,6 +15,9 @@ import (
 // need its payload.
 func (r *reactor) frames(j int32, data []byte, now int64) {
 	c := &r.clients[j]
+	if r.ka != nil {
+		r.ka.heard(j, now)
+	}
 	buf := data
 	if e := c.ext; e != nil {
 		if e.skip > 0 {

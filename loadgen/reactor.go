@@ -38,6 +38,7 @@ type reactor struct {
 	dial    *dialer
 	rec     *recorder
 	mode    handler
+	ka      *keepalives // nil when keepalive pings are off
 
 	epfd, wake int
 	events     []unix.EpollEvent
@@ -81,6 +82,7 @@ func newReactor(f *Fleet, r, nr int) *reactor {
 		rc.slotNs = 1e9 / f.cfg.Ramp
 	}
 	rc.mode = newHandler(&f.cfg, n)
+	rc.ka = newKeepalives(&f.cfg, n)
 	rc.upAtUpgrade = rc.mode.upAtUpgrade()
 	return rc
 }
@@ -157,6 +159,9 @@ func (r *reactor) waitMs() int {
 	if int(r.next) < len(r.clients) && r.inflight < r.maxFirst {
 		next = min(next, r.slot(r.next))
 	}
+	if r.ka != nil {
+		next = min(next, r.ka.next)
+	}
 	if next == math.MaxInt64 {
 		return maxWait
 	}
@@ -209,6 +214,9 @@ func (r *reactor) readAgain() {
 // fire runs due deadlines and ramp starts, at most firesPerLoop of them so a
 // burst of starts does not delay the events of connects already under way.
 func (r *reactor) fire() {
+	if r.ka != nil && r.now() >= r.ka.next {
+		r.sweep(r.now())
+	}
 	for budget := firesPerLoop; budget > 0; budget-- {
 		now := r.now()
 		if int(r.next) < len(r.clients) && r.inflight < r.maxFirst && r.slot(r.next) <= now {

@@ -179,6 +179,7 @@ func (w *wssFleet) hold(ctx context.Context, conn *wsdial.Conn, id uint32, socke
 			w.send(conn, id, sockets, done)
 		}()
 	}
+	ka := startWSSKeepalive(cfg, conn)
 	var ce *connerr.Error
 	for {
 		p, _, err := conn.ReadMessage()
@@ -197,6 +198,9 @@ func (w *wssFleet) hold(ctx context.Context, conn *wsdial.Conn, id uint32, socke
 	}
 	close(done)
 	wg.Wait()
+	if ka.stop() && ctx.Err() == nil {
+		return failure{class: connerr.PingTimeout, err: errNoPong(cfg.PongTimeout)}, true
+	}
 	if ce == nil || ctx.Err() != nil {
 		return failure{}, false
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/stampede-dev/stampede/connerr"
 	"github.com/stampede-dev/stampede/hoststat"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/track"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -23,6 +24,7 @@ func synthetic(t *testing.T, dir, policy string, slowdown int) {
 	t.Helper()
 	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	r := results.NewReport(start, 20)
+	r.Track = &track.Record{} // the message protocol ran: lost is measured
 	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 	for c := range uint32(20) {
 		back := ms(1500 + int(c)*35*slowdown)

@@ -16,7 +16,10 @@ type Latency struct {
 	// Max is the largest recorded value in ms.
 	Max float64 `json:"max"`
 	// Count is the number of recorded values; 0 means every figure is 0
-	// because nothing was recorded, not because it was instant.
+	// because nothing was recorded, not because it was instant: the SLO
+	// gates read such a figure as null and fail it (docs/results.md "SLO
+	// gates"). The figures stay numbers so summary.json readers keep
+	// working.
 	Count int64 `json:"count"`
 	// Mean is the mean in ms.
 	Mean float64 `json:"mean"`

@@ -97,6 +97,7 @@ func (m Messages) sub(o Messages) Messages {
 		Unsynced:       m.Unsynced - o.Unsynced,
 		SeqConflicts:   m.SeqConflicts - o.SeqConflicts,
 		BadFrames:      m.BadFrames - o.BadFrames,
+		Tracked:        m.Tracked,
 	}
 }
 

@@ -186,6 +186,13 @@ type Messages struct {
 	// BadFrames counts frames from the server that did not decode as the
 	// protocol (a server fault); clients skip them.
 	BadFrames uint64 `json:"bad_frames"`
+	// Tracked is true when the run spoke the message protocol and its
+	// deliveries were checked (a report with a Track, loadgen.Tally).
+	// When false, Expected, Received, Lost, DupDelivered, LossClients,
+	// Unsynced, SeqConflicts, Unacked and BadFrames were not measured:
+	// they are 0 and an SLO on them fails as null (docs/summary-json.md
+	// "messages").
+	Tracked bool `json:"tracked"`
 }
 
 // Add sums o into m.
@@ -208,6 +215,7 @@ func (m *Messages) Add(o Messages) {
 	m.Unsynced += o.Unsynced
 	m.SeqConflicts += o.SeqConflicts
 	m.BadFrames += o.BadFrames
+	m.Tracked = m.Tracked || o.Tracked
 }
 
 // Histogram ranges: every latency is recorded in microseconds from 1 µs to

@@ -35,6 +35,12 @@ type Recovery struct {
 	// before the run ended: those that came back, and those that never
 	// went down.
 	Recovered int `json:"recovered"`
+	// NeverDown is how many of the ConnectedBefore clients never went down
+	// in the event (ConnectedBefore minus Disconnected): counted in
+	// Recovered, and reported apart because a client whose connection
+	// died silently (a blackhole) stays "up" until a keepalive ping finds
+	// it dead (docs/results.md "Recovery").
+	NeverDown int `json:"never_down"`
 	// R50S, R90S, R99S and R100S are the seconds from Ready until
 	// ceil(p * ConnectedBefore) of those clients were up again, clamped
 	// at 0 (a client that never went down, or came back before Ready,
@@ -152,7 +158,7 @@ func finishOne(p RecoveryPartial, tl Timeline, i int, ev Event, end time.Duratio
 	for _, rc := range p.Returns {
 		returned += rc.N
 	}
-	rec := Recovery{Event: i, ConnectedBefore: n, Disconnected: p.Disconnected, Recovered: stayed + returned}
+	rec := Recovery{Event: i, ConnectedBefore: n, Disconnected: p.Disconnected, Recovered: stayed + returned, NeverDown: stayed}
 	ready, ok := readyAt(ev)
 	if ok {
 		rec.OutageS = ptrTo((ready - ev.Start).Seconds())

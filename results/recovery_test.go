@@ -153,7 +153,7 @@ func TestRecoveries(t *testing.T) {
 			// 4+3+2+2+2+1 = 14.
 			4, 4.0*85/14, 3+2+2+2+1, 4, 1.5, 10),
 			measured(Recovery{
-				Event: 1, ConnectedBefore: 2, Disconnected: 1, Recovered: 2,
+				Event: 1, ConnectedBefore: 2, Disconnected: 1, Recovered: 2, NeverDown: 1,
 				R50S: sec(0), R90S: sec(0.5), R99S: sec(0.5), R100S: sec(0.5),
 				OutageS: f(0.5),
 			},
@@ -169,7 +169,7 @@ func TestRecoveries(t *testing.T) {
 		}},
 		events: []Event{{Kind: "stall", Start: ms(1000), Ready: ms(1000)}},
 		end:    ms(2000),
-		want:   []Recovery{{ConnectedBefore: 1, Recovered: 1, OutageS: f(0)}},
+		want:   []Recovery{{ConnectedBefore: 1, Recovered: 1, NeverDown: 1, OutageS: f(0)}},
 	}, {
 		// A client that flaps counts at its first return.
 		name: "flapping",

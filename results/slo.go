@@ -34,6 +34,13 @@ import (
 // ("recovery never happened"), and every recovery figure of a run without
 // such an event: a null figure fails its SLO whatever the operator, since
 // a gate that cannot be evaluated must not pass.
+//
+// Figures that were not measured are null too (docs/results.md "SLO
+// gates"): a latency percentile with nothing recorded (Count 0), a
+// delivery figure (lost, dup_delivered, unsynced, unacked, bad_frames) of
+// a run without the message protocol (Messages.Tracked false), and
+// listen_overflows when the kernel counters were not read on the target's
+// host (Summary.KernelRead false).
 type SLO struct {
 	// Expr is the SLO as given.
 	Expr string
@@ -122,8 +129,11 @@ var figures = func() []*figure {
 				}
 				return v, true, ""
 			}},
-		countFigure("lost", "messages acked but never delivered", func(s *Summary) uint64 { return s.Messages.Lost }),
-		countFigure("dup_delivered", "messages delivered twice", func(s *Summary) uint64 { return s.Messages.DupDelivered }),
+		trackedFigure("lost", "messages acked but never delivered", func(m Messages) uint64 { return m.Lost }),
+		trackedFigure("dup_delivered", "messages delivered twice", func(m Messages) uint64 { return m.DupDelivered }),
+		trackedFigure("unsynced", "clients whose deliveries could not be checked (away or not resumed at the end)", func(m Messages) uint64 { return m.Unsynced }),
+		trackedFigure("unacked", "messages still waiting for their ACK at the end", func(m Messages) uint64 { return m.Unacked }),
+		trackedFigure("bad_frames", "frames from the server that did not decode as the protocol", func(m Messages) uint64 { return m.BadFrames }),
 		countFigure("failures", "failed connection attempts of every class", func(s *Summary) uint64 {
 			var n uint64
 			for _, v := range s.Connect.Failures {
@@ -139,9 +149,17 @@ var figures = func() []*figure {
 			}
 			return n
 		}),
-		countFigure("listen_overflows", "kernel ListenOverflows delta (whole namespace)", func(s *Summary) uint64 {
-			return uint64(max(s.Kernel.ListenOverflows, 0))
-		}),
+		{name: "listen_overflows", kind: kindCount, doc: "kernel ListenOverflows delta (whole namespace; null when not read on the target's host)",
+			get: func(s *Summary) (float64, bool, string) {
+				if !s.KernelRead {
+					note := s.KernelNote
+					if note == "" {
+						note = "the kernel counters were not read"
+					}
+					return 0, false, "not measured: " + note
+				}
+				return float64(max(s.Kernel.ListenOverflows, 0)), true, ""
+			}},
 	}
 	for _, l := range []struct {
 		name string
@@ -163,9 +181,18 @@ var figures = func() []*figure {
 			{"max", func(x Latency) float64 { return x.Max }},
 		} {
 			get, pick := l.get, q.get
+			name := l.name
 			fs = append(fs, &figure{name: l.name + "_" + q.name, kind: kindDuration,
-				doc: fmt.Sprintf("%s latency %s (0 when nothing was recorded)", l.name, q.name),
-				get: func(s *Summary) (float64, bool, string) { return pick(get(s)) / 1e3, true, "" }})
+				doc: fmt.Sprintf("%s latency %s (null when nothing was recorded)", l.name, q.name),
+				get: func(s *Summary) (float64, bool, string) {
+					x := get(s)
+					if x.Count == 0 {
+						// A percentile of nothing is not 0: no connect
+						// succeeded, no message came back.
+						return 0, false, "not measured: no " + name + " latency was recorded"
+					}
+					return pick(x) / 1e3, true, ""
+				}})
 		}
 	}
 	return fs
@@ -222,6 +249,19 @@ func rFigure(name string, pick func(Recovery) *float64) *figure {
 func worstFigure(name string, kind figureKind, doc string, pick func(Recovery) *float64) *figure {
 	return &figure{name: name, kind: kind, doc: doc + " (worst event)",
 		get: func(s *Summary) (float64, bool, string) { return recoveryFigure(s, pick) }}
+}
+
+// trackedFigure is a count of the message protocol's delivery check: null
+// when the run did not check deliveries (Messages.Tracked false: no
+// message protocol), since 0 would claim nothing was lost.
+func trackedFigure(name, doc string, get func(Messages) uint64) *figure {
+	return &figure{name: name, kind: kindCount, doc: doc + " (null without the message protocol)",
+		get: func(s *Summary) (float64, bool, string) {
+			if !s.Messages.Tracked {
+				return 0, false, "not measured: the run did not speak the message protocol (deliveries are checked only in the stampede mode)"
+			}
+			return float64(get(s.Messages)), true, ""
+		}}
 }
 
 func countFigure(name, doc string, get func(*Summary) uint64) *figure {

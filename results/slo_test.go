@@ -95,10 +95,11 @@ func TestSLOErrorMessage(t *testing.T) {
 // and never fully.
 func sloSummary() *Summary {
 	return &Summary{
-		Connect:  Connect{Attempts: 500, Failures: map[string]uint64{"refused": 30, "timeout": 12}},
-		Stopped:  map[string]Stopped{"tls": {Count: 2}},
-		Messages: Messages{Lost: 0, DupDelivered: 1},
-		Kernel:   KernelDelta{ListenOverflows: 249},
+		Connect:    Connect{Attempts: 500, Failures: map[string]uint64{"refused": 30, "timeout": 12}},
+		Stopped:    map[string]Stopped{"tls": {Count: 2}},
+		Messages:   Messages{Lost: 0, DupDelivered: 1, Unsynced: 3, Unacked: 4, BadFrames: 0, Tracked: true},
+		Kernel:     KernelDelta{ListenOverflows: 249},
+		KernelRead: true,
 		Recovery: []Recovery{
 			{Event: 0, ConnectedBefore: 0}, // a backlog change with nobody connected: ignored
 			{Event: 1, ConnectedBefore: 100, Disconnected: 100, Recovered: 100, R50S: ptr(0.5), R90S: ptr(1), R99S: ptr(2.31), R100S: ptr(3),
@@ -144,8 +145,11 @@ func TestEvalSLO(t *testing.T) {
 		{"connect_p99<=250ms", ptr(0.25), true, "SLO connect_p99<=250ms: pass (connect_p99 = 250ms)"},
 		{"connect_p99<0.25s", ptr(0.25), false, "SLO connect_p99<0.25s: FAIL (connect_p99 = 250ms, at the limit)"},
 		{"connect_max<1s", ptr(0.9), true, "SLO connect_max<1s: pass (connect_max = 900ms)"},
-		// Nothing recorded: 0, not null.
-		{"ttr_p99<1ms", ptr(0), true, "SLO ttr_p99<1ms: pass (ttr_p99 = 0s)"},
+		// Nothing recorded: null, not 0, which would pass.
+		{"ttr_p99<1ms", nil, false, "SLO ttr_p99<1ms: FAIL (ttr_p99 = null: not measured: no ttr latency was recorded)"},
+		{"unsynced==0", ptr(3), false, "SLO unsynced==0: FAIL (unsynced = 3, over by 3)"},
+		{"unacked<=4", ptr(4), true, "SLO unacked<=4: pass (unacked = 4)"},
+		{"bad_frames==0", ptr(0), true, "SLO bad_frames==0: pass (bad_frames = 0)"},
 	} {
 		t.Run(tc.expr, func(t *testing.T) {
 			s, err := ParseSLO(tc.expr)
@@ -168,6 +172,43 @@ func fmtPtr(p *float64) any {
 		return "null"
 	}
 	return *p
+}
+
+// TestEvalSLONotMeasured: a figure nobody measured fails its SLO as null,
+// whatever the operator, with a line that says why (docs/results.md "SLO
+// gates"); each would pass on the zero it used to be.
+func TestEvalSLONotMeasured(t *testing.T) {
+	// A run in mode none against another host: no connect succeeded, no
+	// message tracked, kernel counters not the target's.
+	sum := &Summary{
+		Messages:   Messages{},
+		Kernel:     KernelDelta{},
+		KernelNote: "the target listens on another host (10.0.0.7)",
+	}
+	for _, tc := range []struct{ expr, line string }{
+		{"lost==0", "SLO lost==0: FAIL (lost = null: not measured: the run did not speak the message protocol (deliveries are checked only in the stampede mode))"},
+		{"dup_delivered<=0", "SLO dup_delivered<=0: FAIL (dup_delivered = null: not measured: the run did not speak the message protocol (deliveries are checked only in the stampede mode))"},
+		{"unsynced==0", "SLO unsynced==0: FAIL (unsynced = null: not measured: the run did not speak the message protocol (deliveries are checked only in the stampede mode))"},
+		{"unacked==0", "SLO unacked==0: FAIL (unacked = null: not measured: the run did not speak the message protocol (deliveries are checked only in the stampede mode))"},
+		{"bad_frames==0", "SLO bad_frames==0: FAIL (bad_frames = null: not measured: the run did not speak the message protocol (deliveries are checked only in the stampede mode))"},
+		{"connect_p99<1s", "SLO connect_p99<1s: FAIL (connect_p99 = null: not measured: no connect latency was recorded)"},
+		{"message_rtt_max>=0", "SLO message_rtt_max>=0: FAIL (message_rtt_max = null: not measured: no message_rtt latency was recorded)"},
+		{"listen_overflows==0", "SLO listen_overflows==0: FAIL (listen_overflows = null: not measured: the target listens on another host (10.0.0.7))"},
+	} {
+		s, err := ParseSLO(tc.expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := s.Eval(sum)
+		if r.Pass || r.Value != nil || r.Line() != tc.line {
+			t.Errorf("%s: pass %v value %v\nline %q\nwant %q", tc.expr, r.Pass, fmtPtr(r.Value), r.Line(), tc.line)
+		}
+	}
+	// Counters not read at all, with no note: said so.
+	s, _ := ParseSLO("listen_overflows<10")
+	if r := s.Eval(&Summary{}); r.Pass || r.Detail != "listen_overflows = null: not measured: the kernel counters were not read" {
+		t.Errorf("unread kernel: %+v", r)
+	}
 }
 
 func TestEvalSLONoEvent(t *testing.T) {

@@ -50,6 +50,14 @@ type Summary struct {
 	// Kernel holds the kernel counter deltas over the run: host-wide (the
 	// whole network namespace), not only stampede's sockets.
 	Kernel KernelDelta `json:"kernel"`
+	// KernelRead is true when Kernel was read in the network namespace
+	// the target listens in. When false the counters could not be read
+	// (they are 0) or belong to another host than the target's (a fleet
+	// against a remote server): they say nothing about the target's
+	// listener, and the listen_overflows SLO fails as null.
+	KernelRead bool `json:"kernel_read"`
+	// KernelNote says why KernelRead is false; empty when it is true.
+	KernelNote string `json:"kernel_note,omitempty"`
 	// Resources holds per-role resource figures; "loadgen" and "target"
 	// are always present (all zero when the role was not sampled, e.g. a
 	// target stampede does not run).
@@ -214,6 +222,11 @@ type Input struct {
 	End time.Duration
 	// Kernel is the kernel counter delta over the run.
 	Kernel KernelDelta
+	// KernelRead says Kernel was read, on the target's host; false
+	// (the zero value) makes listen_overflows null. KernelNote says why
+	// not, for a person ("the counters could not be read: ...").
+	KernelRead bool
+	KernelNote string
 	// Partials are the events' recovery partials (RecoveryPartials)
 	// merged over every loadgen process, one per event of Events sorted
 	// by Start (SortEvents): how a coordinator that never held the
@@ -257,12 +270,14 @@ func Summarize(in Input) *Summary {
 
 			MessageRTTScheduled: Percentiles(r.RTTScheduled),
 		},
-		Messages:  r.Messages,
-		Kernel:    in.Kernel,
-		Resources: map[string]ResourceStats{RoleLoadgen: {}, RoleTarget: {}},
-		SLO:       []SLOResult{},
-		Pass:      true,
-		Complete:  true,
+		Messages:   r.Messages,
+		Kernel:     in.Kernel,
+		KernelRead: in.KernelRead,
+		KernelNote: kernelNote(in),
+		Resources:  map[string]ResourceStats{RoleLoadgen: {}, RoleTarget: {}},
+		SLO:        []SLOResult{},
+		Pass:       true,
+		Complete:   true,
 	}
 	for i, e := range events {
 		es := EventSummary{
@@ -287,6 +302,7 @@ func Summarize(in Input) *Summary {
 		es.RTTMS, es.RTTBeforeMS = eventRTT(r.Timeline, e)
 		s.Events = append(s.Events, es)
 	}
+	s.Messages.Tracked = r.Track != nil // deliveries checked: the message protocol ran
 	for k, v := range r.Stopped {
 		s.Stopped[k] = v
 	}
@@ -294,6 +310,18 @@ func Summarize(in Input) *Summary {
 		s.Resources[k] = v
 	}
 	return s
+}
+
+// kernelNote is why the kernel counters of in say nothing about the
+// target: "" when they were read.
+func kernelNote(in Input) string {
+	switch {
+	case in.KernelRead:
+		return ""
+	case in.KernelNote != "":
+		return in.KernelNote
+	}
+	return "the kernel counters were not read"
 }
 
 // configJSON marshals a run's config for Summary.Config.

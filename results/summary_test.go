@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/connerr"
+	"github.com/stampede-dev/stampede/results/track"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata")
@@ -41,18 +42,20 @@ func summaryInput() Input {
 	RecordLatency(r.Connect, 1500*time.Microsecond)
 	RecordLatency(r.TTR, 2*time.Second)
 	r.Messages = Messages{Sent: 20, Acked: 20, Resumed: 10, Delivered: 180}
+	r.Track = &track.Record{} // the message protocol ran: deliveries checked
 	r.Stopped = map[string]Stopped{"tls": {Count: 1, LastError: "x509: certificate signed by unknown authority"}}
 	// A backlog change at 0.5 s, given after the restart: Summarize orders
 	// events by Start, so it becomes event 0.
 	events = append(events, Event{Kind: "backlog", Spec: "at 500ms backlog 16", Start: 500 * time.Millisecond})
 	return Input{
-		RunID:  "2026-11-29T12-00-00Z-002a",
-		Seed:   42,
-		Config: map[string]any{"clients": 10, "policy": "fixed:initial=1s"},
-		Report: r,
-		Events: events,
-		End:    10 * time.Second,
-		Kernel: KernelDelta{ListenOverflows: 249, ListenDrops: 249, TCPSynRetrans: 249},
+		RunID:      "2026-11-29T12-00-00Z-002a",
+		Seed:       42,
+		Config:     map[string]any{"clients": 10, "policy": "fixed:initial=1s"},
+		Report:     r,
+		Events:     events,
+		End:        10 * time.Second,
+		Kernel:     KernelDelta{ListenOverflows: 249, ListenDrops: 249, TCPSynRetrans: 249},
+		KernelRead: true,
 		Resources: map[string]ResourceStats{
 			RoleLoadgen: {PeakRSSBytes: 1 << 20, CPUSeconds: 1.5, PeakFDs: 14, PeakThreads: 6, Processes: 1, ProcessesSeen: 1, Samples: 10},
 		},
@@ -238,7 +241,7 @@ func TestSummarizeNeverReady(t *testing.T) {
 	if err := s.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"outage (detected)  1.00s  never  0/4  never  never  never  never  -  -  -  4.00"} {
+	for _, want := range []string{"outage (detected)  1.00s  never  0/4  0  never  never  never  never  -  -  -  4.00"} {
 		if !bytes.Contains(bytes.Join(bytes.Fields(text.Bytes()), []byte(" ")), bytes.Join(bytes.Fields([]byte(want)), []byte(" "))) {
 			t.Errorf("text lacks %q:\n%s", want, text.String())
 		}
@@ -260,11 +263,44 @@ func TestWriteTextNobodyToRecover(t *testing.T) {
 	}
 	text := strings.Join(strings.Fields(b.String()), " ")
 	for _, want := range []string{
-		"restart abrupt 3.00s 4.20s 2/2 2.80s 2.80s 2.80s 2.80s 0 0.0 0.00 0.00",
-		"reject 503 4.00s 7.00s 0/0 - - - - - - - -",
+		"restart abrupt 3.00s 4.20s 2/2 0 2.80s 2.80s 2.80s 2.80s 0 0.0 0.00 0.00",
+		"reject 503 4.00s 7.00s 0/0 0 - - - - - - - -",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text lacks %q:\n%s", want, b.String())
 		}
+	}
+}
+
+// The text summary prints the delivery check's figures when the protocol
+// ran, says they were not checked when it did not, and shows kernel
+// counters that were not read as "-" with the reason.
+func TestWriteTextUnmeasured(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		sum  Summary
+		want []string
+	}{
+		{"tracked", Summary{Messages: Messages{Sent: 5, Acked: 5, Expected: 8, Received: 7, Lost: 1, Unsynced: 2, Unacked: 3, BadFrames: 4, Tracked: true},
+			KernelRead: true, Kernel: KernelDelta{ListenOverflows: 7}},
+			[]string{"messages: sent 5, acked 5, retried 0, dup_suppressed 0, dup_delivered 0, lost 1, resumed 0",
+				"deliveries: expected 8, received 7, unsynced 2, unacked 3, bad_frames 4,",
+				"kernel: ListenOverflows 7,"}},
+		{"echo, foreign kernel", Summary{Messages: Messages{Sent: 5, Delivered: 5}, KernelNote: "the target listens on another host (10.0.0.7)"},
+			[]string{"messages: sent 5, delivered 5; deliveries not checked (no message protocol): lost, unsynced, unacked, bad_frames -",
+				"kernel: - (the target listens on another host (10.0.0.7))"}},
+		{"kernel not read", Summary{}, []string{"kernel: - (the kernel counters were not read)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := tc.sum.WriteText(&b); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(b.String(), w) {
+					t.Errorf("text lacks %q:\n%s", w, b.String())
+				}
+			}
+		})
 	}
 }

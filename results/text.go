@@ -22,7 +22,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 	}
 	if len(s.Events) > 0 {
 		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "event\tstart\tready\tback/before\tR50\tR90\tR99\tR100\therd peak/100ms\tpeak:mean\twasted/client\toutage/client\t")
+		fmt.Fprintln(tw, "event\tstart\tready\tback/before\tnever down\tR50\tR90\tR99\tR100\therd peak/100ms\tpeak:mean\twasted/client\toutage/client\t")
 		for i, e := range s.Events {
 			name := e.Kind
 			if e.Mode != "" {
@@ -36,12 +36,12 @@ func (s *Summary) WriteText(w io.Writer) error {
 				ready = fmt.Sprintf("%.2fs", *e.ReadyS)
 			}
 			if i >= len(s.Recovery) {
-				fmt.Fprintf(tw, "%s\t%.2fs\t%s\t\t\t\t\t\t\t\t\t\t\n", name, e.StartS, ready)
+				fmt.Fprintf(tw, "%s\t%.2fs\t%s\t\t\t\t\t\t\t\t\t\t\t\n", name, e.StartS, ready)
 				continue
 			}
 			r := s.Recovery[i]
-			fmt.Fprintf(tw, "%s\t%.2fs\t%s\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
-				name, e.StartS, ready, r.Recovered, r.ConnectedBefore,
+			fmt.Fprintf(tw, "%s\t%.2fs\t%s\t%d/%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
+				name, e.StartS, ready, r.Recovered, r.ConnectedBefore, r.NeverDown,
 				secs(r, r.R50S), secs(r, r.R90S), secs(r, r.R99S), secs(r, r.R100S),
 				CountText(r.HerdPeakPer100ms), FloatText(r.HerdPeakToMean, 1),
 				FloatText(r.WastedAttemptsPerClient, 2), FloatText(r.OutageAttemptsPerClient, 2))
@@ -56,17 +56,23 @@ func (s *Summary) WriteText(w io.Writer) error {
 		}
 	}
 	ew.printf("\n")
-	if m := s.Messages; m.Sent > 0 {
+	switch m := s.Messages; {
+	case m.Tracked:
 		ew.printf("messages: sent %d, acked %d, retried %d, dup_suppressed %d, dup_delivered %d, lost %d, resumed %d\n",
 			m.Sent, m.Acked, m.Retried, m.DupSuppressed, m.DupDelivered, m.Lost, m.Resumed)
-		if m.Expected > 0 || m.UnackedDropped > 0 || m.ResumeGap > 0 {
-			ew.printf("deliveries: expected %d, received %d, resume gaps %d, unacked at the end %d, dropped unacked (--no-retry-queue) %d\n",
-				m.Expected, m.Received, m.ResumeGap, m.Unacked, m.UnackedDropped)
-		}
+		ew.printf("deliveries: expected %d, received %d, unsynced %d, unacked %d, bad_frames %d, resume gaps %d, dropped unacked (--no-retry-queue) %d\n",
+			m.Expected, m.Received, m.Unsynced, m.Unacked, m.BadFrames, m.ResumeGap, m.UnackedDropped)
+	case m.Sent > 0:
+		ew.printf("messages: sent %d, delivered %d; deliveries not checked (no message protocol): lost, unsynced, unacked, bad_frames -\n",
+			m.Sent, m.Delivered)
 	}
 	k := s.Kernel
-	ew.printf("kernel: ListenOverflows %d, ListenDrops %d, TCPSynRetrans %d, SYN cookies sent %d\n",
-		k.ListenOverflows, k.ListenDrops, k.TCPSynRetrans, k.SyncookiesSent)
+	if s.KernelRead {
+		ew.printf("kernel: ListenOverflows %d, ListenDrops %d, TCPSynRetrans %d, SYN cookies sent %d\n",
+			k.ListenOverflows, k.ListenDrops, k.TCPSynRetrans, k.SyncookiesSent)
+	} else {
+		ew.printf("kernel: - (%s)\n", kernelNote(Input{KernelNote: s.KernelNote}))
+	}
 	for _, role := range []string{RoleLoadgen, RoleTarget, RoleProxy, RoleCoordinator} {
 		r, ok := s.Resources[role]
 		if !ok || r.Processes == 0 {

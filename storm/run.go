@@ -226,7 +226,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		End:       length,
 		Resources: sampler.Stats(),
 	}
-	in.Kernel, _ = kernel.Total() // kernel.csv's last row: the summary agrees with it
+	in.Kernel, in.KernelRead = kernel.Total() // kernel.csv's last row: the summary agrees with it
+	switch {
+	case !in.KernelRead:
+		in.KernelNote = "the kernel counters could not be read"
+		if err := kernel.Err(); err != nil {
+			in.KernelNote += ": " + err.Error()
+		}
+	case cfg.external() && !onThisHost(fleet.URL):
+		in.KernelRead, in.KernelNote = false, "the counters are this host's; the server of --url listens on another host"
+	}
 
 	loadgen.Tally(report) // lost and duplicated messages, over the whole fleet
 	sum := results.Summarize(in)

@@ -34,12 +34,14 @@ type Conn struct {
 	local  atomic.Bool    // Close was called: a read error is ours, not the peer's
 	once   sync.Once      // closes conn once
 	cerr   error          // conn.Close's result
+	rx     atomic.Int64   // when the last frame from the server began, Unix ns
 }
 
 // newConn wraps an upgraded conn; br holds bytes the server sent right after
 // its 101 answer (nil when none); maxMessage bounds one message in bytes.
 func newConn(conn net.Conn, br *bufio.Reader, protocol string, maxMessage int64) *Conn {
 	c := &Conn{Protocol: protocol, conn: conn}
+	c.rx.Store(time.Now().UnixNano())
 	var src io.Reader = conn
 	if br != nil {
 		src = io.MultiReader(br, conn)
@@ -86,6 +88,7 @@ func (c *Conn) ReadMessage() ([]byte, ws.OpCode, error) {
 		if err != nil {
 			return nil, 0, c.end(err)
 		}
+		c.rx.Store(time.Now().UnixNano())
 		if hdr.OpCode.IsControl() {
 			if err := c.control(hdr, c.rd); err != nil {
 				return nil, 0, c.end(err)
@@ -125,6 +128,19 @@ func (c *Conn) Wait() *connerr.Error {
 		}
 		return nil // net.ErrClosed: closed by us
 	}
+}
+
+// LastRead returns when the last frame from the server (a pong or any
+// other) arrived, or when the connection was established if none has: what
+// a keepalive checks (docs/metrics.md "Keepalive").
+func (c *Conn) LastRead() time.Time { return time.Unix(0, c.rx.Load()) }
+
+// Ping sends a masked ping frame with an empty payload; the reader sees the
+// server's pong as a frame (LastRead).
+func (c *Conn) Ping() error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return ws.WriteFrame(c.conn, ws.MaskFrameInPlace(ws.NewPingFrame(nil)))
 }
 
 // WriteMessage sends one masked message frame (ws.OpText or ws.OpBinary).

@@ -108,6 +108,8 @@ func fleetConfig(c *cli.Context) (loadgen.Config, error) {
 		SourceIPs:        ips,
 		ConnectTimeout:   c.Duration("connect-timeout"),
 		HandshakeTimeout: c.Duration("handshake-timeout"),
+		PingInterval:     c.Duration("ping-interval"),
+		PongTimeout:      c.Duration("pong-timeout"),
 		SynRetries:       c.Int("syn-retries"),
 		NoRetryAfter:     c.Bool("no-retry-after"),
 		Mode:             c.String("mode"),
@@ -118,6 +120,12 @@ func fleetConfig(c *cli.Context) (loadgen.Config, error) {
 		QuietPeriod:      c.Duration("quiet-period"),
 		MsgSize:          c.Int("msg-size"),
 		Reactors:         c.Int("reactors"),
+	}
+	switch {
+	case cfg.PingInterval < 0:
+		return cfg, fmt.Errorf("--ping-interval must be >= 0 (0 turns the keepalive off), got %s", cfg.PingInterval)
+	case cfg.PingInterval == 0:
+		cfg.PingInterval = -1 // off: the library's zero is its default
 	}
 	// The message protocol's own flags imply its mode, so that
 	// `stampede run --rooms 200` speaks it.
@@ -134,4 +142,5 @@ var loadgenFlags = map[string]string{
 	"SynRetries": "syn-retries", "Header": "header", "Protocols": "subprotocol", "Mode": "mode",
 	"MsgRate": "msg-rate", "MsgSize": "msg-size", "Reactors": "reactors", "SourceIPs": "source-ips",
 	"Rooms": "rooms", "QuietPeriod": "quiet-period", "NoResume": "no-resume", "NoRetryQueue": "no-retry-queue",
+	"PingInterval": "ping-interval", "PongTimeout": "pong-timeout",
 }

@@ -13,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/urfave/cli/v2"
+
+	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
 	"github.com/stampede-dev/stampede/target"
 )
@@ -79,6 +82,8 @@ func TestLoadgenBadFlags(t *testing.T) {
 		{"url", []string{"--url", "http://127.0.0.1/"}, "--url: "},
 		{"too many clients", []string{"--clients", "10000000"}, "--clients 10000000 is above"},
 		{"too few procs", []string{"--clients", "40000", "--loadgen-procs", "1"}, "--loadgen-procs 1 cannot hold 40000 clients"},
+		{"ping interval", []string{"--ping-interval", "-1s"}, "--ping-interval must be >= 0"},
+		{"pong timeout", []string{"--pong-timeout", "-1s"}, "--pong-timeout: "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"--url", "ws://127.0.0.1:1/"}, tc.args...)
@@ -189,5 +194,57 @@ func TestLoadgenServerNeverBack(t *testing.T) {
 	}
 	if r.ConnectedBefore != 10 || r.OutageAttempts == nil || *r.OutageAttempts == 0 || r.WastedAttempts != nil || r.R99S != nil {
 		t.Errorf("recovery %+v; want 10 connected before, outage attempts > 0, wasted and r99 null", r)
+	}
+}
+
+// TestLoadgenGatesOnNothing: a gate on a figure nobody measured fails
+// (exit 1) with a line saying why, where it used to pass on a 0: no
+// connect ever succeeded, so connect_p99 is null; the fleet spoke no
+// message protocol, so lost is null (docs/results.md "SLO gates").
+func TestLoadgenGatesOnNothing(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	code, out, errOut := runLoadgen(t, "--url", "ws://"+addr+"/", "--clients", "3", "--duration", "300ms",
+		"--policy", "fixed:initial=20ms", "--progress", "0", "--slo", "connect_p99<1s", "--slo", "lost==0")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1; stderr %q\n%s", code, errOut, out)
+	}
+	for _, want := range []string{
+		"SLO connect_p99<1s: FAIL (connect_p99 = null: not measured: no connect latency was recorded)\n",
+		"SLO lost==0: FAIL (lost = null: not measured: the run did not speak the message protocol",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestPingIntervalFlag: --ping-interval 0 turns the keepalive off (the
+// library's zero is its default, so the flag maps it to a negative).
+func TestPingIntervalFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args       []string
+		ping, pong time.Duration
+	}{
+		{nil, loadgen.DefaultPingInterval, 0},
+		{[]string{"--ping-interval", "0"}, -1, 0},
+		{[]string{"--ping-interval", "2s", "--pong-timeout", "500ms"}, 2 * time.Second, 500 * time.Millisecond},
+	} {
+		var got loadgen.Config
+		app := &cli.App{Flags: fleetFlags(fleetDefaults{policy: defaultLoadgenPolicy}), Action: func(c *cli.Context) error {
+			var err error
+			got, err = fleetConfig(c)
+			return err
+		}}
+		if err := app.Run(append([]string{"stampede"}, tc.args...)); err != nil {
+			t.Fatal(err)
+		}
+		if got.PingInterval != tc.ping || got.PongTimeout != tc.pong {
+			t.Errorf("%q: ping %s pong %s, want %s %s", tc.args, got.PingInterval, got.PongTimeout, tc.ping, tc.pong)
+		}
 	}
 }

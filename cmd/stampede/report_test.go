@@ -28,14 +28,14 @@ func TestReportRealRun(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	code, out, errOut := runLoadgen(t, "--url", "ws://"+addr+"/", "--clients", "40", "--duration", "3s", "--loadgen-procs", "1",
 		"--policy", "fixed:initial=100ms,jitter=0.5", "--progress", "0", "--out", dir,
-		"--slo", "lost==0", "--slo", "recovered_share>=100%", "--slo", "r100<2s")
+		"--slo", "stopped==0", "--slo", "recovered_share>=100%", "--slo", "r100<2s")
 	if err := <-restarted; err != nil {
 		t.Fatalf("restarting the target: %v", err)
 	}
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %q, stdout:\n%s", code, errOut, out)
 	}
-	for _, want := range []string{"SLO lost==0: pass (lost = 0)\n", "SLO recovered_share>=100%: pass (recovered_share = 1)\n", "SLO r100<2s: pass"} {
+	for _, want := range []string{"SLO stopped==0: pass (stopped = 0)\n", "SLO recovered_share>=100%: pass (recovered_share = 1)\n", "SLO r100<2s: pass"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -194,9 +194,9 @@ func TestSLOExit(t *testing.T) {
 	ln.Close()
 	args := []string{"--url", "ws://" + addr + "/", "--clients", "2", "--duration", "200ms",
 		"--policy", "fixed:initial=10ms,attempts=1", "--progress", "0"}
-	code, out, errOut := runLoadgen(t, append(args, "--slo", "failures==0", "--slo", "lost==0")...)
+	code, out, errOut := runLoadgen(t, append(args, "--slo", "failures==0", "--slo", "stopped<=2")...)
 	if code != 1 || errOut != "stampede: 1 of 2 SLO(s) failed: failures==0\n" ||
-		!strings.Contains(out, "SLO failures==0: FAIL (failures = 4, over by 4)\nSLO lost==0: pass (lost = 0)\n") {
+		!strings.Contains(out, "SLO failures==0: FAIL (failures = 4, over by 4)\nSLO stopped<=2: pass (stopped = 2)\n") {
 		t.Errorf("exit %d, stderr %q, stdout:\n%s", code, errOut, out)
 	}
 	code, _, errOut = runLoadgen(t, append(args, "--slo", "r99<2x")...)
