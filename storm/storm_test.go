@@ -239,6 +239,13 @@ func TestSizeErrors(t *testing.T) {
 		{"one loadgen process", 20000, 1, 0, "", []string{"--loadgen-procs 1", "open-file limit", "use at least 2"}},
 		// So is one target process.
 		{"one target process", 20000, 0, 1, "", []string{"--procs 1", "open-file limit", "--procs 2"}},
+		// A process count past the cap is refused, not forked.
+		{"too many loadgen processes", 100, storm.MaxProcs + 1, 0, "", []string{"--loadgen-procs 257", "0..256"}},
+		{"too many target processes", 100, 0, 100000, "", []string{"--procs 100000", "0..256"}},
+		{"negative target processes", 100, 0, -1, "", []string{"--procs -1", "0..256"}},
+		// An accept rate split among the target processes below what one
+		// paces.
+		{"accept rate too small to share", 100, 0, 2, "", []string{"--accept-rate 0.001", "2 target processes", "0.0005"}},
 		// One source address has one ephemeral port range per destination.
 		{"one source address", 30000, 0, 0, "127.0.0.2", []string{"--source-ips", "ip_local_port_range"}},
 	}
@@ -247,6 +254,9 @@ func TestSizeErrors(t *testing.T) {
 			cfg := stormConfig(t, "")
 			cfg.Fleet.Clients = tc.clients
 			cfg.LoadgenProcs, cfg.TargetProcs = tc.loadgen, tc.target
+			if strings.HasPrefix(tc.name, "accept rate") {
+				cfg.Target.AcceptRate = target.MinAcceptRate
+			}
 			if tc.ips != "" {
 				ips, err := loadgen.ParseSourceIPs(tc.ips)
 				if err != nil {
