@@ -190,6 +190,10 @@ func resolve(rawURL string) (OpenFunc, *url.URL, error) {
 	return open, u, nil
 }
 
+// shown is u as an error quotes it: without its password, nor anything
+// after a "://" that reads like one (in "#://u:pw@" it is the fragment).
+func shown(u *url.URL) string { return redactRaw(u.Redacted()) }
+
 // redactRaw masks the password of a URL that does not parse, as
 // url.URL.Redacted does for one that does.
 func redactRaw(raw string) string {
@@ -225,10 +229,10 @@ func openFileURL(_ context.Context, u *url.URL, opt Options) (Store, error) {
 // fileURLPath is the folder of a file:///abs/dir URL.
 func fileURLPath(u *url.URL) (string, error) {
 	if u.Host != "" && u.Host != "localhost" {
-		return "", fmt.Errorf("store: file URL %q: host must be empty (file:///path)", u.Redacted())
+		return "", fmt.Errorf("store: file URL %q: host must be empty (file:///path)", shown(u))
 	}
 	if u.Path == "" {
-		return "", fmt.Errorf("store: file URL %q has no path", u.Redacted())
+		return "", fmt.Errorf("store: file URL %q has no path", shown(u))
 	}
 	return u.Path, nil
 }

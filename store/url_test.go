@@ -16,6 +16,7 @@ func TestBadURLHidesPassword(t *testing.T) {
 		"postgres://u:secret99@ho st/db",
 		"redis://:secret99@[::1/0",
 		"file://u:secret99@elsewhere/x", // a host in a file URL
+		"#://u:secret99@",               // no scheme; what reads as userinfo is the fragment (found by FuzzResolve)
 	} {
 		_, err := store.Open(context.Background(), raw, store.Options{})
 		if err == nil {
