@@ -14,7 +14,7 @@ func FuzzResolve(f *testing.F) {
 		"redis://127.0.0.1:6379/0?prefix=p:", "redis://:pw@[::1]:6379/0", "postgres://u@h:5432/db?table=t",
 		"REDIS://h/0", "x://", "://", "redis://h:99999999999999999999/", "redis://%zz@h/", "redis://u:p@h:p/",
 	} {
-		f.Add(s, "secret99")
+		f.Add(s, "sprout")
 	}
 	f.Fuzz(func(t *testing.T, raw, pw string) {
 		open, u, err := resolve(raw)
@@ -32,8 +32,10 @@ func FuzzResolve(f *testing.F) {
 			}
 		}
 		// The same URL with a password in it.
+		// A password of letters g-w: no escape (%20, \x00, \u00e9) an
+		// error's quoting adds can spell it.
 		if len(pw) < 6 || strings.Contains(raw, pw) || strings.ContainsFunc(pw, func(r rune) bool {
-			return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9')
+			return r < 'g' || r > 'w'
 		}) {
 			return
 		}
