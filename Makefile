@@ -23,5 +23,37 @@ test: vet
 bench: build
 	$(BIN) bench $(ARGS)
 
+# Every fuzz target, PACKAGE:FuzzName, run one after another for FUZZTIME
+# each, one worker, from its committed corpus (testdata/fuzz/FuzzName). A
+# finding stops the loop and is written to that folder: fix the code, keep
+# the input as the regression case. make fuzz FUZZTIME=2m for longer.
+FUZZTIME ?= 30s
+FUZZ_TARGETS := \
+	./backoff:FuzzParse \
+	./chaos:FuzzParse \
+	./cmd/stampede:FuzzHeaderFlag \
+	./connerr:FuzzParseRetryAfter \
+	./hoststat:FuzzCountTCPStates \
+	./hoststat:FuzzParseKernelCounters \
+	./httpretry:FuzzParseRetryAfter \
+	./loadgen:FuzzFrames \
+	./loadgen:FuzzParseAnswer \
+	./loadgen:FuzzParseSourceIPs \
+	./protocol:FuzzDecode \
+	./proxy:FuzzFaultQuery \
+	./report:FuzzLoad \
+	./report:FuzzReadTable \
+	./results:FuzzParseSLO \
+	./results/track:FuzzUints \
+	./store:FuzzResolve \
+	./target:FuzzControlQuery
+
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t#*:}; \
+		echo "fuzz: $$pkg $$name for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -parallel 1 $$pkg; \
+	done
+
 clean:
 	rm -rf bin

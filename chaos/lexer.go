@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/stampede-dev/stampede/proxy"
+	"github.com/stampede-dev/stampede/target"
 )
 
 // SyntaxError is a schedule that does not parse, or that parses but says
@@ -204,8 +205,12 @@ func splitDecimal(s string) (num, rest string, ok bool) {
 	return s[:i], s[i:], digits > 0
 }
 
-// maxAcceptRate bounds accept-rate; no target accepts faster.
-const maxAcceptRate = 1e9
+// maxAcceptRate bounds accept-rate; no target accepts faster. minAcceptRate
+// is the least non-zero one a target paces.
+const (
+	maxAcceptRate = target.MaxAcceptRate
+	minAcceptRate = target.MinAcceptRate
+)
 
 // parseRate parses an accept rate "N/s", N a decimal number.
 func parseRate(s string) (float64, string) {
@@ -217,6 +222,9 @@ func parseRate(s string) (float64, string) {
 	r, err := strconv.ParseFloat(num, 64)
 	if err != nil || r > maxAcceptRate {
 		return 0, "expected a rate of at most 1000000000/s"
+	}
+	if r != 0 && r < minAcceptRate {
+		return 0, "expected a rate of 0 (unlimited) or at least 0.001/s"
 	}
 	return r, ""
 }

@@ -167,6 +167,10 @@ func TestParseRate(t *testing.T) {
 		{"0/s", 0},
 		{"1000000000/s", 1e9},
 		{"1000000001/s", -1},
+		{"0.001/s", 0.001},
+		// Below what a target paces (target.MinAcceptRate): refused here,
+		// not when the event fires.
+		{"0.0001/s", -1},
 		{"100", -1},
 		{"100/m", -1},
 		{"inf/s", -1},

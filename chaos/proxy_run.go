@@ -57,6 +57,9 @@ func (rc ProxyRunConfig) Validate() error {
 	if rc.Procs < 0 {
 		return fmt.Errorf("--procs must not be negative, got %d", rc.Procs)
 	}
+	if rc.Procs > target.MaxProcs {
+		return fmt.Errorf("--procs %d is above the cap of %d proxy processes", rc.Procs, target.MaxProcs)
+	}
 	if rc.Duration < 0 {
 		return fmt.Errorf("--duration must not be negative, got %s", rc.Duration)
 	}

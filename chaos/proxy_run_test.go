@@ -228,6 +228,16 @@ func TestRunProxyRefusesTargetEvents(t *testing.T) {
 	}
 }
 
+// TestRunProxyProcsCap: a proxy process count past the cap is refused
+// with the cap, before anything is forked.
+func TestRunProxyProcsCap(t *testing.T) {
+	err := RunProxy(context.Background(), ProxyRunConfig{Proxy: proxy.Config{Upstream: "127.0.0.1:9"}, Procs: 1000})
+	want := "--procs 1000 is above the cap of 256 proxy processes"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
+}
+
 // OnExit hears of a proxy process killed from outside, and of none that
 // Close stops.
 func TestProxyGroupOnExit(t *testing.T) {

@@ -9,8 +9,11 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gobwas/ws"
+
+	"github.com/stampede-dev/stampede/connerr"
 )
 
 func testUpgrade(t *testing.T, protocols ...string) *upgrade {
@@ -125,11 +128,15 @@ func acceptOf(key string) string {
 	return r.Header.Get("Sec-WebSocket-Accept")
 }
 
-// FuzzParseAnswer: no answer makes the parser panic, and a 101 is accepted
-// only with the right accept value.
+// FuzzParseAnswer: no answer makes the parser panic, a 101 is accepted
+// only with the right accept value, and a Retry-After hint comes from a
+// refusal and waits within the cap.
 func FuzzParseAnswer(f *testing.F) {
 	f.Add([]byte("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: x\r\n\r\n"))
 	f.Add([]byte("HTTP/1.1 503 x\r\nRetry-After: 1\r\n\r\n"))
+	f.Add([]byte("HTTP/1.1 429 x\r\nretry-after:  99999999999999999999 \r\n\r\n"))
+	f.Add([]byte("HTTP/1.1 503 x\r\nRetry-After: Fri, 31 Dec 9999 23:59:59 GMT\r\n\r\n"))
+	f.Add([]byte("HTTP/1.1 101 x\r\nRetry-After: 5\r\n\r\n"))
 	f.Add([]byte("HTTP/1.1 \r\n\r\n"))
 	f.Add([]byte(":\r\n\r\n"))
 	g := newUpgrade(&url.URL{Scheme: "ws", Host: "h", Path: "/"}, nil, nil, 1)
@@ -141,6 +148,18 @@ func FuzzParseAnswer(f *testing.F) {
 		a, err := g.parseAnswer(p[:end], 1, 1)
 		if err == nil && a.status == 101 && !bytes.Contains(p, []byte(acceptOf(keyOf(g, 1, 1)))) {
 			t.Fatalf("accepted a 101 without the right accept: %q", p)
+		}
+		if err != nil || len(a.retryAfter) == 0 {
+			return
+		}
+		// The Retry-After hint as the client takes it (conn.go): a value
+		// of the answer, never a wait outside [0, cap].
+		if a.status == 101 || !bytes.Contains(p, a.retryAfter) {
+			t.Fatalf("%q: Retry-After %q from a %d answer", p, a.retryAfter, a.status)
+		}
+		now := time.Date(2026, time.November, 29, 12, 0, 0, 0, time.UTC)
+		if h, _ := connerr.ParseRetryAfter(string(a.retryAfter), now, DefaultRetryAfterCap); h < 0 || h > DefaultRetryAfterCap {
+			t.Fatalf("%q: Retry-After %q waits %v", p, a.retryAfter, h)
 		}
 	})
 }

@@ -67,13 +67,21 @@ func (t *Table) Rows() int {
 	return len(t.Text[t.Columns[0]])
 }
 
-// ReadTable reads a CSV file with a header line.
+// ReadTable reads a CSV file with a header line. A column name given twice
+// is an error: the table is read by name.
 func ReadTable(r io.Reader) (*Table, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
 	header, err := cr.Read()
 	if err != nil {
 		return nil, err
+	}
+	seen := make(map[string]bool, len(header))
+	for _, h := range header {
+		if seen[h] {
+			return nil, fmt.Errorf("column %q appears twice in the header", h)
+		}
+		seen[h] = true
 	}
 	t := &Table{Columns: header, Num: map[string][]float64{}, Text: map[string][]string{}}
 	for {

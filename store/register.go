@@ -82,7 +82,7 @@ func backend(u *url.URL) (OpenFunc, error) {
 	}
 	if pkg, ok := linkedBy[scheme]; ok {
 		return nil, fmt.Errorf("%w: %q needs the %s backend, which this binary was built without (package %s registers it; the stampede binary has it, stampede-worker does not)",
-			ErrBackendNotLinked, u.Redacted(), scheme, pkg)
+			ErrBackendNotLinked, shown(u), scheme, pkg)
 	}
-	return nil, fmt.Errorf("store: unknown scheme %q in %q (want one of %s)", scheme, u.Redacted(), strings.Join(Schemes(), ", "))
+	return nil, fmt.Errorf("store: unknown scheme %q in %q (want one of %s)", scheme, shown(u), strings.Join(Schemes(), ", "))
 }

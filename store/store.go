@@ -155,32 +155,86 @@ func Open(ctx context.Context, rawURL string, opt Options) (Store, error) {
 		return nil, err
 	}
 	opt = opt.WithDefaults()
-	if rawURL == "" {
-		return nil, errors.New("store: empty URL")
-	}
-	if !strings.Contains(rawURL, "://") {
-		return OpenFile(rawURL, opt)
-	}
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return nil, fmt.Errorf("store: bad URL %q: %w", rawURL, err)
-	}
-	open, err := backend(u)
+	open, u, err := resolve(rawURL)
 	if err != nil {
 		return nil, err
+	}
+	if u == nil {
+		return OpenFile(rawURL, opt)
 	}
 	return open(ctx, u, opt)
 }
 
+// resolve parses a store URL and finds its backend; a plain path (no
+// "://") returns a nil URL. Its errors never quote a password.
+func resolve(rawURL string) (OpenFunc, *url.URL, error) {
+	if rawURL == "" {
+		return nil, nil, errors.New("store: empty URL")
+	}
+	if !strings.Contains(rawURL, "://") {
+		return nil, nil, nil
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		// url.Error quotes the whole URL, password and all.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, nil, fmt.Errorf("store: bad URL %q: %w", redactRaw(rawURL), err)
+	}
+	open, err := backend(u)
+	if err != nil {
+		return nil, nil, err
+	}
+	return open, u, nil
+}
+
+// shown is u as an error quotes it: without its password, nor anything
+// after a "://" that reads like one (in "#://u:pw@" it is the fragment).
+func shown(u *url.URL) string { return redactRaw(u.Redacted()) }
+
+// redactRaw masks the password of a URL that does not parse, as
+// url.URL.Redacted does for one that does.
+func redactRaw(raw string) string {
+	i := strings.Index(raw, "://")
+	if i < 0 {
+		return raw
+	}
+	rest := raw[i+3:]
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	at := strings.LastIndex(rest[:end], "@")
+	if at < 0 {
+		return raw
+	}
+	user, _, hasPass := strings.Cut(rest[:at], ":")
+	if !hasPass {
+		return raw
+	}
+	return raw[:i+3] + user + ":xxxxx" + rest[at:]
+}
+
 // openFileURL opens the embedded store of a file:///abs/dir URL.
 func openFileURL(_ context.Context, u *url.URL, opt Options) (Store, error) {
+	dir, err := fileURLPath(u)
+	if err != nil {
+		return nil, err
+	}
+	return OpenFile(dir, opt)
+}
+
+// fileURLPath is the folder of a file:///abs/dir URL.
+func fileURLPath(u *url.URL) (string, error) {
 	if u.Host != "" && u.Host != "localhost" {
-		return nil, fmt.Errorf("store: file URL %q: host must be empty (file:///path)", u.String())
+		return "", fmt.Errorf("store: file URL %q: host must be empty (file:///path)", shown(u))
 	}
 	if u.Path == "" {
-		return nil, fmt.Errorf("store: file URL %q has no path", u.String())
+		return "", fmt.Errorf("store: file URL %q has no path", shown(u))
 	}
-	return OpenFile(u.Path, opt)
+	return u.Path, nil
 }
 
 // appendOne implements Append on top of AppendBatch.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -55,6 +56,12 @@ type BenchRun struct {
 	Summary *results.Summary `json:"-"`
 	// Err is why the run failed, if it did.
 	Err string `json:"error,omitempty"`
+	// OpenFiles is how many files (descriptors) the bench process had
+	// open once the run had ended, -1 when /proc could not say; with
+	// Goroutines it shows whether runs leak (docs/results.md).
+	OpenFiles int `json:"open_files"`
+	// Goroutines is runtime.NumGoroutine once the run had ended.
+	Goroutines int `json:"goroutines"`
 }
 
 // BenchFile is the bench's index in its folder.
@@ -105,7 +112,7 @@ func Bench(ctx context.Context, cfg BenchConfig) ([]BenchRun, error) {
 			fmt.Fprintf(cfg.Progress, "bench: run %d of %d, policy %s\n", i+1, len(specs), spec)
 		}
 		res, err := Run(ctx, run)
-		br := BenchRun{Policy: spec, Dir: dir}
+		br := BenchRun{Policy: spec, Dir: dir, OpenFiles: openFiles(), Goroutines: runtime.NumGoroutine()}
 		if res != nil {
 			br.Summary = res.Summary
 		}
@@ -126,6 +133,16 @@ func Bench(ctx context.Context, cfg BenchConfig) ([]BenchRun, error) {
 		}
 	}
 	return runs, errors.Join(errs...)
+}
+
+// openFiles counts this process's open file descriptors, -1 when
+// /proc/self/fd cannot be read.
+func openFiles() int {
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return -1
+	}
+	return len(fds) - 1 // the descriptor ReadDir itself had open
 }
 
 // Rows returns the comparison table's rows of a bench.

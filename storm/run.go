@@ -31,6 +31,7 @@ import (
 	"github.com/stampede-dev/stampede/hoststat"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/target"
 )
 
 // Run carries out one run and writes its results folder: place the roles,
@@ -60,6 +61,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	totalRate := tcfg.AcceptRate
 	if totalRate > 0 {
 		tcfg.AcceptRate = totalRate / float64(sz.TargetProcs)
+		if tcfg.AcceptRate < target.MinAcceptRate {
+			return nil, fmt.Errorf("--accept-rate %g shared by %d target processes is %g each, below the least one paces (%g/s)",
+				totalRate, sz.TargetProcs, tcfg.AcceptRate, target.MinAcceptRate)
+		}
 	}
 
 	// Agents live until the run's end, whatever ctx does (an interrupted

@@ -25,6 +25,10 @@ const (
 	// MaxClients is the largest fleet `stampede run` sizes itself for on one
 	// machine.
 	MaxClients = 200000
+	// MaxProcs caps the loadgen and the target processes a run asks for:
+	// MaxClients need 14 of each, so more is a typo that would fork a
+	// process storm on the machine under test.
+	MaxProcs = 256
 )
 
 // Sizing is how many processes and source addresses a run needs.
@@ -47,6 +51,14 @@ func Size(clients, loadgenProcs, targetProcs int, sourceIPs []netip.Addr, dst ne
 	}
 	if clients > MaxClients {
 		return Sizing{}, fmt.Errorf("--clients %d is above the %d that stampede sizes itself for on one machine (each client is an open file on both sides)", clients, MaxClients)
+	}
+	for _, p := range []struct {
+		flag string
+		n    int
+	}{{"--loadgen-procs", loadgenProcs}, {"--procs", targetProcs}} {
+		if p.n < 0 || p.n > MaxProcs {
+			return Sizing{}, fmt.Errorf("%s %d is outside 0..%d (0 sizes it for the fleet)", p.flag, p.n, MaxProcs)
+		}
 	}
 	s := Sizing{LoadgenProcs: loadgenProcs, TargetProcs: targetProcs, SourceIPs: sourceIPs}
 	need := ceilDiv(clients, PerProcess)

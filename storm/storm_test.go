@@ -239,6 +239,13 @@ func TestSizeErrors(t *testing.T) {
 		{"one loadgen process", 20000, 1, 0, "", []string{"--loadgen-procs 1", "open-file limit", "use at least 2"}},
 		// So is one target process.
 		{"one target process", 20000, 0, 1, "", []string{"--procs 1", "open-file limit", "--procs 2"}},
+		// A process count past the cap is refused, not forked.
+		{"too many loadgen processes", 100, storm.MaxProcs + 1, 0, "", []string{"--loadgen-procs 257", "0..256"}},
+		{"too many target processes", 100, 0, 100000, "", []string{"--procs 100000", "0..256"}},
+		{"negative target processes", 100, 0, -1, "", []string{"--procs -1", "0..256"}},
+		// An accept rate split among the target processes below what one
+		// paces.
+		{"accept rate too small to share", 100, 0, 2, "", []string{"--accept-rate 0.001", "2 target processes", "0.0005"}},
 		// One source address has one ephemeral port range per destination.
 		{"one source address", 30000, 0, 0, "127.0.0.2", []string{"--source-ips", "ip_local_port_range"}},
 	}
@@ -247,6 +254,9 @@ func TestSizeErrors(t *testing.T) {
 			cfg := stormConfig(t, "")
 			cfg.Fleet.Clients = tc.clients
 			cfg.LoadgenProcs, cfg.TargetProcs = tc.loadgen, tc.target
+			if strings.HasPrefix(tc.name, "accept rate") {
+				cfg.Target.AcceptRate = target.MinAcceptRate
+			}
 			if tc.ips != "" {
 				ips, err := loadgen.ParseSourceIPs(tc.ips)
 				if err != nil {
@@ -376,4 +386,72 @@ func lookup(v any, path string) (any, bool) {
 		}
 	}
 	return v, true
+}
+
+// TestBenchNoLeak: a bench of ten short runs in one process ends with its
+// open files and goroutines within 5 of where the first run left them, and
+// bench.json records both after every run. Each run has what holds
+// descriptors and goroutines in this process: a restart, the fault proxy,
+// two loadgen agents and a metrics server.
+func TestBenchNoLeak(t *testing.T) {
+	if testing.Short() {
+		t.Skip("ten storms")
+	}
+	const runs = 10
+	cfg := stormConfig(t, "at 1s restart abrupt down=300ms")
+	cfg.Fleet.Clients = 50
+	cfg.Duration = 2500 * time.Millisecond
+	cfg.Proxy = true
+	cfg.LoadgenProcs = 2
+	cfg.MetricsAddr = "127.0.0.1:0"
+	logs := &lockedBuffer{}
+	cfg.Log = logs
+	policies := make([]string, runs)
+	for i := range policies {
+		policies[i] = fmt.Sprintf("fixed:initial=%dms", 100+i)
+	}
+	out := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	got, err := storm.Bench(ctx, storm.BenchConfig{Storm: cfg, Policies: policies, Out: out, Pause: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("Bench: %v\n%s", err, logs.String())
+	}
+	if len(got) != runs {
+		t.Fatalf("%d runs, want %d", len(got), runs)
+	}
+	for i, r := range got {
+		t.Logf("run %d: open files %d, goroutines %d", i+1, r.OpenFiles, r.Goroutines)
+	}
+	first, last := got[0], got[runs-1]
+	if first.OpenFiles < 0 {
+		t.Fatal("open files not counted")
+	}
+	if d := last.OpenFiles - first.OpenFiles; d > 5 || d < -5 {
+		t.Errorf("open files after run %d: %d, after run 1: %d", runs, last.OpenFiles, first.OpenFiles)
+	}
+	if d := last.Goroutines - first.Goroutines; d > 5 || d < -5 {
+		t.Errorf("goroutines after run %d: %d, after run 1: %d", runs, last.Goroutines, first.Goroutines)
+	}
+	b, err := os.ReadFile(filepath.Join(out, storm.BenchFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var idx struct {
+		Runs []struct {
+			OpenFiles  *int `json:"open_files"`
+			Goroutines *int `json:"goroutines"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(b, &idx); err != nil {
+		t.Fatal(err)
+	}
+	if len(idx.Runs) != runs {
+		t.Fatalf("bench.json lists %d runs, want %d", len(idx.Runs), runs)
+	}
+	for i, r := range idx.Runs {
+		if r.OpenFiles == nil || r.Goroutines == nil || *r.Goroutines <= 0 {
+			t.Errorf("bench.json run %d: open_files %v, goroutines %v", i+1, r.OpenFiles, r.Goroutines)
+		}
+	}
 }

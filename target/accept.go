@@ -2,6 +2,7 @@ package target
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"sync"
@@ -149,8 +150,8 @@ func (s *Server) Stall(d time.Duration) error {
 // SetAcceptRate changes the accept rate (accepts per second, 0 =
 // unlimited); the token bucket restarts full.
 func (s *Server) SetAcceptRate(r float64) error {
-	if r < 0 || r != r {
-		return &ConfigError{Field: "AcceptRate", Reason: "must be a non-negative number"}
+	if err := checkAcceptRate(r); err != "" {
+		return &ConfigError{Field: "AcceptRate", Reason: fmt.Sprintf("%v %s", r, err)}
 	}
 	return s.poke(func(g *gate, now time.Time) { g.setRateLocked(now, r) })
 }

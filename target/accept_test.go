@@ -1,6 +1,8 @@
 package target
 
 import (
+	"errors"
+	"math"
 	"net"
 	"os/exec"
 	"strconv"
@@ -184,6 +186,9 @@ func TestBucket(t *testing.T) {
 		{name: "debt from a concurrent accept", rate: 10, burst: 1, takes: 2, at: 0, wantWait: 200 * ms},
 		{name: "refill capped at burst", rate: 10, burst: 2, takes: 2, at: time.Hour, wantWait: 0},
 		{name: "high rate", rate: 2000, burst: 20, takes: 20, at: 0, wantWait: 500 * time.Microsecond},
+		// 1e21 ns does not fit a Duration: the wait saturates instead of
+		// wrapping to a negative one, which meant "accept now".
+		{name: "rate too small for a Duration", rate: 1e-12, burst: 1, takes: 1, at: 0, wantWait: math.MaxInt64},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -202,5 +207,53 @@ func TestBucket(t *testing.T) {
 	}
 	if got := defaultBurst(10); got != 1 {
 		t.Fatalf("defaultBurst(10) = %d; want 1", got)
+	}
+}
+
+// TestAcceptRateBounds: a rate too small or too large to pace, or not a
+// number, is refused by Validate and by SetAcceptRate's check, naming the
+// bound; 0 and the bounds themselves are taken.
+func TestAcceptRateBounds(t *testing.T) {
+	for _, tc := range []struct {
+		rate float64
+		want string // "" = accepted
+	}{
+		{0, ""},
+		{MinAcceptRate, ""},
+		{MaxAcceptRate, ""},
+		{2000, ""},
+		{1e-4, "too small"},
+		{math.SmallestNonzeroFloat64, "too small"},
+		{2e9, "too large"},
+		{math.Inf(1), "too large"},
+		{-1, "non-negative"},
+		{math.NaN(), "non-negative"},
+	} {
+		err := Config{AcceptRate: tc.rate}.Validate()
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("AcceptRate %v: %v", tc.rate, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "AcceptRate") {
+			t.Errorf("AcceptRate %v: %v, want an AcceptRate error saying %q", tc.rate, err, tc.want)
+		}
+		if msg := checkAcceptRate(tc.rate); !strings.Contains(msg, tc.want) {
+			t.Errorf("checkAcceptRate(%v) = %q, want %q", tc.rate, msg, tc.want)
+		}
+	}
+}
+
+// TestRunProcsCap: a server process count past MaxProcs is refused with
+// the cap, not forked.
+func TestRunProcsCap(t *testing.T) {
+	if err := (RunConfig{Procs: MaxProcs}).Validate(); err != nil {
+		t.Fatalf("Procs %d: %v", MaxProcs, err)
+	}
+	err := RunConfig{Procs: MaxProcs + 1}.Validate()
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Field != "Procs" || !strings.Contains(ce.Reason, "cap of 256") {
+		t.Fatalf("Procs %d: %v, want a Procs error naming the cap", MaxProcs+1, err)
 	}
 }

@@ -35,7 +35,8 @@ type Config struct {
 	// historical SOMAXCONN, small enough that a reconnect herd overflows it.
 	Backlog int `json:"backlog"`
 	// AcceptRate caps accepts per second, a capacity-limited server: above
-	// it the accept queue fills and the kernel drops SYNs. 0 = unlimited.
+	// it the accept queue fills and the kernel drops SYNs. 0 = unlimited;
+	// otherwise between MinAcceptRate and MaxAcceptRate.
 	AcceptRate float64 `json:"accept_rate"`
 	// AcceptBurst is how many accepts may happen at once after an idle
 	// moment when AcceptRate is set. Default: 10 ms worth of AcceptRate,
@@ -162,8 +163,8 @@ func (c Config) Validate() error {
 	if r := c.StartReject; r != nil && (r.Status < 400 || r.Status > 599 || r.RetryAfter < 0 || r.For < 0) {
 		return bad("StartReject", "status %d must be 400-599 and durations not negative", r.Status)
 	}
-	if c.AcceptRate < 0 || c.AcceptRate != c.AcceptRate {
-		return bad("AcceptRate", "%v must be a non-negative number", c.AcceptRate)
+	if err := checkAcceptRate(c.AcceptRate); err != "" {
+		return bad("AcceptRate", "%v %s", c.AcceptRate, err)
 	}
 	if c.Store == "" && (c.NoDedupe || c.Retention != 0) {
 		return bad("Store", "must be set for NoDedupe or Retention (--no-dedupe, --retention)")

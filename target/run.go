@@ -71,10 +71,18 @@ type RunConfig struct {
 	Exit func(code int)
 }
 
+// MaxProcs caps RunConfig.Procs. One process holds about 15,000
+// connections (docs/sizing.md), so 256 hold far more than one machine's
+// ports; a larger number is a typo that would fork a process storm.
+const MaxProcs = 256
+
 // Validate reports an invalid field.
 func (rc RunConfig) Validate() error {
 	if rc.Procs < 0 {
 		return &ConfigError{Field: "Procs", Reason: "must not be negative"}
+	}
+	if rc.Procs > MaxProcs {
+		return &ConfigError{Field: "Procs", Reason: fmt.Sprintf("%d is above the cap of %d server processes", rc.Procs, MaxProcs)}
 	}
 	if err := storeNeedsOneProc(rc.Procs, rc.Server); err != nil {
 		return err

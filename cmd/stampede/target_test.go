@@ -33,6 +33,10 @@ func TestTargetBadFlags(t *testing.T) {
 			wantErr: "stampede: --cert: CertFile and KeyFile go together\n"},
 		{name: "negative procs", args: []string{"--procs", "-2"},
 			wantErr: "stampede: --procs: must not be negative\n"},
+		{name: "procs past the cap", args: []string{"--procs", "300"},
+			wantErr: "stampede: --procs: 300 is above the cap of 256 server processes\n"},
+		{name: "rate too small to pace", args: []string{"--accept-rate", "0.0001"},
+			wantErr: "stampede: --accept-rate: 0.0001 is too small: 0 (unlimited) or at least 0.001 per second\n"},
 		{name: "stray argument", args: []string{"now"},
 			wantErr: "stampede: target: unexpected argument \"now\"\n"},
 	}
