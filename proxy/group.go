@@ -193,22 +193,33 @@ func (g *Group) Apply(ctx context.Context, f Faults) error {
 		q.Set("set", w)
 	}
 	return g.each(func(p *proxyProc) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.control+"/fault?"+q.Encode(), nil)
-		if err != nil {
-			return err
+		resp, err := g.call(ctx, p, http.MethodPost, "/fault?"+q.Encode(), http.StatusNoContent)
+		if err == nil {
+			resp.Body.Close()
 		}
-		controlapi.SetToken(req, p.token)
-		resp, err := g.client.Do(req)
-		if err != nil {
-			return fmt.Errorf("process %d: %w", p.PID(), err)
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusNoContent {
-			msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-			return fmt.Errorf("process %d: %s: %s", p.PID(), resp.Status, msg)
-		}
-		return nil
+		return err
 	})
+}
+
+// call sends one request to a process's control API, with its token, and
+// returns the response when its status is want (the caller closes its
+// body), else an error naming the process and what it answered.
+func (g *Group) call(ctx context.Context, p *proxyProc, method, path string, want int) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, p.control+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	controlapi.SetToken(req, p.token)
+	resp, err := g.client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("process %d: %w", p.PID(), err)
+	}
+	if resp.StatusCode != want {
+		defer resp.Body.Close()
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return nil, fmt.Errorf("process %d: %s %s: %s: %s", p.PID(), method, path, resp.Status, msg)
+	}
+	return resp, nil
 }
 
 // Stats returns the counters of every process, summed.
@@ -216,20 +227,11 @@ func (g *Group) Stats(ctx context.Context) (Stats, error) {
 	var mu sync.Mutex
 	var sum Stats
 	err := g.each(func(p *proxyProc) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.control+"/stats", nil)
+		resp, err := g.call(ctx, p, http.MethodGet, "/stats", http.StatusOK)
 		if err != nil {
 			return err
 		}
-		controlapi.SetToken(req, p.token)
-		resp, err := g.client.Do(req)
-		if err != nil {
-			return fmt.Errorf("process %d: %w", p.PID(), err)
-		}
 		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-			return fmt.Errorf("process %d: stats: %s: %s", p.PID(), resp.Status, msg)
-		}
 		var st Stats
 		if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
 			return fmt.Errorf("process %d: stats: %w", p.PID(), err)

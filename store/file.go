@@ -179,7 +179,7 @@ func (s *File) room(name string) *roomIndex {
 
 // Append implements Store.
 func (s *File) Append(ctx context.Context, room, id string, body []byte) (uint64, bool, error) {
-	return appendOne(ctx, s, room, id, body)
+	return AppendOne(ctx, s, room, id, body)
 }
 
 // AppendBatch implements Store: it returns once the batch is fsynced.

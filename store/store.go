@@ -237,8 +237,9 @@ func fileURLPath(u *url.URL) (string, error) {
 	return u.Path, nil
 }
 
-// appendOne implements Append on top of AppendBatch.
-func appendOne(ctx context.Context, s Store, room, id string, body []byte) (uint64, bool, error) {
+// AppendOne implements Append on top of AppendBatch: a backend's Append is
+// a batch of one.
+func AppendOne(ctx context.Context, s Store, room, id string, body []byte) (uint64, bool, error) {
 	res, err := s.AppendBatch(ctx, room, []Entry{{ID: id, Body: body}})
 	if err != nil {
 		return 0, false, err

@@ -154,11 +154,7 @@ func (s *Store) createSchema(ctx context.Context) error {
 
 // Append implements store.Store with a batch of one.
 func (s *Store) Append(ctx context.Context, room, id string, body []byte) (uint64, bool, error) {
-	res, err := s.AppendBatch(ctx, room, []store.Entry{{ID: id, Body: body}})
-	if err != nil {
-		return 0, false, err
-	}
-	return res[0].Seq, res[0].Dup, nil
+	return store.AppendOne(ctx, s, room, id, body)
 }
 
 // AppendBatch implements store.Store in one transaction.
