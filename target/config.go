@@ -20,6 +20,8 @@ const (
 	DefaultWriteTimeout     = 5 * time.Second
 	DefaultCloseTimeout     = 2 * time.Second
 	DefaultMaxMessageSize   = 1 << 20
+	DefaultLimitStatus      = 429
+	DefaultLimitRetryAfter  = time.Second
 )
 
 // Config configures a Server. The zero value is a plain ws:// echo server
@@ -63,6 +65,22 @@ type Config struct {
 	// RejectRetryAfter is the Retry-After sent with a MaxConns rejection,
 	// in whole seconds (rounded up). Default 1 s.
 	RejectRetryAfter time.Duration `json:"reject_retry_after"`
+	// HTTPLimit caps the requests per second the HTTP endpoint (HTTPPath,
+	// docs/cli.md) answers 200, with a token bucket; above it requests are
+	// answered LimitStatus with Retry-After: LimitRetryAfter. 0 = no limit;
+	// otherwise between MinAcceptRate and MaxAcceptRate.
+	HTTPLimit float64 `json:"http_limit"`
+	// HTTPBurst is the token bucket's capacity under HTTPLimit: how many
+	// requests may be answered 200 at once after an idle moment. Default:
+	// 100 ms worth of HTTPLimit, at least 1.
+	HTTPBurst int `json:"http_burst"`
+	// LimitStatus is the status of a request above HTTPLimit: 429 (Too
+	// Many Requests), 503 (Service Unavailable) or 529 (overloaded, as
+	// some large APIs answer). Default 429.
+	LimitStatus int `json:"limit_status"`
+	// LimitRetryAfter is the Retry-After sent with LimitStatus, in whole
+	// seconds (rounded up). Default 1 s.
+	LimitRetryAfter time.Duration `json:"limit_retry_after"`
 	// Hold makes the server listen at once but accept nothing for Hold
 	// after start: the "stall" shape of a restart (port open, backlog fills,
 	// SYNs time out). Ready fires when it ends. Default 0.
@@ -155,6 +173,7 @@ func (c Config) Validate() error {
 		{"RejectRetryAfter", int64(c.RejectRetryAfter)}, {"Hold", int64(c.Hold)},
 		{"FrameTimeout", int64(c.FrameTimeout)}, {"WriteTimeout", int64(c.WriteTimeout)},
 		{"CloseTimeout", int64(c.CloseTimeout)}, {"Retention", int64(c.Retention)},
+		{"HTTPBurst", int64(c.HTTPBurst)}, {"LimitRetryAfter", int64(c.LimitRetryAfter)},
 	} {
 		if f.v < 0 {
 			return bad(f.name, "%d must not be negative", f.v)
@@ -165,6 +184,14 @@ func (c Config) Validate() error {
 	}
 	if err := checkAcceptRate(c.AcceptRate); err != "" {
 		return bad("AcceptRate", "%v %s", c.AcceptRate, err)
+	}
+	if err := checkAcceptRate(c.HTTPLimit); err != "" {
+		return bad("HTTPLimit", "%v %s", c.HTTPLimit, err)
+	}
+	switch c.LimitStatus {
+	case 0, 429, 503, 529:
+	default:
+		return bad("LimitStatus", "%d must be 429, 503 or 529", c.LimitStatus)
 	}
 	if c.Store == "" && (c.NoDedupe || c.Retention != 0) {
 		return bad("Store", "must be set for NoDedupe or Retention (--no-dedupe, --retention)")
@@ -197,6 +224,13 @@ func (c Config) withDefaults() Config {
 	def(&c.FrameTimeout, DefaultFrameTimeout)
 	def(&c.WriteTimeout, DefaultWriteTimeout)
 	def(&c.CloseTimeout, DefaultCloseTimeout)
+	def(&c.LimitRetryAfter, DefaultLimitRetryAfter)
+	if c.LimitStatus == 0 {
+		c.LimitStatus = DefaultLimitStatus
+	}
+	if c.HTTPBurst == 0 {
+		c.HTTPBurst = max(1, int(c.HTTPLimit/10))
+	}
 	if c.CertFile != "" {
 		c.TLS = true
 	}

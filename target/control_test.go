@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -74,8 +75,11 @@ func TestStatsJSON(t *testing.T) {
 	if string(b) != want {
 		t.Fatalf("Stats JSON =\n%s\nwant\n%s", b, want)
 	}
-	sum := Stats{Procs: 1, Conns: 2, EarlyRetries: 1}.Add(Stats{Procs: 1, Conns: 3, MessagesIn: 4})
-	if sum != (Stats{Procs: 2, Conns: 5, EarlyRetries: 1, MessagesIn: 4}) {
+	sum := Stats{Procs: 1, Conns: 2, EarlyRetries: 1, HTTPStatus: map[string]uint64{"200": 2, "429": 1}}.Add(
+		Stats{Procs: 1, Conns: 3, MessagesIn: 4, HTTPStatus: map[string]uint64{"200": 1}, IdempotentReplays: 3})
+	want2 := Stats{Procs: 2, Conns: 5, EarlyRetries: 1, MessagesIn: 4,
+		HTTPStatus: map[string]uint64{"200": 3, "429": 1}, IdempotentReplays: 3}
+	if !reflect.DeepEqual(sum, want2) {
 		t.Fatalf("Add = %+v", sum)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -215,7 +216,7 @@ func TestProtocolExchange(t *testing.T) {
 			eventually(t, fmt.Sprintf("stats %+v after restart", want), func() bool {
 				st := s2.Stats()
 				st.Conns, st.Accepted, st.UpgradesOK, st.MessagesIn, st.MessagesOut = 0, 0, 0, 0, 0
-				return st == want
+				return reflect.DeepEqual(st, want)
 			})
 		})
 	}

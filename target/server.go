@@ -35,6 +35,7 @@ type Server struct {
 	nextID  atomic.Uint64
 	stats   counters
 	proto   *Protocol // the message protocol's handler and store, when Config.Store is set
+	http    *httpEndpoint
 
 	mu       sync.RWMutex
 	conns    map[uint64]*Conn
@@ -98,6 +99,8 @@ func Start(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.gate.init(s.clock.Now(), cfg)
+	s.http = newHTTPEndpoint(s)
+	go s.http.serve()
 	s.wg.Add(1 + cfg.Workers)
 	go s.runReactor()
 	for range cfg.Workers {
@@ -233,6 +236,7 @@ func (s *Server) shutdown(mode ShutdownMode) {
 	s.mu.Unlock()
 	s.ln.Close()
 	s.acceptWG.Wait() // no upgrade can register from here on
+	s.http.srv.Close()
 
 	if mode == Graceful {
 		s.goAway()

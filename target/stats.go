@@ -26,6 +26,13 @@ type Stats struct {
 	MessagesIn uint64 `json:"messages_in"`
 	// MessagesOut counts data messages sent.
 	MessagesOut uint64 `json:"messages_out"`
+	// HTTPStatus counts the HTTP endpoint's answers per status ("200",
+	// "429", ...); omitted while it answered nothing.
+	HTTPStatus map[string]uint64 `json:"http_status,omitempty"`
+	// IdempotentReplays counts 2xx answers of the HTTP endpoint to an
+	// Idempotency-Key already answered 2xx: a logical request the backend
+	// saw succeed more than once.
+	IdempotentReplays uint64 `json:"idempotent_replays,omitempty"`
 	// The message protocol's counters (a target with a Store), omitted
 	// from JSON while zero.
 
@@ -63,7 +70,25 @@ func (s Stats) Add(o Stats) Stats {
 		Resumes:          s.Resumes + o.Resumes,
 		Replayed:         s.Replayed + o.Replayed,
 		ResumeGaps:       s.ResumeGaps + o.ResumeGaps,
+
+		HTTPStatus:        addCounts(s.HTTPStatus, o.HTTPStatus),
+		IdempotentReplays: s.IdempotentReplays + o.IdempotentReplays,
 	}
+}
+
+// addCounts returns the sum of two count maps, nil when both are empty.
+func addCounts(a, b map[string]uint64) map[string]uint64 {
+	if len(a)+len(b) == 0 {
+		return nil
+	}
+	m := make(map[string]uint64, len(a)+len(b))
+	for k, n := range a {
+		m[k] += n
+	}
+	for k, n := range b {
+		m[k] += n
+	}
+	return m
 }
 
 // counters is the live form of Stats.
@@ -79,21 +104,24 @@ type counters struct {
 
 // Stats returns the server's counters now.
 func (s *Server) Stats() Stats {
+	httpStatus, replays := s.http.stats()
 	return Stats{
-		Procs:            1,
-		Conns:            s.stats.conns.Load(),
-		Accepted:         s.stats.accepted.Load(),
-		UpgradesOK:       s.stats.upgradesOK.Load(),
-		UpgradesRejected: s.stats.upgradesRejected.Load(),
-		UpgradesFailed:   s.stats.upgradesFailed.Load(),
-		EarlyRetries:     s.stats.earlyRetries.Load(),
-		MessagesIn:       s.stats.messagesIn.Load(),
-		MessagesOut:      s.stats.messagesOut.Load(),
-		MsgsAcked:        s.stats.msgsAcked.Load(),
-		DupSuppressed:    s.stats.dupSuppressed.Load(),
-		Delivered:        s.stats.delivered.Load(),
-		Resumes:          s.stats.resumes.Load(),
-		Replayed:         s.stats.replayed.Load(),
-		ResumeGaps:       s.stats.resumeGaps.Load(),
+		HTTPStatus:        httpStatus,
+		IdempotentReplays: replays,
+		Procs:             1,
+		Conns:             s.stats.conns.Load(),
+		Accepted:          s.stats.accepted.Load(),
+		UpgradesOK:        s.stats.upgradesOK.Load(),
+		UpgradesRejected:  s.stats.upgradesRejected.Load(),
+		UpgradesFailed:    s.stats.upgradesFailed.Load(),
+		EarlyRetries:      s.stats.earlyRetries.Load(),
+		MessagesIn:        s.stats.messagesIn.Load(),
+		MessagesOut:       s.stats.messagesOut.Load(),
+		MsgsAcked:         s.stats.msgsAcked.Load(),
+		DupSuppressed:     s.stats.dupSuppressed.Load(),
+		Delivered:         s.stats.delivered.Load(),
+		Resumes:           s.stats.resumes.Load(),
+		Replayed:          s.stats.replayed.Load(),
+		ResumeGaps:        s.stats.resumeGaps.Load(),
 	}
 }

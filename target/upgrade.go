@@ -1,8 +1,10 @@
 package target
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/tls"
+	"io"
 	"net"
 	"strconv"
 	"sync/atomic"
@@ -44,13 +46,23 @@ func (s *Server) upgrade(tcp *net.TCPConn) {
 		}
 		conn = tc
 	}
+	// A request for the HTTP endpoint leaves the upgrade pool: net/http
+	// serves its connection (keep-alive) from here on.
+	br := bufio.NewReader(conn)
+	if line, ok := peekRequestLine(br); ok && isHTTPPath(line) {
+		tcp.SetDeadline(time.Time{})
+		if !s.http.ln.handoff(&bufferedConn{Conn: conn, r: br}) {
+			tcp.Close()
+		}
+		return
+	}
 	hs := handshake{s: s, tcp: tcp, ip: remoteIP(tcp)}
 	u := ws.Upgrader{
 		OnRequest:       hs.onRequest,
 		OnHeader:        hs.onHeader,
 		OnBeforeUpgrade: hs.onBeforeUpgrade,
 	}
-	if _, err := u.Upgrade(conn); err != nil {
+	if _, err := u.Upgrade(readWriter{br, conn}); err != nil {
 		switch {
 		case hs.rejected:
 			// counted when rejected, in onBeforeUpgrade
@@ -76,6 +88,12 @@ func (s *Server) upgrade(tcp *net.TCPConn) {
 		srv: s, id: s.nextID.Add(1), nc: conn, tcp: tcp, raw: raw,
 		isTLS: s.tls != nil, clientID: hs.clientID, uri: hs.uri,
 	})
+}
+
+// readWriter reads the upgrade request from the reader that peeked at it.
+type readWriter struct {
+	io.Reader
+	io.Writer
 }
 
 // track adds (or removes) a connection being upgraded to the set Shutdown
