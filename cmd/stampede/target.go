@@ -28,7 +28,9 @@ var targetCmd = &cli.Command{
 		"/reject?status=503&retry_after=2s&for=3s, /shutdown?mode=graceful|abrupt and GET /stats.\n" +
 		"--procs N runs N processes on one port (SO_REUSEPORT); signals and control requests go to all.\n" +
 		"--store URL makes it speak the message protocol (msg/ack/deliver, join, resume) instead of echo;\n" +
-		"the store keeps messages across restarts (one process per store).",
+		"the store keeps messages across restarts (one process per store).\n" +
+		"Requests to " + target.HTTPPath + " (any method) are plain HTTP: 200 under --http-limit, else\n" +
+		"--limit-status with Retry-After; a repeated Idempotency-Key's 200 says Idempotent-Replayed: true.",
 	Flags: []cli.Flag{
 		&cli.StringFlag{Name: "addr", Value: target.DefaultAddr, Usage: "listen address `IP:PORT` (port 0: a free one; IPv6 as [::1]:PORT)"},
 		&cli.IntFlag{Name: "backlog", Value: target.DefaultBacklog, Usage: "listen backlog `N`: the accept queue holds N+1 (capped by net.core.somaxconn)"},
@@ -41,6 +43,10 @@ var targetCmd = &cli.Command{
 		&cli.StringFlag{Name: "key", Usage: "PEM private key `FILE` of --cert"},
 		&cli.IntFlag{Name: "max-conns", Usage: "open connections `N` above which upgrades are answered 503 (0 = no cap)"},
 		&cli.DurationFlag{Name: "reject-retry-after", Value: target.DefaultRejectRetryAfter, Usage: "Retry-After `D` sent with a --max-conns rejection (whole seconds)"},
+		&cli.Float64Flag{Name: "http-limit", Usage: "requests per second `R` the HTTP endpoint " + target.HTTPPath + " answers 200 (token bucket; 0 = no limit); above it --limit-status"},
+		&cli.IntFlag{Name: "http-burst", DefaultText: "0, 100 ms worth of --http-limit, at least 1", Usage: "requests `N` answered 200 at once under --http-limit"},
+		&cli.IntFlag{Name: "limit-status", Value: target.DefaultLimitStatus, Usage: "status `CODE` above --http-limit: 429, 503 or 529"},
+		&cli.DurationFlag{Name: "retry-after", Value: target.DefaultLimitRetryAfter, Usage: "Retry-After `D` sent with --limit-status (whole seconds, rounded up)"},
 		&cli.DurationFlag{Name: "hold", Usage: "listen at once but accept nothing for `D` (port open, backlog fills, SYNs time out)"},
 		&cli.StringFlag{Name: "store", Usage: "speak the message protocol (docs/protocol.md) on the store at `URL`: file:///DIR or DIR (embedded, fsync before ACK), redis://127.0.0.1:6379/0, postgres://USER@127.0.0.1:5432/DB; empty: echo"},
 		&cli.BoolFlag{Name: "no-dedupe", Usage: "store and deliver a resent message again under a new seq (shows what dedupe prevents; needs --store)"},
@@ -94,6 +100,10 @@ func targetConfig(c *cli.Context) target.Config {
 		MaxConns:         c.Int("max-conns"),
 		RejectRetryAfter: c.Duration("reject-retry-after"),
 		Hold:             c.Duration("hold"),
+		HTTPLimit:        c.Float64("http-limit"),
+		HTTPBurst:        c.Int("http-burst"),
+		LimitStatus:      c.Int("limit-status"),
+		LimitRetryAfter:  c.Duration("retry-after"),
 		Store:            c.String("store"),
 		NoDedupe:         c.Bool("no-dedupe"),
 		Retention:        c.Int("retention"),
@@ -106,5 +116,6 @@ var configFlags = map[string]string{
 	"Addr": "addr", "Backlog": "backlog", "AcceptRate": "accept-rate", "AcceptBurst": "accept-burst",
 	"HandshakeCost": "handshake-cost", "HandshakeTimeout": "handshake-timeout", "CertFile": "cert",
 	"MaxConns": "max-conns", "RejectRetryAfter": "reject-retry-after", "Hold": "hold", "Procs": "procs",
-	"Store": "store", "Retention": "retention",
+	"Store": "store", "Retention": "retention", "HTTPLimit": "http-limit", "HTTPBurst": "http-burst",
+	"LimitStatus": "limit-status", "LimitRetryAfter": "retry-after",
 }

@@ -37,6 +37,10 @@ func TestTargetBadFlags(t *testing.T) {
 			wantErr: "stampede: --procs: 300 is above the cap of 256 server processes\n"},
 		{name: "rate too small to pace", args: []string{"--accept-rate", "0.0001"},
 			wantErr: "stampede: --accept-rate: 0.0001 is too small: 0 (unlimited) or at least 0.001 per second\n"},
+		{name: "limit status not a rate limit", args: []string{"--limit-status", "500"},
+			wantErr: "stampede: --limit-status: 500 must be 429, 503 or 529\n"},
+		{name: "negative http limit", args: []string{"--http-limit", "-1"},
+			wantErr: "stampede: --http-limit: -1 must be a non-negative number\n"},
 		{name: "stray argument", args: []string{"now"},
 			wantErr: "stampede: target: unexpected argument \"now\"\n"},
 	}
@@ -96,5 +100,71 @@ func TestTargetRun(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("target did not exit after /shutdown")
+	}
+}
+
+// `stampede target --http-limit` answers its HTTP endpoint 200 within the
+// burst and --limit-status with --retry-after above it, and /stats counts
+// both. The limit is the smallest allowed, so the second request is over
+// it however slow the machine.
+func TestTargetHTTPLimit(t *testing.T) {
+	pr, pw := io.Pipe()
+	var stderr bytes.Buffer
+	exit := make(chan int, 1)
+	go func() {
+		exit <- runApp([]string{"stampede", "target", "--http-limit", "0.001", "--http-burst", "1",
+			"--limit-status", "529", "--retry-after", "2s"}, pw, &stderr)
+		pw.Close()
+	}()
+	raw, err := bufio.NewReader(pr).ReadBytes('\n')
+	if err != nil {
+		t.Fatalf("no ready line: %v (stderr %q)", err, stderr.String())
+	}
+	go io.Copy(io.Discard, pr)
+	var line target.ReadyLine
+	if err := json.Unmarshal(raw, &line); err != nil {
+		t.Fatalf("ready line %q: %v", raw, err)
+	}
+	control := func(method, path string) *http.Response {
+		t.Helper()
+		req, err := controlapi.NewRequest(context.Background(), method, "http://"+line.Control+path, line.Token)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	defer func() {
+		control("POST", "/shutdown?mode=abrupt").Body.Close()
+		select {
+		case <-exit:
+		case <-time.After(20 * time.Second):
+			t.Error("target did not exit after /shutdown")
+		}
+	}()
+	for i, want := range []struct {
+		status     int
+		retryAfter string
+	}{{200, ""}, {529, "2"}, {529, "2"}} {
+		resp, err := http.Post("http://"+line.Addr+target.HTTPPath, "text/plain", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want.status || resp.Header.Get("Retry-After") != want.retryAfter {
+			t.Errorf("request %d: %d Retry-After %q, want %d %q", i, resp.StatusCode, resp.Header.Get("Retry-After"), want.status, want.retryAfter)
+		}
+	}
+	resp := control("GET", "/stats")
+	defer resp.Body.Close()
+	var st target.Stats
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	if st.HTTPStatus["200"] != 1 || st.HTTPStatus["529"] != 2 {
+		t.Errorf("/stats http_status = %v, want 200: 1, 529: 2", st.HTTPStatus)
 	}
 }
