@@ -8,7 +8,9 @@
 //	          │
 //	          ▼ accept loop: gate shut while Hold / Stall, paced by AcceptRate
 //	upgrade pool (Upgraders goroutines; all busy: nothing is accepted)
-//	          │ TLS handshake, HTTP upgrade, admission: Reject window / MaxConns
+//	          │ TLS handshake; a request for HTTPPath ──► HTTP endpoint (net/http,
+//	          │   keep-alive; token bucket HTTPLimit → LimitStatus + Retry-After)
+//	          │ HTTP upgrade, admission: Reject window / MaxConns
 //	          │ → 4xx/5xx + Retry-After; HandshakeCost burned; HandshakeTimeout
 //	          ▼
 //	epoll set (one per server; fd registered EPOLLONESHOT, data = conn id)

@@ -15,7 +15,7 @@ import (
 // HTTPPath is the path of the target's plain HTTP endpoint: a request to
 // it (any method, any query, or a path below it) is answered as HTTP on a
 // keep-alive connection instead of being taken for a WebSocket upgrade. See
-// docs/cli.md, "The HTTP endpoint".
+// docs/cli.md, "The target's HTTP endpoint".
 const HTTPPath = "/http"
 
 // The headers of the HTTP endpoint's idempotency bookkeeping.
