@@ -3,8 +3,11 @@ package target
 import (
 	"bufio"
 	"crypto/tls"
+	"errors"
 	"io"
+	"net"
 	"net/http"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -151,5 +154,41 @@ func TestPeekRequestLine(t *testing.T) {
 	long := bufio.NewReaderSize(strings.NewReader(strings.Repeat("x", 40)+"\n"), 16)
 	if _, ok := peekRequestLine(long); ok {
 		t.Fatal("a line longer than the buffer was found")
+	}
+}
+
+// TestHTTPEndpointLeavesUpgradePool: an idle keep-alive HTTP connection
+// holds no upgrade slot (with one slot, a WebSocket still upgrades beside
+// it), and Shutdown closes it.
+func TestHTTPEndpointLeavesUpgradePool(t *testing.T) {
+	s, err := Start(Config{Upgraders: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Shutdown(Abrupt) })
+	waitReady(t, s)
+	conn, err := net.Dial("tcp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	br := bufio.NewReader(conn)
+	for range 2 { // two requests on one connection: keep-alive
+		io.WriteString(conn, "GET "+HTTPPath+" HTTP/1.1\r\nHost: x\r\n\r\n")
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+	mustDial(t, s.URL())
+	s.Shutdown(Abrupt)
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := br.ReadByte(); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("the idle HTTP connection was not closed by Shutdown: %v", err)
 	}
 }
