@@ -23,8 +23,8 @@ import (
 // (--clients); without --clients the command sends one request.
 func httpFleetFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.IntFlag{Name: "clients", Usage: "run a fleet of `N` clients instead of one request"},
-		&cli.Float64Flag{Name: "rate", Usage: "fleet: offered load `R` in requests per second, shared by the clients (default: 1 per client)"},
+		&cli.IntFlag{Name: "clients", Usage: "run a fleet of `N` clients instead of one request", DefaultText: "none"},
+		&cli.Float64Flag{Name: "rate", Usage: "fleet: offered load `R` in requests per second, shared by the clients", DefaultText: "1 per client"},
 		&cli.DurationFlag{Name: "duration", Value: 10 * time.Second, Usage: "fleet: how long requests are scheduled `D`"},
 		&cli.DurationFlag{Name: "grace", Value: httpfleet.DefaultGrace, Usage: "fleet: time `D` the last requests may finish in"},
 		&cli.StringFlag{Name: "idempotency-key", Usage: "fleet: 'auto' gives each logical request its own Idempotency-Key (kept across its retries)"},
