@@ -1,6 +1,7 @@
 package httpfleet
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
 	"math"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/httpretry"
+	"github.com/stampede-dev/stampede/internal/clock"
 )
 
 // DefaultGrace is how long requests still running when the schedule ends
@@ -48,6 +50,30 @@ type Config struct {
 	Retry httpretry.Config `json:"retry"`
 	// TLS configures https connections; nil means the defaults.
 	TLS *tls.Config `json:"-"`
+	// Now reads the clock for the schedule, the latencies and the
+	// timeline, and Sleep waits for the next scheduled send (returning
+	// ctx.Err() when ctx ends first); nil means the real clock. Retry.Now
+	// and Retry.Sleep default to them.
+	Now   func() time.Time                                 `json:"-"`
+	Sleep func(ctx context.Context, d time.Duration) error `json:"-"`
+}
+
+// withClock fills Now and Sleep, and the retry client's, from the real
+// clock where unset.
+func (c Config) withClock() Config {
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Sleep == nil {
+		c.Sleep = clock.Sleep
+	}
+	if c.Retry.Now == nil {
+		c.Retry.Now = c.Now
+	}
+	if c.Retry.Sleep == nil {
+		c.Retry.Sleep = c.Sleep
+	}
+	return c
 }
 
 // Validate reports the first unusable field, naming it.

@@ -143,8 +143,8 @@ func TestOverloaded529(t *testing.T) {
 		w.Write([]byte("ok"))
 	}))
 	t.Cleanup(srv.Close)
-	// One request per client, all scheduled within the first 300 ms.
-	res := run(t, Config{URL: srv.URL, Clients: clients, Rate: clients / 0.3, Duration: 300 * time.Millisecond,
+	// One request per client, all scheduled within the first 600 ms.
+	res := run(t, Config{URL: srv.URL, Clients: clients, Rate: clients / 0.6, Duration: 600 * time.Millisecond,
 		Retry: httpretry.Config{Seed: 3}})
 	s := res.Summary
 	mu.Lock()
@@ -163,6 +163,7 @@ func TestOverloaded529(t *testing.T) {
 	for _, at := range retries {
 		peak[int64(at.Sub(first)/(100*time.Millisecond))]++
 	}
+	t.Logf("retries per 100 ms: %v", peak)
 	for w, n := range peak {
 		if n > clients/3 {
 			t.Errorf("%d retries in the 100 ms from %d ms: more than a third of the %d clients", n, w*100, clients)
@@ -272,5 +273,41 @@ func TestValidate(t *testing.T) {
 	}
 	if err := good.Validate(); err != nil {
 		t.Errorf("good config: %v", err)
+	}
+}
+
+// TestHTTP2OverTLS: against a TLS server offering HTTP/2 the fleet's
+// requests go over HTTP/2; over plain HTTP they are HTTP/1.1.
+func TestHTTP2OverTLS(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		tls   bool
+		proto int
+	}{{"tls", true, 2}, {"plain", false, 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			protos := map[int]int{}
+			srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				protos[r.ProtoMajor]++
+				mu.Unlock()
+			}))
+			cfg := Config{Clients: 3, Rate: 30, Duration: 200 * time.Millisecond}
+			if tc.tls {
+				srv.EnableHTTP2 = true
+				srv.StartTLS()
+				cfg.TLS = srv.Client().Transport.(*http.Transport).TLSClientConfig
+			} else {
+				srv.Start()
+			}
+			t.Cleanup(srv.Close)
+			cfg.URL = srv.URL
+			s := run(t, cfg).Summary
+			mu.Lock()
+			defer mu.Unlock()
+			if s.Succeeded == 0 || protos[tc.proto] != int(s.Succeeded) {
+				t.Errorf("server saw protocols %v for %d successes; want all HTTP/%d", protos, s.Succeeded, tc.proto)
+			}
+		})
 	}
 }

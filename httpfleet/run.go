@@ -15,7 +15,6 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/stampede-dev/stampede/httpretry"
-	"github.com/stampede-dev/stampede/internal/clock"
 	"github.com/stampede-dev/stampede/results"
 )
 
@@ -48,12 +47,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	cfg = cfg.withClock()
 	grace := cfg.Grace
 	if grace == 0 {
 		grace = DefaultGrace
 	}
 	m := newMeter(cfg)
-	start := time.Now()
+	start := cfg.Now()
 	m.start = start
 	reqCtx, cancel := context.WithDeadline(ctx, start.Add(cfg.Duration+grace))
 	defer cancel()
@@ -75,7 +75,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 				if at >= cfg.Duration {
 					return
 				}
-				if clock.Sleep(ctx, time.Until(start.Add(at))) != nil {
+				if cfg.Sleep(ctx, start.Add(at).Sub(cfg.Now())) != nil {
 					return
 				}
 				requests.Add(1)
@@ -88,7 +88,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	clients.Wait()
 	res := m.result(cfg)
-	res.Elapsed = time.Since(start)
+	res.Elapsed = cfg.Now().Sub(start)
 	return res, nil
 }
 
@@ -178,7 +178,7 @@ func (m *meter) send(ctx context.Context, cfg Config, tr http.RoundTripper, c, k
 	default:
 		outcome = "error"
 	}
-	took := time.Since(sched)
+	took := cfg.Now().Sub(sched)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.sum.Outcomes[outcome]++
