@@ -95,6 +95,11 @@ func TestRetryAfterHonoured(t *testing.T) {
 			if s.GoodputPerS <= 0 || s.Statuses["429"] == 0 || s.RetryAfterSeen == 0 {
 				t.Fatalf("want some 2xx and some 429 with Retry-After, got %+v", s)
 			}
+			// The bucket lets through at most 5 + 20/s: goodput, per second
+			// of the whole run, cannot read above that.
+			if limit := 20 + 5/res.Elapsed.Seconds(); s.GoodputPerS > limit {
+				t.Errorf("goodput %.2f/s above the limiter's %.2f/s over %s", s.GoodputPerS, limit, res.Elapsed)
+			}
 			if want := float64(s.Attempts) / float64(s.Requests); s.Amplification != want || s.Amplification <= 1 {
 				t.Errorf("amplification %v, want attempts/requests = %v > 1", s.Amplification, want)
 			}

@@ -87,9 +87,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}()
 	}
 	clients.Wait()
-	res := m.result(cfg)
-	res.Elapsed = cfg.Now().Sub(start)
-	return res, nil
+	return m.result(cfg, cfg.Now().Sub(start)), nil
 }
 
 // newTransport is one client's connections: keep-alive, HTTP/2 when a
@@ -221,7 +219,7 @@ func (m *meter) attempt(a httpretry.Attempt, early bool) {
 }
 
 // result fills the derived figures.
-func (m *meter) result(cfg Config) *Result {
+func (m *meter) result(cfg Config, elapsed time.Duration) *Result {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := m.sum
@@ -232,14 +230,16 @@ func (m *meter) result(cfg Config) *Result {
 	}
 	s.RetryAfter = !cfg.Retry.IgnoreRetryAfter
 	s.OfferedPerS = cfg.Rate
-	s.GoodputPerS = float64(s.Succeeded) / cfg.Duration.Seconds()
+	// Per second of the whole run, retries' tail included: over
+	// --duration alone a limiter's 100/s would read as more.
+	s.GoodputPerS = float64(s.Succeeded) / max(elapsed, cfg.Duration).Seconds()
 	if s.Requests > 0 {
 		s.Amplification = float64(s.Attempts) / float64(s.Requests)
 	}
 	s.LatencyMS = results.Percentiles(m.lat)
 	s.AttemptLatencyMS = results.Percentiles(m.att)
 	s.PeakRejectedPer100ms = m.timeline.PeakRejected()
-	return &Result{Summary: s, Timeline: m.timeline, Latency: m.lat, AttemptLatency: m.att, Start: m.start}
+	return &Result{Summary: s, Timeline: m.timeline, Latency: m.lat, AttemptLatency: m.att, Start: m.start, Elapsed: elapsed}
 }
 
 // bodyOf returns a reader NewRequest can replay (it sets GetBody), or nil.

@@ -26,7 +26,9 @@ type HTTP struct {
 	Attempts uint64 `json:"attempts"`
 	// Succeeded counts logical requests that finally got a 2xx.
 	Succeeded uint64 `json:"succeeded"`
-	// GoodputPerS is Succeeded per second of the run's duration.
+	// GoodputPerS is Succeeded per second of the run: from the first
+	// scheduled send until the last request ended (never less than the
+	// scheduled duration), so retries after the schedule count in both.
 	GoodputPerS float64 `json:"goodput_per_s"`
 	// Amplification is Attempts per logical request (0 without requests).
 	Amplification float64 `json:"amplification"`
