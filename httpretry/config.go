@@ -29,8 +29,14 @@ var DefaultPolicy = backoff.Policy{Kind: backoff.Exp, Initial: 500 * time.Millis
 
 // DefaultStatusCodes are the statuses retried by default: a server's ways of
 // saying "not now" (too many requests, bad gateway, unavailable, gateway
-// timeout). 500 is not among them: it usually means a bug, not overload.
-var DefaultStatusCodes = []int{http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout}
+// timeout, and StatusOverloaded). 500 is not among them: it usually means a
+// bug, not overload.
+var DefaultStatusCodes = []int{http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout, StatusOverloaded}
+
+// StatusOverloaded is 529, the non-standard "overloaded" status some large
+// APIs answer with (often with a Retry-After hint). net/http has no name
+// for it.
+const StatusOverloaded = 529
 
 // Config describes how requests are retried. The zero value is the default
 // of every field; it serialises to JSON (hooks excluded) so a run can record

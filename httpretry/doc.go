@@ -1,6 +1,6 @@
 // Package httpretry is stampede's HTTP retry client: one request, retried on
 // connection-level failures and on the statuses a server uses to say "not
-// now" (429, 502, 503, 504), with waits from the shared backoff policy or the
+// now" (429, 502, 503, 504, 529), with waits from the shared backoff policy or the
 // server's Retry-After hint, spread upward so a fleet told the same hint does
 // not return in one instant.
 //

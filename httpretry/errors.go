@@ -79,3 +79,18 @@ func (e *RetryError) Unwrap() []error {
 func notRetryable(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrNotRetryable}, args...)...)
 }
+
+// ErrUnsafeMethod is matched by errors.Is on a *RetryError whose request
+// failed with a retryable status or connection error but was not retried
+// because its method is not idempotent and it carried no Idempotency-Key
+// (docs/policy.md). It is always found together with ErrNotRetryable.
+var ErrUnsafeMethod = errors.New("unsafe method not retried")
+
+// unsafeMethodError names the method; it matches ErrUnsafeMethod.
+type unsafeMethodError struct{ method string }
+
+func (e *unsafeMethodError) Error() string {
+	return e.method + " without an Idempotency-Key header"
+}
+
+func (e *unsafeMethodError) Is(target error) bool { return target == ErrUnsafeMethod }

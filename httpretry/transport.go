@@ -2,6 +2,7 @@ package httpretry
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 
 	"github.com/stampede-dev/stampede/backoff"
@@ -116,7 +117,7 @@ func (t *Transport) do(req *http.Request) (*http.Response, error) {
 		}
 		// A retryable failure: may it be repeated, and how long to wait?
 		if !s.repeatable(req) {
-			return fail(a, resp, notRetryable("%s without an Idempotency-Key header", method(req)))
+			return fail(a, resp, fmt.Errorf("%w: %w", ErrNotRetryable, &unsafeMethodError{method(req)}))
 		}
 		if !s.mayRetry(n) {
 			return fail(a, resp, ErrRetriesExhausted)

@@ -161,6 +161,7 @@ var figures = func() []*figure {
 				return float64(max(s.Kernel.ListenOverflows, 0)), true, ""
 			}},
 	}
+	fs = append(fs, httpFigures()...)
 	for _, l := range []struct {
 		name string
 		get  func(s *Summary) Latency
@@ -170,6 +171,8 @@ var figures = func() []*figure {
 		{"message_rtt", func(s *Summary) Latency { return s.LatencyMS.MessageRTT }},
 		{"resume", func(s *Summary) Latency { return s.LatencyMS.Resume }},
 		{"message_rtt_scheduled", func(s *Summary) Latency { return s.LatencyMS.MessageRTTScheduled }},
+		{"http", func(s *Summary) Latency { return httpLatency(s, false) }},
+		{"http_attempt", func(s *Summary) Latency { return httpLatency(s, true) }},
 	} {
 		for _, q := range []struct {
 			name string
@@ -562,4 +565,49 @@ func (r SLOResult) Line() string {
 		verdict = "FAIL"
 	}
 	return fmt.Sprintf("SLO %s: %s (%s)", r.Expr, verdict, r.Detail)
+}
+
+// httpFigures are the figures of an HTTP fleet run (docs/results.md "HTTP
+// fleets"): null in a run without the summary's http object.
+func httpFigures() []*figure {
+	fig := func(name string, kind figureKind, doc string, get func(h *HTTP) (float64, bool, string)) *figure {
+		return &figure{name: name, kind: kind, doc: doc + " (HTTP fleet; null otherwise)",
+			get: func(s *Summary) (float64, bool, string) {
+				if s.HTTP == nil {
+					return 0, false, "not measured: not an HTTP fleet run"
+				}
+				return get(s.HTTP)
+			}}
+	}
+	count := func(name, doc string, get func(h *HTTP) uint64) *figure {
+		return fig(name, kindCount, doc, func(h *HTTP) (float64, bool, string) { return float64(get(h)), true, "" })
+	}
+	return []*figure{
+		fig("goodput", kindRatio, "logical requests that finally got a 2xx, per second",
+			func(h *HTTP) (float64, bool, string) { return h.GoodputPerS, true, "" }),
+		fig("amplification", kindRatio, "attempts per logical request",
+			func(h *HTTP) (float64, bool, string) {
+				if h.Requests == 0 {
+					return 0, false, "not measured: no request was sent"
+				}
+				return h.Amplification, true, ""
+			}),
+		count("early_retries", "attempts sooner than the previous answer's Retry-After allowed", func(h *HTTP) uint64 { return h.EarlyRetries }),
+		count("abandoned", "logical requests given up after their attempts", func(h *HTTP) uint64 { return h.Abandoned }),
+		count("not_retried_unsafe", "retryable failures of POST/PATCH without an Idempotency-Key, not retried", func(h *HTTP) uint64 { return h.NotRetriedUnsafe }),
+		count("http_requests", "logical HTTP requests sent", func(h *HTTP) uint64 { return h.Requests }),
+		count("http_succeeded", "logical HTTP requests that finally got a 2xx", func(h *HTTP) uint64 { return h.Succeeded }),
+	}
+}
+
+// httpLatency returns an HTTP fleet's latency from the scheduled send, or
+// per attempt; Count 0 (null) in a run without the http object.
+func httpLatency(s *Summary, attempt bool) Latency {
+	switch {
+	case s.HTTP == nil:
+		return Latency{}
+	case attempt:
+		return s.HTTP.AttemptLatencyMS
+	}
+	return s.HTTP.LatencyMS
 }

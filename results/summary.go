@@ -75,6 +75,9 @@ type Summary struct {
 	Interrupted bool `json:"interrupted"`
 	// Agents lists the run's agents (docs/agent.md).
 	Agents []AgentSummary `json:"agents,omitempty"`
+	// HTTP holds the figures of an HTTP fleet run (stampede http
+	// --clients); absent from a WebSocket run.
+	HTTP *HTTP `json:"http,omitempty"`
 }
 
 // AgentSummary is one agent of the run in summary.json.

@@ -20,18 +20,24 @@ import (
 
 func init() {
 	register(&cli.Command{
-		Name:      "http",
-		Usage:     "send one HTTP request with the retry policy and Retry-After",
-		UsageText: "stampede http [--method M] [--data BODY|@FILE] [-H 'Name: value']... [--policy SPEC] [--retries N] URL",
+		Name:  "http",
+		Usage: "send one HTTP request with the retry policy and Retry-After",
+		UsageText: "stampede http [--method M] [--data BODY|@FILE] [-H 'Name: value']... [--policy SPEC] [--retries N] URL\n" +
+			"stampede http --clients N --rate R --duration D [--idempotency-key auto] [--no-retry-after] [--policies A,B,C] [--out DIR] [--slo EXPR]... URL",
 		Description: "Sends one request, retrying connection failures (dns, refused, timeout, reset) and the\n" +
 			"statuses in --status-codes. The wait before a retry is the server's Retry-After hint\n" +
 			"(seconds or an HTTP-date), spread upward by up to 20% and never shorter, or else the\n" +
 			"backoff policy's delay. A hint above --max-retry-after gives up at once. POST and PATCH\n" +
 			"are retried only with an Idempotency-Key header or --retry-post.\n" +
 			"Prints one line per attempt: elapsed time, status or error class, and the wait chosen\n" +
-			"and why. Exits 0 on a final 2xx, 1 otherwise.",
+			"and why. Exits 0 on a final 2xx, 1 otherwise.\n" +
+			"With --clients it runs a fleet instead: N keep-alive clients sharing --rate requests/s on a\n" +
+			"fixed schedule for --duration, every request retried as above; it prints goodput,\n" +
+			"amplification, Retry-After honoured, early retries and latency from the scheduled send,\n" +
+			"writes them to --out (summary.json \"http\") and gates them with --slo (README \"HTTP fleets\n" +
+			"under rate limits\").",
 		ArgsUsage: "URL",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "method", Aliases: []string{"X"}, Usage: "request method `M` (default GET, or POST with --data)"},
 			&cli.StringFlag{Name: "data", Aliases: []string{"body"}, Usage: "request body: a `BODY` string, or @FILE for a file's contents"},
 			&headersFlag{cli.GenericFlag{Name: "header", Value: &headerFlag{}, Usage: "request header `'Name: value'` (repeatable; -H is the same)"}},
@@ -44,7 +50,7 @@ func init() {
 			&cli.BoolFlag{Name: "retry-post", Usage: "retry POST and PATCH even without an Idempotency-Key header"},
 			&cli.DurationFlag{Name: "timeout", Value: 10 * time.Second, Usage: "limit `D` on each attempt, until the body is read (0 = none)"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "run seed `S` for the jitter and hint-spread draws"},
-		},
+		}, httpFleetFlags()...),
 		Action: httpAction,
 	})
 }
@@ -52,14 +58,35 @@ func init() {
 // httpAction maps flags to an httpretry.Config, sends the request and
 // prints one line per attempt.
 func httpAction(c *cli.Context) error {
+	if c.IsSet("clients") {
+		return httpFleetAction(c)
+	}
+	for _, name := range fleetOnly {
+		if c.IsSet(name) {
+			return fmt.Errorf("--%s: only with --clients (a fleet)", name)
+		}
+	}
+	if c.IsSet("no-retry-after") || c.IsSet("attempts") {
+		// The one-request command takes them too.
+		cfg, err := fleetRetryConfig(c)
+		if err != nil {
+			return err
+		}
+		return httpOnce(c, cfg)
+	}
+	cfg, err := httpConfig(c)
+	if err != nil {
+		return err
+	}
+	return httpOnce(c, cfg)
+}
+
+// httpOnce sends the one request of `stampede http` without --clients.
+func httpOnce(c *cli.Context, cfg httpretry.Config) error {
 	if c.NArg() != 1 {
 		return fmt.Errorf("http: want exactly one URL argument, got %d", c.NArg())
 	}
 	req, err := httpRequest(c)
-	if err != nil {
-		return err
-	}
-	cfg, err := httpConfig(c)
 	if err != nil {
 		return err
 	}

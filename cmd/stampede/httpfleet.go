@@ -1,0 +1,281 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/stampede-dev/stampede/backoff"
+	"github.com/stampede-dev/stampede/httpfleet"
+	"github.com/stampede-dev/stampede/httpretry"
+	"github.com/stampede-dev/stampede/results"
+)
+
+// httpFleetFlags are the flags of `stampede http` that run a fleet
+// (--clients); without --clients the command sends one request.
+func httpFleetFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.IntFlag{Name: "clients", Usage: "run a fleet of `N` clients instead of one request", DefaultText: "none"},
+		&cli.Float64Flag{Name: "rate", Usage: "fleet: offered load `R` in requests per second, shared by the clients", DefaultText: "1 per client"},
+		&cli.DurationFlag{Name: "duration", Value: 10 * time.Second, Usage: "fleet: how long requests are scheduled `D`"},
+		&cli.DurationFlag{Name: "grace", Value: httpfleet.DefaultGrace, Usage: "fleet: time `D` the last requests may finish in"},
+		&cli.StringFlag{Name: "idempotency-key", Usage: "fleet: 'auto' gives each logical request its own Idempotency-Key (kept across its retries)"},
+		&cli.BoolFlag{Name: "no-retry-after", Usage: "ignore Retry-After hints: wait by policy (same as --retry-after=false)"},
+		&cli.IntFlag{Name: "attempts", Usage: "attempts `N` per request, the first included (instead of --retries)"},
+		&cli.StringFlag{Name: "out", Usage: "fleet: results folder `DIR` (summary.json, http_timeline.csv, .hlog files)"},
+		&cli.StringFlag{Name: "policies", Usage: "fleet: run once per policy `A,B,C` and compare them side by side"},
+		sloFlag(),
+	}
+}
+
+// fleetOnly are the flags that mean nothing without --clients.
+var fleetOnly = []string{"rate", "duration", "grace", "idempotency-key", "out", "policies", "slo"}
+
+// httpFleetAction runs `stampede http --clients N ...`: one fleet, or one
+// per --policies entry.
+func httpFleetAction(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return fmt.Errorf("http: want exactly one URL argument, got %d", c.NArg())
+	}
+	cfg, err := httpFleetConfig(c)
+	if err != nil {
+		return err
+	}
+	slos, err := sloFlagValue(c)
+	if err != nil {
+		return err
+	}
+	specs := []string{""}
+	if c.IsSet("policies") {
+		if c.IsSet("policy") {
+			return errors.New("--policies and --policy: give one of them")
+		}
+		if specs, err = splitPolicies(c.String("policies")); err != nil {
+			return err
+		}
+	}
+	out := c.String("out")
+	var sums []*results.Summary
+	var names []string
+	for _, spec := range specs {
+		run := cfg
+		name := httpretry.DefaultPolicy.String()
+		if cfg.Retry.Policy != nil {
+			name = cfg.Retry.Policy.String()
+		}
+		if spec != "" {
+			p, _ := backoff.Parse(spec) // splitPolicies parsed it
+			run.Retry.Policy, name = &p, p.String()
+		}
+		res, err := httpfleet.Run(c.Context, run)
+		if err != nil {
+			return flagError(err)
+		}
+		sum := fleetSummary(run, res)
+		sum.SetSLO(results.EvalSLOs(slos, sum))
+		if out != "" {
+			dir := out
+			if len(specs) > 1 {
+				dir = filepath.Join(out, policyDir(name))
+			}
+			if err := writeFleet(dir, res, sum); err != nil {
+				return err
+			}
+		}
+		if len(specs) == 1 {
+			writeFleetSummary(c.App.Writer, sum.HTTP)
+		}
+		writeSLOLines(c.App.Writer, "", sum)
+		sums, names = append(sums, sum), append(names, name)
+	}
+	if len(specs) > 1 {
+		writeFleetTable(c.App.Writer, names, sums)
+	}
+	if err := unreachable(sums[0].HTTP); err != nil && len(slos) == 0 {
+		return err
+	}
+	return sloExit(sums...)
+}
+
+// unreachable is the one line for a run in which no request got any
+// answer: every one ended with the same connection class.
+func unreachable(h *results.HTTP) error {
+	if h.Requests == 0 || len(h.Outcomes) != 1 {
+		return nil
+	}
+	for class, n := range h.Outcomes {
+		if class == httpfleet.OutcomeOK || class == httpfleet.OutcomeUnfinished || strings.HasPrefix(class, "status_") {
+			return nil
+		}
+		return cli.Exit(fmt.Sprintf("http: %s unreachable: all %d requests ended %s", h.URL, n, class), 1)
+	}
+	return nil
+}
+
+// httpFleetConfig maps the flags to an httpfleet.Config.
+func httpFleetConfig(c *cli.Context) (httpfleet.Config, error) {
+	req, err := httpRequest(c)
+	if err != nil {
+		return httpfleet.Config{}, err
+	}
+	retry, err := fleetRetryConfig(c)
+	if err != nil {
+		return httpfleet.Config{}, err
+	}
+	cfg := httpfleet.Config{URL: req.URL.String(), Method: req.Method, Header: req.Header, Host: req.Host,
+		Clients: c.Int("clients"), Duration: c.Duration("duration"), Grace: c.Duration("grace"), Retry: retry}
+	if req.Host == req.URL.Host {
+		cfg.Host = ""
+	}
+	if req.Body != nil {
+		if cfg.Body, err = io.ReadAll(req.Body); err != nil {
+			return cfg, fmt.Errorf("--data: %w", err)
+		}
+	}
+	cfg.Rate = float64(cfg.Clients)
+	if c.IsSet("rate") {
+		cfg.Rate = c.Float64("rate")
+	}
+	switch k := c.String("idempotency-key"); k {
+	case "":
+	case "auto":
+		cfg.AutoIdempotencyKey = true
+	default:
+		return cfg, fmt.Errorf("--idempotency-key: %q: the only value is auto (a fixed key is a -H 'Idempotency-Key: ...')", k)
+	}
+	if err := cfg.Validate(); err != nil {
+		var ce *httpfleet.ConfigError
+		if errors.As(err, &ce) {
+			if name, ok := fleetFlagNames[ce.Field]; ok {
+				return cfg, fmt.Errorf("--%s: %s", name, ce.Reason)
+			}
+		}
+		return cfg, err
+	}
+	return cfg, nil
+}
+
+// fleetFlagNames maps httpfleet.Config fields to their flags.
+var fleetFlagNames = map[string]string{"Clients": "clients", "Rate": "rate", "Duration": "duration", "Grace": "grace"}
+
+// fleetRetryConfig is httpConfig with the fleet's --attempts and
+// --no-retry-after.
+func fleetRetryConfig(c *cli.Context) (httpretry.Config, error) {
+	cfg, err := httpConfig(c)
+	if err != nil {
+		return cfg, err
+	}
+	if c.IsSet("no-retry-after") && c.IsSet("retry-after") {
+		return cfg, errors.New("--no-retry-after and --retry-after: give one of them")
+	}
+	if c.Bool("no-retry-after") {
+		cfg.IgnoreRetryAfter = true
+	}
+	if c.IsSet("attempts") {
+		n := c.Int("attempts")
+		switch {
+		case c.IsSet("retries"):
+			return cfg, errors.New("--attempts and --retries: give one of them")
+		case n < 1:
+			return cfg, fmt.Errorf("--attempts: must be at least 1, got %d", n)
+		case n == 1:
+			cfg.MaxRetries = -1
+		default:
+			cfg.MaxRetries = n - 1
+		}
+	}
+	return cfg, nil
+}
+
+// splitPolicies reads --policies A,B,C. A policy spec holds commas of its
+// own (exp:initial=1s,max=30s): a piece without a kind (key=value only)
+// belongs to the spec before it.
+func splitPolicies(s string) ([]string, error) {
+	var specs []string
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		if len(specs) > 0 && strings.Contains(f, "=") && !strings.Contains(f, ":") {
+			specs[len(specs)-1] += "," + f
+			continue
+		}
+		specs = append(specs, f)
+	}
+	if len(specs) == 0 {
+		return nil, errors.New("--policies: empty; give policy specs, e.g. fixed:delay=1s,exp")
+	}
+	for _, sp := range specs {
+		if _, err := backoff.Parse(sp); err != nil {
+			return nil, fmt.Errorf("--policies: %w", err)
+		}
+	}
+	return specs, nil
+}
+
+// policyDir is a folder name for a policy spec.
+func policyDir(spec string) string {
+	return strings.Map(func(r rune) rune {
+		if r == ':' || r == ',' || r == '=' || r == '/' {
+			return '_'
+		}
+		return r
+	}, spec)
+}
+
+// fleetSummary is the summary.json of a fleet run: the http object, the
+// run's length and config.
+func fleetSummary(cfg httpfleet.Config, res *httpfleet.Result) *results.Summary {
+	h := res.Summary
+	cj, _ := json.Marshal(cfg)
+	return &results.Summary{
+		RunID: results.NewRunID(res.Start, cfg.Retry.Seed), Seed: cfg.Retry.Seed, Config: cj,
+		Clients: cfg.Clients, Processes: 1, DurationS: res.Elapsed.Seconds(),
+		Events: []results.EventSummary{}, Stopped: map[string]results.Stopped{}, Recovery: []results.Recovery{},
+		Resources: map[string]results.ResourceStats{results.RoleLoadgen: {}, results.RoleTarget: {}},
+		SLO:       []results.SLOResult{}, Pass: true, Complete: true, HTTP: &h,
+	}
+}
+
+// writeFleet writes a fleet's results folder.
+func writeFleet(dir string, res *httpfleet.Result, sum *results.Summary) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	if err := res.WriteFiles(dir); err != nil {
+		return err
+	}
+	return sum.WriteJSON(dir)
+}
+
+// writeFleetSummary prints a fleet's figures.
+func writeFleetSummary(w io.Writer, h *results.HTTP) {
+	fmt.Fprintf(w, "%s %s  offered %.4g/s  policy %s  retry-after %v\n", h.Method, h.URL, h.OfferedPerS, h.Policy, h.RetryAfter)
+	fmt.Fprintf(w, "requests %d  attempts %d  succeeded %d  goodput %.4g/s  amplification %.3g\n",
+		h.Requests, h.Attempts, h.Succeeded, h.GoodputPerS, h.Amplification)
+	fmt.Fprintf(w, "retry-after seen %d  honoured %d  early retries %d  abandoned %d  not_retried_unsafe %d\n",
+		h.RetryAfterSeen, h.RetryAfterHonoured, h.EarlyRetries, h.Abandoned, h.NotRetriedUnsafe)
+	fmt.Fprintf(w, "latency from scheduled send p50 %.1fms p99 %.1fms max %.1fms  peak rejected/100ms %d\n",
+		h.LatencyMS.P50, h.LatencyMS.P99, h.LatencyMS.Max, h.PeakRejectedPer100ms)
+	fmt.Fprintf(w, "statuses %v  outcomes %v\n", h.Statuses, h.Outcomes)
+}
+
+// writeFleetTable prints the policies side by side.
+func writeFleetTable(w io.Writer, names []string, sums []*results.Summary) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "policy\tgoodput/s\tamplification\tearly retries\tabandoned\tp99")
+	for i, s := range sums {
+		h := s.HTTP
+		fmt.Fprintf(tw, "%s\t%.4g\t%.3g\t%d\t%d\t%.1fms\n", names[i], h.GoodputPerS, h.Amplification, h.EarlyRetries, h.Abandoned, h.LatencyMS.P99)
+	}
+	tw.Flush()
+}

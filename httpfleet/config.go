@@ -1,0 +1,116 @@
+package httpfleet
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/stampede-dev/stampede/httpretry"
+	"github.com/stampede-dev/stampede/internal/clock"
+)
+
+// DefaultGrace is how long requests still running when the schedule ends
+// may finish before they are cancelled and counted "unfinished".
+const DefaultGrace = 10 * time.Second
+
+// Config describes an HTTP fleet run (docs/results.md "HTTP fleets"). The
+// zero value of each optional field means its default.
+type Config struct {
+	// URL is the absolute http or https URL every request goes to.
+	URL string `json:"url"`
+	// Method is the request method; "" means GET.
+	Method string `json:"method"`
+	// Body is sent with every request; nil sends none.
+	Body []byte `json:"-"`
+	// Header is added to every request.
+	Header http.Header `json:"header,omitempty"`
+	// Host, when set, replaces the Host header.
+	Host string `json:"host,omitempty"`
+	// Clients is the number of clients, each with its own keep-alive
+	// connections (HTTP/1.1, or HTTP/2 when a TLS server offers it).
+	Clients int `json:"clients"`
+	// Rate is the fleet's offered load in logical requests per second,
+	// shared evenly between the clients on a fixed schedule.
+	Rate float64 `json:"rate"`
+	// Duration is how long requests are scheduled for.
+	Duration time.Duration `json:"duration"`
+	// Grace is how long requests still running at the end of Duration may
+	// finish; zero means DefaultGrace.
+	Grace time.Duration `json:"grace"`
+	// AutoIdempotencyKey gives each logical request its own
+	// Idempotency-Key header, the same on all its attempts, so a POST or
+	// PATCH may be retried and the server can deduplicate it.
+	AutoIdempotencyKey bool `json:"auto_idempotency_key"`
+	// Retry is the retry configuration of every request. Its Seed is the
+	// run's seed; Client, Base and OnAttempt are set per request.
+	Retry httpretry.Config `json:"retry"`
+	// TLS configures https connections; nil means the defaults.
+	TLS *tls.Config `json:"-"`
+	// Now reads the clock for the schedule, the latencies and the
+	// timeline, and Sleep waits for the next scheduled send (returning
+	// ctx.Err() when ctx ends first); nil means the real clock. Retry.Now
+	// and Retry.Sleep default to them.
+	Now   func() time.Time                                 `json:"-"`
+	Sleep func(ctx context.Context, d time.Duration) error `json:"-"`
+}
+
+// withClock fills Now and Sleep, and the retry client's, from the real
+// clock where unset.
+func (c Config) withClock() Config {
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Sleep == nil {
+		c.Sleep = clock.Sleep
+	}
+	if c.Retry.Now == nil {
+		c.Retry.Now = c.Now
+	}
+	if c.Retry.Sleep == nil {
+		c.Retry.Sleep = c.Sleep
+	}
+	return c
+}
+
+// Validate reports the first unusable field, naming it.
+func (c Config) Validate() error {
+	u, err := url.Parse(c.URL)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		return &ConfigError{Field: "URL", Reason: fmt.Sprintf("%q is not an absolute http or https URL", c.URL)}
+	case c.Clients <= 0:
+		return &ConfigError{Field: "Clients", Reason: fmt.Sprintf("must be positive, got %d", c.Clients)}
+	case !(c.Rate > 0) || math.IsInf(c.Rate, 0):
+		return &ConfigError{Field: "Rate", Reason: fmt.Sprintf("must be a positive number of requests per second, got %v", c.Rate)}
+	case c.Duration <= 0:
+		return &ConfigError{Field: "Duration", Reason: fmt.Sprintf("must be positive, got %s", c.Duration)}
+	case c.Grace < 0:
+		return &ConfigError{Field: "Grace", Reason: fmt.Sprintf("must not be negative, got %s", c.Grace)}
+	}
+	if err := c.Retry.Validate(); err != nil {
+		return &ConfigError{Field: "Retry", Reason: err.Error()}
+	}
+	return nil
+}
+
+// ConfigError is a Config field that cannot be used.
+type ConfigError struct {
+	// Field is the Config field's name.
+	Field string
+	// Reason says what is wrong with it.
+	Reason string
+}
+
+func (e *ConfigError) Error() string { return "httpfleet: " + e.Field + ": " + e.Reason }
+
+// method returns the request method, GET when empty.
+func (c Config) method() string {
+	if c.Method == "" {
+		return http.MethodGet
+	}
+	return c.Method
+}

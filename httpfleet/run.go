@@ -1,0 +1,251 @@
+package httpfleet
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/stampede-dev/stampede/httpretry"
+	"github.com/stampede-dev/stampede/results"
+)
+
+// Result is what a run measured.
+type Result struct {
+	// Summary is the summary.json "http" object.
+	Summary results.HTTP
+	// Timeline counts attempts per 100 ms by answer.
+	Timeline results.HTTPTimeline
+	// Latency (from each logical request's scheduled send to its end) and
+	// AttemptLatency (each attempt) are in microseconds.
+	Latency, AttemptLatency *hdrhistogram.Histogram
+	// Start is when the schedule began; Elapsed how long the run lasted,
+	// grace included.
+	Start   time.Time
+	Elapsed time.Duration
+}
+
+// Outcome names of Summary.Outcomes besides status_NNN and the connection
+// classes.
+const (
+	OutcomeOK         = "ok"
+	OutcomeUnfinished = "unfinished"
+)
+
+// Run sends cfg's offered load for cfg.Duration and waits up to the grace
+// period for the last requests. Cancelling ctx stops the schedule and
+// every request (they are counted "unfinished").
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withClock()
+	grace := cfg.Grace
+	if grace == 0 {
+		grace = DefaultGrace
+	}
+	m := newMeter(cfg)
+	start := cfg.Now()
+	m.start = start
+	reqCtx, cancel := context.WithDeadline(ctx, start.Add(cfg.Duration+grace))
+	defer cancel()
+
+	interval := time.Duration(float64(cfg.Clients) / cfg.Rate * float64(time.Second))
+	var clients sync.WaitGroup
+	for i := range cfg.Clients {
+		clients.Add(1)
+		go func() {
+			defer clients.Done()
+			tr := newTransport(cfg)
+			var requests sync.WaitGroup // this client's
+			defer func() { requests.Wait(); tr.CloseIdleConnections() }()
+			// Client i starts i/R into the run: the fleet's sends are
+			// evenly spaced at rate R.
+			offset := time.Duration(float64(i) / cfg.Rate * float64(time.Second))
+			for k := 0; ; k++ {
+				at := offset + time.Duration(k)*interval
+				if at >= cfg.Duration {
+					return
+				}
+				if cfg.Sleep(ctx, start.Add(at).Sub(cfg.Now())) != nil {
+					return
+				}
+				requests.Add(1)
+				go func() {
+					defer requests.Done()
+					m.send(reqCtx, cfg, tr, uint64(i), uint64(k), start.Add(at))
+				}()
+			}
+		}()
+	}
+	clients.Wait()
+	return m.result(cfg, cfg.Now().Sub(start)), nil
+}
+
+// newTransport is one client's connections: keep-alive, HTTP/2 when a
+// TLS server offers it.
+func newTransport(cfg Config) *http.Transport {
+	d := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
+	return &http.Transport{
+		DialContext:         d.DialContext,
+		ForceAttemptHTTP2:   true,
+		TLSClientConfig:     cfg.TLS,
+		MaxIdleConnsPerHost: 8,
+		IdleConnTimeout:     90 * time.Second,
+		TLSHandshakeTimeout: 5 * time.Second,
+	}
+}
+
+// meter gathers the figures of every request under one lock.
+type meter struct {
+	mu       sync.Mutex
+	start    time.Time
+	sum      results.HTTP
+	timeline results.HTTPTimeline
+	lat      *hdrhistogram.Histogram
+	att      *hdrhistogram.Histogram
+}
+
+func newMeter(cfg Config) *meter {
+	return &meter{
+		sum: results.HTTP{Statuses: map[string]uint64{}, Outcomes: map[string]uint64{}},
+		lat: results.NewHistogram(), att: results.NewHistogram(),
+	}
+}
+
+// send runs logical request k of client c, scheduled at sched.
+func (m *meter) send(ctx context.Context, cfg Config, tr http.RoundTripper, c, k uint64, sched time.Time) {
+	req, err := http.NewRequestWithContext(ctx, cfg.method(), cfg.URL, bodyOf(cfg.Body))
+	if err != nil {
+		return // Validate checked the URL and the method is a token
+	}
+	for name, vs := range cfg.Header {
+		req.Header[name] = append([]string(nil), vs...)
+	}
+	if cfg.Host != "" {
+		req.Host = cfg.Host
+	}
+	if cfg.AutoIdempotencyKey {
+		req.Header.Set("Idempotency-Key", fmt.Sprintf("%x-%d-%d", cfg.Retry.Seed, c, k))
+	}
+	rc := cfg.Retry
+	// Each logical request draws its own jitter and hint spread.
+	rc.Client = c<<32 | k
+	rc.Base = tr
+	var prevEnd time.Time
+	var prevHint time.Duration
+	rc.OnAttempt = func(a httpretry.Attempt) {
+		early := a.N > 1 && prevHint > 0 && a.Start.Sub(prevEnd) < prevHint
+		prevEnd, prevHint = a.Start.Add(a.Took), 0
+		if a.Retried() {
+			prevHint = a.RetryAfter
+		}
+		m.attempt(a, early)
+	}
+	client, err := httpretry.New(rc)
+	if err != nil {
+		return // Validate checked Retry
+	}
+	m.mu.Lock()
+	m.sum.Requests++
+	m.mu.Unlock()
+	resp, err := client.Do(req)
+	outcome := OutcomeOK
+	var rerr *httpretry.RetryError
+	switch {
+	case err == nil:
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			outcome = "status_" + strconv.Itoa(resp.StatusCode)
+		}
+	case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+		outcome = OutcomeUnfinished
+	case errors.As(err, &rerr) && rerr.LastStatus != 0:
+		outcome = "status_" + strconv.Itoa(rerr.LastStatus)
+	case errors.As(err, &rerr) && len(rerr.Attempts) > 0:
+		outcome = rerr.Attempts[len(rerr.Attempts)-1].Class.String()
+	default:
+		outcome = "error"
+	}
+	took := cfg.Now().Sub(sched)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sum.Outcomes[outcome]++
+	if outcome == OutcomeOK {
+		m.sum.Succeeded++
+	}
+	if outcome != OutcomeUnfinished {
+		results.RecordLatency(m.lat, took)
+	}
+	if errors.Is(err, httpretry.ErrRetriesExhausted) || errors.Is(err, httpretry.ErrRetryAfterTooLong) {
+		m.sum.Abandoned++
+	}
+	if errors.Is(err, httpretry.ErrUnsafeMethod) {
+		m.sum.NotRetriedUnsafe++
+	}
+}
+
+// attempt counts one attempt.
+func (m *meter) attempt(a httpretry.Attempt, early bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := &m.sum
+	s.Attempts++
+	what := a.Class.String()
+	if a.Status != 0 {
+		what = strconv.Itoa(a.Status)
+	}
+	s.Statuses[what]++
+	if a.RetryAfter > 0 || a.BadRetryAfter != "" {
+		s.RetryAfterSeen++
+	}
+	if a.Why == httpretry.WhyRetryAfter {
+		s.RetryAfterHonoured++
+	}
+	if early {
+		s.EarlyRetries++
+	}
+	m.timeline.Add(a.Start.Sub(m.start), a.Status)
+	results.RecordLatency(m.att, a.Took)
+}
+
+// result fills the derived figures.
+func (m *meter) result(cfg Config, elapsed time.Duration) *Result {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.sum
+	s.URL, s.Method = redacted(cfg.URL), cfg.method()
+	s.Policy = httpretry.DefaultPolicy.String()
+	if cfg.Retry.Policy != nil {
+		s.Policy = cfg.Retry.Policy.String()
+	}
+	s.RetryAfter = !cfg.Retry.IgnoreRetryAfter
+	s.OfferedPerS = cfg.Rate
+	// Per second of the whole run, retries' tail included: over
+	// --duration alone a limiter's 100/s would read as more.
+	s.GoodputPerS = float64(s.Succeeded) / max(elapsed, cfg.Duration).Seconds()
+	if s.Requests > 0 {
+		s.Amplification = float64(s.Attempts) / float64(s.Requests)
+	}
+	s.LatencyMS = results.Percentiles(m.lat)
+	s.AttemptLatencyMS = results.Percentiles(m.att)
+	s.PeakRejectedPer100ms = m.timeline.PeakRejected()
+	return &Result{Summary: s, Timeline: m.timeline, Latency: m.lat, AttemptLatency: m.att, Start: m.start, Elapsed: elapsed}
+}
+
+// bodyOf returns a reader NewRequest can replay (it sets GetBody), or nil.
+func bodyOf(b []byte) io.Reader {
+	if b == nil {
+		return nil
+	}
+	return bytes.NewReader(b)
+}
