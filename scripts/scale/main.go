@@ -321,8 +321,10 @@ func children(pid int, sub string) []int {
 		}
 		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
 		argv := strings.Split(string(cmdline), "\x00")
-		// A worker is `stampede worker` or the lean stampede-worker binary.
-		if len(argv) > 1 && argv[1] == sub || filepath.Base(argv[0]) == "stampede-"+sub {
+		// A loadgen agent is the lean stampede-worker binary, which
+		// scale.sh builds beside stampede (without it, loadgen agents run
+		// as `stampede agent`, like the target's, and are not told apart).
+		if filepath.Base(argv[0]) == "stampede-"+sub {
 			out = append(out, p)
 		}
 	}
