@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stampede-dev/stampede/internal/tcptest"
+
 	"github.com/stampede-dev/stampede/proxy"
 )
 
@@ -45,7 +47,7 @@ func TestParseProxyFault(t *testing.T) {
 
 // TestProxyControlHandler drives the control API of an in-process proxy.
 func TestProxyControlHandler(t *testing.T) {
-	p := startProxy(t, proxy.Config{Upstream: tcpEcho(t)})
+	p := startProxy(t, proxy.Config{Upstream: tcptest.Echo(t)})
 	srv := httptest.NewServer(proxy.ControlHandler(proxy.LocalController(p), ParseProxyFault))
 	t.Cleanup(srv.Close)
 	do := func(method, path string) (int, string) {

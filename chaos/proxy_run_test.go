@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stampede-dev/stampede/internal/tcptest"
+
 	"github.com/stampede-dev/stampede/childproc"
 	"github.com/stampede-dev/stampede/controlapi"
 	"github.com/stampede-dev/stampede/proxy"
@@ -69,7 +71,7 @@ func testProxySpawner(t testing.TB) proxy.Spawner {
 func TestProxyGroupSpreadsAndSwitches(t *testing.T) {
 	g, err := proxy.StartGroup(context.Background(), proxy.GroupConfig{
 		Spawn: testProxySpawner(t), Procs: 2,
-		Proxy:     proxy.Config{Upstream: tcpEcho(t), Seed: 5},
+		Proxy:     proxy.Config{Upstream: tcptest.Echo(t), Seed: 5},
 		SourceIPs: []netip.Addr{netip.MustParseAddr("127.0.0.1")},
 	})
 	if err != nil {
@@ -86,7 +88,7 @@ func TestProxyGroupSpreadsAndSwitches(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { c.Close() })
-		if err := echoOnce(c, []byte{byte(i)}, 5*time.Second); err != nil {
+		if err := tcptest.EchoOnce(c, []byte{byte(i)}, 5*time.Second); err != nil {
 			t.Fatal(err)
 		}
 		conns = append(conns, c)
@@ -108,7 +110,7 @@ func TestProxyGroupSpreadsAndSwitches(t *testing.T) {
 	g.Set(proxy.Faults{Latency: 100 * time.Millisecond})
 	for _, c := range []net.Conn{conns[0], conns[19]} {
 		start := time.Now()
-		if err := echoOnce(c, []byte("slow"), 5*time.Second); err != nil {
+		if err := tcptest.EchoOnce(c, []byte("slow"), 5*time.Second); err != nil {
 			t.Fatal(err)
 		}
 		if d := time.Since(start); d < 200*time.Millisecond {
@@ -118,7 +120,7 @@ func TestProxyGroupSpreadsAndSwitches(t *testing.T) {
 	g.Set(proxy.Faults{Reset: true})
 	for i, c := range conns {
 		c.SetReadDeadline(time.Now().Add(5 * time.Second))
-		if _, err := c.Read(make([]byte, 1)); !isReset(err) {
+		if _, err := c.Read(make([]byte, 1)); !tcptest.IsReset(err) {
 			t.Errorf("connection %d: %v, want a reset", i, err)
 		}
 	}
@@ -164,7 +166,7 @@ func TestRunProxyAppliesSchedule(t *testing.T) {
 		done <- RunProxy(context.Background(), ProxyRunConfig{
 			// 2 s with the fault off after the window, so a poll on a
 			// loaded machine sees it before the proxy stops.
-			Proxy: proxy.Config{Upstream: tcpEcho(t)}, Schedule: sched, Duration: 3 * time.Second,
+			Proxy: proxy.Config{Upstream: tcptest.Echo(t)}, Schedule: sched, Duration: 3 * time.Second,
 			Initial: proxy.Faults{Bandwidth: 1 << 20}, Stdout: pw, Log: logs,
 		})
 		pw.Close()
@@ -244,7 +246,7 @@ func TestProxyGroupOnExit(t *testing.T) {
 	exits := make(chan int, 4)
 	g, err := proxy.StartGroup(context.Background(), proxy.GroupConfig{
 		Spawn: testProxySpawner(t), Procs: 2,
-		Proxy:  proxy.Config{Upstream: tcpEcho(t), Seed: 5},
+		Proxy:  proxy.Config{Upstream: tcptest.Echo(t), Seed: 5},
 		OnExit: func(pid int, err error) { exits <- pid },
 	})
 	if err != nil {
@@ -279,7 +281,7 @@ func TestRunProxyControlNeedsToken(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- RunProxy(ctx, ProxyRunConfig{Proxy: proxy.Config{Upstream: tcpEcho(t)}, Stdout: pw})
+		done <- RunProxy(ctx, ProxyRunConfig{Proxy: proxy.Config{Upstream: tcptest.Echo(t)}, Stdout: pw})
 		pw.Close()
 	}()
 	defer func() { cancel(); <-done }()
@@ -321,7 +323,7 @@ func TestRunProxyControlNeedsToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if err := echoOnce(c, []byte("still relayed"), 5*time.Second); err != nil {
+	if err := tcptest.EchoOnce(c, []byte("still relayed"), 5*time.Second); err != nil {
 		t.Fatalf("relay after refused control requests: %v", err)
 	}
 	if st := procStats(t, line); st.Reset != 0 || st.Fault != "" {

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stampede-dev/stampede/internal/tcptest"
+
 	"github.com/gobwas/ws"
 
 	"github.com/stampede-dev/stampede/connerr"
@@ -106,7 +108,7 @@ func TestProxyLatencyRaisesRTT(t *testing.T) {
 // TestProxyLatencyJitterKeepsOrder: with jitter as large as the latency,
 // chunks get different delays, but a stream is never reordered.
 func TestProxyLatencyJitterKeepsOrder(t *testing.T) {
-	p := startProxy(t, Config{Upstream: tcpEcho(t), Seed: 3})
+	p := startProxy(t, Config{Upstream: tcptest.Echo(t), Seed: 3})
 	p.Set(Faults{Latency: 20 * time.Millisecond, Jitter: 20 * time.Millisecond})
 	c := dialProxy(t, p)
 	const n = 60
@@ -133,12 +135,12 @@ func TestProxyLatencyJitterKeepsOrder(t *testing.T) {
 // TestProxyBandwidthLimitsThroughput: 50,000 bytes at bandwidth=100KB/s
 // take at least (50,000 - 2,000 burst) / 100,000 s = 480 ms to get through.
 func TestProxyBandwidthLimitsThroughput(t *testing.T) {
-	p := startProxy(t, Config{Upstream: tcpEcho(t)})
+	p := startProxy(t, Config{Upstream: tcptest.Echo(t)})
 	p.Set(Faults{Bandwidth: 100_000})
 	c := dialProxy(t, p)
 	data := bytes.Repeat([]byte("0123456789"), 5000)
 	start := time.Now()
-	if err := echoOnce(c, data, 10*time.Second); err != nil {
+	if err := tcptest.EchoOnce(c, data, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if took := time.Since(start); took < 480*time.Millisecond {
@@ -229,11 +231,11 @@ func TestProxyBlackholeTimesOut(t *testing.T) {
 // accepted during it. With seed 7 that is 15 of 40.
 func TestProxyLossDropsSeededShare(t *testing.T) {
 	const seed, n = 7, 20
-	p := startProxy(t, Config{Upstream: tcpEcho(t), Seed: seed})
+	p := startProxy(t, Config{Upstream: tcptest.Echo(t), Seed: seed})
 	var conns []*net.TCPConn
 	for i := range n {
 		c := dialProxy(t, p)
-		if err := echoOnce(c, []byte{byte(i)}, 5*time.Second); err != nil { // accepted in dial order
+		if err := tcptest.EchoOnce(c, []byte{byte(i)}, 5*time.Second); err != nil { // accepted in dial order
 			t.Fatal(err)
 		}
 		conns = append(conns, c)
@@ -242,7 +244,7 @@ func TestProxyLossDropsSeededShare(t *testing.T) {
 	dropped := 0
 	for i, c := range conns {
 		want := lost(seed, linkKey(0, 0, uint64(i)), 1, 0.3)
-		err := echoOnce(c, []byte("x"), 5*time.Second)
+		err := tcptest.EchoOnce(c, []byte("x"), 5*time.Second)
 		if got := err != nil; got != want {
 			t.Errorf("established link %d: echo error %v, want dropped=%v", i, err, want)
 		}
@@ -255,13 +257,13 @@ func TestProxyLossDropsSeededShare(t *testing.T) {
 		var err error
 		if want {
 			err = readReset(p.Addr())
-			if !isReset(err) {
+			if !tcptest.IsReset(err) {
 				t.Errorf("new link %d: %v, want a reset", i, err)
 			}
 			dropped++
 		} else {
 			c := dialProxy(t, p)
-			if err := echoOnce(c, []byte("y"), 5*time.Second); err != nil {
+			if err := tcptest.EchoOnce(c, []byte("y"), 5*time.Second); err != nil {
 				t.Errorf("new link %d: %v, want it relayed", i, err)
 			}
 		}
@@ -276,7 +278,7 @@ func TestProxyLossDropsSeededShare(t *testing.T) {
 // TestProxySwitchingUnderLoad flips faults while links stream data: bytes
 // are delayed and throttled but never lost, duplicated or reordered.
 func TestProxySwitchingUnderLoad(t *testing.T) {
-	p := startProxy(t, Config{Upstream: tcpEcho(t), Reactors: 2, Seed: 1})
+	p := startProxy(t, Config{Upstream: tcptest.Echo(t), Reactors: 2, Seed: 1})
 	faults := []Faults{
 		{Latency: 5 * time.Millisecond, Jitter: 5 * time.Millisecond},
 		{Bandwidth: 4 << 20},
@@ -336,12 +338,12 @@ func TestProxySwitchingUnderLoad(t *testing.T) {
 // TestProxyMaxConnsResetsTheExtra: above MaxConns a connection is reset at
 // once and counted as refused.
 func TestProxyMaxConnsResetsTheExtra(t *testing.T) {
-	p := startProxy(t, Config{Upstream: tcpEcho(t), MaxConns: 1})
+	p := startProxy(t, Config{Upstream: tcptest.Echo(t), MaxConns: 1})
 	c := dialProxy(t, p)
-	if err := echoOnce(c, []byte("a"), 5*time.Second); err != nil {
+	if err := tcptest.EchoOnce(c, []byte("a"), 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if err := readReset(p.Addr()); !isReset(err) {
+	if err := readReset(p.Addr()); !tcptest.IsReset(err) {
 		t.Errorf("second connection: %v, want a reset", err)
 	}
 	if st := p.Stats(); st.Refused != 1 || st.Active != 1 {
@@ -364,7 +366,7 @@ func TestProxyUpstreamConnectTimeout(t *testing.T) {
 	}
 	p := startProxy(t, Config{Upstream: addr.String(), ConnectTimeout: 300 * time.Millisecond})
 	start := time.Now()
-	if err := readReset(p.Addr()); !isReset(err) {
+	if err := readReset(p.Addr()); !tcptest.IsReset(err) {
 		t.Fatalf("got %v, want a reset after the connect timeout", err)
 	}
 	if took := time.Since(start); took < 300*time.Millisecond {

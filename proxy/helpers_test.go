@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"errors"
 	"net"
 	"net/netip"
 	"syscall"
@@ -20,11 +19,6 @@ func readReset(addr string) error {
 	c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	_, err = c.Read(make([]byte, 1))
 	return err
-}
-
-// isReset reports whether err is a TCP reset seen by the reader or writer.
-func isReset(err error) bool {
-	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 func netipLoopback0() netip.AddrPort { return netip.MustParseAddrPort("127.0.0.1:0") }

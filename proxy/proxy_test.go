@@ -6,36 +6,12 @@ import (
 	"errors"
 	"io"
 	"net"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
-)
 
-// tcpEcho starts a TCP server on loopback that echoes every byte and
-// closes its side when the client does; it returns its address.
-func tcpEcho(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Go(func() {
-				defer c.Close()
-				io.Copy(c, c)
-			})
-		}
-	})
-	return ln.Addr().String()
-}
+	"github.com/stampede-dev/stampede/internal/tcptest"
+)
 
 // startProxy starts a fault proxy in front of upstream, closed at cleanup.
 func startProxy(t *testing.T, cfg Config) *Proxy {
@@ -59,28 +35,11 @@ func dialProxy(t *testing.T, p *Proxy) *net.TCPConn {
 	return c.(*net.TCPConn)
 }
 
-// echoOnce writes msg and reads it back within d.
-func echoOnce(c net.Conn, msg []byte, d time.Duration) error {
-	c.SetDeadline(time.Now().Add(d))
-	defer c.SetDeadline(time.Time{})
-	if _, err := c.Write(msg); err != nil {
-		return err
-	}
-	got := make([]byte, len(msg))
-	if _, err := io.ReadFull(c, got); err != nil {
-		return err
-	}
-	if !bytes.Equal(got, msg) {
-		return errors.New("echo differs")
-	}
-	return nil
-}
-
 // TestProxyRelaysBytesIntact sends 4 MiB each way through the proxy with no
 // fault: what comes back is what went out, and a half-close passes through
 // (the echo server sees EOF and closes, the client then reads EOF).
 func TestProxyRelaysBytesIntact(t *testing.T) {
-	p := startProxy(t, Config{Upstream: tcpEcho(t)})
+	p := startProxy(t, Config{Upstream: tcptest.Echo(t)})
 	c := dialProxy(t, p)
 	data := make([]byte, 4<<20)
 	rand.Read(data)
@@ -134,7 +93,7 @@ func TestProxyMirrorsRefusedUpstream(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	p := startProxy(t, Config{Upstream: addr})
-	if err := readReset(p.Addr()); !isReset(err) {
+	if err := readReset(p.Addr()); !tcptest.IsReset(err) {
 		t.Fatalf("first client: %v, want a reset", err)
 	}
 	if _, err := net.DialTimeout("tcp", p.Addr(), 2*time.Second); !errors.Is(err, syscall.ECONNREFUSED) {
@@ -166,7 +125,7 @@ func TestProxyMirrorsRefusedUpstream(t *testing.T) {
 	for {
 		c, err := net.DialTimeout("tcp", p.Addr(), time.Second)
 		if err == nil {
-			err = echoOnce(c, []byte("back"), 2*time.Second)
+			err = tcptest.EchoOnce(c, []byte("back"), 2*time.Second)
 			c.Close()
 			if err == nil {
 				break
@@ -190,7 +149,7 @@ func TestProxyKeepListeningResetsClients(t *testing.T) {
 	ln.Close()
 	p := startProxy(t, Config{Upstream: addr, KeepListening: true})
 	for i := range 2 {
-		if err := readReset(p.Addr()); !isReset(err) {
+		if err := readReset(p.Addr()); !tcptest.IsReset(err) {
 			t.Fatalf("client %d: %v, want a reset", i, err)
 		}
 	}
