@@ -76,6 +76,7 @@ func (a *agent) loadgen(ctx context.Context) error {
 	go func() {
 		tick := time.NewTicker(ProgressInterval)
 		defer tick.Stop()
+		gone := gone // this loop's own copy: the recovery wait below still needs the channel
 		for {
 			select {
 			case <-done:
