@@ -1,11 +1,9 @@
 package results
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"time"
 )
 
@@ -119,13 +117,4 @@ func DetectFlow(f Flow, cfg DetectConfig) []Event {
 		j = max(j, i)
 	}
 	return out
-}
-
-// sortedTransitions returns r's transitions in time order. The sort is
-// stable: one client's transitions at the same instant keep the order its
-// process recorded them in.
-func sortedTransitions(r *Report) []Transition {
-	trs := slices.Clone(r.Transitions)
-	slices.SortStableFunc(trs, func(a, b Transition) int { return cmp.Compare(a.At, b.At) })
-	return trs
 }
