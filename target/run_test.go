@@ -121,18 +121,11 @@ func TestRunReadyLineAndSIGTERM(t *testing.T) {
 		t.Fatalf("t: %v", err)
 	}
 	conn := mustDial(t, "ws://"+line.Addr+"/")
-	resp, err := control(t, line, "GET", "/stats")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var st Stats
-	json.NewDecoder(resp.Body).Decode(&st)
-	resp.Body.Close()
-	if st.UpgradesOK != 1 {
+	if st := pollStats(t, line, func(st Stats) bool { return st.UpgradesOK == 1 }); st.UpgradesOK != 1 {
 		t.Fatalf("stats through the control API = %+v; want 1 upgrade", st)
 	}
 	sigs <- syscall.SIGTERM
-	_, _, err = wsutil.ReadServerData(conn)
+	_, _, err := wsutil.ReadServerData(conn)
 	var ce wsutil.ClosedError
 	if !errors.As(err, &ce) || ce.Code != ws.StatusGoingAway {
 		t.Fatalf("after SIGTERM the client read %v; want close 1001", err)
