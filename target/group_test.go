@@ -40,6 +40,12 @@ func TestGroup(t *testing.T) {
 		conns = append(conns, mustDial(t, g.URL()))
 	}
 	ctx := context.Background()
+	// A process counts a connection just after writing the 101 the client
+	// has read: wait for the last one to be counted.
+	eventually(t, "40 connections counted", func() bool {
+		st, err := g.Stats(ctx)
+		return err == nil && st.Conns == 40
+	})
 	for _, p := range procs {
 		st, err := p.Stats(ctx)
 		if err != nil {
