@@ -2,31 +2,41 @@ package hoststat
 
 import (
 	"os"
+	"os/exec"
+	"strconv"
 	"testing"
 )
 
-// countFDs counts this process's open files as /proc lists them: opening
-// files adds exactly as many.
+// countFDs counts a process's open files as /proc lists them: a child
+// given 700 extra files (more than one getdents buffer of entries) holds
+// exactly as many as the directory lists, at least 3+700. The child, not
+// this process: other tests open files here meanwhile.
 func TestCountFDs(t *testing.T) {
-	pid := int32(os.Getpid())
-	before, err := countFDs(pid)
-	if err != nil || before < 3 {
-		t.Fatalf("countFDs = %d, %v", before, err)
-	}
-	const extra = 700 // more than one getdents buffer of entries
+	const extra = 700
+	cmd := exec.Command("sleep", "30")
 	for range extra {
 		f, err := os.Open(os.DevNull)
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { f.Close() })
+		defer f.Close()
+		cmd.ExtraFiles = append(cmd.ExtraFiles, f)
 	}
-	after, err := countFDs(pid)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	pid := cmd.Process.Pid
+	got, err := countFDs(int32(pid))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if after-before != extra {
-		t.Fatalf("countFDs went from %d to %d after opening %d files", before, after, extra)
+	ents, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != int64(len(ents)) || got < 3+extra {
+		t.Fatalf("countFDs = %d; /proc lists %d, and the child holds at least %d", got, len(ents), 3+extra)
 	}
 	if _, err := countFDs(-1); err == nil {
 		t.Fatal("countFDs of no process gave no error")
