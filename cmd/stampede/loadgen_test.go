@@ -157,11 +157,19 @@ func TestLoadgenServerNeverBack(t *testing.T) {
 			case <-time.After(10 * time.Millisecond):
 			}
 		}
+		// The server counts a connection when its side of the handshake
+		// is done; the client counts it once it has read the 101. Give the
+		// clients that moment, or some are not yet connected at the outage.
+		select {
+		case <-stop:
+			return
+		case <-time.After(500 * time.Millisecond):
+		}
 		srv.Shutdown(target.Abrupt)
 	}()
 	t.Cleanup(func() { close(stop); srv.Shutdown(target.Abrupt) })
 	dir := t.TempDir()
-	code, out, errOut := runLoadgen(t, "--url", srv.URL(), "--clients", "10", "--duration", "3s",
+	code, out, errOut := runLoadgen(t, "--url", srv.URL(), "--clients", "10", "--duration", "4s",
 		"--policy", "fixed:initial=100ms", "--progress", "0", "--out", dir, "--slo", "r99<10s")
 	if code != 1 || !strings.Contains(errOut, "1 of 1 SLO(s) failed: r99<10s") {
 		t.Errorf("exit %d, stderr %q; want 1 and the failed SLO", code, errOut)
