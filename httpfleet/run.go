@@ -95,9 +95,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 func newTransport(cfg Config) *http.Transport {
 	d := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
 	return &http.Transport{
-		DialContext:         d.DialContext,
-		ForceAttemptHTTP2:   true,
-		TLSClientConfig:     cfg.TLS,
+		DialContext:       d.DialContext,
+		ForceAttemptHTTP2: true,
+		// Each transport gets its own copy: setting up HTTP/2 writes
+		// "h2" into the config's NextProtos, a race between clients
+		// sharing one.
+		TLSClientConfig:     cfg.TLS.Clone(),
 		MaxIdleConnsPerHost: 8,
 		IdleConnTimeout:     90 * time.Second,
 		TLSHandshakeTimeout: 5 * time.Second,
