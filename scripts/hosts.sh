@@ -2,14 +2,19 @@
 # hosts.sh: network-namespace hosts to run a several-host fleet on one
 # machine (docs/hosts.md).
 #
-#   scripts/hosts.sh up N [--set K]     make exactly N hosts (1..200)
+#   scripts/hosts.sh up N [--set K] [--addrs M]
+#                                       make exactly N hosts (1..200)
 #   scripts/hosts.sh down [--set K]     remove them (nothing up: fine)
 #   scripts/hosts.sh status [--set K]   print what is up
 #
 # up makes N network namespaces, stampede-h1 .. stampede-hN, each joined by
 # a veth pair to the Linux bridge stampede-br0. The bridge holds 10.203.0.1/24
 # in the root namespace, so a coordinator there reaches every host; host i
-# holds 10.203.0.(10+i)/24 on its eth0 and 127.0.0.1 on its lo. Nothing else
+# holds 10.203.0.(10+i)/24 on its eth0 and 127.0.0.1 on its lo. --addrs M
+# (default 1) gives each host M addresses, the j-th (from 0) being
+# 10.203.0.(10+i+N*j), so a loadgen host has M source addresses of its own
+# (one address holds at most ~20,000 clients to one target, docs/sizing.md);
+# 10+N*M must stay under 255. Nothing else
 # gets an address: the veth ends on the bridge have none (IPv6 off on them).
 # No host has a default route, no forwarding or NAT is added: a packet from a
 # host reaches the bridge, the root namespace or another host, never the
@@ -27,9 +32,10 @@
 # down deletes the hosts' veth pairs, namespaces and the bridge; it ends no
 # process, and names any process still running in a host it removed.
 #
-# up and status print one line per host, "NAME ADDRESS", and last one
-# machine-readable line:
-#   hosts set=K bridge=stampede-brK root=10.203.K.1 NAME=ADDR NAME=ADDR ...
+# up and status print one line per host, "NAME ADDRESS [ADDRESS...]", and
+# last one machine-readable line (a host's addresses joined by commas, its
+# first address first):
+#   hosts set=K bridge=stampede-brK root=10.203.K.1 NAME=ADDR[,ADDR...] ...
 #
 # Exit status: 0 ok, 2 bad usage, 3 network namespaces cannot be made here
 # (not root, no ip command, no CAP_SYS_ADMIN), 1 anything else.
@@ -39,7 +45,7 @@ die() {
 	echo "hosts: $2" >&2
 	exit "$1"
 }
-usage() { die 2 "usage: $0 up N [--set K] | down [--set K] | status [--set K]"; }
+usage() { die 2 "usage: $0 up N [--set K] [--addrs M] | down [--set K] | status [--set K]"; }
 
 [ $# -ge 1 ] || usage
 cmd=$1
@@ -51,14 +57,17 @@ if [ "$cmd" = up ]; then
 	shift
 	[[ $n =~ ^[1-9][0-9]*$ ]] && [ "$n" -le 200 ] || die 2 "up N: want a number of hosts from 1 to 200, got \"$n\""
 fi
-set_k=0
+set_k=0 m=1
 while [ $# -gt 0 ]; do
 	case $1 in
 	--set) set_k=${2:-} && shift 2 || usage ;;
+	--addrs) [ "$cmd" = up ] || usage; m=${2:-} && shift 2 || usage ;;
 	*) usage ;;
 	esac
 done
 [[ $set_k =~ ^(0|[1-9][0-9]?)$ ]] || die 2 "--set: want a set number from 0 to 99, got \"$set_k\""
+[[ $m =~ ^[1-9][0-9]*$ ]] || die 2 "--addrs: want a number of addresses per host, at least 1, got \"$m\""
+[ "$cmd" != up ] || [ $((10 + n * m)) -le 254 ] || die 2 "up $n --addrs $m: $n hosts of $m addresses do not fit a /24 (10+N*M must be at most 254)"
 case $cmd in up | down | status) ;; *) usage ;; esac
 
 [ "$(id -u)" = 0 ] || die 3 "network namespaces need root (running as uid $(id -u))"
@@ -70,7 +79,11 @@ root_addr=$subnet.1
 if [ "$set_k" = 0 ]; then prefix=stampede; else prefix=stampede$set_k; fi
 host() { echo "$prefix-h$1"; }
 veth() { echo "stp${set_k}h$1"; } # the root end, on the bridge (<= 15 chars)
-addr() { echo "$subnet.$((10 + $1))"; }
+addr() { echo "$subnet.$((10 + $1 + n * ${2:-0}))"; } # host $1's address $2
+# addrs_of prints host $1's IPv4 addresses on eth0, lowest first.
+addrs_of() {
+	ip -n "$(host "$1")" -4 -o addr show dev eth0 2>/dev/null | awk '{sub("/.*", "", $4); print $4}' | sort -t. -k4,4n
+}
 
 # One change at a time on this machine: two ups of one set would race, and
 # bridges of different sets share the root namespace's tables.
@@ -106,10 +119,11 @@ down() {
 }
 
 report() {
-	local i line="hosts set=$set_k bridge=$bridge root=$root_addr"
+	local i a line="hosts set=$set_k bridge=$bridge root=$root_addr"
 	for i in $(hosts_of_set); do
-		echo "$(host "$i") $(addr "$i")"
-		line+=" $(host "$i")=$(addr "$i")"
+		a=$(addrs_of "$i" | xargs)
+		echo "$(host "$i") $a"
+		line+=" $(host "$i")=${a// /,}"
 	done
 	echo "$line"
 }
@@ -165,7 +179,17 @@ for i in $(seq 1 "$n"); do
 	ip link set "$v" master "$bridge"
 	ip link set "$v" up
 	ip -n "$name" link set lo up
-	ip -n "$name" addr replace "$(addr "$i")/24" dev eth0
+	# deleting a primary address must not take its secondaries with it
+	ip netns exec "$name" sysctl -q -w net.ipv4.conf.eth0.promote_secondaries=1 >/dev/null
+	want=" "
+	for j in $(seq 0 $((m - 1))); do
+		want+="$(addr "$i" "$j") "
+		ip -n "$name" addr replace "$(addr "$i" "$j")/24" dev eth0
+	done
+	# addresses of an earlier up with other N or M
+	for a in $(addrs_of "$i"); do
+		[[ $want == *" $a "* ]] || ip -n "$name" addr del "$a/24" dev eth0
+	done
 	ip -n "$name" link set eth0 up
 	# nothing may leave the machine: never a default route
 	while ip -n "$name" route show default | grep -q .; do ip -n "$name" route del default; done

@@ -41,8 +41,11 @@ var ErrUnavailable = errors.New("network namespaces cannot be made here")
 type Host struct {
 	// Name is the network namespace's name (ip netns), e.g. stampede1-h2.
 	Name string
-	// Addr is the host's one address, on its eth0, in the bridge's /24.
+	// Addr is the host's first address, on its eth0, in the bridge's /24.
 	Addr netip.Addr
+	// Addrs are all its addresses (hosts.sh --addrs), Addr first: source
+	// addresses for a loadgen that needs more than one.
+	Addrs []netip.Addr
 }
 
 // Set is a group of hosts on one bridge, as hosts.sh printed it.
@@ -83,10 +86,11 @@ func Script() (string, error) {
 	}
 }
 
-// UpSet runs `hosts.sh up n --set k` and returns the set it printed. An
-// error wraps ErrUnavailable when namespaces cannot be made here.
-func UpSet(ctx context.Context, k, n int) (Set, error) {
-	out, err := script(ctx, "up", strconv.Itoa(n), "--set", strconv.Itoa(k))
+// UpSet runs `hosts.sh up n --set k --addrs m` (m addresses per host) and
+// returns the set it printed. An error wraps ErrUnavailable when
+// namespaces cannot be made here.
+func UpSet(ctx context.Context, k, n, m int) (Set, error) {
+	out, err := script(ctx, "up", strconv.Itoa(n), "--set", strconv.Itoa(k), "--addrs", strconv.Itoa(m))
 	if err != nil {
 		return Set{}, err
 	}
@@ -136,11 +140,12 @@ func lastLine(out []byte) string {
 }
 
 // Parse reads hosts.sh's machine-readable line,
-// "hosts set=K bridge=NAME root=ADDR NAME=ADDR ...", hosts in order.
+// "hosts set=K bridge=NAME root=ADDR NAME=ADDR[,ADDR...] ...", hosts in
+// order.
 func Parse(line string) (Set, error) {
 	f := strings.Fields(line)
 	if len(f) < 4 || f[0] != "hosts" {
-		return Set{}, fmt.Errorf("netnshost: %q is not hosts.sh's last line (hosts set=K bridge=NAME root=ADDR NAME=ADDR...)", line)
+		return Set{}, fmt.Errorf("netnshost: %q is not hosts.sh's last line (hosts set=K bridge=NAME root=ADDR NAME=ADDR[,ADDR]...)", line)
 	}
 	var s Set
 	for i, kv := range f[1:] {
@@ -166,9 +171,18 @@ func Parse(line string) (Set, error) {
 			}
 			s.Root, err = netip.ParseAddr(v)
 		default:
-			var a netip.Addr
-			a, err = netip.ParseAddr(v)
-			s.Hosts = append(s.Hosts, Host{Name: k, Addr: a})
+			h := Host{Name: k}
+			for a := range strings.SplitSeq(v, ",") {
+				var ip netip.Addr
+				if ip, err = netip.ParseAddr(a); err != nil {
+					break
+				}
+				h.Addrs = append(h.Addrs, ip)
+			}
+			if err == nil {
+				h.Addr = h.Addrs[0]
+				s.Hosts = append(s.Hosts, h)
+			}
 		}
 		if err != nil {
 			return Set{}, fmt.Errorf("netnshost: field %d %q of %q: %v", i+1, kv, line, err)

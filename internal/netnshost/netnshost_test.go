@@ -19,13 +19,14 @@ import (
 
 // TestParse reads hosts.sh's last line, and refuses what is not one.
 func TestParse(t *testing.T) {
-	s, err := Parse("hosts set=3 bridge=stampede-br3 root=10.203.3.1 stampede3-h1=10.203.3.11 stampede3-h2=10.203.3.12")
+	s, err := Parse("hosts set=3 bridge=stampede-br3 root=10.203.3.1 stampede3-h1=10.203.3.11 stampede3-h2=10.203.3.12,10.203.3.14")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Set{Number: 3, Bridge: "stampede-br3", Root: netip.MustParseAddr("10.203.3.1"), Hosts: []Host{
-		{Name: "stampede3-h1", Addr: netip.MustParseAddr("10.203.3.11")},
-		{Name: "stampede3-h2", Addr: netip.MustParseAddr("10.203.3.12")},
+	ip := netip.MustParseAddr
+	want := Set{Number: 3, Bridge: "stampede-br3", Root: ip("10.203.3.1"), Hosts: []Host{
+		{Name: "stampede3-h1", Addr: ip("10.203.3.11"), Addrs: []netip.Addr{ip("10.203.3.11")}},
+		{Name: "stampede3-h2", Addr: ip("10.203.3.12"), Addrs: []netip.Addr{ip("10.203.3.12"), ip("10.203.3.14")}},
 	}}
 	if fmt.Sprint(s) != fmt.Sprint(want) {
 		t.Fatalf("got %+v, want %+v", s, want)
@@ -41,6 +42,7 @@ func TestParse(t *testing.T) {
 		"hosts bridge=b set=0 root=10.203.0.1", // order is fixed
 		"hosts set=0 bridge=b root=10.203.0.1 h1",   // not NAME=ADDR
 		"hosts set=0 bridge=b root=10.203.0.1 h1=x", // not an address
+		"hosts set=0 bridge=b root=10.203.0.1 h1=10.203.0.11,",
 		"hosts set=0 bridge=b root=nope",
 	} {
 		if s, err := Parse(bad); err == nil {
@@ -104,10 +106,10 @@ func expectPeer(t *testing.T, peers <-chan netip.Addr, want netip.Addr, from str
 
 // TestReach: a listener inside host 1 is reached from the root namespace
 // (arriving from the bridge's address), from host 2 by a thread moved into
-// it, and from host 2 by a child process started there; each connection
-// arrives from where it was made.
+// it, from host 2's second address, and from host 2 by a child process
+// started there; each connection arrives from where it was made.
 func TestReach(t *testing.T) {
-	s := Up(t, 2)
+	s := UpAddrs(t, 2, 2)
 	h1, h2 := s.Hosts[0], s.Hosts[1]
 
 	var ln net.Listener
@@ -133,6 +135,18 @@ func TestReach(t *testing.T) {
 		t.Fatalf("%s -> %s: %q, %v", h2.Name, addr, back, err)
 	}
 	expectPeer(t, peers, h2.Addr, h2.Name)
+
+	if err := h2.Do(func() error {
+		d := net.Dialer{Timeout: 5 * time.Second, LocalAddr: &net.TCPAddr{IP: h2.Addrs[1].AsSlice()}}
+		c, err := d.Dial("tcp", addr)
+		if err != nil {
+			return err
+		}
+		return c.Close()
+	}); err != nil {
+		t.Fatalf("%s from %v -> %s: %v", h2.Name, h2.Addrs[1], addr, err)
+	}
+	expectPeer(t, peers, h2.Addrs[1], h2.Name+"'s second address")
 
 	// A child process in host 2: this test binary again, running
 	// TestHelperDial, started the way agents are started in a host.
@@ -308,7 +322,7 @@ func TestScript(t *testing.T) {
 	}
 	echoServer(t, ln)
 
-	again, err := UpSet(ctx, s.Number, 3)
+	again, err := UpSet(ctx, s.Number, 3, 1)
 	if err != nil || fmt.Sprint(again) != fmt.Sprint(s) {
 		t.Fatalf("up again: %+v, %v; want %+v", again, err, s)
 	}
@@ -316,8 +330,8 @@ func TestScript(t *testing.T) {
 		t.Fatalf("after a second up: %q, %v", back, err)
 	}
 
-	fewer, err := UpSet(ctx, s.Number, 1)
-	if err != nil || len(fewer.Hosts) != 1 || fewer.Hosts[0] != s.Hosts[0] {
+	fewer, err := UpSet(ctx, s.Number, 1, 1)
+	if err != nil || len(fewer.Hosts) != 1 || fmt.Sprint(fewer.Hosts[0]) != fmt.Sprint(s.Hosts[0]) {
 		t.Fatalf("up 1 after up 3: %+v, %v", fewer, err)
 	}
 	if _, err := os.Stat("/run/netns/" + s.Hosts[2].Name); !errors.Is(err, os.ErrNotExist) {
@@ -325,6 +339,17 @@ func TestScript(t *testing.T) {
 	}
 	if back, err := roundTrip(ln.Addr().String(), "kept"); err != nil || back != "kept" {
 		t.Fatalf("host 1 after up 1: %q, %v", back, err)
+	}
+	// More addresses, then fewer: the first stays, so does the listener.
+	more, err := UpSet(ctx, s.Number, 1, 3)
+	if err != nil || fmt.Sprint(more.Hosts[0].Addrs) != fmt.Sprint([]netip.Addr{s.Hosts[0].Addr, s.Hosts[0].Addr.Next(), s.Hosts[0].Addr.Next().Next()}) {
+		t.Fatalf("up 1 --addrs 3: %+v, %v", more, err)
+	}
+	if fewer, err := UpSet(ctx, s.Number, 1, 1); err != nil || fmt.Sprint(fewer) != fmt.Sprint(Set{Number: s.Number, Bridge: s.Bridge, Root: s.Root, Hosts: s.Hosts[:1]}) {
+		t.Fatalf("up 1 --addrs 1 after --addrs 3: %+v, %v", fewer, err)
+	}
+	if back, err := roundTrip(ln.Addr().String(), "again"); err != nil || back != "again" {
+		t.Fatalf("host 1 after its addresses changed: %q, %v", back, err)
 	}
 
 	for range 2 {
@@ -345,7 +370,7 @@ func TestScript(t *testing.T) {
 	if out, err := exec.Command("ip", "link", "add", s.Bridge, "type", "veth", "peer", "name", fmt.Sprintf("stp%dsq", s.Number)).CombinedOutput(); err != nil {
 		t.Fatalf("make a squatter: %v: %s", err, out)
 	}
-	if _, err := UpSet(ctx, s.Number, 2); err == nil || !strings.Contains(err.Error(), "up failed") || !strings.Contains(err.Error(), "exit status 1") {
+	if _, err := UpSet(ctx, s.Number, 2, 1); err == nil || !strings.Contains(err.Error(), "up failed") || !strings.Contains(err.Error(), "exit status 1") {
 		t.Fatalf("up over a squatter: %v, want exit status 1 and \"up failed\"", err)
 	}
 	for _, h := range s.Hosts {
@@ -359,6 +384,7 @@ func TestScript(t *testing.T) {
 
 	for _, args := range [][]string{
 		{}, {"up"}, {"up", "0"}, {"up", "201"}, {"up", "x"}, {"up", "2", "--set", "100"},
+		{"up", "2", "--addrs", "0"}, {"up", "100", "--addrs", "3"}, {"down", "--addrs", "2"},
 		{"down", "extra"}, {"status", "--set"}, {"restart"},
 	} {
 		_, err := script(ctx, args...)

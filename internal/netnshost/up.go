@@ -23,6 +23,12 @@ func Required() bool {
 // made here the test skips with the reason, or fails when Required.
 func Up(t testing.TB, n int) Set {
 	t.Helper()
+	return UpAddrs(t, n, 1)
+}
+
+// UpAddrs is Up with m addresses per host (hosts.sh --addrs m).
+func UpAddrs(t testing.TB, n, m int) Set {
+	t.Helper()
 	k := lease(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -39,13 +45,18 @@ func Up(t testing.TB, n int) Set {
 			t.Errorf("netnshost: %v", err)
 		}
 	})
-	s, err := UpSet(ctx, k, n)
+	s, err := UpSet(ctx, k, n, m)
 	if err != nil {
 		unavailable(t, err)
 		t.Fatal(err)
 	}
 	if len(s.Hosts) != n {
 		t.Fatalf("netnshost: asked hosts.sh for %d hosts, it printed %d: %+v", n, len(s.Hosts), s)
+	}
+	for _, h := range s.Hosts {
+		if len(h.Addrs) != m {
+			t.Fatalf("netnshost: asked hosts.sh for %d addresses per host, %s has %v", m, h.Name, h.Addrs)
+		}
 	}
 	return s
 }
