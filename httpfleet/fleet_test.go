@@ -155,6 +155,23 @@ func TestDeadline(t *testing.T) {
 	}
 }
 
+// TestGraceIsNotADeadline: without --deadline, a retry whose wait would
+// outlast the run's grace period is not made either, but the request is
+// "unfinished" (the run ended), not a "deadline" outcome nor abandoned.
+func TestGraceIsNotADeadline(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "2")
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	t.Cleanup(srv.Close)
+	res := run(t, Config{URL: srv.URL, Clients: 2, Rate: 10, Duration: 300 * time.Millisecond, Grace: 500 * time.Millisecond})
+	s := res.Summary
+	if s.Requests == 0 || s.Outcomes[OutcomeUnfinished] != s.Requests || s.Abandoned != 0 || s.DeadlineS != nil {
+		t.Errorf("requests %d, outcomes %v, abandoned %d, deadline_s %v; want all unfinished, none abandoned, no deadline",
+			s.Requests, s.Outcomes, s.Abandoned, s.DeadlineS)
+	}
+}
+
 // TestOverloaded529 is issue 12's second acceptance case: every client's
 // first request gets 529 with Retry-After: 2. No retry may come sooner
 // than 2 s after a 529 (checked at the server: the k-th earliest retry

@@ -179,6 +179,10 @@ func (m *meter) send(ctx context.Context, cfg Config, tr http.RoundTripper, c, k
 		}
 	case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
 		outcome = OutcomeUnfinished
+	case errors.Is(err, httpretry.ErrPastDeadline) && !ownDeadline(ctx, cfg, sched):
+		// The next wait would outlast the run's grace period, not a
+		// deadline of the request's own.
+		outcome = OutcomeUnfinished
 	case errors.Is(err, httpretry.ErrPastDeadline) || (rctx.Err() != nil && errors.Is(err, context.DeadlineExceeded)):
 		outcome = OutcomeDeadline
 	case errors.As(err, &rerr) && rerr.LastStatus != 0:
@@ -204,6 +208,16 @@ func (m *meter) send(ctx context.Context, cfg Config, tr http.RoundTripper, c, k
 	if errors.Is(err, httpretry.ErrUnsafeMethod) {
 		m.sum.NotRetriedUnsafe++
 	}
+}
+
+// ownDeadline reports whether the request scheduled at sched has a
+// deadline (cfg.Deadline) of its own that comes before the run's end.
+func ownDeadline(run context.Context, cfg Config, sched time.Time) bool {
+	if cfg.Deadline <= 0 {
+		return false
+	}
+	end, ok := run.Deadline()
+	return !ok || sched.Add(cfg.Deadline).Before(end)
 }
 
 // attempt counts one attempt.
