@@ -32,7 +32,7 @@ import (
 type wssFleet struct {
 	f    *Fleet
 	tls  *tls.Config // the fleet's, built once (Config.TLSConfig)
-	mu   sync.Mutex // guards rec.rep; rec.cnt is atomic
+	mu   sync.Mutex  // guards rec.rep; rec.cnt is atomic
 	rec  *recorder
 	gate chan struct{} // first connects in flight
 
