@@ -35,7 +35,8 @@ func Banner(w io.Writer, cfg *Config) {
 	fmt.Fprintf(&b, "drill: caps: at most %d connections open at once, load stops at %s or at once on Ctrl-C\n",
 		f.Clients, cfg.Run.Duration)
 	if cfg.RestartCmd != "" {
-		fmt.Fprintf(&b, "drill: deploy: `%s` at %s\n", cfg.RestartCmd, cfg.At)
+		cmd := redact.Scrub(cfg.RestartCmd, redact.Values(f.Header, f.SecretHeaders, f.URL))
+		fmt.Fprintf(&b, "drill: deploy: `%s` at %s\n", cmd, cfg.At)
 	} else {
 		fmt.Fprintf(&b, "drill: waiting for an outage: deploy by hand during the run; it is detected from the clients' side\n")
 	}

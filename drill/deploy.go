@@ -79,7 +79,7 @@ func (d *Deploy) Run(ctx context.Context, start time.Time) {
 	d.mu.Lock()
 	d.started, d.start = true, time.Since(start)
 	d.mu.Unlock()
-	d.logf("started `%s` at %.3fs", d.Command, d.start.Seconds())
+	d.logf("started `%s` at %.3fs", d.shown(), d.start.Seconds())
 	if err := cmd.Start(); err != nil {
 		d.finish(false, time.Since(start), fmt.Sprintf("not started: %v", err))
 		return
@@ -130,7 +130,7 @@ func (d *Deploy) finish(ok bool, end time.Duration, exit string) {
 	d.mu.Lock()
 	d.ok, d.end, d.exit = ok, end, exit
 	d.mu.Unlock()
-	d.logf("`%s` %s at %.3fs", d.Command, exit, end.Seconds())
+	d.logf("`%s` %s at %.3fs", d.shown(), exit, end.Seconds())
 }
 
 // Write takes the command's output (stdout and stderr both).
@@ -189,19 +189,22 @@ func (d *Deploy) Events() []results.Event {
 	if !d.started {
 		return nil
 	}
-	return []results.Event{{Kind: "deploy", Mode: "command", Spec: d.Command, Start: d.start, End: d.end, Ready: d.end, PID: d.pid, Exit: d.exit}}
+	return []results.Event{{Kind: "deploy", Mode: "command", Spec: d.shown(), Start: d.start, End: d.end, Ready: d.end, PID: d.pid, Exit: d.exit}}
 }
 
 // Checks returns the "deploy" check: the command exited 0.
 func (d *Deploy) Checks([]results.Event) []results.Check {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	detail := fmt.Sprintf("`%s`: %s", d.Command, d.exit)
+	detail := fmt.Sprintf("`%s`: %s", d.shown(), d.exit)
 	if d.started {
 		detail += fmt.Sprintf(", from %.3fs to %.3fs", d.start.Seconds(), d.end.Seconds())
 	}
 	return []results.Check{{Name: "deploy", Pass: d.ok, Detail: detail}}
 }
+
+// shown is the command as written and printed: secrets scrubbed.
+func (d *Deploy) shown() string { return redact.Scrub(d.Command, d.Secrets) }
 
 // Output returns the command's output as kept (scrubbed).
 func (d *Deploy) Output() string {
@@ -221,7 +224,7 @@ func (d *Deploy) WriteFiles(dir string) error {
 	if out != "" && !strings.HasSuffix(out, "\n") {
 		out += "\n"
 	}
-	out += fmt.Sprintf("# stampede drill: `%s`: %s\n", d.Command, d.exit)
+	out += fmt.Sprintf("# stampede drill: `%s`: %s\n", d.shown(), d.exit)
 	d.mu.Unlock()
 	path := filepath.Join(dir, DeployLogFile)
 	if err := os.WriteFile(path, []byte(out), 0o600); err != nil {

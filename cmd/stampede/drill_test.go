@@ -188,6 +188,17 @@ func TestDrillDeploy(t *testing.T) {
 		t.Errorf("junit: %d tests %d failures %v; want 3 passed (2 SLOs, the deploy)", st.Tests, st.Failures, failedCases(st))
 	}
 	privateFolder(t, out)
+	// The report shows the deploy's span on the timeline, what the
+	// clients saw, and the check.
+	page, err := os.ReadFile(filepath.Join(out, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"name":"deploy command","start":`, `<code>deploy</code>`, "closed_1012", "http_503"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
 	if b, err := os.ReadFile(filepath.Join(out, drill.DeployLogFile)); err != nil || !strings.Contains(string(b), "deploying\ndone\n") {
 		t.Errorf("deploy.log: %q, %v", b, err)
 	}
@@ -242,3 +253,54 @@ func TestDrillBadInput(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestDrillWaitForOutage: no command; the server restarts by itself (a
+// deploy by hand) and the clients' side detects the outage: the "outage"
+// check passes. A run in which nothing happened fails it.
+func TestDrillWaitForOutage(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		restart bool
+		code    int
+	}{
+		{"deployed by hand", true, 0},
+		{"nothing happened", false, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newDrillServer(t)
+			if tc.restart {
+				// Once the fleet is up, as an operator's deploy would come.
+				stop := make(chan struct{})
+				t.Cleanup(func() { close(stop) })
+				go func() {
+					for peak, _, _, _ := srv.stats(); peak < 10; peak, _, _, _ = srv.stats() {
+						select {
+						case <-stop:
+							return
+						case <-time.After(20 * time.Millisecond):
+						}
+					}
+					time.Sleep(300 * time.Millisecond)
+					srv.restart(1012, 500*time.Millisecond, "1")
+				}()
+			}
+			out, junit := filepath.Join(t.TempDir(), "out"), filepath.Join(t.TempDir(), "drill.xml")
+			code, stdout, stderr := runDrill(t, "--url", srv.url, "--clients", "10", "--duration", "4s", "--wait-for-outage",
+				"--policy", "exp:initial=200ms,max=1s,jitter=0.5", "--junit", junit, "--out", out, "--progress", "0")
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\n%s\n%s", code, tc.code, stdout, stderr)
+			}
+			if !strings.Contains(stderr, "drill: waiting for an outage") {
+				t.Errorf("no banner line for the wait:\n%s", stderr)
+			}
+			s := readDrillSummary(t, out)
+			if len(s.Checks) != 1 || s.Checks[0].Name != "outage" || s.Checks[0].Pass != tc.restart {
+				t.Errorf("checks %+v; want outage pass=%v", s.Checks, tc.restart)
+			}
+			st := readJUnit(t, junit).Suites[0]
+			if f := failedCases(st); st.Tests != 1 || (len(f) == 1) == tc.restart {
+				t.Errorf("junit: %d tests, failed %v", st.Tests, f)
+			}
+		})
+	}
+}
