@@ -8,6 +8,7 @@
 //	           │     └ control messages: restart, stall, backlog, reject
 //	           ├─ proxy agent (fault proxy group) <── chaos.Supervisor
 //	           ├─ loadgen agents (shares of the fleet) ──> merged results.Report
+//	           ├─ Config.Sidecars (a drill's deploy command, collectors) ──> events, files
 //	           ├─ hoststat.Sampler (gopsutil: every agent's processes) ──> resources.csv
 //	           ├─ hoststat.KernelSampler (herd counters once a second) ──> kernel.csv
 //	           └─ kernel counters, first to last sample ──> results.Summarize ──> summary.json (+ SLOs)
