@@ -160,9 +160,9 @@ func TestDrillSecretsStaySecret(t *testing.T) {
 	dir := t.TempDir()
 	out, junit := filepath.Join(dir, "out"), filepath.Join(dir, "drill.xml")
 	url := strings.Replace(srv.url, "ws://", "ws://drill:"+password+"@", 1)
-	p := startStampede(t, "drill", "--url", url, "--clients", "20", "--loadgen-procs", "2", "--duration", "3s",
+	p := startStampede(t, "drill", "--url", url, "--clients", "20", "--loadgen-procs", "2", "--duration", "4s",
 		"--header", "Authorization: Bearer "+token, "-H", "X-Api-Key: "+apiKey, "--secret-header", "x-api-key",
-		"--restart-cmd", "echo token-free output; sleep 1.5", "--at", "200ms", "--out", out, "--junit", junit, "--progress", "1s")
+		"--restart-cmd", "echo token-free output; sleep 1.5", "--at", "500ms", "--out", out, "--junit", junit, "--progress", "1s")
 	p.waitLine(t, "drill: target", 30*time.Second)
 	secrets := []string{token, apiKey, password}
 	seen := map[int]string{} // the children seen, by PID: their program and first argument
@@ -173,7 +173,12 @@ func TestDrillSecretsStaySecret(t *testing.T) {
 			}
 		}
 	}
-	for deadline := time.Now().Add(2500 * time.Millisecond); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	// Until the drill has exited (its /proc entry gone or a zombie).
+	running := func() bool {
+		st, err := os.ReadFile("/proc/" + strconv.Itoa(p.cmd.Process.Pid) + "/stat")
+		return err == nil && !bytes.Contains(st, []byte(") Z "))
+	}
+	for deadline := time.Now().Add(60 * time.Second); running() && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		ents, _ := os.ReadDir("/proc")
 		for _, e := range ents {
 			if _, err := strconv.Atoi(e.Name()); err != nil {
@@ -189,12 +194,12 @@ func TestDrillSecretsStaySecret(t *testing.T) {
 			if b, err := os.ReadFile(dir + "/environ"); err == nil {
 				check(dir+"/environ", b)
 			}
-			if b, err := os.ReadFile(dir + "/cmdline"); err == nil {
+			if b, err := os.ReadFile(dir + "/cmdline"); err == nil && len(b) > 0 { // empty: a zombie
 				f := bytes.SplitN(append(b, 0, 0), []byte{0}, 3)
 				seen[pid] = string(f[0]) + " " + string(f[1])
 			}
 		}
-		if b, err := os.ReadFile("/proc/" + strconv.Itoa(p.cmd.Process.Pid) + "/cmdline"); err == nil && !bytes.Contains(b, []byte("Authorization:")) {
+		if b, err := os.ReadFile("/proc/" + strconv.Itoa(p.cmd.Process.Pid) + "/cmdline"); err == nil && len(b) > 0 && !bytes.Contains(b, []byte("Authorization:")) {
 			t.Errorf("the drill's own command line lost its header flag: %q", b)
 		}
 	}
