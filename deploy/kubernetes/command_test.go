@@ -13,7 +13,7 @@ import (
 
 // agentFlags are the flags of `stampede agent` (issue 10): the agents'
 // args may use these and no others.
-var agentFlags = []string{"--nats", "--token-file", "--name", "--role", "--capacity", "--nats-creds", "--tls-cert", "--tls-key", "--ca"}
+var agentFlags = []string{"--nats", "--token-file", "--name", "--role", "--capacity", "--source-ips", "--nats-creds", "--tls-cert", "--tls-key", "--ca", "--join-timeout"}
 
 // TestAgentCommand: each completion index gives its own agent: named by
 // the index, joining the given URL with the given token file, with the
