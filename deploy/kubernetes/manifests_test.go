@@ -315,7 +315,7 @@ func derefMode(m *int32) int32 {
 // TestPodsLockedDown: every pod runs as a non-root user with no privilege
 // escalation, a read-only root, no capabilities, no service account token,
 // bounded in time, with requests and limits (limits at least the
-// requests), on the same image.
+// requests), on the same image; a Job's working directory is writable.
 func TestPodsLockedDown(t *testing.T) {
 	f := load(t)
 	type pod struct {
@@ -351,6 +351,16 @@ func TestPodsLockedDown(t *testing.T) {
 				s.ReadOnlyRootFilesystem == nil || !*s.ReadOnlyRootFilesystem ||
 				s.Capabilities == nil || !slices.Equal(s.Capabilities.Drop, []corev1.Capability{"ALL"}) {
 				t.Errorf("%s/%s: want allowPrivilegeEscalation false, readOnlyRootFilesystem true, capabilities drop [ALL]", p.name, c.Name)
+			}
+			if strings.HasPrefix(p.name, "Job ") {
+				// A read-only root: relative paths must land somewhere writable.
+				writable := false
+				for _, m := range c.VolumeMounts {
+					writable = writable || (!m.ReadOnly && (c.WorkingDir == m.MountPath || strings.HasPrefix(c.WorkingDir, m.MountPath+"/")))
+				}
+				if !writable {
+					t.Errorf("%s/%s: workingDir %q is not on a writable volume", p.name, c.Name, c.WorkingDir)
+				}
 			}
 			for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
 				req, okr := c.Resources.Requests[r]
