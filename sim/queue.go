@@ -21,18 +21,18 @@ type entry struct {
 type kind uint8
 
 const (
-	evChaos kind = iota // a planned chaos event starts or ends (who: index into the run's actions)
-	evAccept            // a listener may accept (who: listener)
-	evStart             // a client starts an attempt
-	evSyn               // a client's SYN is retransmitted
-	evAck               // a client's final ACK reaches the listener
-	evRetryAck          // a stalled client's data or the listener's SYN-ACK is sent again
-	evConnTimeout       // a client's connect deadline or SYN give-up
-	evHSTimeout         // a client's handshake deadline
-	evUpgraded          // a client's 101 arrives
-	evRejected          // a client's upgrade is answered with an error status
-	evRamp              // the next first connect of the ramp
-	evClosed            // a client's connection is closed by its stopping process
+	evChaos       kind = iota // a planned chaos event starts or ends (who: index into the run's actions)
+	evAccept                  // a listener may accept (who: listener)
+	evStart                   // a client starts an attempt
+	evSyn                     // a client's SYN is retransmitted
+	evAck                     // a client's final ACK reaches the listener
+	evRetryAck                // a stalled client's data or the listener's SYN-ACK is sent again
+	evConnTimeout             // a client's connect deadline or SYN give-up
+	evHSTimeout               // a client's handshake deadline
+	evUpgraded                // a client's 101 arrives
+	evRejected                // a client's upgrade is answered with an error status
+	evRamp                    // the next first connect of the ramp
+	evClosed                  // a client's connection is closed by its stopping process
 )
 
 // less orders entries by time, then kind, then who.

@@ -40,7 +40,7 @@ type sim struct {
 	stopped [connerr.NumClasses]int
 	giveUp  int64 // SYN give-up, from a leg's first SYN
 
-	next     int  // ramp cursor: the first client not started yet
+	next     int // ramp cursor: the first client not started yet
 	slotNs   float64
 	inflight int  // first connects in flight
 	rampWait bool // the ramp waits for an in-flight first connect to end

@@ -61,4 +61,3 @@ func WriteResults(dir string, sum *results.Summary, rep *results.Report) error {
 	}
 	return report.Render(dir)
 }
-
