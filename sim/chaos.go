@@ -132,7 +132,7 @@ func (s *sim) stopProcs(procs []int, mode string, stall bool, now int64) {
 		l := &s.lsts[p]
 		in[p] = true
 		l.open, l.accepting, l.down = stall, false, true
-		l.n, l.head, l.synq = 0, 0, 0
+		l.n, l.head, l.synq, l.inflight = 0, 0, 0, 0
 	}
 	s.closeClass = connerr.Closed1006
 	if mode == chaos.ModeGraceful {

@@ -182,6 +182,7 @@ func (s *sim) dispatch(e entry) {
 		}
 	case evAck:
 		if c.state == stAckFlight {
+			s.lsts[c.lst].inflight--
 			s.ack(e.who, e.at)
 		}
 	case evRetryAck:
@@ -299,6 +300,17 @@ func (s *sim) syn(id uint32, now int64) {
 		c.flags &^= flCookie
 		l.synq++
 	}
+	if l.n+l.inflight < l.backlog {
+		// Room for this one whatever the handshakes in flight do: its
+		// final ACK cannot be dropped, so it is queued now rather than
+		// one RTT later (one event fewer per connect).
+		if c.flags&flFwd == 0 {
+			c.deadline = addSat(now, s.cfg.HandshakeTimeout)
+		}
+		s.enqueue(id, now)
+		return
+	}
+	l.inflight++
 	c.setState(stAckFlight)
 	s.q.push(entry{at: now + int64(s.cfg.RTT), who: id, gen: c.gen, kind: evAck})
 }
@@ -409,6 +421,9 @@ func (s *sim) hsTimeout(id uint32, now int64) {
 	case stStalled, stAckFlight:
 		if c.flags&flCookie == 0 {
 			s.lsts[c.lst].synq--
+		}
+		if c.state == stAckFlight {
+			s.lsts[c.lst].inflight--
 		}
 	case stQueued, stUpgrading, stSynSent:
 	default:

@@ -187,13 +187,13 @@ func main() {
 
 // storm returns the chaos instant and the run's length for n clients: the
 // bench's 8 s and 45 s at 10,000; for more, the event once the ramp (1,800
-// first connects a second) is done and 200 s to recover.
+// first connects a second) is done, and 240 s in all at 50,000.
 func storm(n int) (at, dur time.Duration) {
 	if n <= 10000 {
 		return 8 * time.Second, 45 * time.Second
 	}
 	at = time.Duration(n/1800+5) * time.Second
-	return at, at + 200*time.Second
+	return at, at + 208*time.Second
 }
 
 func secs(s float64) string {
