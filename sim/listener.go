@@ -23,7 +23,7 @@ type listener struct {
 	head, n   int
 	backlog   int
 	synq      int
-	inflight  int // handshakes whose final ACK is on its way
+	inflight  int   // handshakes whose final ACK is on its way
 	open      bool  // the port is bound: a SYN is not refused
 	accepting bool  // the process accepts (not down, not stalled)
 	stalls    int   // stall events in force
