@@ -10,7 +10,7 @@ import (
 )
 
 // Defaults of the model. The kernel's figures are the ones measured on
-// this project's machines (docs/simulator.md, FIELD-NOTES).
+// this project's machines (docs/simulator.md).
 const (
 	// DefaultBacklog is the target's listen backlog (target.DefaultBacklog).
 	DefaultBacklog = 128
@@ -66,7 +66,7 @@ var DefaultSynSchedule = []time.Duration{
 }
 
 // synGiveUp is when connect fails with ETIMEDOUT for TCP_SYNCNT 1..6, as
-// measured on this kernel (FIELD-NOTES): 3.0, 7.1, 19.5, 35.7, 69.7, 135 s.
+// measured on this kernel (docs/simulator.md): 3.0, 7.1, 19.5, 35.7, 69.7, 135 s.
 var synGiveUp = []time.Duration{
 	3 * time.Second, 7100 * time.Millisecond, 19500 * time.Millisecond,
 	35700 * time.Millisecond, 69700 * time.Millisecond, 135 * time.Second,
