@@ -47,7 +47,7 @@ func less(a, b *entry) bool {
 }
 
 // calendar is the event queue: one bucket per millisecond of the run,
-// entries appended unordered, and the bucket being run kept as a binary
+// entries appended unordered, and the bucket being run kept as a 4-ary
 // heap. Pushing and popping cost O(log b) for b entries in one
 // millisecond, not O(log n) over every pending event; the buckets of a
 // run take 24 bytes per millisecond.
@@ -97,7 +97,7 @@ func (c *calendar) pop() (e entry, ok bool) {
 				c.spare = append(c.spare, c.heap[:0])
 			}
 			c.heap = s
-			for i := len(s)/2 - 1; i >= 0; i-- {
+			for i := (len(s) - 2) / 4; i >= 0; i-- {
 				c.down(i)
 			}
 		}
@@ -117,7 +117,7 @@ func (c *calendar) heapPush(e entry) {
 	c.heap = append(c.heap, e)
 	i := len(c.heap) - 1
 	for i > 0 {
-		p := (i - 1) / 2
+		p := (i - 1) / 4
 		if !less(&c.heap[i], &c.heap[p]) {
 			break
 		}
@@ -130,13 +130,15 @@ func (c *calendar) down(i int) {
 	h := c.heap
 	n := len(h)
 	for {
-		l := 2*i + 1
-		if l >= n {
+		f := 4*i + 1
+		if f >= n {
 			return
 		}
-		m := l
-		if r := l + 1; r < n && less(&h[r], &h[l]) {
-			m = r
+		m := f
+		for k := f + 1; k < f+4 && k < n; k++ {
+			if less(&h[k], &h[m]) {
+				m = k
+			}
 		}
 		if !less(&h[m], &h[i]) {
 			return
