@@ -44,7 +44,6 @@ type sim struct {
 	slotNs   float64
 	inflight int  // first connects in flight
 	rampWait bool // the ramp waits for an in-flight first connect to end
-	inRamp   bool // ramp is running
 
 	issueGap  int64 // ns between attempt starts (IssueRate); 0 unlimited
 	issueFree int64 // the next attempt may start at
@@ -207,8 +206,6 @@ func (s *sim) dispatch(e entry) {
 // MaxInflight allows without a ramp.
 func (s *sim) ramp(now int64) {
 	s.rampWait = false
-	s.inRamp = true
-	defer func() { s.inRamp = false }()
 	for s.next < len(s.clients) {
 		if s.inflight >= s.cfg.MaxInflight {
 			s.rampWait = true
@@ -237,13 +234,8 @@ func (s *sim) attemptEnded(c *client, now int64) {
 	c.flags &^= flFirst
 	s.inflight--
 	if s.rampWait && s.inflight < s.cfg.MaxInflight {
-		if s.inRamp {
-			// An attempt that ended inside ramp (refused at once): ramp's
-			// loop goes on by itself.
-			s.rampWait = false
-			return
-		}
-		s.ramp(now) // no queue entry: one per first connect would cost 10 % of a run
+		s.rampWait = false
+		s.q.push(entry{at: now, kind: evRamp})
 	}
 }
 
