@@ -2,7 +2,7 @@
 // same backoff package, seed and chaos schedule as a real run, against a
 // model of the target's listen sockets and this kernel's TCP behaviour, in
 // virtual time. It reaches fleet sizes one machine's sockets cannot (ten
-// million clients in well under a minute) and writes the same results
+// million clients in one process, about 2.2 GiB) and writes the same results
 // folder as a real run, marked "simulated": true. docs/simulator.md
 // describes the model, its assumptions and its calibration against real
 // runs.
@@ -32,7 +32,7 @@
 // connection, reset at a 101), so a client waits in a simulation exactly
 // what it would wait in a real run after the same failures.
 //
-// Memory: a client is one 40-byte struct and at most one 16-byte queue
-// entry at a time; no goroutine per client. The recovery of each event is
+// Memory: a client is one 48-byte struct and a few 16-byte queue
+// entries at a time; no goroutine per client. The recovery of each event is
 // kept in 2 bits per client.
 package sim

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/chaos"
@@ -245,5 +246,16 @@ func TestConfigValidate(t *testing.T) {
 		if c.Validate() == nil {
 			t.Errorf("%s: Validate accepted it", name)
 		}
+	}
+}
+
+// TestSizes holds the memory the package documents per client: a 48-byte
+// client and 16-byte queue entries.
+func TestSizes(t *testing.T) {
+	if n := unsafe.Sizeof(client{}); n != 48 {
+		t.Errorf("client is %d bytes, docs say 48", n)
+	}
+	if n := unsafe.Sizeof(entry{}); n != 16 {
+		t.Errorf("queue entry is %d bytes, docs say 16", n)
 	}
 }

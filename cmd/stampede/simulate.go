@@ -27,7 +27,7 @@ func init() {
 			"--backlog, --accept-rate, SYN drops and retransmits on the kernel's schedule, final-ACK drops\n" +
 			"(handshake_timeout), refusals while the port is closed, restart modes, stalls, SYN cookies and\n" +
 			"an optional load balancer. Every client draws exactly the delays it would draw in a real run.\n" +
-			"Ten million clients take well under a minute. It writes the same results folder as run\n" +
+			"Ten million clients fit one process (about 2.2 GiB). It writes the same results folder as run\n" +
 			"(summary.json marked \"simulated\": true, timeline.csv, *.hlog, report.html); compare it with\n" +
 			"a real run with `stampede report SIMDIR REALDIR`. The model and its calibration against real\n" +
 			"runs: docs/simulator.md.\n\n" +
