@@ -365,9 +365,12 @@ func TestWait(t *testing.T) {
 		if got, want := p.Wait(7, 3, a, 0), p.Delay(7, 3, a); got != want {
 			t.Errorf("Wait(attempt %d, no hint) = %s, want Delay %s", a, got, want)
 		}
-		want := Hinted(5*time.Second, HintSpread, U(7, StreamHint, 3, uint64(a)))
+		want := max(p.Delay(7, 3, a), Hinted(5*time.Second, HintSpread, U(7, StreamHint, 3, uint64(a))))
 		if got := p.Wait(7, 3, a, 5*time.Second); got != want {
 			t.Errorf("Wait(attempt %d, hint 5s) = %s, want %s", a, got, want)
+		}
+		if got := p.Wait(7, 3, a, time.Millisecond); got != p.Delay(7, 3, a) {
+			t.Errorf("Wait(attempt %d, hint 1ms) = %s, want the policy's longer delay %s", a, got, p.Delay(7, 3, a))
 		}
 	}
 }

@@ -78,7 +78,7 @@ func (s *sim) retry(id uint32, f failure, now int64) {
 		return
 	}
 	var hint time.Duration
-	if f.hint > 0 && (f.status == 429 || f.status == 503) && !s.cfg.NoRetryAfter {
+	if f.hint > 0 && connerr.HonorsRetryAfter(f.status) && !s.cfg.NoRetryAfter {
 		hint = f.hint
 	}
 	d := s.cfg.Policy.Wait(s.cfg.Seed, uint64(id), attempt, hint)
