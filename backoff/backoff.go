@@ -290,6 +290,21 @@ func (p Policy) Delays(seed, client uint64, n int) []time.Duration {
 	return out
 }
 
+// Wait is the wait before retry number attempt (1-based) of one client of a
+// seeded run: the policy's Delay, or, when the server gave a hint (a
+// Retry-After the client honours; zero for none) and it is longer, the hint
+// spread upwards with a draw of StreamHint (Hinted): the policy's delay is
+// the floor. It is the one decision the loadgen's clients and the
+// simulator's (package sim) both call, so the same seed gives a client the
+// same waits in a real run and in a simulation.
+func (p Policy) Wait(seed, client uint64, attempt int, hint time.Duration) time.Duration {
+	d := p.Delay(seed, client, attempt)
+	if hint > 0 {
+		d = max(d, Hinted(hint, HintSpread, U(seed, StreamHint, client, uint64(attempt))))
+	}
+	return d
+}
+
 // HintSpread is the default upward spread applied to a server's Retry-After
 // hint: a fleet told "5" comes back over [5 s, 6 s], never sooner.
 const HintSpread = 0.2

@@ -356,3 +356,21 @@ func TestKindJSON(t *testing.T) {
 		t.Fatal("unknown kind accepted")
 	}
 }
+
+// TestWait checks the one retry decision: the policy's delay without a
+// hint, the hint spread upwards with its own draw with one.
+func TestWait(t *testing.T) {
+	p := Policy{Kind: Exp, Initial: time.Second, Jitter: 0.5}
+	for a := 1; a <= 5; a++ {
+		if got, want := p.Wait(7, 3, a, 0), p.Delay(7, 3, a); got != want {
+			t.Errorf("Wait(attempt %d, no hint) = %s, want Delay %s", a, got, want)
+		}
+		want := max(p.Delay(7, 3, a), Hinted(5*time.Second, HintSpread, U(7, StreamHint, 3, uint64(a))))
+		if got := p.Wait(7, 3, a, 5*time.Second); got != want {
+			t.Errorf("Wait(attempt %d, hint 5s) = %s, want %s", a, got, want)
+		}
+		if got := p.Wait(7, 3, a, time.Millisecond); got != p.Delay(7, 3, a) {
+			t.Errorf("Wait(attempt %d, hint 1ms) = %s, want the policy's longer delay %s", a, got, p.Delay(7, 3, a))
+		}
+	}
+}

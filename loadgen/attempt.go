@@ -8,7 +8,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/connerr"
 )
 
@@ -170,10 +169,11 @@ func nextWait(cfg *Config, id uint32, attempt int, f failure, now int64) (d time
 	if !f.class.Retryable(f.status) || !cfg.Policy.Retry(attempt) {
 		return 0, false
 	}
-	d = cfg.Policy.Delay(cfg.Seed, uint64(id), attempt)
+	var hint time.Duration
 	if f.hint > 0 && connerr.HonorsRetryAfter(f.status) && !cfg.NoRetryAfter {
-		d = max(d, backoff.Hinted(f.hint, backoff.HintSpread, backoff.U(cfg.Seed, backoff.StreamHint, uint64(id), uint64(attempt))))
+		hint = f.hint
 	}
+	d = cfg.Policy.Wait(cfg.Seed, uint64(id), attempt, hint)
 	if cfg.OnRetry != nil {
 		cfg.OnRetry(Retry{Client: id, Attempt: attempt, Class: f.class, Hint: f.hint, Delay: d, At: time.Duration(now)})
 	}

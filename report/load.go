@@ -228,6 +228,9 @@ func (r *Run) setName(name string) {
 	if r.Policy != "" {
 		r.Label = name + " (" + r.Policy + ")"
 	}
+	if r.Summary != nil && r.Summary.Simulated {
+		r.Label += " [simulated]"
+	}
 }
 
 // benchDirs returns the run folders of a bench folder, nil when dir is not
@@ -279,9 +282,17 @@ func policyOf(s *results.Summary) string {
 		Fleet *struct {
 			Policy *backoff.Policy `json:"policy"`
 		} `json:"fleet"`
+		// Policy is where a simulated run's config (sim.Config) has it.
+		Policy *backoff.Policy `json:"policy"`
 	}
-	if json.Unmarshal(s.Config, &cfg) == nil && cfg.Fleet != nil && cfg.Fleet.Policy != nil {
+	if json.Unmarshal(s.Config, &cfg) != nil {
+		return ""
+	}
+	if cfg.Fleet != nil && cfg.Fleet.Policy != nil {
 		return cfg.Fleet.Policy.String()
+	}
+	if cfg.Policy != nil {
+		return cfg.Policy.String()
 	}
 	return ""
 }

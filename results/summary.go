@@ -25,6 +25,10 @@ type Summary struct {
 	RunID string `json:"run_id"`
 	// Seed is the run's seed: the same seed replays every random draw.
 	Seed uint64 `json:"seed"`
+	// Simulated is true for the results of `stampede simulate` (package
+	// sim): every figure comes from the model, none from sockets; the
+	// kernel counters are the model's. Omitted for a real run.
+	Simulated bool `json:"simulated,omitempty"`
 	// Config is the run's configuration as JSON, kept verbatim.
 	Config json.RawMessage `json:"config"`
 	// Clients is the fleet's size.

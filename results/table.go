@@ -99,6 +99,44 @@ func WriteComparison(w io.Writer, rows []Row) error {
 	return tw.Flush()
 }
 
+// WriteSideBySide writes the key figures of two runs' worst events figure
+// by figure, b beside a, with b's error relative to a: how `stampede
+// report` sets a simulated run beside the real one it models (a is the
+// real run).
+func WriteSideBySide(w io.Writer, a, b Row) error {
+	ra, oka := a.Summary.WorstRecovery()
+	rb, okb := b.Summary.WorstRecovery()
+	if !oka || !okb {
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "figure\t%s\t%s\terror\n", a.Policy, b.Policy)
+	lo := func(s *Summary) *float64 { v := float64(s.Kernel.ListenOverflows); return &v }
+	peak := func(p *uint32) *float64 {
+		if p == nil {
+			return nil
+		}
+		v := float64(*p)
+		return &v
+	}
+	for _, f := range []struct {
+		name string
+		x, y *float64
+	}{
+		{"R50 s", ra.R50S, rb.R50S}, {"R90 s", ra.R90S, rb.R90S}, {"R99 s", ra.R99S, rb.R99S}, {"R100 s", ra.R100S, rb.R100S},
+		{"herd peak/100ms", peak(ra.HerdPeakPer100ms), peak(rb.HerdPeakPer100ms)},
+		{"wasted/client", ra.WastedAttemptsPerClient, rb.WastedAttemptsPerClient},
+		{"ListenOverflows", lo(a.Summary), lo(b.Summary)},
+	} {
+		e := "-"
+		if f.x != nil && f.y != nil && *f.x != 0 {
+			e = fmt.Sprintf("%+.0f %%", 100*(*f.y-*f.x)/(*f.x))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", f.name, FloatText(f.x, 2), FloatText(f.y, 2), e)
+	}
+	return tw.Flush()
+}
+
 // RText formats one of r's R figures in seconds to 2 decimals for a
 // table: "never" when r had clients to recover but the figure has no value
 // (not enough came back before the run ended, or the target was never

@@ -19,6 +19,8 @@ func init() {
 			"one DIR renders DIR/report.html again; several print a table of the key figures of each\n" +
 			"run's worst event and write a comparison page (./compare.html unless --out) with the\n" +
 			"runs' curves overlaid. A bench folder (with bench.json) stands for all its runs.\n" +
+			"A simulated run (stampede simulate) and a real one, given together, are also printed\n" +
+			"figure by figure, side by side, with the simulator's error relative to the real run.\n" +
 			"The page is self-contained: it opens from disk with no network.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Usage: "write the page to `FILE` (default DIR/report.html for one run, ./compare.html for several)"},
@@ -43,6 +45,18 @@ func reportAction(c *cli.Context) error {
 		}
 		if err := results.WriteComparison(c.App.Writer, rows); err != nil {
 			return err
+		}
+		if len(runs) == 2 && runs[0].Summary.Simulated != runs[1].Summary.Simulated {
+			// A simulated run and a real one: side by side, the
+			// simulator's error relative to the real run.
+			realRow, simRow := rows[0], rows[1]
+			if runs[0].Summary.Simulated {
+				realRow, simRow = rows[1], rows[0]
+			}
+			fmt.Fprintln(c.App.Writer)
+			if err := results.WriteSideBySide(c.App.Writer, realRow, simRow); err != nil {
+				return err
+			}
 		}
 		switch {
 		case out != "":

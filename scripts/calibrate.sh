@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Calibration of the simulator (issue 13): real storms and the same storms
+# simulated, side by side with relative errors.
+#
+#   flock /work/notes/heavy.lock scripts/calibrate.sh [flags of scripts/calibrate]
+#       e.g. -clients 10000 (one size), -reuse (keep real runs already done),
+#            -out DIR (where the results folders go; default a temporary folder)
+#
+# For 10,000 and 50,000 clients and the policies fixed, exp and exp with
+# jitter and spread, it runs `stampede run` (backlog 128, 2,000 accepts/s,
+# TCP_SYNCNT 2, 5 s upgrade timeout, abrupt restart down=2s, keepalive off)
+# and `stampede simulate` with the same flags, then prints R50/R90/R99,
+# herd peak, wasted attempts per client and ListenOverflows, real beside
+# simulated, and whether the policies rank the same. The real runs are heavy
+# (50,000 connections, about 4 minutes each; 20 minutes in all): run it under
+# the shared lock. STAMPEDE=path uses a built binary.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+exe=${STAMPEDE:-}
+if [ -z "$exe" ]; then
+	exe=$tmp/stampede
+	go build -o "$exe" ./cmd/stampede
+	go build -o "$tmp/stampede-worker" ./cmd/stampede-worker
+fi
+go build -o "$tmp/calibrate" ./scripts/calibrate
+out=$tmp/runs
+for a in "$@"; do
+	if [ "${prev:-}" = "-out" ]; then out=$a; fi
+	prev=$a
+done
+echo "machine: $(nproc) cores, kernel $(uname -r), $(go version | cut -d' ' -f3)"
+"$tmp/calibrate" -exe "$exe" -out "$out" "$@"

@@ -1,0 +1,245 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/stampede-dev/stampede/backoff"
+	"github.com/stampede-dev/stampede/chaos"
+	"github.com/stampede-dev/stampede/connerr"
+	"github.com/stampede-dev/stampede/results"
+)
+
+// action is one change the chaos schedule makes to the model at an
+// instant.
+type action struct {
+	at int64
+	do func(now int64)
+}
+
+// plan turns the chaos schedule into the run's events, as the supervisor
+// would record them (Start, End, Ready; Steps of a rolling restart), and
+// into actions on the model. Each event's recovery snapshot runs before
+// any action at its Start.
+func (s *sim) plan() ([]results.Event, error) {
+	if s.cfg.Schedule == nil {
+		return nil, nil
+	}
+	type planned struct {
+		ev  results.Event
+		act []action
+	}
+	var all []planned
+	for _, p := range s.cfg.Schedule.Plan(s.cfg.Duration) {
+		ev := p.Event
+		at := int64(p.At)
+		rec := results.Event{Kind: ev.Kind.String(), Spec: p.Text, Start: p.At}
+		var acts []action
+		switch ev.Kind {
+		case chaos.Restart:
+			rec.Mode = ev.Mode
+			procs := []int{}
+			switch ev.Procs {
+			case chaos.ProcsOne:
+				procs = append(procs, 0)
+			default:
+				for i := range s.procs {
+					procs = append(procs, i)
+				}
+			}
+			down, start := int64(ev.Down)+int64(s.cfg.StopTime), int64(s.cfg.StartTime)
+			stall := ev.Shape == chaos.ShapeStall
+			if ev.Procs == chaos.ProcsRolling {
+				t := at
+				for _, pi := range procs {
+					pi := pi
+					stop, listen := t, t+down
+					ready := listen + start
+					acts = append(acts,
+						action{stop, func(now int64) { s.stopProcs([]int{pi}, ev.Mode, stall, now) }},
+						action{listen, func(int64) { s.listenProcs([]int{pi}) }},
+						action{ready, func(now int64) { s.readyProcs([]int{pi}, now) }})
+					rec.Steps = append(rec.Steps, results.Step{Proc: pi, Start: time.Duration(stop), End: time.Duration(listen), Ready: time.Duration(ready), Conns: -1})
+					rec.End, rec.Ready = time.Duration(listen), time.Duration(ready)
+					t = ready + int64(ev.Interval)
+				}
+				break
+			}
+			rec.End, rec.Ready = time.Duration(at+down), time.Duration(at+down+start)
+			acts = append(acts,
+				action{at, func(now int64) { s.stopProcs(procs, ev.Mode, stall, now) }},
+				action{at + down, func(int64) { s.listenProcs(procs) }},
+				action{at + down + start, func(now int64) { s.readyProcs(procs, now) }})
+		case chaos.Stall:
+			end := at + int64(ev.For)
+			rec.End, rec.Ready = time.Duration(end), time.Duration(end)
+			acts = append(acts,
+				action{at, func(int64) { s.stall(+1) }},
+				action{end, func(now int64) { s.stall(-1); s.armAll(now) }})
+		case chaos.Backlog:
+			rec.Mode = fmt.Sprint(ev.N)
+			end := at + int64(ev.For)
+			rec.End, rec.Ready = time.Duration(end), time.Duration(end)
+			prev := new(int)
+			acts = append(acts, action{at, func(int64) { *prev = s.lsts[0].backlog; s.setBacklog(ev.N) }})
+			if ev.For > 0 {
+				acts = append(acts, action{end, func(int64) { s.setBacklog(*prev) }})
+			}
+		case chaos.AcceptRate:
+			rec.Mode = fmt.Sprintf("%g/s", ev.Rate)
+			end := at + int64(ev.For)
+			rec.End, rec.Ready = time.Duration(end), time.Duration(end)
+			prev := new(float64)
+			acts = append(acts, action{at, func(now int64) { *prev = s.cfg.AcceptRate; s.setRate(ev.Rate, now) }})
+			if ev.For > 0 {
+				acts = append(acts, action{end, func(now int64) { s.setRate(*prev, now) }})
+			}
+		case chaos.Reject:
+			rec.Mode = fmt.Sprint(ev.Status)
+			end := at + int64(ev.For)
+			rec.End, rec.Ready = time.Duration(end), time.Duration(end)
+			acts = append(acts, action{at, func(int64) {
+				s.rejectUntil, s.rejectCode, s.rejectAfter = end, ev.Status, ev.RetryAfter
+			}})
+		default:
+			return nil, fmt.Errorf("sim: %q: %s events are not modelled", p.Text, ev.Kind)
+		}
+		all = append(all, planned{rec, acts})
+	}
+	slices.SortStableFunc(all, func(a, b planned) int { return int(a.ev.Start - b.ev.Start) })
+	events := make([]results.Event, len(all))
+	for i, p := range all {
+		events[i] = p.ev
+		i := i
+		s.actions = append(s.actions, action{int64(p.ev.Start), func(int64) { s.rec.snapshot(i, s.clients) }})
+	}
+	for _, p := range all {
+		s.actions = append(s.actions, p.act...)
+	}
+	for i, a := range s.actions {
+		s.q.push(entry{at: a.at, who: uint32(i), kind: evChaos})
+	}
+	return events, nil
+}
+
+// stopProcs stops target processes: their connections end (1006, or 1001
+// for a graceful restart), the connections in their queues are reset, and
+// the port closes (or, for shape=stall, stays open with nothing accepting).
+func (s *sim) stopProcs(procs []int, mode string, stall bool, now int64) {
+	in := make([]bool, s.procs)
+	for _, p := range procs {
+		l := &s.lsts[p]
+		in[p] = true
+		l.open, l.accepting, l.down = stall, false, true
+		l.n, l.head, l.synq, l.inflight = 0, 0, 0, 0
+	}
+	s.closeClass = connerr.Closed1006
+	if mode == chaos.ModeGraceful {
+		s.closeClass = connerr.Closed1001
+	}
+	// How long each process takes to close its connections.
+	span := make([]float64, s.procs)
+	if s.cfg.CloseRate > 0 {
+		for id := range s.clients {
+			if c := &s.clients[id]; c.state == stConnected && int(c.lst) < s.procs && in[c.lst] {
+				span[c.lst] += 1e9 / s.cfg.CloseRate
+			}
+		}
+	}
+	for id := range s.clients {
+		c := &s.clients[id]
+		if int(c.lst) >= s.procs || !in[c.lst] {
+			continue
+		}
+		switch c.state {
+		case stConnected:
+			if sp := span[c.lst]; sp > 0 {
+				c.gen++
+				at := now + int64(backoff.U(s.cfg.Seed, streamClose, uint64(id), uint64(c.sockets))*sp)
+				s.q.push(entry{at: at, who: uint32(id), gen: c.gen, kind: evClosed})
+				continue
+			}
+			s.closed(uint32(id), now)
+		case stAckFlight, stStalled, stQueued, stUpgrading:
+			s.kern.OutRsts++
+			if c.flags&flFwd != 0 {
+				s.fail(uint32(id), failure{class: connerr.Handshake5xx, status: 502}, now)
+			} else {
+				s.fail(uint32(id), failure{class: connerr.Reset}, now)
+			}
+		}
+	}
+}
+
+// closed ends a connected client's connection as its process stops.
+func (s *sim) closed(id uint32, now int64) {
+	if s.closeClass != connerr.Closed1001 {
+		s.kern.EstabResets++
+	}
+	s.drop(id, failure{class: s.closeClass}, now)
+}
+
+// streamClose is the draw of the order a stopping process closes its
+// connections in.
+const streamClose backoff.Stream = 1<<32 + 2
+
+// listenProcs binds the restarted processes' port again: SYNs are taken
+// into the queue, nothing is accepted yet.
+func (s *sim) listenProcs(procs []int) {
+	for _, p := range procs {
+		s.lsts[p].open = true
+	}
+}
+
+// readyProcs makes the restarted processes accept.
+func (s *sim) readyProcs(procs []int, now int64) {
+	for _, p := range procs {
+		l := &s.lsts[p]
+		l.open, l.down = true, false
+		l.accepting = l.stalls == 0
+		l.busy = now
+		if l.rate > 0 {
+			l.setRate(now, l.rate, s.cfg.AcceptBurst)
+		}
+		s.arm(p, now)
+	}
+}
+
+// stall makes every target process stop (+1) or resume (-1) accepting.
+func (s *sim) stall(d int) {
+	for i := range s.procs {
+		l := &s.lsts[i]
+		l.stalls += d
+		if l.stalls > 0 {
+			l.accepting = false
+		} else {
+			l.accepting = !l.down
+		}
+	}
+}
+
+func (s *sim) armAll(now int64) {
+	for i := range s.lsts {
+		s.arm(i, now)
+	}
+}
+
+func (s *sim) setBacklog(n int) {
+	for i := range s.procs {
+		s.lsts[i].backlog = n
+	}
+}
+
+// setRate sets the group's accept rate (0: unlimited), shared equally.
+func (s *sim) setRate(rate float64, now int64) {
+	s.cfg.AcceptRate = rate
+	for i := range s.procs {
+		r := 0.0
+		if rate > 0 {
+			r = rate / float64(s.procs)
+		}
+		s.lsts[i].setRate(now, r, s.cfg.AcceptBurst)
+	}
+	s.armAll(now)
+}

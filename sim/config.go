@@ -1,0 +1,309 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/stampede-dev/stampede/backoff"
+	"github.com/stampede-dev/stampede/chaos"
+)
+
+// Defaults of the model. The kernel's figures are the ones measured on
+// this project's machines (docs/simulator.md).
+const (
+	// DefaultBacklog is the target's listen backlog (target.DefaultBacklog).
+	DefaultBacklog = 128
+	// DefaultProcCapacity is how many connections one target process
+	// accepts and upgrades per second when no accept rate paces it: the
+	// loopback figure of the bundled target (10,000 reconnects absorbed in
+	// about a second).
+	DefaultProcCapacity = 10000
+	// DefaultRTT is the handshake round trip: the time from a SYN taken
+	// into the SYN queue to its final ACK reaching the listener. SYNs
+	// that arrive within it all see the same accept queue, which is how a
+	// burst admits more handshakes than there is room for and their final
+	// ACKs are dropped.
+	DefaultRTT = 50 * time.Microsecond
+	// DefaultDataRTO is the first retransmit timeout of the client's
+	// upgrade request on a connection whose final ACK was dropped
+	// (tcp_rto_min); it doubles with each retransmit.
+	DefaultDataRTO = 200 * time.Millisecond
+	// DefaultStopTime is how long a restarting target process takes, on
+	// top of its down time, from being told to stop to listening again
+	// (closing its connections, exiting, starting): measured on the bench
+	// restart of 10,000 clients, 2.38 s from Start to End with down=2s.
+	DefaultStopTime = 380 * time.Millisecond
+	// DefaultCloseRate is how many connections per second a stopping
+	// target process closes: in the bench restart 7,600 of 10,000 clients
+	// saw their 1006 within 0.2 s (the rest over 0.4 s more).
+	DefaultCloseRate = 40000
+	// DefaultStartTime is how long a restarted target process takes from
+	// listening to accepting (End to Ready): 140 ms measured likewise.
+	DefaultStartTime = 140 * time.Millisecond
+	// DefaultSynRetries is the kernel's net.ipv4.tcp_syn_retries.
+	DefaultSynRetries = 6
+	// DefaultMaxInflight bounds first connects in flight without a ramp
+	// (loadgen.DefaultMaxInflight).
+	DefaultMaxInflight = 2000
+	// DefaultConnectTimeout and DefaultHandshakeTimeout are the loadgen's.
+	DefaultConnectTimeout   = 10 * time.Second
+	DefaultHandshakeTimeout = 10 * time.Second
+	// PerProcess is how many clients one target process holds in a real
+	// run (storm.PerProcess): Procs defaults to the same layout.
+	PerProcess = 15000
+	// MaxClients bounds a simulated fleet (client IDs are uint32 and the
+	// timeline counts are uint32).
+	MaxClients = 1 << 30
+)
+
+// DefaultSynSchedule is when a client's SYN is sent again, from the first
+// SYN, on this kernel (tcp_syn_linear_timeouts=4): 1, 2, 3, 4, 5 s, then
+// doubling gaps.
+var DefaultSynSchedule = []time.Duration{
+	1 * time.Second, 2 * time.Second, 3 * time.Second, 4 * time.Second, 5 * time.Second,
+	7 * time.Second, 11 * time.Second, 19 * time.Second, 35 * time.Second, 67 * time.Second, 131 * time.Second,
+}
+
+// synGiveUp is when connect fails with ETIMEDOUT for TCP_SYNCNT 1..6, as
+// measured on this kernel (docs/simulator.md): 3.0, 7.1, 19.5, 35.7, 69.7, 135 s.
+var synGiveUp = []time.Duration{
+	3 * time.Second, 7100 * time.Millisecond, 19500 * time.Millisecond,
+	35700 * time.Millisecond, 69700 * time.Millisecond, 135 * time.Second,
+}
+
+// SynGiveUp returns when a connect with TCP_SYNCNT n (1..) fails with
+// ETIMEDOUT, from its first SYN: the measured figure, doubling past 6.
+func SynGiveUp(n int) time.Duration {
+	if n < 1 {
+		n = DefaultSynRetries
+	}
+	if n <= len(synGiveUp) {
+		return synGiveUp[n-1]
+	}
+	d := synGiveUp[len(synGiveUp)-1]
+	for i := len(synGiveUp); i < n && d < 24*time.Hour; i++ {
+		d *= 2
+	}
+	return d
+}
+
+// LB is a load balancer in front of the target: its own listen queue and
+// connection rate. A connection it takes is forwarded to one target
+// process; a target that refuses it or leaves it unanswered makes the
+// balancer answer the upgrade with 502 or 504 (handshake_5xx).
+type LB struct {
+	// Rate is the connections per second the balancer takes from its
+	// queue; zero is unlimited.
+	Rate float64 `json:"rate"`
+	// Queue is the balancer's listen backlog: connections waiting for it
+	// beyond Queue+1 have their SYNs dropped. Zero means DefaultBacklog.
+	Queue int `json:"queue"`
+}
+
+// Retry is one retry decision of a simulated client, as loadgen.Retry
+// reports a real client's: which client, its attempt number, and the wait
+// it drew.
+type Retry struct {
+	Client  uint32        `json:"client"`
+	Attempt int           `json:"attempt"`
+	Class   string        `json:"class"`
+	Delay   time.Duration `json:"delay"`
+	At      time.Duration `json:"at"`
+}
+
+// Config is one simulated run. The zero value of every field but Clients,
+// Duration and Policy means the default; the fleet's fields mean what the
+// same fields of loadgen.Config and target.Config mean.
+type Config struct {
+	// Clients is the fleet's size.
+	Clients int `json:"clients"`
+	// Policy is the fleet's reconnect policy.
+	Policy backoff.Policy `json:"policy"`
+	// Seed is the run's seed.
+	Seed uint64 `json:"seed"`
+	// Duration is the run's length in virtual time.
+	Duration time.Duration `json:"duration"`
+	// Schedule is the chaos schedule; nil is none. ScheduleText is its
+	// text, recorded in the results.
+	Schedule     *chaos.Schedule `json:"-"`
+	ScheduleText string          `json:"chaos,omitempty"`
+	// Ramp is the first connects per second (0: all at once, bounded by
+	// MaxInflight), as loadgen.Config.Ramp.
+	Ramp float64 `json:"ramp"`
+	// MaxInflight bounds first connects in flight; 0 is DefaultMaxInflight.
+	MaxInflight int `json:"max_inflight"`
+	// ConnectTimeout is the client's TCP connect deadline.
+	ConnectTimeout time.Duration `json:"connect_timeout"`
+	// HandshakeTimeout is the client's deadline from TCP connected to 101.
+	HandshakeTimeout time.Duration `json:"handshake_timeout"`
+	// SynRetries is TCP_SYNCNT; 0 is the kernel's DefaultSynRetries.
+	SynRetries int `json:"syn_retries"`
+	// NoRetryAfter makes clients ignore a Retry-After hint.
+	NoRetryAfter bool `json:"no_retry_after"`
+
+	// Procs is the number of target processes, each a listener of its own
+	// in one SO_REUSEPORT group; 0 is one per PerProcess clients, as run.
+	Procs int `json:"procs"`
+	// Backlog is each listener's backlog; its accept queue holds
+	// Backlog+1.
+	Backlog int `json:"backlog"`
+	// AcceptRate caps the group's accepts per second, shared equally by
+	// the processes; 0 is unlimited.
+	AcceptRate float64 `json:"accept_rate"`
+	// AcceptBurst is each process's token-bucket burst; 0 is a hundredth
+	// of its rate (at least 1), as the target.
+	AcceptBurst int `json:"accept_burst"`
+	// HandshakeCost is the server CPU time of one upgrade on top of
+	// 1/ProcCapacity.
+	HandshakeCost time.Duration `json:"handshake_cost"`
+
+	// ProcCapacity is the upgrades per second one process completes when
+	// nothing else limits it; 0 is DefaultProcCapacity.
+	ProcCapacity float64 `json:"proc_capacity"`
+	// SynSchedule is when a SYN is sent again, from the first one; nil is
+	// DefaultSynSchedule. A connect gives up at SynGiveUp(SynRetries).
+	SynSchedule []time.Duration `json:"syn_schedule"`
+	// NoSynCookies turns SYN cookies off: a SYN that finds the SYN queue
+	// full is dropped instead of answered with a cookie.
+	NoSynCookies bool `json:"no_syn_cookies"`
+	// RTT is the handshake round trip; 0 is DefaultRTT.
+	RTT time.Duration `json:"rtt"`
+	// DataRTO is the first retransmit timeout of a stalled upgrade
+	// request; 0 is DefaultDataRTO.
+	DataRTO time.Duration `json:"data_rto"`
+	// StopTime is a restart's overhead before the port is bound again, on
+	// top of its down time; 0 is DefaultStopTime, negative none.
+	StopTime time.Duration `json:"stop_time"`
+	// StartTime is a restarted process's start, listening to accepting;
+	// 0 is DefaultStartTime, negative none.
+	StartTime time.Duration `json:"start_time"`
+	// CloseRate is how many connections per second a stopping target
+	// process closes: its clients see the end of their connection spread
+	// over conns/CloseRate from the restart's Start, in an order drawn per
+	// connection. 0 is DefaultCloseRate; negative closes all at once.
+	CloseRate float64 `json:"close_rate"`
+	// IssueRate is how many attempts per second the fleet's machine can
+	// start: a real loadgen spends CPU on every socket, connect and epoll
+	// registration, so a fleet that retries at one instant reaches the
+	// server spread over a few hundred ms. 0 is unlimited (a fleet of
+	// independent devices); scripts/calibrate passes the bench machine's.
+	IssueRate float64 `json:"issue_rate"`
+	// LB, when set, puts a load balancer in front of the target.
+	LB *LB `json:"lb,omitempty"`
+
+	// Start is the wall-clock instant the results call the run's start;
+	// the zero value is the Unix epoch, so the same config gives the same
+	// files.
+	Start time.Time `json:"-"`
+	// OnRetry, when set, is called with every retry decision.
+	OnRetry func(Retry) `json:"-"`
+}
+
+// withDefaults returns c with every zero field set to its default.
+func (c Config) withDefaults() Config {
+	if c.MaxInflight == 0 {
+		c.MaxInflight = DefaultMaxInflight
+	}
+	if c.ConnectTimeout == 0 {
+		c.ConnectTimeout = DefaultConnectTimeout
+	}
+	if c.HandshakeTimeout == 0 {
+		c.HandshakeTimeout = DefaultHandshakeTimeout
+	}
+	if c.SynRetries == 0 {
+		c.SynRetries = DefaultSynRetries
+	}
+	if c.Procs == 0 {
+		c.Procs = max(1, (c.Clients+PerProcess-1)/PerProcess)
+	}
+	if c.Backlog == 0 {
+		c.Backlog = DefaultBacklog
+	}
+	if c.ProcCapacity == 0 {
+		c.ProcCapacity = DefaultProcCapacity
+	}
+	if c.SynSchedule == nil {
+		c.SynSchedule = DefaultSynSchedule
+	}
+	if c.RTT == 0 {
+		c.RTT = DefaultRTT
+	}
+	if c.DataRTO == 0 {
+		c.DataRTO = DefaultDataRTO
+	}
+	if c.CloseRate == 0 {
+		c.CloseRate = DefaultCloseRate
+	}
+	if c.StopTime == 0 {
+		c.StopTime = DefaultStopTime
+	}
+	c.StopTime = max(c.StopTime, 0)
+	if c.StartTime == 0 {
+		c.StartTime = DefaultStartTime
+	}
+	c.StartTime = max(c.StartTime, 0)
+	if c.LB != nil && c.LB.Queue == 0 {
+		lb := *c.LB
+		lb.Queue = DefaultBacklog
+		c.LB = &lb
+	}
+	if c.Start.IsZero() {
+		c.Start = time.Unix(0, 0).UTC()
+	}
+	return c
+}
+
+// Validate reports the first field that makes the config unusable.
+func (c Config) Validate() error {
+	switch {
+	case c.Clients <= 0 || c.Clients > MaxClients:
+		return fmt.Errorf("sim: Clients must be within 1..%d, got %d", MaxClients, c.Clients)
+	case c.Duration <= 0:
+		return fmt.Errorf("sim: Duration must be positive, got %s", c.Duration)
+	case c.Duration > 24*time.Hour:
+		return fmt.Errorf("sim: Duration must be at most 24h, got %s", c.Duration)
+	case c.Ramp < 0:
+		return fmt.Errorf("sim: Ramp must not be negative, got %g", c.Ramp)
+	case c.MaxInflight < 0:
+		return fmt.Errorf("sim: MaxInflight must not be negative, got %d", c.MaxInflight)
+	case c.ConnectTimeout < 0 || c.HandshakeTimeout < 0:
+		return errors.New("sim: timeouts must not be negative")
+	case c.SynRetries < 0 || c.SynRetries > 255:
+		return fmt.Errorf("sim: SynRetries must be within 0..255, got %d", c.SynRetries)
+	case c.Procs < 0 || c.Procs > 1<<16:
+		return fmt.Errorf("sim: Procs must be within 0..65536, got %d", c.Procs)
+	case c.Backlog < 0:
+		return fmt.Errorf("sim: Backlog must not be negative, got %d", c.Backlog)
+	case c.AcceptRate < 0:
+		return fmt.Errorf("sim: AcceptRate must not be negative, got %g", c.AcceptRate)
+	case c.AcceptBurst < 0:
+		return fmt.Errorf("sim: AcceptBurst must not be negative, got %d", c.AcceptBurst)
+	case c.HandshakeCost < 0:
+		return fmt.Errorf("sim: HandshakeCost must not be negative, got %s", c.HandshakeCost)
+	case c.IssueRate < 0:
+		return fmt.Errorf("sim: IssueRate must not be negative, got %g", c.IssueRate)
+	case c.ProcCapacity < 0:
+		return fmt.Errorf("sim: ProcCapacity must not be negative, got %g", c.ProcCapacity)
+	case c.RTT < 0 || c.DataRTO < 0:
+		return errors.New("sim: RTT and DataRTO must not be negative")
+	case c.LB != nil && (c.LB.Rate < 0 || c.LB.Queue < 0):
+		return errors.New("sim: LB rate and queue must not be negative")
+	}
+	for i, d := range c.SynSchedule {
+		if d <= 0 || i > 0 && d <= c.SynSchedule[i-1] {
+			return fmt.Errorf("sim: SynSchedule must be positive and increasing, got %v", c.SynSchedule)
+		}
+	}
+	if err := c.Policy.Validate(); err != nil {
+		return err
+	}
+	if c.Schedule != nil {
+		for _, e := range c.Schedule.Entries {
+			if e.Event.Kind == chaos.ProxyEvent {
+				return fmt.Errorf("sim: %q: the fault proxy is not modelled", e.Text)
+			}
+		}
+	}
+	return nil
+}

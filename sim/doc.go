@@ -1,0 +1,38 @@
+// Package sim is stampede's discrete-event simulator: the same fleet, the
+// same backoff package, seed and chaos schedule as a real run, against a
+// model of the target's listen sockets and this kernel's TCP behaviour, in
+// virtual time. It reaches fleet sizes one machine's sockets cannot (ten
+// million clients in one process, about 2.2 GiB) and writes the same results
+// folder as a real run, marked "simulated": true. docs/simulator.md
+// describes the model, its assumptions and its calibration against real
+// runs.
+//
+//	Run ─ plan (chaos.Schedule.Plan: events with their Start, End, Ready)
+//	    └ loop: calendar queue of 1 ms buckets, one heap per bucket
+//	         ├ client events (one live event per client; a generation
+//	         │  counter makes superseded ones no-ops)
+//	         │    start ─> SYN ─> listener ─┬ refused (port closed)
+//	         │                              ├ dropped (accept queue full:
+//	         │                              │   retransmit on the kernel's schedule)
+//	         │                              └ final ACK after one RTT ─┬ accept queue
+//	         │                                                          └ dropped: stalled,
+//	         │                                  retried at data RTOs and SYN-ACK retransmits
+//	         ├ listener events: accept at the accept rate, upgrade at the
+//	         │  process's capacity and handshake cost, answer 101
+//	         └ chaos events: restart (abrupt, graceful, kill; all, one,
+//	              rolling; closed or stalled port), stall, backlog,
+//	              accept-rate, reject
+//	    ─> results.Stream (timeline, connect and TTR histograms), Flow,
+//	       recovery partials computed online, kernel counters
+//	    ─> results.Summarize ─> summary.json, timeline.csv, *.hlog, report.html
+//
+// Every client's waits come from backoff.Policy.Wait with the run's seed and
+// the client's ID, the call the loadgen makes, and the attempt counter
+// follows the loadgen's rules (one more per failed attempt or ended
+// connection, reset at a 101), so a client waits in a simulation exactly
+// what it would wait in a real run after the same failures.
+//
+// Memory: a client is one 48-byte struct and a few 16-byte queue
+// entries at a time; no goroutine per client. The recovery of each event is
+// kept in 2 bits per client.
+package sim

@@ -1,0 +1,520 @@
+package sim
+
+import (
+	"context"
+	"time"
+
+	"github.com/stampede-dev/stampede/connerr"
+	"github.com/stampede-dev/stampede/results"
+)
+
+// Result is what a simulated run produced: the same Report, Events and
+// recovery partials a real run's loadgens and supervisor produce, and the
+// kernel counters of the model.
+type Result struct {
+	// Config is the config run, with every default filled in.
+	Config Config
+	// Report is the fleet's record: timeline, histograms, Flow (the
+	// transitions are not kept: Partials stand for them).
+	Report *results.Report
+	// Events are the chaos events as the supervisor would record them.
+	Events []results.Event
+	// Partials are the events' recovery partials, in Events order.
+	Partials []results.RecoveryPartial
+	// Kernel are the model's kernel counters over the run.
+	Kernel results.KernelDelta
+	// Processed counts the queue entries run (stale ones included).
+	Processed uint64
+}
+
+// sim is one run's state.
+type sim struct {
+	cfg     Config
+	clients []client
+	lsts    []listener // target processes, then the balancer if any
+	procs   int
+	lb      int // index of the balancer in lsts; -1 without
+	q       *calendar
+	rec     *recorder
+	kern    results.KernelDelta
+	stopped [connerr.NumClasses]int
+	giveUp  int64 // SYN give-up, from a leg's first SYN
+
+	next     int // ramp cursor: the first client not started yet
+	slotNs   float64
+	inflight int  // first connects in flight
+	rampWait bool // the ramp waits for an in-flight first connect to end
+
+	issueGap  int64 // ns between attempt starts (IssueRate); 0 unlimited
+	issueFree int64 // the next attempt may start at
+
+	closeClass connerr.Class // how the connections of the last restart end
+
+	rejectUntil int64
+	rejectCode  int
+	rejectAfter time.Duration
+	actions     []action
+}
+
+// Run simulates one run. It is deterministic: the same Config gives the
+// same Result. ctx is checked between milliseconds of virtual time.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	s := &sim{cfg: cfg, procs: cfg.Procs, lb: -1, giveUp: int64(SynGiveUp(cfg.SynRetries))}
+	s.clients = make([]client, cfg.Clients)
+	for i := range s.clients {
+		s.clients[i].downAt = noTime
+	}
+	n := cfg.Procs
+	if cfg.LB != nil {
+		s.lb = n
+		n++
+	}
+	s.lsts = make([]listener, n)
+	service := int64(1e9/cfg.ProcCapacity) + int64(cfg.HandshakeCost)
+	for i := range s.lsts {
+		l := &s.lsts[i]
+		l.open, l.accepting = true, true
+		l.backlog = cfg.Backlog
+		l.service = service
+		if cfg.AcceptRate > 0 {
+			l.setRate(0, cfg.AcceptRate/float64(cfg.Procs), cfg.AcceptBurst)
+		}
+	}
+	if cfg.LB != nil {
+		l := &s.lsts[s.lb]
+		l.lb, l.backlog, l.service = true, cfg.LB.Queue, 0
+		l.setRate(0, cfg.LB.Rate, 0)
+	}
+	s.q = newCalendar(cfg.Duration)
+	events, err := s.plan()
+	if err != nil {
+		return nil, err
+	}
+	s.rec = newRecorder(cfg, events)
+	if cfg.Ramp > 0 {
+		s.slotNs = 1e9 / cfg.Ramp
+	}
+	if cfg.IssueRate > 0 {
+		s.issueGap = max(1, int64(1e9/cfg.IssueRate))
+	}
+	s.q.push(entry{at: 0, kind: evRamp})
+
+	var processed uint64
+	bucket := int64(-1)
+	for {
+		e, ok := s.q.pop()
+		if !ok {
+			break
+		}
+		processed++
+		if b := e.at / bucketWidth; b != bucket {
+			bucket = b
+			if b%1024 == 0 && ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+		}
+		s.dispatch(e)
+	}
+	res := &Result{Config: cfg, Events: events, Kernel: s.kern, Processed: processed}
+	res.Report, res.Partials, err = s.rec.finish(s)
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// dispatch runs one entry.
+func (s *sim) dispatch(e entry) {
+	switch e.kind {
+	case evChaos:
+		a := s.actions[e.who]
+		a.do(e.at)
+		return
+	case evAccept:
+		s.accept(int(e.who), e.at)
+		return
+	case evRamp:
+		s.ramp(e.at)
+		return
+	}
+	c := &s.clients[e.who]
+	if c.gen != e.gen {
+		return // superseded
+	}
+	switch e.kind {
+	case evStart:
+		if c.state != stWaiting {
+			return
+		}
+		if s.issueGap > 0 && c.flags&flIssued == 0 {
+			at := max(e.at, s.issueFree)
+			s.issueFree = at + s.issueGap
+			if at > e.at {
+				c.flags |= flIssued
+				s.q.push(entry{at: at, who: e.who, gen: c.gen, kind: evStart})
+				return
+			}
+		}
+		c.flags &^= flIssued
+		s.start(e.who, e.at)
+	case evSyn:
+		if c.state == stSynSent {
+			s.kern.TCPSynRetrans++
+			s.kern.RetransSegs++
+			c.syn++
+			s.syn(e.who, e.at)
+		}
+	case evConnTimeout:
+		if c.state == stSynSent {
+			if c.flags&flFwd != 0 {
+				s.kern.TCPAbortOnTimeout++
+				s.fail(e.who, failure{class: connerr.Handshake5xx, status: 504}, e.at)
+				return
+			}
+			if e.at-c.attemptAt < int64(s.cfg.ConnectTimeout) {
+				s.kern.TCPAbortOnTimeout++ // the kernel gave up, not the client's deadline
+			}
+			s.fail(e.who, failure{class: connerr.Timeout}, e.at)
+		}
+	case evAck:
+		if c.state == stAckFlight {
+			s.lsts[c.lst].inflight--
+			s.ack(e.who, e.at)
+		}
+	case evRetryAck:
+		if c.state == stStalled {
+			s.retryAck(e.who, e.at)
+		}
+	case evHSTimeout:
+		s.hsTimeout(e.who, e.at)
+	case evClosed:
+		if c.state == stConnected {
+			s.closed(e.who, e.at)
+		}
+	case evUpgraded:
+		if c.state == stUpgrading {
+			s.upgraded(e.who, e.at)
+		}
+	}
+}
+
+// ramp starts first connects: at their ramp slots, or as many as
+// MaxInflight allows without a ramp.
+func (s *sim) ramp(now int64) {
+	s.rampWait = false
+	for s.next < len(s.clients) {
+		if s.inflight >= s.cfg.MaxInflight {
+			s.rampWait = true
+			return
+		}
+		if s.slotNs > 0 {
+			slot := int64(float64(s.next) * s.slotNs)
+			if slot > now {
+				s.q.push(entry{at: slot, kind: evRamp})
+				return
+			}
+		}
+		id := uint32(s.next)
+		s.next++
+		s.clients[id].flags |= flFirst
+		s.inflight++
+		s.start(id, now)
+	}
+}
+
+// attemptEnded frees a first connect's place in flight.
+func (s *sim) attemptEnded(c *client, now int64) {
+	if c.flags&flFirst == 0 {
+		return
+	}
+	c.flags &^= flFirst
+	s.inflight--
+	if s.rampWait && s.inflight < s.cfg.MaxInflight {
+		s.rampWait = false
+		s.q.push(entry{at: now, kind: evRamp})
+	}
+}
+
+// start begins an attempt: the first SYN goes to the balancer or to one
+// target process.
+func (s *sim) start(id uint32, now int64) {
+	c := &s.clients[id]
+	c.sockets++
+	c.attemptAt = now
+	c.deadline = noTime
+	c.flags &^= flFwd | flCookie
+	s.rec.attempt(now)
+	s.kern.ActiveOpens++
+	if s.lb >= 0 {
+		c.lst = uint16(s.lb)
+	} else {
+		c.lst = uint16(s.pick(id, c.sockets))
+	}
+	s.leg(id, now)
+}
+
+// leg sends the first SYN of a leg: the client's to the listener, or the
+// balancer's to a target process.
+func (s *sim) leg(id uint32, now int64) {
+	c := &s.clients[id]
+	c.setState(stSynSent)
+	c.syn = 0
+	c.mark = now
+	s.syn(id, now)
+}
+
+// syn delivers a SYN to the client's listener at now.
+func (s *sim) syn(id uint32, now int64) {
+	c := &s.clients[id]
+	l := &s.lsts[c.lst]
+	switch {
+	case !l.open:
+		s.kern.OutRsts++
+		s.kern.AttemptFails++
+		if c.flags&flFwd != 0 {
+			s.fail(id, failure{class: connerr.Handshake5xx, status: 502}, now)
+		} else {
+			s.fail(id, failure{class: connerr.Refused}, now)
+		}
+		return
+	case l.full():
+		s.kern.ListenOverflows++
+		s.kern.ListenDrops++
+		s.synLater(id, now)
+		return
+	case l.synq >= l.backlog:
+		if s.cfg.NoSynCookies {
+			s.kern.TCPReqQFullDrop++
+			s.kern.ListenDrops++
+			s.synLater(id, now)
+			return
+		}
+		s.kern.TCPReqQFullDoCookies++
+		s.kern.SyncookiesSent++
+		c.flags |= flCookie
+	default:
+		c.flags &^= flCookie
+		l.synq++
+	}
+	if l.n+l.inflight < l.backlog {
+		// Room for this one whatever the handshakes in flight do: its
+		// final ACK cannot be dropped, so it is queued now rather than
+		// one RTT later (one event fewer per connect).
+		if c.flags&flFwd == 0 {
+			c.deadline = addSat(now, s.cfg.HandshakeTimeout)
+		}
+		s.enqueue(id, now)
+		return
+	}
+	l.inflight++
+	c.setState(stAckFlight)
+	s.q.push(entry{at: now + int64(s.cfg.RTT), who: id, gen: c.gen, kind: evAck})
+}
+
+// synLater schedules the next SYN retransmit of a dropped SYN, or the
+// connect's end: the kernel's give-up or the client's connect deadline.
+func (s *sim) synLater(id uint32, now int64) {
+	c := &s.clients[id]
+	end := c.mark + s.giveUp
+	if c.flags&flFwd == 0 {
+		end = min(end, addSat(c.attemptAt, s.cfg.ConnectTimeout))
+	}
+	next := end
+	if int(c.syn) < len(s.cfg.SynSchedule) {
+		next = c.mark + int64(s.cfg.SynSchedule[c.syn])
+	}
+	if next < end {
+		s.q.push(entry{at: next, who: id, gen: c.gen, kind: evSyn})
+	} else {
+		s.q.push(entry{at: max(end, now), who: id, gen: c.gen, kind: evConnTimeout})
+	}
+}
+
+// ack delivers a final ACK: into the accept queue, or dropped on a full
+// one, which stalls the connection (the client believes it connected).
+func (s *sim) ack(id uint32, now int64) {
+	c := &s.clients[id]
+	l := &s.lsts[c.lst]
+	if c.flags&flFwd == 0 {
+		// TCP is connected for the client: its upgrade deadline runs.
+		c.deadline = addSat(now, s.cfg.HandshakeTimeout)
+	}
+	if l.full() {
+		s.kern.ListenOverflows++
+		s.kern.ListenDrops++
+		c.setState(stStalled)
+		c.mark, c.syn, c.synack = now, 0, 0
+		s.stallRetry(id, now)
+		return
+	}
+	s.enqueue(id, now)
+}
+
+// enqueue puts a connection whose handshake completed into its listener's
+// accept queue.
+func (s *sim) enqueue(id uint32, now int64) {
+	c := &s.clients[id]
+	l := &s.lsts[c.lst]
+	if c.flags&flCookie != 0 {
+		s.kern.SyncookiesRecv++
+	} else {
+		l.synq--
+	}
+	c.setState(stQueued)
+	if c.deadline != noTime {
+		s.q.push(entry{at: max(c.deadline, now), who: id, gen: c.gen, kind: evHSTimeout})
+	}
+	l.push(qent{c: id, sock: c.sockets})
+	s.arm(int(c.lst), now)
+}
+
+// stallRetry schedules the next try of a stalled connection: the
+// client's data retransmit (RTO doubling from DataRTO) or, for a request
+// kept in the SYN queue (not a cookie), the listener's SYN-ACK retransmit
+// (1 s doubling), whichever comes first. The handshake deadline ends it.
+func (s *sim) stallRetry(id uint32, now int64) {
+	c := &s.clients[id]
+	data := c.mark + int64(s.cfg.DataRTO)*(1<<(min(c.syn, 30)+1)-1)
+	next := data
+	if c.flags&flCookie == 0 && c.synack < 5 {
+		synT := c.mark - int64(s.cfg.RTT)
+		next = min(next, synT+int64(time.Second)*(1<<(c.synack+1)-1))
+	}
+	s.q.push(entry{at: next, who: id, gen: c.gen, kind: evRetryAck})
+	if c.deadline != noTime {
+		s.q.push(entry{at: max(c.deadline, now), who: id, gen: c.gen, kind: evHSTimeout})
+	}
+}
+
+// retryAck is a stalled connection's ACK arriving again.
+func (s *sim) retryAck(id uint32, now int64) {
+	c := &s.clients[id]
+	l := &s.lsts[c.lst]
+	data := c.mark + int64(s.cfg.DataRTO)*(1<<(min(c.syn, 30)+1)-1)
+	if now >= data {
+		c.syn++
+	} else {
+		c.synack++
+	}
+	s.kern.RetransSegs++
+	if l.full() {
+		s.kern.ListenOverflows++
+		s.kern.ListenDrops++
+		c.gen++
+		s.stallRetry(id, now)
+		return
+	}
+	s.enqueue(id, now)
+}
+
+// hsTimeout is the client's upgrade deadline.
+func (s *sim) hsTimeout(id uint32, now int64) {
+	c := &s.clients[id]
+	if c.deadline == noTime || now < c.deadline {
+		return
+	}
+	switch c.state {
+	case stStalled, stAckFlight:
+		if c.flags&flCookie == 0 {
+			s.lsts[c.lst].synq--
+		}
+		if c.state == stAckFlight {
+			s.lsts[c.lst].inflight--
+		}
+	case stQueued, stUpgrading, stSynSent:
+	default:
+		return
+	}
+	s.fail(id, failure{class: connerr.HandshakeTimeout}, now)
+}
+
+// arm makes sure listener li looks at its queue at now.
+func (s *sim) arm(li int, now int64) {
+	l := &s.lsts[li]
+	if l.tick || l.n == 0 || !l.accepting {
+		return
+	}
+	l.tick = true
+	s.q.push(entry{at: max(now, l.busy), who: uint32(li), kind: evAccept})
+}
+
+// accept takes connections from listener li's queue while its gate, its
+// token bucket and its CPU allow.
+func (s *sim) accept(li int, now int64) {
+	l := &s.lsts[li]
+	l.tick = false
+	for l.n > 0 && l.accepting {
+		if l.busy > now {
+			l.tick = true
+			s.q.push(entry{at: l.busy, who: uint32(li), kind: evAccept})
+			return
+		}
+		if wait, ok := l.take(now); !ok {
+			l.tick = true
+			s.q.push(entry{at: now + wait, who: uint32(li), kind: evAccept})
+			return
+		}
+		e := l.pop()
+		c := &s.clients[e.c]
+		s.kern.PassiveOpens++
+		if c.sockets != e.sock || c.state != stQueued || int(c.lst) != li {
+			continue // the client gave up on it: accepted, read EOF, closed
+		}
+		if l.lb {
+			// The balancer forwards the connection to a target process.
+			c.flags |= flFwd
+			c.lst = uint16(s.pick(e.c, c.sockets))
+			s.kern.ActiveOpens++
+			s.leg(e.c, now)
+			s.q.push(entry{at: max(c.deadline, now), who: e.c, gen: c.gen, kind: evHSTimeout})
+			continue
+		}
+		l.busy = max(l.busy, now) + l.service
+		c.setState(stUpgrading)
+		s.q.push(entry{at: l.busy, who: e.c, gen: c.gen, kind: evUpgraded})
+		if c.deadline != noTime {
+			s.q.push(entry{at: max(c.deadline, now), who: e.c, gen: c.gen, kind: evHSTimeout})
+		}
+	}
+}
+
+// upgraded is the 101 reaching the client, or a rejection when the target
+// rejects upgrades.
+func (s *sim) upgraded(id uint32, now int64) {
+	c := &s.clients[id]
+	if now < s.rejectUntil {
+		f := failure{class: connerr.Handshake5xx, status: s.rejectCode, hint: s.rejectAfter}
+		if s.rejectCode < 500 {
+			f.class = connerr.Handshake4xx
+		}
+		s.fail(id, f, now)
+		return
+	}
+	c.setState(stConnected)
+	s.attemptEnded(c, now)
+	c.attempt = 0
+	s.rec.upgraded(c.attemptAt, now)
+	s.rec.up(id, c, now)
+}
+
+// fail ends an attempt that did not connect, then retries or stops.
+func (s *sim) fail(id uint32, f failure, now int64) {
+	c := &s.clients[id]
+	s.attemptEnded(c, now)
+	s.rec.failure(f.class, now)
+	s.retry(id, f, now)
+}
+
+// drop ends an established connection, then retries or stops.
+func (s *sim) drop(id uint32, f failure, now int64) {
+	c := &s.clients[id]
+	s.rec.ended(f.class, now)
+	if c.flags&flUp != 0 {
+		s.rec.down(id, c, now)
+	}
+	s.retry(id, f, now)
+}

@@ -1,0 +1,261 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/stampede-dev/stampede/backoff"
+	"github.com/stampede-dev/stampede/chaos"
+	"github.com/stampede-dev/stampede/connerr"
+	"github.com/stampede-dev/stampede/loadgen"
+	"github.com/stampede-dev/stampede/results"
+)
+
+func mustSchedule(t *testing.T, text string) *chaos.Schedule {
+	t.Helper()
+	s, err := chaos.Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// storm is the bench's storm at a small scale: backlog 128, 2,000
+// accepts/s, an abrupt restart with 2 s down.
+func storm(t *testing.T, clients int, policy string, seed uint64) Config {
+	return Config{
+		Clients: clients, Policy: backoff.MustParse(policy), Seed: seed,
+		Duration: 40 * time.Second, Schedule: mustSchedule(t, "at 5s restart abrupt down=2s"), ScheduleText: "at 5s restart abrupt down=2s",
+		Backlog: 128, AcceptRate: 2000, Ramp: 1800, SynRetries: 2, HandshakeTimeout: 5 * time.Second, IssueRate: 40000,
+	}
+}
+
+func run(t *testing.T, cfg Config) (*Result, *results.Summary) {
+	t.Helper()
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, Summarize(res, nil)
+}
+
+// TestSameSeedSameFiles runs one simulation twice into the same folder
+// (report.html is titled with the folder's name): every file is the same,
+// byte for byte. Another seed changes summary.json.
+func TestSameSeedSameFiles(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sim")
+	write := func(seed uint64) map[string][]byte {
+		if err := os.RemoveAll(dir); err != nil {
+			t.Fatal(err)
+		}
+		res, sum := run(t, storm(t, 3000, "exp:initial=1s,max=60s,jitter=0.5,spread=100ms-500ms", seed))
+		if err := WriteResults(dir, sum, res.Report); err != nil {
+			t.Fatal(err)
+		}
+		files, _ := filepath.Glob(filepath.Join(dir, "*"))
+		out := map[string][]byte{}
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[filepath.Base(f)] = b
+		}
+		return out
+	}
+	a, b, c := write(1), write(1), write(2)
+	if len(a) < 4 {
+		t.Fatalf("results folder holds %d files, want summary.json, timeline.csv, hlogs, report.html", len(a))
+	}
+	for name, x := range a {
+		if !bytes.Equal(x, b[name]) {
+			t.Errorf("%s differs between two runs of the same seed", name)
+		}
+	}
+	if bytes.Equal(a[results.SummaryFile], c[results.SummaryFile]) {
+		t.Error("seeds 1 and 2 gave the same summary.json")
+	}
+	if !bytes.Contains(a[results.SummaryFile], []byte(`"simulated": true`)) {
+		t.Error(`summary.json is not marked "simulated": true`)
+	}
+}
+
+// TestDelaysMatchLoadgen runs a real loadgen fleet against a closed port
+// and the simulator against a target whose port is closed, with one seed
+// and policy: every retry both make draws the same delay for the same
+// client and attempt.
+func TestDelaysMatchLoadgen(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now: every connect is refused
+	const clients = 20
+	pol := backoff.MustParse("exp:initial=20ms,max=80ms,jitter=0.5,spread=10ms-30ms")
+	type key struct {
+		client  uint32
+		attempt int
+	}
+	var mu sync.Mutex
+	real := map[key]time.Duration{}
+	fleet, err := loadgen.New(loadgen.Config{
+		URL: "ws://" + addr + "/", Clients: clients, Policy: pol, Seed: 7,
+		OnRetry: func(r loadgen.Retry) {
+			if r.Class != connerr.Refused {
+				return
+			}
+			mu.Lock()
+			real[key{r.Client, r.Attempt}] = r.Delay
+			mu.Unlock()
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
+	defer cancel()
+	if _, err := fleet.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	simulated := map[key]time.Duration{}
+	_, err = Run(context.Background(), Config{
+		Clients: clients, Policy: pol, Seed: 7, Duration: 5 * time.Second,
+		Schedule: mustSchedule(t, "at 0s restart abrupt down=1m"),
+		OnRetry: func(r Retry) {
+			if r.Class != connerr.Refused.String() {
+				t.Errorf("client %d attempt %d failed as %s, want refused", r.Client, r.Attempt, r.Class)
+			}
+			simulated[key{r.Client, r.Attempt}] = r.Delay
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	perClient := map[uint32]int{}
+	for k, d := range real {
+		s, ok := simulated[k]
+		switch {
+		case !ok:
+			t.Errorf("client %d attempt %d: the loadgen retried, the simulator did not", k.client, k.attempt)
+		case s != d:
+			t.Errorf("client %d attempt %d: loadgen drew %s, simulator %s", k.client, k.attempt, d, s)
+		}
+		perClient[k.client]++
+	}
+	for id := uint32(0); id < clients; id++ {
+		if perClient[id] < 3 {
+			t.Errorf("client %d: only %d retries compared, want at least 3", id, perClient[id])
+		}
+	}
+}
+
+// TestAttemptResetsAtConnect checks the loadgen's attempt rule in the
+// simulator: a connection that ends after a 101 starts again at attempt 1,
+// with the delay Policy.Delay gives attempt 1.
+func TestAttemptResetsAtConnect(t *testing.T) {
+	pol := backoff.MustParse("exp:initial=100ms,max=1s,jitter=0.5")
+	n := 0
+	_, err := Run(context.Background(), Config{
+		Clients: 50, Policy: pol, Seed: 3, Duration: 3 * time.Second,
+		Schedule: mustSchedule(t, "at 1s restart abrupt down=100ms"),
+		OnRetry: func(r Retry) {
+			if r.Class != connerr.Closed1006.String() {
+				return
+			}
+			n++
+			if r.Attempt != 1 || r.Delay != pol.Delay(3, uint64(r.Client), 1) {
+				t.Errorf("client %d after its connection ended: attempt %d delay %s, want attempt 1 delay %s",
+					r.Client, r.Attempt, r.Delay, pol.Delay(3, uint64(r.Client), 1))
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 50 {
+		t.Errorf("%d clients saw their connection end, want 50", n)
+	}
+}
+
+// TestFixedIsLockstep is the herd: the same storm with a fixed 1 s
+// interval comes back in waves (a higher peak, handshake timeouts from
+// final-ACK drops, many more wasted attempts) and recovers later than
+// exponential backoff with jitter and spread.
+func TestFixedIsLockstep(t *testing.T) {
+	_, fixed := run(t, storm(t, 8000, "fixed:initial=1s", 1))
+	_, jit := run(t, storm(t, 8000, "exp:initial=1s,max=60s,jitter=0.5,spread=100ms-500ms", 1))
+	f, j := fixed.Recovery[0], jit.Recovery[0]
+	if f.Recovered != 8000 || j.Recovered != 8000 {
+		t.Fatalf("recovered fixed %d, jittered %d, want 8000 each", f.Recovered, j.Recovered)
+	}
+	if *f.HerdPeakPer100ms < 3**j.HerdPeakPer100ms {
+		t.Errorf("herd peak fixed %d, jittered %d: want the fixed fleet's at least 3 times higher", *f.HerdPeakPer100ms, *j.HerdPeakPer100ms)
+	}
+	if *f.R99S <= *j.R99S {
+		t.Errorf("R99 fixed %.2fs, jittered %.2fs: want the fixed fleet slower", *f.R99S, *j.R99S)
+	}
+	if fixed.Kernel.ListenOverflows <= 2*jit.Kernel.ListenOverflows || fixed.Kernel.TCPSynRetrans == 0 {
+		t.Errorf("ListenOverflows fixed %d, jittered %d; SYN retransmits fixed %d: want the fixed fleet's overflows more than twice as many",
+			fixed.Kernel.ListenOverflows, jit.Kernel.ListenOverflows, fixed.Kernel.TCPSynRetrans)
+	}
+}
+
+// TestFinalAckDrop: a burst that the SYN check lets in (all within one
+// handshake round trip) finds the accept queue full at its final ACK; those
+// connections stall and, when no retransmit finds room before the upgrade
+// deadline, fail as handshake_timeout, as real runs show.
+func TestFinalAckDrop(t *testing.T) {
+	_, sum := run(t, Config{
+		Clients: 500, Policy: backoff.MustParse("fixed:initial=10s"), Seed: 1, Duration: 5 * time.Second,
+		Backlog: 16, AcceptRate: 20, HandshakeTimeout: time.Second, RTT: time.Millisecond,
+	})
+	ht := sum.Connect.Failures[connerr.HandshakeTimeout.String()]
+	if ht == 0 || sum.Kernel.ListenOverflows == 0 {
+		t.Errorf("handshake_timeout %d, ListenOverflows %d: want both", ht, sum.Kernel.ListenOverflows)
+	}
+	// 17 fit the queue; 20 accepts a second with a burst of 1 take about
+	// 20 more within the 1 s deadline.
+	if got := sum.Connect.Successes; got < 17 || got > 17+25 {
+		t.Errorf("%d connected within the deadline, want 17 (the queue) plus about 20 (1 s of accepts)", got)
+	}
+}
+
+// TestConfigValidate names the field at fault.
+func TestConfigValidate(t *testing.T) {
+	ok := Config{Clients: 1, Duration: time.Second}
+	if err := ok.Validate(); err != nil {
+		t.Fatalf("valid config: %v", err)
+	}
+	for name, c := range map[string]Config{
+		"no clients":  {Duration: time.Second},
+		"no duration": {Clients: 1},
+		"proxy event": {Clients: 1, Duration: time.Second, Schedule: mustSchedule(t, "at 1s proxy reset for 1s")},
+		"bad syn":     {Clients: 1, Duration: time.Second, SynSchedule: []time.Duration{2 * time.Second, time.Second}},
+	} {
+		if c.Validate() == nil {
+			t.Errorf("%s: Validate accepted it", name)
+		}
+	}
+}
+
+// TestSizes holds the memory the package documents per client: a 48-byte
+// client and 16-byte queue entries.
+func TestSizes(t *testing.T) {
+	if n := unsafe.Sizeof(client{}); n != 48 {
+		t.Errorf("client is %d bytes, docs say 48", n)
+	}
+	if n := unsafe.Sizeof(entry{}); n != 16 {
+		t.Errorf("queue entry is %d bytes, docs say 16", n)
+	}
+}
