@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"io/fs"
+	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/drill"
+	"github.com/stampede-dev/stampede/internal/netnshost"
 	"github.com/stampede-dev/stampede/results"
 )
 
@@ -302,5 +305,41 @@ func TestDrillWaitForOutage(t *testing.T) {
 				t.Errorf("junit: %d tests, failed %v", st.Tests, f)
 			}
 		})
+	}
+}
+
+// TestDrillAllowRemote: a server on a network-namespace host of
+// scripts/hosts.sh (another host, on a bridge of this machine) is refused
+// until --allow-remote names its address, and then drilled.
+func TestDrillAllowRemote(t *testing.T) {
+	set := netnshost.Up(t, 1)
+	h := set.Hosts[0]
+	var ln net.Listener
+	if err := h.Do(func() (err error) {
+		ln, err = net.Listen("tcp", netip.AddrPortFrom(h.Addr, 0).String())
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	srv := serveDrill(t, ln)
+	args := []string{"--url", srv.url, "--clients", "5", "--duration", "2s", "--restart-cmd", "true", "--at", "100ms",
+		"--slo", "failures==0", "--progress", "0"}
+	code, _, stderr := runDrill(t, append(args, "--out", filepath.Join(t.TempDir(), "out"))...)
+	if want := "host " + h.Addr.String() + " is not loopback"; code != 2 || !strings.Contains(stderr, want) {
+		t.Fatalf("without --allow-remote: exit %d, stderr %q; want 2 and %q", code, stderr, want)
+	}
+	if _, _, n, _ := srv.stats(); n != 0 {
+		t.Fatalf("%d connections before --allow-remote", n)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	code, stdout, stderr := runDrill(t, append(args, "--allow-remote", h.Addr.String(), "--out", out)...)
+	if code != 0 {
+		t.Fatalf("with --allow-remote: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if s := readDrillSummary(t, out); s.Connect.Successes != 5 {
+		t.Errorf("%d successes, want 5", s.Connect.Successes)
+	}
+	if _, _, n, _ := srv.stats(); n != 5 {
+		t.Errorf("the server on %s accepted %d connections, want 5", h.Name, n)
 	}
 }

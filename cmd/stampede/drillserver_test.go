@@ -39,6 +39,11 @@ func newDrillServer(t *testing.T) *drillServer {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serveDrill(t, ln)
+}
+
+// serveDrill is a drillServer on ln (a listener in a namespace host).
+func serveDrill(t *testing.T, ln net.Listener) *drillServer {
 	s := &drillServer{ln: ln, url: "ws://" + ln.Addr().String() + "/ws", conns: map[net.Conn]bool{}, rejected: map[string]time.Time{}}
 	go func() {
 		for {
