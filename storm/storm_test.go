@@ -233,8 +233,9 @@ func TestSizeErrors(t *testing.T) {
 		ips     string // Fleet.SourceIPs
 		want    []string
 	}{
-		// More than stampede sizes itself for on one machine.
-		{"too many clients", storm.MaxClients + 1, 0, 0, "", []string{"--clients", "200000"}},
+		// More processes than a run starts (the limits themselves are
+		// injected in TestLimitsSize).
+		{"too many clients", storm.MaxProcs*storm.PerProcess + 1, 0, 0, "", []string{"--clients 4608001", "over the 256"}},
 		// One loadgen process is capped by the open-file limit.
 		{"one loadgen process", 20000, 1, 0, "", []string{"--loadgen-procs 1", "open-file limit", "use at least 2"}},
 		// So is one target process.
