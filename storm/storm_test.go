@@ -235,7 +235,7 @@ func TestSizeErrors(t *testing.T) {
 	}{
 		// More processes than a run starts (the limits themselves are
 		// injected in TestLimitsSize).
-		{"too many clients", storm.MaxProcs*storm.PerProcess + 1, 0, 0, "", []string{"--clients 4608001", "over the 256"}},
+		{"too many clients", 1_000_000_000_000, 0, 0, "", []string{"--clients 1000000000000", "over the 256"}},
 		// One loadgen process is capped by the open-file limit.
 		{"one loadgen process", 20000, 1, 0, "", []string{"--loadgen-procs 1", "open-file limit", "use at least 2"}},
 		// So is one target process.
