@@ -233,9 +233,10 @@ func TestSizeErrors(t *testing.T) {
 		ips     string // Fleet.SourceIPs
 		want    []string
 	}{
-		// More processes than a run starts (the limits themselves are
+		// More than this machine holds: more processes than a run starts,
+		// or more memory than it has, whatever its limits (the limits are
 		// injected in TestLimitsSize).
-		{"too many clients", 1_000_000_000_000, 0, 0, "", []string{"--clients 1000000000000", "over the 256"}},
+		{"too many clients", 4_000_000_000, 0, 0, "", []string{"--clients 4000000000 needs"}},
 		// One loadgen process is capped by the open-file limit.
 		{"one loadgen process", 20000, 1, 0, "", []string{"--loadgen-procs 1", "open-file limit", "use at least 2"}},
 		// So is one target process.
