@@ -94,7 +94,9 @@ func ParseStat(r io.Reader) ([]Stat, error) {
 			}
 			return ""
 		}
-		s := Stat{Proxy: field("pxname"), Server: field("svname"), Status: field("status"), CheckStatus: field("check_status")}
+		// "* L7OK": a check is running; its last result is L7OK.
+		check := strings.TrimPrefix(field("check_status"), "* ")
+		s := Stat{Proxy: field("pxname"), Server: field("svname"), Status: field("status"), CheckStatus: check}
 		if s.Proxy == "" || s.Server == "" {
 			return nil, fmt.Errorf("line %d: no pxname or svname", line)
 		}

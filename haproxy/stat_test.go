@@ -27,6 +27,10 @@ func TestParseStat(t *testing.T) {
 	if got := strings.Join(keys, ","); got != want {
 		t.Errorf("rows %s, want %s", got, want)
 	}
+	st2, err := ParseStat(strings.NewReader("# pxname,svname,status,check_status\nbe,s1,UP,* L7OK\n"))
+	if err != nil || st2[0].CheckStatus != "L7OK" {
+		t.Errorf("check in progress: %+v, %v; want L7OK", st2, err)
+	}
 	if st[0].Stot != 1 || st[0].Qcur != 0 {
 		t.Errorf("frontend stot %d qcur %d, want 1 and 0 (empty)", st[0].Stot, st[0].Qcur)
 	}
@@ -44,6 +48,10 @@ func TestParseStatErrors(t *testing.T) {
 		{"no svname", "# pxname,status\nfe,OPEN\n", "no svname column"},
 		// A counter that is not a count.
 		{"bad count", "# pxname,svname,status,scur\nfe,FRONTEND,OPEN,-1\n", `scur "-1": not a count`},
+		// A check in progress is marked "* ": the last result is kept
+		// without the mark (here the row parses, so the error is the
+		// next line's).
+		{"check in progress", "# pxname,svname,status,check_status\nbe,s1,UP,* L7OK\n,,x\n", "line 3: no pxname"},
 		// A row without a name.
 		{"unnamed row", "# pxname,svname,status\n,,OPEN\n", "no pxname or svname"},
 	} {
