@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # drill-lb.sh: issue 11's acceptance through a real load balancer
 # (docs/loadbalancer.md). Heavy: run it under the shared lock,
-#   flock /work/notes/heavy.lock scripts/drill-lb.sh [--clients N] [--out DIR] [--duration D]
+#   flock /work/notes/heavy.lock scripts/drill-lb.sh [--clients N] [--out DIR] [--duration D] [--accept-rate R]
 #
 # For each policy, on fresh infrastructure (scripts/lb.sh up DIR --backlog 64
 # --accept-rate 500: two HAProxy instances in front of three bundled
 # targets), --clients (default 10,000) clients hold connections through
 # HAProxy while scripts/rolling-deploy.sh restarts every backend from 10 s
-# into the run, gated by --slo recovered_share==100% --slo
+# into the run (--accept-rate R changes each backend's rate, for a smaller
+# trial at the same clients-to-capacity ratio), gated by --slo recovered_share==100% --slo
 # 'wasted_attempts<0.1':
 #   jittered  exp:initial=1s,max=30s,jitter=0.5,spread=100ms-500ms  (expected: exit 0)
 #   fixed     fixed:initial=1s                                      (expected: exit 1)
@@ -21,14 +22,15 @@
 # STAMPEDE=path uses a built binary instead of bin/stampede.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-clients=10000 out="" duration=75s
+clients=10000 out="" duration=75s rate=500
 while [ $# -gt 0 ]; do
 	case $1 in
 	--clients) clients=$2 && shift 2 ;;
 	--out) out=$2 && shift 2 ;;
 	--duration) duration=$2 && shift 2 ;;
+	--accept-rate) rate=$2 && shift 2 ;;
 	*)
-		echo "usage: $0 [--clients N] [--out DIR] [--duration D]" >&2
+		echo "usage: $0 [--clients N] [--out DIR] [--duration D] [--accept-rate R]" >&2
 		exit 2
 		;;
 	esac
@@ -40,6 +42,9 @@ exe=$(cd "$(dirname "$exe")" && pwd)/$(basename "$exe")
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 has_drill=0
+# The first connects at the rate HAProxy admits (two backends' worth,
+# docs/loadbalancer.md): 10,000 clients are connected at about 10 s.
+ramp=$(awk -v r="$rate" 'BEGIN { printf "%d", r * 2 }')
 "$exe" drill --help >/dev/null 2>&1 && has_drill=1
 
 lbdir=""
@@ -47,7 +52,7 @@ cleanup() { [ -z "$lbdir" ] || scripts/lb.sh down "$lbdir" >/dev/null 2>&1 || tr
 trap cleanup EXIT
 
 echo "machine: $(nproc) cores, kernel $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg), haproxy $(haproxy -v 2>/dev/null | head -1 | cut -d' ' -f3)"
-echo "drill: $clients clients through HAProxy (2 instances) to 3 targets of backlog 64, accept rate 500/s; rolling deploy at 10 s; $([ $has_drill = 1 ] && echo "stampede drill" || echo "stampede loadgen + rolling-deploy.sh in the background (no drill command yet)")"
+echo "drill: $clients clients through HAProxy (2 instances) to 3 targets of backlog 64, accept rate $rate/s; rolling deploy at 10 s; $([ $has_drill = 1 ] && echo "stampede drill" || echo "stampede loadgen + rolling-deploy.sh in the background (no drill command yet)")"
 
 # figures NAME RC RES prints the block of one policy.
 figures() {
@@ -69,8 +74,8 @@ declare -A rcs=()
 for name in jittered fixed; do
 	lbdir=$out/lb-$name
 	res=$out/$name
-	url=$(scripts/lb.sh up "$lbdir" --backlog 64 --accept-rate 500 2>/dev/null | tail -n 1)
-	common=(--url "$url" --clients "$clients" --ramp 1200 --policy "${spec[$name]}" --duration "$duration"
+	url=$(scripts/lb.sh up "$lbdir" --backlog 64 --accept-rate "$rate" 2>/dev/null | tail -n 1)
+	common=(--url "$url" --clients "$clients" --ramp "$ramp" --policy "${spec[$name]}" --duration "$duration"
 		--slo 'recovered_share==100%' --slo 'wasted_attempts<0.1'
 		--haproxy-socket "$lbdir/haproxy-*.sock" --out "$res" --progress 10s)
 	set +e

@@ -209,6 +209,15 @@ EOF
 sed -i 's/$/\r/' "$dir/503.http"
 
 fport=$(free_port)
+# With a backend accept rate, each instance admits at most its share of
+# what the backends left during a rolling deploy (all but one) accept: a
+# reconnect herd then waits in HAProxy's accept queue instead of
+# overflowing a backend's backlog, where a dropped SYN costs a 1 s resend.
+rate_limit=""
+if [ "$accept_rate" != 0 ]; then
+	rate_limit="rate-limit sessions $(awk -v r="$accept_rate" -v n="$backends" -v k="$instances" \
+		'BEGIN { n = n > 1 ? n - 1 : 1; x = r * n / k; printf "%d", (x == int(x)) ? x : int(x) + 1 }')"
+fi
 # write_cfg K writes the configuration of HAProxy instance K; the
 # instances differ only in their runtime API socket. Every choice is
 # explained in docs/loadbalancer.md ("The configuration").
@@ -251,18 +260,22 @@ defaults
 	errorfile 503 $dir/503.http
 
 frontend fe
-	bind 127.0.0.1:$fport backlog 4096 $bind_tls
+	# About a second of what the backends accept, whatever the rate: a
+	# burst beyond it is dropped at SYN and resent by the client, not
+	# queued past its handshake timeout.
+	bind 127.0.0.1:$fport backlog 1024 $bind_tls
 	maxconn 9000
+	$rate_limit
 	default_backend be
 
 backend be
-	# Long-lived connections: the least loaded server takes the next one,
-	# so a backend that was restarted fills up again.
-	balance leastconn
+	# A reconnect herd is spread evenly over every server that is up:
+	# leastconn would send all of it to the one just restarted (it holds
+	# the fewest), at that one server's accept rate.
+	balance roundrobin
 	$check
 	http-check expect status 200
-	# A restarted backend is given connections over 10 s, not all at once.
-	default-server check inter 500ms fall 2 rise 2 slowstart 10s maxconn 6000
+	default-server check inter 500ms fall 2 rise 2 maxconn 6000
 $servers
 EOF
 }
