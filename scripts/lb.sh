@@ -143,36 +143,64 @@ node)
 	;;
 esac
 
-# Ports below the usual ephemeral range (net.ipv4.ip_local_port_range), so
-# a client's TIME_WAIT sockets do not hold them when a backend restarts.
+# Ports below the ephemeral range (net.ipv4.ip_local_port_range), so a
+# client's sockets and TIME_WAIT do not hold them when a backend restarts:
+# 20000-29999 when the range starts above 30000 (the default 32768), else
+# 1100 up to the range's start, never a reserved port
+# (ip_local_reserved_ports) nor one any socket uses now.
+read -r eph_lo _ </proc/sys/net/ipv4/ip_local_port_range
+reserved=$(cat /proc/sys/net/ipv4/ip_local_reserved_ports 2>/dev/null || true)
+if [ "$eph_lo" -gt 30000 ]; then
+	port_base=20000 port_span=10000
+else
+	port_base=1100 port_span=$((eph_lo - 1100))
+	[ "$port_span" -gt 100 ] || lb_die 1 "the ephemeral port range starts at $eph_lo: no room below it for servers"
+fi
+is_reserved() {
+	local r
+	for r in ${reserved//,/ }; do
+		if [[ $r == *-* ]]; then
+			[ "$1" -ge "${r%-*}" ] && [ "$1" -le "${r#*-}" ] && return 0
+		else
+			[ "$1" = "$r" ] && return 0
+		fi
+	done
+	return 1
+}
 free_port() {
 	local p
-	for _ in $(seq 1 50); do
-		p=$((20000 + RANDOM % 10000))
-		lb_answers "$p" || {
-			echo "$p"
-			return 0
-		}
+	for _ in $(seq 1 100); do
+		p=$((port_base + (RANDOM * 32768 + RANDOM) % port_span))
+		is_reserved "$p" && continue
+		[ -z "$(ss -Hatn "( sport = :$p )" 2>/dev/null)" ] || continue
+		lb_answers "$p" && continue
+		echo "$p"
+		return 0
 	done
-	lb_die 1 "no free port found in 50 tries"
+	lb_die 1 "no free port found in 100 tries"
 }
 
 started=1
 servers=""
 for i in $(seq 1 "$backends"); do
-	port=$(free_port)
-	case $backend in
-	stampede)
-		line=("$stampede" target --addr "127.0.0.1:$port" --backlog "$backlog" --accept-rate "$accept_rate" --control-addr 127.0.0.1:0)
-		;;
-	node) line=(node "$nodedir/server.js" "$port") ;;
-	esac
-	{
-		printf 'cmd=('
-		printf '%q ' "${line[@]}"
-		printf ')\nport=%q\n' "$port"
-	} >"$dir/s$i.cmd"
-	lb_start_backend "$dir" "s$i" || lb_die 1 "backend s$i did not start"
+	# A port taken between the check and the bind is tried again.
+	for try in 1 2 3 4 5; do
+		port=$(free_port)
+		case $backend in
+		stampede)
+			line=("$stampede" target --addr "127.0.0.1:$port" --backlog "$backlog" --accept-rate "$accept_rate" --control-addr 127.0.0.1:0)
+			;;
+		node) line=(node "$nodedir/server.js" "$port") ;;
+		esac
+		{
+			printf 'cmd=('
+			printf '%q ' "${line[@]}"
+			printf ')\nport=%q\n' "$port"
+		} >"$dir/s$i.cmd"
+		lb_start_backend "$dir" "s$i" && break
+		grep -qi "address already in use" "$dir/s$i.log" && [ "$try" -lt 5 ] ||
+			lb_die 1 "backend s$i did not start: $(tail -n 3 "$dir/s$i.log" | tr '\n' ' ')"
+	done
 	servers+="	server s$i 127.0.0.1:$port"$'\n'
 done
 
@@ -280,12 +308,33 @@ $servers
 EOF
 }
 
-for k in $(seq 1 "$instances"); do
-	write_cfg "$k"
-	"$haproxy_bin" -c -q -f "$dir/haproxy-$k.cfg" >"$dir/haproxy-$k.log" 2>&1 ||
-		lb_die 1 "haproxy rejects $dir/haproxy-$k.cfg: $(tail -n 5 "$dir/haproxy-$k.log" | tr '\n' ' ')"
-	setsid "$haproxy_bin" -db -f "$dir/haproxy-$k.cfg" >>"$dir/haproxy-$k.log" 2>&1 </dev/null &
-	echo $! >"$dir/haproxy-$k.pid"
+# start_haproxy writes every instance's configuration for the frontend
+# port $fport and starts them; it fails when one exits at once (a port
+# taken between the check and the bind: the caller tries another).
+start_haproxy() {
+	local k
+	for k in $(seq 1 "$instances"); do
+		write_cfg "$k"
+		"$haproxy_bin" -c -q -f "$dir/haproxy-$k.cfg" >"$dir/haproxy-$k.log" 2>&1 ||
+			lb_die 1 "haproxy rejects $dir/haproxy-$k.cfg: $(tail -n 5 "$dir/haproxy-$k.log" | tr '\n' ' ')"
+		setsid "$haproxy_bin" -db -f "$dir/haproxy-$k.cfg" >>"$dir/haproxy-$k.log" 2>&1 </dev/null &
+		echo $! >"$dir/haproxy-$k.pid"
+	done
+	for _ in $(seq 1 50); do
+		for k in $(seq 1 "$instances"); do
+			lb_alive "$dir/haproxy-$k.pid" >/dev/null || return 1
+		done
+		[ -S "$dir/haproxy-$instances.sock" ] && return 0
+		sleep 0.1
+	done
+}
+for try in 1 2 3 4 5; do
+	start_haproxy && break
+	for f in "$dir"/haproxy-*.pid; do lb_stop "$f" TERM 5 || true; done
+	grep -qi "address already in use" "$dir"/haproxy-*.log && [ "$try" -lt 5 ] ||
+		lb_die 1 "haproxy did not start: $(grep -h ALERT "$dir"/haproxy-*.log | head -n 3 | tr '\n' ' ')"
+	rm -f "$dir"/haproxy-*.sock
+	fport=$(free_port)
 done
 
 # Up when every instance answers on its socket and sees every backend UP.
