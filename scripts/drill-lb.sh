@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # drill-lb.sh: issue 11's acceptance through a real load balancer
 # (docs/loadbalancer.md). Heavy: run it under the shared lock,
-#   flock /work/notes/heavy.lock scripts/drill-lb.sh [--clients N] [--out DIR] [--duration D] [--accept-rate R]
+#   flock /work/notes/heavy.lock scripts/drill-lb.sh [--clients N] [--out DIR] [--duration D] [--accept-rate R] [--lb 'FLAGS']
 #
 # For each policy, on fresh infrastructure (scripts/lb.sh up DIR --backlog 64
 # --accept-rate 500: two HAProxy instances in front of three bundled
 # targets), --clients (default 10,000) clients hold connections through
 # HAProxy while scripts/rolling-deploy.sh restarts every backend from 10 s
 # into the run (--accept-rate R changes each backend's rate, for a smaller
-# trial at the same clients-to-capacity ratio), gated by --slo recovered_share==100% --slo
+# trial at the same clients-to-capacity ratio; --lb passes more flags to
+# lb.sh up, e.g. --lb '--rate-limit off'), gated by --slo recovered_share==100% --slo
 # 'wasted_attempts<0.1':
 #   jittered  exp:initial=1s,max=30s,jitter=0.5,spread=100ms-500ms  (expected: exit 0)
 #   fixed     fixed:initial=1s                                      (expected: exit 1)
@@ -22,15 +23,16 @@
 # STAMPEDE=path uses a built binary instead of bin/stampede.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-clients=10000 out="" duration=75s rate=500
+clients=10000 out="" duration=120s rate=500 lbflags=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--clients) clients=$2 && shift 2 ;;
 	--out) out=$2 && shift 2 ;;
 	--duration) duration=$2 && shift 2 ;;
 	--accept-rate) rate=$2 && shift 2 ;;
+	--lb) lbflags+=($2) && shift 2 ;;
 	*)
-		echo "usage: $0 [--clients N] [--out DIR] [--duration D] [--accept-rate R]" >&2
+		echo "usage: $0 [--clients N] [--out DIR] [--duration D] [--accept-rate R] [--lb 'LB.SH FLAGS']" >&2
 		exit 2
 		;;
 	esac
@@ -74,7 +76,7 @@ declare -A rcs=()
 for name in jittered fixed; do
 	lbdir=$out/lb-$name
 	res=$out/$name
-	url=$(scripts/lb.sh up "$lbdir" --backlog 64 --accept-rate "$rate" 2>/dev/null | tail -n 1)
+	url=$(scripts/lb.sh up "$lbdir" --backlog 64 --accept-rate "$rate" "${lbflags[@]}" 2>/dev/null | tail -n 1)
 	common=(--url "$url" --clients "$clients" --ramp "$ramp" --policy "${spec[$name]}" --duration "$duration"
 		--slo 'recovered_share==100%' --slo 'wasted_attempts<0.1'
 		--haproxy-socket "$lbdir/haproxy-*.sock" --out "$res" --progress 10s)

@@ -4,6 +4,7 @@
 #
 #   scripts/lb.sh up DIR [--backlog N] [--accept-rate R] [--tls]
 #                        [--backend stampede|node] [--backends N] [--instances N]
+#                        [--rate-limit auto|off|N]
 #   scripts/lb.sh down DIR
 #
 # up starts --backends (default 3) backends, each on its own loopback port:
@@ -34,7 +35,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lb/lib.sh
 source "$here/lb/lib.sh"
 
-usage() { lb_die 2 "usage: $0 up DIR [--backlog N] [--accept-rate R] [--tls] [--backend stampede|node] [--backends N] [--instances N] | down DIR"; }
+usage() { lb_die 2 "usage: $0 up DIR [--backlog N] [--accept-rate R] [--tls] [--backend stampede|node] [--backends N] [--instances N] [--rate-limit auto|off|N] | down DIR"; }
 
 [ $# -ge 2 ] || usage
 cmd=$1 dir=$2
@@ -66,7 +67,7 @@ up) ;;
 *) usage ;;
 esac
 
-backlog=64 accept_rate=0 tls=0 backend=stampede backends=3 instances=2
+backlog=64 accept_rate=0 tls=0 backend=stampede backends=3 instances=2 rate_limit_arg=auto
 while [ $# -gt 0 ]; do
 	case $1 in
 	--backlog) backlog=${2:-} && shift 2 || usage ;;
@@ -75,6 +76,7 @@ while [ $# -gt 0 ]; do
 	--backend) backend=${2:-} && shift 2 || usage ;;
 	--backends) backends=${2:-} && shift 2 || usage ;;
 	--instances) instances=${2:-} && shift 2 || usage ;;
+	--rate-limit) rate_limit_arg=${2:-} && shift 2 || usage ;;
 	*) usage ;;
 	esac
 done
@@ -82,6 +84,7 @@ done
 [[ $accept_rate =~ ^[0-9]+(\.[0-9]+)?$ ]] || lb_die 2 "--accept-rate: want accepts per second (0 = unlimited), got \"$accept_rate\""
 [[ $backends =~ ^[1-9]$ ]] || lb_die 2 "--backends: want 1 to 9, got \"$backends\""
 [[ $instances =~ ^[1-4]$ ]] || lb_die 2 "--instances: want 1 to 4, got \"$instances\""
+[[ $rate_limit_arg =~ ^(auto|off|[1-9][0-9]*)$ ]] || lb_die 2 "--rate-limit: want auto, off or sessions per second per instance, got \"$rate_limit_arg\""
 case $backend in
 stampede | node) ;;
 *) lb_die 2 "--backend: want stampede or node, got \"$backend\"" ;;
@@ -242,7 +245,9 @@ fport=$(free_port)
 # reconnect herd then waits in HAProxy's accept queue instead of
 # overflowing a backend's backlog, where a dropped SYN costs a 1 s resend.
 rate_limit=""
-if [ "$accept_rate" != 0 ]; then
+if [[ $rate_limit_arg =~ ^[0-9]+$ ]]; then
+	rate_limit="rate-limit sessions $rate_limit_arg"
+elif [ "$rate_limit_arg" = auto ] && [ "$accept_rate" != 0 ]; then
 	rate_limit="rate-limit sessions $(awk -v r="$accept_rate" -v n="$backends" -v k="$instances" \
 		'BEGIN { n = n > 1 ? n - 1 : 1; x = r * n / k; printf "%d", (x == int(x)) ? x : int(x) + 1 }')"
 fi
