@@ -12,6 +12,7 @@ import (
 
 	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/haproxy"
+	"github.com/stampede-dev/stampede/internal/redact"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
 	"github.com/stampede-dev/stampede/target"
@@ -78,6 +79,30 @@ type Config struct {
 	// once a second into haproxy.csv and summary.json "haproxy"
 	// (docs/loadbalancer.md). Each must answer before the run starts.
 	HAProxySockets []string `json:"haproxy_sockets,omitempty"`
+	// Sidecars run beside the fleet from the start barrier to the run's
+	// end (a drill's deploy command, a load balancer's counters): their
+	// events join summary.json's and their files the results folder (see
+	// Sidecar).
+	Sidecars []Sidecar `json:"-"`
+	// Private writes the results folder for the user's eyes only: the
+	// folder 0700, its files 0600 (a drill against the user's server,
+	// whose files may hold what the server said).
+	Private bool `json:"-"`
+}
+
+// redacted returns the config as summary.json records it: header values
+// that carry credentials, the URL's user info and the store's password
+// hidden (docs/drill.md "Secrets").
+func (c Config) redacted() Config {
+	c.Fleet = c.Fleet.Redacted()
+	c.Target = redactedTarget(c.Target)
+	return c
+}
+
+// redactedTarget hides the password of the target's store URL.
+func redactedTarget(t target.Config) target.Config {
+	t.Store = redact.URL(t.Store)
+	return t
 }
 
 // external reports whether the fleet is aimed at a server the run does not

@@ -8,6 +8,7 @@
 //	           │     └ control messages: restart, stall, backlog, reject
 //	           ├─ proxy agent (fault proxy group) <── chaos.Supervisor
 //	           ├─ loadgen agents (shares of the fleet) ──> merged results.Report
+//	           ├─ Config.Sidecars (a drill's deploy command, collectors) ──> events, files
 //	           ├─ hoststat.Sampler (gopsutil: every agent's processes) ──> resources.csv
 //	           ├─ hoststat.KernelSampler (herd counters once a second) ──> kernel.csv
 //	           ├─ haproxy.Sampler (--haproxy-socket, once a second) ──> haproxy.csv
@@ -195,6 +196,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	start = at
 	mu.Unlock()
 	progress.Start(at)
+	sideCtx, stopSide := context.WithDeadline(ctx, at.Add(cfg.Duration))
+	defer stopSide()
+	side := startSidecars(sideCtx, cfg.Sidecars, at)
 	supCtx, stopChaos := context.WithCancel(ctx)
 	defer stopChaos()
 	supDone := make(chan error, 1)
@@ -205,6 +209,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	report, lost := co.Collect(ctx, at, cfg.Duration)
 	interrupted := ctx.Err() != nil
+	sideEvents := side.stop()
 	progress.Stop()
 	stopChaos()
 	chaosErr := <-supDone
@@ -235,6 +240,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	mu.Lock()
 	events = append(events, crashes...)
+	events = append(events, sideEvents...)
 	complete := len(crashes) == 0 && len(lost) == 0
 	mu.Unlock()
 	// Each loadgen computes its clients' share of every event's recovery;
@@ -248,7 +254,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	in := results.Input{
 		RunID:     runID,
 		Seed:      fleet.Seed,
-		Config:    runConfig{Config: cfg, Sizing: sz, Target: tcfg},
+		Config:    runConfig{Config: cfg.redacted(), Sizing: sz, Target: redactedTarget(tcfg)},
 		Report:    report,
 		Events:    events,
 		Partials:  partials,
@@ -274,10 +280,15 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		sum.HAProxy = hap.Totals()
 	}
 	sum.SetSLO(results.EvalSLOs(cfg.SLO, sum))
+	for _, sc := range cfg.Sidecars {
+		if c, ok := sc.(Checker); ok {
+			sum.AddChecks(c.Checks(events)...)
+		}
+	}
 	pushErr := mx.setSummary(sum)
 	res := &Result{Summary: sum, Report: report, Sizing: sz, HAProxy: hap}
 	if cfg.Out != "" {
-		if err := WriteResults(cfg.Out, res, sampler, kernel, at); err != nil {
+		if err := writeResults(cfg.Out, res, sampler, kernel, at, cfg.Sidecars, cfg.Private); err != nil {
 			return res, err
 		}
 	}
