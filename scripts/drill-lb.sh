@@ -111,15 +111,20 @@ wss() {
 	local name=$1
 	shift
 	set +e
-	"$exe" loadgen --url "$url" --clients 20 --duration 3s --quiet "$@" >"$out/wss-$name.txt" 2>&1
+	if [ $has_drill = 1 ]; then
+		"$exe" drill --url "$url" --clients 20 --duration 3s --restart-cmd true --at 1s --quiet \
+			--out "$out/wss-$name" "$@" >"$out/wss-$name.txt" 2>&1
+	else
+		"$exe" loadgen --url "$url" --clients 20 --duration 3s --quiet "$@" >"$out/wss-$name.txt" 2>&1
+	fi
 	local rc=$?
 	set -e
 	echo "  $name: exit $rc; $(grep -m1 '^connect:' "$out/wss-$name.txt")$(grep -m1 -i 'warning' "$out/wss-$name.txt" | sed 's/^/; /')"
 }
-if "$exe" loadgen --help 2>&1 | grep -q -- '--ca '; then
+if [ $has_drill = 1 ]; then
 	wss with-ca --ca "$lbdir/tls/ca.pem"
 else
-	echo "  with-ca: not run (this build has no --ca)"
+	echo "  with-ca: not run (this build has no drill --ca)"
 fi
 wss no-ca
 wss insecure --insecure

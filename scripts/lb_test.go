@@ -325,3 +325,102 @@ func TestLBUsage(t *testing.T) {
 		t.Errorf("rolling-deploy of a folder never up: %v %q, want an error naming lb.env", err, stderr)
 	}
 }
+
+// TestLBTLS: HAProxy terminates TLS with lb.sh's test CA; a drill through
+// it connects with --ca, fails every attempt with the tls class without
+// it (exit 1), and connects with --insecure, saying so in a warning.
+func TestLBTLS(t *testing.T) {
+	dir := t.TempDir()
+	url := lbUp(t, dir, "--tls", "--backends", "1", "--instances", "1")
+	if !strings.HasPrefix(url, "wss://") {
+		t.Fatalf("--tls URL %q, want wss://", url)
+	}
+	drill := func(args ...string) (string, int) {
+		cmd := exec.Command(stampede(t), append([]string{"drill", "--url", url, "--clients", "10", "--duration", "2s",
+			"--restart-cmd", "true", "--at", "1s", "--quiet", "--out", filepath.Join(t.TempDir(), "r")}, args...)...)
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		if err != nil && !errors.As(err, &exit) {
+			t.Fatal(err)
+		}
+		return string(out), cmd.ProcessState.ExitCode()
+	}
+	connect := regexp.MustCompile(`(?m)^connect: (\d+) attempts, (\d+) successes(.*)$`)
+	out, code := drill("--ca", filepath.Join(dir, "tls", "ca.pem"))
+	if m := connect.FindStringSubmatch(out); code != 0 || m == nil || m[2] != "10" {
+		t.Errorf("--ca: exit %d, want 0 and 10 successes:\n%s", code, out)
+	}
+	out, code = drill()
+	if m := connect.FindStringSubmatch(out); code != 1 || m == nil || m[2] != "0" || !strings.Contains(m[3], "tls "+m[1]) {
+		t.Errorf("no CA: exit %d, want 1 and every attempt failed as tls:\n%s", code, out)
+	}
+	out, code = drill("--insecure")
+	if m := connect.FindStringSubmatch(out); code != 0 || m == nil || m[2] != "10" || !strings.Contains(out, "warning: --insecure") {
+		t.Errorf("--insecure: exit %d, want 0, 10 successes and a warning:\n%s", code, out)
+	}
+}
+
+// TestLBDrill: `stampede drill --restart-cmd 'rolling-deploy.sh DIR'`
+// through HAProxy records the deploy as an event whose steps are the
+// backends' drain-to-ready spans (from the script's step lines), reads
+// HAProxy's counters, passes its gates and writes a JUnit file all passed.
+func TestLBDrill(t *testing.T) {
+	dir := t.TempDir()
+	url := lbUp(t, dir, "--backends", "2", "--instances", "1")
+	res := filepath.Join(t.TempDir(), "results")
+	junit := filepath.Join(t.TempDir(), "junit.xml")
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(stampede(t), "drill", "--url", url, "--clients", "20", "--duration", "40s",
+		"--policy", "exp:initial=200ms,max=2s,jitter=0.5", "--restart-cmd", filepath.Join(wd, "rolling-deploy.sh")+" "+dir, "--at", "2s",
+		"--haproxy-socket", filepath.Join(dir, "haproxy-*.sock"), "--slo", "recovered_share==100%",
+		"--junit", junit, "--out", res, "--quiet")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("drill: %v\n%s", err, out)
+	}
+	var sum struct {
+		Events []struct {
+			Kind  string `json:"kind"`
+			Steps []struct {
+				Proc   int     `json:"proc"`
+				StartS float64 `json:"start_s"`
+				EndS   float64 `json:"end_s"`
+				ReadyS float64 `json:"ready_s"`
+				Conns  int64   `json:"conns"`
+			} `json:"steps"`
+		} `json:"events"`
+		HAProxy *haproxy.Totals `json:"haproxy"`
+	}
+	b, err := os.ReadFile(filepath.Join(res, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	var steps int
+	for _, e := range sum.Events {
+		if e.Kind != "deploy" {
+			continue
+		}
+		for i, s := range e.Steps {
+			steps++
+			if s.Proc != i+1 || s.StartS < 2 || s.EndS < s.StartS || s.ReadyS < s.EndS || s.Conns < 0 {
+				t.Errorf("step %d: %+v, want backend s%d drained, up and ready in that order after 2 s", i, s, i+1)
+			}
+		}
+	}
+	if steps != 2 {
+		t.Errorf("deploy steps %d, want 2 (one per backend)\n%s", steps, b)
+	}
+	if sum.HAProxy == nil || sum.HAProxy.Samples < 2 {
+		t.Errorf("summary.json haproxy: %+v", sum.HAProxy)
+	}
+	j, err := os.ReadFile(junit)
+	if err != nil || !strings.Contains(string(j), "<testcase") || strings.Contains(string(j), "<failure") {
+		t.Errorf("junit: %v\n%s", err, j)
+	}
+}
