@@ -362,7 +362,8 @@ func TestLBTLS(t *testing.T) {
 
 // TestLBDrill: `stampede drill --restart-cmd 'rolling-deploy.sh DIR'`
 // through HAProxy records the deploy as an event whose steps are the
-// backends' drain-to-ready spans (from the script's step lines), reads
+// backends' drain-to-ready spans (from the script's step lines, drawn in
+// report.html's timeline), reads
 // HAProxy's counters, passes its gates and writes a JUnit file all passed.
 func TestLBDrill(t *testing.T) {
 	dir := t.TempDir()
@@ -418,6 +419,10 @@ func TestLBDrill(t *testing.T) {
 	}
 	if sum.HAProxy == nil || sum.HAProxy.Samples < 2 {
 		t.Errorf("summary.json haproxy: %+v", sum.HAProxy)
+	}
+	html, err := os.ReadFile(filepath.Join(res, "report.html"))
+	if err != nil || !strings.Contains(string(html), "backend 1: drain to ready") || !strings.Contains(string(html), "backend 2: drain to ready") {
+		t.Errorf("report.html does not show each backend's drain-to-ready span: %v", err)
 	}
 	j, err := os.ReadFile(junit)
 	if err != nil || !strings.Contains(string(j), "<testcase") || strings.Contains(string(j), "<failure") {
