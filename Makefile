@@ -32,6 +32,7 @@ FUZZ_TARGETS := \
 	./backoff:FuzzParse \
 	./chaos:FuzzParse \
 	./cmd/stampede:FuzzHeaderFlag \
+	./haproxy:FuzzParseStat \
 	./connerr:FuzzParseRetryAfter \
 	./hoststat:FuzzCountTCPStates \
 	./hoststat:FuzzParseKernelCounters \

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -152,6 +153,13 @@ func runDataOf(r *Run) runData {
 			ready = *e.ReadyS
 		}
 		rd.Events = append(rd.Events, eventData{Name: results.EventName(e), Start: e.StartS, Ready: ready})
+		if e.Kind == "deploy" {
+			// A drill's deploy command's steps (docs/loadbalancer.md, "Step
+			// lines"): each backend's span from its drain to back in rotation.
+			for _, st := range e.Steps {
+				rd.Events = append(rd.Events, eventData{Name: fmt.Sprintf("backend %d: drain to ready", st.Proc), Start: st.StartS, Ready: max(st.ReadyS, st.StartS)})
+			}
+		}
 	}
 	for name, h := range r.Latency {
 		if h != nil && h.TotalCount() > 0 {

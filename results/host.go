@@ -46,6 +46,11 @@ type ResourceStats struct {
 // results folder.
 const KernelFile = "kernel.csv"
 
+// HAProxyFile is the results file of HAProxy's counters, one row per
+// second and frontend, backend or server (--haproxy-socket;
+// docs/loadbalancer.md).
+const HAProxyFile = "haproxy.csv"
+
 // KernelDelta is the change of the kernel counters that show a reconnect
 // herd, read before and after a run (summary.json "kernel"). Names are the
 // kernel's own. Like hoststat.KernelCounters, they cover the whole network

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/connerr"
+	"github.com/stampede-dev/stampede/haproxy"
 )
 
 // SummaryFile is the name of the summary in a results folder.
@@ -87,6 +88,9 @@ type Summary struct {
 	// HTTP holds the figures of an HTTP fleet run (stampede http
 	// --clients); absent from a WebSocket run.
 	HTTP *HTTP `json:"http,omitempty"`
+	// HAProxy holds the load balancer's own counters for the run
+	// (--haproxy-socket; docs/loadbalancer.md); absent without it.
+	HAProxy *haproxy.Totals `json:"haproxy,omitempty"`
 }
 
 // AgentSummary is one agent of the run in summary.json.

@@ -73,6 +73,9 @@ func (s *Summary) WriteText(w io.Writer) error {
 	} else {
 		ew.printf("kernel: - (%s)\n", kernelNote(Input{KernelNote: s.KernelNote}))
 	}
+	if s.HAProxy != nil {
+		writeHAProxy(ew, s.HAProxy)
+	}
 	for _, role := range []string{RoleLoadgen, RoleTarget, RoleProxy, RoleCoordinator} {
 		r, ok := s.Resources[role]
 		if !ok || r.Processes == 0 {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/chaos"
+	"github.com/stampede-dev/stampede/haproxy"
 	"github.com/stampede-dev/stampede/internal/redact"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
@@ -73,6 +74,11 @@ type Config struct {
 	// SLO are the gates the run is judged by (--slo): evaluated on the
 	// summary, recorded in summary.json "slo" and "pass"; none passes.
 	SLO []results.SLO `json:"slo,omitempty"`
+	// HAProxySockets are the runtime API sockets of the HAProxy instances
+	// in front of the server (--haproxy-socket): their counters are read
+	// once a second into haproxy.csv and summary.json "haproxy"
+	// (docs/loadbalancer.md). Each must answer before the run starts.
+	HAProxySockets []string `json:"haproxy_sockets,omitempty"`
 	// Sidecars run beside the fleet from the start barrier to the run's
 	// end (a drill's deploy command, a load balancer's counters): their
 	// events join summary.json's and their files the results folder (see
@@ -154,6 +160,9 @@ type Result struct {
 	Report *results.Report
 	// Sizing is how the run was spread over processes.
 	Sizing Sizing
+	// HAProxy holds the load balancer's samples (HAProxySockets); nil
+	// without it.
+	HAProxy *haproxy.Sampler
 }
 
 // ErrIncomplete is returned (wrapped) with a Result when a process of the

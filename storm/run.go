@@ -11,6 +11,7 @@
 //	           ├─ Config.Sidecars (a drill's deploy command, collectors) ──> events, files
 //	           ├─ hoststat.Sampler (gopsutil: every agent's processes) ──> resources.csv
 //	           ├─ hoststat.KernelSampler (herd counters once a second) ──> kernel.csv
+//	           ├─ haproxy.Sampler (--haproxy-socket, once a second) ──> haproxy.csv
 //	           └─ kernel counters, first to last sample ──> results.Summarize ──> summary.json (+ SLOs)
 //	              ──> timeline.csv, *.hlog ──> report.Render ──> report.html
 //
@@ -29,6 +30,7 @@ import (
 
 	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/cluster"
+	"github.com/stampede-dev/stampede/haproxy"
 	"github.com/stampede-dev/stampede/hoststat"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
@@ -52,6 +54,18 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	defer mx.close()
+
+	// The load balancer's sockets answer before anything starts.
+	var hap *haproxy.Sampler
+	if len(cfg.HAProxySockets) > 0 {
+		hap = &haproxy.Sampler{Interval: time.Second}
+		for _, s := range cfg.HAProxySockets {
+			hap.Clients = append(hap.Clients, &haproxy.Client{Socket: s})
+		}
+		if err := hap.Check(ctx); err != nil {
+			return nil, fmt.Errorf("--haproxy-socket: %w", err)
+		}
+	}
 
 	// Size the run for this machine's limits.
 	tcfg := cfg.Target
@@ -157,6 +171,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	go sampler.Run(sampleCtx)
 	kernel := hoststat.NewKernelSampler(time.Second) // kernel.csv
 	go kernel.Run(sampleCtx)
+	hapDone := make(chan struct{})
+	if hap != nil {
+		go func() { hap.Run(sampleCtx); close(hapDone) }() // haproxy.csv
+	} else {
+		close(hapDone)
+	}
 
 	// Start barrier, chaos, collect.
 	var sup *chaos.Supervisor
@@ -202,6 +222,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	sampler.Sample()
 	kernel.Stop() // the last row of kernel.csv, and the summary's kernel figures
 	stopSampling()
+	<-hapDone
+	if hap != nil {
+		hap.Sample(context.Background()) // the run's last figures
+	}
 
 	// Summarise and gate.
 	length := cfg.Duration
@@ -252,6 +276,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	sum := results.Summarize(in)
 	sum.Complete, sum.Interrupted = complete, interrupted
 	sum.Agents = agentSummaries(co, lost)
+	if hap != nil {
+		sum.HAProxy = hap.Totals()
+	}
 	sum.SetSLO(results.EvalSLOs(cfg.SLO, sum))
 	for _, sc := range cfg.Sidecars {
 		if c, ok := sc.(Checker); ok {
@@ -259,7 +286,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	pushErr := mx.setSummary(sum)
-	res := &Result{Summary: sum, Report: report, Sizing: sz}
+	res := &Result{Summary: sum, Report: report, Sizing: sz, HAProxy: hap}
 	if cfg.Out != "" {
 		if err := writeResults(cfg.Out, res, sampler, kernel, at, cfg.Sidecars, cfg.Private); err != nil {
 			return res, err

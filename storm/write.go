@@ -15,7 +15,8 @@ import (
 
 // WriteResults writes the results folder of a run: summary.json,
 // timeline.csv, the HdrHistogram logs (connect, ttr, message_rtt, resume
-// .hlog), resources.csv and kernel.csv when their samplers are given, and
+// .hlog), resources.csv and kernel.csv when their samplers are given,
+// haproxy.csv when the run read a load balancer's counters, and
 // report.html rendered from those files alone (as `stampede report DIR`
 // renders it again). start is the run's start, the time axis of the CSVs.
 func WriteResults(dir string, res *Result, sampler *hoststat.Sampler, kernel *hoststat.KernelSampler, start time.Time) error {
@@ -80,6 +81,11 @@ func writeResults(dir string, res *Result, sampler *hoststat.Sampler, kernel *ho
 	}
 	if kernel != nil {
 		if err := write(results.KernelFile, func(w io.Writer) error { return kernel.WriteCSV(w, start) }); err != nil {
+			return err
+		}
+	}
+	if res.HAProxy != nil {
+		if err := write(results.HAProxyFile, func(w io.Writer) error { return res.HAProxy.WriteCSV(w, start) }); err != nil {
 			return err
 		}
 	}

@@ -46,6 +46,7 @@ var drillCmd = &cli.Command{
 		&cli.StringFlag{Name: "key", Usage: "wss://: client key PEM `FILE` (with --cert)"},
 		&cli.StringFlag{Name: "server-name", DefaultText: "the URL's host", Usage: "wss://: `NAME` sent as SNI and checked in the server's certificate"},
 		&cli.BoolFlag{Name: "insecure", Usage: "wss://: accept any server certificate (prints a warning on every run)"},
+		haproxySocketFlag,
 	),
 	Before: requireFlags("url"),
 	Action: drillAction,
@@ -70,6 +71,9 @@ func drillAction(c *cli.Context) error {
 	run := storm.Config{Fleet: fleet, LoadgenProcs: c.Int("loadgen-procs")}
 	out := filepath.Join("stampede-results", "drill-"+time.Now().UTC().Format("2006-01-02T15-04-05Z"))
 	if err := fleetRunConfig(c, out, &run); err != nil {
+		return err
+	}
+	if run.HAProxySockets, err = haproxySockets(c); err != nil {
 		return err
 	}
 	cfg := drill.Config{

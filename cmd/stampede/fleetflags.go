@@ -62,9 +62,9 @@ func fleetFlags(d fleetDefaults) []cli.Flag {
 }
 
 // resultFiles lists every file a results folder holds.
-var resultFiles = fmt.Sprintf("%s, %s, %s, %s, %s, %s, %s, %s, %s, %s",
+var resultFiles = fmt.Sprintf("%s, %s, %s, %s, %s, %s, %s, %s, %s, %s (with --haproxy-socket), %s",
 	results.SummaryFile, results.TimelineFile, results.ConnectLogFile, results.TTRLogFile, results.RTTLogFile,
-	results.RTTScheduledLogFile, results.ResumeLogFile, results.ResourcesFile, results.KernelFile, "report.html")
+	results.RTTScheduledLogFile, results.ResumeLogFile, results.ResourcesFile, results.KernelFile, results.HAProxyFile, "report.html")
 
 // fleetRunConfig maps the shared flags that are not the fleet's into cfg:
 // the run's length, where its results and metrics go, its gates;

@@ -37,6 +37,7 @@ var loadgenCmd = &cli.Command{
 		&headersFlag{cli.GenericFlag{Name: "H", Value: &headerFlag{}, Hidden: true}},
 		&cli.StringSliceFlag{Name: "subprotocol", Usage: "subprotocol `NAME` to offer (repeatable)"},
 		&cli.BoolFlag{Name: "insecure", Usage: "wss://: accept any server certificate (a self-signed target)"},
+		haproxySocketFlag,
 	),
 	Before: requireFlags("url"),
 	Action: loadgenAction,
@@ -52,6 +53,9 @@ func loadgenAction(c *cli.Context) error {
 	}
 	run := storm.Config{Fleet: cfg, LoadgenProcs: c.Int("loadgen-procs")}
 	if err := fleetRunConfig(c, "", &run); err != nil {
+		return err
+	}
+	if run.HAProxySockets, err = haproxySockets(c); err != nil {
 		return err
 	}
 	return runStorm(c, run, func(res *storm.Result) {
