@@ -1,0 +1,70 @@
+package store
+
+import (
+	"context"
+	"fmt"
+)
+
+// Update tells a follower that room's messages through Seq are stored.
+// It is a hint, not the message: the store stays the source of truth, and
+// a follower reads what it has not delivered with Since. An Update with
+// an empty Room means updates may have been missed (the follower's link to
+// the store was re-established): every room should be read again.
+type Update struct {
+	Room string
+	Seq  uint64
+}
+
+// Feed is implemented by a store that several target processes can share
+// and whose appends they can follow: the store's own publish/subscribe
+// (Redis: a stream read with XREAD BLOCK; PostgreSQL: LISTEN/NOTIFY;
+// JetStream: a consumer on the message stream). Rooms then fan out across
+// every process of a group (docs/protocol.md, "Across processes").
+type Feed interface {
+	// Follow calls fn, from one goroutine, for every message any process
+	// stores from about the time Follow is called until ctx ends, then
+	// returns ctx's error. An update comes only after the message is
+	// readable with Since. When the link to the store breaks Follow
+	// re-establishes it and calls fn(Update{}) (recheck every room).
+	// Follow returns early only for an error it cannot recover from.
+	Follow(ctx context.Context, fn func(Update)) error
+}
+
+// Shared reports whether st can be shared by several processes with
+// rooms fanned out among them: it is a Feed whose Shared method (if any)
+// says so. A Redis Cluster, for instance, has no single feed stream.
+func Shared(st Store) bool {
+	f, ok := st.(Feed)
+	if !ok {
+		return false
+	}
+	if s, ok := f.(interface{ Shared() bool }); ok {
+		return s.Shared()
+	}
+	return true
+}
+
+// sharedSchemes are the URL schemes of backends that implement Feed and
+// that several processes can open at once.
+var sharedSchemes = map[string]bool{"redis": true, "postgres": true, "postgresql": true, "nats": true}
+
+// CheckShared reports, without opening it, why the store named by rawURL
+// cannot be shared by several target processes with rooms fanned out
+// among them, or nil if it can: the embedded file log is one process's
+// (its directory is locked), and a Redis Cluster has no single feed stream.
+func CheckShared(rawURL string) error {
+	_, u, err := resolve(rawURL)
+	if err != nil {
+		return err
+	}
+	if u == nil || u.Scheme == "file" {
+		return fmt.Errorf("the embedded file store %q belongs to one process; several target processes share a nats://, redis:// or postgres:// store", rawURL)
+	}
+	if !sharedSchemes[u.Scheme] {
+		return fmt.Errorf("store %q cannot be shared by several target processes", shown(u))
+	}
+	if u.Scheme == "redis" && u.Query().Get("cluster") != "" && u.Query().Get("cluster") != "0" && u.Query().Get("cluster") != "false" {
+		return fmt.Errorf("store %q: a Redis Cluster has no single feed stream for rooms across processes; use one target process or a standalone Redis", shown(u))
+	}
+	return nil
+}
