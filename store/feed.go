@@ -3,6 +3,9 @@ package store
 import (
 	"context"
 	"fmt"
+	"net/url"
+	"strings"
+	"sync"
 )
 
 // Update tells a follower that room's messages through Seq are stored.
@@ -46,7 +49,7 @@ func Shared(st Store) bool {
 
 // sharedSchemes are the URL schemes of backends that implement Feed and
 // that several processes can open at once.
-var sharedSchemes = map[string]bool{"redis": true, "postgres": true, "postgresql": true, "nats": true}
+var sharedSchemes = map[string]bool{"redis": true, "postgres": true, "postgresql": true, "nats": true, "jetstream": true}
 
 // CheckShared reports, without opening it, why the store named by rawURL
 // cannot be shared by several target processes with rooms fanned out
@@ -58,7 +61,7 @@ func CheckShared(rawURL string) error {
 		return err
 	}
 	if u == nil || u.Scheme == "file" {
-		return fmt.Errorf("the embedded file store %q belongs to one process; several target processes share a nats://, redis:// or postgres:// store", rawURL)
+		return fmt.Errorf("the embedded file store %q belongs to one process; several target processes share a jetstream:///dir (the embedded JetStream, run by the group), nats://, redis:// or postgres:// store", rawURL)
 	}
 	if !sharedSchemes[u.Scheme] {
 		return fmt.Errorf("store %q cannot be shared by several target processes", shown(u))
@@ -67,4 +70,47 @@ func CheckShared(rawURL string) error {
 		return fmt.Errorf("store %q: a Redis Cluster has no single feed stream for rooms across processes; use one target process or a standalone Redis", shown(u))
 	}
 	return nil
+}
+
+// HostFunc starts the server of a store that a target group's owner runs
+// for its processes (the embedded JetStream of a jetstream:///dir URL) and
+// returns the URL the processes open, and how to stop the server.
+type HostFunc func(ctx context.Context, u *url.URL) (shared string, stop func() error, err error)
+
+var (
+	hostsMu sync.Mutex
+	hosts   = map[string]HostFunc{}
+)
+
+// RegisterHost makes Host start the server of scheme's URLs with h; a
+// backend package calls it from its init, as Register.
+func RegisterHost(scheme string, h HostFunc) {
+	hostsMu.Lock()
+	defer hostsMu.Unlock()
+	if _, dup := hosts[scheme]; dup || h == nil {
+		panic("store: RegisterHost twice, or nil, for scheme " + scheme)
+	}
+	hosts[scheme] = h
+}
+
+// Host is called by the owner of a target group, before it starts the
+// processes: for a store whose server the owner runs (jetstream:///dir)
+// it starts that server and returns the URL the processes open instead;
+// for any other store it returns rawURL and a no-op stop.
+func Host(ctx context.Context, rawURL string) (string, func() error, error) {
+	nop := func() error { return nil }
+	if rawURL == "" || !strings.Contains(rawURL, "://") {
+		return rawURL, nop, nil
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "", nil, fmt.Errorf("store: bad URL %q: %w", redactRaw(rawURL), err)
+	}
+	hostsMu.Lock()
+	h := hosts[u.Scheme]
+	hostsMu.Unlock()
+	if h == nil {
+		return rawURL, nop, nil
+	}
+	return h(ctx, u)
 }
