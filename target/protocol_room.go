@@ -234,7 +234,12 @@ func (r *room) replay(c *Conn, after uint64) (uint64, bool) {
 			r.out.add(c, r.buf, outReplay)
 		}
 		if len(msgs) < replayPage {
-			// Not cut short by the page: through is the head.
+			// Not cut short by the page: through is the head. Members
+			// already here are owed what other processes stored up to
+			// it before the head moves there.
+			if r.p.feed && r.headKnown && through > r.head {
+				r.catchUp(through)
+			}
 			r.head, r.headKnown = max(r.head, through), true
 			return through, true
 		}
