@@ -75,6 +75,9 @@ type Store struct {
 	pfx    string // subject prefix, "stampede.<stream>"
 	opt    store.Options
 	srv    *Server // the embedded server this Store runs itself, or nil
+	// sync: ask the embedded server's owner to fsync (SyncSubject) after
+	// each append, before returning (sync=1, or a jetstream:/// URL).
+	sync bool
 
 	mu    sync.Mutex
 	heads map[string]uint64 // last head seen per room (a hint: retried on conflict)
@@ -118,6 +121,14 @@ func Open(ctx context.Context, u *url.URL, opt store.Options) (*Store, error) {
 	}
 	opt = opt.WithDefaults()
 	q := u.Query()
+	syncOn := false
+	switch q.Get("sync") {
+	case "", "0", "false":
+	case "1", "true":
+		syncOn = true
+	default:
+		return nil, fmt.Errorf("store: jetstream URL: sync=%q: want 1 or 0", q.Get("sync"))
+	}
 	stream := q.Get("stream")
 	if stream == "" {
 		stream = DefaultStream
@@ -137,6 +148,7 @@ func Open(ctx context.Context, u *url.URL, opt store.Options) (*Store, error) {
 			return nil, err
 		}
 		addr = strings.TrimPrefix(srv.URL(), "nats://")
+		syncOn = true
 	case "nats":
 		if addr == "" {
 			return nil, fmt.Errorf("store: nats URL %q names no host:port", u.Redacted())
@@ -154,15 +166,14 @@ func Open(ctx context.Context, u *url.URL, opt store.Options) (*Store, error) {
 	js, err := jetstream.New(nc)
 	if err == nil {
 		_, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-			Name:               stream,
-			Subjects:           []string{"stampede." + stream + ".>"},
-			Storage:            jetstream.FileStorage,
-			Retention:          jetstream.LimitsPolicy,
-			MaxMsgsPerSubject:  1,
-			Discard:            jetstream.DiscardOld,
-			AllowDirect:        true,
-			AllowAtomicPublish: true,
-			Duplicates:         time.Second,
+			Name:              stream,
+			Subjects:          []string{"stampede." + stream + ".>"},
+			Storage:           jetstream.FileStorage,
+			Retention:         jetstream.LimitsPolicy,
+			MaxMsgsPerSubject: 1,
+			Discard:           jetstream.DiscardOld,
+			AllowDirect:       true,
+			Duplicates:        time.Second,
 		})
 	}
 	if err != nil {
@@ -172,7 +183,7 @@ func Open(ctx context.Context, u *url.URL, opt store.Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("store: jetstream stream %s: %w", stream, err)
 	}
-	return &Store{nc: nc, js: js, stream: stream, pfx: "stampede." + stream, opt: opt, srv: srv, heads: map[string]uint64{}, locks: map[string]*roomLock{}}, nil
+	return &Store{nc: nc, js: js, stream: stream, pfx: "stampede." + stream, opt: opt, srv: srv, sync: syncOn, heads: map[string]uint64{}, locks: map[string]*roomLock{}}, nil
 }
 
 func validName(s string) bool {
@@ -194,7 +205,9 @@ func host(ctx context.Context, u *url.URL) (string, func() error, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	shared := url.URL{Scheme: "nats", Host: strings.TrimPrefix(srv.URL(), "nats://"), RawQuery: u.RawQuery}
+	q := u.Query()
+	q.Set("sync", "1")
+	shared := url.URL{Scheme: "nats", Host: strings.TrimPrefix(srv.URL(), "nats://"), RawQuery: q.Encode()}
 	return shared.String(), srv.Close, nil
 }
 
@@ -207,106 +220,191 @@ func (s *Store) Append(ctx context.Context, room, id string, body []byte) (uint6
 	return store.AppendOne(ctx, s, room, id, body)
 }
 
-// AppendBatch implements store.Store: one atomic batch per attempt.
+// AppendBatch implements store.Store: the entries in order, each with
+// appendOne, then one sync for all of them.
 func (s *Store) AppendBatch(ctx context.Context, room string, entries []store.Entry) ([]store.Result, error) {
 	if len(entries) == 0 {
 		return nil, nil
 	}
 	defer s.lockRoom(room)()
-	for attempt := 0; ; attempt++ {
-		res, lost, err := s.tryAppend(ctx, room, entries, attempt > 0)
+	res := make([]store.Result, len(entries))
+	stored := false
+	for i, e := range entries {
+		r, err := s.appendOne(ctx, room, e)
 		if err != nil {
 			return nil, fmt.Errorf("store: jetstream append: %w", err)
 		}
-		if !lost {
-			return res, nil
+		res[i] = r
+		stored = stored || !r.Dup
+	}
+	if stored && s.sync {
+		// Stored and written to the block file; durable once the
+		// owner's group commit has fsynced it.
+		rctx, cancel := context.WithTimeout(ctx, syncTimeout)
+		r, err := s.nc.RequestWithContext(rctx, SyncSubject, nil)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("store: jetstream sync: %w", err)
 		}
-		if attempt >= maxRetries {
-			return nil, fmt.Errorf("store: jetstream append: lost %d races for room %q", attempt+1, room)
+		if string(r.Data) != "+OK" {
+			return nil, fmt.Errorf("store: jetstream sync: %s", r.Data)
 		}
-		// Another process appends to the room too: back off a little,
-		// more after each loss, so that one of them gets through.
-		select {
-		case <-time.After(time.Duration(rand.Int64N(int64(time.Millisecond) * int64(min(attempt+1, 20))))):
-		case <-ctx.Done():
-			return nil, ctx.Err()
+	}
+	return res, nil
+}
+
+// appendOne stores one entry, retrying the races it loses. The message
+// subject m.<room>.<seq> takes each seq once (expected-last-subject-
+// sequence 0); the marker d.<room>.<id> claims a seq for an ID, written
+// first and replaced only by compare-and-set. A claim whose message is
+// missing is completed by whoever finds it (the claimant or a resend on
+// another process): both publish the same ID under the same seq, one
+// wins, the other finds it stored and answers dup. So an ID is stored
+// once, whichever processes its copies reach, even if a process dies
+// between the claim and the message.
+func (s *Store) appendOne(ctx context.Context, room string, e store.Entry) (store.Result, error) {
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			if attempt >= maxRetries {
+				return store.Result{}, fmt.Errorf("lost %d races for room %q", attempt, room)
+			}
+			// Another process appends to the room too: back off a
+			// little, more after each loss, so one of them gets through.
+			select {
+			case <-time.After(time.Duration(rand.Int64N(int64(100*time.Microsecond) * int64(min(attempt, 50))))):
+			case <-ctx.Done():
+				return store.Result{}, ctx.Err()
+			}
+		}
+		if s.opt.NoDedupe {
+			head, err := s.head(ctx, room, attempt == 0)
+			if err != nil {
+				return store.Result{}, err
+			}
+			ok, err := s.publishMsg(ctx, room, head+1, e)
+			if err != nil {
+				return store.Result{}, err
+			}
+			if ok {
+				return store.Result{Seq: head + 1}, nil
+			}
+			continue
+		}
+		marker := s.subj("d", room) + "." + hex.EncodeToString([]byte(e.ID))
+		var claimSeq uint64 // stream sequence of the marker, 0: none
+		ms, err := s.direct(ctx, map[string]any{"last_by_subj": marker})
+		if err != nil {
+			return store.Result{}, err
+		}
+		if len(ms) == 1 {
+			claimSeq, _ = strconv.ParseUint(ms[0].Header.Get(jetstream.SequenceHeader), 10, 64)
+			seq, err := strconv.ParseUint(string(ms[0].Data), 10, 64)
+			if err != nil {
+				return store.Result{}, fmt.Errorf("bad dedupe marker %q", ms[0].Data)
+			}
+			m, err := s.direct(ctx, map[string]any{"last_by_subj": s.subj("m", room) + "." + strconv.FormatUint(seq, 10)})
+			if err != nil {
+				return store.Result{}, err
+			}
+			if len(m) == 1 {
+				if m[0].Header.Get("Stampede-Id") == e.ID {
+					return store.Result{Seq: seq, Dup: true}, nil
+				}
+				// The claim lost its seq to another message: stale.
+			} else {
+				head, err := s.head(ctx, room, true)
+				if err != nil {
+					return store.Result{}, err
+				}
+				if head >= seq {
+					// Dense seqs: the message was stored and retention
+					// has dropped it since.
+					return store.Result{Seq: seq, Dup: true}, nil
+				}
+				// head == seq-1: the claim is in flight, or its
+				// process died. Complete it.
+				ok, err := s.publishMsg(ctx, room, seq, e)
+				if err != nil {
+					return store.Result{}, err
+				}
+				if ok {
+					return store.Result{Seq: seq}, nil
+				}
+				continue // someone stored seq first: look again
+			}
+		}
+		head, err := s.head(ctx, room, attempt > 0)
+		if err != nil {
+			return store.Result{}, err
+		}
+		seq := head + 1
+		d := nats.NewMsg(marker)
+		d.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(claimSeq, 10))
+		d.Data = strconv.AppendUint(nil, seq, 10)
+		if ok, _, err := s.publish(ctx, d); err != nil || !ok {
+			if err != nil {
+				return store.Result{}, err
+			}
+			continue // another copy of this ID claimed first
+		}
+		ok, err := s.publishMsg(ctx, room, seq, e)
+		if err != nil {
+			return store.Result{}, err
+		}
+		if ok {
+			return store.Result{Seq: seq}, nil
 		}
 	}
 }
 
-// tryAppend makes one attempt; lost reports that another process stored
-// the seq or an ID first, and nothing was stored.
-func (s *Store) tryAppend(ctx context.Context, room string, entries []store.Entry, fresh bool) ([]store.Result, bool, error) {
-	s.mu.Lock()
-	head, known := s.heads[room]
-	s.mu.Unlock()
-	if !known || fresh {
-		var err error
-		if head, err = s.Head(ctx, room); err != nil {
-			return nil, false, err
-		}
-	}
-	res := make([]store.Result, len(entries))
-	seen := map[string]uint64{}
-	if !s.opt.NoDedupe {
-		subjs := make([]string, 0, len(entries))
-		for _, e := range entries {
-			subjs = append(subjs, s.subj("d", room)+"."+hex.EncodeToString([]byte(e.ID)))
-		}
-		msgs, err := s.direct(ctx, map[string]any{"multi_last": subjs, "batch": len(subjs)})
-		if err != nil {
-			return nil, false, err
-		}
-		for _, m := range msgs {
-			seq, err := strconv.ParseUint(string(m.Data), 10, 64)
-			if err != nil {
-				return nil, false, fmt.Errorf("bad dedupe marker %s", m.Header.Get(jetstream.SubjectHeader))
-			}
-			idHex := m.Header.Get(jetstream.SubjectHeader)
-			idHex = idHex[strings.LastIndexByte(idHex, '.')+1:]
-			id, _ := hex.DecodeString(idHex)
-			seen[string(id)] = seq
-		}
-	}
-	batch := make([]*nats.Msg, 0, 2*len(entries)+1)
-	next := head
-	for i, e := range entries {
-		if seq, ok := seen[e.ID]; ok && !s.opt.NoDedupe {
-			res[i] = store.Result{Seq: seq, Dup: true}
-			continue
-		}
-		next++
-		res[i] = store.Result{Seq: next}
-		m := nats.NewMsg(s.subj("m", room) + "." + strconv.FormatUint(next, 10))
-		m.Header.Set("Stampede-Id", e.ID)
-		m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, "0")
-		m.Data = e.Body
-		batch = append(batch, m)
-		if !s.opt.NoDedupe {
-			seen[e.ID] = next
-			d := nats.NewMsg(s.subj("d", room) + "." + hex.EncodeToString([]byte(e.ID)))
-			d.Header.Set(jetstream.ExpectedLastSubjSeqHeader, "0")
-			d.Data = strconv.AppendUint(nil, next, 10)
-			batch = append(batch, d)
-		}
-	}
-	if next == head {
-		return res, false, nil // every entry a dup
-	}
-	h := nats.NewMsg(s.subj("h", room))
-	h.Data = strconv.AppendUint(nil, next, 10)
-	batch = append(batch, h)
-	lost, err := s.publishAtomic(ctx, batch)
-	if err != nil || lost {
-		return nil, lost, err
+// publishMsg stores e as message seq of room unless that seq is taken
+// (ok false).
+func (s *Store) publishMsg(ctx context.Context, room string, seq uint64, e store.Entry) (bool, error) {
+	m := nats.NewMsg(s.subj("m", room) + "." + strconv.FormatUint(seq, 10))
+	m.Header.Set("Stampede-Id", e.ID)
+	m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, "0")
+	m.Data = e.Body
+	ok, _, err := s.publish(ctx, m)
+	if err != nil || !ok {
+		s.forgetHead(room)
+		return false, err
 	}
 	s.mu.Lock()
-	s.heads[room] = next
+	if seq > s.heads[room] {
+		s.heads[room] = seq
+	}
 	s.mu.Unlock()
-	if every := max(1, s.opt.Retention/8); next > uint64(s.opt.Retention) && next/uint64(every) != head/uint64(every) {
+	if every := max(1, s.opt.Retention/8); seq > uint64(s.opt.Retention) && seq%uint64(every) == 0 {
 		s.trim(ctx, room)
 	}
-	return res, false, nil
+	return true, nil
+}
+
+// head is the room's latest seq: this process's last known one, or
+// (fresh, or none known) read from the stream.
+func (s *Store) head(ctx context.Context, room string, fresh bool) (uint64, error) {
+	if !fresh {
+		s.mu.Lock()
+		h, ok := s.heads[room]
+		s.mu.Unlock()
+		if ok {
+			return h, nil
+		}
+	}
+	h, err := s.Head(ctx, room)
+	if err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	s.heads[room] = h
+	s.mu.Unlock()
+	return h, nil
+}
+
+func (s *Store) forgetHead(room string) {
+	s.mu.Lock()
+	delete(s.heads, room)
+	s.mu.Unlock()
 }
 
 // trim keeps the last Retention messages of room and as many markers.
@@ -320,7 +418,7 @@ func (s *Store) trim(ctx context.Context, room string) {
 	st.Purge(ctx, jetstream.WithPurgeSubject(s.subj("d", room)+".*"), jetstream.WithPurgeKeep(keep))
 }
 
-// pubAck is the answer to a batch's commit.
+// pubAck is JetStream's answer to a publish.
 type pubAck struct {
 	Error *struct {
 		Code    int    `json:"code"`
@@ -336,39 +434,26 @@ const (
 	errWrongLastSeqConst = 10164
 )
 
-// publishAtomic publishes msgs as one atomic batch and waits for the
-// commit's answer. lost: an expected-sequence check failed (nothing
-// stored).
-func (s *Store) publishAtomic(ctx context.Context, msgs []*nats.Msg) (lost bool, err error) {
-	id := nats.NewInbox()[len(nats.InboxPrefix):]
-	for i, m := range msgs {
-		m.Header.Set("Nats-Batch-Id", id)
-		m.Header.Set("Nats-Batch-Sequence", strconv.Itoa(i+1))
-		if i == len(msgs)-1 {
-			m.Header.Set("Nats-Batch-Commit", "1")
-			break
-		}
-		if err := s.nc.PublishMsg(m); err != nil {
-			return false, err
-		}
-	}
+// publish stores m in the stream and waits for the answer: ok false when
+// its expected-sequence check failed (nothing stored).
+func (s *Store) publish(ctx context.Context, m *nats.Msg) (ok bool, seq uint64, err error) {
 	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	reply, err := s.nc.RequestMsgWithContext(rctx, msgs[len(msgs)-1])
+	reply, err := s.nc.RequestMsgWithContext(rctx, m)
 	if err != nil {
-		return false, err
+		return false, 0, err
 	}
 	var ack pubAck
 	if err := json.Unmarshal(reply.Data, &ack); err != nil {
-		return false, fmt.Errorf("batch commit answer %q: %w", reply.Data, err)
+		return false, 0, fmt.Errorf("publish answer %q: %w", reply.Data, err)
 	}
 	if ack.Error != nil {
 		if ack.Error.ErrCode == errWrongLastSeq || ack.Error.ErrCode == errWrongLastSeqConst {
-			return true, nil
+			return false, 0, nil
 		}
-		return false, fmt.Errorf("batch: %s (%d)", ack.Error.Desc, ack.Error.ErrCode)
+		return false, 0, fmt.Errorf("publish: %s (%d)", ack.Error.Desc, ack.Error.ErrCode)
 	}
-	return false, nil
+	return true, ack.Seq, nil
 }
 
 // direct runs a direct get of the stream with req and returns the
@@ -420,18 +505,19 @@ func (s *Store) direct(ctx context.Context, req map[string]any) ([]*nats.Msg, er
 	}
 }
 
-// Head implements store.Store: the room's head marker.
+// Head implements store.Store: the seq of the room's last message.
 func (s *Store) Head(ctx context.Context, room string) (uint64, error) {
-	msgs, err := s.direct(ctx, map[string]any{"last_by_subj": s.subj("h", room)})
+	msgs, err := s.direct(ctx, map[string]any{"last_by_subj": s.subj("m", room) + ".*"})
 	if err != nil {
 		return 0, fmt.Errorf("store: jetstream head: %w", err)
 	}
 	if len(msgs) == 0 {
 		return 0, nil
 	}
-	seq, err := strconv.ParseUint(string(msgs[0].Data), 10, 64)
+	subj := msgs[0].Header.Get(jetstream.SubjectHeader)
+	seq, err := strconv.ParseUint(subj[strings.LastIndexByte(subj, '.')+1:], 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("store: jetstream head: bad marker %q", msgs[0].Data)
+		return 0, fmt.Errorf("store: jetstream head: bad subject %q", subj)
 	}
 	return seq, nil
 }
@@ -492,13 +578,15 @@ func (s *Store) Since(ctx context.Context, room string, afterSeq uint64, limit i
 	return msgs, through, gap, nil
 }
 
-// Follow implements store.Feed with an ordered consumer of the head
-// markers, from the next one stored on: JetStream delivers a marker only
-// once its batch is stored, so the messages are readable. When the
-// consumer resets (the connection dropped) fn(Update{}) is called.
+// Follow implements store.Feed with an ordered consumer of the message
+// subjects, headers only, from the next one stored on: JetStream delivers
+// a message only once it is stored, so it is readable. The subject names
+// the room and the seq. When the consumer resets (the connection
+// dropped) fn(Update{}) is called.
 func (s *Store) Follow(ctx context.Context, fn func(store.Update)) error {
 	c, err := s.js.OrderedConsumer(ctx, s.stream, jetstream.OrderedConsumerConfig{
-		FilterSubjects:    []string{s.pfx + ".h.>"},
+		FilterSubjects:    []string{s.pfx + ".m.>"},
+		HeadersOnly:       true,
 		DeliverPolicy:     jetstream.DeliverNewPolicy,
 		MaxResetAttempts:  -1,
 		InactiveThreshold: 30 * time.Second,
@@ -506,11 +594,12 @@ func (s *Store) Follow(ctx context.Context, fn func(store.Update)) error {
 	if err != nil {
 		return fmt.Errorf("store: jetstream feed: %w", err)
 	}
-	prefix := s.pfx + ".h."
+	prefix := s.pfx + ".m."
 	var mu sync.Mutex // fn is called from one goroutine at a time
 	cc, err := c.Consume(func(m jetstream.Msg) {
-		room, err := hex.DecodeString(strings.TrimPrefix(m.Subject(), prefix))
-		seq, err2 := strconv.ParseUint(string(m.Data()), 10, 64)
+		roomHex, seqStr, _ := strings.Cut(strings.TrimPrefix(m.Subject(), prefix), ".")
+		room, err := hex.DecodeString(roomHex)
+		seq, err2 := strconv.ParseUint(seqStr, 10, 64)
 		mu.Lock()
 		defer mu.Unlock()
 		if err != nil || err2 != nil {

@@ -21,6 +21,7 @@ type Server struct {
 	ns   *server.Server
 	lock *os.File
 	dir  string
+	sync *syncer
 }
 
 // readyTimeout bounds the server's start, recovery of its files included.
@@ -28,9 +29,11 @@ const readyTimeout = 5 * time.Minute
 
 // StartServer verifies the files in dir (Verify: it refuses a damaged
 // store rather than let recovery drop valid records), takes the
-// directory's lock and starts the server. JetStream fsyncs every write
-// before it acknowledges it (sync_interval: always), so an ACK of the
-// message protocol means the message is on disk.
+// directory's lock and starts the server, with its group-commit sync
+// service (SyncSubject): JetStream writes every stored message to its
+// block file before it acknowledges it, and a store opened with sync=1
+// (the URL Host hands out) asks the service to fsync the block files
+// before it ACKs; one fsync serves every append waiting for it.
 func StartServer(dir string) (*Server, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("store: jetstream dir: %w", err)
@@ -56,7 +59,10 @@ func StartServer(dir string) (*Server, error) {
 		NoLog:      true,
 		JetStream:  true,
 		StoreDir:   dir,
-		SyncAlways: true,
+		// fsyncs come from the sync service, one for many appends; the
+		// server's own timer only bounds what a store without sync=1
+		// could lose.
+		SyncInterval: 10 * time.Second,
 		// The limits the message protocol needs, nothing near them.
 		MaxPayload:    2 << 20,
 		MaxConn:       4096,
@@ -74,7 +80,13 @@ func StartServer(dir string) (*Server, error) {
 		lock.Close()
 		return nil, errors.New("store: jetstream server did not get ready within " + readyTimeout.String())
 	}
-	return &Server{ns: ns, lock: lock, dir: dir}, nil
+	sy, err := startSyncer(ns.ClientURL(), dir)
+	if err != nil {
+		ns.Shutdown()
+		lock.Close()
+		return nil, err
+	}
+	return &Server{ns: ns, lock: lock, dir: dir, sync: sy}, nil
 }
 
 // URL is the nats:// URL the server listens on.
@@ -83,6 +95,7 @@ func (s *Server) URL() string { return s.ns.ClientURL() }
 // Close shuts the server down (its files are synced) and releases the
 // directory.
 func (s *Server) Close() error {
+	s.sync.close()
 	s.ns.Shutdown()
 	s.ns.WaitForShutdown()
 	return s.lock.Close()
