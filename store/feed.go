@@ -56,9 +56,12 @@ var sharedSchemes = map[string]bool{"redis": true, "postgres": true, "postgresql
 // among them, or nil if it can: the embedded file log is one process's
 // (its directory is locked), and a Redis Cluster has no single feed stream.
 func CheckShared(rawURL string) error {
-	_, u, err := resolve(rawURL)
-	if err != nil {
-		return err
+	var u *url.URL
+	if strings.Contains(rawURL, "://") {
+		var err error
+		if u, err = url.Parse(rawURL); err != nil {
+			return fmt.Errorf("store: bad URL %q: %w", redactRaw(rawURL), err)
+		}
 	}
 	if u == nil || u.Scheme == "file" {
 		return fmt.Errorf("the embedded file store %q belongs to one process; several target processes share a jetstream:///dir (the embedded JetStream, run by the group), nats://, redis:// or postgres:// store", rawURL)

@@ -302,26 +302,15 @@ func (s *Store) appendOne(ctx context.Context, room string, e store.Entry) (stor
 			if err != nil {
 				return store.Result{}, fmt.Errorf("bad dedupe marker %q", ms[0].Data)
 			}
-			m, err := s.direct(ctx, map[string]any{"last_by_subj": s.subj("m", room) + "." + strconv.FormatUint(seq, 10)})
+			st, err := s.claimState(ctx, room, seq, e.ID)
 			if err != nil {
 				return store.Result{}, err
 			}
-			if len(m) == 1 {
-				if m[0].Header.Get("Stampede-Id") == e.ID {
-					return store.Result{Seq: seq, Dup: true}, nil
-				}
-				// The claim lost its seq to another message: stale.
-			} else {
-				head, err := s.head(ctx, room, true)
-				if err != nil {
-					return store.Result{}, err
-				}
-				if head >= seq {
-					// Dense seqs: the message was stored and retention
-					// has dropped it since.
-					return store.Result{Seq: seq, Dup: true}, nil
-				}
-				// head == seq-1: the claim is in flight, or its
+			switch st {
+			case claimStored:
+				return store.Result{Seq: seq, Dup: true}, nil
+			case claimOpen:
+				// The head is seq-1: the claim is in flight, or its
 				// process died. Complete it.
 				ok, err := s.publishMsg(ctx, room, seq, e)
 				if err != nil {
@@ -332,6 +321,7 @@ func (s *Store) appendOne(ctx context.Context, room string, e store.Entry) (stor
 				}
 				continue // someone stored seq first: look again
 			}
+			// claimStale: claim a new seq below.
 		}
 		head, err := s.head(ctx, room, attempt > 0)
 		if err != nil {
@@ -355,6 +345,43 @@ func (s *Store) appendOne(ctx context.Context, room string, e store.Entry) (stor
 			return store.Result{Seq: seq}, nil
 		}
 	}
+}
+
+type claimResult int
+
+const (
+	claimStored claimResult = iota // message seq is this ID: a dup
+	claimOpen                      // seq is the room's next: not stored yet
+	claimStale                     // seq holds another message: claim again
+)
+
+// claimState tells what became of a marker's claim of seq for id. Seqs
+// are dense, so a message missing below the head was stored and dropped
+// by retention since (its marker outlived it): a dup.
+func (s *Store) claimState(ctx context.Context, room string, seq uint64, id string) (claimResult, error) {
+	subj := s.subj("m", room) + "." + strconv.FormatUint(seq, 10)
+	for range 2 {
+		m, err := s.direct(ctx, map[string]any{"last_by_subj": subj})
+		if err != nil {
+			return 0, err
+		}
+		if len(m) == 1 {
+			if m[0].Header.Get("Stampede-Id") == id {
+				return claimStored, nil
+			}
+			return claimStale, nil
+		}
+		head, err := s.head(ctx, room, true)
+		if err != nil {
+			return 0, err
+		}
+		if head < seq {
+			return claimOpen, nil
+		}
+		// Stored since the first look (by its claimant, or another
+		// message took the seq), or dropped by retention: look again.
+	}
+	return claimStored, nil
 }
 
 // publishMsg stores e as message seq of room unless that seq is taken
@@ -615,6 +642,11 @@ func (s *Store) Follow(ctx context.Context, fn func(store.Update)) error {
 	if err != nil {
 		return fmt.Errorf("store: jetstream feed: %w", err)
 	}
+	// The consumer starts with the next message stored once the server
+	// has created it: what was stored meanwhile is read by a recheck.
+	mu.Lock()
+	fn(store.Update{})
+	mu.Unlock()
 	<-ctx.Done()
 	cc.Stop()
 	<-cc.Closed()
