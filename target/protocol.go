@@ -46,8 +46,10 @@ const (
 // connection therefore go out in seq order, a replay cannot interleave
 // with live deliveries, and seqs reach the room's members in the order the
 // store assigned them. Workers only decode and enqueue, so a slow store
-// call never holds a worker. The fan-out is within this process: one
-// target process per store.
+// call never holds a worker. On a store that several processes share
+// (store.Feed) the rooms follow its feed, so a room fans out across every
+// process: what others stored is read from the store and delivered in seq
+// order (room.catchUp).
 type Protocol struct {
 	st   store.Store
 	feed bool // st is a store.Feed this Protocol follows

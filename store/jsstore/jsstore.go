@@ -10,20 +10,20 @@
 //	                               single process opening it runs it itself
 //	nats://127.0.0.1:PORT[?stream=S]  a JetStream server already running
 //
-// One stream holds every room. Per message, in one atomic batch
-// (Nats-Batch-Id, all or nothing):
+// One stream holds every room, two subjects per message (room and id are
+// hex in subjects):
 //
-//	<p>.m.<room>.<seq>   the message: header Stampede-Id, payload the body;
-//	                     expected-last-subject-sequence 0, so each seq of
-//	                     a room is stored once, whichever process wins
-//	<p>.d.<room>.<id>    the dedupe marker, payload the seq; expected 0, so
-//	                     an ID is stored once across every process
-//	<p>.h.<room>         the room's head, once per batch (one kept per
-//	                     subject): Head reads it, Follow consumes it
+//	<p>.m.<room>.<seq>   the message: header Stampede-Id, payload the body,
+//	                     published with expected-last-subject-sequence 0,
+//	                     so each seq of a room is stored once, whichever
+//	                     process wins; Head is the last of <p>.m.<room>.*
+//	<p>.d.<room>.<id>    the dedupe marker (payload: the seq it claims),
+//	                     written before the message and replaced only by
+//	                     compare-and-set; a claim left without its message
+//	                     is completed by whoever finds it
 //
-// room and id are hex in subjects. A batch that loses a race (another
-// process stored the seq or the ID first) changes nothing; the store reads
-// the head and the markers again and retries.
+// so seqs stay dense and an ID is stored once across every process
+// (appendOne). Follow consumes the message subjects, headers only.
 package jsstore
 
 import (
