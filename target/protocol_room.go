@@ -3,7 +3,6 @@ package target
 import (
 	"context"
 	"sync/atomic"
-	"time"
 
 	"github.com/gobwas/ws"
 
@@ -290,9 +289,15 @@ func (r *room) catchUp(upTo uint64) {
 		msgs, through, _, err := r.p.st.Since(ctx, r.name, r.head, limit)
 		cancel()
 		if err != nil {
-			// Try again shortly: the members are owed these messages.
-			r.recheck.Store(true)
-			time.AfterFunc(catchUpRetry, func() { r.notify(0, true) })
+			// The members are owed messages this process cannot read
+			// now: close them with 1011, as for any store failure; they
+			// resume from their last seq, replayed from the store. Going
+			// on would move the head past what they never got.
+			for c := range r.members {
+				r.fail(c, err)
+			}
+			clear(r.members)
+			r.headKnown = false
 			return
 		}
 		for _, m := range msgs {
