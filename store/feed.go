@@ -27,8 +27,10 @@ type Feed interface {
 	// Follow calls fn, from one goroutine, for every message any process
 	// stores from about the time Follow is called until ctx ends, then
 	// returns ctx's error. An update comes only after the message is
-	// readable with Since. When the link to the store breaks Follow
-	// re-establishes it and calls fn(Update{}) (recheck every room).
+	// readable with Since. Once it is subscribed, and whenever the link to
+	// the store broke and is re-established, Follow calls fn(Update{})
+	// (recheck every room): a process follows the feed beside a server
+	// that may already have members.
 	// Follow returns early only for an error it cannot recover from.
 	Follow(ctx context.Context, fn func(Update)) error
 }

@@ -306,10 +306,11 @@ func (s *Store) listen(ctx context.Context, fn func(store.Update), broken *bool)
 	if _, err := conn.Exec(ctx, `LISTEN `+s.table); err != nil {
 		return err
 	}
-	if *broken {
-		*broken = false
-		fn(store.Update{})
-	}
+	// Listening from here on: what was committed before (the server may
+	// have had members already, or the connection broke) is read by a
+	// recheck of every room.
+	*broken = false
+	fn(store.Update{})
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {

@@ -413,6 +413,10 @@ func (s *Store) Follow(ctx context.Context, fn func(store.Update)) error {
 	if len(xs) == 1 {
 		last = xs[0].ID
 	}
+	// Rooms may have members already (this runs beside the server):
+	// what was stored before the read position was taken is read by a
+	// recheck, from each room's head.
+	fn(store.Update{})
 	broken := false
 	for ctx.Err() == nil {
 		res, err := c.XRead(ctx, &redis.XReadArgs{Streams: []string{s.feedKey(), last}, Count: 1000, Block: feedBlock}).Result()
