@@ -2,8 +2,11 @@ package store
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -140,6 +143,16 @@ func (s *File) recover() error {
 		return fmt.Errorf("store: %w", err)
 	}
 	if end != valid {
+		// A torn tail is the last write, never ACKed: cut it. A damaged
+		// record that valid ones follow is not: refuse, keeping them.
+		if at, err := validRecordAfter(f, valid, end); err != nil {
+			f.Close()
+			return fmt.Errorf("store: read %s: %w", path, err)
+		} else if at >= 0 {
+			f.Close()
+			return fmt.Errorf("%w: %s: the record at offset %d is damaged and a valid record follows at %d; the store would drop it by truncating, so it refuses to open (move the log aside, or cut it at %d by hand to keep only what precedes)",
+				ErrDamaged, path, valid, at, valid)
+		}
 		if err := f.Truncate(valid); err != nil {
 			f.Close()
 			return fmt.Errorf("store: truncate torn tail of %s: %w", path, err)
@@ -456,4 +469,32 @@ func (s *File) Close() error {
 	s.mu.Unlock()
 	s.closeErr = err
 	return err
+}
+
+// validRecordAfter returns the offset of the first valid record that
+// starts after offset from (and before end), or -1 if there is none: the
+// bytes after the end of the valid log are then a torn tail or the
+// preallocated zeros.
+func validRecordAfter(f *os.File, from, end int64) (int64, error) {
+	if end-from > 1<<30 {
+		end = from + 1<<30
+	}
+	b := make([]byte, end-from)
+	if _, err := f.ReadAt(b, from); err != nil && err != io.EOF {
+		return -1, err
+	}
+	for off := 1; off+recHeader <= len(b); off++ {
+		n := binary.LittleEndian.Uint32(b[off:])
+		if n == 0 || n > maxRecord || off+recHeader+int(n) > len(b) {
+			continue
+		}
+		payload := b[off+recHeader : off+recHeader+int(n)]
+		if crc32.Checksum(payload, castagnoli) != binary.LittleEndian.Uint32(b[off+4:]) {
+			continue
+		}
+		if _, err := parseRecord(payload); err == nil {
+			return from + int64(off), nil
+		}
+	}
+	return -1, nil
 }

@@ -373,3 +373,39 @@ func mustAppend(t *testing.T, s Store, room, id, body string) (uint64, bool) {
 	}
 	return seq, dup
 }
+
+// TestRecoverRefusesDamageBeforeValidRecords flips a byte in the first of
+// three records: truncating there would drop the two valid ones after it,
+// so opening fails with ErrDamaged and leaves the log as it was.
+func TestRecoverRefusesDamageBeforeValidRecords(t *testing.T) {
+	dir := t.TempDir()
+	s, err := OpenFile(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 3; i++ {
+		mustAppend(t, s, "r", fmt.Sprint("id", i), "body")
+	}
+	s.Close()
+	path := filepath.Join(dir, logName)
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteAt([]byte{before[recHeader+2] ^ 0xff}, recHeader+2) // inside record 1's payload
+	f.Close()
+	if s, err := OpenFile(dir, Options{}); !errors.Is(err, ErrDamaged) {
+		if s != nil {
+			s.Close()
+		}
+		t.Fatalf("OpenFile with a damaged first record = %v, want ErrDamaged", err)
+	}
+	after, _ := os.ReadFile(path)
+	if len(after) != len(before) {
+		t.Fatalf("the refused log was changed: %d bytes, was %d", len(after), len(before))
+	}
+}

@@ -35,6 +35,8 @@ var linkedBy = map[string]string{
 	"redis":      "github.com/stampede-dev/stampede/store/redisstore",
 	"postgres":   "github.com/stampede-dev/stampede/store/pgstore",
 	"postgresql": "github.com/stampede-dev/stampede/store/pgstore",
+	"nats":       "github.com/stampede-dev/stampede/store/jsstore",
+	"jetstream":  "github.com/stampede-dev/stampede/store/jsstore",
 }
 
 // Register makes the backend open available to Open for URLs of scheme

@@ -130,6 +130,11 @@ func (o Options) WithDefaults() Options {
 // ErrClosed is returned by a Store's methods after Close.
 var ErrClosed = errors.New("store: closed")
 
+// ErrDamaged is wrapped by Open's error for an embedded file log with a
+// damaged record that valid records follow: truncating there would drop
+// them, so the store refuses to open instead.
+var ErrDamaged = errors.New("store: damaged record followed by valid ones")
+
 // ErrLocked is returned by Open when another process holds the embedded
 // store's directory.
 var ErrLocked = errors.New("store: directory is in use by another process")

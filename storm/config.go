@@ -15,6 +15,7 @@ import (
 	"github.com/stampede-dev/stampede/internal/redact"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/store"
 	"github.com/stampede-dev/stampede/target"
 )
 
@@ -134,7 +135,7 @@ func (c *Config) Validate() error {
 	}
 	t := c.Target
 	if t.Store == "" && (t.NoDedupe || t.Retention != 0 || c.Fleet.Mode == loadgen.ModeStampede) {
-		t.Store = "file:///" // Run gives it an embedded store in the results folder
+		t.Store = "jetstream:///" // Run gives it the embedded store in the results folder
 	}
 	if err := t.Validate(); err != nil {
 		return err
@@ -203,10 +204,12 @@ func size(cfg *Config, tcfg *target.Config) (Sizing, error) {
 
 // messageProtocol makes the fleet's message mode and the target's store
 // agree: the stampede mode needs a target that speaks the protocol, so it
-// gets an embedded store in the results folder (kept across the target's
-// restarts) unless one is given; a store with no message mode (or "none")
-// implies the stampede mode. A target with a store runs as one process (the store's
-// room state lives in it), so the fleet must fit one process.
+// gets the embedded JetStream store in the results folder (run by the
+// target group's owner, kept across the processes' restarts) unless one
+// is given; a store with no message mode (or "none") implies the stampede
+// mode. Rooms fan out across the group's processes through the store's
+// feed, so the run places as many target processes as the fleet needs,
+// on a store they can share (store.CheckShared).
 func messageProtocol(cfg *Config, tcfg *target.Config) (targetProcs int, err error) {
 	wantsStore := tcfg.Store != "" || tcfg.NoDedupe || tcfg.Retention != 0
 	if wantsStore && (cfg.Fleet.Mode == "" || cfg.Fleet.Mode == loadgen.ModeNone) {
@@ -229,15 +232,14 @@ func messageProtocol(cfg *Config, tcfg *target.Config) (targetProcs int, err err
 		if err != nil {
 			return 0, err
 		}
-		tcfg.Store = "file://" + abs
+		tcfg.Store = "jetstream://" + abs
 	}
-	if cfg.TargetProcs > 1 {
-		return 0, fmt.Errorf("--procs %d: a target with a message store runs as one process", cfg.TargetProcs)
+	if cfg.TargetProcs > 1 || cfg.Fleet.Clients > PerProcess {
+		if err := store.CheckShared(tcfg.Store); err != nil {
+			return 0, fmt.Errorf("--store: %d clients need %d target processes: %w", cfg.Fleet.Clients, max(cfg.TargetProcs, ceilDiv(cfg.Fleet.Clients, PerProcess)), err)
+		}
 	}
-	if cfg.Fleet.Clients > PerProcess {
-		return 0, fmt.Errorf("--clients %d: the message protocol's target runs as one process, which holds at most %d connections", cfg.Fleet.Clients, PerProcess)
-	}
-	return 1, nil
+	return cfg.TargetProcs, nil
 }
 
 // runConfig is what summary.json records as the run's config.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/stampede-dev/stampede/childproc"
 	"github.com/stampede-dev/stampede/controlapi"
+	"github.com/stampede-dev/stampede/store"
 )
 
 // DefaultReadyTimeout is how long StartGroup and Respawn wait for a process's
@@ -64,6 +65,9 @@ type Group struct {
 	res    *portReservation
 	addr   string
 	ledger string // the retry ledger file the processes share
+	// storeStop stops the store server the group runs for its processes
+	// (the embedded JetStream of a jetstream:///dir store), after them.
+	storeStop func() error
 
 	mu    sync.Mutex
 	procs []*Proc
@@ -125,10 +129,21 @@ func StartGroup(ctx context.Context, cfg GroupConfig) (*Group, error) {
 		res.Close()
 		return nil, err
 	}
-	g := &Group{cfg: cfg, res: res, addr: res.addr, ledger: ledger}
+	// A store the owner serves (the embedded JetStream) runs here, in
+	// the group's owner, so that it outlives every process's restart;
+	// the processes open it by the URL it hands out.
+	shared, storeStop, err := store.Host(ctx, cfg.Config.Store)
+	if err != nil {
+		res.Close()
+		os.Remove(ledger)
+		return nil, err
+	}
+	cfg.Config.Store = shared
+	g := &Group{cfg: cfg, res: res, addr: res.addr, ledger: ledger, storeStop: storeStop}
 	if err := g.Respawn(ctx, cfg.Config.Hold); err != nil {
 		res.Close()
 		os.Remove(ledger)
+		storeStop()
 		return nil, err
 	}
 	return g, nil
@@ -320,7 +335,7 @@ func (g *Group) Close() error {
 	g.closeOnce.Do(func() {
 		g.Kill()
 		g.Wait()
-		g.closeErr = errors.Join(g.res.Close(), os.Remove(g.ledger))
+		g.closeErr = errors.Join(g.res.Close(), os.Remove(g.ledger), g.storeStop())
 	})
 	return g.closeErr
 }

@@ -29,6 +29,9 @@ const (
 	replayPage = 1000
 	// storeTimeout bounds one store call.
 	storeTimeout = 10 * time.Second
+	// catchUpRetry is how long a room waits to read the store again after
+	// a failed catch-up, and the feed after it broke off.
+	catchUpRetry = time.Second
 )
 
 // Protocol is the Handler of the message protocol (docs/protocol.md) on
@@ -43,10 +46,13 @@ const (
 // connection therefore go out in seq order, a replay cannot interleave
 // with live deliveries, and seqs reach the room's members in the order the
 // store assigned them. Workers only decode and enqueue, so a slow store
-// call never holds a worker. The fan-out is within this process: one
-// target process per store.
+// call never holds a worker. On a store that several processes share
+// (store.Feed) the rooms follow its feed, so a room fans out across every
+// process: what others stored is read from the store and delivered in seq
+// order (room.catchUp).
 type Protocol struct {
-	st store.Store
+	st   store.Store
+	feed bool // st is a store.Feed this Protocol follows
 
 	ctx   context.Context
 	stop  context.CancelFunc
@@ -56,6 +62,8 @@ type Protocol struct {
 	mu     sync.Mutex
 	rooms  map[string]*room
 	closed bool
+
+	followErrs atomic.Int64 // times the feed ended with an error
 }
 
 // protoConn is a connection's protocol state.
@@ -72,7 +80,45 @@ type protoConn struct {
 // Config.Store is set does all this itself.)
 func NewProtocol(st store.Store) *Protocol {
 	ctx, stop := context.WithCancel(context.Background())
-	return &Protocol{st: st, ctx: ctx, stop: stop, rooms: make(map[string]*room)}
+	p := &Protocol{st: st, ctx: ctx, stop: stop, rooms: make(map[string]*room)}
+	if f, ok := st.(store.Feed); ok && store.Shared(st) {
+		p.feed = true
+		p.wg.Add(1)
+		go p.follow(f)
+	}
+	return p
+}
+
+// follow hands the store's updates to the rooms this process serves:
+// messages other processes stored reach the members here (rooms fan out
+// across every process sharing the store).
+func (p *Protocol) follow(f store.Feed) {
+	defer p.wg.Done()
+	fn := func(u store.Update) {
+		p.mu.Lock()
+		if u.Room == "" {
+			for _, r := range p.rooms {
+				r.notify(0, true)
+			}
+			p.mu.Unlock()
+			return
+		}
+		r := p.rooms[u.Room]
+		p.mu.Unlock()
+		if r != nil {
+			r.notify(u.Seq, false)
+		}
+	}
+	for p.ctx.Err() == nil {
+		if err := f.Follow(p.ctx, fn); err != nil && p.ctx.Err() == nil {
+			p.followErrs.Add(1)
+		}
+		select {
+		case <-time.After(catchUpRetry):
+			fn(store.Update{}) // what was missed meanwhile
+		case <-p.ctx.Done():
+		}
+	}
 }
 
 // Close stops the rooms' goroutines after their current operation.
@@ -176,7 +222,7 @@ func (p *Protocol) room(name []byte) (*room, error) {
 	if len(p.rooms) >= MaxRooms {
 		return nil, &CloseError{Code: ws.StatusPolicyViolation, Reason: fmt.Sprintf("protocol: server has %d rooms, its limit", MaxRooms)}
 	}
-	r := &room{p: p, name: string(name), ops: make(chan roomOp, roomQueue), members: make(map[*Conn]*member)}
+	r := &room{p: p, name: string(name), ops: make(chan roomOp, roomQueue), members: make(map[*Conn]*member), kick: make(chan struct{}, 1)}
 	p.rooms[r.name] = r
 	p.wg.Add(1)
 	go r.run()
@@ -211,11 +257,13 @@ func closeProtocol(p *Protocol) {
 }
 
 // storeNeedsOneProc refuses a message-protocol target of several
-// processes: rooms fan out within one process, so members connected to
-// different processes would miss each other's messages.
+// processes on a store they cannot share: rooms fan out across processes
+// only through a shared store's feed (store.Feed, store.CheckShared).
 func storeNeedsOneProc(procs int, cfg Config) error {
 	if procs > 1 && cfg.Store != "" {
-		return &ConfigError{Field: "Procs", Reason: "the message protocol (Store) runs in one process: rooms fan out within a process"}
+		if err := store.CheckShared(cfg.Store); err != nil {
+			return &ConfigError{Field: "Procs", Reason: err.Error()}
+		}
 	}
 	return nil
 }

@@ -26,8 +26,21 @@ func TestProtocolSIGKILLLosesNoACKedMessage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills and restarts a target process 20 times")
 	}
-	dir := filepath.Join(t.TempDir(), "store")
-	g := startGroup(t, 1, Config{Store: dir, Retention: 1_000_000})
+	sigkillRounds(t, filepath.Join(t.TempDir(), "store"))
+}
+
+// TestProtocolSIGKILLJetStream is the same on the embedded JetStream
+// store, which the group (this test process) runs and its process opens
+// by nats://: 20 SIGKILLs of the target process lose no ACKed message.
+func TestProtocolSIGKILLJetStream(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills and restarts a target process 20 times")
+	}
+	sigkillRounds(t, "jetstream://"+filepath.Join(t.TempDir(), "store"))
+}
+
+func sigkillRounds(t *testing.T, storeURL string) {
+	g := startGroup(t, 1, Config{Store: storeURL, Retention: 1_000_000})
 	rng := rand.New(rand.NewPCG(7, 11))
 	acked := map[string]uint64{}
 	for round := range 20 {

@@ -2,6 +2,7 @@ package target
 
 import (
 	"context"
+	"sync/atomic"
 
 	"github.com/gobwas/ws"
 
@@ -23,6 +24,12 @@ type room struct {
 	out       outbox
 	batch     []roomOp
 	entries   []store.Entry
+
+	// Set by the store's feed (Protocol.follow), read by run: the highest
+	// seq other processes are known to have stored, and a wake-up.
+	notified atomic.Uint64
+	recheck  atomic.Bool // the feed may have missed updates: read the store
+	kick     chan struct{}
 }
 
 // member is a connection in a room.
@@ -70,6 +77,9 @@ func (r *room) run() {
 		} else {
 			select {
 			case op = <-r.ops:
+			case <-r.kick:
+				r.catchUp(0)
+				continue
 			case <-r.p.ctx.Done():
 				return
 			}
@@ -133,22 +143,17 @@ func (r *room) appendBatch(batch []roomOp) {
 			op.c.srv.stats.dupSuppressed.Add(1)
 			continue
 		}
+		if r.p.feed && seq > r.head+1 {
+			// Other processes stored seqs before this one: they go out
+			// first, so every member sees the room in seq order.
+			r.catchUp(seq - 1)
+		}
 		r.buf = protocol.AppendAck(r.buf[:0], op.id, seq)
 		r.out.add(op.c, r.buf, outAck)
-		if seq > r.head {
-			r.head = seq
-		}
 		if m := r.members[op.c]; m != nil && m.last < seq {
 			m.last = seq // the sender learns seq from its ack
 		}
-		r.buf = protocol.AppendDeliver(r.buf[:0], r.name, seq, op.id, op.body)
-		for c, m := range r.members {
-			if c == op.c || m.last >= seq {
-				continue
-			}
-			m.last = seq
-			r.out.add(c, r.buf, outDeliver)
-		}
+		r.deliver(seq, op.id, op.body, op.c)
 	}
 	r.out.flush(nil)
 }
@@ -158,6 +163,11 @@ func (r *room) handle(op roomOp) {
 	switch op.kind {
 	case opLeave:
 		delete(r.members, op.c)
+		if len(r.members) == 0 && r.p.feed {
+			// Nobody here follows the room now: its head goes stale as
+			// other processes append, so the next join reads it again.
+			r.headKnown = false
+		}
 		return
 	case opJoin:
 		if op.pc.closed.Load() {
@@ -223,10 +233,97 @@ func (r *room) replay(c *Conn, after uint64) (uint64, bool) {
 			r.out.add(c, r.buf, outReplay)
 		}
 		if len(msgs) < replayPage {
-			// Not cut short by the page: through is the head.
+			// Not cut short by the page: through is the head. Members
+			// already here are owed what other processes stored up to
+			// it before the head moves there.
+			if r.p.feed && r.headKnown && through > r.head {
+				r.catchUp(through)
+			}
 			r.head, r.headKnown = max(r.head, through), true
 			return through, true
 		}
 		after = through
+	}
+}
+
+// notify records that seq of the room is stored (by any process) and
+// wakes the room's goroutine; it never blocks the feed.
+func (r *room) notify(seq uint64, recheck bool) {
+	if recheck {
+		r.recheck.Store(true)
+	}
+	for {
+		old := r.notified.Load()
+		if seq <= old || r.notified.CompareAndSwap(old, seq) {
+			break
+		}
+	}
+	select {
+	case r.kick <- struct{}{}:
+	default:
+	}
+}
+
+// catchUp delivers to the room's members what other processes stored
+// after r.head, read from the store (the source of truth: the feed only
+// says that there is something to read), through upTo (0: all of it).
+func (r *room) catchUp(upTo uint64) {
+	if !r.headKnown || len(r.members) == 0 {
+		r.headKnown = false
+		r.recheck.Store(false)
+		return
+	}
+	if upTo == 0 && !r.recheck.Swap(false) && r.notified.Load() <= r.head {
+		return
+	}
+	defer r.out.flush(nil)
+	for {
+		limit := replayPage
+		if upTo > 0 {
+			if r.head >= upTo {
+				return
+			}
+			limit = int(min(uint64(limit), upTo-r.head))
+		}
+		ctx, cancel := r.ctx()
+		msgs, through, _, err := r.p.st.Since(ctx, r.name, r.head, limit)
+		cancel()
+		if err != nil {
+			// The members are owed messages this process cannot read
+			// now: close them with 1011, as for any store failure; they
+			// resume from their last seq, replayed from the store. Going
+			// on would move the head past what they never got.
+			for c := range r.members {
+				r.fail(c, err)
+			}
+			clear(r.members)
+			r.headKnown = false
+			return
+		}
+		for _, m := range msgs {
+			r.deliver(m.Seq, m.ID, m.Body, nil)
+		}
+		if len(msgs) == 0 && through > r.head && (upTo == 0 || through <= upTo) {
+			r.head = through // retention dropped them: nothing to send
+		}
+		if len(msgs) < limit {
+			return
+		}
+	}
+}
+
+// deliver sends message seq to every member not yet sent it, except
+// from, its sender on this process, and advances the room's head.
+func (r *room) deliver(seq uint64, id string, body []byte, from *Conn) {
+	if seq > r.head {
+		r.head = seq
+	}
+	r.buf = protocol.AppendDeliver(r.buf[:0], r.name, seq, id, body)
+	for c, m := range r.members {
+		if c == from || m.last >= seq {
+			continue
+		}
+		m.last = seq
+		r.out.add(c, r.buf, outDeliver)
 	}
 }

@@ -5,6 +5,7 @@ package target
 // embedded one, so its tests import the networked backends, as
 // cmd/stampede does.
 import (
+	_ "github.com/stampede-dev/stampede/store/jsstore"
 	_ "github.com/stampede-dev/stampede/store/pgstore"
 	_ "github.com/stampede-dev/stampede/store/redisstore"
 )

@@ -48,7 +48,7 @@ var targetCmd = &cli.Command{
 		&cli.IntFlag{Name: "limit-status", Value: target.DefaultLimitStatus, Usage: "status `CODE` above --http-limit: 429, 503 or 529"},
 		&cli.DurationFlag{Name: "retry-after", Value: target.DefaultLimitRetryAfter, Usage: "Retry-After `D` sent with --limit-status (whole seconds, rounded up)"},
 		&cli.DurationFlag{Name: "hold", Usage: "listen at once but accept nothing for `D` (port open, backlog fills, SYNs time out)"},
-		&cli.StringFlag{Name: "store", Usage: "speak the message protocol (docs/protocol.md) on the store at `URL`: file:///DIR or DIR (embedded, fsync before ACK), redis://127.0.0.1:6379/0, postgres://USER@127.0.0.1:5432/DB; empty: echo"},
+		&cli.StringFlag{Name: "store", Usage: "speak the message protocol (docs/protocol.md) on the store at `URL`: jetstream:///DIR (NATS JetStream embedded, run by the group's owner and shared by its --procs; the default of run --mode stampede), file:///DIR or DIR (embedded log, one process), redis://127.0.0.1:6379/0, postgres://USER@127.0.0.1:5432/DB, nats://HOST:PORT; fsync before ACK for the embedded ones; empty: echo"},
 		&cli.BoolFlag{Name: "no-dedupe", Usage: "store and deliver a resent message again under a new seq (shows what dedupe prevents; needs --store)"},
 		&cli.IntFlag{Name: "retention", DefaultText: fmt.Sprint(store.DefaultRetention), Usage: "messages `N` per room the store keeps for resume (needs --store)"},
 		&cli.IntFlag{Name: "procs", Value: 1, Usage: "server processes `N` on one port (one process holds about " + thousands(storm.PerProcess) + " connections here)"},

@@ -11,6 +11,9 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -194,6 +197,10 @@ func (s *Store) AppendBatch(ctx context.Context, room string, entries []store.En
 		if _, err := tx.Exec(ctx, s.q.setHead, room, head); err != nil {
 			return err
 		}
+		// Delivered to the listeners at COMMIT, never before (Follow).
+		if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, s.table, strconv.FormatInt(head, 10)+" "+room); err != nil {
+			return err
+		}
 		if cut := head - int64(s.opt.Retention); cut > 0 {
 			if _, err := tx.Exec(ctx, s.q.trim, room, cut); err != nil {
 				return err
@@ -262,4 +269,59 @@ func (s *Store) Close() error {
 func (s *Store) DropTables(ctx context.Context) error {
 	_, err := s.pool.Exec(ctx, `DROP TABLE IF EXISTS `+s.table+`, `+s.table+`_rooms`)
 	return err
+}
+
+var _ store.Feed = (*Store)(nil)
+
+// Follow implements store.Feed with LISTEN on a connection of its own:
+// each append's transaction runs pg_notify(table, "head room"), which
+// PostgreSQL delivers at COMMIT. The table stays the source of truth:
+// followers read the messages with Since. When the connection breaks
+// Follow connects again, listens again and calls fn(Update{}), so every
+// room reads the table on from its last position.
+func (s *Store) Follow(ctx context.Context, fn func(store.Update)) error {
+	broken := false
+	for ctx.Err() == nil {
+		err := s.listen(ctx, fn, &broken)
+		if ctx.Err() != nil {
+			break
+		}
+		_ = err
+		broken = true
+		select {
+		case <-time.After(time.Second):
+		case <-ctx.Done():
+		}
+	}
+	return ctx.Err()
+}
+
+// listen serves Follow on one connection until it fails.
+func (s *Store) listen(ctx context.Context, fn func(store.Update), broken *bool) error {
+	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, `LISTEN `+s.table); err != nil {
+		return err
+	}
+	// Listening from here on: what was committed before (the server may
+	// have had members already, or the connection broke) is read by a
+	// recheck of every room.
+	*broken = false
+	fn(store.Update{})
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		seqStr, room, ok := strings.Cut(n.Payload, " ")
+		seq, err := strconv.ParseUint(seqStr, 10, 64)
+		if !ok || err != nil {
+			fn(store.Update{})
+			continue
+		}
+		fn(store.Update{Room: room, Seq: seq})
+	}
 }

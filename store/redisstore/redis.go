@@ -67,8 +67,9 @@ const WaitAOFTimeout = 5 * time.Second
 // pairs.
 var appendScript = redis.NewScript(`
 local out = {}
-local k = 2
-for i = 4, #ARGV, 2 do
+local k = 3
+local last = 0
+for i = 6, #ARGV, 2 do
   local id, body = ARGV[i], ARGV[i+1]
   k = k + 1
   local idkey = KEYS[k]
@@ -83,7 +84,11 @@ for i = 4, #ARGV, 2 do
     if ARGV[3] == '1' then redis.call('SET', idkey, seq, 'EX', ARGV[2]) end
     out[#out+1] = seq
     out[#out+1] = 0
+    last = seq
   end
+end
+if last > 0 and ARGV[4] ~= '' then
+  redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[4], '*', 'r', ARGV[5], 's', last)
 end
 return out
 `)
@@ -225,10 +230,17 @@ func (s *Store) AppendBatch(ctx context.Context, room string, entries []store.En
 	if ttl < 1 {
 		ttl = 1
 	}
-	keys := make([]string, 0, 2+len(entries))
-	keys = append(keys, s.key(room, "seq"), s.key(room, "log"))
-	args := make([]any, 0, 3+2*len(entries))
-	args = append(args, s.opt.Retention, ttl, dedupe)
+	keys := make([]string, 0, 3+len(entries))
+	args := make([]any, 0, 5+2*len(entries))
+	if s.cluster != nil {
+		// No feed: a key outside the room's slot would break the
+		// script; KEYS[3] is then a placeholder in the slot.
+		keys = append(keys, s.key(room, "seq"), s.key(room, "log"), s.key(room, "seq"))
+		args = append(args, s.opt.Retention, ttl, dedupe, "", room)
+	} else {
+		keys = append(keys, s.key(room, "seq"), s.key(room, "log"), s.feedKey())
+		args = append(args, s.opt.Retention, ttl, dedupe, FeedMaxLen, room)
+	}
 	for _, e := range entries {
 		keys = append(keys, s.key(room, "id:"+e.ID))
 		args = append(args, e.ID, e.Body)
@@ -353,3 +365,92 @@ func (s *Store) Head(ctx context.Context, room string) (uint64, error) {
 
 // Close implements store.Store.
 func (s *Store) Close() error { return s.c.Close() }
+
+// FeedMaxLen is about how many entries the feed stream keeps (XADD
+// MAXLEN ~): one per appended batch, naming the room and its new head.
+// A follower that falls further behind than that rereads every room.
+const FeedMaxLen = 1_000_000
+
+// feedBlock is how long one XREAD of the feed blocks.
+const feedBlock = 5 * time.Second
+
+var _ store.Feed = (*Store)(nil)
+
+// feedKey is the feed stream: every batch's append script adds an entry
+// {r: room, s: head} to it in the same script, so an entry exists exactly
+// when its messages do.
+func (s *Store) feedKey() string { return s.prefix + "feed" }
+
+// Shared reports whether several target processes can share the store:
+// a standalone Redis has one feed stream; a cluster has none.
+func (s *Store) Shared() bool { return s.cluster == nil }
+
+// Follow implements store.Feed: it reads the feed stream with XREAD BLOCK
+// from its last entry on, and calls fn for each. On a Redis error it
+// waits a moment, reads on from where it was, and calls fn(Update{}).
+// A follower more than FeedMaxLen entries behind misses the trimmed ones:
+// their rooms catch up at their next update, or at a resume.
+func (s *Store) Follow(ctx context.Context, fn func(store.Update)) error {
+	if s.cluster != nil {
+		return errors.New("store: redis cluster has no feed")
+	}
+	// A client of its own, closed when ctx ends: that ends a blocked
+	// XREAD at once (a cancelled context alone does not).
+	opt := *s.c.(*redis.Client).Options()
+	opt.PoolSize, opt.MinIdleConns, opt.MaxIdleConns = 1, 0, 1
+	c := redis.NewClient(&opt)
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer func() {
+		if stop() {
+			c.Close()
+		}
+	}()
+	last := "0-0"
+	xs, err := c.XRevRangeN(ctx, s.feedKey(), "+", "-", 1).Result()
+	if err != nil {
+		return fmt.Errorf("store: redis feed: %w", err)
+	}
+	if len(xs) == 1 {
+		last = xs[0].ID
+	}
+	// Rooms may have members already (this runs beside the server):
+	// what was stored before the read position was taken is read by a
+	// recheck, from each room's head.
+	fn(store.Update{})
+	broken := false
+	for ctx.Err() == nil {
+		res, err := c.XRead(ctx, &redis.XReadArgs{Streams: []string{s.feedKey(), last}, Count: 1000, Block: feedBlock}).Result()
+		if errors.Is(err, redis.Nil) {
+			continue
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			broken = true
+			select {
+			case <-time.After(time.Second):
+			case <-ctx.Done():
+			}
+			continue
+		}
+		if broken {
+			broken = false
+			fn(store.Update{})
+		}
+		for _, st := range res {
+			for _, x := range st.Messages {
+				last = x.ID
+				room, _ := x.Values["r"].(string)
+				seqStr, _ := x.Values["s"].(string)
+				seq, err := strconv.ParseUint(seqStr, 10, 64)
+				if err != nil {
+					fn(store.Update{})
+					continue
+				}
+				fn(store.Update{Room: room, Seq: seq})
+			}
+		}
+	}
+	return ctx.Err()
+}

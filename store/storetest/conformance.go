@@ -35,6 +35,7 @@ func Run(t *testing.T, fresh Fresh) {
 			c.run(t, fresh(t))
 		})
 	}
+	runShared(t, fresh)
 }
 
 var conformanceCases = []struct {

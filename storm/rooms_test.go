@@ -1,0 +1,106 @@
+package storm_test
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"net"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stampede-dev/stampede/loadgen"
+	"github.com/stampede-dev/stampede/storm"
+)
+
+// TestRoomsAcrossProcesses runs the message protocol on three target
+// processes of one group, with a room's members spread over them by
+// SO_REUSEPORT, and SIGKILLs the group twice: on each store that several
+// processes share (the embedded JetStream, which the run's target agent
+// hosts; Redis; PostgreSQL) every ACKed message reaches every member once
+// (lost 0, dup_delivered 0). Members connected to other processes than a
+// message's sender only get it through the store's feed, so a fan-out that
+// stayed within a process would show as lost.
+func TestRoomsAcrossProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("three target processes, two kills, per store")
+	}
+	for _, tc := range []struct {
+		name, store, addr string
+	}{
+		{"jetstream", "", ""},
+		{"redis", "redis://127.0.0.1:6379/0?prefix=stampede-test-" + randHex(t) + ":", "127.0.0.1:6379"},
+		{"postgres", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable&table=stampede_test_" + randHex(t), "127.0.0.1:5432"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.addr != "" {
+				requireService(t, tc.name, tc.addr)
+			}
+			cfg := roomsConfig(t, tc.store)
+			res := runStorm(t, cfg)
+			m := res.Summary.Messages
+			if res.Sizing.TargetProcs != 3 {
+				t.Fatalf("%d target processes, want 3", res.Sizing.TargetProcs)
+			}
+			if m.Acked < 200 || m.Expected < 1000 {
+				t.Fatalf("only %d ACKed, %d deliveries expected: the run did not exercise the rooms", m.Acked, m.Expected)
+			}
+			if m.Lost != 0 || m.DupDelivered != 0 {
+				t.Fatalf("lost %d dup_delivered %d over 3 processes (acked %d, expected %d, received %d); want 0 and 0",
+					m.Lost, m.DupDelivered, m.Acked, m.Expected, m.Received)
+			}
+			if m.Resumed == 0 {
+				t.Fatal("no resume after the kills")
+			}
+			t.Logf("%s: acked %d, deliveries %d of %d, dup_suppressed %d, resumed %d", tc.name, m.Acked, m.Received, m.Expected, m.DupSuppressed, m.Resumed)
+		})
+	}
+}
+
+// TestRoomsNoDedupeAcrossProcesses: with --no-dedupe, resends after the
+// kills are stored again and delivered again, across processes too.
+func TestRoomsNoDedupeAcrossProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("three target processes, two kills")
+	}
+	cfg := roomsConfig(t, "")
+	cfg.Target.NoDedupe = true
+	res := runStorm(t, cfg)
+	if m := res.Summary.Messages; m.DupDelivered == 0 {
+		t.Fatalf("dup_delivered 0 with --no-dedupe (acked %d, retried %d): want duplicates", m.Acked, m.Retried)
+	}
+}
+
+// roomsConfig is a 240-client stampede-mode run in 24 rooms on three
+// target processes, killed at 3 s and 7 s.
+func roomsConfig(t *testing.T, store string) storm.Config {
+	cfg := stormConfig(t, "every 4s restart kill down=500ms")
+	cfg.Fleet.Clients = 240
+	cfg.Fleet.Mode = loadgen.ModeStampede
+	cfg.Fleet.Rooms = 24
+	cfg.Fleet.MsgRate = 2
+	cfg.TargetProcs = 3
+	cfg.Target.Store = store
+	cfg.Duration = 11 * time.Second
+	return cfg
+}
+
+func randHex(t *testing.T) string {
+	var b [6]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// requireService skips t when name is not listening on addr, unless
+// STAMPEDE_REQUIRE_SERVICES=1.
+func requireService(t *testing.T, name, addr string) {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err == nil {
+		c.Close()
+		return
+	}
+	if os.Getenv("STAMPEDE_REQUIRE_SERVICES") == "1" {
+		t.Fatalf("%s is not reachable on %s: %v; STAMPEDE_REQUIRE_SERVICES=1 requires it", name, addr, err)
+	}
+	t.Skipf("%s is not reachable on %s: %v; skipping", name, addr, err)
+}
