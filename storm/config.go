@@ -204,9 +204,10 @@ func size(cfg *Config, tcfg *target.Config) (Sizing, error) {
 
 // messageProtocol makes the fleet's message mode and the target's store
 // agree: the stampede mode needs a target that speaks the protocol, so it
-// gets the embedded JetStream store in the results folder (run by the
-// target group's owner, kept across the processes' restarts) unless one
-// is given; a store with no message mode (or "none") implies the stampede
+// gets an embedded store in the results folder unless one is given: the
+// file log when the group has one process, the embedded JetStream (run by
+// the target group's owner, kept across the processes' restarts) when
+// several share the rooms; a store with no message mode (or "none") implies the stampede
 // mode. Rooms fan out across the group's processes through the store's
 // feed, so the run places as many target processes as the fleet needs,
 // on a store they can share (store.CheckShared).
@@ -232,7 +233,13 @@ func messageProtocol(cfg *Config, tcfg *target.Config) (targetProcs int, err err
 		if err != nil {
 			return 0, err
 		}
-		tcfg.Store = "jetstream://" + abs
+		// One process keeps the file log (the faster of the two: one
+		// fsync'd append, no broker round trip); rooms shared by several
+		// processes need the embedded JetStream, which they can share.
+		tcfg.Store = "file://" + abs
+		if cfg.TargetProcs > 1 || cfg.Fleet.Clients > PerProcess {
+			tcfg.Store = "jetstream://" + abs
+		}
 	}
 	if cfg.TargetProcs > 1 || cfg.Fleet.Clients > PerProcess {
 		if err := store.CheckShared(tcfg.Store); err != nil {
