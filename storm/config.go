@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/chaos"
+	"github.com/stampede-dev/stampede/cluster/hub"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
 	"github.com/stampede-dev/stampede/target"
@@ -72,7 +73,31 @@ type Config struct {
 	// SLO are the gates the run is judged by (--slo): evaluated on the
 	// summary, recorded in summary.json "slo" and "pass"; none passes.
 	SLO []results.SLO `json:"slo,omitempty"`
+	// Agents is how many agents on other hosts the run waits for
+	// (--agents): the roles are placed on them (docs/hosts.md) instead of
+	// this machine's processes. Zero runs every role here.
+	Agents int `json:"agents,omitempty"`
+	// Hub is how the agents reach this coordinator: the embedded NATS
+	// server's address or an existing server, the token file, TLS.
+	Hub hub.Config `json:"-"`
+	// AgentTimeout bounds the wait for the agents to join
+	// (--agent-timeout); zero means DefaultAgentTimeout.
+	AgentTimeout time.Duration `json:"-"`
+	// OnAgentLoss says what a lost agent does to the run
+	// (--on-agent-loss): LossFail stops the run at once (exit 2, folder
+	// written), LossContinue lets it finish without the agent and reports
+	// the rest. Empty: the run goes on and is incomplete (exit 2).
+	OnAgentLoss string `json:"on_agent_loss,omitempty"`
 }
+
+// What a lost agent does to a run (Config.OnAgentLoss).
+const (
+	LossFail     = "fail"
+	LossContinue = "continue"
+)
+
+// DefaultAgentTimeout is how long a run waits for its agents to join.
+const DefaultAgentTimeout = 2 * time.Minute
 
 // external reports whether the fleet is aimed at a server the run does not
 // own.
@@ -81,6 +106,14 @@ func (c *Config) external() bool { return c.Fleet.URL != "" }
 // Validate reports the first unusable field, named as its flag. Run calls
 // it once, before any process starts.
 func (c *Config) Validate() error {
+	switch c.OnAgentLoss {
+	case "", LossFail, LossContinue:
+	default:
+		return fmt.Errorf("--on-agent-loss %q: fail or continue", c.OnAgentLoss)
+	}
+	if c.Agents < 0 {
+		return fmt.Errorf("--agents: must not be negative, got %d", c.Agents)
+	}
 	if c.Duration <= 0 {
 		return fmt.Errorf("--duration: must be positive, got %s", c.Duration)
 	}
@@ -129,6 +162,9 @@ type Result struct {
 	Report *results.Report
 	// Sizing is how the run was spread over processes.
 	Sizing Sizing
+	// Members are each agent's own results (a run with --agents), by
+	// agent name: their exact merge is Report.
+	Members map[string]*results.Report
 }
 
 // ErrIncomplete is returned (wrapped) with a Result when a process of the

@@ -30,14 +30,14 @@ var loadgenCmd = &cli.Command{
 		"in several worker processes, started and collected automatically.\n" +
 		"ws:// clients run on epoll reactors (about 200 bytes each); wss:// clients are one\n" +
 		"goroutine each with TLS state (several KiB each).",
-	Flags: append(append([]cli.Flag{
+	Flags: append(append(append([]cli.Flag{
 		&cli.StringFlag{Name: "url", Usage: "server `URL` (ws:// or wss://; required)"},
 	}, fleetFlags(fleetDefaults{policy: defaultLoadgenPolicy, out: "none: the summary is printed, no folder written"})...),
 		&headersFlag{cli.GenericFlag{Name: "header", Value: &headerFlag{}, Usage: "upgrade request header `'Name: value'` (repeatable; -H is the same)"}},
 		&headersFlag{cli.GenericFlag{Name: "H", Value: &headerFlag{}, Hidden: true}},
 		&cli.StringSliceFlag{Name: "subprotocol", Usage: "subprotocol `NAME` to offer (repeatable)"},
 		&cli.BoolFlag{Name: "insecure", Usage: "wss://: accept any server certificate (a self-signed target)"},
-	),
+	), agentFlags()...),
 	Before: requireFlags("url"),
 	Action: loadgenAction,
 }
@@ -52,6 +52,9 @@ func loadgenAction(c *cli.Context) error {
 	}
 	run := storm.Config{Fleet: cfg, LoadgenProcs: c.Int("loadgen-procs")}
 	if err := fleetRunConfig(c, "", &run); err != nil {
+		return err
+	}
+	if err := agentRunConfig(c, &run); err != nil {
 		return err
 	}
 	return runStorm(c, run, func(res *storm.Result) {
