@@ -91,7 +91,7 @@ func agentAction(c *cli.Context) error {
 	if err != nil {
 		var re *hub.RefusedError
 		if errors.As(err, &re) {
-			return cli.Exit("stampede agent: refused: "+re.Why, 1)
+			return cli.Exit("agent refused: "+re.Why, 1)
 		}
 		return err
 	}
@@ -100,7 +100,7 @@ func agentAction(c *cli.Context) error {
 		Agent: cluster.AgentConfig{Host: j.Addr},
 	}
 	if err := j.Serve(ctx, roles.Serve); err != nil {
-		return cli.Exit("stampede agent: "+err.Error(), 1)
+		return cli.Exit("agent: "+err.Error(), 1)
 	}
 	logf("the run is over")
 	return nil
