@@ -74,7 +74,7 @@ type Config struct {
 	// summary, recorded in summary.json "slo" and "pass"; none passes.
 	SLO []results.SLO `json:"slo,omitempty"`
 	// Agents is how many agents on other hosts the run waits for
-	// (--agents): the roles are placed on them (docs/hosts.md) instead of
+	// (--agents): the roles are placed on them (docs/fleet.md) instead of
 	// this machine's processes. Zero runs every role here.
 	Agents int `json:"agents,omitempty"`
 	// Hub is how the agents reach this coordinator: the embedded NATS

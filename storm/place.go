@@ -100,6 +100,7 @@ func (p *placer) placeLoadgens(ctx context.Context, fleet loadgen.Config, procs 
 		fleet.SourceIPs = nil // this machine's addresses: not the members'
 		for i, share := range cluster.SplitCounts(fleet, counts) {
 			m := p.loadgens[i]
+			share.SourceIPs = m.SourceIPs
 			parts := cluster.Split(share, (share.Clients+PerProcess-1)/PerProcess)
 			for j, part := range parts {
 				name := m.Name

@@ -49,7 +49,7 @@ func WriteResults(dir string, res *Result, sampler *hoststat.Sampler, kernel *ho
 		return err
 	}
 	// Each agent's own histograms beside the merged ones: the merged
-	// files are exactly their merge (docs/hosts.md).
+	// files are exactly their merge (docs/fleet.md).
 	for name, r := range res.Members {
 		sub := filepath.Join(dir, AgentsDir, safeName(name))
 		if err := os.MkdirAll(sub, 0o755); err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"sort"
 	"strconv"
@@ -74,6 +75,9 @@ type Member struct {
 	PID      int
 	// Addr is the agent's IP address as its NATS connection shows it.
 	Addr string
+	// SourceIPs are the addresses its loadgen shares' clients connect
+	// from (stampede agent --source-ips); empty: the kernel's choice.
+	SourceIPs []netip.Addr
 	// Offset is the coordinator's clock minus the agent's, within
 	// OffsetError (half the round trip of the best of ClockRounds).
 	Offset, OffsetError time.Duration
@@ -324,7 +328,7 @@ func (h *Hub) admit(he hello, nonce string, up *nats.Subscription) {
 		break
 	}
 	s := newSession(h.nc, key, downSubject(he.SID), up, 0, 0)
-	mem := &Member{Name: he.Name, Role: he.Role, Capacity: he.Capacity, Host: he.Host, PID: he.PID, Addr: he.Addr, s: s, joined: make(chan struct{})}
+	mem := &Member{Name: he.Name, Role: he.Role, Capacity: he.Capacity, Host: he.Host, PID: he.PID, Addr: he.Addr, SourceIPs: he.SourceIPs, s: s, joined: make(chan struct{})}
 	s.onMsg = func(p parsed) {
 		switch p.kind {
 		case kClock:

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"strings"
 	"sync"
@@ -36,6 +37,8 @@ type JoinConfig struct {
 	Name     string
 	Role     string
 	Capacity int
+	// SourceIPs are the addresses this agent's clients connect from.
+	SourceIPs []netip.Addr
 	// JoinTimeout bounds the wait for a coordinator (it may start after
 	// its agents); zero means DefaultJoinTimeout.
 	JoinTimeout time.Duration
@@ -160,7 +163,7 @@ func join(ctx context.Context, nc *nats.Conn, cfg JoinConfig, d *localAddr, dead
 	host, _ := os.Hostname()
 	addr, _ := d.ip.Load().(string)
 	he := hello{V: cluster.Version, SID: sid, Nonce: nonceA, Name: cfg.Name, Role: cfg.Role, Capacity: cfg.Capacity,
-		Host: host, PID: os.Getpid(), Addr: addr}
+		Host: host, PID: os.Getpid(), Addr: addr, SourceIPs: cfg.SourceIPs}
 	body, _ := json.Marshal(he)
 
 	// Say hello until a coordinator answers; a refusal waits a moment

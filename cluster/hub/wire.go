@@ -34,6 +34,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -206,6 +207,9 @@ type hello struct {
 	// Addr is the agent's address as its NATS connection shows it: where
 	// a target or proxy placed on it listens.
 	Addr string `json:"addr,omitempty"`
+	// SourceIPs are the addresses its loadgen shares' clients connect
+	// from (empty: the kernel's choice).
+	SourceIPs []netip.Addr `json:"source_ips,omitempty"`
 }
 
 // challenge answers a hello whose token matches.

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"os/signal"
 	"syscall"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/stampede-dev/stampede/cluster"
 	"github.com/stampede-dev/stampede/cluster/hub"
+	"github.com/stampede-dev/stampede/loadgen"
 )
 
 // agentNameEnv gives an agent its name when --name is not set (a
@@ -29,7 +31,7 @@ func init() {
 			"its clock offset to the coordinator, and runs what is placed on it: the target group (role target\n" +
 			"or any) or loadgen shares (role loadgen or any; --capacity says how many clients it takes, and\n" +
 			"shares are split in proportion). It stops its load by itself within 5 s when the coordinator goes\n" +
-			"silent, and exits when the run is over. See docs/hosts.md.\n\n" +
+			"silent, and exits when the run is over. See docs/fleet.md.\n\n" +
 			"Example: stampede agent --nats nats://10.0.0.1:4250 --token-file token --name lg-1 --role loadgen --capacity 40000\n\n" +
 			"Without --nats it is the agent a local run starts (docs/agent.md).",
 		Flags: []cli.Flag{
@@ -38,6 +40,7 @@ func init() {
 			&cli.StringFlag{Name: "name", EnvVars: []string{agentNameEnv}, Usage: "this agent's `NAME` in the run (unique; default $" + agentNameEnv + ", else the host name)"},
 			&cli.StringFlag{Name: "role", Value: hub.RoleAny, Usage: "what this agent may run: `ROLE` loadgen, target or any"},
 			&cli.IntFlag{Name: "capacity", Usage: "clients `N` this agent takes at most (0 = not declared: an equal share)"},
+			&cli.StringFlag{Name: "source-ips", Usage: "this host's source addresses `LIST` for its clients, e.g. 10.203.0.11,10.203.0.15 (about 20,000 clients each towards one target)"},
 			&cli.StringFlag{Name: "nats-creds", Usage: "credentials `FILE` of an existing NATS server (else the token is presented to the server too)"},
 			&cli.StringFlag{Name: "tls-cert", Usage: "this agent's TLS certificate `FILE` (mutual TLS)"},
 			&cli.StringFlag{Name: "tls-key", Usage: "the key `FILE` of --tls-cert"},
@@ -55,7 +58,7 @@ func agentAction(c *cli.Context) error {
 		return fmt.Errorf("agent: unexpected argument %q", c.Args().First())
 	}
 	if c.String("nats") == "" {
-		for _, f := range []string{"token-file", "capacity", "nats-creds", "tls-cert", "tls-key", "ca"} {
+		for _, f := range []string{"token-file", "capacity", "source-ips", "nats-creds", "tls-cert", "tls-key", "ca"} {
 			if c.IsSet(f) {
 				return fmt.Errorf("--%s: only with --nats", f)
 			}
@@ -71,6 +74,13 @@ func agentAction(c *cli.Context) error {
 	if (c.String("tls-cert") == "") != (c.String("tls-key") == "") {
 		return errors.New("--tls-cert and --tls-key: give both")
 	}
+	var sources []netip.Addr
+	if s := c.String("source-ips"); s != "" {
+		var err error
+		if sources, err = loadgen.ParseSourceIPs(s); err != nil {
+			return fmt.Errorf("--source-ips: %w", err)
+		}
+	}
 	token, err := hub.ReadToken(c.String("token-file"))
 	if err != nil {
 		return err
@@ -85,7 +95,7 @@ func agentAction(c *cli.Context) error {
 	j, err := hub.Join(ctx, hub.JoinConfig{
 		NATS: c.String("nats"), Creds: c.String("nats-creds"), Token: token,
 		TLSCert: c.String("tls-cert"), TLSKey: c.String("tls-key"), CA: c.String("ca"),
-		Name: name, Role: c.String("role"), Capacity: c.Int("capacity"),
+		Name: name, Role: c.String("role"), Capacity: c.Int("capacity"), SourceIPs: sources,
 		JoinTimeout: c.Duration("join-timeout"), Log: logf,
 	})
 	if err != nil {

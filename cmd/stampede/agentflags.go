@@ -18,7 +18,7 @@ const defaultTokenFile = "stampede.token"
 // (run and loadgen); agentRunConfig maps them.
 func agentFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.IntFlag{Name: "agents", Usage: "wait for `N` agents on other hosts (stampede agent --nats ...) and place the roles on them (docs/hosts.md)"},
+		&cli.IntFlag{Name: "agents", Usage: "wait for `N` agents on other hosts (stampede agent --nats ...) and place the roles on them (docs/fleet.md)"},
 		&cli.StringFlag{Name: "listen", Usage: "the embedded NATS server's `ADDR` that agents join at (default a free port on 127.0.0.1; e.g. 10.0.0.1:4250 for other hosts)"},
 		&cli.StringFlag{Name: "token-file", Value: defaultTokenFile, Usage: "the run's token `FILE`: read when it exists, else a new random one is written (mode 0600); agents need a copy"},
 		&cli.StringFlag{Name: "nats", Usage: "use the existing NATS server at `URL` instead of the embedded one"},
