@@ -112,8 +112,11 @@ func Join(ctx context.Context, cfg JoinConfig) (*Joined, error) {
 		}
 	}
 	d := &localAddr{}
+	var offline atomic.Int64
 	opts := []nats.Option{nats.Name("stampede agent " + cfg.Name), nats.SetCustomDialer(d),
-		nats.MaxReconnects(-1), nats.ReconnectWait(200 * time.Millisecond)}
+		nats.MaxReconnects(-1), nats.ReconnectWait(200 * time.Millisecond),
+		nats.DisconnectErrHandler(func(*nats.Conn, error) { offline.CompareAndSwap(0, time.Now().UnixNano()) }),
+		nats.ReconnectHandler(func(*nats.Conn) { offline.Store(0) })}
 	if cfg.Creds != "" {
 		opts = append(opts, nats.UserCredentials(cfg.Creds))
 	} else {
@@ -145,7 +148,12 @@ func Join(ctx context.Context, cfg JoinConfig) (*Joined, error) {
 			return nil, ctx.Err()
 		}
 	}
-	j, err := join(ctx, nc, cfg, d, deadline, logf)
+	j, err := join(ctx, nc, cfg, d, deadline, logf, func() time.Time {
+		if n := offline.Load(); n != 0 {
+			return time.Unix(0, n)
+		}
+		return time.Time{}
+	})
 	if err != nil {
 		nc.Close()
 		return nil, err
@@ -153,7 +161,7 @@ func Join(ctx context.Context, cfg JoinConfig) (*Joined, error) {
 	return j, nil
 }
 
-func join(ctx context.Context, nc *nats.Conn, cfg JoinConfig, d *localAddr, deadline time.Time, logf func(string, ...any)) (*Joined, error) {
+func join(ctx context.Context, nc *nats.Conn, cfg JoinConfig, d *localAddr, deadline time.Time, logf func(string, ...any), offline func() time.Time) (*Joined, error) {
 	sid, nonceA := randomHex(16), randomHex(16)
 	down, err := nc.SubscribeSync(downSubject(sid))
 	if err != nil {
@@ -221,6 +229,7 @@ func join(ctx context.Context, nc *nats.Conn, cfg JoinConfig, d *localAddr, dead
 		return nil, err
 	}
 	s := newSession(nc, key, upSubject(sid), down, 0, 0)
+	s.offline = offline
 	welcome := make(chan struct{}, 1)
 	refused := make(chan string, 1)
 	clocks := make(chan clockMsg, ClockRounds)

@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -35,9 +36,10 @@ func (r *Roles) Serve(ctx context.Context, t cluster.Transport) error {
 }
 
 // relay runs a loadgen share in a child process and relays its messages
-// until both sides are done: the coordinator's end (or its loss) closes
-// the child's stdin, which stops its load; the child's messages are read
-// to their end whatever happens, so it never blocks on a full pipe.
+// until both sides are done: the coordinator's end closes the child's
+// stdin, which stops its load and has it report; the coordinator's loss
+// kills it at once. The child's messages are read to their end whatever
+// happens, so it never blocks on a full pipe.
 func (r *Roles) relay(ctx context.Context, t cluster.Transport, plan cluster.Message) error {
 	exe, args, err := r.Local.Command(cluster.RoleLoadgen)
 	if err != nil {
@@ -60,8 +62,15 @@ func (r *Roles) relay(ctx context.Context, t cluster.Transport, plan cluster.Mes
 		defer close(down)
 		for {
 			m, err := t.Recv()
+			if errors.Is(err, io.EOF) {
+				_ = p.CloseInput() // the child's stdin: it stops and reports
+				return
+			}
 			if err != nil {
-				_ = p.CloseInput() // the child's stdin: it stops
+				// The coordinator is gone: nobody is left to report to, and
+				// no fleet may keep hammering a server with nobody
+				// watching. The share ends at once.
+				_ = p.Kill()
 				return
 			}
 			_ = p.Send(m)

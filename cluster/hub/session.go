@@ -33,6 +33,9 @@ type session struct {
 	seqIn  uint64 // the reader's
 
 	heard atomic.Int64 // unix nanoseconds of the last valid message
+	// offline, if set, says since when the connection to the NATS server
+	// is down (zero: it is up).
+	offline func() time.Time
 
 	mu    sync.Mutex
 	chans map[int]*channel
@@ -80,6 +83,12 @@ func (s *session) run() {
 		default:
 		}
 		if errors.Is(err, nats.ErrTimeout) {
+			if s.offline != nil {
+				if since := s.offline(); !since.IsZero() && time.Since(since) > OfflineTimeout {
+					s.end(fmt.Errorf("the NATS server is unreachable for %.1fs", time.Since(since).Seconds()))
+					return
+				}
+			}
 			if silent := time.Since(time.Unix(0, s.heard.Load())); silent > s.timeout {
 				s.end(fmt.Errorf("no message for %.1fs", silent.Seconds()))
 				return

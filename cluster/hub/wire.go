@@ -52,6 +52,11 @@ const JoinSubject = "stampede.join"
 const (
 	BeatInterval = 500 * time.Millisecond
 	LossTimeout  = 3 * time.Second
+	// OfflineTimeout is how long an agent's connection to the NATS server
+	// may stay down before it stops its load: the embedded server lives in
+	// the coordinator's process, so its connection breaking is the first
+	// sign that the coordinator is gone.
+	OfflineTimeout = time.Second
 	// ClockRounds is how many round trips an agent makes to estimate its
 	// clock offset; the one with the shortest round trip is kept.
 	ClockRounds = 8

@@ -110,7 +110,8 @@ func agentAction(c *cli.Context) error {
 		Agent: cluster.AgentConfig{Host: j.Addr},
 	}
 	if err := j.Serve(ctx, roles.Serve); err != nil {
-		return cli.Exit("agent: "+err.Error(), 1)
+		logf("%v", err)
+		return cli.Exit("", 1)
 	}
 	logf("the run is over")
 	return nil
