@@ -41,6 +41,13 @@ type Config struct {
 	// Grace is how long requests still running at the end of Duration may
 	// finish; zero means DefaultGrace.
 	Grace time.Duration `json:"grace"`
+	// Deadline, when positive, is how long each logical request may take
+	// from its scheduled send: the caller's patience. A retry whose wait
+	// would end past it is not made (the request is given up at once,
+	// httpretry.ErrPastDeadline), and an attempt still running at the
+	// deadline is cancelled. Both count as "deadline" outcomes. Zero means
+	// no deadline but the run's own end.
+	Deadline time.Duration `json:"deadline"`
 	// AutoIdempotencyKey gives each logical request its own
 	// Idempotency-Key header, the same on all its attempts, so a POST or
 	// PATCH may be retried and the server can deduplicate it.
@@ -90,6 +97,8 @@ func (c Config) Validate() error {
 		return &ConfigError{Field: "Duration", Reason: fmt.Sprintf("must be positive, got %s", c.Duration)}
 	case c.Grace < 0:
 		return &ConfigError{Field: "Grace", Reason: fmt.Sprintf("must not be negative, got %s", c.Grace)}
+	case c.Deadline < 0:
+		return &ConfigError{Field: "Deadline", Reason: fmt.Sprintf("must not be negative, got %s", c.Deadline)}
 	}
 	if err := c.Retry.Validate(); err != nil {
 		return &ConfigError{Field: "Retry", Reason: err.Error()}

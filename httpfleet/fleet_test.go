@@ -117,6 +117,61 @@ func TestRetryAfterHonoured(t *testing.T) {
 	}
 }
 
+// TestDeadline: with a deadline shorter than the server's Retry-After, a
+// fleet that honours the hint makes no retry at all (each 429 is given up
+// at once as "deadline": the retry could not happen in time), while one
+// that ignores it retries by its 50 ms policy within the same deadline.
+func TestDeadline(t *testing.T) {
+	short := backoff.Policy{Kind: backoff.Exp, Initial: 50 * time.Millisecond, Multiplier: 1, Max: 50 * time.Millisecond}
+	for _, tc := range []struct {
+		name   string
+		ignore bool
+	}{{"honoured", false}, {"ignored", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			res := run(t, Config{URL: limited(t), Clients: 20, Rate: 60, Duration: 1500 * time.Millisecond, Deadline: 800 * time.Millisecond,
+				Retry: httpretry.Config{MaxRetries: 3, Policy: &short, IgnoreRetryAfter: tc.ignore, Seed: 7}})
+			s := res.Summary
+			if s.DeadlineS == nil || *s.DeadlineS != 0.8 {
+				t.Errorf("deadline_s %v; want 0.8", s.DeadlineS)
+			}
+			if s.Statuses["429"] == 0 || s.Succeeded == 0 {
+				t.Fatalf("want some 2xx and some 429, got %+v", s)
+			}
+			if tc.ignore {
+				if s.Amplification <= 1 || s.EarlyRetries == 0 {
+					t.Errorf("ignoring Retry-After: amplification %v, early retries %d; want > 1 and > 0", s.Amplification, s.EarlyRetries)
+				}
+				return
+			}
+			if s.Attempts != s.Requests || s.RetryAfterHonoured != 0 || s.EarlyRetries != 0 {
+				t.Errorf("honouring a 1 s Retry-After with 800 ms to live: attempts %d for %d requests, honoured %d, early %d; want no retry",
+					s.Attempts, s.Requests, s.RetryAfterHonoured, s.EarlyRetries)
+			}
+			if d := s.Outcomes[OutcomeDeadline]; d != s.Statuses["429"] || s.Abandoned != d {
+				t.Errorf("outcomes %v, abandoned %d; want every 429 given up as %q and counted abandoned", s.Outcomes, s.Abandoned, OutcomeDeadline)
+			}
+		})
+	}
+}
+
+// TestGraceIsNotADeadline: without --deadline, a retry whose wait would
+// outlast the run's grace period is not made either, but the request is
+// "unfinished" (the run ended), not a "deadline" outcome nor abandoned.
+func TestGraceIsNotADeadline(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "2")
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	t.Cleanup(srv.Close)
+	res := run(t, Config{URL: srv.URL, Clients: 2, Rate: 10, Duration: 300 * time.Millisecond, Grace: 500 * time.Millisecond})
+	s := res.Summary
+	if s.Requests == 0 || s.Outcomes[OutcomeUnfinished] != s.Requests || s.Abandoned != 0 || s.DeadlineS != nil {
+		t.Errorf("requests %d, outcomes %v, abandoned %d, deadline_s %v; want all unfinished, none abandoned, no deadline",
+			s.Requests, s.Outcomes, s.Abandoned, s.DeadlineS)
+	}
+}
+
 // TestOverloaded529 is issue 12's second acceptance case: every client's
 // first request gets 529 with Retry-After: 2. No retry may come sooner
 // than 2 s after a 529 (checked at the server: the k-th earliest retry

@@ -38,6 +38,7 @@ type Result struct {
 const (
 	OutcomeOK         = "ok"
 	OutcomeUnfinished = "unfinished"
+	OutcomeDeadline   = "deadline"
 )
 
 // Run sends cfg's offered load for cfg.Duration and waits up to the grace
@@ -95,9 +96,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 func newTransport(cfg Config) *http.Transport {
 	d := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
 	return &http.Transport{
-		DialContext:         d.DialContext,
-		ForceAttemptHTTP2:   true,
-		TLSClientConfig:     cfg.TLS,
+		DialContext:       d.DialContext,
+		ForceAttemptHTTP2: true,
+		// Each transport gets its own copy: setting up HTTP/2 writes
+		// "h2" into the config's NextProtos, a race between clients
+		// sharing one.
+		TLSClientConfig:     cfg.TLS.Clone(),
 		MaxIdleConnsPerHost: 8,
 		IdleConnTimeout:     90 * time.Second,
 		TLSHandshakeTimeout: 5 * time.Second,
@@ -123,7 +127,13 @@ func newMeter(cfg Config) *meter {
 
 // send runs logical request k of client c, scheduled at sched.
 func (m *meter) send(ctx context.Context, cfg Config, tr http.RoundTripper, c, k uint64, sched time.Time) {
-	req, err := http.NewRequestWithContext(ctx, cfg.method(), cfg.URL, bodyOf(cfg.Body))
+	rctx := ctx
+	if cfg.Deadline > 0 {
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithDeadline(ctx, sched.Add(cfg.Deadline))
+		defer cancel()
+	}
+	req, err := http.NewRequestWithContext(rctx, cfg.method(), cfg.URL, bodyOf(cfg.Body))
 	if err != nil {
 		return // Validate checked the URL and the method is a token
 	}
@@ -169,6 +179,12 @@ func (m *meter) send(ctx context.Context, cfg Config, tr http.RoundTripper, c, k
 		}
 	case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
 		outcome = OutcomeUnfinished
+	case errors.Is(err, httpretry.ErrPastDeadline) && !ownDeadline(ctx, cfg, sched):
+		// The next wait would outlast the run's grace period, not a
+		// deadline of the request's own.
+		outcome = OutcomeUnfinished
+	case errors.Is(err, httpretry.ErrPastDeadline) || (rctx.Err() != nil && errors.Is(err, context.DeadlineExceeded)):
+		outcome = OutcomeDeadline
 	case errors.As(err, &rerr) && rerr.LastStatus != 0:
 		outcome = "status_" + strconv.Itoa(rerr.LastStatus)
 	case errors.As(err, &rerr) && len(rerr.Attempts) > 0:
@@ -186,12 +202,22 @@ func (m *meter) send(ctx context.Context, cfg Config, tr http.RoundTripper, c, k
 	if outcome != OutcomeUnfinished {
 		results.RecordLatency(m.lat, took)
 	}
-	if errors.Is(err, httpretry.ErrRetriesExhausted) || errors.Is(err, httpretry.ErrRetryAfterTooLong) {
+	if errors.Is(err, httpretry.ErrRetriesExhausted) || errors.Is(err, httpretry.ErrRetryAfterTooLong) || outcome == OutcomeDeadline {
 		m.sum.Abandoned++
 	}
 	if errors.Is(err, httpretry.ErrUnsafeMethod) {
 		m.sum.NotRetriedUnsafe++
 	}
+}
+
+// ownDeadline reports whether the request scheduled at sched has a
+// deadline (cfg.Deadline) of its own that comes before the run's end.
+func ownDeadline(run context.Context, cfg Config, sched time.Time) bool {
+	if cfg.Deadline <= 0 {
+		return false
+	}
+	end, ok := run.Deadline()
+	return !ok || sched.Add(cfg.Deadline).Before(end)
 }
 
 // attempt counts one attempt.
@@ -208,7 +234,7 @@ func (m *meter) attempt(a httpretry.Attempt, early bool) {
 	if a.RetryAfter > 0 || a.BadRetryAfter != "" {
 		s.RetryAfterSeen++
 	}
-	if a.Why == httpretry.WhyRetryAfter {
+	if a.Why == httpretry.WhyRetryAfter && a.GiveUp == nil {
 		s.RetryAfterHonoured++
 	}
 	if early {
@@ -230,6 +256,10 @@ func (m *meter) result(cfg Config, elapsed time.Duration) *Result {
 	}
 	s.RetryAfter = !cfg.Retry.IgnoreRetryAfter
 	s.OfferedPerS = cfg.Rate
+	if cfg.Deadline > 0 {
+		d := cfg.Deadline.Seconds()
+		s.DeadlineS = &d
+	}
 	// Per second of the whole run, retries' tail included: over
 	// --duration alone a limiter's 100/s would read as more.
 	s.GoodputPerS = float64(s.Succeeded) / max(elapsed, cfg.Duration).Seconds()

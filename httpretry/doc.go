@@ -9,6 +9,7 @@
 //	               ├─ 2xx, 3xx, 4xx, other 5xx ........ stop
 //	               ├─ retryable status, Retry-After ... wait Hinted(hint) (give up above the cap)
 //	               ├─ retryable status or conn error .. wait Policy.Delay(attempt)
+//	               ├─ wait would outlast ctx's deadline  stop (ErrPastDeadline)
 //	               └─ retries exhausted, ctx done ..... stop with a *RetryError
 //
 // Every attempt is recorded as an Attempt and handed to Config.OnAttempt

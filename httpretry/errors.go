@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // Sentinel causes of a failed request, matched by errors.Is on a *RetryError.
-// ErrRetryAfterTooLong (retryafter.go) is the third.
+// ErrRetryAfterTooLong (retryafter.go) and ErrPastDeadline are the others.
 var (
 	// ErrRetriesExhausted: every allowed attempt failed with a retryable
 	// status or connection error.
@@ -94,3 +95,20 @@ func (e *unsafeMethodError) Error() string {
 }
 
 func (e *unsafeMethodError) Is(target error) bool { return target == ErrUnsafeMethod }
+
+// ErrPastDeadline is matched by errors.Is on a *RetryError whose request
+// was given up before a retry because the wait (the server's Retry-After or
+// the policy's delay) would end at or after the request context's deadline:
+// the retry could not happen in time, so the caller learns now rather than
+// when the deadline passes.
+var ErrPastDeadline = errors.New("the wait before the next attempt would outlast the deadline")
+
+// pastDeadlineError names the wait and the time left; it matches
+// ErrPastDeadline.
+type pastDeadlineError struct{ wait, left time.Duration }
+
+func (e *pastDeadlineError) Error() string {
+	return fmt.Sprintf("%v: wait %s, %s left", ErrPastDeadline, e.wait, max(e.left, 0))
+}
+
+func (e *pastDeadlineError) Is(target error) bool { return target == ErrPastDeadline }

@@ -125,6 +125,14 @@ func (t *Transport) do(req *http.Request) (*http.Response, error) {
 		if err := s.chooseWait(&a, resp); err != nil {
 			return fail(a, resp, err)
 		}
+		// A retry that cannot start before the caller's deadline is not
+		// made: give up now rather than sleep into the deadline. The
+		// deadline is read on Config.Now's clock.
+		if dl, ok := ctx.Deadline(); ok {
+			if left := dl.Sub(s.Now()); a.Wait >= left {
+				return fail(a, resp, &pastDeadlineError{wait: a.Wait, left: left})
+			}
+		}
 		record(a)
 		if resp != nil {
 			drain(resp.Body)

@@ -1,11 +1,13 @@
 package httpretry
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -437,6 +439,58 @@ func TestRequestBodyClosed(t *testing.T) {
 			send(t, newFakeClock().config(Config{}), req)
 			if !body.closed.Load() || srv.Requests() != tc.requests || !slices.Equal(srv.Bodies(), slices.Repeat([]string{"payload"}, tc.requests)) {
 				t.Fatalf("closed %v, bodies %q; want closed, %d x payload", body.closed.Load(), srv.Bodies(), tc.requests)
+			}
+		})
+	}
+}
+
+// TestPastDeadline: a retry whose wait (hint or policy delay) would end
+// after the request context's deadline is not made: the request ends at
+// once with ErrPastDeadline, without sleeping; a wait that fits is slept and
+// retried. The deadline is on the real clock here, so Now is the real one
+// and only the sleeps are virtual.
+func TestPastDeadline(t *testing.T) {
+	cases := []struct {
+		name     string
+		value    string // Retry-After, "" for none
+		ignore   bool
+		requests int
+	}{
+		{name: "hint past the deadline", value: "5", requests: 1},
+		{name: "hint within the deadline", value: "1", requests: 2},
+		// Ignoring the hint, the policy's 500 ms fits in the 3 s left.
+		{name: "hint ignored, policy wait fits", value: "5", ignore: true, requests: 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var slept []time.Duration
+			sleep := func(ctx context.Context, d time.Duration) error {
+				mu.Lock()
+				defer mu.Unlock()
+				slept = append(slept, d)
+				return ctx.Err()
+			}
+			srv, ts := newScript(t, failThenOK(1, http.StatusTooManyRequests, tc.value))
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			defer cancel()
+			req := newRequest(t, "GET", ts.URL, "").WithContext(ctx)
+			st, attempts, err := send(t, Config{Sleep: sleep, IgnoreRetryAfter: tc.ignore}, req)
+			if srv.Requests() != tc.requests {
+				t.Fatalf("requests %d; want %d (err %v)", srv.Requests(), tc.requests, err)
+			}
+			if tc.requests == 2 {
+				if err != nil || st != 200 || len(slept) != 1 {
+					t.Fatalf("status %d, err %v, slept %v; want 200 after one wait", st, err, slept)
+				}
+				return
+			}
+			var re *RetryError
+			if !errors.Is(err, ErrPastDeadline) || !errors.As(err, &re) || re.LastStatus != 429 {
+				t.Fatalf("err = %v; want ErrPastDeadline after a 429", err)
+			}
+			if !strings.Contains(err.Error(), "wait 5") || len(slept) != 0 || len(attempts) != 1 || !errors.Is(attempts[0].GiveUp, ErrPastDeadline) {
+				t.Fatalf("err %q, slept %v, attempts %+v; want the wait named, no sleep, one attempt giving up", err, slept, attempts)
 			}
 		})
 	}

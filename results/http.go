@@ -20,6 +20,9 @@ type HTTP struct {
 	RetryAfter bool   `json:"retry_after"`
 	// OfferedPerS is the offered load in logical requests per second.
 	OfferedPerS float64 `json:"offered_per_s"`
+	// DeadlineS is each logical request's deadline from its scheduled
+	// send, in seconds; null when there was none (--deadline unset).
+	DeadlineS *float64 `json:"deadline_s"`
 	// Requests counts logical requests sent (the first attempt went out).
 	Requests uint64 `json:"requests"`
 	// Attempts counts every attempt, first ones and retries.
@@ -37,8 +40,10 @@ type HTTP struct {
 	Statuses map[string]uint64 `json:"statuses"`
 	// Outcomes counts logical requests by how they ended: "ok" (2xx),
 	// "status_NNN" for a final other status, or the connection class of
-	// the last attempt ("refused", "timeout"), or "unfinished" for
-	// requests still running when the run's grace period ended.
+	// the last attempt ("refused", "timeout"), "deadline" for requests
+	// that ran out of their deadline (--deadline: cancelled at it, or
+	// given up because the next wait would outlast it), or "unfinished"
+	// for requests still running when the run's grace period ended.
 	Outcomes map[string]uint64 `json:"outcomes"`
 	// RetryAfterSeen counts answers that carried a Retry-After header;
 	// RetryAfterHonoured those whose retry waited by it.
@@ -47,8 +52,8 @@ type HTTP struct {
 	// EarlyRetries counts attempts sent sooner after the previous answer
 	// than its Retry-After allowed: 0 when hints are honoured.
 	EarlyRetries uint64 `json:"early_retries"`
-	// Abandoned counts logical requests given up after their attempts
-	// (retries exhausted, or a Retry-After above the cap).
+	// Abandoned counts logical requests the client gave up: retries
+	// exhausted, a Retry-After above the cap, or the deadline.
 	Abandoned uint64 `json:"abandoned"`
 	// NotRetriedUnsafe counts logical requests that got a retryable
 	// failure but were not retried: a POST or PATCH without an

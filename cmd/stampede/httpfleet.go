@@ -27,6 +27,7 @@ func httpFleetFlags() []cli.Flag {
 		&cli.Float64Flag{Name: "rate", Usage: "fleet: offered load `R` in requests per second, shared by the clients", DefaultText: "1 per client"},
 		&cli.DurationFlag{Name: "duration", Value: 10 * time.Second, Usage: "fleet: how long requests are scheduled `D`"},
 		&cli.DurationFlag{Name: "grace", Value: httpfleet.DefaultGrace, Usage: "fleet: time `D` the last requests may finish in"},
+		&cli.DurationFlag{Name: "deadline", Usage: "fleet: each request's deadline `D` from its scheduled send; a retry that cannot start before it is not made", DefaultText: "none"},
 		&cli.StringFlag{Name: "idempotency-key", Usage: "fleet: 'auto' gives each logical request its own Idempotency-Key (kept across its retries)"},
 		&cli.BoolFlag{Name: "no-retry-after", Usage: "ignore Retry-After hints: wait by policy (same as --retry-after=false)"},
 		&cli.IntFlag{Name: "attempts", Usage: "attempts `N` per request, the first included (instead of --retries)"},
@@ -37,7 +38,7 @@ func httpFleetFlags() []cli.Flag {
 }
 
 // fleetOnly are the flags that mean nothing without --clients.
-var fleetOnly = []string{"rate", "duration", "grace", "idempotency-key", "out", "policies", "slo"}
+var fleetOnly = []string{"rate", "duration", "grace", "deadline", "idempotency-key", "out", "policies", "slo"}
 
 // httpFleetAction runs `stampede http --clients N ...`: one fleet, or one
 // per --policies entry.
@@ -131,7 +132,7 @@ func httpFleetConfig(c *cli.Context) (httpfleet.Config, error) {
 		return httpfleet.Config{}, err
 	}
 	cfg := httpfleet.Config{URL: req.URL.String(), Method: req.Method, Header: req.Header, Host: req.Host,
-		Clients: c.Int("clients"), Duration: c.Duration("duration"), Grace: c.Duration("grace"), Retry: retry}
+		Clients: c.Int("clients"), Duration: c.Duration("duration"), Grace: c.Duration("grace"), Deadline: c.Duration("deadline"), Retry: retry}
 	if req.Host == req.URL.Host {
 		cfg.Host = ""
 	}
@@ -164,7 +165,7 @@ func httpFleetConfig(c *cli.Context) (httpfleet.Config, error) {
 }
 
 // fleetFlagNames maps httpfleet.Config fields to their flags.
-var fleetFlagNames = map[string]string{"Clients": "clients", "Rate": "rate", "Duration": "duration", "Grace": "grace"}
+var fleetFlagNames = map[string]string{"Clients": "clients", "Rate": "rate", "Duration": "duration", "Grace": "grace", "Deadline": "deadline"}
 
 // fleetRetryConfig is httpConfig with the fleet's --attempts and
 // --no-retry-after.
