@@ -397,3 +397,27 @@ func TestMachineNATS(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestWaitNamesWhoIsMissing: a run whose agents do not all join gives up
+// after its timeout with one line naming who joined, how many are missing
+// and the join command; a second agent of a name already taken is refused.
+func TestWaitNamesWhoIsMissing(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	h := newHub(t, Config{})
+	tok, _ := ReadToken(h.cfg.TokenFile)
+	joinT(t, ctx, h.URL(), tok, "only", RoleLoadgen, 0)
+	_, err := Join(ctx, JoinConfig{NATS: h.URL(), Token: tok, Name: "only", Role: RoleAny, JoinTimeout: 10 * time.Second})
+	if err == nil || !strings.Contains(err.Error(), `"only" has already joined`) {
+		t.Errorf("a second agent named only: %v, want refused", err)
+	}
+	_, err = h.Wait(ctx, 2, time.Second)
+	if err == nil {
+		t.Fatal("Wait for 2 agents with 1 joined succeeded")
+	}
+	for _, want := range []string{"--agents 2", "1 of 2 agents joined", "only (loadgen on ", "1 missing", "stampede agent --nats " + h.URL()} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Wait: %q lacks %q", err, want)
+		}
+	}
+}
