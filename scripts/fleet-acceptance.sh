@@ -22,6 +22,8 @@
 #                and an agent with a wrong token: its one line and exit status.
 #
 # Environment: CLIENTS (120000), DURATION (40s), SET (hosts.sh set, 9),
+# RUN_FLAGS (more flags of every run; default "--backlog 4096 --ramp 10000",
+# so the whole fleet is connected before the restart at 20 s),
 # HOSTS_SH (scripts/hosts.sh), KEEP=1 keeps the work folder. Run it under the
 # shared lock on a shared machine: flock /work/notes/heavy.lock scripts/...
 # It prints figures; it exits 1 when a figure misses its acceptance.
@@ -31,6 +33,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 CLIENTS=${CLIENTS:-120000}
 DURATION=${DURATION:-40s}
 SET=${SET:-9}
+RUN_FLAGS=${RUN_FLAGS:---backlog 4096 --ramp 10000}
 HOSTS_SH=${HOSTS_SH:-$root/scripts/hosts.sh}
 scenarios=("$@")
 [ ${#scenarios[@]} -gt 0 ] || scenarios=(all)
@@ -106,7 +109,7 @@ coordinator() {
 	local tag=$1
 	shift
 	"$bin" run --clients "$CLIENTS" --agents 4 --token-file "$work/token" --out "$work/$tag" --progress-interval 5s \
-		--agent-timeout 2m "$@" >"$work/$tag.out" 2>"$work/$tag.log" &
+		--agent-timeout 2m $RUN_FLAGS "$@" >"$work/$tag.out" 2>"$work/$tag.log" &
 	co_pid=$!
 	pids+=($co_pid)
 }
