@@ -271,3 +271,31 @@ func TestCoordinatorKilled(t *testing.T) {
 		}
 	}
 }
+
+// TestProxyOnTargetAgent: the fault proxy goes to the target's agent, and
+// the schedule's proxy events reach it over NATS.
+func TestProxyOnTargetAgent(t *testing.T) {
+	cfg := agentsConfig(t, 2, "at 2s proxy reset for 1s")
+	log, done := runAsync(&cfg)
+	url := waitURL(t, log)
+	startAgent(t, url, cfg.Hub.TokenFile, "tgt", hub.RoleTarget)
+	startAgent(t, url, cfg.Hub.TokenFile, "lg", hub.RoleLoadgen)
+	var o runOutcome
+	select {
+	case o = <-done:
+	case <-time.After(90 * time.Second):
+		t.Fatalf("the run did not end:\n%s", log.String())
+	}
+	if o.err != nil {
+		t.Fatalf("run: %v\n%s", o.err, log.String())
+	}
+	if !strings.Contains(log.String(), "proxy: ") {
+		t.Errorf("no proxy placed:\n%s", log.String())
+	}
+	if len(o.res.Summary.Agents) != 2 {
+		t.Errorf("agents %+v, want 2: the proxy runs on the target's agent", o.res.Summary.Agents)
+	}
+	if rec := o.res.Summary.Recovery; len(rec) != 1 || rec[0].Recovered != rec[0].ConnectedBefore || rec[0].ConnectedBefore == 0 {
+		t.Errorf("recovery %+v, want every client back after the proxy's resets", rec)
+	}
+}
