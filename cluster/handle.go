@@ -28,6 +28,9 @@ type Agent struct {
 	// role (one of several roles or loadgen shares it may run); empty for
 	// an agent of this machine.
 	Member string
+	// MemberHost and MemberPID are where that agent process runs.
+	MemberHost string
+	MemberPID  int
 	// Offset is the agent's clock estimate (the coordinator's clock minus
 	// the agent's) within OffsetError; zero on this machine.
 	Offset, OffsetError time.Duration

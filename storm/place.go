@@ -37,7 +37,8 @@ func (p *placer) place(name string, plan cluster.Plan, m *hub.Member) (*cluster.
 		return p.local.Launch(p.agentCtx, p.co, name, plan)
 	}
 	plan.Name = name
-	a := &cluster.Agent{Name: name, Transport: m.Channel(), Plan: plan, Member: m.Name, Offset: m.Offset, OffsetError: m.OffsetError}
+	a := &cluster.Agent{Name: name, Transport: m.Channel(), Plan: plan, Member: m.Name, MemberHost: m.Host, MemberPID: m.PID,
+		Offset: m.Offset, OffsetError: m.OffsetError}
 	if err := p.co.Place(a); err != nil {
 		return nil, err
 	}
@@ -196,8 +197,12 @@ func agentSummaries(co *cluster.Coordinator, at time.Time) []results.AgentSummar
 		if !ok {
 			i = len(out)
 			idx[name] = i
-			out = append(out, results.AgentSummary{Name: name, Role: string(a.Plan.Role), Host: a.Ready.Host, PID: a.Ready.PID,
-				ClockOffsetMS: ms(a.Offset), OffsetErrorMS: ms(a.OffsetError)})
+			s := results.AgentSummary{Name: name, Role: string(a.Plan.Role), Host: a.Ready.Host, PID: a.Ready.PID,
+				ClockOffsetMS: ms(a.Offset), OffsetErrorMS: ms(a.OffsetError)}
+			if a.Member != "" { // the agent process on its host, not one of its shares
+				s.Host, s.PID = a.MemberHost, a.MemberPID
+			}
+			out = append(out, s)
 		}
 		s := &out[i]
 		if a.Plan.Role == cluster.RoleTarget {
