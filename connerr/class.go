@@ -14,6 +14,9 @@ type Class uint8
 // ephemeral ports or file descriptors must not be counted as the server
 // refusing or timing out. PingTimeout is the other: a connection the
 // client's keepalive found dead, which no read or write error reported.
+// Closed1012/Closed1013 and HTTP502/HTTP503/HTTP504 name what a server
+// restarting behind a load balancer says (docs/drill.md): the codes and
+// statuses a drill must tell apart; Handshake5xx keeps every other 5xx.
 const (
 	None             Class = iota
 	DNS                    // the host name did not resolve
@@ -29,6 +32,11 @@ const (
 	Protocol               // the peer broke the WebSocket protocol, or closed with another code
 	Local                  // this host failed the attempt before reaching the peer: out of ports, file descriptors or memory, or a malformed address
 	PingTimeout            // an established connection answered no keepalive ping in time: the path died silently (a blackhole, a peer gone without FIN or RST)
+	Closed1012             // the server closed with 1012 service restart (RFC 6455 registry): a deploy
+	Closed1013             // the server closed with 1013 try again later: overloaded, come back later
+	HTTP502                // the upgrade was answered 502 Bad Gateway: a load balancer found no backend answering
+	HTTP503                // the upgrade was answered 503 Service Unavailable: a load balancer with no backend up, or a server shedding load
+	HTTP504                // the upgrade was answered 504 Gateway Timeout: a load balancer's backend (or its queue) took too long
 	numClasses
 )
 
@@ -51,6 +59,11 @@ var classNames = [numClasses]string{
 	Protocol:         "protocol",
 	Local:            "local",
 	PingTimeout:      "ping_timeout",
+	Closed1012:       "closed_1012",
+	Closed1013:       "closed_1013",
+	HTTP502:          "http_502",
+	HTTP503:          "http_503",
+	HTTP504:          "http_504",
 }
 
 // String returns the class's name as it appears in summary.json and on the

@@ -136,8 +136,9 @@ func ClassifyPhase(err error, phase Phase) Class {
 }
 
 // ClassifyStatus returns the class of an upgrade answered with an HTTP
-// status other than 101: Handshake4xx for 400-499, Handshake5xx for 500-599,
-// None for 101 itself and Protocol for anything else (a 200 or a redirect is
+// status other than 101: Handshake4xx for 400-499; HTTP502, HTTP503 and
+// HTTP504 for those three (what a load balancer answers while its backends
+// restart), Handshake5xx for every other 500-599; None for 101 itself and Protocol for anything else (a 200 or a redirect is
 // not a WebSocket server's answer; redirects are not followed).
 func ClassifyStatus(status int) Class {
 	switch {
@@ -145,6 +146,12 @@ func ClassifyStatus(status int) Class {
 		return None
 	case status >= 400 && status <= 499:
 		return Handshake4xx
+	case status == 502:
+		return HTTP502
+	case status == 503:
+		return HTTP503
+	case status == 504:
+		return HTTP504
 	case status >= 500 && status <= 599:
 		return Handshake5xx
 	}
@@ -153,7 +160,8 @@ func ClassifyStatus(status int) Class {
 
 // ClassifyClose returns the class of a connection the peer ended with a
 // close frame carrying code: Closed1001 for 1001 (going away, what a server
-// sends before a restart), Closed1006 for 1006 (never sent on the wire, but
+// sends before a restart), Closed1012 for 1012 (service restart) and
+// Closed1013 for 1013 (try again later), Closed1006 for 1006 (never sent on the wire, but
 // an application may synthesise it for a lost connection) and Protocol for
 // every other code, 1000 and 1005 included: a fleet expects to stay
 // connected, and the code itself is kept in the error text.
@@ -161,6 +169,10 @@ func ClassifyClose(code ws.StatusCode) Class {
 	switch code {
 	case ws.StatusGoingAway:
 		return Closed1001
+	case 1012:
+		return Closed1012
+	case 1013:
+		return Closed1013
 	case ws.StatusAbnormalClosure:
 		return Closed1006
 	}

@@ -62,7 +62,7 @@ func TestClassifyPhase(t *testing.T) {
 		{"tls to a plain server", tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}, PhaseHandshake, TLS},
 		{"upgrade 401", ws.StatusError(401), PhaseHandshake, Handshake4xx},
 		{"upgrade 429", ws.StatusError(429), PhaseHandshake, Handshake4xx},
-		{"upgrade 503", ws.StatusError(503), PhaseHandshake, Handshake5xx},
+		{"upgrade 503", ws.StatusError(503), PhaseHandshake, HTTP503},
 		{"upgrade 200 is protocol", ws.StatusError(200), PhaseHandshake, Protocol},
 		{"upgrade 302 is protocol", ws.StatusError(302), PhaseHandshake, Protocol},
 		{"bad status without code", ws.ErrHandshakeBadStatus, PhaseHandshake, Protocol},
@@ -80,6 +80,10 @@ func TestClassifyPhase(t *testing.T) {
 
 		// Established.
 		{"close 1001", wsutil.ClosedError{Code: ws.StatusGoingAway, Reason: "restart"}, PhaseEstablished, Closed1001},
+		// A server restarting for a deploy (1012) or shedding load (1013).
+		{"close 1012", wsutil.ClosedError{Code: 1012, Reason: "service restart"}, PhaseEstablished, Closed1012},
+		{"close 1013", wsutil.ClosedError{Code: 1013, Reason: "try again later"}, PhaseEstablished, Closed1013},
+		{"close 1011 is protocol", wsutil.ClosedError{Code: 1011}, PhaseEstablished, Protocol},
 		{"close 1000", wsutil.ClosedError{Code: ws.StatusNormalClosure}, PhaseEstablished, Protocol},
 		{"close 1011", wsutil.ClosedError{Code: ws.StatusInternalServerError}, PhaseEstablished, Protocol},
 		{"synthetic close 1006", wsutil.ClosedError{Code: ws.StatusAbnormalClosure}, PhaseEstablished, Closed1006},
@@ -114,7 +118,9 @@ func TestClassifyStatus(t *testing.T) {
 		want   Class
 	}{
 		{101, None}, {200, Protocol}, {301, Protocol}, {400, Handshake4xx}, {401, Handshake4xx},
-		{429, Handshake4xx}, {499, Handshake4xx}, {500, Handshake5xx}, {503, Handshake5xx},
+		{429, Handshake4xx}, {499, Handshake4xx}, {500, Handshake5xx}, {501, Handshake5xx},
+		// A load balancer's answers while its backends restart: one class each.
+		{502, HTTP502}, {503, HTTP503}, {504, HTTP504}, {505, Handshake5xx},
 		{599, Handshake5xx}, {600, Protocol}, {0, Protocol},
 	} {
 		if got := ClassifyStatus(tc.status); got != tc.want {
@@ -134,8 +140,8 @@ func TestErrorText(t *testing.T) {
 		retryable bool
 	}{
 		{"refused", Wrap(refused, PhaseDial), "refused: dial tcp 127.0.0.1:9: connect: connection refused", true},
-		{"503 with hint", &Error{Class: Handshake5xx, Status: 503, RetryAfter: 2 * time.Second, Err: ws.StatusError(503)},
-			"handshake_5xx: 503 Service Unavailable (Retry-After 2s)", true},
+		{"503 with hint", &Error{Class: HTTP503, Status: 503, RetryAfter: 2 * time.Second, Err: ws.StatusError(503)},
+			"http_503: 503 Service Unavailable (Retry-After 2s)", true},
 		{"401", Wrap(ws.StatusError(401), PhaseHandshake), "handshake_4xx: 401 Unauthorized", false},
 		{"429", Wrap(ws.StatusError(429), PhaseHandshake), "handshake_4xx: 429 Too Many Requests", true},
 		{"unknown status text", Wrap(ws.StatusError(499), PhaseHandshake), "handshake_4xx: 499", false},
@@ -163,7 +169,7 @@ func TestWrap(t *testing.T) {
 		t.Errorf("Wrap did not return the carried *Error: %v", got)
 	}
 	e := Wrap(fmt.Errorf("upgrade: %w", ws.StatusError(503)), PhaseHandshake)
-	if e.Class != Handshake5xx || e.Status != 503 {
+	if e.Class != HTTP503 || e.Status != 503 {
 		t.Errorf("Wrap(503) = %+v", e)
 	}
 	if !errors.Is(Wrap(io.EOF, PhaseEstablished), io.EOF) {

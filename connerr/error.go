@@ -15,7 +15,7 @@ import (
 // when it gives up, for example
 //
 //	refused: dial tcp 127.0.0.1:9: connect: connection refused
-//	handshake_5xx: 503 Service Unavailable (Retry-After 2s)
+//	http_503: 503 Service Unavailable (Retry-After 2s)
 type Error struct {
 	// Class is why the attempt failed or the connection ended.
 	Class Class

@@ -7,6 +7,18 @@ import (
 	"time"
 )
 
+// HonorsRetryAfter reports whether a non-101 upgrade answer with status
+// carries a Retry-After a client honours: 429 (too many requests) and the
+// load balancer's 502, 503 and 504 (docs/drill.md "What servers say when
+// they restart").
+func HonorsRetryAfter(status int) bool {
+	switch status {
+	case 429, 502, 503, 504:
+		return true
+	}
+	return false
+}
+
 // ParseRetryAfter parses a Retry-After header value (RFC 9110 10.2.3) into a
 // wait: delay-seconds ("120") or an HTTP-date in any of the three formats a
 // recipient must accept (RFC 9110 5.6.7: IMF-fixdate, rfc850, asctime),

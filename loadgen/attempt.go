@@ -21,7 +21,7 @@ const epollFlags = unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET
 type failure struct {
 	class  connerr.Class
 	status int           // HTTP status of a non-101 answer
-	hint   time.Duration // Retry-After of a 429 or 503 answer
+	hint   time.Duration // Retry-After of a 429, 502, 503 or 504 answer
 	err    error         // the cause, for the text kept by a stopped client
 }
 
@@ -160,19 +160,19 @@ func (r *reactor) retry(j int32, f failure, now int64) {
 }
 
 // nextWait returns the wait before retry number attempt of client id after
-// failure f at offset now: the policy's delay, or the server's Retry-After
-// hint of a 429 or 503 spread upwards (never shorter than asked; ignored
-// with Config.NoRetryAfter). ok is
+// failure f at offset now: the policy's delay, or, when longer, the
+// server's Retry-After hint of a 429, 502, 503 or 504 spread upwards
+// (never shorter than asked; the policy's delay is the floor; ignored with
+// Config.NoRetryAfter). ok is
 // false when the client must stop: a class that is not retryable, or the
 // policy's attempts exhausted. It calls Config.OnRetry.
 func nextWait(cfg *Config, id uint32, attempt int, f failure, now int64) (d time.Duration, ok bool) {
 	if !f.class.Retryable(f.status) || !cfg.Policy.Retry(attempt) {
 		return 0, false
 	}
-	if f.hint > 0 && (f.status == 429 || f.status == 503) && !cfg.NoRetryAfter {
-		d = backoff.Hinted(f.hint, backoff.HintSpread, backoff.U(cfg.Seed, backoff.StreamHint, uint64(id), uint64(attempt)))
-	} else {
-		d = cfg.Policy.Delay(cfg.Seed, uint64(id), attempt)
+	d = cfg.Policy.Delay(cfg.Seed, uint64(id), attempt)
+	if f.hint > 0 && connerr.HonorsRetryAfter(f.status) && !cfg.NoRetryAfter {
+		d = max(d, backoff.Hinted(f.hint, backoff.HintSpread, backoff.U(cfg.Seed, backoff.StreamHint, uint64(id), uint64(attempt))))
 	}
 	if cfg.OnRetry != nil {
 		cfg.OnRetry(Retry{Client: id, Attempt: attempt, Class: f.class, Hint: f.hint, Delay: d, At: time.Duration(now)})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/connerr"
+	"github.com/stampede-dev/stampede/internal/redact"
 	"github.com/stampede-dev/stampede/protocol"
 	"github.com/stampede-dev/stampede/results"
 )
@@ -164,6 +165,23 @@ type Config struct {
 	// self-signed target). Off, a rejected certificate stops the client
 	// with class tls.
 	TLSInsecure bool `json:"tls_insecure,omitempty"`
+	// TLSCAFile is a PEM file of CA certificates that wss:// server
+	// certificates are verified against instead of the system roots (a
+	// staging CA). Empty means the system roots.
+	TLSCAFile string `json:"tls_ca_file,omitempty"`
+	// TLSCertFile and TLSKeyFile are a PEM client certificate and its key,
+	// presented to a wss:// server that asks for one (mutual TLS). Both or
+	// neither.
+	TLSCertFile string `json:"tls_cert_file,omitempty"`
+	// TLSKeyFile is the PEM private key of TLSCertFile.
+	TLSKeyFile string `json:"tls_key_file,omitempty"`
+	// TLSServerName is the name sent as SNI and checked against the
+	// server's certificate; empty means the URL's host.
+	TLSServerName string `json:"tls_server_name,omitempty"`
+	// SecretHeaders names Header entries whose values are secret besides
+	// the ones every fleet keeps secret (Authorization, Cookie,
+	// Proxy-Authorization): Redacted shows them as <redacted>.
+	SecretHeaders []string `json:"secret_headers,omitempty"`
 	// RetryAfterCap is the longest wait a Retry-After hint may impose; zero
 	// means DefaultRetryAfterCap.
 	RetryAfterCap time.Duration `json:"retry_after_cap"`
@@ -232,11 +250,11 @@ func (c Config) Validate() error {
 	case c.URL == "":
 		return bad("URL", "missing")
 	case err != nil:
-		return bad("URL", "%v", err)
+		return bad("URL", "%q does not parse", redact.URL(c.URL))
 	case u.Scheme != "ws" && u.Scheme != "wss":
 		return bad("URL", "scheme must be ws or wss, got %q", u.Scheme)
 	case u.Hostname() == "":
-		return bad("URL", "no host in %q", c.URL)
+		return bad("URL", "no host in %q", redact.URL(c.URL))
 	case c.Clients <= 0:
 		return bad("Clients", "must be at least 1, got %d", c.Clients)
 	case uint64(c.FirstID)+uint64(c.Clients) > 1<<32:
@@ -282,6 +300,14 @@ func (c Config) Validate() error {
 	}
 	if err := c.Policy.Validate(); err != nil {
 		return err
+	}
+	if c.TLSCAFile != "" || c.TLSCertFile != "" || c.TLSKeyFile != "" || c.TLSServerName != "" {
+		if u.Scheme != "wss" {
+			return bad("TLS", "a CA, client certificate or server name needs a wss:// URL, got %s://", u.Scheme)
+		}
+		if _, err := c.TLSConfig(); err != nil {
+			return err
+		}
 	}
 	host, err := netip.ParseAddr(u.Hostname())
 	for i, ip := range c.SourceIPs {

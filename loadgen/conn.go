@@ -103,7 +103,7 @@ func (r *reactor) answer(j int32, data []byte, now int64) {
 	}
 	if a.status != 101 {
 		f := failure{class: connerr.ClassifyStatus(a.status), status: a.status, err: ws.StatusError(a.status)}
-		if (a.status == 429 || a.status == 503) && len(a.retryAfter) > 0 {
+		if connerr.HonorsRetryAfter(a.status) && len(a.retryAfter) > 0 {
 			f.hint, _ = connerr.ParseRetryAfter(string(a.retryAfter), time.Now(), r.f.cfg.RetryAfterCap)
 		}
 		r.fail(j, f, now)

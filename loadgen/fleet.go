@@ -45,7 +45,11 @@ func New(cfg Config) (*Fleet, error) {
 	}
 	f := &Fleet{cfg: cfg, url: u, dst: dst, up: newUpgrade(u, cfg.Header, cfg.Protocols, cfg.Seed)}
 	if u.Scheme == "wss" {
-		f.wss = newWSSFleet(f)
+		tc, err := cfg.TLSConfig()
+		if err != nil {
+			return nil, err
+		}
+		f.wss = newWSSFleet(f, tc)
 		return f, nil
 	}
 	for r := 0; r < cfg.Reactors; r++ {

@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
@@ -183,37 +184,75 @@ func (r *retries) of(id uint32) []Retry {
 	return out
 }
 
-// Test503RetryAfter: a 503 with Retry-After delays the next attempt by at
-// least the hint, spread upwards by backoff.Hinted.
-func Test503RetryAfter(t *testing.T) {
+// TestRetryAfterStatuses: a load balancer's 502, 503 or 504 with
+// Retry-After delays the next attempt by at least the hint, spread upwards
+// by backoff.Hinted, and the policy's own delay is the floor when it is
+// longer. The server notes when each client's upgrades arrive: no client
+// comes back sooner than it was told.
+func TestRetryAfterStatuses(t *testing.T) {
 	const n = 4
-	srv := newTestServer(t, false, func(_ uint32, nth int) (int, http.Header) {
-		if nth == 1 {
-			return 503, http.Header{"Retry-After": {"1"}}
-		}
-		return 0, nil
-	})
-	var rs retries
-	cfg := Config{URL: srv.url, Clients: n, Policy: fast, Seed: 7, OnRetry: rs.add}
-	run := start(t, cfg)
-	waitFor(t, 10*time.Second, "all connected", func(s Stats) bool { return s.Connected == n }, run.f)
-	rep := run.stop(t)
-	for id := uint32(0); id < n; id++ {
-		got := rs.of(id)
-		if len(got) != 1 {
-			t.Fatalf("client %d: retries %+v, want one", id, got)
-		}
-		want := backoff.Hinted(time.Second, backoff.HintSpread, backoff.U(7, backoff.StreamHint, uint64(id), 1))
-		if r := got[0]; r.Class != connerr.Handshake5xx || r.Hint != time.Second || r.Delay != want || r.Delay < time.Second {
-			t.Errorf("client %d: retry %+v, want handshake_5xx hint 1s delay %s", id, r, want)
-		}
-	}
-	// The second attempt started no sooner than the hint after the first
-	// failed: connected at >= 1 s from the start.
-	for _, tr := range rep.Transitions {
-		if tr.Up && tr.At < time.Second {
-			t.Errorf("client %d connected at %s, before its Retry-After", tr.Client, tr.At)
-		}
+	slow := backoff.Policy{Kind: backoff.Fixed, Initial: 1500 * time.Millisecond, Multiplier: 1}
+	for _, tc := range []struct {
+		name   string
+		status int
+		class  connerr.Class
+		policy backoff.Policy
+	}{
+		{"502", 502, connerr.HTTP502, fast},
+		{"503", 503, connerr.HTTP503, fast},
+		{"504", 504, connerr.HTTP504, fast},
+		// The fixed 1.5 s is longer than the 1 s hint (spread by at most
+		// HintSpread): the policy decides.
+		{"503 policy floor", 503, connerr.HTTP503, slow},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			first := map[uint32]time.Time{}
+			var early []string
+			srv := newTestServer(t, false, func(id uint32, nth int) (int, http.Header) {
+				now := time.Now()
+				mu.Lock()
+				defer mu.Unlock()
+				if nth == 1 {
+					first[id] = now
+					return tc.status, http.Header{"Retry-After": {"1"}}
+				}
+				if d := now.Sub(first[id]); nth == 2 && d < time.Second {
+					early = append(early, fmt.Sprintf("client %d came back after %s", id, d))
+				}
+				return 0, nil
+			})
+			var rs retries
+			cfg := Config{URL: srv.url, Clients: n, Policy: tc.policy, Seed: 7, OnRetry: rs.add}
+			run := start(t, cfg)
+			waitFor(t, 10*time.Second, "all connected", func(s Stats) bool { return s.Connected == n }, run.f)
+			rep := run.stop(t)
+			mu.Lock()
+			if len(early) > 0 {
+				t.Errorf("retried sooner than Retry-After: %v", early)
+			}
+			mu.Unlock()
+			for id := uint32(0); id < n; id++ {
+				got := rs.of(id)
+				if len(got) != 1 {
+					t.Fatalf("client %d: retries %+v, want one", id, got)
+				}
+				want := max(tc.policy.Delay(7, uint64(id), 1), backoff.Hinted(time.Second, backoff.HintSpread, backoff.U(7, backoff.StreamHint, uint64(id), 1)))
+				if r := got[0]; r.Class != tc.class || r.Hint != time.Second || r.Delay != want || r.Delay < time.Second {
+					t.Errorf("client %d: retry %+v, want %s hint 1s delay %s", id, r, tc.class, want)
+				}
+			}
+			if b := totals(rep); b.Failures[tc.class] != n {
+				t.Errorf("failures %v; want %d %s", b.Failures, n, tc.class)
+			}
+			// The second attempt started no sooner than the hint after the
+			// first failed: connected at >= 1 s from the start.
+			for _, tr := range rep.Transitions {
+				if tr.Up && tr.At < time.Second {
+					t.Errorf("client %d connected at %s, before its Retry-After", tr.Client, tr.At)
+				}
+			}
+		})
 	}
 }
 

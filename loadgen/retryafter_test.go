@@ -12,7 +12,7 @@ import (
 // the header; then the policy decides alone.
 func TestNextWaitRetryAfter(t *testing.T) {
 	pol := backoff.Policy{Kind: backoff.Fixed, Initial: 100 * time.Millisecond, Multiplier: 1}
-	rejected := failure{class: connerr.Handshake5xx, status: 503, hint: 2 * time.Second}
+	rejected := failure{class: connerr.HTTP503, status: 503, hint: 2 * time.Second}
 	for _, c := range []struct {
 		name     string
 		ignore   bool

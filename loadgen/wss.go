@@ -31,7 +31,8 @@ import (
 // handshake key is wsdial's random one, not seeded.
 type wssFleet struct {
 	f    *Fleet
-	mu   sync.Mutex // guards rec.rep; rec.cnt is atomic
+	tls  *tls.Config // the fleet's, built once (Config.TLSConfig)
+	mu   sync.Mutex  // guards rec.rep; rec.cnt is atomic
 	rec  *recorder
 	gate chan struct{} // first connects in flight
 
@@ -39,8 +40,8 @@ type wssFleet struct {
 	startOff int64
 }
 
-func newWSSFleet(f *Fleet) *wssFleet {
-	return &wssFleet{f: f, rec: newRecorder(f.cfg.Start, f.cfg.Clients, f.cfg.HistInterval), gate: make(chan struct{}, f.cfg.MaxInflight)}
+func newWSSFleet(f *Fleet, tc *tls.Config) *wssFleet {
+	return &wssFleet{f: f, tls: tc, rec: newRecorder(f.cfg.Start, f.cfg.Clients, f.cfg.HistInterval), gate: make(chan struct{}, f.cfg.MaxInflight)}
 }
 
 func (w *wssFleet) now() int64 { return int64(time.Since(w.epoch)) + w.startOff }
@@ -85,7 +86,7 @@ func (w *wssFleet) dialer(id uint32) *wsdial.Dialer {
 		ConnectTimeout:   cfg.ConnectTimeout,
 		HandshakeTimeout: cfg.HandshakeTimeout,
 		SynRetries:       cfg.SynRetries,
-		TLSConfig:        &tls.Config{InsecureSkipVerify: cfg.TLSInsecure},
+		TLSConfig:        w.tls,
 		Header:           h,
 		Protocols:        cfg.Protocols,
 		MaxRetryAfter:    cfg.RetryAfterCap,

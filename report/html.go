@@ -139,6 +139,7 @@ type runV struct {
 	Clients, Processes          int
 	Missing                     string
 	SLO                         []results.SLOResult
+	Checks                      []results.Check
 	Pass                        bool
 	Events                      []eventV
 	Attempts, Successes         uint64
@@ -179,7 +180,7 @@ func runView(r *Run) runV {
 	v := runV{
 		Label: r.Label, RunID: s.RunID, Dir: r.Dir, Seed: s.Seed, Clients: s.Clients, Processes: s.Processes,
 		Duration: strconv.FormatFloat(s.DurationS, 'f', -1, 64) + " s",
-		SLO:      s.SLO, Pass: s.Pass,
+		SLO:      s.SLO, Checks: s.Checks, Pass: s.Pass,
 		Attempts: s.Connect.Attempts, Successes: s.Connect.Successes,
 		Failures: nonZero(s.Connect.Failures), Disconnects: nonZero(s.Connect.Disconnects),
 		HasRTT: s.LatencyMS.MessageRTT.Count > 0, HasResume: s.LatencyMS.Resume.Count > 0,

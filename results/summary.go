@@ -64,7 +64,12 @@ type Summary struct {
 	Resources map[string]ResourceStats `json:"resources"`
 	// SLO holds each SLO's outcome; empty when none was given.
 	SLO []SLOResult `json:"slo"`
-	// Pass is true when every SLO passed (true when there are none).
+	// Checks holds the outcomes of the run's other gates: a drill's
+	// deploy command (exit status 0) or its outage detected; absent when
+	// there are none (docs/drill.md "Gates").
+	Checks []Check `json:"checks,omitempty"`
+	// Pass is true when every SLO and every check passed (true when there
+	// are none).
 	Pass bool `json:"pass"`
 	// Complete is false when a process of the run exited when nothing
 	// scheduled it (a "crash" event) or an agent was lost: the figures
@@ -209,15 +214,51 @@ type SLOResult struct {
 	Detail string `json:"detail"`
 }
 
-// SetSLO records SLO outcomes and sets Pass to whether all passed.
+// SetSLO records SLO outcomes and sets Pass to whether all of them and
+// every check passed.
 func (s *Summary) SetSLO(results []SLOResult) {
 	s.SLO = slices.Clone(results)
 	if s.SLO == nil {
 		s.SLO = []SLOResult{}
 	}
+	s.setPass()
+}
+
+// A Check is a gate of a run that is not an SLO on a figure: a drill's
+// deploy command that must exit 0, an outage that must be detected.
+type Check struct {
+	// Name names the gate, e.g. "deploy".
+	Name string `json:"name"`
+	// Pass reports whether it held.
+	Pass bool `json:"pass"`
+	// Detail says the outcome for a person, e.g. "`scripts/deploy.sh`
+	// exited 0 after 12.3s".
+	Detail string `json:"detail"`
+}
+
+// Line is the check's outcome as one line of text.
+func (c Check) Line() string {
+	verdict := "pass"
+	if !c.Pass {
+		verdict = "FAIL"
+	}
+	return fmt.Sprintf("check %s: %s (%s)", c.Name, verdict, c.Detail)
+}
+
+// AddChecks records check outcomes and sets Pass to whether every SLO and
+// check passed.
+func (s *Summary) AddChecks(checks ...Check) {
+	s.Checks = append(s.Checks, checks...)
+	s.setPass()
+}
+
+func (s *Summary) setPass() {
 	s.Pass = true
 	for _, r := range s.SLO {
 		s.Pass = s.Pass && r.Pass
+	}
+	for _, c := range s.Checks {
+		s.Pass = s.Pass && c.Pass
 	}
 }
 
@@ -347,11 +388,16 @@ func configJSON(c any) json.RawMessage {
 	if c == nil {
 		return json.RawMessage("{}")
 	}
-	b, err := json.Marshal(c)
-	if err != nil {
-		b, _ = json.Marshal(map[string]string{"error": "config not serialisable: " + err.Error()})
+	// No HTML escaping, as in WriteJSON: a redacted value reads
+	// <redacted>, not \u003credacted\u003e.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(c); err != nil {
+		b, _ := json.Marshal(map[string]string{"error": "config not serialisable: " + err.Error()})
+		return b
 	}
-	return b
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
 // connectOf sums the timeline's attempt counters.

@@ -93,6 +93,9 @@ func (s *Summary) WriteText(w io.Writer) error {
 	for _, r := range s.SLO {
 		ew.printf("%s\n", r.Line())
 	}
+	for _, c := range s.Checks {
+		ew.printf("%s\n", c.Line())
+	}
 	return ew.err
 }
 

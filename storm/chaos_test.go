@@ -316,13 +316,13 @@ func TestChaosRejectEarlyRetries(t *testing.T) {
 			if ev.EarlyRetries == nil || !c.early(*ev.EarlyRetries) {
 				t.Errorf("early_retries %v; want %s", ev.EarlyRetries, c.want)
 			}
-			if ev.Failures["handshake_5xx"] == 0 {
-				t.Errorf("no handshake_5xx during the reject: %v", ev.Failures)
+			if ev.Failures["http_503"] == 0 {
+				t.Errorf("no http_503 during the reject: %v", ev.Failures)
 			}
 			if st := res.Summary.Connect; st.Successes < clients {
 				t.Errorf("%d successes; want every client connected in the end", st.Successes)
 			}
-			t.Logf("early retries %d, 503s %d", *ev.EarlyRetries, ev.Failures["handshake_5xx"])
+			t.Logf("early retries %d, 503s %d", *ev.EarlyRetries, ev.Failures["http_503"])
 		})
 	}
 }
@@ -339,8 +339,8 @@ func TestChaosRestartDuringReject(t *testing.T) {
 		Duration:    3 * time.Second,
 	}, "at 500ms reject 503 retry-after=1s for 1500ms; at 700ms restart abrupt")
 	ev := onlyEvent(t, res.Summary, "restart")
-	if n := ev.Failures["handshake_5xx"]; n < clients {
-		t.Errorf("%d handshake_5xx after the restart; want every reconnecting client rejected at least once (%d)", n, clients)
+	if n := ev.Failures["http_503"]; n < clients {
+		t.Errorf("%d http_503 after the restart; want every reconnecting client rejected at least once (%d)", n, clients)
 	}
 	if r := res.Summary.Recovery[1]; r.Recovered != clients {
 		t.Errorf("recovered %d of %d after the window", r.Recovered, clients)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/cluster/hub"
+	"github.com/stampede-dev/stampede/internal/redact"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
 	"github.com/stampede-dev/stampede/target"
@@ -88,6 +89,30 @@ type Config struct {
 	// written), LossContinue lets it finish without the agent and reports
 	// the rest. Empty: the run goes on and is incomplete (exit 2).
 	OnAgentLoss string `json:"on_agent_loss,omitempty"`
+	// Sidecars run beside the fleet from the start barrier to the run's
+	// end (a drill's deploy command, a load balancer's counters): their
+	// events join summary.json's and their files the results folder (see
+	// Sidecar).
+	Sidecars []Sidecar `json:"-"`
+	// Private writes the results folder for the user's eyes only: the
+	// folder 0700, its files 0600 (a drill against the user's server,
+	// whose files may hold what the server said).
+	Private bool `json:"-"`
+}
+
+// redacted returns the config as summary.json records it: header values
+// that carry credentials, the URL's user info and the store's password
+// hidden (docs/drill.md "Secrets").
+func (c Config) redacted() Config {
+	c.Fleet = c.Fleet.Redacted()
+	c.Target = redactedTarget(c.Target)
+	return c
+}
+
+// redactedTarget hides the password of the target's store URL.
+func redactedTarget(t target.Config) target.Config {
+	t.Store = redact.URL(t.Store)
+	return t
 }
 
 // What a lost agent does to a run (Config.OnAgentLoss).

@@ -8,6 +8,7 @@
 //	           │     └ control messages: restart, stall, backlog, reject
 //	           ├─ proxy agent (fault proxy group) <── chaos.Supervisor
 //	           ├─ loadgen agents (shares of the fleet) ──> merged results.Report
+//	           ├─ Config.Sidecars (a drill's deploy command, collectors) ──> events, files
 //	           ├─ hoststat.Sampler (gopsutil: every agent's processes) ──> resources.csv
 //	           ├─ hoststat.KernelSampler (herd counters once a second) ──> kernel.csv
 //	           └─ kernel counters, first to last sample ──> results.Summarize ──> summary.json (+ SLOs)
@@ -235,6 +236,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	start = at
 	mu.Unlock()
 	progress.Start(at)
+	sideCtx, stopSide := context.WithDeadline(ctx, at.Add(cfg.Duration))
+	defer stopSide()
+	side := startSidecars(sideCtx, cfg.Sidecars, at)
 	supCtx, stopChaos := context.WithCancel(ctx)
 	defer stopChaos()
 	supDone := make(chan error, 1)
@@ -245,6 +249,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	report, lost := co.Collect(ctx, at, cfg.Duration)
 	interrupted := ctx.Err() != nil
+	sideEvents := side.stop()
 	progress.Stop()
 	stopChaos()
 	chaosErr := <-supDone
@@ -274,6 +279,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	mu.Lock()
 	events = append(events, crashes...)
+	events = append(events, sideEvents...)
 	complete := len(crashes) == 0 && len(lost) == 0
 	// --on-agent-loss continue: a run whose only fault is its lost agents
 	// is reported (incomplete) but not failed for them.
@@ -290,7 +296,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	in := results.Input{
 		RunID:     runID,
 		Seed:      fleet.Seed,
-		Config:    runConfig{Config: cfg, Sizing: sz, Target: tcfg},
+		Config:    runConfig{Config: cfg.redacted(), Sizing: sz, Target: redactedTarget(tcfg)},
 		Report:    report,
 		Events:    events,
 		Partials:  partials,
@@ -313,6 +319,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	sum.Complete, sum.Interrupted = complete, interrupted
 	sum.Agents = agentSummaries(co, at)
 	sum.SetSLO(results.EvalSLOs(cfg.SLO, sum))
+	for _, sc := range cfg.Sidecars {
+		if c, ok := sc.(Checker); ok {
+			sum.AddChecks(c.Checks(events)...)
+		}
+	}
 	pushErr := mx.setSummary(sum)
 	res := &Result{Summary: sum, Report: report, Sizing: sz}
 	if co.PerMember {
@@ -321,7 +332,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	if cfg.Out != "" {
-		if err := WriteResults(cfg.Out, res, sampler, kernel, at); err != nil {
+		if err := writeResults(cfg.Out, res, sampler, kernel, at, cfg.Sidecars, cfg.Private); err != nil {
 			return res, err
 		}
 	}

@@ -3,6 +3,7 @@ package storm
 import (
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -18,8 +19,30 @@ import (
 // report.html rendered from those files alone (as `stampede report DIR`
 // renders it again). start is the run's start, the time axis of the CSVs.
 func WriteResults(dir string, res *Result, sampler *hoststat.Sampler, kernel *hoststat.KernelSampler, start time.Time) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	return writeResults(dir, res, sampler, kernel, start, nil, false)
+}
+
+// writeResults is WriteResults with the run's sidecars, whose files are
+// written before report.html, and private: the folder 0700 from the start
+// (nobody else can open what is written into it meanwhile) and every file
+// in it 0600 at the end.
+func writeResults(dir string, res *Result, sampler *hoststat.Sampler, kernel *hoststat.KernelSampler, start time.Time, side []Sidecar, private bool) (err error) {
+	mode := os.FileMode(0o755)
+	if private {
+		mode = 0o700
+	}
+	if err := os.MkdirAll(dir, mode); err != nil {
 		return fmt.Errorf("--out: %w", err)
+	}
+	if private {
+		if err := os.Chmod(dir, mode); err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+		defer func() {
+			if perr := privateFiles(dir); err == nil {
+				err = perr
+			}
+		}()
 	}
 	if err := res.Summary.WriteJSON(dir); err != nil {
 		return err
@@ -71,6 +94,11 @@ func WriteResults(dir string, res *Result, sampler *hoststat.Sampler, kernel *ho
 			return err
 		}
 	}
+	for _, sc := range side {
+		if err := sc.WriteFiles(dir); err != nil {
+			return err
+		}
+	}
 	return report.Render(dir)
 }
 
@@ -90,4 +118,21 @@ func safeName(name string) string {
 		return s
 	}
 	return "_"
+}
+
+// privateFiles makes every file of dir (and of its subfolders) 0600 and
+// every subfolder 0700.
+func privateFiles(dir string) error {
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return os.Chmod(path, 0o700)
+		}
+		if d.Type().IsRegular() {
+			return os.Chmod(path, 0o600)
+		}
+		return nil
+	})
 }

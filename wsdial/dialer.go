@@ -213,7 +213,7 @@ func (d *Dialer) handshake(ctx context.Context, conn net.Conn, u *url.URL, hostn
 			ws.PutReader(br)
 		}
 		e := connerr.Wrap(err, connerr.PhaseHandshake)
-		if e.Status == 429 || e.Status >= 500 {
+		if connerr.HonorsRetryAfter(e.Status) {
 			if wait, ok := connerr.ParseRetryAfter(status.header.Get("Retry-After"), d.now(), d.maxRetryAfter()); ok {
 				e.RetryAfter = wait
 			}

@@ -146,4 +146,5 @@ var loadgenFlags = map[string]string{
 	"MsgRate": "msg-rate", "MsgSize": "msg-size", "Reactors": "reactors", "SourceIPs": "source-ips",
 	"Rooms": "rooms", "QuietPeriod": "quiet-period", "NoResume": "no-resume", "NoRetryQueue": "no-retry-queue",
 	"PingInterval": "ping-interval", "PongTimeout": "pong-timeout",
+	"TLS": "ca", "TLSCAFile": "ca", "TLSCertFile": "cert", "TLSKeyFile": "key", "TLSServerName": "server-name",
 }

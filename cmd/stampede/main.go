@@ -68,7 +68,9 @@ func rootAction(c *cli.Context) error {
 }
 
 func main() {
-	os.Exit(runApp(os.Args, os.Stdout, os.Stderr))
+	args := cloneArgs(os.Args)
+	hideArgSecrets(os.Args) // ps shows '*' for header secrets and URL user info
+	os.Exit(runApp(args, os.Stdout, os.Stderr))
 }
 
 // run executes the app on the process's standard streams.

@@ -35,17 +35,28 @@ func sloExit(sums ...*results.Summary) error {
 		if s == nil {
 			continue
 		}
-		n += len(s.SLO)
+		n += len(s.SLO) + len(s.Checks)
 		for _, r := range s.SLO {
 			if !r.Pass {
 				failed = append(failed, r.Expr)
+			}
+		}
+		for _, c := range s.Checks {
+			if !c.Pass {
+				failed = append(failed, c.Name)
 			}
 		}
 	}
 	if len(failed) == 0 {
 		return nil
 	}
-	return cli.Exit(fmt.Sprintf("%d of %d SLO(s) failed: %s", len(failed), n, strings.Join(failed, ", ")), 1)
+	what := "SLO(s)"
+	for _, s := range sums {
+		if s != nil && len(s.Checks) > 0 {
+			what = "gate(s)" // SLOs and checks (a drill's deploy)
+		}
+	}
+	return cli.Exit(fmt.Sprintf("%d of %d %s failed: %s", len(failed), n, what, strings.Join(failed, ", ")), 1)
 }
 
 // writeSLOLines prints a summary's SLO lines, each prefixed (a bench's

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/stampede-dev/stampede/drill"
+	"github.com/stampede-dev/stampede/storm"
+)
+
+func init() { register(drillCmd) }
+
+// drillCmd is `stampede drill`: loadgen's fleet against the user's server,
+// the user's deploy, SLO gates, report.html and JUnit XML.
+var drillCmd = &cli.Command{
+	Name:      "drill",
+	Usage:     "rehearse a deploy against your own server and gate a pipeline on it",
+	UsageText: "stampede drill --url ws[s]://HOST[:PORT]/PATH --clients N (--restart-cmd CMD --at T | --wait-for-outage) [--slo EXPR]... [--junit FILE] [flags]",
+	Description: "Holds --clients WebSocket clients (the fleet of stampede loadgen, same flags) against --url,\n" +
+		"runs your deploy command (--restart-cmd, as sh -c, at --at from the start) or waits while you\n" +
+		"deploy by hand (--wait-for-outage), and judges what the clients saw: the --slo gates, the\n" +
+		"command's exit status, an outage seen. Exit 0 when every gate held, 1 when one failed, 2 for\n" +
+		"bad input or an incomplete run, 130 on Ctrl-C (results still written).\n" +
+		"Writes the results folder (--out; 0700, files 0600) with report.html, deploy.log, and\n" +
+		"--junit FILE for CI. A host other than loopback is refused unless --allow-remote names it.\n" +
+		"Authorization, Cookie and --secret-header values and the URL's user info are written and\n" +
+		"printed as <redacted>. See docs/drill.md.",
+	Flags: append(append([]cli.Flag{
+		&cli.StringFlag{Name: "url", Usage: "your server's `URL` (ws:// or wss://; required)"},
+		&cli.StringSliceFlag{Name: "allow-remote", Usage: "allow load to `HOST` (exactly the URL's host) although it is not loopback (repeatable)"},
+		&cli.StringFlag{Name: "restart-cmd", Usage: "deploy `CMD`, run as sh -c CMD at --at; its output goes to deploy.log; a non-zero exit fails the drill"},
+		&cli.DurationFlag{Name: "at", Usage: "when `T` the --restart-cmd starts, from the start barrier (inside --duration)"},
+		&cli.DurationFlag{Name: "restart-timeout", DefaultText: "until the run's end", Usage: "kill the --restart-cmd (and fail) after `D`"},
+		&cli.BoolFlag{Name: "wait-for-outage", Usage: "run no command: you deploy by hand during the run; the drill fails unless the clients saw an outage"},
+		&cli.StringFlag{Name: "junit", Usage: "write JUnit XML to `FILE`: one testcase per --slo and one for the deploy"},
+	}, fleetFlags(fleetDefaults{policy: defaultLoadgenPolicy, out: "stampede-results/drill-TIME"})...),
+		&headersFlag{cli.GenericFlag{Name: "header", Value: &headerFlag{}, Usage: "upgrade request header `'Name: value'` (repeatable; -H is the same); Authorization and Cookie values are secret"}},
+		&headersFlag{cli.GenericFlag{Name: "H", Value: &headerFlag{}, Hidden: true}},
+		&cli.StringSliceFlag{Name: "secret-header", Usage: "header `NAME` whose value is secret too, written as <redacted> (repeatable)"},
+		&cli.StringSliceFlag{Name: "subprotocol", Usage: "subprotocol `NAME` to offer (repeatable)"},
+		&cli.StringFlag{Name: "ca", Usage: "wss://: verify the server against the CA certificates in PEM `FILE` instead of the system roots"},
+		&cli.StringFlag{Name: "cert", Usage: "wss://: client certificate PEM `FILE` (with --key)"},
+		&cli.StringFlag{Name: "key", Usage: "wss://: client key PEM `FILE` (with --cert)"},
+		&cli.StringFlag{Name: "server-name", DefaultText: "the URL's host", Usage: "wss://: `NAME` sent as SNI and checked in the server's certificate"},
+		&cli.BoolFlag{Name: "insecure", Usage: "wss://: accept any server certificate (prints a warning on every run)"},
+	),
+	Before: requireFlags("url"),
+	Action: drillAction,
+}
+
+func drillAction(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return fmt.Errorf("drill: unexpected argument %q", c.Args().First())
+	}
+	// The target first: a remote host is refused before anything else
+	// happens, folder or socket.
+	if err := drill.CheckTarget(c.String("url"), c.StringSlice("allow-remote")); err != nil {
+		return err
+	}
+	fleet, err := loadgenConfig(c)
+	if err != nil {
+		return err
+	}
+	fleet.SecretHeaders = c.StringSlice("secret-header")
+	fleet.TLSCAFile, fleet.TLSCertFile, fleet.TLSKeyFile = c.String("ca"), c.String("cert"), c.String("key")
+	fleet.TLSServerName = c.String("server-name")
+	run := storm.Config{Fleet: fleet, LoadgenProcs: c.Int("loadgen-procs")}
+	out := filepath.Join("stampede-results", "drill-"+time.Now().UTC().Format("2006-01-02T15-04-05Z"))
+	if err := fleetRunConfig(c, out, &run); err != nil {
+		return err
+	}
+	cfg := drill.Config{
+		Run:            run,
+		AllowRemote:    c.StringSlice("allow-remote"),
+		RestartCmd:     c.String("restart-cmd"),
+		At:             c.Duration("at"),
+		CommandTimeout: c.Duration("restart-timeout"),
+		WaitForOutage:  c.Bool("wait-for-outage"),
+		JUnit:          c.String("junit"),
+		Log:            c.App.ErrWriter,
+	}
+	ctx, stop := interruptible(c)
+	defer stop()
+	res, err := drill.Run(ctx, cfg)
+	if res == nil {
+		return flagError(err)
+	}
+	if perr := res.Summary.WriteText(c.App.Writer); perr != nil {
+		return perr
+	}
+	fmt.Fprintf(c.App.Writer, "results: %s\n", run.Out)
+	if cfg.JUnit != "" {
+		fmt.Fprintf(c.App.Writer, "junit: %s\n", cfg.JUnit)
+	}
+	if err != nil {
+		return runError(err)
+	}
+	return sloExit(res.Summary)
+}

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"net"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gobwas/ws"
+	"github.com/gobwas/ws/wsutil"
+)
+
+// drillServer is a small WebSocket server that restarts as a server behind
+// a load balancer looks to its clients: restart closes every connection
+// with 1012 (service restart), then answers every upgrade 503 with
+// Retry-After for a while (the balancer with no backend up), then accepts
+// again. It counts connections open at once, and notes each client's
+// upgrades so a test can check nobody came back before its Retry-After.
+type drillServer struct {
+	ln  net.Listener
+	url string
+
+	mu          sync.Mutex
+	conns       map[net.Conn]bool
+	open, peak  int
+	rejectUntil time.Time
+	retryAfter  string
+	rejected    map[string]time.Time // remote addr's IP+client header -> when last rejected
+	early       int                  // upgrades sooner than the Retry-After given
+	accepted    int
+	lastAccept  time.Time
+	auth        string // the last Authorization header seen
+}
+
+func newDrillServer(t *testing.T) *drillServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &drillServer{ln: ln, url: "ws://" + ln.Addr().String() + "/ws", conns: map[net.Conn]bool{}, rejected: map[string]time.Time{}}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go s.serve(c)
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		s.mu.Lock()
+		for c := range s.conns {
+			c.Close()
+		}
+		s.mu.Unlock()
+	})
+	return s
+}
+
+func (s *drillServer) serve(c net.Conn) {
+	defer c.Close()
+	var client string
+	u := ws.Upgrader{
+		OnHeader: func(k, v []byte) error {
+			switch string(k) {
+			case "X-Stampede-Client":
+				client = string(v)
+			case "Authorization":
+				s.mu.Lock()
+				s.auth = string(v)
+				s.mu.Unlock()
+			}
+			return nil
+		},
+		OnBeforeUpgrade: func() (ws.HandshakeHeader, error) {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			now := time.Now()
+			if at, ok := s.rejected[client]; ok && now.Sub(at) < time.Second {
+				s.early++
+			}
+			if now.Before(s.rejectUntil) {
+				s.rejected[client] = now
+				return nil, ws.RejectConnectionError(ws.RejectionStatus(503),
+					ws.RejectionHeader(ws.HandshakeHeaderHTTP(http.Header{"Retry-After": {s.retryAfter}})))
+			}
+			return nil, nil
+		},
+	}
+	if _, err := u.Upgrade(c); err != nil {
+		return
+	}
+	s.mu.Lock()
+	s.conns[c] = true
+	s.open++
+	s.peak = max(s.peak, s.open)
+	s.accepted++
+	s.lastAccept = time.Now()
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.open--
+		s.mu.Unlock()
+	}()
+	for {
+		if _, _, err := wsutil.ReadClientData(c); err != nil {
+			return
+		}
+	}
+}
+
+// restart closes every connection with code, and answers upgrades 503
+// with Retry-After (seconds) for down.
+func (s *drillServer) restart(code ws.StatusCode, down time.Duration, retryAfter string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rejectUntil, s.retryAfter = time.Now().Add(down), retryAfter
+	for c := range s.conns {
+		ws.WriteFrame(c, ws.NewCloseFrame(ws.NewCloseFrameBody(code, "service restart")))
+		c.Close()
+	}
+}
+
+func (s *drillServer) stats() (peak, early, accepted int, last time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.peak, s.early, s.accepted, s.lastAccept
+}

@@ -1,0 +1,109 @@
+package drill
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/stampede-dev/stampede/internal/redact"
+	"github.com/stampede-dev/stampede/storm"
+)
+
+// Config describes one drill. Run.Fleet.URL, Run.Fleet.Clients and
+// Run.Duration are required, and exactly one of RestartCmd and
+// WaitForOutage.
+type Config struct {
+	// Run is the fleet against the user's server (Run.Fleet.URL), its
+	// length, results folder and SLO gates. Run.Private is always set.
+	Run storm.Config
+	// AllowRemote names the hosts besides loopback addresses that the
+	// drill may send load to (--allow-remote); the URL's host must be
+	// loopback (127.0.0.0/8, ::1, localhost) or one of these, exactly.
+	AllowRemote []string
+	// RestartCmd is the deploy command, run as `sh -c RestartCmd` at At.
+	RestartCmd string
+	// At is when RestartCmd starts, from the start barrier; it must fall
+	// inside Run.Duration.
+	At time.Duration
+	// CommandTimeout bounds RestartCmd; zero means until the run's end.
+	// A command still running then is killed and fails the drill.
+	CommandTimeout time.Duration
+	// WaitForOutage runs no command: the user deploys by hand during the
+	// run, and the outage must be detected from the clients' side.
+	WaitForOutage bool
+	// JUnit, when set, is the path of the JUnit XML file written at the
+	// end (--junit).
+	JUnit string
+	// Sidecars are extra collectors that run beside the fleet and write
+	// into the results folder (a load balancer's counters): see
+	// storm.Sidecar. The deploy command is one already.
+	Sidecars []storm.Sidecar
+	// Log receives the banner, warnings and the deploy command's output
+	// lines; nil means none.
+	Log io.Writer
+}
+
+// Validate reports the first unusable field, named as its flag, without
+// opening a socket or starting a process.
+func (c *Config) Validate() error {
+	if c.Run.Fleet.URL == "" {
+		return errors.New("--url: required")
+	}
+	if err := CheckTarget(c.Run.Fleet.URL, c.AllowRemote); err != nil {
+		return err
+	}
+	switch {
+	case c.RestartCmd == "" && !c.WaitForOutage:
+		return errors.New("--restart-cmd or --wait-for-outage: one is required (what deploys during the drill?)")
+	case c.RestartCmd != "" && c.WaitForOutage:
+		return errors.New("--restart-cmd and --wait-for-outage: give one, not both")
+	case c.At < 0:
+		return fmt.Errorf("--at: must not be negative, got %s", c.At)
+	case c.RestartCmd != "" && c.At >= c.Run.Duration:
+		return fmt.Errorf("--at %s: must fall inside --duration %s", c.At, c.Run.Duration)
+	case c.RestartCmd == "" && c.At != 0:
+		return errors.New("--at: only with --restart-cmd")
+	case c.CommandTimeout < 0:
+		return fmt.Errorf("--restart-timeout: must not be negative, got %s", c.CommandTimeout)
+	}
+	return nil
+}
+
+// CheckTarget refuses a URL whose host is not loopback unless allow names
+// that host exactly (--allow-remote HOST). It resolves no name and opens
+// no socket: a host name other than localhost counts as remote whatever it
+// resolves to, since the answer could change between this check and the
+// connects.
+func CheckTarget(rawURL string, allow []string) error {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return fmt.Errorf("--url %q: does not parse", redact.URL(rawURL))
+	}
+	host := u.Hostname()
+	if host == "" {
+		return fmt.Errorf("--url %q: no host", redact.URL(rawURL))
+	}
+	if IsLoopback(host) {
+		return nil
+	}
+	if slices.ContainsFunc(allow, func(a string) bool { return strings.EqualFold(strings.Trim(a, "[]"), host) }) {
+		return nil
+	}
+	return fmt.Errorf("--url %s: host %s is not loopback; a drill sends load to another host only when --allow-remote %s names it",
+		redact.URL(rawURL), host, host)
+}
+
+// IsLoopback reports whether host (a URL's host, without port or
+// brackets) is a loopback address or localhost.
+func IsLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
+}

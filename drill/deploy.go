@@ -1,0 +1,234 @@
+package drill
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/stampede-dev/stampede/internal/clock"
+	"github.com/stampede-dev/stampede/internal/redact"
+	"github.com/stampede-dev/stampede/results"
+)
+
+// DeployLogFile is the deploy command's output in the results folder.
+const DeployLogFile = "deploy.log"
+
+// maxDeployOutput bounds the output kept of the deploy command; what is
+// beyond it is counted, not kept.
+const maxDeployOutput = 4 << 20
+
+// killGrace is how long the deploy command's process group has between
+// SIGTERM and SIGKILL when the run ends (or Ctrl-C) before it did.
+const killGrace = 2 * time.Second
+
+// Deploy is the drill's deploy command as a storm.Sidecar: `sh -c
+// Command` at At from the start barrier, in its own process group, with
+// stdin /dev/null and the drill's environment. Its output goes to
+// deploy.log (and Log, each line prefixed "deploy: "), with every secret
+// of Secrets replaced by <redacted>; its start, end and exit status become
+// the "deploy" event; a non-zero exit, a command killed at the run's end
+// or one that never started fails the "deploy" check.
+type Deploy struct {
+	// Command is the shell command.
+	Command string
+	// At is when it starts, from the start barrier.
+	At time.Duration
+	// Timeout bounds the command; zero means until the run's end.
+	Timeout time.Duration
+	// Log receives its output lines as they come; nil means none.
+	Log io.Writer
+	// Secrets are strings scrubbed from its output (redact.Values).
+	Secrets []string
+
+	mu      sync.Mutex
+	out     bytes.Buffer
+	dropped int64
+	partial []byte // Log's unfinished line
+	started bool
+	start   time.Duration
+	end     time.Duration
+	exit    string // "exit status 0", "killed: ..."
+	ok      bool
+	pid     int
+}
+
+// Run starts the command at At and waits for it, killing its process
+// group when ctx ends first.
+func (d *Deploy) Run(ctx context.Context, start time.Time) {
+	if clock.Sleep(ctx, time.Until(start.Add(d.At))) != nil {
+		d.finish(false, time.Since(start), "not started: the run ended before --at")
+		return
+	}
+	if d.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d.Timeout)
+		defer cancel()
+	}
+	cmd := exec.Command("/bin/sh", "-c", d.Command)
+	cmd.Stdout, cmd.Stderr = d, d
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	d.mu.Lock()
+	d.started, d.start = true, time.Since(start)
+	d.mu.Unlock()
+	d.logf("started `%s` at %.3fs", d.shown(), d.start.Seconds())
+	if err := cmd.Start(); err != nil {
+		d.finish(false, time.Since(start), fmt.Sprintf("not started: %v", err))
+		return
+	}
+	d.mu.Lock()
+	d.pid = cmd.Process.Pid
+	d.mu.Unlock()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	killed := ""
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		killed = "the run ended first"
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) && d.Timeout > 0 && time.Since(start) < d.At+d.Timeout+time.Second {
+			killed = fmt.Sprintf("--restart-timeout %s passed", d.Timeout)
+		}
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case err = <-done:
+		case <-time.After(killGrace):
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			err = <-done
+		}
+	}
+	end := time.Since(start)
+	d.flushLog()
+	switch {
+	case killed != "":
+		d.finish(false, end, "killed: "+killed)
+	case err != nil:
+		d.finish(false, end, exitText(err))
+	default:
+		d.finish(true, end, "exit status 0")
+	}
+}
+
+func exitText(err error) string {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ProcessState.String() // "exit status 3", "signal: killed"
+	}
+	return err.Error()
+}
+
+func (d *Deploy) finish(ok bool, end time.Duration, exit string) {
+	d.mu.Lock()
+	d.ok, d.end, d.exit = ok, end, exit
+	d.mu.Unlock()
+	d.logf("`%s` %s at %.3fs", d.shown(), exit, end.Seconds())
+}
+
+// Write takes the command's output (stdout and stderr both).
+func (d *Deploy) Write(p []byte) (int, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	keep := min(len(p), max(0, maxDeployOutput-d.out.Len()))
+	d.out.Write(p[:keep])
+	d.dropped += int64(len(p) - keep)
+	if d.Log != nil {
+		d.partial = append(d.partial, p...)
+		if i := bytes.LastIndexByte(d.partial, '\n'); i >= 0 {
+			d.writeLog(d.partial[:i+1])
+			d.partial = append(d.partial[:0], d.partial[i+1:]...)
+		}
+	}
+	return len(p), nil
+}
+
+// writeLog writes whole lines to Log, prefixed; d.mu is held.
+func (d *Deploy) writeLog(p []byte) {
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(redact.Scrub(string(p), d.Secrets), "\n") {
+		if line != "" {
+			b.WriteString("deploy: " + line)
+		}
+	}
+	io.WriteString(d.Log, b.String())
+}
+
+func (d *Deploy) flushLog() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.Log != nil && len(d.partial) > 0 {
+		d.writeLog(append(d.partial, '\n'))
+		d.partial = nil
+	}
+}
+
+func (d *Deploy) logf(format string, a ...any) {
+	if d.Log == nil {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	fmt.Fprintf(d.Log, "drill: deploy "+format+"\n", a...)
+}
+
+// Events returns the "deploy" event: from the command's start to its end,
+// ready at its end (a rolling deploy's command ends once the last backend
+// is healthy again, so recovery is measured from there). None when it
+// never started.
+func (d *Deploy) Events() []results.Event {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.started {
+		return nil
+	}
+	return []results.Event{{Kind: "deploy", Mode: "command", Spec: d.shown(), Start: d.start, End: d.end, Ready: d.end, PID: d.pid, Exit: d.exit}}
+}
+
+// Checks returns the "deploy" check: the command exited 0.
+func (d *Deploy) Checks([]results.Event) []results.Check {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	detail := fmt.Sprintf("`%s`: %s", d.shown(), d.exit)
+	if d.started {
+		detail += fmt.Sprintf(", from %.3fs to %.3fs", d.start.Seconds(), d.end.Seconds())
+	}
+	return []results.Check{{Name: "deploy", Pass: d.ok, Detail: detail}}
+}
+
+// shown is the command as written and printed: secrets scrubbed.
+func (d *Deploy) shown() string { return redact.Scrub(d.Command, d.Secrets) }
+
+// Output returns the command's output as kept (scrubbed).
+func (d *Deploy) Output() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return redact.Scrub(d.out.String(), d.Secrets)
+}
+
+// WriteFiles writes deploy.log, 0600: the command's output, scrubbed, and
+// a last line with its exit status.
+func (d *Deploy) WriteFiles(dir string) error {
+	out := d.Output()
+	d.mu.Lock()
+	if d.dropped > 0 {
+		out += fmt.Sprintf("\n[%d more bytes of output not kept]\n", d.dropped)
+	}
+	if out != "" && !strings.HasSuffix(out, "\n") {
+		out += "\n"
+	}
+	out += fmt.Sprintf("# stampede drill: `%s`: %s\n", d.shown(), d.exit)
+	d.mu.Unlock()
+	path := filepath.Join(dir, DeployLogFile)
+	if err := os.WriteFile(path, []byte(out), 0o600); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return os.Chmod(path, 0o600) // an existing file keeps its mode otherwise
+}
