@@ -3,25 +3,36 @@ package storm_test
 import (
 	"context"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/stampede-dev/stampede/cluster/hub"
+	"github.com/stampede-dev/stampede/deploy/kubernetes"
 	"github.com/stampede-dev/stampede/internal/netnshost"
 	"github.com/stampede-dev/stampede/results"
 	"github.com/stampede-dev/stampede/storm"
 )
 
-// startHostAgent starts `stampede agent` inside namespace host h, joining
-// url: the coordinator runs in the root namespace, as on a machine of its
-// own, and reaches the host over the bridge only.
-func startHostAgent(t *testing.T, h netnshost.Host, url, tokenFile, role string, extra ...string) *agentProc {
+// startHostAgent starts `stampede agent` inside namespace host h with the
+// command line and environment the Kubernetes manifests give an agent
+// (deploy/kubernetes: args and env of the Indexed Job's container, the
+// token file and the coordinator's URL put in), plus extra flags: the
+// coordinator runs in the root namespace, as on a machine of its own, and
+// reaches the host over the bridge only.
+func startHostAgent(t *testing.T, h netnshost.Host, args, env []string, extra ...string) *agentProc {
 	t.Helper()
-	args := append([]string{"agent", "--nats", url, "--token-file", tokenFile, "--name", h.Name, "--role", role, "--join-timeout", "30s"}, extra...)
-	a := &agentProc{name: h.Name, cmd: h.Command(context.Background(), stampedeExe, args...), log: &lockedBuffer{}, done: make(chan error, 1)}
+	args = append(append([]string(nil), args...), extra...)
+	name := h.Name
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, kubernetes.EnvAgentName+"="); ok {
+			name = v
+		}
+	}
+	a := &agentProc{name: name, cmd: h.Command(context.Background(), stampedeExe, args...), log: &lockedBuffer{}, done: make(chan error, 1)}
+	a.cmd.Env = append(os.Environ(), env...)
 	a.cmd.Stdout, a.cmd.Stderr = a.log, a.log
 	a.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := a.cmd.Start(); err != nil {
@@ -32,7 +43,7 @@ func startHostAgent(t *testing.T, h netnshost.Host, url, tokenFile, role string,
 		_ = syscall.Kill(-a.cmd.Process.Pid, syscall.SIGKILL)
 		<-a.done
 		if t.Failed() {
-			t.Logf("agent %s:\n%s", h.Name, a.log.String())
+			t.Logf("agent %s on %s:\n%s", name, h.Name, a.log.String())
 		}
 	})
 	return a
@@ -40,7 +51,9 @@ func startHostAgent(t *testing.T, h netnshost.Host, url, tokenFile, role string,
 
 // TestRunOverNamespaceHosts: the coordinator in the root namespace, the
 // target agent on one namespace host, loadgen agents on two others, each
-// with its own source addresses: the target listens on its host's address,
+// with its own source addresses, all started with the command line and
+// environment the Kubernetes manifests give them (so the manifests cannot
+// drift from the binary): the target listens on its host's address,
 // the fleet crosses the bridge, every client recovers from the restart,
 // and the merged histograms are exactly the agents' own merged. Skipped
 // when namespaces cannot be made here, except in CI.
@@ -54,13 +67,23 @@ func TestRunOverNamespaceHosts(t *testing.T) {
 		t.Fatalf("join URL %s, want the bridge address %s", url, set.Root)
 	}
 	tgt := set.Hosts[0]
-	startHostAgent(t, tgt, url, cfg.Hub.TokenFile, hub.RoleTarget)
-	for _, h := range set.Hosts[1:] {
+	args, env, err := kubernetes.TargetCommand(0, cfg.Hub.TokenFile, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	startHostAgent(t, tgt, args, env)
+	var loadgens []string
+	for i, h := range set.Hosts[1:] {
 		var src []string
 		for _, a := range h.Addrs {
 			src = append(src, a.String())
 		}
-		startHostAgent(t, h, url, cfg.Hub.TokenFile, hub.RoleLoadgen, "--source-ips", strings.Join(src, ","))
+		args, env, err := kubernetes.AgentCommand(i, cfg.Hub.TokenFile, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := startHostAgent(t, h, args, env, "--source-ips", strings.Join(src, ","))
+		loadgens = append(loadgens, a.name)
 	}
 	var o runOutcome
 	select {
@@ -92,8 +115,8 @@ func TestRunOverNamespaceHosts(t *testing.T) {
 			t.Fatal(err)
 		}
 		own := results.NewHistogram()
-		for _, h := range set.Hosts[1:] {
-			hh, err := results.ReadHistogramLogFile(filepath.Join(cfg.Out, storm.AgentsDir, h.Name, f))
+		for _, name := range loadgens {
+			hh, err := results.ReadHistogramLogFile(filepath.Join(cfg.Out, storm.AgentsDir, name, f))
 			if err != nil {
 				t.Fatal(err)
 			}
