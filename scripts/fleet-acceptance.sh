@@ -191,7 +191,7 @@ PY
 
 kill_coordinator() {
 	echo "== coordinator: $CLIENTS clients, the coordinator killed (-9) mid-run"
-	coordinator coord --listen "$bridge_ip:0" --duration 120s
+	coordinator coord --listen "$bridge_ip:0" --duration 120s --on-agent-loss continue
 	agents "$(wait_url "$work/coord.log")" coord
 	port=""
 	for _ in $(seq 1 1200); do
@@ -211,6 +211,11 @@ kill_coordinator() {
 	(while :; do c=$(conns); echo "$(date +%s.%N) $c"; [ "$c" = 0 ] && break; sleep 0.1; done >"$work/conns") &
 	sampler=$!
 	sleep 0.5
+	if ! kill -0 "$co_pid" 2>/dev/null; then
+		miss "the coordinator ended before it was killed (see $work/coord.log)"
+		grep -E '^lost:' "$work/coord.log" || true
+		return
+	fi
 	t_kill=$(date +%s.%N)
 	kill -9 "$co_pid"
 	wait "$co_pid" 2>/dev/null || true
