@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"time"
 )
@@ -23,6 +24,10 @@ type AgentConfig struct {
 	Stdout io.Writer
 	// Stderr receives a group's processes' stderr. Default os.Stderr.
 	Stderr io.Writer
+	// Host is the IP address a target or proxy group listens on when its
+	// plan names no address: an agent on another host listens where the
+	// other hosts reach it. Empty means 127.0.0.1.
+	Host string
 }
 
 // Serve runs one agent over t: it takes a plan, runs its role and returns
@@ -144,4 +149,19 @@ func replyErr(err error) Reply {
 		return Reply{Error: err.Error()}
 	}
 	return Reply{}
+}
+
+// onHost moves the free loopback port start is given to host's address
+// (empty: loopback): the bind itself still tests that it is free there.
+func onHost(host string, start func(addr string) error) func(addr string) error {
+	if host == "" {
+		return start
+	}
+	return func(addr string) error {
+		_, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			return err
+		}
+		return start(net.JoinHostPort(host, port))
+	}
 }

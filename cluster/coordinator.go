@@ -29,12 +29,67 @@ type Coordinator struct {
 	// OnEvent, if set, hears of what nobody scheduled: a crash an agent
 	// reports, or an agent lost (its messages ended before its final one).
 	OnEvent func(a *Agent, e Event)
+	// OnLost, if set, hears of an agent lost: its messages ended (its
+	// process died, its transport broke, its host went silent) before its
+	// final one, without the coordinator stopping it.
+	OnLost func(a *Agent, err error)
+	// PerMember keeps each member's pieces apart as well (MemberReports):
+	// its own histograms beside the merged ones.
+	PerMember bool
 	// Now reads the clock; nil means time.Now.
 	Now func() time.Time
 
-	mu     sync.Mutex
-	agents []*Agent
-	asm    *results.Assembler // the loadgens' pieces, merged as they come
+	mu      sync.Mutex
+	agents  []*Agent
+	asm     *results.Assembler            // the loadgens' pieces, merged as they come
+	members map[string]*results.Assembler // each member's, with PerMember
+	abort   chan struct{}
+	aborted sync.Once
+}
+
+// Abort ends the collection early, as ctx ending does: the loadgens are
+// told to stop and their reports still collected (--on-agent-loss fail).
+func (c *Coordinator) Abort() {
+	c.mu.Lock()
+	if c.abort == nil {
+		c.abort = make(chan struct{})
+	}
+	ch := c.abort
+	c.mu.Unlock()
+	c.aborted.Do(func() { close(ch) })
+}
+
+func (c *Coordinator) abortChan() chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.abort == nil {
+		c.abort = make(chan struct{})
+	}
+	return c.abort
+}
+
+// MemberReports returns each member's own report (PerMember), by member
+// name; the run's report is their exact merge.
+func (c *Coordinator) MemberReports(start time.Time) (map[string]*results.Report, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	clients := map[string]int{}
+	procs := map[string]int{}
+	for _, a := range c.agents {
+		if a.Plan.Loadgen != nil {
+			clients[a.MemberName()] += a.Plan.Loadgen.Clients
+			procs[a.MemberName()]++
+		}
+	}
+	out := map[string]*results.Report{}
+	for name, asm := range c.members {
+		r, err := asm.Report(start, clients[name], procs[name])
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		out[name] = r
+	}
+	return out, nil
 }
 
 // Defaults of Coordinator.
@@ -133,28 +188,47 @@ func (c *Coordinator) Collect(ctx context.Context, start time.Time, duration tim
 	wait := time.NewTimer(start.Add(duration).Sub(now()) + orDefault(c.FinalTimeout, DefaultFinalTimeout))
 	defer wait.Stop()
 	done := ctx.Done()
+	abort := c.abortChan()
+	stopAll := func() {
+		for _, l := range loadgens {
+			l.Stop()
+		}
+	}
+	type final struct {
+		a   *Agent
+		err error
+	}
+	finals := make(chan final, len(loadgens))
 	clients := 0
 	for _, a := range loadgens {
 		clients += a.Plan.Loadgen.Clients
-		for got := false; !got; {
-			select {
-			case err := <-a.final:
-				got = true
-				if err != nil {
-					lost = append(lost, fmt.Errorf("%s: %w", a.Name, err))
-				}
-			case <-done:
-				done = nil
-				for _, l := range loadgens {
-					l.Stop()
-				}
-			case <-wait.C:
-				for _, l := range loadgens {
-					l.Stop()
-				}
-				lost = append(lost, fmt.Errorf("%s: no final message in time", a.Name))
-				got = true
+		go func() { finals <- final{a, <-a.final} }()
+	}
+	got := map[*Agent]bool{}
+	for len(got) < len(loadgens) {
+		select {
+		case f := <-finals:
+			got[f.a] = true
+			if f.err != nil {
+				lost = append(lost, fmt.Errorf("%s: %w", f.a.Name, f.err))
 			}
+		case <-done:
+			done = nil
+			stopAll()
+		case <-abort:
+			abort = nil
+			stopAll()
+		case <-wait.C:
+			stopAll()
+			for _, a := range loadgens {
+				if !got[a] {
+					lost = append(lost, fmt.Errorf("%s: no final message in time", a.Name))
+				}
+			}
+			got = nil
+		}
+		if got == nil {
+			break
 		}
 	}
 	c.mu.Lock()
@@ -224,14 +298,30 @@ func (c *Coordinator) loadgens() []*Agent {
 	return out
 }
 
-// addPiece merges a loadgen's piece into the run's results.
-func (c *Coordinator) addPiece(p *results.Piece) error {
+// addPiece merges a loadgen's piece into the run's results (and its
+// member's, with PerMember). A piece the run's assembler refuses (a
+// histogram of another configuration) is refused whole.
+func (c *Coordinator) addPiece(a *Agent, p *results.Piece) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.asm == nil {
 		return errors.New("a results piece from an agent that is no loadgen")
 	}
-	return c.asm.Add(*p)
+	if err := c.asm.Add(*p); err != nil {
+		return err
+	}
+	if !c.PerMember {
+		return nil
+	}
+	if c.members == nil {
+		c.members = map[string]*results.Assembler{}
+	}
+	m := c.members[a.MemberName()]
+	if m == nil {
+		m = results.NewAssembler(c.asm.Interval())
+		c.members[a.MemberName()] = m
+	}
+	return m.Add(*p)
 }
 
 // StopAll tells every agent to stop and waits up to grace for each to
@@ -288,4 +378,77 @@ func Split(cfg loadgen.Config, n int) []loadgen.Config {
 		out[i] = c
 	}
 	return out
+}
+
+// SplitCounts divides one fleet into shares of the given numbers of
+// clients (they must add up to cfg.Clients): consecutive client ID
+// ranges, the ramp rate and the in-flight bound shared in proportion, so
+// the whole fleet ramps as one. Agents of unequal capacity take unequal
+// shares this way.
+func SplitCounts(cfg loadgen.Config, counts []int) []loadgen.Config {
+	out := make([]loadgen.Config, 0, len(counts))
+	first := cfg.FirstID
+	for _, n := range counts {
+		if n <= 0 {
+			continue
+		}
+		c := cfg
+		c.Clients = n
+		c.FirstID = first
+		first += uint32(n)
+		frac := float64(n) / float64(max(1, cfg.Clients))
+		c.Ramp = cfg.Ramp * frac
+		if cfg.MaxInflight > 0 {
+			c.MaxInflight = max(1, int(float64(cfg.MaxInflight)*frac))
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// ShareByCapacity divides clients among agents of the given declared
+// capacities (0: not declared): in proportion to what they declared, an
+// agent that declared nothing counting as the mean of those that did (or
+// all equal when none did). It fails when every agent declared a capacity
+// and together they hold fewer than clients.
+func ShareByCapacity(clients int, capacities []int) ([]int, error) {
+	n := len(capacities)
+	if n == 0 {
+		return nil, errors.New("no loadgen agent")
+	}
+	declared, sum := 0, 0
+	for _, c := range capacities {
+		if c > 0 {
+			declared++
+			sum += c
+		}
+	}
+	if declared == n && sum < clients {
+		return nil, fmt.Errorf("--clients %d: the loadgen agents declared a capacity of %d clients in all", clients, sum)
+	}
+	w := make([]float64, n)
+	mean := 1.0
+	if declared > 0 {
+		mean = float64(sum) / float64(declared)
+	}
+	total := 0.0
+	for i, c := range capacities {
+		w[i] = mean
+		if c > 0 {
+			w[i] = float64(c)
+		}
+		total += w[i]
+	}
+	out := make([]int, n)
+	given := 0
+	for i := range out {
+		out[i] = int(float64(clients) * w[i] / total)
+		given += out[i]
+	}
+	// The remainder of the rounding, one client each from the first.
+	for i := 0; given < clients; i = (i + 1) % n {
+		out[i]++
+		given++
+	}
+	return out, nil
 }

@@ -24,6 +24,16 @@ type Agent struct {
 	Proc *Proc
 	// Ready is what the agent said when it accepted the plan.
 	Ready Ready
+	// Member names the agent process on another host that runs this
+	// role (one of several roles or loadgen shares it may run); empty for
+	// an agent of this machine.
+	Member string
+	// MemberHost and MemberPID are where that agent process runs.
+	MemberHost string
+	MemberPID  int
+	// Offset is the agent's clock estimate (the coordinator's clock minus
+	// the agent's) within OffsetError; zero on this machine.
+	Offset, OffsetError time.Duration
 
 	index   int
 	co      *Coordinator
@@ -40,6 +50,31 @@ type Agent struct {
 	gone      chan struct{} // closed when the agent's messages end
 	stopped   atomic.Bool   // the coordinator told it to stop
 	lostFlag  atomic.Bool   // its messages ended before its final one
+	started   time.Time     // when a loadgen began (its Progress.Started)
+	lostAt    time.Time     // when it was found lost
+}
+
+// Started returns when a loadgen agent began its load, on the
+// coordinator's clock (zero until it said so).
+func (a *Agent) Started() time.Time {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.started
+}
+
+// LostAt returns when the agent was found lost (zero unless Lost).
+func (a *Agent) LostAt() time.Time {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.lostAt
+}
+
+// MemberName is the member the agent belongs to, or its own name.
+func (a *Agent) MemberName() string {
+	if a.Member != "" {
+		return a.Member
+	}
+	return a.Name
 }
 
 // Stop tells the agent to stop, without waiting: an agent that failed no
@@ -167,11 +202,14 @@ func (a *Agent) read() {
 			if m.Progress == nil {
 				continue
 			}
+			a.mu.Lock()
 			if m.Progress.PIDs != nil {
-				a.mu.Lock()
 				a.pids = m.Progress.PIDs
-				a.mu.Unlock()
 			}
+			if !m.Progress.Started.IsZero() && a.started.IsZero() {
+				a.started = m.Progress.Started
+			}
+			a.mu.Unlock()
 			if a.co.OnProgress != nil {
 				a.co.OnProgress(a, *m.Progress)
 			}
@@ -193,7 +231,7 @@ func (a *Agent) read() {
 			if m.Piece == nil {
 				continue
 			}
-			if err := a.co.addPiece(m.Piece); err != nil && !finished {
+			if err := a.co.addPiece(a, m.Piece); err != nil && !finished {
 				finished = true
 				a.final <- fmt.Errorf("refused a results piece: %w", err)
 			}
@@ -235,9 +273,15 @@ func (a *Agent) lost(err error) error {
 		}
 	}
 	if !a.stopped.Load() {
+		a.mu.Lock()
+		a.lostAt = time.Now()
+		a.mu.Unlock()
 		a.lostFlag.Store(true)
 		if a.co.OnEvent != nil {
 			a.co.OnEvent(a, ev)
+		}
+		if a.co.OnLost != nil {
+			a.co.OnLost(a, err)
 		}
 	}
 	return fmt.Errorf("agent lost (%s)", ev.Exit)

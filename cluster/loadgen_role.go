@@ -52,6 +52,23 @@ func (a *agent) loadgen(ctx context.Context) error {
 		return fail(a.t, a.id, err)
 	}
 
+	// Wait for the start here, so this share's start skew (how late it
+	// began, on the run's time axis) is measured and reported once.
+	if wait := time.Until(start); wait > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-gone:
+			t.Stop()
+			return fmt.Errorf("cluster: agent %d: the coordinator went away before the start", a.id)
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+	}
+	started := time.Now()
+	_ = a.send(Message{Kind: KindProgress, Progress: &Progress{At: started, Started: started}})
+
 	runCtx, cancel := context.WithDeadline(ctx, start.Add(m.Start.Duration))
 	defer cancel()
 	pieces := 0

@@ -28,7 +28,7 @@ const WorkerBinary = "stampede-worker"
 // Launch starts an agent process for plan and places it with c. The
 // process is killed when ctx ends; the caller waits for it (Proc.Wait).
 func (l *Local) Launch(ctx context.Context, c *Coordinator, name string, plan Plan) (*Agent, error) {
-	exe, args, err := l.command(plan.Role)
+	exe, args, err := l.Command(plan.Role)
 	if err != nil {
 		return nil, err
 	}
@@ -44,8 +44,8 @@ func (l *Local) Launch(ctx context.Context, c *Coordinator, name string, plan Pl
 	return a, nil
 }
 
-// command returns how to start an agent of role.
-func (l *Local) command(role Role) (exe string, args []string, err error) {
+// Command returns how to start an agent of role.
+func (l *Local) Command(role Role) (exe string, args []string, err error) {
 	exe = l.Exe
 	if exe == "" {
 		if exe, err = os.Executable(); err != nil {

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
 	"net/netip"
 	"reflect"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/backoff"
+	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/proxy"
 	"github.com/stampede-dev/stampede/target"
@@ -181,5 +183,61 @@ func diffFields(t *testing.T, path string, a, b reflect.Value) {
 		if a.Type().Field(i).IsExported() {
 			diffFields(t, path+"."+a.Type().Field(i).Name, a.Field(i), b.Field(i))
 		}
+	}
+}
+
+// TestShareByCapacity: shares follow declared capacities, an undeclared
+// one counts as the mean of the declared, every client is placed once,
+// and a fleet over the declared total is refused.
+func TestShareByCapacity(t *testing.T) {
+	for _, c := range []struct {
+		clients int
+		caps    []int
+		want    []int
+	}{
+		{120, []int{0, 0, 0}, []int{40, 40, 40}},
+		{100, []int{300, 100}, []int{75, 25}},
+		{90, []int{40, 0, 20}, []int{40, 30, 20}},
+		{30, []int{20, 10}, []int{20, 10}},
+		{10, []int{1, 1, 1}, nil},
+	} {
+		got, err := ShareByCapacity(c.clients, c.caps)
+		if c.want == nil {
+			if err == nil {
+				t.Errorf("%d clients over capacities %v: %v, want refused", c.clients, c.caps, got)
+			}
+			continue
+		}
+		if err != nil || fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("%d clients over capacities %v: %v (%v), want %v", c.clients, c.caps, got, err, c.want)
+		}
+	}
+	shares := SplitCounts(loadgen.Config{Clients: 100, FirstID: 7, Ramp: 1000, MaxInflight: 100}, []int{75, 25})
+	if len(shares) != 2 || shares[0].FirstID != 7 || shares[1].FirstID != 82 || shares[0].Ramp != 750 || shares[1].MaxInflight != 25 {
+		t.Errorf("SplitCounts: %+v", shares)
+	}
+}
+
+// TestShiftTimes: every instant a message carries moves by the offset,
+// and the caller's copies do not.
+func TestShiftTimes(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	rs := &chaos.Restarted{Listening: t0, Ready: t0, Steps: []chaos.Step{{Stop: t0, Listening: t0, Ready: t0}}}
+	msgs := []Message{
+		{Kind: KindStart, Start: &Start{At: t0}},
+		{Kind: KindProgress, Progress: &Progress{At: t0, Started: t0}},
+		{Kind: KindEvent, Event: &Event{At: t0}},
+		{Kind: KindReply, Reply: &Reply{Restarted: rs}},
+	}
+	for i := range msgs {
+		ShiftTimes(&msgs[i], time.Second)
+	}
+	want := t0.Add(time.Second)
+	if !msgs[0].Start.At.Equal(want) || !msgs[1].Progress.At.Equal(want) || !msgs[1].Progress.Started.Equal(want) ||
+		!msgs[2].Event.At.Equal(want) || !msgs[3].Reply.Restarted.Ready.Equal(want) || !msgs[3].Reply.Restarted.Steps[0].Stop.Equal(want) {
+		t.Errorf("shifted: %+v %+v %+v %+v", msgs[0].Start, msgs[1].Progress, msgs[2].Event, msgs[3].Reply.Restarted)
+	}
+	if !rs.Ready.Equal(t0) || !rs.Steps[0].Stop.Equal(t0) {
+		t.Error("ShiftTimes changed the caller's restart record")
 	}
 }

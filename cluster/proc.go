@@ -15,9 +15,10 @@ import (
 // stdout: the first transport of the agent protocol.
 type Proc struct {
 	*Stream
-	cmd  *exec.Cmd
-	done chan struct{}
-	err  error
+	cmd   *exec.Cmd
+	stdin io.Closer
+	done  chan struct{}
+	err   error
 }
 
 // SpawnAgent starts exe with args as an agent process (the stampede
@@ -65,7 +66,7 @@ func SpawnAgent(ctx context.Context, exe string, args []string, name string, log
 			}
 		}
 	}()
-	p := &Proc{Stream: NewStream(stdout, stdin, closeBoth{stdin, stdout}), cmd: cmd, done: make(chan struct{})}
+	p := &Proc{Stream: NewStream(stdout, stdin, closeBoth{stdin, stdout}), cmd: cmd, stdin: stdin, done: make(chan struct{})}
 	go func() { p.err = cmd.Wait(); close(p.done) }()
 	return p, nil
 }
@@ -98,6 +99,10 @@ func (p *Proc) WaitOrKill(grace time.Duration) {
 		<-p.done
 	}
 }
+
+// CloseInput closes the process's stdin only (it stops, as when its
+// coordinator is gone) and leaves its messages to be read to their end.
+func (p *Proc) CloseInput() error { return p.stdin.Close() }
 
 // Kill ends the process at once.
 func (p *Proc) Kill() error { return p.cmd.Process.Kill() }

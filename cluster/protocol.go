@@ -209,6 +209,10 @@ type Start struct {
 // Progress is an agent's live state.
 type Progress struct {
 	At time.Time `json:"at"`
+	// Started is when a loadgen's wait for the start instant ended and its
+	// fleet began (sent once, in its first progress after the start): how
+	// late it began is its start skew.
+	Started time.Time `json:"started,omitzero"`
 	// Stats are a loadgen's live counters.
 	Stats loadgen.Stats `json:"stats"`
 	// PIDs are a target or proxy group's current processes.

@@ -30,7 +30,7 @@ func (a *agent) proxy(ctx context.Context) error {
 	}
 	var err error
 	if pp.Config.Listen == "" {
-		err = target.OnFreePort(start)
+		err = target.OnFreePort(onHost(a.cfg.Host, start))
 	} else {
 		err = start(pp.Config.Listen)
 	}

@@ -31,7 +31,7 @@ func (a *agent) target(ctx context.Context) error {
 	}
 	var err error
 	if tp.Config.Addr == "" {
-		err = target.OnFreePort(start)
+		err = target.OnFreePort(onHost(a.cfg.Host, start))
 	} else {
 		err = start(tp.Config.Addr)
 	}

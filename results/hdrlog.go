@@ -152,6 +152,11 @@ func ReadHistogramLog(r io.Reader) (*hdrhistogram.Histogram, error) {
 		if h == nil {
 			return sum, nil
 		}
+		// One configuration fleet-wide: a histogram of another is refused,
+		// never merged approximately.
+		if err := checkConfig(h.LowestTrackableValue(), h.HighestTrackableValue(), int64(h.SignificantFigures())); err != nil {
+			return nil, fmt.Errorf("results: histogram log interval %d: %w", n+1, err)
+		}
 		if dropped := sum.Merge(h); dropped > 0 {
 			return nil, fmt.Errorf("results: histogram log interval %d: %d values outside the range", n+1, dropped)
 		}

@@ -2,6 +2,7 @@ package results
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -221,5 +222,19 @@ func TestIntervalLogLastCut(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "#stampede ttr latency in microseconds; interval max in seconds; one interval per 1s\n") {
 		t.Errorf("header:\n%s", b.String())
+	}
+}
+
+// TestReadHistogramLogRefusesOtherConfig: a log holding a histogram of
+// another range or precision is refused, not merged approximately.
+func TestReadHistogramLogRefusesOtherConfig(t *testing.T) {
+	other := hdrhistogram.New(1, 1000, 2)
+	_ = other.RecordValue(5)
+	var buf bytes.Buffer
+	if err := WriteHistogramLog(&buf, "x", other, time.Unix(0, 0), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadHistogramLog(&buf); !errors.Is(err, ErrHistogramConfig) {
+		t.Fatalf("a log of another configuration: %v, want ErrHistogramConfig", err)
 	}
 }

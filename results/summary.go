@@ -105,8 +105,23 @@ type AgentSummary struct {
 	Clients int `json:"clients,omitempty"`
 	// MaxMessageBytes is the largest message the agent sent.
 	MaxMessageBytes int `json:"max_message_bytes"`
-	// Lost is true when the agent's messages ended before its final one.
+	// Lost is true when the agent's messages ended before its final one
+	// (or its host went silent for hub.LossTimeout).
 	Lost bool `json:"lost"`
+	// ClientsLost are the clients of a lost agent's shares: from its loss
+	// on, nothing more is known of them.
+	ClientsLost int `json:"clients_lost"`
+	// LostAtS is when the agent was found lost, from the run's start.
+	LostAtS float64 `json:"lost_at_s,omitempty"`
+	// ClockOffsetMS is the coordinator's clock minus the agent's, as the
+	// agent estimated it (the best of several round trips), and
+	// OffsetErrorMS its bound, half that round trip's time; both 0 for an
+	// agent of the coordinator's machine.
+	ClockOffsetMS float64 `json:"clock_offset_ms"`
+	OffsetErrorMS float64 `json:"offset_error_ms"`
+	// StartSkewMS is how late a loadgen agent began after the start
+	// instant, on the coordinator's clock (the latest of its shares).
+	StartSkewMS float64 `json:"start_skew_ms"`
 }
 
 // EventSummary is one event in summary.json.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/haproxy"
+	"github.com/stampede-dev/stampede/cluster/hub"
 	"github.com/stampede-dev/stampede/internal/redact"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
@@ -80,6 +81,21 @@ type Config struct {
 	// once a second into haproxy.csv and summary.json "haproxy"
 	// (docs/loadbalancer.md). Each must answer before the run starts.
 	HAProxySockets []string `json:"haproxy_sockets,omitempty"`
+	// Agents is how many agents on other hosts the run waits for
+	// (--agents): the roles are placed on them (docs/fleet.md) instead of
+	// this machine's processes. Zero runs every role here.
+	Agents int `json:"agents,omitempty"`
+	// Hub is how the agents reach this coordinator: the embedded NATS
+	// server's address or an existing server, the token file, TLS.
+	Hub hub.Config `json:"-"`
+	// AgentTimeout bounds the wait for the agents to join
+	// (--agent-timeout); zero means DefaultAgentTimeout.
+	AgentTimeout time.Duration `json:"-"`
+	// OnAgentLoss says what a lost agent does to the run
+	// (--on-agent-loss): LossFail stops the run at once (exit 2, folder
+	// written), LossContinue lets it finish without the agent and reports
+	// the rest. Empty: the run goes on and is incomplete (exit 2).
+	OnAgentLoss string `json:"on_agent_loss,omitempty"`
 	// Sidecars run beside the fleet from the start barrier to the run's
 	// end (a drill's deploy command, a load balancer's counters): their
 	// events join summary.json's and their files the results folder (see
@@ -106,6 +122,15 @@ func redactedTarget(t target.Config) target.Config {
 	return t
 }
 
+// What a lost agent does to a run (Config.OnAgentLoss).
+const (
+	LossFail     = "fail"
+	LossContinue = "continue"
+)
+
+// DefaultAgentTimeout is how long a run waits for its agents to join.
+const DefaultAgentTimeout = 2 * time.Minute
+
 // external reports whether the fleet is aimed at a server the run does not
 // own.
 func (c *Config) external() bool { return c.Fleet.URL != "" }
@@ -113,6 +138,14 @@ func (c *Config) external() bool { return c.Fleet.URL != "" }
 // Validate reports the first unusable field, named as its flag. Run calls
 // it once, before any process starts.
 func (c *Config) Validate() error {
+	switch c.OnAgentLoss {
+	case "", LossFail, LossContinue:
+	default:
+		return fmt.Errorf("--on-agent-loss %q: fail or continue", c.OnAgentLoss)
+	}
+	if c.Agents < 0 {
+		return fmt.Errorf("--agents: must not be negative, got %d", c.Agents)
+	}
 	if c.Duration <= 0 {
 		return fmt.Errorf("--duration: must be positive, got %s", c.Duration)
 	}
@@ -164,6 +197,9 @@ type Result struct {
 	// HAProxy holds the load balancer's samples (HAProxySockets); nil
 	// without it.
 	HAProxy *haproxy.Sampler
+	// Members are each agent's own results (a run with --agents), by
+	// agent name: their exact merge is Report.
+	Members map[string]*results.Report
 }
 
 // ErrIncomplete is returned (wrapped) with a Result when a process of the

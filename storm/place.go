@@ -4,34 +4,135 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/stampede-dev/stampede/cluster"
+	"github.com/stampede-dev/stampede/cluster/hub"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/proxy"
 	"github.com/stampede-dev/stampede/results"
 )
 
-// placeLoadgens places the fleet's shares, one agent each, and waits until
-// all are ready. A fleet against someone else's server in one process runs
-// in this process, over an in-memory transport with the same messages.
-func placeLoadgens(ctx, agentCtx context.Context, co *cluster.Coordinator, local *cluster.Local, runID string, fleet loadgen.Config, procs int, external bool) ([]*cluster.Agent, error) {
-	var agents []*cluster.Agent
-	for i, share := range cluster.Split(fleet, procs) {
-		name := fmt.Sprintf("loadgen %d", i)
-		plan := cluster.Plan{RunID: runID, Role: cluster.RoleLoadgen, Loadgen: &share}
-		var a *cluster.Agent
-		var err error
-		if external && procs == 1 {
-			a, err = cluster.InProcess(agentCtx, co, name, plan)
-		} else {
-			a, err = local.Launch(agentCtx, co, name, plan)
+// placer starts a run's roles: as processes of this machine, or, in a run
+// with --agents, on the agents that joined it (members): the target group
+// and the fault proxy on the target's member, the fleet's shares on the
+// loadgen members.
+type placer struct {
+	co       *cluster.Coordinator
+	local    *cluster.Local
+	agentCtx context.Context
+	runID    string
+	// target is the member that runs the target and the proxy; loadgens
+	// the members that run the fleet (nil: this machine).
+	target   *hub.Member
+	loadgens []*hub.Member
+}
+
+// remote says whether the roles go to members.
+func (p *placer) remote() bool { return len(p.loadgens) > 0 }
+
+// place starts one role: on member m, or on this machine when m is nil.
+func (p *placer) place(name string, plan cluster.Plan, m *hub.Member) (*cluster.Agent, error) {
+	if m == nil {
+		return p.local.Launch(p.agentCtx, p.co, name, plan)
+	}
+	plan.Name = name
+	a := &cluster.Agent{Name: name, Transport: m.Channel(), Plan: plan, Member: m.Name, MemberHost: m.Host, MemberPID: m.PID,
+		Offset: m.Offset, OffsetError: m.OffsetError}
+	if err := p.co.Place(a); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// assignRoles chooses the members' roles: the target goes to an agent of
+// role target (else one of role any), the loadgen shares to the agents of
+// role loadgen and the other agents of role any (the target's own, when no
+// other can). Against --url (external) there is no target: only loadgen
+// and any agents are used.
+func assignRoles(members []*hub.Member, external bool, logf func(string, ...any)) (tgt *hub.Member, loadgens []*hub.Member, err error) {
+	if !external {
+		for _, role := range []string{hub.RoleTarget, hub.RoleAny} {
+			for _, m := range members {
+				if m.Role == role && tgt == nil {
+					tgt = m
+				}
+			}
 		}
+		if tgt == nil {
+			return nil, nil, fmt.Errorf("--agents: no agent of role target or any joined, and the run needs one for its target")
+		}
+	}
+	for _, m := range members {
+		switch {
+		case m == tgt:
+		case m.Role == hub.RoleLoadgen || m.Role == hub.RoleAny:
+			loadgens = append(loadgens, m)
+		default:
+			logf("agents: %s (role %s) has nothing to run against --url", m.Name, m.Role)
+		}
+	}
+	if len(loadgens) == 0 && tgt != nil && tgt.Role == hub.RoleAny {
+		loadgens = append(loadgens, tgt)
+	}
+	if len(loadgens) == 0 {
+		return nil, nil, fmt.Errorf("--agents: no agent of role loadgen or any joined to run the fleet")
+	}
+	return tgt, loadgens, nil
+}
+
+// placeLoadgens places the fleet's shares and waits until all are ready.
+// On this machine: procs shares, one agent process each (a fleet against
+// someone else's server in one process runs in this process, over an
+// in-memory transport with the same messages). On members: shares in
+// proportion to their declared capacities, each member's cut in shares of
+// at most PerProcess clients, each run by a process of its own there.
+func (p *placer) placeLoadgens(ctx context.Context, fleet loadgen.Config, procs int, external bool) ([]*cluster.Agent, error) {
+	var agents []*cluster.Agent
+	if p.remote() {
+		caps := make([]int, len(p.loadgens))
+		for i, m := range p.loadgens {
+			caps[i] = m.Capacity
+		}
+		counts, err := cluster.ShareByCapacity(fleet.Clients, caps)
 		if err != nil {
 			return nil, err
 		}
-		agents = append(agents, a)
+		fleet.SourceIPs = nil // this machine's addresses: not the members'
+		for i, share := range cluster.SplitCounts(fleet, counts) {
+			m := p.loadgens[i]
+			share.SourceIPs = m.SourceIPs
+			parts := cluster.Split(share, (share.Clients+PerProcess-1)/PerProcess)
+			for j, part := range parts {
+				name := m.Name
+				if len(parts) > 1 {
+					name = fmt.Sprintf("%s/%d", m.Name, j)
+				}
+				a, err := p.place(name, cluster.Plan{RunID: p.runID, Role: cluster.RoleLoadgen, Loadgen: &part}, m)
+				if err != nil {
+					return nil, err
+				}
+				agents = append(agents, a)
+			}
+		}
+	} else {
+		for i, share := range cluster.Split(fleet, procs) {
+			name := fmt.Sprintf("loadgen %d", i)
+			plan := cluster.Plan{RunID: p.runID, Role: cluster.RoleLoadgen, Loadgen: &share}
+			var a *cluster.Agent
+			var err error
+			if external && procs == 1 {
+				a, err = cluster.InProcess(p.agentCtx, p.co, name, plan)
+			} else {
+				a, err = p.local.Launch(p.agentCtx, p.co, name, plan)
+			}
+			if err != nil {
+				return nil, err
+			}
+			agents = append(agents, a)
+		}
 	}
-	if err := co.WaitReady(ctx, agents...); err != nil {
+	if err := p.co.WaitReady(ctx, agents...); err != nil {
 		return nil, err
 	}
 	return agents, nil
@@ -43,13 +144,14 @@ func placeLoadgens(ctx, agentCtx context.Context, co *cluster.Coordinator, local
 // upstream sockets use the fleet's source addresses (towards another port
 // than the fleet's, so they share no ephemeral ports), and its draws the
 // fleet's seed.
-func startProxy(ctx, agentCtx context.Context, co *cluster.Coordinator, local *cluster.Local, runID, upstream string, fleet loadgen.Config, logf func(string, ...any)) (*cluster.RemoteProxy, error) {
+func (p *placer) startProxy(ctx context.Context, upstream string, fleet loadgen.Config, logf func(string, ...any)) (*cluster.RemoteProxy, error) {
 	procs := proxy.ProcsFor(fleet.Clients)
-	a, err := local.Launch(agentCtx, co, roleProxy, cluster.Plan{RunID: runID, Role: cluster.RoleProxy, Proxy: &cluster.ProxyPlan{
+	co := p.co
+	a, err := p.place(roleProxy, cluster.Plan{RunID: p.runID, Role: cluster.RoleProxy, Proxy: &cluster.ProxyPlan{
 		Config:    proxy.Config{Upstream: upstream, Seed: fleet.Seed},
 		Procs:     procs,
 		SourceIPs: fleet.SourceIPs,
-	}})
+	}}, p.target)
 	if err == nil {
 		err = co.WaitReady(ctx, a)
 	}
@@ -71,6 +173,9 @@ const roleProxy = results.RoleProxy
 func rolePIDs(co *cluster.Coordinator) map[string][]int32 {
 	m := map[string][]int32{results.RoleCoordinator: {int32(os.Getpid())}}
 	for _, a := range co.Agents() {
+		if a.Member != "" {
+			continue // another host's processes
+		}
 		role := string(a.Plan.Role)
 		for _, pid := range a.PIDs() {
 			m[role] = append(m[role], int32(pid))
@@ -79,16 +184,52 @@ func rolePIDs(co *cluster.Coordinator) map[string][]int32 {
 	return m
 }
 
-// agentSummaries lists the run's agents for summary.json.
-func agentSummaries(co *cluster.Coordinator, lost []error) []results.AgentSummary {
+// agentSummaries lists the run's agents for summary.json: each agent
+// process of this machine, or each member of a run with --agents (its
+// roles and shares together), with its clock estimate and start skew
+// against the start instant at.
+func agentSummaries(co *cluster.Coordinator, at time.Time) []results.AgentSummary {
 	var out []results.AgentSummary
+	idx := map[string]int{}
 	for _, a := range co.Agents() {
-		s := results.AgentSummary{Name: a.Name, Role: string(a.Plan.Role), Host: a.Ready.Host, PID: a.Ready.PID,
-			MaxMessageBytes: a.MaxMessageBytes(), Lost: a.Lost()}
-		if a.Plan.Loadgen != nil {
-			s.Clients = a.Plan.Loadgen.Clients
+		name := a.MemberName()
+		i, ok := idx[name]
+		if !ok {
+			i = len(out)
+			idx[name] = i
+			s := results.AgentSummary{Name: name, Role: string(a.Plan.Role), Host: a.Ready.Host, PID: a.Ready.PID,
+				ClockOffsetMS: ms(a.Offset), OffsetErrorMS: ms(a.OffsetError)}
+			if a.Member != "" { // the agent process on its host, not one of its shares
+				s.Host, s.PID = a.MemberHost, a.MemberPID
+			}
+			out = append(out, s)
 		}
-		out = append(out, s)
+		s := &out[i]
+		if a.Plan.Role == cluster.RoleTarget {
+			s.Role = string(cluster.RoleTarget) // a member running the target and shares is named by its target
+		}
+		if s.Host == "" {
+			s.Host = a.Ready.Host
+		}
+		s.MaxMessageBytes = max(s.MaxMessageBytes, a.MaxMessageBytes())
+		if a.Plan.Loadgen != nil {
+			s.Clients += a.Plan.Loadgen.Clients
+			if st := a.Started(); !st.IsZero() && !at.IsZero() {
+				s.StartSkewMS = max(s.StartSkewMS, ms(st.Sub(at)))
+			}
+		}
+		if a.Lost() {
+			s.Lost = true
+			if a.Plan.Loadgen != nil {
+				s.ClientsLost += a.Plan.Loadgen.Clients
+			}
+			if t := a.LostAt(); !t.IsZero() && !at.IsZero() {
+				s.LostAtS = t.Sub(at).Seconds()
+			}
+		}
 	}
 	return out
 }
+
+// ms is d in milliseconds.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -31,6 +31,7 @@ import (
 	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/cluster"
 	"github.com/stampede-dev/stampede/haproxy"
+	"github.com/stampede-dev/stampede/cluster/hub"
 	"github.com/stampede-dev/stampede/hoststat"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
@@ -82,6 +83,33 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 
+	runID := results.NewRunID(time.Now(), cfg.Fleet.Seed)
+	mx.setRunID(runID)
+
+	// A run with --agents: the hub they join, and the wait for them.
+	var members []*hub.Member
+	if cfg.Agents > 0 {
+		hc := cfg.Hub
+		hc.RunID, hc.Log = runID, logf
+		h, err := hub.New(hc)
+		if err != nil {
+			return nil, err
+		}
+		defer h.Close() // after the agents are stopped (deferred below): bye to each
+		what := "the token in"
+		if h.WroteToken() {
+			what = "a new token written to"
+		}
+		logf("agents: waiting for %d agent(s) on %s (%s %s); on each host run:\n  %s", cfg.Agents, h.URL(), what, hc.TokenFile, h.JoinCommand())
+		timeout := cfg.AgentTimeout
+		if timeout <= 0 {
+			timeout = DefaultAgentTimeout
+		}
+		if members, err = h.Wait(ctx, cfg.Agents, timeout); err != nil {
+			return nil, err
+		}
+	}
+
 	// Agents live until the run's end, whatever ctx does (an interrupted
 	// run still collects its loadgens' reports); they are stopped and
 	// waited for on return.
@@ -106,6 +134,29 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		logf("crash: %s process %d exited (%s) at %.3fs; nothing scheduled it", e.Role, e.PID, e.Exit, at.Seconds())
 		crashes = append(crashes, results.Event{Kind: e.Kind, Mode: string(e.Role), Start: at, Role: string(e.Role), PID: e.PID, Exit: e.Exit})
 	}
+	lostAgents, aborted := 0, false
+	co.OnLost = func(a *cluster.Agent, err error) {
+		mu.Lock()
+		lostAgents++
+		at := time.Duration(0)
+		if !start.IsZero() {
+			at = time.Since(start)
+		}
+		mu.Unlock()
+		clients := 0
+		if a.Plan.Loadgen != nil {
+			clients = a.Plan.Loadgen.Clients
+		}
+		logf("lost: agent %s (%s, %d client(s)) at %.3fs, unix %.3f: %v", a.Name, a.Plan.Role, clients, at.Seconds(),
+			float64(time.Now().UnixMilli())/1000, err)
+		if cfg.OnAgentLoss == LossFail {
+			logf("lost: --on-agent-loss fail: stopping the run")
+			mu.Lock()
+			aborted = true
+			mu.Unlock()
+			co.Abort()
+		}
+	}
 	local := &cluster.Local{Exe: cfg.Exe, Logs: prefixWriter(logw, "")}
 	defer func() {
 		co.StopAll(10 * time.Second)
@@ -115,16 +166,21 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			}
 		}
 	}()
-	runID := results.NewRunID(time.Now(), cfg.Fleet.Seed)
-	mx.setRunID(runID)
+	pl := &placer{co: co, local: local, agentCtx: agentCtx, runID: runID}
+	if len(members) > 0 {
+		co.PerMember = true
+		if pl.target, pl.loadgens, err = assignRoles(members, cfg.external(), logf); err != nil {
+			return nil, err
+		}
+	}
 
 	// Place the target and the proxy; the fleet's URL is theirs.
 	fleet := cfg.Fleet
 	var tgt *cluster.RemoteTarget
 	var proxy *cluster.RemoteProxy
 	if !cfg.external() {
-		ta, err := local.Launch(agentCtx, co, "target", cluster.Plan{RunID: runID, Role: cluster.RoleTarget,
-			Target: &cluster.TargetPlan{Config: tcfg, Procs: sz.TargetProcs}})
+		ta, err := pl.place("target", cluster.Plan{RunID: runID, Role: cluster.RoleTarget,
+			Target: &cluster.TargetPlan{Config: tcfg, Procs: sz.TargetProcs}}, pl.target)
 		if err == nil {
 			err = co.WaitReady(ctx, ta)
 		}
@@ -136,7 +192,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		fleet.URL = ta.Ready.URL
 		if cfg.Proxy || cfg.Schedule.HasProxyEvents() {
 			cfg.Proxy = true // recorded in summary.json's config
-			if proxy, err = startProxy(ctx, agentCtx, co, local, runID, ta.Ready.Addr, fleet, logf); err != nil {
+			if proxy, err = pl.startProxy(ctx, ta.Ready.Addr, fleet, logf); err != nil {
 				return nil, err
 			}
 			fleet.URL = proxy.URLFor(fleet.URL)
@@ -152,12 +208,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	fleet.SourceIPs = sz.SourceIPs
 
 	// Place the loadgen shares.
-	loadgens, err := placeLoadgens(ctx, agentCtx, co, local, runID, fleet, sz.LoadgenProcs, cfg.external())
+	loadgens, err := pl.placeLoadgens(ctx, fleet, sz.LoadgenProcs, cfg.external())
 	if err != nil {
 		return nil, err
 	}
-	logf("loadgen: %d client(s) in %d agent process(es), %d source address(es), policy %s",
-		fleet.Clients, len(loadgens), max(1, len(sz.SourceIPs)), fleet.Policy)
+	if pl.remote() {
+		logf("loadgen: %d client(s) in %d share(s) on %d agent(s), policy %s", fleet.Clients, len(loadgens), len(pl.loadgens), fleet.Policy)
+	} else {
+		logf("loadgen: %d client(s) in %d agent process(es), %d source address(es), policy %s",
+			fleet.Clients, len(loadgens), max(1, len(sz.SourceIPs)), fleet.Policy)
+	}
 
 	// Resources and kernel counters.
 	sampler := hoststat.NewSampler(time.Second, func() map[string][]int32 { return rolePIDs(co) })
@@ -229,7 +289,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 	// Summarise and gate.
 	length := cfg.Duration
-	if interrupted {
+	mu.Lock()
+	stoppedEarly := aborted
+	mu.Unlock()
+	if interrupted || stoppedEarly {
 		length = min(length, max(0, time.Since(at)))
 	}
 	var events []results.Event
@@ -242,6 +305,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	events = append(events, crashes...)
 	events = append(events, sideEvents...)
 	complete := len(crashes) == 0 && len(lost) == 0
+	// --on-agent-loss continue: a run whose only fault is its lost agents
+	// is reported (incomplete) but not failed for them.
+	accepted := cfg.OnAgentLoss == LossContinue && lostAgents > 0 && len(crashes) == lostAgents && len(lost) <= lostAgents
 	mu.Unlock()
 	// Each loadgen computes its clients' share of every event's recovery;
 	// the coordinator never holds the fleet's transitions.
@@ -275,7 +341,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	loadgen.Tally(report) // lost and duplicated messages, over the whole fleet
 	sum := results.Summarize(in)
 	sum.Complete, sum.Interrupted = complete, interrupted
-	sum.Agents = agentSummaries(co, lost)
+	sum.Agents = agentSummaries(co, at)
 	if hap != nil {
 		sum.HAProxy = hap.Totals()
 	}
@@ -287,6 +353,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	pushErr := mx.setSummary(sum)
 	res := &Result{Summary: sum, Report: report, Sizing: sz, HAProxy: hap}
+	if co.PerMember {
+		if res.Members, err = co.MemberReports(at); err != nil {
+			logf("agents: %v", err)
+		}
+	}
 	if cfg.Out != "" {
 		if err := writeResults(cfg.Out, res, sampler, kernel, at, cfg.Sidecars, cfg.Private); err != nil {
 			return res, err
@@ -297,7 +368,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return res, ErrInterrupted
 	case chaosErr != nil:
 		return res, fmt.Errorf("chaos schedule: %w", chaosErr)
-	case !complete:
+	case !complete && !accepted:
 		return res, ErrIncomplete
 	}
 	return res, pushErr

@@ -72,6 +72,17 @@ func writeResults(dir string, res *Result, sampler *hoststat.Sampler, kernel *ho
 	if err := results.WriteHistogramLogs(dir, res.Report, length); err != nil {
 		return err
 	}
+	// Each agent's own histograms beside the merged ones: the merged
+	// files are exactly their merge (docs/fleet.md).
+	for name, r := range res.Members {
+		sub := filepath.Join(dir, AgentsDir, safeName(name))
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			return err
+		}
+		if err := results.WriteHistogramLogs(sub, r, length); err != nil {
+			return err
+		}
+	}
 	if sampler != nil {
 		if err := write(results.ResourcesFile, func(w io.Writer) error {
 			return hoststat.WriteResourcesCSV(w, start, sampler.Samples())
@@ -95,6 +106,24 @@ func writeResults(dir string, res *Result, sampler *hoststat.Sampler, kernel *ho
 		}
 	}
 	return report.Render(dir)
+}
+
+// AgentsDir is the folder of a results folder that holds each agent's own
+// histogram logs, one folder per agent name.
+const AgentsDir = "agents"
+
+// safeName is name as one path element.
+func safeName(name string) string {
+	b := []byte(name)
+	for i, c := range b {
+		if c == '/' || c == 0 || c == '\\' {
+			b[i] = '_'
+		}
+	}
+	if s := string(b); s != "" && s != "." && s != ".." {
+		return s
+	}
+	return "_"
 }
 
 // privateFiles makes every file of dir (and of its subfolders) 0600 and

@@ -30,7 +30,7 @@ var loadgenCmd = &cli.Command{
 		"in several worker processes, started and collected automatically.\n" +
 		"ws:// clients run on epoll reactors (about 200 bytes each); wss:// clients are one\n" +
 		"goroutine each with TLS state (several KiB each).",
-	Flags: append(append([]cli.Flag{
+	Flags: append(append(append([]cli.Flag{
 		&cli.StringFlag{Name: "url", Usage: "server `URL` (ws:// or wss://; required)"},
 	}, fleetFlags(fleetDefaults{policy: defaultLoadgenPolicy, out: "none: the summary is printed, no folder written"})...),
 		&headersFlag{cli.GenericFlag{Name: "header", Value: &headerFlag{}, Usage: "upgrade request header `'Name: value'` (repeatable; -H is the same)"}},
@@ -38,7 +38,7 @@ var loadgenCmd = &cli.Command{
 		&cli.StringSliceFlag{Name: "subprotocol", Usage: "subprotocol `NAME` to offer (repeatable)"},
 		&cli.BoolFlag{Name: "insecure", Usage: "wss://: accept any server certificate (a self-signed target)"},
 		haproxySocketFlag,
-	),
+	), agentFlags()...),
 	Before: requireFlags("url"),
 	Action: loadgenAction,
 }
@@ -56,6 +56,9 @@ func loadgenAction(c *cli.Context) error {
 		return err
 	}
 	if run.HAProxySockets, err = haproxySockets(c); err != nil {
+		return err
+	}
+	if err := agentRunConfig(c, &run); err != nil {
 		return err
 	}
 	return runStorm(c, run, func(res *storm.Result) {

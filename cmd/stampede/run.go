@@ -51,7 +51,8 @@ func init() {
 func runFlags() []cli.Flag {
 	flags := pickFlags(targetCmd.Flags, runTargetFlags...)
 	flags = append(flags, fleetFlags(fleetDefaults{policy: defaultRunPolicy, out: "stampede-results/TIME"})...)
-	return append(flags, stormFlags()...)
+	flags = append(flags, stormFlags()...)
+	return append(flags, agentFlags()...)
 }
 
 func runAction(c *cli.Context) error {
@@ -67,6 +68,9 @@ func runAction(c *cli.Context) error {
 		return err
 	}
 	cfg.Fleet.Policy = pol
+	if err := agentRunConfig(c, &cfg); err != nil {
+		return err
+	}
 	return runStorm(c, cfg, nil) // storm.Run validates cfg, once, before any process starts
 }
 

@@ -1,0 +1,108 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/stampede-dev/stampede/cluster"
+)
+
+// Roles runs the roles placed on a joined agent: a loadgen share in a
+// child process of its own (a process holds at most PerProcess clients'
+// files; the lean stampede-worker when it is beside the binary), its
+// messages relayed both ways; a target or proxy group in this process
+// (its own processes are children already).
+type Roles struct {
+	// Local starts the loadgen children.
+	Local *cluster.Local
+	// Agent configures the roles run in this process (Host: where a
+	// target or proxy listens).
+	Agent cluster.AgentConfig
+}
+
+// Serve runs the role whose plan comes first on t.
+func (r *Roles) Serve(ctx context.Context, t cluster.Transport) error {
+	m, err := t.Recv()
+	if err != nil {
+		return err
+	}
+	if m.Kind == cluster.KindPlan && m.Plan != nil && m.Plan.Role == cluster.RoleLoadgen {
+		return r.relay(ctx, t, m)
+	}
+	return cluster.Serve(ctx, &first{Transport: t, m: &m}, r.Agent)
+}
+
+// relay runs a loadgen share in a child process and relays its messages
+// until both sides are done: the coordinator's end closes the child's
+// stdin, which stops its load and has it report; the coordinator's loss
+// kills it at once. The child's messages are read to their end whatever
+// happens, so it never blocks on a full pipe.
+func (r *Roles) relay(ctx context.Context, t cluster.Transport, plan cluster.Message) error {
+	exe, args, err := r.Local.Command(cluster.RoleLoadgen)
+	if err != nil {
+		return err
+	}
+	name := "loadgen"
+	if plan.Plan.Name != "" {
+		name = plan.Plan.Name
+	}
+	p, err := cluster.SpawnAgent(ctx, exe, args, name, r.Local.Logs)
+	if err != nil {
+		return err
+	}
+	if err := p.Send(plan); err != nil {
+		p.Kill()
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	down := make(chan struct{})
+	go func() {
+		defer close(down)
+		for {
+			m, err := t.Recv()
+			if errors.Is(err, io.EOF) {
+				_ = p.CloseInput() // the child's stdin: it stops and reports
+				return
+			}
+			if err != nil {
+				// The coordinator is gone: nobody is left to report to, and
+				// no fleet may keep hammering a server with nobody
+				// watching. The share ends at once.
+				_ = p.Kill()
+				return
+			}
+			_ = p.Send(m)
+		}
+	}()
+	for {
+		m, err := p.Recv()
+		if err != nil {
+			break
+		}
+		_ = t.Send(m)
+	}
+	_ = t.Close()
+	p.WaitOrKill(5 * time.Second)
+	_ = p.Close()
+	<-down
+	if err := p.Wait(); err != nil && err != io.EOF {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+// first is a transport whose first message was read already.
+type first struct {
+	cluster.Transport
+	m *cluster.Message
+}
+
+func (f *first) Recv() (cluster.Message, error) {
+	if m := f.m; m != nil {
+		f.m = nil
+		return *m, nil
+	}
+	return f.Transport.Recv()
+}

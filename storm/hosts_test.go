@@ -1,0 +1,129 @@
+package storm_test
+
+import (
+	"context"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stampede-dev/stampede/deploy/kubernetes"
+	"github.com/stampede-dev/stampede/internal/netnshost"
+	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/storm"
+)
+
+// startHostAgent starts `stampede agent` inside namespace host h with the
+// command line and environment the Kubernetes manifests give an agent
+// (deploy/kubernetes: args and env of the Indexed Job's container, the
+// token file and the coordinator's URL put in), plus extra flags: the
+// coordinator runs in the root namespace, as on a machine of its own, and
+// reaches the host over the bridge only.
+func startHostAgent(t *testing.T, h netnshost.Host, args, env []string, extra ...string) *agentProc {
+	t.Helper()
+	args = append(append([]string(nil), args...), extra...)
+	name := h.Name
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, kubernetes.EnvAgentName+"="); ok {
+			name = v
+		}
+	}
+	a := &agentProc{name: name, cmd: h.Command(context.Background(), stampedeExe, args...), log: &lockedBuffer{}, done: make(chan error, 1)}
+	a.cmd.Env = append(os.Environ(), env...)
+	a.cmd.Stdout, a.cmd.Stderr = a.log, a.log
+	a.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := a.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { a.done <- a.cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = syscall.Kill(-a.cmd.Process.Pid, syscall.SIGKILL)
+		<-a.done
+		if t.Failed() {
+			t.Logf("agent %s on %s:\n%s", name, h.Name, a.log.String())
+		}
+	})
+	return a
+}
+
+// TestRunOverNamespaceHosts: the coordinator in the root namespace, the
+// target agent on one namespace host, loadgen agents on two others, each
+// with its own source addresses, all started with the command line and
+// environment the Kubernetes manifests give them (so the manifests cannot
+// drift from the binary): the target listens on its host's address,
+// the fleet crosses the bridge, every client recovers from the restart,
+// and the merged histograms are exactly the agents' own merged. Skipped
+// when namespaces cannot be made here, except in CI.
+func TestRunOverNamespaceHosts(t *testing.T) {
+	set := netnshost.UpAddrs(t, 3, 2)
+	cfg := agentsConfig(t, 3, "at 3s restart abrupt down=1s")
+	cfg.Hub.Listen = netip.AddrPortFrom(set.Root, 0).String()
+	log, done := runAsync(&cfg)
+	url := waitURL(t, log)
+	if !strings.Contains(url, set.Root.String()) {
+		t.Fatalf("join URL %s, want the bridge address %s", url, set.Root)
+	}
+	tgt := set.Hosts[0]
+	args, env, err := kubernetes.TargetCommand(0, cfg.Hub.TokenFile, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	startHostAgent(t, tgt, args, env)
+	var loadgens []string
+	for i, h := range set.Hosts[1:] {
+		var src []string
+		for _, a := range h.Addrs {
+			src = append(src, a.String())
+		}
+		args, env, err := kubernetes.AgentCommand(i, cfg.Hub.TokenFile, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := startHostAgent(t, h, args, env, "--source-ips", strings.Join(src, ","))
+		loadgens = append(loadgens, a.name)
+	}
+	var o runOutcome
+	select {
+	case o = <-done:
+	case <-time.After(120 * time.Second):
+		t.Fatalf("the run did not end:\n%s", log.String())
+	}
+	if o.err != nil {
+		t.Fatalf("run: %v\n%s", o.err, log.String())
+	}
+	if want := "target: 1 process(es) on " + tgt.Addr.String() + ":"; !strings.Contains(log.String(), want) {
+		t.Errorf("the target does not listen on its host's address (%q):\n%s", want, log.String())
+	}
+	sum := o.res.Summary
+	if len(sum.Agents) != 3 {
+		t.Fatalf("summary lists %d agents, want 3", len(sum.Agents))
+	}
+	for _, a := range sum.Agents {
+		if a.OffsetErrorMS <= 0 || a.Lost {
+			t.Errorf("agent %s: offset error %v ms, lost %v", a.Name, a.OffsetErrorMS, a.Lost)
+		}
+	}
+	if rec := sum.Recovery; len(rec) != 1 || rec[0].ConnectedBefore != testClients || rec[0].Recovered != testClients {
+		t.Errorf("recovery %+v, want all %d clients back", rec, testClients)
+	}
+	for _, f := range []string{results.ConnectLogFile, results.TTRLogFile} {
+		merged, err := results.ReadHistogramLogFile(filepath.Join(cfg.Out, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		own := results.NewHistogram()
+		for _, name := range loadgens {
+			hh, err := results.ReadHistogramLogFile(filepath.Join(cfg.Out, storm.AgentsDir, name, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			own.Merge(hh)
+		}
+		if merged.TotalCount() == 0 || !own.Equals(merged) {
+			t.Errorf("%s: merged %d values differ from the agents' own merged (%d)", f, merged.TotalCount(), own.TotalCount())
+		}
+	}
+}
