@@ -100,6 +100,11 @@ func (r *reactor) alloc() *link {
 // open takes a just-accepted client socket: it applies the faults that act
 // on new connections, then connects the upstream.
 func (r *reactor) open(cfd int) {
+	// The accept loop may drain connections that arrived after a Set
+	// during this batch: they meet the fault set of their time too.
+	if st := r.p.fault.Load(); st != r.cur {
+		r.apply(st)
+	}
 	r.stats.accepted.Add(1)
 	key := linkKey(r.p.cfg.Proc, r.idx, r.serial)
 	r.serial++
