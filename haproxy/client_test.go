@@ -168,6 +168,9 @@ func TestClientAndSampler(t *testing.T) {
 			t.Fatalf("GET with no server: %d, want 503", code)
 		}
 	}
+	// HAProxy counts a session's answer when the session ends, a moment
+	// after the client has read it.
+	waitFor(t, "the frontend counted 3 5xx", func() bool { return row(t, c, "fe/FRONTEND").Hrsp5xx >= 3 })
 	s.Sample(ctx)
 	tot := s.Totals()
 	var fe, srv RowTotals
