@@ -65,9 +65,6 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	cfg = cfg.withDefaults()
 	s := &sim{cfg: cfg, procs: cfg.Procs, lb: -1, giveUp: int64(SynGiveUp(cfg.SynRetries))}
 	s.clients = make([]client, cfg.Clients)
-	for i := range s.clients {
-		s.clients[i].downAt = noTime
-	}
 	n := cfg.Procs
 	if cfg.LB != nil {
 		s.lb = n
