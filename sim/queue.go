@@ -8,7 +8,8 @@ import (
 // bucketWidth is the width of one calendar bucket.
 const bucketWidth = int64(time.Millisecond)
 
-// entry is one pending event: 16 bytes. who is a client's index for client
+// entry is one pending event: 16 bytes, 8 packed in a future bucket
+// (packKey). who is a client's index for client
 // events, a listener's index for listener events, a planned event's index
 // for chaos events.
 type entry struct {
