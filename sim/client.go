@@ -14,7 +14,7 @@ const noTime = math.MinInt64
 // client is one simulated client: 48 bytes.
 type client struct {
 	attemptAt int64  // start of the current attempt
-	downAt    int64  // when its last connection ended; noTime: none yet
+	downAt    int64  // when its last connection ended, plus one; 0: none yet (a fresh array needs no pass)
 	deadline  int64  // handshake deadline of the current attempt
 	mark      int64  // start of the current SYN leg, or when it stalled
 	attempt   uint32 // backoff attempt number: failures since its last 101

@@ -8,7 +8,7 @@
 // runs.
 //
 //	Run ─ plan (chaos.Schedule.Plan: events with their Start, End, Ready)
-//	    └ loop: calendar queue of 1 ms buckets, one heap per bucket
+//	    └ loop: calendar queue of 1 ms buckets, each sorted once when reached
 //	         ├ client events (one live event per client; a generation
 //	         │  counter makes superseded ones no-ops)
 //	         │    start ─> SYN ─> listener ─┬ refused (port closed)
@@ -32,7 +32,7 @@
 // connection, reset at a 101), so a client waits in a simulation exactly
 // what it would wait in a real run after the same failures.
 //
-// Memory: a client is one 48-byte struct and a few 16-byte queue
-// entries at a time; no goroutine per client. The recovery of each event is
+// Memory: a client is one 48-byte struct and a few 8-byte queue
+// entries at a time (16 bytes in the running millisecond's heap); no goroutine per client. The recovery of each event is
 // kept in 2 bits per client.
 package sim

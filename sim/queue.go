@@ -1,11 +1,15 @@
 package sim
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // bucketWidth is the width of one calendar bucket.
 const bucketWidth = int64(time.Millisecond)
 
-// entry is one pending event: 16 bytes. who is a client's index for client
+// entry is one pending event: 16 bytes, 8 packed in a future bucket
+// (packKey). who is a client's index for client
 // events, a listener's index for listener events, a planned event's index
 // for chaos events.
 type entry struct {
@@ -46,21 +50,66 @@ func less(a, b *entry) bool {
 	return a.who < b.who
 }
 
-// calendar is the event queue: one bucket per millisecond of the run,
-// entries appended unordered, and the bucket being run kept as a 4-ary
-// heap. Pushing and popping cost O(log b) for b entries in one
-// millisecond, not O(log n) over every pending event; the buckets of a
-// run take 24 bytes per millisecond.
+// calendar is the event queue: one bucket per millisecond of the run.
+// A future bucket holds its entries packed in one uint64 each (packKey),
+// appended unordered in chunks; when the run reaches it, it is sorted once, and
+// entries pushed into the running millisecond meanwhile go to a small
+// 4-ary heap merged with it. Sorting a bucket of b entries is O(b log b)
+// on 8-byte integers, sequential in memory; the order is the same as
+// less's (time, kind, who), entries that differ only in gen being one
+// live entry and stale ones that do nothing.
 type calendar struct {
-	buckets [][]entry
-	cur     int     // the bucket being run
-	heap    []entry // bucket cur, heap-ordered
-	n       int     // pending entries
-	spare   [][]entry
+	buckets []bucket
+	cur     int      // the bucket being run
+	run     []uint64 // bucket cur, sorted
+	ri      int      // next entry of run
+	heap    []entry  // entries pushed at or before bucket cur while it runs
+	n       int      // pending entries
+	free    []*chunk // chunks of buckets already run
+}
+
+// A bucket's entries are kept in chunks from the calendar's free list,
+// so a growing bucket is never copied (nor a fresh array cleared): its
+// entries are copied once, into run, when it is reached.
+type bucket struct {
+	chunks []*chunk
+	n      int // entries in the last chunk
+}
+
+const chunkLen = 128
+
+type chunk [chunkLen]uint64
+
+// The fields of a packed entry, from the most significant bits: the
+// offset in its millisecond (20 bits), kind (4), who (32), gen (8).
+const (
+	offShift  = 44
+	kindShift = 40
+	whoShift  = 8
+)
+
+// Every offset in a bucket and every kind fit their fields.
+var (
+	_ = [1]struct{}{}[(bucketWidth-1)>>(64-offShift)]
+	_ = [1]struct{}{}[evClosed>>(offShift-kindShift)]
+)
+
+func packKey(e entry, b int) uint64 {
+	off := e.at - int64(b)*bucketWidth
+	return uint64(off)<<offShift | uint64(e.kind)<<kindShift | uint64(e.who)<<whoShift | uint64(e.gen)
+}
+
+func unpackKey(k uint64, b int) entry {
+	return entry{
+		at:   int64(b)*bucketWidth + int64(k>>offShift),
+		kind: kind(k >> kindShift & 15),
+		who:  uint32(k >> whoShift),
+		gen:  uint8(k),
+	}
 }
 
 func newCalendar(length time.Duration) *calendar {
-	return &calendar{buckets: make([][]entry, int64(length)/bucketWidth+1)}
+	return &calendar{buckets: make([]bucket, int64(length)/bucketWidth+1)}
 }
 
 // push adds e; an entry at or past the run's end is dropped: it never runs.
@@ -74,16 +123,24 @@ func (c *calendar) push(e entry) {
 		c.heapPush(e)
 		return
 	}
-	s := c.buckets[b]
-	if s == nil && len(c.spare) > 0 {
-		s, c.spare = c.spare[len(c.spare)-1], c.spare[:len(c.spare)-1]
+	bk := &c.buckets[b]
+	if len(bk.chunks) == 0 || bk.n == chunkLen {
+		var ch *chunk
+		if k := len(c.free); k > 0 {
+			ch, c.free = c.free[k-1], c.free[:k-1]
+		} else {
+			ch = new(chunk)
+		}
+		bk.chunks = append(bk.chunks, ch)
+		bk.n = 0
 	}
-	c.buckets[b] = append(s, e)
+	bk.chunks[len(bk.chunks)-1][bk.n] = packKey(e, b)
+	bk.n++
 }
 
 // pop returns the earliest entry; ok is false when none is left.
 func (c *calendar) pop() (e entry, ok bool) {
-	for len(c.heap) == 0 {
+	for c.ri == len(c.run) && len(c.heap) == 0 {
 		if c.n == 0 {
 			return e, false
 		}
@@ -91,15 +148,29 @@ func (c *calendar) pop() (e entry, ok bool) {
 		if c.cur >= len(c.buckets) {
 			return e, false
 		}
-		if s := c.buckets[c.cur]; len(s) > 0 {
-			c.buckets[c.cur] = nil
-			if cap(c.heap) > 0 {
-				c.spare = append(c.spare, c.heap[:0])
+		bk := &c.buckets[c.cur]
+		if len(bk.chunks) == 0 {
+			continue
+		}
+		c.run, c.ri = c.run[:0], 0
+		last := len(bk.chunks) - 1
+		for i, ch := range bk.chunks {
+			if i < last {
+				c.run = append(c.run, ch[:]...)
+			} else {
+				c.run = append(c.run, ch[:bk.n]...)
 			}
-			c.heap = s
-			for i := (len(s) - 2) / 4; i >= 0; i-- {
-				c.down(i)
-			}
+			c.free = append(c.free, ch)
+		}
+		*bk = bucket{}
+		slices.Sort(c.run)
+	}
+	c.n--
+	if c.ri < len(c.run) {
+		e = unpackKey(c.run[c.ri], c.cur)
+		if len(c.heap) == 0 || !less(&c.heap[0], &e) {
+			c.ri++
+			return e, true
 		}
 	}
 	e = c.heap[0]
@@ -109,7 +180,6 @@ func (c *calendar) pop() (e entry, ok bool) {
 	if last > 0 {
 		c.down(0)
 	}
-	c.n--
 	return e, true
 }
 

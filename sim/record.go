@@ -105,9 +105,9 @@ func (r *recorder) up(id uint32, c *client, now int64) {
 		f.Firsts++
 	}
 	c.flags |= flUp | flEver
-	if c.downAt != noTime {
-		r.st.Record(results.DistTTR, time.Duration(now), time.Duration(now-c.downAt))
-		c.downAt = noTime
+	if c.downAt != 0 {
+		r.st.Record(results.DistTTR, time.Duration(now), time.Duration(now-(c.downAt-1)))
+		c.downAt = 0
 	}
 	r.transition(id, now, true)
 }
@@ -116,7 +116,7 @@ func (r *recorder) up(id uint32, c *client, now int64) {
 func (r *recorder) down(id uint32, c *client, now int64) {
 	r.step(now).Downs++
 	c.flags &^= flUp
-	c.downAt = now
+	c.downAt = now + 1
 	r.transition(id, now, false)
 }
 

@@ -65,9 +65,6 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	cfg = cfg.withDefaults()
 	s := &sim{cfg: cfg, procs: cfg.Procs, lb: -1, giveUp: int64(SynGiveUp(cfg.SynRetries))}
 	s.clients = make([]client, cfg.Clients)
-	for i := range s.clients {
-		s.clients[i].downAt = noTime
-	}
 	n := cfg.Procs
 	if cfg.LB != nil {
 		s.lb = n
@@ -476,7 +473,11 @@ func (s *sim) accept(li int, now int64) {
 		l.busy = max(l.busy, now) + l.service
 		c.setState(stUpgrading)
 		s.q.push(entry{at: l.busy, who: e.c, gen: c.gen, kind: evUpgraded})
-		if c.deadline != noTime {
+		// A deadline after the 101 could only find the client moved on:
+		// evUpgraded changes its state whatever it finds, so the entry
+		// is pushed only when it can run first (at the same instant,
+		// kind orders it before the 101).
+		if c.deadline != noTime && c.deadline <= l.busy {
 			s.q.push(entry{at: max(c.deadline, now), who: e.c, gen: c.gen, kind: evHSTimeout})
 		}
 	}

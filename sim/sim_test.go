@@ -250,12 +250,35 @@ func TestConfigValidate(t *testing.T) {
 }
 
 // TestSizes holds the memory the package documents per client: a 48-byte
-// client and 16-byte queue entries.
+// client and 8-byte queue entries (16 in the running millisecond's heap).
 func TestSizes(t *testing.T) {
 	if n := unsafe.Sizeof(client{}); n != 48 {
 		t.Errorf("client is %d bytes, docs say 48", n)
 	}
 	if n := unsafe.Sizeof(entry{}); n != 16 {
 		t.Errorf("queue entry is %d bytes, docs say 16", n)
+	}
+	if n := unsafe.Sizeof(packKey(entry{}, 0)); n != 8 {
+		t.Errorf("packed queue entry is %d bytes, docs say 8", n)
+	}
+}
+
+// BenchmarkSimulate1M is issue 13's acceptance run at a tenth of its
+// size: 1,000,000 clients with the default sizing, an abrupt restart at
+// 10 s, the jittered policy, 30 s of virtual time.
+func BenchmarkSimulate1M(b *testing.B) {
+	sched, err := chaos.Parse("at 10s restart abrupt down=2s")
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := Config{
+		Clients: 1000000, Policy: backoff.MustParse("exp:initial=1s,max=60s,jitter=0.5,spread=100ms-500ms"),
+		Seed: 1, Duration: 30 * time.Second, Schedule: sched, ScheduleText: "at 10s restart abrupt down=2s",
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Run(context.Background(), cfg); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
