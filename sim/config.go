@@ -49,8 +49,10 @@ const (
 	// DefaultConnectTimeout and DefaultHandshakeTimeout are the loadgen's.
 	DefaultConnectTimeout   = 10 * time.Second
 	DefaultHandshakeTimeout = 10 * time.Second
-	// PerProcess is how many clients one target process holds in a real
-	// run (storm.PerProcess): Procs defaults to the same layout.
+	// PerProcess is how many clients one target process holds by default:
+	// the layout of the real runs the model was calibrated against
+	// (docs/simulator.md). Real runs now give a process 90 % of its
+	// open-file limit (storm.PerProcess, 18,000 here); --procs sets either.
 	PerProcess = 15000
 	// MaxClients bounds a simulated fleet (client IDs are uint32 and the
 	// timeline counts are uint32).
