@@ -58,7 +58,7 @@ type Hub struct {
 
 	mu      sync.Mutex
 	want    int
-	pending map[string]bool // session IDs between hello and offset
+	pending map[string]string // session ID -> agent name, between hello and membership
 	members []*Member
 	changed chan struct{}
 }
@@ -108,7 +108,7 @@ func New(cfg Config) (*Hub, error) {
 	if cfg.TokenFile == "" {
 		return nil, errors.New("--token-file: required with --agents")
 	}
-	h := &Hub{cfg: cfg, pending: map[string]bool{}, changed: make(chan struct{}, 1)}
+	h := &Hub{cfg: cfg, pending: map[string]string{}, changed: make(chan struct{}, 1)}
 	var err error
 	if _, serr := os.Stat(cfg.TokenFile); serr == nil {
 		h.token, err = ReadToken(cfg.TokenFile)
@@ -275,24 +275,31 @@ func (h *Hub) hello(m *nats.Msg) {
 		return
 	}
 	h.mu.Lock()
-	if h.pending[he.SID] {
+	if _, ok := h.pending[he.SID]; ok {
 		h.mu.Unlock()
 		return // a hello sent again while the first is answered
 	}
+	// A name being admitted counts as taken too: its agent may already
+	// have been told it joined.
+	taken := false
+	for _, name := range h.pending {
+		taken = taken || name == he.Name
+	}
 	for _, o := range h.members {
-		if o.Name == he.Name {
-			h.mu.Unlock()
-			h.logf("hub: refused %s: an agent of that name has joined", who)
-			h.refuse(m.Reply, h.token, fmt.Sprintf("an agent named %q has already joined this run: give each agent its own --name", he.Name))
-			return
-		}
+		taken = taken || o.Name == he.Name
+	}
+	if taken {
+		h.mu.Unlock()
+		h.logf("hub: refused %s: an agent of that name has joined", who)
+		h.refuse(m.Reply, h.token, fmt.Sprintf("an agent named %q has already joined this run: give each agent its own --name", he.Name))
+		return
 	}
 	if h.want > 0 && len(h.members) >= h.want {
 		h.mu.Unlock()
 		h.refuse(m.Reply, h.token, fmt.Sprintf("the run has its %d agents already", h.want))
 		return
 	}
-	h.pending[he.SID] = true
+	h.pending[he.SID] = he.Name
 	h.mu.Unlock()
 	up, err := h.nc.SubscribeSync(upSubject(he.SID))
 	if err != nil {
