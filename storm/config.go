@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/chaos"
-	"github.com/stampede-dev/stampede/haproxy"
 	"github.com/stampede-dev/stampede/cluster/hub"
+	"github.com/stampede-dev/stampede/haproxy"
 	"github.com/stampede-dev/stampede/internal/redact"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"

@@ -30,8 +30,8 @@ import (
 
 	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/cluster"
-	"github.com/stampede-dev/stampede/haproxy"
 	"github.com/stampede-dev/stampede/cluster/hub"
+	"github.com/stampede-dev/stampede/haproxy"
 	"github.com/stampede-dev/stampede/hoststat"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
