@@ -7,13 +7,15 @@ import (
 
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/chaos"
+	"github.com/stampede-dev/stampede/loadgen"
+	"github.com/stampede-dev/stampede/target"
 )
 
 // Defaults of the model. The kernel's figures are the ones measured on
 // this project's machines (docs/simulator.md).
 const (
-	// DefaultBacklog is the target's listen backlog (target.DefaultBacklog).
-	DefaultBacklog = 128
+	// DefaultBacklog is the target's listen backlog.
+	DefaultBacklog = target.DefaultBacklog
 	// DefaultProcCapacity is how many connections one target process
 	// accepts and upgrades per second when no accept rate paces it: the
 	// loopback figure of the bundled target (10,000 reconnects absorbed in
@@ -43,12 +45,12 @@ const (
 	DefaultStartTime = 140 * time.Millisecond
 	// DefaultSynRetries is the kernel's net.ipv4.tcp_syn_retries.
 	DefaultSynRetries = 6
-	// DefaultMaxInflight bounds first connects in flight without a ramp
-	// (loadgen.DefaultMaxInflight).
-	DefaultMaxInflight = 2000
+	// DefaultMaxInflight bounds first connects in flight without a ramp,
+	// as the loadgen does.
+	DefaultMaxInflight = loadgen.DefaultMaxInflight
 	// DefaultConnectTimeout and DefaultHandshakeTimeout are the loadgen's.
-	DefaultConnectTimeout   = 10 * time.Second
-	DefaultHandshakeTimeout = 10 * time.Second
+	DefaultConnectTimeout   = loadgen.DefaultConnectTimeout
+	DefaultHandshakeTimeout = loadgen.DefaultHandshakeTimeout
 	// PerProcess is how many clients one target process holds by default:
 	// the layout of the real runs the model was calibrated against
 	// (docs/simulator.md). Real runs now give a process 90 % of its
