@@ -31,7 +31,15 @@ type agentProc struct {
 func startAgent(t *testing.T, url, tokenFile, name, role string, extra ...string) *agentProc {
 	t.Helper()
 	args := append([]string{"agent", "--nats", url, "--token-file", tokenFile, "--name", name, "--role", role, "--join-timeout", "30s"}, extra...)
-	a := &agentProc{name: name, cmd: exec.Command(stampedeExe, args...), log: &lockedBuffer{}, done: make(chan error, 1)}
+	return runAgent(t, name, "", exec.Command(stampedeExe, args...))
+}
+
+// runAgent starts cmd as agent name in a process group of its own, its
+// output kept; the test's end kills the group and waits, and a failed test
+// logs the output (where, when set, says on which host it ran).
+func runAgent(t *testing.T, name, where string, cmd *exec.Cmd) *agentProc {
+	t.Helper()
+	a := &agentProc{name: name, cmd: cmd, log: &lockedBuffer{}, done: make(chan error, 1)}
 	a.cmd.Stdout, a.cmd.Stderr = a.log, a.log
 	a.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := a.cmd.Start(); err != nil {
@@ -42,6 +50,9 @@ func startAgent(t *testing.T, url, tokenFile, name, role string, extra ...string
 		_ = syscall.Kill(-a.cmd.Process.Pid, syscall.SIGKILL)
 		<-a.done
 		if t.Failed() {
+			if where != "" {
+				name += " on " + where
+			}
 			t.Logf("agent %s:\n%s", name, a.log.String())
 		}
 	})

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -31,22 +30,9 @@ func startHostAgent(t *testing.T, h netnshost.Host, args, env []string, extra ..
 			name = v
 		}
 	}
-	a := &agentProc{name: name, cmd: h.Command(context.Background(), stampedeExe, args...), log: &lockedBuffer{}, done: make(chan error, 1)}
-	a.cmd.Env = append(os.Environ(), env...)
-	a.cmd.Stdout, a.cmd.Stderr = a.log, a.log
-	a.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := a.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { a.done <- a.cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = syscall.Kill(-a.cmd.Process.Pid, syscall.SIGKILL)
-		<-a.done
-		if t.Failed() {
-			t.Logf("agent %s on %s:\n%s", name, h.Name, a.log.String())
-		}
-	})
-	return a
+	cmd := h.Command(context.Background(), stampedeExe, args...)
+	cmd.Env = append(os.Environ(), env...)
+	return runAgent(t, name, h.Name, cmd)
 }
 
 // TestRunOverNamespaceHosts: the coordinator in the root namespace, the
