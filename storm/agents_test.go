@@ -103,6 +103,19 @@ type runOutcome struct {
 	err error
 }
 
+// awaitRun waits up to d for the run of runAsync to end, failing the test
+// with the run's log when it does not.
+func awaitRun(t *testing.T, done <-chan runOutcome, log *lockedBuffer, d time.Duration) runOutcome {
+	t.Helper()
+	select {
+	case o := <-done:
+		return o
+	case <-time.After(d):
+		t.Fatalf("the run did not end:\n%s", log.String())
+		return runOutcome{}
+	}
+}
+
 // TestRunOverAgents: a run whose target and fleet are on agents that
 // joined over NATS (child processes here): the restart storm recovers
 // every client, summary.json lists the agents with their clock estimates,
@@ -115,12 +128,7 @@ func TestRunOverAgents(t *testing.T) {
 	startAgent(t, url, cfg.Hub.TokenFile, "tgt", hub.RoleTarget)
 	startAgent(t, url, cfg.Hub.TokenFile, "lg-a", hub.RoleLoadgen, "--capacity", "300")
 	startAgent(t, url, cfg.Hub.TokenFile, "lg-b", hub.RoleLoadgen, "--capacity", "100")
-	var o runOutcome
-	select {
-	case o = <-done:
-	case <-time.After(90 * time.Second):
-		t.Fatalf("the run did not end:\n%s", log.String())
-	}
+	o := awaitRun(t, done, log, 90*time.Second)
 	if o.err != nil {
 		t.Fatalf("run: %v\n%s", o.err, log.String())
 	}
@@ -179,12 +187,7 @@ func TestAgentKilled(t *testing.T) {
 	time.Sleep(3 * time.Second)
 	killed := time.Now()
 	_ = syscall.Kill(-victim.cmd.Process.Pid, syscall.SIGKILL) // the agent and its loadgen child
-	var o runOutcome
-	select {
-	case o = <-done:
-	case <-time.After(60 * time.Second):
-		t.Fatalf("the run did not end:\n%s", log.String())
-	}
+	o := awaitRun(t, done, log, 60*time.Second)
 	if o.err != nil {
 		t.Fatalf("--on-agent-loss continue: %v", o.err)
 	}
@@ -291,12 +294,7 @@ func TestProxyOnTargetAgent(t *testing.T) {
 	url := waitURL(t, log)
 	startAgent(t, url, cfg.Hub.TokenFile, "tgt", hub.RoleTarget)
 	startAgent(t, url, cfg.Hub.TokenFile, "lg", hub.RoleLoadgen)
-	var o runOutcome
-	select {
-	case o = <-done:
-	case <-time.After(90 * time.Second):
-		t.Fatalf("the run did not end:\n%s", log.String())
-	}
+	o := awaitRun(t, done, log, 90*time.Second)
 	if o.err != nil {
 		t.Fatalf("run: %v\n%s", o.err, log.String())
 	}

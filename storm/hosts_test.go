@@ -71,12 +71,7 @@ func TestRunOverNamespaceHosts(t *testing.T) {
 		a := startHostAgent(t, h, args, env, "--source-ips", strings.Join(src, ","))
 		loadgens = append(loadgens, a.name)
 	}
-	var o runOutcome
-	select {
-	case o = <-done:
-	case <-time.After(120 * time.Second):
-		t.Fatalf("the run did not end:\n%s", log.String())
-	}
+	o := awaitRun(t, done, log, 120*time.Second)
 	if o.err != nil {
 		t.Fatalf("run: %v\n%s", o.err, log.String())
 	}
