@@ -199,19 +199,10 @@ func TestRecoverTruncatesTornTail(t *testing.T) {
 		}, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			s, err := OpenFile(dir, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := 1; i <= 3; i++ {
-				mustAppend(t, s, "r", fmt.Sprint("id", i), "body")
-			}
-			s.Close()
-			path := filepath.Join(dir, logName)
+			dir, path := threeRecords(t)
 			st, _ := os.Stat(path)
 			tc.corrupt(t, path, st.Size())
-			s, err = OpenFile(dir, Options{})
+			s, err := OpenFile(dir, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -365,6 +356,22 @@ func ctxT(t *testing.T) context.Context {
 }
 
 // mustAppend appends one message, failing t on an error.
+// threeRecords writes a log of three records (ids id1..id3 in room r) in
+// a new folder and closes it; it returns the folder and the log's path.
+func threeRecords(t *testing.T) (dir, path string) {
+	t.Helper()
+	dir = t.TempDir()
+	s, err := OpenFile(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 3; i++ {
+		mustAppend(t, s, "r", fmt.Sprint("id", i), "body")
+	}
+	s.Close()
+	return dir, filepath.Join(dir, logName)
+}
+
 func mustAppend(t *testing.T, s Store, room, id, body string) (uint64, bool) {
 	t.Helper()
 	seq, dup, err := s.Append(ctxT(t), room, id, []byte(body))
@@ -378,16 +385,7 @@ func mustAppend(t *testing.T, s Store, room, id, body string) (uint64, bool) {
 // three records: truncating there would drop the two valid ones after it,
 // so opening fails with ErrDamaged and leaves the log as it was.
 func TestRecoverRefusesDamageBeforeValidRecords(t *testing.T) {
-	dir := t.TempDir()
-	s, err := OpenFile(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 1; i <= 3; i++ {
-		mustAppend(t, s, "r", fmt.Sprint("id", i), "body")
-	}
-	s.Close()
-	path := filepath.Join(dir, logName)
+	dir, path := threeRecords(t)
 	before, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
