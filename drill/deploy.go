@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -184,7 +183,9 @@ func (d *Deploy) logf(format string, a ...any) {
 
 // Events returns the "deploy" event: from the command's start to its end,
 // ready at its end (a rolling deploy's command ends once the last backend
-// is healthy again, so recovery is measured from there). None when it
+// is healthy again, so the fleet's recovery from the whole deploy is
+// measured from there), with the backends' steps; then one "backend"
+// event per backend the command restarted (backendEvents). None when it
 // never started.
 func (d *Deploy) Events() []results.Event {
 	d.mu.Lock()
@@ -192,57 +193,12 @@ func (d *Deploy) Events() []results.Event {
 	if !d.started {
 		return nil
 	}
-	return []results.Event{{Kind: "deploy", Mode: "command", Spec: d.shown(), Start: d.start, End: d.end, Ready: d.end, PID: d.pid, Exit: d.exit,
-		Steps: stepsOf(d.out.String(), d.t0)}}
-}
-
-// stepsOf reads the command's step lines (results.ParseStepLine;
-// docs/loadbalancer.md "Step lines"), such as scripts/rolling-deploy.sh
-// prints, into the deploy event's steps, one per backend in the order they
-// first appear: Start at its "drain" (or "restart" without one), End at
-// "up" (started again and healthy), Ready at "ready", Conns the number a
-// "drain" line's detail starts with (-1 when none). A backend named sN is
-// process N; another name takes its position in the output. Lines of
-// other kinds (deploy-start, deploy-end) are the command's span already.
-func stepsOf(out string, t0 time.Time) []results.Step {
-	var steps []results.Step
-	index := map[string]int{}
-	for _, line := range strings.Split(out, "\n") {
-		sl, ok := results.ParseStepLine(line)
-		if !ok || sl.Name == "deploy" {
-			continue
-		}
-		i, seen := index[sl.Name]
-		if !seen {
-			proc := len(steps) + 1
-			if n, err := strconv.Atoi(strings.TrimPrefix(sl.Name, "s")); err == nil && strings.HasPrefix(sl.Name, "s") && n > 0 {
-				proc = n
-			}
-			i = len(steps)
-			index[sl.Name] = i
-			steps = append(steps, results.Step{Proc: proc, Conns: -1})
-		}
-		at := sl.At.Sub(t0)
-		st := &steps[i]
-		switch sl.Kind {
-		case "drain":
-			st.Start = at
-			if f := strings.Fields(sl.Detail); len(f) > 0 {
-				if n, err := strconv.ParseInt(f[0], 10, 64); err == nil {
-					st.Conns = n
-				}
-			}
-		case "restart":
-			if st.Start == 0 {
-				st.Start = at
-			}
-		case "up":
-			st.End = at
-		case "ready":
-			st.Ready = at
-		}
+	steps := stepLinesOf(d.out.String(), d.t0)
+	ev := results.Event{Kind: "deploy", Mode: "command", Spec: d.shown(), Start: d.start, End: d.end, Ready: d.end, PID: d.pid, Exit: d.exit}
+	for _, st := range steps {
+		ev.Steps = append(ev.Steps, st.Step)
 	}
-	return steps
+	return append([]results.Event{ev}, backendEvents(steps)...)
 }
 
 // Checks returns the "deploy" check: the command exited 0.

@@ -392,6 +392,10 @@ type Event struct {
 	// Detected is true when the loadgen inferred the event from its clients
 	// rather than being told by a supervisor.
 	Detected bool `json:"detected,omitempty"`
+	// Explains is true when the event is the cause of an outage its clients
+	// detect from its Start to its End (a drill's backend restart): a
+	// detected outage that starts then is the same one (DropExplained).
+	Explains bool `json:"-"`
 	// Steps are the processes of a restart that went one process at a
 	// time (procs=one, rolling), in order.
 	Steps []Step `json:"-"`

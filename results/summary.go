@@ -504,3 +504,25 @@ func recoveries(r *Report, parts []RecoveryPartial, events []Event, end time.Dur
 func SortEvents(events []Event) {
 	slices.SortStableFunc(events, func(a, b Event) int { return cmp.Compare(a.Start, b.Start) })
 }
+
+// DropExplained returns events without the detected outages that an event
+// with Explains set accounts for: those starting within its [Start, End]
+// (its Start alone when End is not after it). Left in, such an outage
+// would take the clients that event cut, since a client's disconnect
+// belongs to the last event started before it (RecoveryPartials).
+func DropExplained(events []Event) []Event {
+	out := events[:0:0]
+	for _, e := range events {
+		explained := false
+		for _, x := range events {
+			if e.Detected && x.Explains && e.Start >= x.Start && e.Start <= max(x.End, x.Start) {
+				explained = true
+				break
+			}
+		}
+		if !explained {
+			out = append(out, e)
+		}
+	}
+	return out
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -302,5 +303,26 @@ func TestWriteTextUnmeasured(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDropExplained: a detected outage starting within an explaining
+// event's span goes; one outside it, and every told event, stay.
+func TestDropExplained(t *testing.T) {
+	s := func(d float64) time.Duration { return time.Duration(d * float64(time.Second)) }
+	events := []Event{
+		{Kind: "deploy", Start: s(10), End: s(30), Ready: s(30)},
+		{Kind: "backend", Spec: "s1", Start: s(12), End: s(15), Ready: s(12), Explains: true},
+		{Kind: "outage", Detected: true, Start: s(12.004), Ready: s(13)},
+		{Kind: "outage", Detected: true, Start: s(15), Ready: s(16)},
+		{Kind: "outage", Detected: true, Start: s(16), Ready: s(17)},
+		{Kind: "restart", Start: s(20), End: s(22)},
+	}
+	var got []string
+	for _, e := range DropExplained(events) {
+		got = append(got, fmt.Sprintf("%s@%v", e.Kind, e.Start.Seconds()))
+	}
+	if want := "deploy@10 backend@12 outage@16 restart@20"; strings.Join(got, " ") != want {
+		t.Errorf("DropExplained: %s, want %s", strings.Join(got, " "), want)
 	}
 }

@@ -53,9 +53,13 @@ func (r *TimelineRow) FailureCount() uint32 {
 
 // EventName is how an event is named in timeline.csv and the report:
 // kind, then mode, e.g. "restart abrupt"; "(detected)" is added to an
-// event the loadgen inferred.
+// event the loadgen inferred. A drill's backend event names its backend:
+// "backend s2 restart".
 func EventName(e EventSummary) string {
 	n := e.Kind
+	if e.Kind == "backend" && e.Spec != "" {
+		n += " " + e.Spec
+	}
 	if e.Mode != "" {
 		n += " " + e.Mode
 	}

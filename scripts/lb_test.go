@@ -363,7 +363,8 @@ func TestLBTLS(t *testing.T) {
 // TestLBDrill: `stampede drill --restart-cmd 'rolling-deploy.sh DIR'`
 // through HAProxy records the deploy as an event whose steps are the
 // backends' drain-to-ready spans (from the script's step lines, drawn in
-// report.html's timeline), reads
+// report.html's timeline) and each backend's restart as a recovery event
+// of its own, reads
 // HAProxy's counters, passes its gates and writes a JUnit file all passed.
 func TestLBDrill(t *testing.T) {
 	dir := t.TempDir()
@@ -384,8 +385,11 @@ func TestLBDrill(t *testing.T) {
 	}
 	var sum struct {
 		Events []struct {
-			Kind  string `json:"kind"`
-			Steps []struct {
+			Kind   string   `json:"kind"`
+			Spec   string   `json:"spec"`
+			StartS float64  `json:"start_s"`
+			ReadyS *float64 `json:"ready_s"`
+			Steps  []struct {
 				Proc   int     `json:"proc"`
 				StartS float64 `json:"start_s"`
 				EndS   float64 `json:"end_s"`
@@ -393,6 +397,12 @@ func TestLBDrill(t *testing.T) {
 				Conns  int64   `json:"conns"`
 			} `json:"steps"`
 		} `json:"events"`
+		Recovery []struct {
+			Event           int `json:"event"`
+			ConnectedBefore int `json:"connected_before"`
+			Disconnected    int `json:"disconnected"`
+			Recovered       int `json:"recovered"`
+		} `json:"recovery"`
 		HAProxy *haproxy.Totals `json:"haproxy"`
 	}
 	b, err := os.ReadFile(filepath.Join(res, "summary.json"))
@@ -403,7 +413,21 @@ func TestLBDrill(t *testing.T) {
 		t.Fatal(err)
 	}
 	var steps int
-	for _, e := range sum.Events {
+	var backends []string
+	for i, e := range sum.Events {
+		if e.Kind == "backend" {
+			// Drained first, with the other backend in rotation: ready at
+			// its restart, every client it cut back by the end.
+			backends = append(backends, e.Spec)
+			if e.ReadyS == nil || *e.ReadyS != e.StartS || e.StartS < 2 {
+				t.Errorf("backend event %s: start %v ready %v, want ready at its restart after 2 s", e.Spec, e.StartS, e.ReadyS)
+			}
+			for _, r := range sum.Recovery {
+				if r.Event == i && (r.Disconnected == 0 || r.Recovered != r.ConnectedBefore) {
+					t.Errorf("backend event %s recovery %+v: want its cut clients, all back", e.Spec, r)
+				}
+			}
+		}
 		if e.Kind != "deploy" {
 			continue
 		}
@@ -417,11 +441,14 @@ func TestLBDrill(t *testing.T) {
 	if steps != 2 {
 		t.Errorf("deploy steps %d, want 2 (one per backend)\n%s", steps, b)
 	}
+	if strings.Join(backends, ",") != "s1,s2" {
+		t.Errorf("backend events %q, want s1,s2 (one recovery event per backend restarted)", backends)
+	}
 	if sum.HAProxy == nil || sum.HAProxy.Samples < 2 {
 		t.Errorf("summary.json haproxy: %+v", sum.HAProxy)
 	}
 	html, err := os.ReadFile(filepath.Join(res, "report.html"))
-	if err != nil || !strings.Contains(string(html), "backend 1: drain to ready") || !strings.Contains(string(html), "backend 2: drain to ready") {
+	if err != nil || !strings.Contains(string(html), "backend 1: drain to ready") || !strings.Contains(string(html), "backend 2: drain to ready") || !strings.Contains(string(html), "backend s2 restart") {
 		t.Errorf("report.html does not show each backend's drain-to-ready span: %v", err)
 	}
 	j, err := os.ReadFile(junit)

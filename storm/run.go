@@ -311,6 +311,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	mu.Unlock()
 	// Each loadgen computes its clients' share of every event's recovery;
 	// the coordinator never holds the fleet's transitions.
+	events = results.DropExplained(events)
 	results.SortEvents(events)
 	partials, err := co.Recover(context.Background(), events, length)
 	if err != nil {
