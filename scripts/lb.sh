@@ -244,12 +244,17 @@ fport=$(free_port)
 # what the backends left during a rolling deploy (all but one) accept: a
 # reconnect herd then waits in HAProxy's accept queue instead of
 # overflowing a backend's backlog, where a dropped SYN costs a 1 s resend.
-rate_limit=""
+# The frontend's accept queue (bind backlog) holds about one second of what
+# the instance admits: a burst that does not fit is dropped at SYN and
+# resent by the kernel, not queued past a client's upgrade timeout.
+# Without a rate limit, 1024.
+rate_limit="" fe_backlog=1024
 if [[ $rate_limit_arg =~ ^[0-9]+$ ]]; then
-	rate_limit="rate-limit sessions $rate_limit_arg"
+	rate_limit="rate-limit sessions $rate_limit_arg" fe_backlog=$rate_limit_arg
 elif [ "$rate_limit_arg" = auto ] && [ "$accept_rate" != 0 ]; then
-	rate_limit="rate-limit sessions $(awk -v r="$accept_rate" -v n="$backends" -v k="$instances" \
-		'BEGIN { n = n > 1 ? n - 1 : 1; x = r * n / k; printf "%d", (x == int(x)) ? x : int(x) + 1 }')"
+	fe_backlog=$(awk -v r="$accept_rate" -v n="$backends" -v k="$instances" \
+		'BEGIN { n = n > 1 ? n - 1 : 1; x = r * n / k; printf "%d", (x == int(x)) ? x : int(x) + 1 }')
+	rate_limit="rate-limit sessions $fe_backlog"
 fi
 # write_cfg K writes the configuration of HAProxy instance K; the
 # instances differ only in their runtime API socket. Every choice is
@@ -293,10 +298,10 @@ defaults
 	errorfile 503 $dir/503.http
 
 frontend fe
-	# About a second of what the backends accept, whatever the rate: a
-	# burst beyond it is dropped at SYN and resent by the client, not
-	# queued past its handshake timeout.
-	bind 127.0.0.1:$fport backlog 1024 $bind_tls
+	# About a second of what this instance admits (its rate limit; 1024
+	# without one): a burst beyond it is dropped at SYN and resent by the
+	# client, not queued past its handshake timeout.
+	bind 127.0.0.1:$fport backlog $fe_backlog $bind_tls
 	maxconn 9000
 	$rate_limit
 	default_backend be
