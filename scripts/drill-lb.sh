@@ -62,7 +62,7 @@ figures() {
 	echo "== $name: exit $rc"
 	jq -r '.slo[] | "  slo \(.expr): value \(.value) -> \(if .pass then "pass" else "FAIL" end)"' "$res/summary.json"
 	jq -r '.events[] | "  event \(.kind) \(.spec // .mode) \(.start_s)s-\(.end_s)s"' "$res/summary.json"
-	jq -r '.recovery[]? | "  recovery: back \(.recovered // .back // "-") r100 \(.r100_s // "-")"' "$res/summary.json" 2>/dev/null || true
+	jq -r '. as $s | .recovery[]? | ($s.events[.event]) as $e | "  recovery of \($e.kind) \(if $e.kind == "backend" then $e.spec else ($e.mode // "") end) at \($e.start_s * 100 | round / 100)s: back \(.recovered)/\(.connected_before) (\(.disconnected) down), r99 \(.r99_s // "-") r100 \(.r100_s // "-"), wasted/client \(.wasted_attempts_per_client // "-"), outage/client \(.outage_attempts_per_client // "-")"' "$res/summary.json"
 	jq -r '"  connect: \(.connect.attempts) attempts, \(.connect.successes) successes; failures " + ([.connect.failures | to_entries[] | select(.value > 0) | "\(.key) \(.value)"] | join(", "))' "$res/summary.json"
 	jq -r '"  disconnects: " + ([.events[].disconnects // {} | to_entries[] | select(.value > 0) | "\(.key) \(.value)"] | join(", "))' "$res/summary.json"
 	jq -r '.haproxy.rows[]? | select(.server != "BACKEND") | "  haproxy \(.proxy)/\(.server): sessions \(.sessions) peak \(.sessions_peak), 5xx \(.http_5xx), connect errors \(.connect_errors), retries \(.retries), redispatches \(.redispatches), checks down \(.checks_down)"' "$res/summary.json"
