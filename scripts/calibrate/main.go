@@ -78,22 +78,10 @@ var figures = []figure{
 
 // summary is what calibrate reads of summary.json.
 type summary struct {
-	DurationS float64 `json:"duration_s"`
-	Events    []struct {
-		StartS float64 `json:"start_s"`
-		EndS   float64 `json:"end_s"`
-		ReadyS float64 `json:"ready_s"`
-	} `json:"events"`
-	Recovery []struct {
-		ConnectedBefore int      `json:"connected_before"`
-		R100            *float64 `json:"r100_s"`
-		R50             *float64 `json:"r50_s"`
-		R90             *float64 `json:"r90_s"`
-		R99             *float64 `json:"r99_s"`
-		Peak            *float64 `json:"herd_peak_per_100ms"`
-		Wasted          *float64 `json:"wasted_attempts_per_client"`
-	} `json:"recovery"`
-	Kernel struct {
+	DurationS float64    `json:"duration_s"`
+	Events    []event    `json:"events"`
+	Recovery  []recovery `json:"recovery"`
+	Kernel    struct {
 		ListenOverflows float64 `json:"ListenOverflows"`
 	} `json:"kernel"`
 	Config struct {
@@ -101,6 +89,24 @@ type summary struct {
 			TargetProcs int `json:"target_procs"`
 		} `json:"sizing"`
 	} `json:"config"`
+}
+
+// event is what calibrate reads of a summary.json event.
+type event struct {
+	StartS float64 `json:"start_s"`
+	EndS   float64 `json:"end_s"`
+	ReadyS float64 `json:"ready_s"`
+}
+
+// recovery is what calibrate reads of a summary.json recovery.
+type recovery struct {
+	ConnectedBefore int      `json:"connected_before"`
+	R100            *float64 `json:"r100_s"`
+	R50             *float64 `json:"r50_s"`
+	R90             *float64 `json:"r90_s"`
+	R99             *float64 `json:"r99_s"`
+	Peak            *float64 `json:"herd_peak_per_100ms"`
+	Wasted          *float64 `json:"wasted_attempts_per_client"`
 }
 
 func (s *summary) rec() struct{ R50, R90, R99, Peak, Wasted *float64 } {
