@@ -14,7 +14,8 @@
 # does not starve the machine) and `stampede simulate` with the same flags
 # and the real run's layout and restart timing, then prints R50/R90/R99,
 # herd peak, wasted attempts per client and ListenOverflows, real beside
-# simulated, and whether the policies rank the same. Each real run's lines
+# simulated, whether the policies rank the same, and whether issue 13's
+# criterion holds. Each real run's lines
 # say how busy the machine was. The real runs are heavy
 # (50,000 connections, about 4 minutes each; 20 minutes in all): run it under
 # the shared lock. STAMPEDE=path uses a built binary.

@@ -197,6 +197,7 @@ func main() {
 	fmt.Println("Ordering of the policies, lowest first (never = null, last):")
 	fmt.Println()
 	fmt.Println("| clients | figure | real | simulated | same |")
+	ranked := true
 	fmt.Println("| --- | --- | --- | --- | --- |")
 	for _, n := range ns {
 		for _, f := range figures {
@@ -234,10 +235,34 @@ func main() {
 			ro, so := order(true), order(false)
 			same := "yes"
 			if ro != so {
-				same = "no"
+				same, ranked = "no", false
 			}
 			fmt.Printf("| %d | %s | %s | %s | %s |\n", n, f.name, ro, so, same)
 		}
+	}
+
+	// Issue 13's criterion: the jittered policy's R90, R99 and herd peak
+	// within 15 % of the real runs, and the same ranking on every figure.
+	fmt.Println()
+	for _, n := range ns {
+		r, ok := results[fmt.Sprint(n, "exp-jitter")]
+		if !ok {
+			continue
+		}
+		var parts []string
+		for _, f := range figures[1:4] { // R90, R99, herd peak
+			rv, sv := f.get(r.real), f.get(r.sim)
+			in := rv != nil && sv != nil && *rv != 0 && math.Abs(*sv-*rv) <= 0.15*math.Abs(*rv)
+			verdict := "no"
+			if in {
+				verdict = "yes"
+			}
+			parts = append(parts, fmt.Sprintf("%s %s (%s)", f.name, verdict, relErr(rv, sv)))
+		}
+		fmt.Printf("criterion, %d clients, exp-jitter within 15 %%: %s\n", n, strings.Join(parts, ", "))
+	}
+	if len(pols) > 1 {
+		fmt.Printf("criterion, the same ranking of the policies on every figure: %s\n", map[bool]string{true: "yes", false: "no"}[ranked])
 	}
 }
 
