@@ -15,10 +15,9 @@
 # and the real run's layout and restart timing, then prints R50/R90/R99,
 # herd peak, wasted attempts per client and ListenOverflows, real beside
 # simulated, whether the policies rank the same, and whether issue 13's
-# criterion holds. Each real run's lines
-# say how busy the machine was. The real runs are heavy
-# (50,000 connections, about 4 minutes each; 20 minutes in all): run it under
-# the shared lock. STAMPEDE=path uses a built binary.
+# criterion holds. Each real run's lines say how busy the machine was. The
+# real runs are heavy (50,000 connections, about 4 minutes each; 15 minutes
+# in all): run it under the shared lock. STAMPEDE=path uses a built binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
