@@ -52,9 +52,10 @@ const (
 	DefaultConnectTimeout   = loadgen.DefaultConnectTimeout
 	DefaultHandshakeTimeout = loadgen.DefaultHandshakeTimeout
 	// PerProcess is how many clients one target process holds by default:
-	// the layout of the real runs the model was calibrated against
-	// (docs/simulator.md). Real runs now give a process 90 % of its
-	// open-file limit (storm.PerProcess, 18,000 here); --procs sets either.
+	// the layout of the first calibration runs and of the 10 M figures
+	// (docs/simulator.md). Real runs give a process 90 % of its open-file
+	// limit (storm.PerProcess, 18,000 here), and scripts/calibrate passes
+	// each real run's layout; --procs sets either.
 	PerProcess = 15000
 	// MaxClients bounds a simulated fleet (client IDs are uint32 and the
 	// timeline counts are uint32).
