@@ -3,17 +3,21 @@
 # simulated, side by side with relative errors.
 #
 #   flock /work/notes/heavy.lock scripts/calibrate.sh [flags of scripts/calibrate]
-#       e.g. -clients 10000 (one size), -reuse (keep real runs already done),
+#       e.g. -clients 10000 (one size), -policies exp-jitter (one policy),
+#            -reuse (keep real runs already done),
 #            -out DIR (where the results folders go; default a temporary folder)
 #
 # For 10,000 and 50,000 clients and the policies fixed, exp and exp with
 # jitter and spread, it runs `stampede run` (backlog 128, 2,000 accepts/s,
-# TCP_SYNCNT 2, 5 s upgrade timeout, abrupt restart down=2s, keepalive off)
-# and `stampede simulate` with the same flags, then prints R50/R90/R99,
+# TCP_SYNCNT 2, 5 s upgrade timeout, abrupt restart down=2s, keepalive off,
+# one loopback source address per 2,500 clients so the loadgen's connect()
+# does not starve the machine) and `stampede simulate` with the same flags
+# and the real run's layout and restart timing, then prints R50/R90/R99,
 # herd peak, wasted attempts per client and ListenOverflows, real beside
-# simulated, and whether the policies rank the same. The real runs are heavy
-# (50,000 connections, about 4 minutes each; 20 minutes in all): run it under
-# the shared lock. STAMPEDE=path uses a built binary.
+# simulated, whether the policies rank the same, and whether issue 13's
+# criterion holds. Each real run's lines say how busy the machine was. The
+# real runs are heavy (50,000 connections, about 4 minutes each; 15 minutes
+# in all): run it under the shared lock. STAMPEDE=path uses a built binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)

@@ -31,10 +31,10 @@ const (
 	// upgrade request on a connection whose final ACK was dropped
 	// (tcp_rto_min); it doubles with each retransmit.
 	DefaultDataRTO = 200 * time.Millisecond
-	// DefaultStopTime is how long a restarting target process takes, on
-	// top of its down time, from being told to stop to listening again
-	// (closing its connections, exiting, starting): measured on the bench
-	// restart of 10,000 clients, 2.38 s from Start to End with down=2s.
+	// DefaultStopTime is how long a restarting target process takes to
+	// exit (closing its connections; its listener open until the end), on
+	// top of its down time: measured on the bench restart of 10,000
+	// clients, 2.38 s from Start to End with down=2s.
 	DefaultStopTime = 380 * time.Millisecond
 	// DefaultCloseRate is how many connections per second a stopping
 	// target process closes: in the bench restart 7,600 of 10,000 clients
@@ -52,9 +52,10 @@ const (
 	DefaultConnectTimeout   = loadgen.DefaultConnectTimeout
 	DefaultHandshakeTimeout = loadgen.DefaultHandshakeTimeout
 	// PerProcess is how many clients one target process holds by default:
-	// the layout of the real runs the model was calibrated against
-	// (docs/simulator.md). Real runs now give a process 90 % of its
-	// open-file limit (storm.PerProcess, 18,000 here); --procs sets either.
+	// the layout of the first calibration runs and of the 10 M figures
+	// (docs/simulator.md). Real runs give a process 90 % of its open-file
+	// limit (storm.PerProcess, 18,000 here), and scripts/calibrate passes
+	// each real run's layout; --procs sets either.
 	PerProcess = 15000
 	// MaxClients bounds a simulated fleet (client IDs are uint32 and the
 	// timeline counts are uint32).
@@ -176,8 +177,10 @@ type Config struct {
 	// DataRTO is the first retransmit timeout of a stalled upgrade
 	// request; 0 is DefaultDataRTO.
 	DataRTO time.Duration `json:"data_rto"`
-	// StopTime is a restart's overhead before the port is bound again, on
-	// top of its down time; 0 is DefaultStopTime, negative none.
+	// StopTime is a restarted process's exit, from being told to stop
+	// until its listener closes: its connections are closed meanwhile and
+	// it accepts nothing, but SYNs still reach its queue. The down time
+	// with the port closed follows. 0 is DefaultStopTime, negative none.
 	StopTime time.Duration `json:"stop_time"`
 	// StartTime is a restarted process's start, listening to accepting;
 	// 0 is DefaultStartTime, negative none.

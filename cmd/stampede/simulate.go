@@ -48,7 +48,7 @@ func simulateFlags() []cli.Flag {
 		&cli.Float64Flag{Name: "proc-capacity", Value: sim.DefaultProcCapacity, Usage: "model: upgrades per second `R` one target process completes when nothing else limits it"},
 		&cli.DurationFlag{Name: "rtt", Value: sim.DefaultRTT, Usage: "model: handshake round trip `D`: SYNs within it see the same accept queue"},
 		&cli.DurationFlag{Name: "data-rto", Value: sim.DefaultDataRTO, Usage: "model: first retransmit timeout `D` of an upgrade request whose final ACK was dropped"},
-		&cli.DurationFlag{Name: "stop-time", Value: sim.DefaultStopTime, Usage: "model: a restart's overhead `D` before the port is bound again, on top of down= (negative: none)"},
+		&cli.DurationFlag{Name: "stop-time", Value: sim.DefaultStopTime, Usage: "model: a restarted process's exit `D` (closing its connections; its listener still open, accepting nothing), before the down= time with the port closed (negative: none)"},
 		&cli.DurationFlag{Name: "start-time", Value: sim.DefaultStartTime, Usage: "model: a restarted process's start, from listening to accepting, `D` (negative: none)"},
 		&cli.Float64Flag{Name: "close-rate", Value: sim.DefaultCloseRate, Usage: "model: connections per second `R` a stopping target process closes (negative: all at once)"},
 		&cli.Float64Flag{Name: "issue-rate", Usage: "model: attempts per second `R` the fleet's machine can start (0 = unlimited: independent devices; a loadgen host is ~40,000)"},

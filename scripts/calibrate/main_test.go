@@ -1,0 +1,31 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestCloseRate reads a restart's close rate from a timeline: 900 of
+// 1,000 connections of 2 processes gone 0.3 s after Start (the end of the
+// third bucket) is 0.9·500/0.3 = 1,500 a second per process, what the
+// model's even spread over conns/rate gives.
+func TestCloseRate(t *testing.T) {
+	dir := t.TempDir()
+	timeline := "t_s,connected,disconnects\n" +
+		"4.9,1000,0\n" + // before Start: not counted
+		"5,700,300\n" +
+		"5.1,400,300\n" +
+		"5.2,100,300\n" + // 900 gone by 5.3
+		"5.3,0,100\n"
+	if err := os.WriteFile(filepath.Join(dir, "timeline.csv"), []byte(timeline), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := &summary{Events: []event{{StartS: 5}}, Recovery: []recovery{{ConnectedBefore: 1000}}}
+	if got := closeRate(dir, s, 2); got < 1499.9 || got > 1500.1 {
+		t.Errorf("close rate %g, want 1500", got)
+	}
+	if got := closeRate(dir, s, 0); got != 0 {
+		t.Errorf("close rate without processes %g, want 0 (the model's default)", got)
+	}
+}
