@@ -22,12 +22,22 @@ func TestLimitsSize(t *testing.T) {
 		err            []string
 	}{
 		// The million on this machine: 56 processes a side (18,000
-		// each), 79 source addresses (12,704 ports each).
+		// each), 158 chosen source addresses (6,352 clients each, half of
+		// the 12,704 one address may carry).
 		{name: "a million here", lim: host, clients: 1000000, dst: loop,
-			want: Sizing{LoadgenProcs: 56, TargetProcs: 56, PerProcess: 18000, PerSourceIP: 12704}},
-		// A wider port range gives each address its cap of 20,000.
+			want: Sizing{LoadgenProcs: 56, TargetProcs: 56, PerProcess: 18000, PerSourceIP: 6352}},
+		// A wider port range gives each address its cap of 20,000, and a
+		// chosen address half of it.
 		{name: "wide port range", lim: Limits{OpenFiles: 20000, EphemeralPorts: 55001}, clients: 250000, dst: loop,
-			want: Sizing{LoadgenProcs: 14, TargetProcs: 14, PerProcess: 18000, PerSourceIP: 20000}},
+			want: Sizing{LoadgenProcs: 14, TargetProcs: 14, PerProcess: 18000, PerSourceIP: 10000}},
+		// Addresses the user gives may carry the whole 12,704 each.
+		{name: "given addresses carry more", lim: host, clients: 25000, ips: 2, dst: loop,
+			want: Sizing{LoadgenProcs: 2, TargetProcs: 2, PerProcess: 18000, PerSourceIP: 12704}},
+		// One chosen address holds 6,352 clients: 6,353 take two.
+		{name: "one address", lim: host, clients: 6352, dst: loop,
+			want: Sizing{LoadgenProcs: 1, TargetProcs: 1, PerProcess: 18000, PerSourceIP: 12704}},
+		{name: "two addresses", lim: host, clients: 6353, dst: loop,
+			want: Sizing{LoadgenProcs: 1, TargetProcs: 1, PerProcess: 18000, PerSourceIP: 6352}},
 		// Open files: 1,000 a process holds 900 connections.
 		{name: "open files, loadgen", lim: Limits{OpenFiles: 1000, EphemeralPorts: 28232}, clients: 2000, loadgen: 2, dst: loop,
 			err: []string{"--loadgen-procs 2 cannot hold 2000 clients", "at most 900", "open-file limit 1000", "200 short", "use at least 3"}},
@@ -39,7 +49,7 @@ func TestLimitsSize(t *testing.T) {
 		{name: "ports, given addresses", lim: Limits{OpenFiles: 20000, EphemeralPorts: 1000}, clients: 1000, ips: 2, dst: loop,
 			err: []string{"--source-ips gives 2 addresses", "need 3", "about 450 ephemeral ports", "100 clients short"}},
 		{name: "ports, chosen addresses", lim: Limits{OpenFiles: 20000, EphemeralPorts: 1000}, clients: 1000, dst: loop,
-			want: Sizing{LoadgenProcs: 1, TargetProcs: 1, PerProcess: 18000, PerSourceIP: 450}},
+			want: Sizing{LoadgenProcs: 1, TargetProcs: 1, PerProcess: 18000, PerSourceIP: 225}},
 		{name: "ports, remote target", lim: Limits{OpenFiles: 20000, EphemeralPorts: 1000}, clients: 1000, dst: netip.MustParseAddr("10.0.0.7"),
 			err: []string{"1000 clients need 3 source addresses", "give --source-ips"}},
 		// Memory: 1 GiB holds 2 processes of 20 MiB and (1 GiB - 40 MiB) / 12 KiB clients.
@@ -74,7 +84,7 @@ func TestLimitsSize(t *testing.T) {
 				got.PerProcess != tc.want.PerProcess || got.PerSourceIP != tc.want.PerSourceIP {
 				t.Errorf("got %+v, want %+v", got, tc.want)
 			}
-			if wantIPs := ceilDiv(tc.clients, got.PerSourceIP); wantIPs > 1 && tc.ips == 0 && len(got.SourceIPs) != wantIPs {
+			if wantIPs := ceilDiv(tc.clients, tc.lim.ChosenPerSourceIP()); wantIPs > 1 && tc.ips == 0 && len(got.SourceIPs) != wantIPs {
 				t.Errorf("%d source addresses, want %d", len(got.SourceIPs), wantIPs)
 			}
 		})
