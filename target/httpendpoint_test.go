@@ -75,6 +75,9 @@ func TestHTTPEndpointLimit(t *testing.T) {
 		}
 	}
 	mustDial(t, s.URL()) // the port still upgrades WebSockets
+	// The client has its 101 as the server writes it, a moment before the
+	// server counts the upgrade.
+	eventually(t, "the upgrade counted", func() bool { return s.Stats().UpgradesOK > 0 })
 	got := s.Stats()
 	if want := map[string]uint64{"200": 4, "529": 4}; !reflect.DeepEqual(got.HTTPStatus, want) {
 		t.Errorf("HTTPStatus = %v, want %v", got.HTTPStatus, want)
