@@ -21,6 +21,9 @@ func TestMaxConns(t *testing.T) {
 	if r.status != 503 || r.retryAfter != "3" {
 		t.Fatalf("third dial: status %d, Retry-After %q, err %v; want 503, \"3\"", r.status, r.retryAfter, r.err)
 	}
+	// The clients have their 101s a moment before the server counts the
+	// upgrades and registers the connections.
+	eventually(t, "2 upgrades counted", func() bool { st := s.Stats(); return st.UpgradesOK == 2 && st.Conns == 2 })
 	if st := s.Stats(); st.UpgradesRejected != 1 || st.UpgradesOK != 2 || st.Conns != 2 {
 		t.Fatalf("stats = %+v; want 2 ok, 1 rejected, 2 conns", st)
 	}
