@@ -40,20 +40,15 @@ func Load() (*Fleet, error) {
 		var dup bool
 		switch v := o.Obj.(type) {
 		case *batchv1.Job:
-			_, dup = f.Jobs[v.Name]
-			f.Jobs[v.Name] = v
+			dup = put(f.Jobs, v.Name, v)
 		case *corev1.Service:
-			_, dup = f.Services[v.Name]
-			f.Services[v.Name] = v
+			dup = put(f.Services, v.Name, v)
 		case *corev1.Secret:
-			_, dup = f.Secrets[v.Name]
-			f.Secrets[v.Name] = v
+			dup = put(f.Secrets, v.Name, v)
 		case *corev1.PersistentVolumeClaim:
-			_, dup = f.Claims[v.Name]
-			f.Claims[v.Name] = v
+			dup = put(f.Claims, v.Name, v)
 		case *corev1.Pod:
-			_, dup = f.Pods[v.Name]
-			f.Pods[v.Name] = v
+			dup = put(f.Pods, v.Name, v)
 		default:
 			return nil, fmt.Errorf("%s: document %d: kind %s is not one the fleet has", o.File, o.Doc, o.GVK.Kind)
 		}
@@ -62,4 +57,11 @@ func Load() (*Fleet, error) {
 		}
 	}
 	return f, nil
+}
+
+// put stores v under name in m and reports whether name was taken already.
+func put[T any](m map[string]T, name string, v T) (taken bool) {
+	_, taken = m[name]
+	m[name] = v
+	return taken
 }
