@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # drill-lb.sh: issue 11's acceptance through a real load balancer
 # (docs/loadbalancer.md). Heavy: run it under the shared lock,
-#   flock /work/notes/heavy.lock scripts/drill-lb.sh [--clients N] [--out DIR] [--duration D] [--accept-rate R] [--lb 'FLAGS']
+#   flock /work/notes/heavy.lock scripts/drill-lb.sh [--clients N] [--out DIR] [--duration D] [--accept-rate R]
+#       [--lb 'LB.SH FLAGS'] [--deploy 'ROLLING-DEPLOY.SH FLAGS'] [--policies jittered,fixed] [--no-wss]
 #
 # For each policy, on fresh infrastructure (scripts/lb.sh up DIR --backlog 64
 # --accept-rate 500: two HAProxy instances in front of three bundled
@@ -9,21 +10,23 @@
 # HAProxy while scripts/rolling-deploy.sh restarts every backend from 10 s
 # into the run (--accept-rate R changes each backend's rate, for a smaller
 # trial at the same clients-to-capacity ratio; --lb passes more flags to
-# lb.sh up, e.g. --lb '--rate-limit off'), gated by --slo recovered_share==100% --slo
-# 'wasted_attempts<0.1':
+# lb.sh up, e.g. --lb '--rate-limit off' or --lb '--queue 64'; --deploy
+# passes flags to rolling-deploy.sh, e.g. --deploy '--signal KILL'), gated by
+# --slo recovered_share==100% --slo 'wasted_attempts<0.1':
 #   jittered  exp:initial=1s,max=30s,jitter=0.5,spread=100ms-500ms  (expected: exit 0)
 #   fixed     fixed:initial=1s                                      (expected: exit 1)
 # With `stampede drill` the deploy is its --restart-cmd at --at 10s and a
 # JUnit file is written; without it (before drill exists) `stampede
 # loadgen` holds the fleet and the deploy starts 10 s after the fleet does.
-# Then, with --tls infrastructure, the wss line: --ca works, no CA fails
-# with the tls class, --insecure works with a warning.
+# --policies runs a subset. Then (unless --no-wss), with --tls
+# infrastructure, the wss line: --ca works, no CA fails with the tls class,
+# --insecure works with a warning.
 # It prints one block of figures per policy and the verdict. Results
 # folders go to --out (default a temporary folder, kept and printed).
 # STAMPEDE=path uses a built binary instead of bin/stampede.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-clients=10000 out="" duration=120s rate=500 lbflags=()
+clients=10000 out="" duration=120s rate=500 lbflags=() deployflags=() policies="jittered fixed" wss=1
 while [ $# -gt 0 ]; do
 	case $1 in
 	--clients) clients=$2 && shift 2 ;;
@@ -31,8 +34,11 @@ while [ $# -gt 0 ]; do
 	--duration) duration=$2 && shift 2 ;;
 	--accept-rate) rate=$2 && shift 2 ;;
 	--lb) lbflags+=($2) && shift 2 ;;
+	--deploy) deployflags+=($2) && shift 2 ;;
+	--policies) policies=${2//,/ } && shift 2 ;;
+	--no-wss) wss=0 && shift ;;
 	*)
-		echo "usage: $0 [--clients N] [--out DIR] [--duration D] [--accept-rate R] [--lb 'LB.SH FLAGS']" >&2
+		echo "usage: $0 [--clients N] [--out DIR] [--duration D] [--accept-rate R] [--lb 'LB.SH FLAGS'] [--deploy 'ROLLING-DEPLOY.SH FLAGS'] [--policies jittered,fixed] [--no-wss]" >&2
 		exit 2
 		;;
 	esac
@@ -73,7 +79,7 @@ figures() {
 
 declare -A spec=([jittered]="exp:initial=1s,max=30s,jitter=0.5,spread=100ms-500ms" [fixed]="fixed:initial=1s")
 declare -A rcs=()
-for name in jittered fixed; do
+for name in $policies; do
 	lbdir=$out/lb-$name
 	res=$out/$name
 	url=$(scripts/lb.sh up "$lbdir" --backlog 64 --accept-rate "$rate" "${lbflags[@]}" 2>/dev/null | tail -n 1)
@@ -82,7 +88,7 @@ for name in jittered fixed; do
 		--haproxy-socket "$lbdir/haproxy-*.sock" --out "$res" --progress 10s)
 	set +e
 	if [ $has_drill = 1 ]; then
-		"$exe" drill "${common[@]}" --restart-cmd "scripts/rolling-deploy.sh $lbdir" --at 10s \
+		"$exe" drill "${common[@]}" --restart-cmd "scripts/rolling-deploy.sh $lbdir${deployflags[*]:+ ${deployflags[*]}}" --at 10s \
 			--junit "$res/junit.xml" >"$out/$name.txt" 2>&1
 		rc=$?
 	else
@@ -104,33 +110,35 @@ for name in jittered fixed; do
 done
 
 # wss through HAProxy terminating TLS with a test CA.
-lbdir=$out/lb-tls
-url=$(scripts/lb.sh up "$lbdir" --tls 2>/dev/null | tail -n 1)
-echo "== wss: $url, test CA $lbdir/tls/ca.pem"
-wss() {
-	local name=$1
-	shift
-	set +e
+if [ "$wss" = 1 ]; then
+	lbdir=$out/lb-tls
+	url=$(scripts/lb.sh up "$lbdir" --tls 2>/dev/null | tail -n 1)
+	echo "== wss: $url, test CA $lbdir/tls/ca.pem"
+	wss() {
+		local name=$1
+		shift
+		set +e
+		if [ $has_drill = 1 ]; then
+			"$exe" drill --url "$url" --clients 20 --duration 3s --restart-cmd true --at 1s --quiet \
+				--out "$out/wss-$name" "$@" >"$out/wss-$name.txt" 2>&1
+		else
+			"$exe" loadgen --url "$url" --clients 20 --duration 3s --quiet "$@" >"$out/wss-$name.txt" 2>&1
+		fi
+		local rc=$?
+		set -e
+		echo "  $name: exit $rc; $(grep -m1 '^connect:' "$out/wss-$name.txt")$(grep -m1 -i 'warning' "$out/wss-$name.txt" | sed 's/^/; /')"
+	}
 	if [ $has_drill = 1 ]; then
-		"$exe" drill --url "$url" --clients 20 --duration 3s --restart-cmd true --at 1s --quiet \
-			--out "$out/wss-$name" "$@" >"$out/wss-$name.txt" 2>&1
+		wss with-ca --ca "$lbdir/tls/ca.pem"
 	else
-		"$exe" loadgen --url "$url" --clients 20 --duration 3s --quiet "$@" >"$out/wss-$name.txt" 2>&1
+		echo "  with-ca: not run (this build has no drill --ca)"
 	fi
-	local rc=$?
-	set -e
-	echo "  $name: exit $rc; $(grep -m1 '^connect:' "$out/wss-$name.txt")$(grep -m1 -i 'warning' "$out/wss-$name.txt" | sed 's/^/; /')"
-}
-if [ $has_drill = 1 ]; then
-	wss with-ca --ca "$lbdir/tls/ca.pem"
-else
-	echo "  with-ca: not run (this build has no drill --ca)"
+	wss no-ca
+	wss insecure --insecure
+	scripts/lb.sh down "$lbdir"
+	lbdir=""
 fi
-wss no-ca
-wss insecure --insecure
-scripts/lb.sh down "$lbdir"
-lbdir=""
 
-echo "verdict: jittered exit ${rcs[jittered]} (want 0), fixed exit ${rcs[fixed]} (want 1)"
+echo "verdict: jittered exit ${rcs[jittered]:-not run} (want 0), fixed exit ${rcs[fixed]:-not run} (want 1)"
 echo "results: $out"
-[ "${rcs[jittered]}" = 0 ] && [ "${rcs[fixed]}" = 1 ]
+[ "${rcs[jittered]:-}" = 0 ] && [ "${rcs[fixed]:-}" = 1 ]

@@ -4,7 +4,7 @@
 #
 #   scripts/lb.sh up DIR [--backlog N] [--accept-rate R] [--tls]
 #                        [--backend stampede|node] [--backends N] [--instances N]
-#                        [--rate-limit auto|off|N]
+#                        [--rate-limit auto|off|N] [--queue N]
 #   scripts/lb.sh down DIR
 #
 # up starts --backends (default 3) backends, each on its own loopback port:
@@ -35,7 +35,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lb/lib.sh
 source "$here/lb/lib.sh"
 
-usage() { lb_die 2 "usage: $0 up DIR [--backlog N] [--accept-rate R] [--tls] [--backend stampede|node] [--backends N] [--instances N] [--rate-limit auto|off|N] | down DIR"; }
+usage() { lb_die 2 "usage: $0 up DIR [--backlog N] [--accept-rate R] [--tls] [--backend stampede|node] [--backends N] [--instances N] [--rate-limit auto|off|N] [--queue N] | down DIR"; }
 
 [ $# -ge 2 ] || usage
 cmd=$1 dir=$2
@@ -67,7 +67,7 @@ up) ;;
 *) usage ;;
 esac
 
-backlog=64 accept_rate=0 tls=0 backend=stampede backends=3 instances=2 rate_limit_arg=auto
+backlog=64 accept_rate=0 tls=0 backend=stampede backends=3 instances=2 rate_limit_arg=auto queue=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--backlog) backlog=${2:-} && shift 2 || usage ;;
@@ -77,6 +77,7 @@ while [ $# -gt 0 ]; do
 	--backends) backends=${2:-} && shift 2 || usage ;;
 	--instances) instances=${2:-} && shift 2 || usage ;;
 	--rate-limit) rate_limit_arg=${2:-} && shift 2 || usage ;;
+	--queue) queue=${2:-} && shift 2 || usage ;;
 	*) usage ;;
 	esac
 done
@@ -85,6 +86,7 @@ done
 [[ $backends =~ ^[1-9]$ ]] || lb_die 2 "--backends: want 1 to 9, got \"$backends\""
 [[ $instances =~ ^[1-4]$ ]] || lb_die 2 "--instances: want 1 to 4, got \"$instances\""
 [[ $rate_limit_arg =~ ^(auto|off|[1-9][0-9]*)$ ]] || lb_die 2 "--rate-limit: want auto, off or sessions per second per instance, got \"$rate_limit_arg\""
+[[ -z $queue || $queue =~ ^[1-9][0-9]*$ ]] || lb_die 2 "--queue: want the frontend's accept queue per instance, at least 1, got \"$queue\""
 case $backend in
 stampede | node) ;;
 *) lb_die 2 "--backend: want stampede or node, got \"$backend\"" ;;
@@ -256,6 +258,7 @@ elif [ "$rate_limit_arg" = auto ] && [ "$accept_rate" != 0 ]; then
 		'BEGIN { n = n > 1 ? n - 1 : 1; x = r * n / k; printf "%d", (x == int(x)) ? x : int(x) + 1 }')
 	rate_limit="rate-limit sessions $fe_backlog"
 fi
+[ -z "$queue" ] || fe_backlog=$queue
 # write_cfg K writes the configuration of HAProxy instance K; the
 # instances differ only in their runtime API socket. Every choice is
 # explained in docs/loadbalancer.md ("The configuration").

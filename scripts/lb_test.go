@@ -212,7 +212,9 @@ func TestLBRollingDeploy(t *testing.T) {
 		"--out", out, "--quiet")
 	waitSessions(t, dir, clients, "before the deploy")
 
-	stdout, stderr, err := run(t, "rolling-deploy.sh", dir)
+	// KILL, as a crash or an expired grace period ends a process: the
+	// kernel closes the backend's sockets, HAProxy the clients' (1006).
+	stdout, stderr, err := run(t, "rolling-deploy.sh", dir, "--signal", "KILL")
 	if err != nil {
 		t.Fatalf("rolling-deploy: %v\n%s%s", err, stdout, stderr)
 	}
@@ -244,6 +246,9 @@ func TestLBRollingDeploy(t *testing.T) {
 		Connect struct {
 			Successes uint64 `json:"successes"`
 		} `json:"connect"`
+		Events []struct {
+			Disconnects map[string]uint64 `json:"disconnects"`
+		} `json:"events"`
 		HAProxy *haproxy.Totals `json:"haproxy"`
 	}
 	b, err := os.ReadFile(filepath.Join(out, "summary.json"))
@@ -265,6 +270,14 @@ func TestLBRollingDeploy(t *testing.T) {
 		if down[s] < 2 {
 			t.Errorf("%s went DOWN %d times in HAProxy's counters, want at least 2 (once per instance)", s, down[s])
 		}
+	}
+	var abrupt, graceful uint64
+	for _, e := range sum.Events {
+		abrupt += e.Disconnects["closed_1006"]
+		graceful += e.Disconnects["closed_1001"]
+	}
+	if abrupt == 0 || graceful != 0 {
+		t.Errorf("disconnects closed_1006 %d, closed_1001 %d: want only 1006 from a deploy with --signal KILL", abrupt, graceful)
 	}
 	if sum.Connect.Successes <= clients {
 		t.Errorf("%d successful connects, want more than the %d first ones (the deploy's reconnects)", sum.Connect.Successes, clients)
@@ -311,6 +324,7 @@ func TestLBUsage(t *testing.T) {
 		{[]string{"up", dir, "--backend", "nginx"}, "--backend"},
 		{[]string{"up", dir, "--backend", "node", "--accept-rate", "5"}, "--accept-rate"},
 		{[]string{"sideways", dir}, "usage"},
+		{[]string{"up", dir, "--queue", "0"}, "--queue"},
 	} {
 		_, stderr, err := run(t, "lb.sh", c.args...)
 		var exit *exec.ExitError
@@ -320,6 +334,9 @@ func TestLBUsage(t *testing.T) {
 	}
 	if _, stderr, err := run(t, "lb.sh", "down", dir); err != nil {
 		t.Errorf("down of a folder never up: %v %s", err, stderr)
+	}
+	if _, stderr, err := run(t, "rolling-deploy.sh", dir, "--signal", "HUP"); err == nil || !strings.Contains(stderr, "--signal") {
+		t.Errorf("rolling-deploy --signal HUP: %v %q, want an error naming --signal", err, stderr)
 	}
 	if _, stderr, err := run(t, "rolling-deploy.sh", dir); err == nil || !strings.Contains(stderr, "lb.env") {
 		t.Errorf("rolling-deploy of a folder never up: %v %q, want an error naming lb.env", err, stderr)
@@ -385,11 +402,12 @@ func TestLBDrill(t *testing.T) {
 	}
 	var sum struct {
 		Events []struct {
-			Kind   string   `json:"kind"`
-			Spec   string   `json:"spec"`
-			StartS float64  `json:"start_s"`
-			ReadyS *float64 `json:"ready_s"`
-			Steps  []struct {
+			Kind        string         `json:"kind"`
+			Spec        string         `json:"spec"`
+			StartS      float64        `json:"start_s"`
+			ReadyS      *float64       `json:"ready_s"`
+			Disconnects map[string]int `json:"disconnects"`
+			Steps       []struct {
 				Proc   int     `json:"proc"`
 				StartS float64 `json:"start_s"`
 				EndS   float64 `json:"end_s"`
@@ -425,6 +443,10 @@ func TestLBDrill(t *testing.T) {
 			for _, r := range sum.Recovery {
 				if r.Event == i && (r.Disconnected == 0 || r.Recovered != r.ConnectedBefore) {
 					t.Errorf("backend event %s recovery %+v: want its cut clients, all back", e.Spec, r)
+				}
+				// SIGTERM (the default): the target says goodbye with 1001.
+				if r.Event == i && e.Disconnects["closed_1001"] != r.Disconnected {
+					t.Errorf("backend event %s: disconnects %v, want all %d closed_1001", e.Spec, e.Disconnects, r.Disconnected)
 				}
 			}
 		}

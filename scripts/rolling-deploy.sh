@@ -3,15 +3,17 @@
 # at a time, through HAProxy's runtime API, as a deploy would: the kind of
 # command `stampede drill --restart-cmd` runs (docs/loadbalancer.md).
 #
-#   scripts/rolling-deploy.sh DIR [--drain-timeout D] [--up-timeout D]
+#   scripts/rolling-deploy.sh DIR [--drain-timeout D] [--up-timeout D] [--signal SIG]
 #
 # For each backend sN, on every HAProxy instance of DIR:
 #   1. drain:   `set server be/sN state drain` (no new client goes to it),
 #               then wait until its sessions are 0 or --drain-timeout
 #               (seconds, default 2) has passed. WebSocket clients do not
 #               leave by themselves: after the timeout the restart ends them.
-#   2. restart: SIGTERM to the backend (the bundled target and the Node
-#               server close their clients with 1001), wait for it to exit,
+#   2. restart: --signal (default TERM: the bundled target and the Node
+#               server close their clients with 1001; KILL: the kernel resets
+#               them, as a crash or an expired grace period does, and
+#               clients see 1006) to the backend, wait for it to exit,
 #               `shutdown sessions server be/sN` for anything left,
 #               `set server be/sN health down`, and start it again with the
 #               same command line (DIR/sN.cmd).
@@ -34,20 +36,23 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lb/lib.sh
 source "$here/lb/lib.sh"
 
-usage() { lb_die 2 "usage: $0 DIR [--drain-timeout SECONDS] [--up-timeout SECONDS]"; }
+usage() { lb_die 2 "usage: $0 DIR [--drain-timeout SECONDS] [--up-timeout SECONDS] [--signal TERM|INT|USR1|KILL]"; }
 [ $# -ge 1 ] || usage
 dir=$1
 shift
-drain_timeout=2 up_timeout=20
+drain_timeout=2 up_timeout=20 signal=TERM
 while [ $# -gt 0 ]; do
 	case $1 in
 	--drain-timeout) drain_timeout=${2:-} && shift 2 || usage ;;
 	--up-timeout) up_timeout=${2:-} && shift 2 || usage ;;
+	--signal) signal=${2:-} && shift 2 || usage ;;
 	*) usage ;;
 	esac
 done
 [[ $drain_timeout =~ ^[0-9]+(\.[0-9]+)?$ ]] || lb_die 2 "--drain-timeout: want seconds, got \"$drain_timeout\""
 [[ $up_timeout =~ ^[0-9]+(\.[0-9]+)?$ ]] || lb_die 2 "--up-timeout: want seconds, got \"$up_timeout\""
+signal=${signal#SIG}
+[[ $signal =~ ^(TERM|INT|USR1|KILL)$ ]] || lb_die 2 "--signal: want TERM, INT, USR1 or KILL, got \"$signal\""
 [ -s "$dir/lb.env" ] || lb_die 1 "$dir: no lb.env; is it the folder of 'scripts/lb.sh up'?"
 dir=$(cd "$dir" && pwd)
 backends=0
@@ -95,7 +100,7 @@ for i in $(seq 1 "$backends"); do
 	done
 
 	event restart "$name" "$left session(s) left after the drain"
-	lb_stop "$dir/$name.pid" TERM 10 || lb_die 1 "$name did not exit"
+	lb_stop "$dir/$name.pid" "$signal" 10 || lb_die 1 "$name did not exit"
 	lb_api_all "$dir" "shutdown sessions server be/$name" || lb_die 1 "$name: shutdown sessions failed"
 	lb_api_all "$dir" "set server be/$name health down" || lb_die 1 "$name: health down failed"
 	lb_start_backend "$dir" "$name" || lb_die 1 "$name did not start again"
