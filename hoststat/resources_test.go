@@ -3,6 +3,7 @@ package hoststat
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -144,5 +145,48 @@ func TestSamplerRunSamplesAtStartAndEnd(t *testing.T) {
 	s.Run(ctx)
 	if n := s.Stats()[results.RoleLoadgen].Samples; n != 2 {
 		t.Errorf("samples = %d, want 2", n)
+	}
+}
+
+// TestSamplerTCPBudget: a TCP count that takes long is followed by the
+// next no sooner than its cost / TCPBudget later; the samples between
+// carry no TCP figures, and a cheap count runs at every sample.
+func TestSamplerTCPBudget(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	now := t0
+	s := NewSampler(time.Second, func() map[string][]int32 { return map[string][]int32{results.RoleTarget: {1}} })
+	s.read = func(int32) (procSample, error) { return procSample{created: 1}, nil }
+	s.now = func() time.Time { return now }
+	cost := 500 * time.Millisecond // a dump of about 800,000 sockets
+	counts := 0
+	s.tcp = func() map[string]TCPStates {
+		counts++
+		now = now.Add(cost)
+		var st TCPStates
+		st[1] = counts
+		return map[string]TCPStates{results.RoleTarget: st}
+	}
+	var with []int
+	for i := range 25 {
+		now = t0.Add(time.Duration(i) * time.Second)
+		s.Sample()
+		if row := s.Samples()[i]; row.TCP != nil {
+			with = append(with, i)
+		}
+	}
+	// 0.5 s at 5 %: one count per 10 s, the first at once.
+	if fmt.Sprint(with) != "[0 10 20]" || counts != 3 {
+		t.Errorf("TCP counted at samples %v (%d counts), want [0 10 20]", with, counts)
+	}
+
+	cost = 10 * time.Millisecond // 20,000 sockets: 0.2 s later, before the next sample
+	s.tcpNext = time.Time{}
+	counts = 0
+	for i := range 5 {
+		now = t0.Add(time.Minute + time.Duration(i)*time.Second)
+		s.Sample()
+	}
+	if counts != 5 {
+		t.Errorf("a 10 ms count ran %d times in 5 samples, want every sample", counts)
 	}
 }
