@@ -33,6 +33,22 @@ func TestSplit(t *testing.T) {
 			t.Errorf("worker %d: first %d clients %d ramp %v inflight %d; want %+v", i, g.FirstID, g.Clients, g.Ramp, g.MaxInflight, w)
 		}
 	}
+	// The default bound (MaxInflight 0) is the fleet's, shared like a
+	// given one: 56 shares of 2,000 each flooded a million-client run.
+	var sum int
+	for _, g := range Split(loadgen.Config{Clients: 1000000}, 56) {
+		sum += g.MaxInflight
+	}
+	if sum > loadgen.DefaultMaxInflight || sum < loadgen.DefaultMaxInflight-56 {
+		t.Errorf("default in-flight bound over 56 shares sums to %d, want about %d", sum, loadgen.DefaultMaxInflight)
+	}
+	sum = 0
+	for _, g := range SplitCounts(loadgen.Config{Clients: 100}, []int{75, 25}) {
+		sum += g.MaxInflight
+	}
+	if sum != loadgen.DefaultMaxInflight {
+		t.Errorf("SplitCounts: default in-flight bound sums to %d, want %d", sum, loadgen.DefaultMaxInflight)
+	}
 	// More workers than clients: one client each, no empty worker.
 	if n := len(Split(loadgen.Config{Clients: 2}, 5)); n != 2 {
 		t.Errorf("2 clients over 5 workers gave %d workers, want 2", n)
