@@ -27,6 +27,7 @@ type kind uint8
 const (
 	evChaos       kind = iota // a planned chaos event starts or ends (who: index into the run's actions)
 	evAccept                  // a listener may accept (who: listener)
+	evOrphan                  // an orphan's ACK reaches its listener again (who: orphan)
 	evStart                   // a client starts an attempt
 	evSyn                     // a client's SYN is retransmitted
 	evAck                     // a client's final ACK reaches the listener

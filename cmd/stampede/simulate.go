@@ -44,10 +44,11 @@ func simulateFlags() []cli.Flag {
 	flags = append(flags, pickFlags(stormFlags(), "procs", "chaos", "chaos-file")...)
 	return append(flags,
 		&cli.StringFlag{Name: "syn-schedule", DefaultText: "1s,2s,3s,4s,5s,7s,11s,19s,35s,67s,131s (this kernel's)", Usage: "model: SYN retransmit times `LIST` from the first SYN"},
+		&cli.IntFlag{Name: "kernel-hz", Value: sim.DefaultHZ, Usage: "model: the kernel's tick rate `HZ`: its TCP retransmit timers fire together on a timer wheel of that many jiffies a second (negative: exact timers)"},
 		&cli.BoolFlag{Name: "no-syn-cookies", Usage: "model: SYN cookies off (a SYN that finds the SYN queue full is dropped)"},
 		&cli.Float64Flag{Name: "proc-capacity", Value: sim.DefaultProcCapacity, Usage: "model: upgrades per second `R` one target process completes when nothing else limits it"},
 		&cli.DurationFlag{Name: "rtt", Value: sim.DefaultRTT, Usage: "model: handshake round trip `D`: SYNs within it see the same accept queue"},
-		&cli.DurationFlag{Name: "data-rto", Value: sim.DefaultDataRTO, Usage: "model: first retransmit timeout `D` of an upgrade request whose final ACK was dropped"},
+		&cli.DurationFlag{Name: "data-rto", Value: sim.DefaultDataRTO, Usage: "model: tcp_rto_min `D`: an upgrade request whose final ACK was dropped is sent again D, D, 2D, 4D... apart (a loss probe, then retransmit timeouts)"},
 		&cli.DurationFlag{Name: "stop-time", Value: sim.DefaultStopTime, Usage: "model: a restarted process's exit `D` (closing its connections; its listener still open, accepting nothing), before the down= time with the port closed (negative: none)"},
 		&cli.DurationFlag{Name: "start-time", Value: sim.DefaultStartTime, Usage: "model: a restarted process's start, from listening to accepting, `D` (negative: none)"},
 		&cli.Float64Flag{Name: "close-rate", Value: sim.DefaultCloseRate, Usage: "model: connections per second `R` a stopping target process closes (negative: all at once)"},
@@ -84,8 +85,8 @@ func simulateAction(c *cli.Context) error {
 		return err
 	}
 	if !c.Bool("quiet") {
-		fmt.Fprintf(c.App.ErrWriter, "simulated %d clients, %s of virtual time, %d events in %s\n",
-			cfg.Clients, cfg.Duration, res.Processed, time.Since(started).Round(time.Millisecond))
+		fmt.Fprintf(c.App.ErrWriter, "simulated %d clients, %s of virtual time, %d events in %s; %d orphaned accepts\n",
+			cfg.Clients, cfg.Duration, res.Processed, time.Since(started).Round(time.Millisecond), res.Orphans)
 	}
 	fmt.Fprintf(c.App.Writer, "results: %s (simulated)\n", out)
 	return sloExit(sum)
@@ -118,6 +119,7 @@ func simConfig(c *cli.Context) (sim.Config, string, error) {
 		CloseRate:        c.Float64("close-rate"),
 		NoSynCookies:     c.Bool("no-syn-cookies"),
 		RTT:              c.Duration("rtt"),
+		HZ:               c.Int("kernel-hz"),
 		DataRTO:          c.Duration("data-rto"),
 		StopTime:         c.Duration("stop-time"),
 		StartTime:        c.Duration("start-time"),
