@@ -171,6 +171,11 @@ type Config struct {
 	// timer wheel of that many jiffies a second (sim.timer); 0 is
 	// DefaultHZ, negative exact timers.
 	HZ int `json:"hz"`
+	// NetdevBacklog is net.core.netdev_max_backlog: of the retransmits
+	// one timer tick fires, those beyond NetdevBacklog+1 are dropped
+	// before TCP sees them (sim.softnetDrop); 0 is DefaultNetdevBacklog,
+	// negative no limit.
+	NetdevBacklog int `json:"netdev_backlog"`
 	// SynSchedule is when a SYN is sent again, from the first one; nil is
 	// DefaultSynSchedule. A connect gives up at SynGiveUp(SynRetries).
 	SynSchedule []time.Duration `json:"syn_schedule"`
@@ -241,6 +246,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.HZ == 0 {
 		c.HZ = DefaultHZ
+	}
+	if c.NetdevBacklog == 0 {
+		c.NetdevBacklog = DefaultNetdevBacklog
 	}
 	if c.RTT == 0 {
 		c.RTT = DefaultRTT

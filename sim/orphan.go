@@ -76,6 +76,10 @@ func (s *sim) orphanRetry(oi uint32, now int64) {
 		o.synack++
 	}
 	s.kern.RetransSegs++
+	if s.softnetDrop(now) {
+		s.orphanNext(oi, now)
+		return
+	}
 	if l.full() {
 		s.kern.ListenOverflows++
 		s.kern.ListenDrops++

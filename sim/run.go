@@ -62,6 +62,8 @@ type sim struct {
 	touched uint8 // what touch read, kept so the reads are not elided
 
 	jiffy           int64    // the kernel's tick, ns; 0: exact timers
+	burstAt         int64    // the instant of the last retransmit burst
+	burstN          int      // its packets so far
 	orphansAccepted int64    // connections accepted after their clients gave up
 	orphans         []orphan // connections whose clients gave up, still half-open on a listener
 	freeOrphans     []uint32 // indexes of orphans ended
@@ -198,6 +200,10 @@ func (s *sim) dispatch(e entry) {
 			s.kern.TCPSynRetrans++
 			s.kern.RetransSegs++
 			c.syn++
+			if s.softnetDrop(e.at) {
+				s.synLater(e.who, e.at)
+				return
+			}
 			s.syn(e.who, e.at)
 		}
 	case evConnTimeout:
@@ -473,6 +479,11 @@ func (s *sim) retryAck(id uint32, now int64) {
 		c.synack++
 	}
 	s.kern.RetransSegs++
+	if s.softnetDrop(now) {
+		c.gen++
+		s.stallRetry(id, now)
+		return
+	}
 	if l.full() {
 		s.kern.ListenOverflows++
 		s.kern.ListenDrops++
