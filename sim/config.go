@@ -204,8 +204,11 @@ type Config struct {
 	// IssueRate is how many attempts per second the fleet's machine can
 	// start: a real loadgen spends CPU on every socket, connect and epoll
 	// registration, so a fleet that retries at one instant reaches the
-	// server spread over a few hundred ms. 0 is unlimited (a fleet of
-	// independent devices); scripts/calibrate passes the bench machine's.
+	// server spread over a few hundred ms. Set, it also makes the fleet
+	// one machine's: its clients share that kernel's timer wheel (their
+	// retransmits fire together) and softnet backlog. 0 is unlimited: a
+	// fleet of independent devices, a kernel each; scripts/calibrate
+	// passes the bench machine's.
 	IssueRate float64 `json:"issue_rate"`
 	// LB, when set, puts a load balancer in front of the target.
 	LB *LB `json:"lb,omitempty"`

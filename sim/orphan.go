@@ -48,7 +48,7 @@ func (s *sim) orphan(id uint32, now int64) {
 // neither side retransmits any more: its request leaves the SYN queue.
 func (s *sim) orphanNext(oi uint32, now int64) {
 	o := &s.orphans[oi]
-	at, _ := s.nextRetry(o.mark, o.syn, o.synack, o.cookie, orphanRetries)
+	at, _ := s.nextRetry(o.client, o.mark, o.syn, o.synack, o.cookie, orphanRetries)
 	if at == noTime {
 		if !o.cookie {
 			s.lsts[o.lst].synq--
@@ -70,7 +70,7 @@ func (s *sim) orphanRetry(oi uint32, now int64) {
 		s.freeOrphans = append(s.freeOrphans, oi)
 		return
 	}
-	if _, data := s.nextRetry(o.mark, o.syn, o.synack, o.cookie, orphanRetries); data {
+	if _, data := s.nextRetry(o.client, o.mark, o.syn, o.synack, o.cookie, orphanRetries); data {
 		o.syn++
 	} else {
 		o.synack++

@@ -62,6 +62,7 @@ type sim struct {
 	touched uint8 // what touch read, kept so the reads are not elided
 
 	jiffy           int64    // the kernel's tick, ns; 0: exact timers
+	devices         bool     // the clients are devices, each with its own kernel (IssueRate 0)
 	burstAt         int64    // the instant of the last retransmit burst
 	burstN          int      // its packets so far
 	orphansAccepted int64    // connections accepted after their clients gave up
@@ -76,7 +77,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	s := &sim{cfg: cfg, procs: cfg.Procs, lb: -1, giveUp: int64(SynGiveUp(cfg.SynRetries))}
+	s := &sim{cfg: cfg, procs: cfg.Procs, lb: -1, giveUp: int64(SynGiveUp(cfg.SynRetries)), devices: cfg.IssueRate == 0}
 	if cfg.HZ > 0 {
 		s.jiffy = int64(time.Second) / int64(cfg.HZ)
 	}
@@ -369,7 +370,11 @@ func (s *sim) synLater(id uint32, now int64) {
 		if k > 0 {
 			gap -= s.cfg.SynSchedule[k-1]
 		}
-		next = s.timer(now, gap)
+		if c.flags&flFwd != 0 {
+			next = s.timer(now, gap) // the balancer's kernel
+		} else {
+			next = s.clientTimer(id, now, gap)
+		}
 	}
 	if next < end {
 		s.q.push(entry{at: next, who: id, gen: c.gen, kind: evSyn})
@@ -427,7 +432,7 @@ func (s *sim) enqueue(id uint32, now int64) {
 // handshake deadline ends it.
 func (s *sim) stallRetry(id uint32, now int64) {
 	c := &s.clients[id]
-	next, _ := s.nextRetry(c.mark, c.syn, c.synack, c.flags&flCookie != 0, 255)
+	next, _ := s.nextRetry(id, c.mark, c.syn, c.synack, c.flags&flCookie != 0, 255)
 	s.q.push(entry{at: next, who: id, gen: c.gen, kind: evRetryAck})
 	if c.deadline != noTime {
 		s.q.push(entry{at: max(c.deadline, now), who: id, gen: c.gen, kind: evHSTimeout})
@@ -439,12 +444,13 @@ const synackRetries = 5
 
 // nextRetry returns when the next ACK of a stalled connection reaches its
 // listener, and whether it is the client's data retransmit (else the
-// listener's SYN-ACK retransmit, answered by the client's ACK). mark is
+// listener's SYN-ACK retransmit, answered by the client's ACK): the
+// former on client id's kernel timers, the latter on the target's. mark is
 // when it stalled; syn and synack count the retransmits of each so far;
 // the client sends at most maxData data retransmits. A cookie has no
 // request on the listener, so no SYN-ACK retransmit. at is noTime when
 // neither comes any more.
-func (s *sim) nextRetry(mark int64, syn, synack uint8, cookie bool, maxData uint8) (at int64, data bool) {
+func (s *sim) nextRetry(id uint32, mark int64, syn, synack uint8, cookie bool, maxData uint8) (at int64, data bool) {
 	at = noTime
 	if syn < maxData {
 		// The request is the only segment in flight: the first
@@ -453,7 +459,7 @@ func (s *sim) nextRetry(mark int64, syn, synack uint8, cookie bool, maxData uint
 		// tcp_rto_min, which then doubles: D, D, 2D, 4D... apart.
 		t := mark
 		for k := range min(syn, 30) + 1 {
-			t = s.timer(t, s.cfg.DataRTO<<max(int(k)-1, 0))
+			t = s.clientTimer(id, t, s.cfg.DataRTO<<max(int(k)-1, 0))
 		}
 		at, data = t, true
 	}
@@ -473,7 +479,7 @@ func (s *sim) nextRetry(mark int64, syn, synack uint8, cookie bool, maxData uint
 func (s *sim) retryAck(id uint32, now int64) {
 	c := &s.clients[id]
 	l := &s.lsts[c.lst]
-	if _, data := s.nextRetry(c.mark, c.syn, c.synack, c.flags&flCookie != 0, 255); data {
+	if _, data := s.nextRetry(id, c.mark, c.syn, c.synack, c.flags&flCookie != 0, 255); data {
 		c.syn++
 	} else {
 		c.synack++

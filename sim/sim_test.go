@@ -363,14 +363,16 @@ func TestTimerWheel(t *testing.T) {
 	}
 }
 
-// wheelStorm is a small listener stalled while a fleet starts one client a
-// millisecond: the SYNs beyond its queue are dropped at distinct instants,
-// and retransmitted after the stall has ended and the queue drained.
+// wheelStorm is a small listener stalled while a fleet on one machine
+// starts one client a millisecond: the SYNs beyond its queue are dropped
+// at distinct instants, and retransmitted after the stall has ended and
+// the queue drained.
 func wheelStorm(t *testing.T, hz int) (*Result, *results.Summary) {
 	return run(t, Config{
 		Clients: 300, Policy: backoff.MustParse("fixed:initial=10s"), Seed: 1, Duration: 3 * time.Second,
 		Schedule: mustSchedule(t, "at 0s stall 500ms"), Backlog: 16, Ramp: 1000,
 		HandshakeTimeout: 100 * time.Millisecond, HZ: hz,
+		IssueRate: 1e6, // one machine carries the fleet: its timer wheel is shared
 	})
 }
 
@@ -422,6 +424,7 @@ func TestSoftnetBacklog(t *testing.T) {
 			Clients: 3000, Policy: backoff.MustParse("fixed:initial=10s"), Seed: 1, Duration: 3 * time.Second,
 			Schedule: mustSchedule(t, "at 0s stall 700ms; at 600ms backlog 4096"), Backlog: 16,
 			Ramp: 100000, MaxInflight: 5000, NetdevBacklog: netdev,
+			IssueRate: 1e6, // one machine: one backlog queue
 		})
 		return res.Kernel.TCPSynRetrans
 	}
@@ -432,5 +435,20 @@ func TestSoftnetBacklog(t *testing.T) {
 	}
 	if got := synRetrans(0); got < free+500 {
 		t.Errorf("netdev_max_backlog 1000: %d SYN retransmits, want a second one for 500 or more (%d without the limit)", got, free)
+	}
+}
+
+// TestDevicesTimersApart: a fleet of devices (no IssueRate) has a kernel
+// per client, each with its own timer-wheel phase: the retransmits of
+// TestRetransmitsBatched's storm no longer come back in bursts, and none
+// stalls beyond the queue of the stall.
+func TestDevicesTimersApart(t *testing.T) {
+	_, sum := run(t, Config{
+		Clients: 300, Policy: backoff.MustParse("fixed:initial=10s"), Seed: 1, Duration: 3 * time.Second,
+		Schedule: mustSchedule(t, "at 0s stall 500ms"), Backlog: 16, Ramp: 1000,
+		HandshakeTimeout: 100 * time.Millisecond,
+	})
+	if ht := sum.Connect.Failures[connerr.HandshakeTimeout.String()]; ht > 17+10 {
+		t.Errorf("devices: %d handshake timeouts, want about the 17 of the stalled queue", ht)
 	}
 }

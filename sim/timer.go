@@ -1,6 +1,10 @@
 package sim
 
-import "time"
+import (
+	"time"
+
+	"github.com/stampede-dev/stampede/backoff"
+)
 
 // DefaultHZ is this kernel's tick rate (CONFIG_HZ=250): a jiffy is 4 ms.
 const DefaultHZ = 250
@@ -31,6 +35,25 @@ func (s *sim) timer(now int64, d time.Duration) int64 {
 	return fire * j
 }
 
+// clientTimer returns when a timer of client id's kernel armed at now for
+// d fires. A fleet on one machine (IssueRate set: a loadgen) shares that
+// machine's timer wheel, so its clients' retransmits fire together. A
+// fleet of devices (IssueRate 0) has a kernel per client, whose jiffies
+// count from its own boot: the same wheel, at a phase of its own, drawn
+// per client, so their retransmits do not line up.
+func (s *sim) clientTimer(id uint32, now int64, d time.Duration) int64 {
+	if !s.devices || s.jiffy == 0 {
+		return s.timer(now, d)
+	}
+	// A phase within the coarsest granule used (64 jiffies) is one
+	// within every finer one.
+	off := int64(backoff.Hash(s.cfg.Seed, streamJiffies, uint64(id), 0) % uint64(64*s.jiffy))
+	return s.timer(now+off, d) - off
+}
+
+// streamJiffies is the draw of a device's timer-wheel phase.
+const streamJiffies backoff.Stream = 1<<32 + 3
+
 // DefaultNetdevBacklog is this kernel's net.core.netdev_max_backlog: the
 // packets one CPU queues for its network softirq.
 const DefaultNetdevBacklog = 1000
@@ -42,9 +65,11 @@ const DefaultNetdevBacklog = 1000
 // -gap 10us, a burst of 1,989 SYN retransmits let exactly 1,001 through
 // and the other 988 connected at the next retransmit, 1 s later
 // (/proc/net/softnet_stat counted the drops). Such a drop is no
-// ListenOverflow; the packet is retransmitted on its schedule.
+// ListenOverflow; the packet is retransmitted on its schedule. The
+// backlog is the loopback's, of one machine carrying the whole fleet: a
+// fleet of devices (IssueRate 0) has none.
 func (s *sim) softnetDrop(now int64) bool {
-	if s.cfg.NetdevBacklog < 0 || s.jiffy == 0 {
+	if s.cfg.NetdevBacklog < 0 || s.jiffy == 0 || s.devices {
 		return false
 	}
 	if now != s.burstAt {
