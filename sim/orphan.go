@@ -81,11 +81,7 @@ func (s *sim) orphanRetry(oi uint32, now int64) {
 		return
 	}
 	if l.full() {
-		s.kern.ListenOverflows++
-		s.kern.ListenDrops++
-		if o.cookie {
-			s.kern.SyncookiesRecv++ // validated, then dropped
-		}
+		s.ackDropped(o.cookie)
 		s.orphanNext(oi, now)
 		return
 	}

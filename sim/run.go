@@ -393,17 +393,23 @@ func (s *sim) ack(id uint32, now int64) {
 		c.deadline = addSat(now, s.cfg.HandshakeTimeout)
 	}
 	if l.full() {
-		s.kern.ListenOverflows++
-		s.kern.ListenDrops++
-		if c.flags&flCookie != 0 {
-			s.kern.SyncookiesRecv++ // validated, then dropped
-		}
+		s.ackDropped(c.flags&flCookie != 0)
 		c.setState(stStalled)
 		c.mark, c.syn, c.synack = now, 0, 0
 		s.stallRetry(id, now)
 		return
 	}
 	s.enqueue(id, now)
+}
+
+// ackDropped counts a final ACK (or a retransmit carrying one) dropped on
+// a full accept queue; a cookie's is validated first.
+func (s *sim) ackDropped(cookie bool) {
+	s.kern.ListenOverflows++
+	s.kern.ListenDrops++
+	if cookie {
+		s.kern.SyncookiesRecv++
+	}
 }
 
 // enqueue puts a connection whose handshake completed into its listener's
@@ -491,11 +497,7 @@ func (s *sim) retryAck(id uint32, now int64) {
 		return
 	}
 	if l.full() {
-		s.kern.ListenOverflows++
-		s.kern.ListenDrops++
-		if c.flags&flCookie != 0 {
-			s.kern.SyncookiesRecv++ // validated, then dropped
-		}
+		s.ackDropped(c.flags&flCookie != 0)
 		c.gen++
 		s.stallRetry(id, now)
 		return
