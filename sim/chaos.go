@@ -189,6 +189,7 @@ func (s *sim) exitProcs(procs []int, stall bool, now int64) {
 		in[p] = true
 		l.open = stall
 		l.n, l.head, l.synq, l.inflight = 0, 0, 0, 0
+		l.epoch++
 	}
 	for id := range s.clients {
 		c := &s.clients[id]

@@ -27,9 +27,10 @@ const (
 	// burst admits more handshakes than there is room for and their final
 	// ACKs are dropped.
 	DefaultRTT = 50 * time.Microsecond
-	// DefaultDataRTO is the first retransmit timeout of the client's
-	// upgrade request on a connection whose final ACK was dropped
-	// (tcp_rto_min); it doubles with each retransmit.
+	// DefaultDataRTO is tcp_rto_min: a client whose final ACK was
+	// dropped sends its upgrade request again after it (the tail loss
+	// probe, net.ipv4.tcp_early_retrans 3), then on retransmit timeouts
+	// of DataRTO, doubling: at 0.2, 0.4, 0.8, 1.6, 3.2 s.
 	DefaultDataRTO = 200 * time.Millisecond
 	// DefaultStopTime is how long a restarting target process takes to
 	// exit (closing its connections; its listener open until the end), on
@@ -166,6 +167,15 @@ type Config struct {
 	// ProcCapacity is the upgrades per second one process completes when
 	// nothing else limits it; 0 is DefaultProcCapacity.
 	ProcCapacity float64 `json:"proc_capacity"`
+	// HZ is the kernel's tick rate: its TCP retransmit timers fire on a
+	// timer wheel of that many jiffies a second (sim.timer); 0 is
+	// DefaultHZ, negative exact timers.
+	HZ int `json:"hz"`
+	// NetdevBacklog is net.core.netdev_max_backlog: of the retransmits
+	// one timer tick fires, those beyond NetdevBacklog+1 are dropped
+	// before TCP sees them (sim.softnetDrop); 0 is DefaultNetdevBacklog,
+	// negative no limit.
+	NetdevBacklog int `json:"netdev_backlog"`
 	// SynSchedule is when a SYN is sent again, from the first one; nil is
 	// DefaultSynSchedule. A connect gives up at SynGiveUp(SynRetries).
 	SynSchedule []time.Duration `json:"syn_schedule"`
@@ -174,8 +184,9 @@ type Config struct {
 	NoSynCookies bool `json:"no_syn_cookies"`
 	// RTT is the handshake round trip; 0 is DefaultRTT.
 	RTT time.Duration `json:"rtt"`
-	// DataRTO is the first retransmit timeout of a stalled upgrade
-	// request; 0 is DefaultDataRTO.
+	// DataRTO is tcp_rto_min: a stalled upgrade request is sent again
+	// DataRTO, DataRTO, 2·DataRTO, 4·DataRTO... apart (a loss probe,
+	// then retransmit timeouts); 0 is DefaultDataRTO.
 	DataRTO time.Duration `json:"data_rto"`
 	// StopTime is a restarted process's exit, from being told to stop
 	// until its listener closes: its connections are closed meanwhile and
@@ -193,8 +204,11 @@ type Config struct {
 	// IssueRate is how many attempts per second the fleet's machine can
 	// start: a real loadgen spends CPU on every socket, connect and epoll
 	// registration, so a fleet that retries at one instant reaches the
-	// server spread over a few hundred ms. 0 is unlimited (a fleet of
-	// independent devices); scripts/calibrate passes the bench machine's.
+	// server spread over a few hundred ms. Set, it also makes the fleet
+	// one machine's: its clients share that kernel's timer wheel (their
+	// retransmits fire together) and softnet backlog. 0 is unlimited: a
+	// fleet of independent devices, a kernel each; scripts/calibrate
+	// passes the bench machine's.
 	IssueRate float64 `json:"issue_rate"`
 	// LB, when set, puts a load balancer in front of the target.
 	LB *LB `json:"lb,omitempty"`
@@ -232,6 +246,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.SynSchedule == nil {
 		c.SynSchedule = DefaultSynSchedule
+	}
+	if c.HZ == 0 {
+		c.HZ = DefaultHZ
+	}
+	if c.NetdevBacklog == 0 {
+		c.NetdevBacklog = DefaultNetdevBacklog
 	}
 	if c.RTT == 0 {
 		c.RTT = DefaultRTT

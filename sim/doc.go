@@ -2,7 +2,7 @@
 // same backoff package, seed and chaos schedule as a real run, against a
 // model of the target's listen sockets and this kernel's TCP behaviour, in
 // virtual time. It reaches fleet sizes one machine's sockets cannot (ten
-// million clients in one process, about 2.2 GiB) and writes the same results
+// million clients in one process, about 0.7 GiB) and writes the same results
 // folder as a real run, marked "simulated": true. docs/simulator.md
 // describes the model, its assumptions and its calibration against real
 // runs.
@@ -13,10 +13,13 @@
 //	         │  counter makes superseded ones no-ops)
 //	         │    start ─> SYN ─> listener ─┬ refused (port closed)
 //	         │                              ├ dropped (accept queue full:
-//	         │                              │   retransmit on the kernel's schedule)
+//	         │                              │   retransmit on the kernel's schedule,
+//	         │                              │   fired in bursts by its timer wheel)
 //	         │                              └ final ACK after one RTT ─┬ accept queue
 //	         │                                                          └ dropped: stalled,
-//	         │                                  retried at data RTOs and SYN-ACK retransmits
+//	         │                                  retried at the loss probe, data RTOs and
+//	         │                                  SYN-ACK retransmits; at the client's
+//	         │                                  deadline an orphan the target may accept
 //	         ├ listener events: accept at the accept rate, upgrade at the
 //	         │  process's capacity and handshake cost, answer 101
 //	         └ chaos events: restart (abrupt, graceful, kill; all, one,
@@ -33,6 +36,7 @@
 // what it would wait in a real run after the same failures.
 //
 // Memory: a client is one 48-byte struct and a few 8-byte queue
-// entries at a time (16 bytes in the running millisecond's heap); no goroutine per client. The recovery of each event is
-// kept in 2 bits per client.
+// entries at a time; an orphan 24 bytes; no goroutine per client. The
+// recovery of each event is kept in 2 bits per client. A large fleet's
+// clients are mapped on huge pages, outside the Go heap (makeClients).
 package sim

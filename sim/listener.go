@@ -36,6 +36,7 @@ type listener struct {
 	tokens    float64
 	last      int64 // tokens were counted at last
 	lb        bool
+	epoch     uint16 // bumped when the listener closes: its orphans go with it
 }
 
 // full reports whether the accept queue is full.

@@ -27,6 +27,7 @@ type kind uint8
 const (
 	evChaos       kind = iota // a planned chaos event starts or ends (who: index into the run's actions)
 	evAccept                  // a listener may accept (who: listener)
+	evOrphan                  // an orphan's ACK reaches its listener again (who: orphan)
 	evStart                   // a client starts an attempt
 	evSyn                     // a client's SYN is retransmitted
 	evAck                     // a client's final ACK reaches the listener
@@ -63,10 +64,20 @@ type calendar struct {
 	cur     int      // the bucket being run
 	run     []uint64 // bucket cur, sorted
 	ri      int      // next entry of run
-	heap    []entry  // entries pushed at or before bucket cur while it runs
+	heap    []uint64 // entries pushed into bucket cur while it runs, packed, a 4-ary heap
 	n       int      // pending entries
 	free    []*chunk // chunks of buckets already run
+
+	// touch, when set, is called with each window of the running bucket
+	// before its first entry is popped (see touchWindow).
+	touch func(keys []uint64)
+	tw    int // run[:tw] has been given to touch
 }
+
+// touchWindow is how many entries of a sorted bucket are given to touch
+// at a time: enough independent loads to keep the memory system busy,
+// few enough that what they bring in is still cached when dispatched.
+const touchWindow = 256
 
 // A bucket's entries are kept in chunks from the calendar's free list,
 // so a growing bucket is never copied (nor a fresh array cleared): its
@@ -120,7 +131,10 @@ func (c *calendar) push(e entry) {
 	}
 	c.n++
 	if b <= c.cur {
-		c.heapPush(e)
+		if e.at < int64(c.cur)*bucketWidth {
+			panic("sim: an entry pushed before the running millisecond")
+		}
+		c.heapPush(packKey(e, c.cur))
 		return
 	}
 	bk := &c.buckets[b]
@@ -164,34 +178,39 @@ func (c *calendar) pop() (e entry, ok bool) {
 		}
 		*bk = bucket{}
 		slices.Sort(c.run)
+		c.tw = 0
 	}
 	c.n--
 	if c.ri < len(c.run) {
-		e = unpackKey(c.run[c.ri], c.cur)
-		if len(c.heap) == 0 || !less(&c.heap[0], &e) {
+		if c.ri == c.tw && c.touch != nil {
+			c.tw = min(len(c.run), c.tw+touchWindow)
+			c.touch(c.run[c.ri:c.tw])
+		}
+		if k := c.run[c.ri]; len(c.heap) == 0 || k <= c.heap[0] {
 			c.ri++
-			return e, true
+			return unpackKey(k, c.cur), true
 		}
 	}
-	e = c.heap[0]
+	k := c.heap[0]
 	last := len(c.heap) - 1
 	c.heap[0] = c.heap[last]
 	c.heap = c.heap[:last]
 	if last > 0 {
 		c.down(0)
 	}
-	return e, true
+	return unpackKey(k, c.cur), true
 }
 
-func (c *calendar) heapPush(e entry) {
-	c.heap = append(c.heap, e)
-	i := len(c.heap) - 1
+func (c *calendar) heapPush(k uint64) {
+	c.heap = append(c.heap, k)
+	h := c.heap
+	i := len(h) - 1
 	for i > 0 {
 		p := (i - 1) / 4
-		if !less(&c.heap[i], &c.heap[p]) {
+		if h[i] >= h[p] {
 			break
 		}
-		c.heap[i], c.heap[p] = c.heap[p], c.heap[i]
+		h[i], h[p] = h[p], h[i]
 		i = p
 	}
 }
@@ -206,11 +225,11 @@ func (c *calendar) down(i int) {
 		}
 		m := f
 		for k := f + 1; k < f+4 && k < n; k++ {
-			if less(&h[k], &h[m]) {
+			if h[k] < h[m] {
 				m = k
 			}
 		}
-		if !less(&h[m], &h[i]) {
+		if h[m] >= h[i] {
 			return
 		}
 		h[i], h[m] = h[m], h[i]

@@ -25,6 +25,10 @@ type Result struct {
 	Kernel results.KernelDelta
 	// Processed counts the queue entries run (stale ones included).
 	Processed uint64
+	// Orphans counts the connections the target accepted after their
+	// clients had given up on them (the real runs' PassiveOpens beyond
+	// their successes).
+	Orphans int64
 }
 
 // sim is one run's state.
@@ -54,6 +58,16 @@ type sim struct {
 	rejectCode  int
 	rejectAfter time.Duration
 	actions     []action
+
+	touched uint8 // what touch read, kept so the reads are not elided
+
+	jiffy           int64    // the kernel's tick, ns; 0: exact timers
+	devices         bool     // the clients are devices, each with its own kernel (IssueRate 0)
+	burstAt         int64    // the instant of the last retransmit burst
+	burstN          int      // its packets so far
+	orphansAccepted int64    // connections accepted after their clients gave up
+	orphans         []orphan // connections whose clients gave up, still half-open on a listener
+	freeOrphans     []uint32 // indexes of orphans ended
 }
 
 // Run simulates one run. It is deterministic: the same Config gives the
@@ -63,8 +77,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	s := &sim{cfg: cfg, procs: cfg.Procs, lb: -1, giveUp: int64(SynGiveUp(cfg.SynRetries))}
-	s.clients = make([]client, cfg.Clients)
+	s := &sim{cfg: cfg, procs: cfg.Procs, lb: -1, giveUp: int64(SynGiveUp(cfg.SynRetries)), devices: cfg.IssueRate == 0}
+	if cfg.HZ > 0 {
+		s.jiffy = int64(time.Second) / int64(cfg.HZ)
+	}
+	var free func()
+	s.clients, free = makeClients(cfg.Clients)
+	defer free()
 	n := cfg.Procs
 	if cfg.LB != nil {
 		s.lb = n
@@ -87,6 +106,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		l.setRate(0, cfg.LB.Rate, 0)
 	}
 	s.q = newCalendar(cfg.Duration)
+	s.q.touch = s.touch
 	events, err := s.plan()
 	if err != nil {
 		return nil, err
@@ -116,12 +136,27 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		s.dispatch(e)
 	}
-	res := &Result{Config: cfg, Events: events, Kernel: s.kern, Processed: processed}
+	res := &Result{Config: cfg, Events: events, Kernel: s.kern, Processed: processed, Orphans: s.orphansAccepted}
 	res.Report, res.Partials, err = s.rec.finish(s)
 	if err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// touch reads the client of each client entry in keys before they are
+// dispatched. Dispatching an entry begins with its client's generation,
+// and the clients of a bucket are scattered over the whole fleet: read one
+// at a time, each is a cache miss the run waits for; read here, in a loop
+// whose loads do not depend on each other, the misses overlap.
+func (s *sim) touch(keys []uint64) {
+	var sum uint8
+	for _, k := range keys {
+		if kind(k>>kindShift&15) >= evStart {
+			sum += s.clients[uint32(k>>whoShift)].gen
+		}
+	}
+	s.touched += sum
 }
 
 // dispatch runs one entry.
@@ -136,6 +171,9 @@ func (s *sim) dispatch(e entry) {
 		return
 	case evRamp:
 		s.ramp(e.at)
+		return
+	case evOrphan:
+		s.orphanRetry(e.who, e.at)
 		return
 	}
 	c := &s.clients[e.who]
@@ -163,6 +201,10 @@ func (s *sim) dispatch(e entry) {
 			s.kern.TCPSynRetrans++
 			s.kern.RetransSegs++
 			c.syn++
+			if s.softnetDrop(e.at) {
+				s.synLater(e.who, e.at)
+				return
+			}
 			s.syn(e.who, e.at)
 		}
 	case evConnTimeout:
@@ -321,8 +363,18 @@ func (s *sim) synLater(id uint32, now int64) {
 		end = min(end, addSat(c.attemptAt, s.cfg.ConnectTimeout))
 	}
 	next := end
-	if int(c.syn) < len(s.cfg.SynSchedule) {
-		next = c.mark + int64(s.cfg.SynSchedule[c.syn])
+	if k := int(c.syn); k < len(s.cfg.SynSchedule) {
+		// The retransmit timer is armed when this SYN goes out, for the
+		// schedule's gap, and fires on the timer wheel.
+		gap := s.cfg.SynSchedule[k]
+		if k > 0 {
+			gap -= s.cfg.SynSchedule[k-1]
+		}
+		if c.flags&flFwd != 0 {
+			next = s.timer(now, gap) // the balancer's kernel
+		} else {
+			next = s.clientTimer(id, now, gap)
+		}
 	}
 	if next < end {
 		s.q.push(entry{at: next, who: id, gen: c.gen, kind: evSyn})
@@ -341,14 +393,23 @@ func (s *sim) ack(id uint32, now int64) {
 		c.deadline = addSat(now, s.cfg.HandshakeTimeout)
 	}
 	if l.full() {
-		s.kern.ListenOverflows++
-		s.kern.ListenDrops++
+		s.ackDropped(c.flags&flCookie != 0)
 		c.setState(stStalled)
 		c.mark, c.syn, c.synack = now, 0, 0
 		s.stallRetry(id, now)
 		return
 	}
 	s.enqueue(id, now)
+}
+
+// ackDropped counts a final ACK (or a retransmit carrying one) dropped on
+// a full accept queue; a cookie's is validated first.
+func (s *sim) ackDropped(cookie bool) {
+	s.kern.ListenOverflows++
+	s.kern.ListenDrops++
+	if cookie {
+		s.kern.SyncookiesRecv++
+	}
 }
 
 // enqueue puts a connection whose handshake completed into its listener's
@@ -370,37 +431,73 @@ func (s *sim) enqueue(id uint32, now int64) {
 }
 
 // stallRetry schedules the next try of a stalled connection: the
-// client's data retransmit (RTO doubling from DataRTO) or, for a request
+// client's data retransmit (a loss probe after DataRTO, then RTOs from
+// DataRTO doubling) or, for a request
 // kept in the SYN queue (not a cookie), the listener's SYN-ACK retransmit
-// (1 s doubling), whichever comes first. The handshake deadline ends it.
+// (1 s doubling), whichever comes first, both on the timer wheel. The
+// handshake deadline ends it.
 func (s *sim) stallRetry(id uint32, now int64) {
 	c := &s.clients[id]
-	data := c.mark + int64(s.cfg.DataRTO)*(1<<(min(c.syn, 30)+1)-1)
-	next := data
-	if c.flags&flCookie == 0 && c.synack < 5 {
-		synT := c.mark - int64(s.cfg.RTT)
-		next = min(next, synT+int64(time.Second)*(1<<(c.synack+1)-1))
-	}
+	next, _ := s.nextRetry(id, c.mark, c.syn, c.synack, c.flags&flCookie != 0, 255)
 	s.q.push(entry{at: next, who: id, gen: c.gen, kind: evRetryAck})
 	if c.deadline != noTime {
 		s.q.push(entry{at: max(c.deadline, now), who: id, gen: c.gen, kind: evHSTimeout})
 	}
 }
 
+// synackRetries is the kernel's net.ipv4.tcp_synack_retries.
+const synackRetries = 5
+
+// nextRetry returns when the next ACK of a stalled connection reaches its
+// listener, and whether it is the client's data retransmit (else the
+// listener's SYN-ACK retransmit, answered by the client's ACK): the
+// former on client id's kernel timers, the latter on the target's. mark is
+// when it stalled; syn and synack count the retransmits of each so far;
+// the client sends at most maxData data retransmits. A cookie has no
+// request on the listener, so no SYN-ACK retransmit. at is noTime when
+// neither comes any more.
+func (s *sim) nextRetry(id uint32, mark int64, syn, synack uint8, cookie bool, maxData uint8) (at int64, data bool) {
+	at = noTime
+	if syn < maxData {
+		// The request is the only segment in flight: the first
+		// retransmit is the tail loss probe, 2·srtt + tcp_rto_min
+		// (srtt is microseconds on loopback), re-arming the RTO,
+		// tcp_rto_min, which then doubles: D, D, 2D, 4D... apart.
+		t := mark
+		for k := range min(syn, 30) + 1 {
+			t = s.clientTimer(id, t, s.cfg.DataRTO<<max(int(k)-1, 0))
+		}
+		at, data = t, true
+	}
+	if !cookie && synack < synackRetries {
+		t := mark - int64(s.cfg.RTT) // the SYN: the listener's timer is armed then
+		for k := range synack + 1 {
+			t = s.timer(t, time.Second<<k)
+		}
+		if at == noTime || t < at {
+			at, data = t, false
+		}
+	}
+	return at, data
+}
+
 // retryAck is a stalled connection's ACK arriving again.
 func (s *sim) retryAck(id uint32, now int64) {
 	c := &s.clients[id]
 	l := &s.lsts[c.lst]
-	data := c.mark + int64(s.cfg.DataRTO)*(1<<(min(c.syn, 30)+1)-1)
-	if now >= data {
+	if _, data := s.nextRetry(id, c.mark, c.syn, c.synack, c.flags&flCookie != 0, 255); data {
 		c.syn++
 	} else {
 		c.synack++
 	}
 	s.kern.RetransSegs++
+	if s.softnetDrop(now) {
+		c.gen++
+		s.stallRetry(id, now)
+		return
+	}
 	if l.full() {
-		s.kern.ListenOverflows++
-		s.kern.ListenDrops++
+		s.ackDropped(c.flags&flCookie != 0)
 		c.gen++
 		s.stallRetry(id, now)
 		return
@@ -415,13 +512,17 @@ func (s *sim) hsTimeout(id uint32, now int64) {
 		return
 	}
 	switch c.state {
-	case stStalled, stAckFlight:
+	case stStalled:
+		if c.flags&flFwd == 0 {
+			s.orphan(id, now) // its kernel goes on retransmitting
+		} else if c.flags&flCookie == 0 {
+			s.lsts[c.lst].synq--
+		}
+	case stAckFlight:
 		if c.flags&flCookie == 0 {
 			s.lsts[c.lst].synq--
 		}
-		if c.state == stAckFlight {
-			s.lsts[c.lst].inflight--
-		}
+		s.lsts[c.lst].inflight--
 	case stQueued, stUpgrading, stSynSent:
 	default:
 		return
@@ -459,7 +560,14 @@ func (s *sim) accept(li int, now int64) {
 		c := &s.clients[e.c]
 		s.kern.PassiveOpens++
 		if c.sockets != e.sock || c.state != stQueued || int(c.lst) != li {
-			continue // the client gave up on it: accepted, read EOF, closed
+			// The client gave up on it: an orphan. The target reads its
+			// request (sent before the client closed), upgrades it at the
+			// usual cost, and finds the client gone.
+			s.orphansAccepted++
+			if !l.lb {
+				l.busy = max(l.busy, now) + l.service
+			}
+			continue
 		}
 		if l.lb {
 			// The balancer forwards the connection to a target process.

@@ -293,8 +293,12 @@ func TestConfigValidate(t *testing.T) {
 }
 
 // TestSizes holds the memory the package documents per client: a 48-byte
-// client and 8-byte queue entries (16 in the running millisecond's heap).
+// client and 8-byte queue entries (packed from a 16-byte entry), and a
+// 24-byte orphan.
 func TestSizes(t *testing.T) {
+	if n := unsafe.Sizeof(orphan{}); n != 24 {
+		t.Errorf("orphan is %d bytes, docs say 24", n)
+	}
 	if n := unsafe.Sizeof(client{}); n != 48 {
 		t.Errorf("client is %d bytes, docs say 48", n)
 	}
@@ -323,5 +327,128 @@ func BenchmarkSimulate1M(b *testing.B) {
 		if _, err := Run(context.Background(), cfg); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestTimerWheel: a kernel timer fires on the wheel's granule past its
+// expiry (HZ 250: 4 ms jiffies; 32 ms for 1-2 s, 256 ms for 4-16 s), and
+// with a jiffy of 0 at its instant.
+func TestTimerWheel(t *testing.T) {
+	ms := int64(time.Millisecond)
+	for _, c := range []struct {
+		name string
+		now  int64
+		d    time.Duration
+		want int64
+	}{
+		// 1 s is 250 jiffies, level 1: expiry 250 jiffies, fired at the
+		// next multiple of 8: 256 jiffies.
+		{"1 s from 1 ms", 1 * ms, time.Second, 1024 * ms},
+		// Armed 31 ms later, the same expiry granule: fired together.
+		{"1 s from 31 ms", 31 * ms, time.Second, 1056 * ms},
+		{"1 s from 28 ms", 28 * ms, time.Second, 1056 * ms},
+		// 200 ms is 50 jiffies, level 0: one jiffy past.
+		{"200 ms", 2 * ms, 200 * time.Millisecond, 204 * ms},
+		// 4 s is 1000 jiffies, level 2: the next multiple of 64 jiffies.
+		{"4 s", 0, 4 * time.Second, 4096 * ms},
+	} {
+		s := &sim{jiffy: 4 * ms}
+		if got := s.timer(c.now, c.d); got != c.want {
+			t.Errorf("%s: fires at %d ms, want %d ms", c.name, got/ms, c.want/ms)
+		}
+		s.jiffy = 0
+		if got := s.timer(c.now, c.d); got != c.now+int64(c.d) {
+			t.Errorf("%s, exact timers: fires at %d ns, want %d", c.name, got, c.now+int64(c.d))
+		}
+	}
+}
+
+// wheelStorm is a small listener stalled while a fleet on one machine
+// starts one client a millisecond: the SYNs beyond its queue are dropped
+// at distinct instants, and retransmitted after the stall has ended and
+// the queue drained.
+func wheelStorm(t *testing.T, hz int) (*Result, *results.Summary) {
+	return run(t, Config{
+		Clients: 300, Policy: backoff.MustParse("fixed:initial=10s"), Seed: 1, Duration: 3 * time.Second,
+		Schedule: mustSchedule(t, "at 0s stall 500ms"), Backlog: 16, Ramp: 1000,
+		HandshakeTimeout: 100 * time.Millisecond, HZ: hz,
+		IssueRate: 1e6, // one machine carries the fleet: its timer wheel is shared
+	})
+}
+
+// TestRetransmitsBatched: the SYN retransmits of clients dropped over a
+// 32 ms granule fire together (TestTimerWheel), so they all pass the
+// accept queue's check at once, as a burst of retransmits does on this
+// kernel; the final ACKs of those beyond the room are dropped and the
+// connections stall (here past their 100 ms upgrade deadline:
+// handshake_timeout). With exact timers the retransmits come one a
+// millisecond, each finds the queue drained, and none stalls: the only
+// handshake timeouts are the 17 connections (backlog+1) that waited in
+// the queue through the stall.
+func TestRetransmitsBatched(t *testing.T) {
+	_, wheel := wheelStorm(t, 0)
+	_, exact := wheelStorm(t, -1)
+	if ht := exact.Connect.Failures[connerr.HandshakeTimeout.String()]; ht != 17 {
+		t.Errorf("exact timers: %d handshake timeouts, want 17 (the queue of the stall)", ht)
+	}
+	if ht := wheel.Connect.Failures[connerr.HandshakeTimeout.String()]; ht < 17+50 {
+		t.Errorf("timer wheel: %d handshake timeouts, want the queue's 17 and the bursts' excess (50 or more)", ht)
+	}
+}
+
+// TestOrphansAccepted: a client that gives up on a stalled upgrade leaves
+// its connection half-open on the listener; a later retransmit completes
+// it and the target accepts it (an accept and an upgrade spent on nobody),
+// as real runs show: PassiveOpens beyond the successes.
+func TestOrphansAccepted(t *testing.T) {
+	res, sum := wheelStorm(t, 0)
+	ht := int64(sum.Connect.Failures[connerr.HandshakeTimeout.String()])
+	if res.Orphans < ht/2 || res.Orphans > ht {
+		t.Errorf("%d orphaned accepts of %d handshake timeouts: want most of them accepted later", res.Orphans, ht)
+	}
+	if got, want := res.Kernel.PassiveOpens, int64(sum.Connect.Successes)+res.Orphans; got != want {
+		t.Errorf("PassiveOpens %d, want successes + orphans = %d", got, want)
+	}
+}
+
+// TestSoftnetBacklog: the SYN retransmits one timer tick fires wait in one
+// CPU's backlog queue, which holds netdev_max_backlog+1; the rest are
+// dropped before TCP sees them and go out again at the next retransmit.
+// 3,000 clients dropped on a stalled listener within 30 ms come back in
+// one or two bursts of more than 1,001, to a listener with room for all:
+// without the limit every client connects at its first retransmit; with
+// it, hundreds need a second.
+func TestSoftnetBacklog(t *testing.T) {
+	synRetrans := func(netdev int) int64 {
+		res, _ := run(t, Config{
+			Clients: 3000, Policy: backoff.MustParse("fixed:initial=10s"), Seed: 1, Duration: 3 * time.Second,
+			Schedule: mustSchedule(t, "at 0s stall 700ms; at 600ms backlog 4096"), Backlog: 16,
+			Ramp: 100000, MaxInflight: 5000, NetdevBacklog: netdev,
+			IssueRate: 1e6, // one machine: one backlog queue
+		})
+		return res.Kernel.TCPSynRetrans
+	}
+	// The few queued (or stalled) before the stall never retransmit.
+	free := synRetrans(-1)
+	if free > 3000-17 || free < 3000-30 {
+		t.Errorf("no backlog limit: %d SYN retransmits, want about one each (2,970-2,983)", free)
+	}
+	if got := synRetrans(0); got < free+500 {
+		t.Errorf("netdev_max_backlog 1000: %d SYN retransmits, want a second one for 500 or more (%d without the limit)", got, free)
+	}
+}
+
+// TestDevicesTimersApart: a fleet of devices (no IssueRate) has a kernel
+// per client, each with its own timer-wheel phase: the retransmits of
+// TestRetransmitsBatched's storm no longer come back in bursts, and none
+// stalls beyond the queue of the stall.
+func TestDevicesTimersApart(t *testing.T) {
+	_, sum := run(t, Config{
+		Clients: 300, Policy: backoff.MustParse("fixed:initial=10s"), Seed: 1, Duration: 3 * time.Second,
+		Schedule: mustSchedule(t, "at 0s stall 500ms"), Backlog: 16, Ramp: 1000,
+		HandshakeTimeout: 100 * time.Millisecond,
+	})
+	if ht := sum.Connect.Failures[connerr.HandshakeTimeout.String()]; ht > 17+10 {
+		t.Errorf("devices: %d handshake timeouts, want about the 17 of the stalled queue", ht)
 	}
 }

@@ -44,14 +44,16 @@ func simulateFlags() []cli.Flag {
 	flags = append(flags, pickFlags(stormFlags(), "procs", "chaos", "chaos-file")...)
 	return append(flags,
 		&cli.StringFlag{Name: "syn-schedule", DefaultText: "1s,2s,3s,4s,5s,7s,11s,19s,35s,67s,131s (this kernel's)", Usage: "model: SYN retransmit times `LIST` from the first SYN"},
+		&cli.IntFlag{Name: "kernel-hz", Value: sim.DefaultHZ, Usage: "model: the kernel's tick rate `HZ`: its TCP retransmit timers fire together on a timer wheel of that many jiffies a second (negative: exact timers)"},
+		&cli.IntFlag{Name: "netdev-backlog", Value: sim.DefaultNetdevBacklog, Usage: "model: net.core.netdev_max_backlog `N`: of the retransmits one timer tick fires, those beyond N+1 are dropped before TCP sees them (negative: no limit)"},
 		&cli.BoolFlag{Name: "no-syn-cookies", Usage: "model: SYN cookies off (a SYN that finds the SYN queue full is dropped)"},
 		&cli.Float64Flag{Name: "proc-capacity", Value: sim.DefaultProcCapacity, Usage: "model: upgrades per second `R` one target process completes when nothing else limits it"},
 		&cli.DurationFlag{Name: "rtt", Value: sim.DefaultRTT, Usage: "model: handshake round trip `D`: SYNs within it see the same accept queue"},
-		&cli.DurationFlag{Name: "data-rto", Value: sim.DefaultDataRTO, Usage: "model: first retransmit timeout `D` of an upgrade request whose final ACK was dropped"},
+		&cli.DurationFlag{Name: "data-rto", Value: sim.DefaultDataRTO, Usage: "model: tcp_rto_min `D`: an upgrade request whose final ACK was dropped is sent again D, D, 2D, 4D... apart (a loss probe, then retransmit timeouts)"},
 		&cli.DurationFlag{Name: "stop-time", Value: sim.DefaultStopTime, Usage: "model: a restarted process's exit `D` (closing its connections; its listener still open, accepting nothing), before the down= time with the port closed (negative: none)"},
 		&cli.DurationFlag{Name: "start-time", Value: sim.DefaultStartTime, Usage: "model: a restarted process's start, from listening to accepting, `D` (negative: none)"},
 		&cli.Float64Flag{Name: "close-rate", Value: sim.DefaultCloseRate, Usage: "model: connections per second `R` a stopping target process closes (negative: all at once)"},
-		&cli.Float64Flag{Name: "issue-rate", Usage: "model: attempts per second `R` the fleet's machine can start (0 = unlimited: independent devices; a loadgen host is ~40,000)"},
+		&cli.Float64Flag{Name: "issue-rate", Usage: "model: attempts per second `R` the fleet's machine can start; given, the fleet also shares that machine's kernel timers and softnet backlog (0 = unlimited: independent devices, each its own kernel; a loadgen host is ~40,000)"},
 		&cli.Float64Flag{Name: "lb-rate", Usage: "model: put a load balancer in front taking `R` connections per second (0 with --lb-queue: unlimited)"},
 		&cli.IntFlag{Name: "lb-queue", DefaultText: "128 with a load balancer", Usage: "model: the load balancer's listen backlog `N`"},
 	)
@@ -84,8 +86,8 @@ func simulateAction(c *cli.Context) error {
 		return err
 	}
 	if !c.Bool("quiet") {
-		fmt.Fprintf(c.App.ErrWriter, "simulated %d clients, %s of virtual time, %d events in %s\n",
-			cfg.Clients, cfg.Duration, res.Processed, time.Since(started).Round(time.Millisecond))
+		fmt.Fprintf(c.App.ErrWriter, "simulated %d clients, %s of virtual time, %d events in %s; %d orphaned accepts\n",
+			cfg.Clients, cfg.Duration, res.Processed, time.Since(started).Round(time.Millisecond), res.Orphans)
 	}
 	fmt.Fprintf(c.App.Writer, "results: %s (simulated)\n", out)
 	return sloExit(sum)
@@ -118,6 +120,8 @@ func simConfig(c *cli.Context) (sim.Config, string, error) {
 		CloseRate:        c.Float64("close-rate"),
 		NoSynCookies:     c.Bool("no-syn-cookies"),
 		RTT:              c.Duration("rtt"),
+		HZ:               c.Int("kernel-hz"),
+		NetdevBacklog:    c.Int("netdev-backlog"),
 		DataRTO:          c.Duration("data-rto"),
 		StopTime:         c.Duration("stop-time"),
 		StartTime:        c.Duration("start-time"),

@@ -4,7 +4,8 @@
 // simulate`) with the same parameters, and prints R50, R90, R99, herd peak,
 // wasted attempts per client and ListenOverflows side by side with the
 // simulator's relative error, and whether the policies rank the same on
-// each figure in both.
+// each figure in both; beside them, unranked, how attempts failed
+// (handshake timeouts, SYN timeouts) and the orphaned accepts.
 //
 // The storm is the bench's: backlog 128, 2,000 accepts/s, TCP_SYNCNT 2, a
 // 5 s upgrade timeout, an abrupt restart with down=2s once the fleet is
@@ -76,13 +77,27 @@ var figures = []figure{
 	{"ListenOverflows", func(s *summary) *float64 { v := s.Kernel.ListenOverflows; return &v }},
 }
 
+// extras are figures printed beside the compared ones, not ranked: how
+// the attempts failed. Orphans are the connections the target accepted
+// beyond the fleet's successes (accepted after their clients gave up).
+var extras = []figure{
+	{"handshake_timeout", func(s *summary) *float64 { v := s.Connect.Failures["handshake_timeout"]; return &v }},
+	{"SYN timeout", func(s *summary) *float64 { v := s.Connect.Failures["timeout"]; return &v }},
+	{"orphans", func(s *summary) *float64 { v := s.Kernel.PassiveOpens - s.Connect.Successes; return &v }},
+}
+
 // summary is what calibrate reads of summary.json.
 type summary struct {
 	DurationS float64    `json:"duration_s"`
 	Events    []event    `json:"events"`
 	Recovery  []recovery `json:"recovery"`
-	Kernel    struct {
+	Connect   struct {
+		Successes float64            `json:"successes"`
+		Failures  map[string]float64 `json:"failures"`
+	} `json:"connect"`
+	Kernel struct {
 		ListenOverflows float64 `json:"ListenOverflows"`
+		PassiveOpens    float64 `json:"PassiveOpens"`
 	} `json:"kernel"`
 	Config struct {
 		Sizing struct {
@@ -187,7 +202,7 @@ func main() {
 	for _, n := range ns {
 		for _, p := range pols {
 			r := results[fmt.Sprint(n, p.name)]
-			for _, f := range figures {
+			for _, f := range append(figures[:len(figures):len(figures)], extras...) {
 				rv, sv := f.get(r.real), f.get(r.sim)
 				fmt.Printf("| %d | %s | %s | %s | %s | %s |\n", n, p.name, f.name, val(rv), val(sv), relErr(rv, sv))
 			}

@@ -1,0 +1,80 @@
+package sim
+
+import (
+	"time"
+
+	"github.com/stampede-dev/stampede/backoff"
+)
+
+// DefaultHZ is this kernel's tick rate (CONFIG_HZ=250): a jiffy is 4 ms.
+const DefaultHZ = 250
+
+// timer returns when a kernel timer armed at now for d fires. The kernel's
+// TCP timers (SYN and data retransmits, the listener's SYN-ACK
+// retransmits) sit on its timer wheel, which does not fire a timer at its
+// instant: the expiry, in jiffies, is rounded up to the granularity of the
+// wheel level its delay falls in (level n holds delays from 63·8ⁿ⁻¹
+// jiffies, granularity 8ⁿ jiffies: 4 ms below 252 ms, 32 ms up to 2 s,
+// 256 ms up to 16 s at HZ 250), always past it. Timers of many sockets
+// that expire within one granule therefore fire together, at a boundary
+// shared by the whole machine: measured here, 200 SYNs dropped 1 ms apart
+// were retransmitted in bursts 32 ms apart (docs/simulator.md, "Timer
+// batching"). A jiffy of 0 means exact timers.
+func (s *sim) timer(now int64, d time.Duration) int64 {
+	j := s.jiffy
+	if j <= 0 {
+		return addSat(now, d)
+	}
+	dj := (int64(d) + j - 1) / j // msecs_to_jiffies rounds up
+	shift := uint(0)
+	for start := int64(63); dj >= start && shift < 24; start <<= 3 {
+		shift += 3
+	}
+	expires := now/j + dj
+	fire := (expires>>shift + 1) << shift
+	return fire * j
+}
+
+// clientTimer returns when a timer of client id's kernel armed at now for
+// d fires. A fleet on one machine (IssueRate set: a loadgen) shares that
+// machine's timer wheel, so its clients' retransmits fire together. A
+// fleet of devices (IssueRate 0) has a kernel per client, whose jiffies
+// count from its own boot: the same wheel, at a phase of its own, drawn
+// per client, so their retransmits do not line up.
+func (s *sim) clientTimer(id uint32, now int64, d time.Duration) int64 {
+	if !s.devices || s.jiffy == 0 {
+		return s.timer(now, d)
+	}
+	// A phase within the coarsest granule used (64 jiffies) is one
+	// within every finer one.
+	off := int64(backoff.Hash(s.cfg.Seed, streamJiffies, uint64(id), 0) % uint64(64*s.jiffy))
+	return s.timer(now+off, d) - off
+}
+
+// streamJiffies is the draw of a device's timer-wheel phase.
+const streamJiffies backoff.Stream = 1<<32 + 3
+
+// DefaultNetdevBacklog is this kernel's net.core.netdev_max_backlog: the
+// packets one CPU queues for its network softirq.
+const DefaultNetdevBacklog = 1000
+
+// softnetDrop reports whether a retransmit the timer wheel fires at now
+// is dropped before TCP sees it. The timers of one tick run before the
+// network softirq, so their packets all wait in one CPU's backlog queue,
+// which holds netdev_max_backlog+1: measured with scripts/synwheel -n 3000
+// -gap 10us, a burst of 1,989 SYN retransmits let exactly 1,001 through
+// and the other 988 connected at the next retransmit, 1 s later
+// (/proc/net/softnet_stat counted the drops). Such a drop is no
+// ListenOverflow; the packet is retransmitted on its schedule. The
+// backlog is the loopback's, of one machine carrying the whole fleet: a
+// fleet of devices (IssueRate 0) has none.
+func (s *sim) softnetDrop(now int64) bool {
+	if s.cfg.NetdevBacklog < 0 || s.jiffy == 0 || s.devices {
+		return false
+	}
+	if now != s.burstAt {
+		s.burstAt, s.burstN = now, 0
+	}
+	s.burstN++
+	return s.burstN > s.cfg.NetdevBacklog+1
+}
