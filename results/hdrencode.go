@@ -16,11 +16,12 @@ import (
 // NewHistogram's range and precision, with a pooled compressor.
 //
 // Encode builds a new zlib writer at BestCompression for every call: about
-// 1.3 MB of compressor state, garbage at once. A loadgen seals several
+// 0.8 MB of compressor state, garbage at once. A loadgen seals several
 // interval histograms a second and merges them into its report, so that
-// garbage set its heap goal: about 7 MiB of RSS per loadgen process before
-// its fleet had connected, and more at the run's end (docs/sizing.md,
-// "Memory per connection"). Here the writer is reset and reused; the V2
+// garbage raised its heap goal: at 100,000 clients each of 6 loadgen
+// processes grew by about 7 MiB of RSS in the ramp's first 5 s, by 4 with
+// this encoder (docs/sizing.md, "Memory per connection"). Here the
+// writer is reset and reused; the V2
 // payload (zero runs and ZigZag LEB128 counts) is written from the
 // histogram's populated buckets, as the library does. Histograms of
 // another geometry go through Encode.

@@ -20,7 +20,7 @@
 //	FrameTimeout, answer ping/close, give messages to the Handler, re-arm
 //
 // An idle ws:// connection holds no goroutine, no buffer, no timer and no
-// net.Conn: only its *Conn (96 bytes, its socket a raw fd: sock.go), a slot
+// net.Conn: only its *Conn (88 bytes, its socket a raw fd: sock.go), a slot
 // in the fd-indexed connection table and its place in the epoll set;
 // thousands of idle clients cost a few fixed goroutines. Measured
 // (testdata/memprobe, 15,000 idle connections, each client in another
