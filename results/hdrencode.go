@@ -21,10 +21,9 @@ import (
 // garbage raised its heap goal: at 100,000 clients each of 6 loadgen
 // processes grew by about 7 MiB of RSS in the ramp's first 5 s, by 4 with
 // this encoder (docs/sizing.md, "Memory per connection"). Here the
-// writer is reset and reused; the V2
-// payload (zero runs and ZigZag LEB128 counts) is written from the
-// histogram's populated buckets, as the library does. Histograms of
-// another geometry go through Encode.
+// writer is reset and reused; the V2 payload (zero runs and ZigZag LEB128
+// counts) is written from the histogram's populated buckets, as the
+// library does. Histograms of another geometry go through Encode.
 func encodePacked(p *hdrhistogram.PackedHistogram) ([]byte, error) {
 	if p.LowestTrackableValue() != histMin || p.HighestTrackableValue() != histMax || p.SignificantFigures() != histSigFigs {
 		return p.Encode()
