@@ -92,6 +92,7 @@ func Start(cfg Config) (*Server, error) {
 		closeProtocol(proto)
 		return nil, err
 	}
+	presizeFDTable(s.reactor.wakefd)
 	if s.ln, err = Listen(cfg.Addr, cfg.Backlog); err != nil {
 		s.reactor.close()
 		closeProtocol(proto)
