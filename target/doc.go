@@ -24,8 +24,8 @@
 // in the fd-indexed connection table and its place in the epoll set;
 // thousands of idle clients cost a few fixed goroutines. Measured
 // (testdata/memprobe, 15,000 idle connections, each client in another
-// process): 319 B of target RSS per connection, 140 B of live Go heap,
-// against 1,816 B and 494 B when each kept its net.Conn (netFD, runtime
+// process): 320-410 B of target RSS per connection, 150 B of live Go heap,
+// against 1,815 B and 494 B when each kept its net.Conn (netFD, runtime
 // pollDesc, a TCPAddr pair, a map entry). The kernel holds far more for the
 // same connection (docs/sizing.md, "Memory per connection").
 // TestMeasureMemoryPerConn (5,000 connections that each echoed one
