@@ -13,8 +13,8 @@ type Local struct {
 	// Exe is the stampede binary (its hidden "agent" subcommand runs every
 	// role); empty means this executable.
 	Exe string
-	// Lean is the lean loadgen-only agent (cmd/stampede-worker, about 7 MB
-	// of RSS per process instead of 16) used for loadgen shares; empty
+	// Lean is the lean agent (cmd/stampede-worker, about 7 MB of RSS per
+	// process instead of 16) used for loadgen shares; empty
 	// means stampede-worker beside Exe when it exists, else Exe.
 	Lean string
 	// Logs receives the agents' stderr, each line prefixed with its name.
@@ -55,14 +55,25 @@ func (l *Local) Command(role Role) (exe string, args []string, err error) {
 	if role != RoleLoadgen {
 		return exe, []string{"agent"}, nil
 	}
-	lean := l.Lean
-	if lean == "" {
-		lean = filepath.Join(filepath.Dir(exe), WorkerBinary)
-	}
-	if fi, err := os.Stat(lean); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+	if l.Lean != "" {
+		if isExecutable(l.Lean) {
+			return l.Lean, []string{}, nil
+		}
+	} else if lean, ok := leanBeside(exe); ok {
 		return lean, []string{}, nil
 	}
 	return exe, []string{"agent"}, nil
+}
+
+// leanBeside returns the lean worker binary installed beside exe, if any.
+func leanBeside(exe string) (string, bool) {
+	lean := filepath.Join(filepath.Dir(exe), WorkerBinary)
+	return lean, isExecutable(lean)
+}
+
+func isExecutable(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }
 
 // InProcess runs an agent for plan in this process, over an in-memory

@@ -39,6 +39,9 @@ type ResourceSample struct {
 	// TCP counts the role's TCP sockets by state (Sampler.CountTCP); nil
 	// when not counted.
 	TCP *TCPStates
+	// SocketMemBytes is the kernel memory charged to those sockets
+	// (PortSockets.MemBytes); 0 when not counted.
+	SocketMemBytes uint64
 }
 
 // procSample is what one process reading gives.
@@ -90,7 +93,7 @@ type Sampler struct {
 	pids     func() map[string][]int32
 	read     func(pid int32) (procSample, error) // gopsutil, or a fake in tests
 	now      func() time.Time
-	tcp      func() map[string]TCPStates // CountTCP; nil counts none
+	tcp      func() map[string]PortSockets // CountTCP; nil counts none
 
 	tcpMu   sync.Mutex // one TCP count at a time
 	tcpNext time.Time  // no TCP count before this (TCPBudget)
@@ -123,18 +126,18 @@ func NewSampler(interval time.Duration, pids func() map[string][]int32) *Sampler
 const TCPBudget = 0.05
 
 // CountTCP makes samples also count TCP sockets by state (at most
-// TCPBudget of the time), once for
-// all roles: the target's are those whose local port is serverPort, the
+// TCPBudget of the time), once for all roles: the target's are those whose local port is serverPort, the
 // loadgen's those whose remote port is dialPort, the port its clients dial
-// (the target's, or a proxy's in front of it); see PortTCPStates. Call it
-// before Run.
+// (the target's, or a proxy's in front of it); see PortTCPStates. It also
+// sums the kernel memory of those sockets (PortSocketsOf), which the
+// role's figures report per connection. Call it before Run.
 func (s *Sampler) CountTCP(serverPort, dialPort uint16) {
-	s.tcp = func() map[string]TCPStates {
-		local, remote, err := PortTCPStates(serverPort, dialPort)
+	s.tcp = func() map[string]PortSockets {
+		local, remote, err := PortSocketsOf(serverPort, dialPort)
 		if err != nil {
 			return nil
 		}
-		return map[string]TCPStates{results.RoleTarget: local, results.RoleLoadgen: remote}
+		return map[string]PortSockets{results.RoleTarget: local, results.RoleLoadgen: remote}
 	}
 }
 
@@ -224,7 +227,9 @@ func (s *Sampler) Sample() {
 		}
 		row.CPUSeconds = st.cpuSum()
 		if c, ok := tcp[r]; ok {
-			row.TCP = &c
+			row.TCP, row.SocketMemBytes = &c.States, c.MemBytes
+			st.stats.PeakConns = max(st.stats.PeakConns, int64(c.States[1])) // ESTABLISHED
+			st.stats.PeakSocketMemBytes = max(st.stats.PeakSocketMemBytes, c.MemBytes)
 		}
 		st.stats.PeakRSSBytes = max(st.stats.PeakRSSBytes, row.RSSBytes)
 		st.stats.PeakFDs = max(st.stats.PeakFDs, row.FDs)
@@ -233,13 +238,14 @@ func (s *Sampler) Sample() {
 		st.stats.ProcessesSeen = len(st.cpu)
 		st.stats.CPUSeconds = row.CPUSeconds
 		st.stats.Samples++
+		st.stats.PerConn()
 		s.samples = append(s.samples, row)
 	}
 }
 
 // countTCP counts the TCP sockets for a sample taken at, unless the last
 // count's cost puts the next one later (TCPBudget): then nil.
-func (s *Sampler) countTCP(at time.Time) map[string]TCPStates {
+func (s *Sampler) countTCP(at time.Time) map[string]PortSockets {
 	if s.tcp == nil {
 		return nil
 	}

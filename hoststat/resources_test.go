@@ -159,12 +159,12 @@ func TestSamplerTCPBudget(t *testing.T) {
 	s.now = func() time.Time { return now }
 	cost := 500 * time.Millisecond // a dump of about 800,000 sockets
 	counts := 0
-	s.tcp = func() map[string]TCPStates {
+	s.tcp = func() map[string]PortSockets {
 		counts++
 		now = now.Add(cost)
-		var st TCPStates
-		st[1] = counts
-		return map[string]TCPStates{results.RoleTarget: st}
+		var st PortSockets
+		st.States[1] = counts
+		return map[string]PortSockets{results.RoleTarget: st}
 	}
 	var with []int
 	for i := range 25 {

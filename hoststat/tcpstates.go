@@ -20,6 +20,30 @@ var tcpStateNames = [12]string{"", "established", "syn_sent", "syn_recv", "fin_w
 // first), as resources.csv names its columns after "tcp_".
 func TCPStateNames() []string { return append([]string(nil), tcpStateNames[1:]...) }
 
+// PortSockets is one side's TCP sockets at one moment (PortSockets, the
+// function): how many are in each state, and the kernel memory charged to
+// them.
+type PortSockets struct {
+	States TCPStates
+	// MemBytes is the kernel memory charged to the sockets, summed: their
+	// receive queues, send and retransmit queues, forward allocations and
+	// option memory (sock_diag INET_DIAG_SKMEMINFO; `ss -m` shows them as
+	// r, w, f and o). It does not count the socket structures themselves
+	// (slab memory, docs/sizing.md). 0 when read from /proc, which has no
+	// such figure.
+	MemBytes uint64
+}
+
+// PortSocketsOf is PortTCPStates with each side's socket memory, which only
+// sock_diag gives: from the /proc fallback MemBytes is 0.
+func PortSocketsOf(lport, rport uint16) (local, remote PortSockets, err error) {
+	if local, remote, err = diagPortSockets(lport, rport); err == nil {
+		return local, remote, nil
+	}
+	local.States, remote.States, err = procTCPStates(lport, rport)
+	return local, remote, err
+}
+
 // tcpFiles are the socket tables of the calling process's network
 // namespace.
 var tcpFiles = []string{"/proc/net/tcp", "/proc/net/tcp6"}

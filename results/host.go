@@ -40,6 +40,30 @@ type ResourceStats struct {
 	ProcessesSeen int `json:"processes_seen"`
 	// Samples is the number of samples taken.
 	Samples int `json:"samples"`
+	// PeakConns is the most ESTABLISHED TCP sockets of the role at one
+	// sample: its connections (the target's accepted ones, the loadgen's
+	// to the port it dials). 0 when sockets were not counted.
+	PeakConns int64 `json:"peak_conns"`
+	// RSSPerConnBytes is PeakRSSBytes / PeakConns: the role's memory per
+	// connection, baseline of every process included (the two peaks may
+	// be at different samples, so it errs high). 0 without connections.
+	RSSPerConnBytes int64 `json:"rss_per_conn_bytes"`
+	// PeakSocketMemBytes is the most kernel memory charged to the role's
+	// TCP sockets at one sample, summed: receive and send queues, forward
+	// allocations, option memory (sock_diag INET_DIAG_SKMEMINFO). The
+	// socket structures themselves (slab) are not in it.
+	PeakSocketMemBytes uint64 `json:"peak_socket_mem_bytes"`
+	// SocketMemPerConnBytes is PeakSocketMemBytes / PeakConns.
+	SocketMemPerConnBytes int64 `json:"socket_mem_per_conn_bytes"`
+}
+
+// PerConn sets the per-connection figures from the peaks.
+func (r *ResourceStats) PerConn() {
+	r.RSSPerConnBytes, r.SocketMemPerConnBytes = 0, 0
+	if r.PeakConns > 0 {
+		r.RSSPerConnBytes = int64(r.PeakRSSBytes) / r.PeakConns
+		r.SocketMemPerConnBytes = int64(r.PeakSocketMemBytes) / r.PeakConns
+	}
 }
 
 // KernelFile is the name of the per-second kernel counter log in a

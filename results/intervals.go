@@ -102,7 +102,7 @@ func (iv *Intervals) add(k intervalKey, p *hdrhistogram.PackedHistogram, enc str
 	if dropped := q.Merge(p); dropped > 0 {
 		return fmt.Errorf("results: merging %s interval %d: %d values dropped", k.dist, k.index, dropped)
 	}
-	b, err := q.Encode()
+	b, err := encodePacked(q)
 	if err != nil {
 		return err
 	}

@@ -139,7 +139,7 @@ func (s *Stream) liveFor(d Dist, i int) *hdrhistogram.PackedHistogram {
 func (s *Stream) seal(j int) {
 	l := s.live[j]
 	s.live = append(s.live[:j], s.live[j+1:]...)
-	b, err := l.h.Encode()
+	b, err := encodePacked(l.h)
 	if err == nil {
 		ih := IntervalHistogram{Dist: l.key.dist, Index: l.key.index, Hdr: string(b)}
 		s.pending = append(s.pending, ih)

@@ -326,3 +326,27 @@ func TestDropExplained(t *testing.T) {
 		t.Errorf("DropExplained: %s, want %s", strings.Join(got, " "), want)
 	}
 }
+
+// The terminal summary gives each role's memory per connection when its
+// sockets were counted, and leaves it out otherwise.
+func TestWriteTextPerConnection(t *testing.T) {
+	s := &Summary{Resources: map[string]ResourceStats{
+		RoleTarget:      {PeakRSSBytes: 100 << 20, Processes: 2, PeakConns: 102400, PeakSocketMemBytes: 409600},
+		RoleCoordinator: {PeakRSSBytes: 30 << 20, Processes: 1},
+	}}
+	for role, r := range s.Resources {
+		r.PerConn()
+		s.Resources[role] = r
+	}
+	var b strings.Builder
+	if err := s.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !strings.Contains(out, "target: peak RSS 100.0 MiB, CPU 0.0s, peak fds 0, 2 process(es); per connection (102400): RSS 1024 B, kernel socket buffers 4 B\n") {
+		t.Errorf("target line missing or wrong:\n%s", out)
+	}
+	if !strings.Contains(out, "coordinator: peak RSS 30.0 MiB, CPU 0.0s, peak fds 0, 1 process(es)\n") {
+		t.Errorf("coordinator line missing or wrong:\n%s", out)
+	}
+}

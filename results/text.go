@@ -81,8 +81,13 @@ func (s *Summary) WriteText(w io.Writer) error {
 		if !ok || r.Processes == 0 {
 			continue
 		}
-		ew.printf("%s: peak RSS %.1f MiB, CPU %.1fs, peak fds %d, %d process(es)\n",
+		ew.printf("%s: peak RSS %.1f MiB, CPU %.1fs, peak fds %d, %d process(es)",
 			role, float64(r.PeakRSSBytes)/(1<<20), r.CPUSeconds, r.PeakFDs, r.Processes)
+		if r.PeakConns > 0 {
+			ew.printf("; per connection (%d): RSS %d B, kernel socket buffers %d B",
+				r.PeakConns, r.RSSPerConnBytes, r.SocketMemPerConnBytes)
+		}
+		ew.printf("\n")
 	}
 	names := make([]string, 0, len(s.Stopped))
 	for n := range s.Stopped {

@@ -24,7 +24,7 @@ if [ -z "$exe" ]; then
 	exe=$tmp/stampede
 	go build -o "$exe" ./cmd/stampede
 	# The lean worker binary beside it is what run starts for each worker.
-	go build -o "$tmp/stampede-worker" ./cmd/stampede-worker
+	CGO_ENABLED=0 go build -o "$tmp/stampede-worker" ./cmd/stampede-worker
 fi
 go build -o "$tmp/scale" ./scripts/scale
 echo "machine: $(nproc) cores, $(awk '/MemTotal/{printf "%.0f GiB", $2/1048576}' /proc/meminfo), kernel $(uname -r), $(go version | cut -d' ' -f3), open files $(ulimit -Hn)"

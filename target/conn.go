@@ -19,28 +19,77 @@ import (
 var ErrClosing = errors.New("target: connection is closing")
 
 // Conn is one upgraded WebSocket connection. While idle it holds no
-// goroutine and no buffer: only this struct, the net.Conn and an entry in
-// the server's epoll set.
+// goroutine, no buffer and no timer: only this record and an entry in the
+// server's epoll set and connection table. A ws:// connection's socket is
+// a raw fd (sock.go), so it has no net.Conn either; a wss:// one keeps its
+// *tls.Conn, whose record state lives there.
 type Conn struct {
 	srv      *Server
 	id       uint64
-	nc       net.Conn        // what frames are read and written on: the TCP conn, or a *tls.Conn over it
-	tcp      *net.TCPConn    // the socket, closed directly so no TLS alert is sent
-	raw      syscall.RawConn // the socket's fd, for epoll
-	isTLS    bool
+	tls      *tlsSock // wss:// only; nil for ws://
 	clientID string
 	uri      string
+	// sock is the socket of a ws:// connection. For wss:// only sock.fd
+	// is used, as the connection's place in the server's table; the
+	// socket belongs to tls.tcp.
+	sock sock
 
 	wmu     sync.Mutex  // serialises frame writes
 	closing atomic.Bool // a close frame was sent; set under wmu
 	once    sync.Once   // the connection is torn down once
 }
 
+// tlsSock is what a wss:// connection reads and writes through.
+type tlsSock struct {
+	nc  net.Conn        // the *tls.Conn frames are read and written on
+	tcp *net.TCPConn    // the socket, closed directly so no TLS alert is sent
+	raw syscall.RawConn // the socket's fd, for epoll
+}
+
+// closeSocket closes the connection's socket (without a TLS alert).
+func (c *Conn) closeSocket() {
+	if c.tls != nil {
+		c.tls.tcp.Close()
+		return
+	}
+	c.sock.close()
+}
+
+// write writes whole frames (the byte slices in order) within
+// Config.WriteTimeout; the caller holds wmu.
+func (c *Conn) write(bufs ...[]byte) error {
+	deadline := time.Now().Add(c.srv.cfg.WriteTimeout)
+	if c.tls == nil {
+		return c.sock.writev(bufs, deadline)
+	}
+	c.tls.nc.SetWriteDeadline(deadline)
+	b := bufs[0]
+	if len(bufs) > 1 {
+		// One TLS record rather than several.
+		n := 0
+		for _, p := range bufs {
+			n += len(p)
+		}
+		b = make([]byte, 0, n)
+		for _, p := range bufs {
+			b = append(b, p...)
+		}
+	}
+	_, err := c.tls.nc.Write(b)
+	return err
+}
+
 // ID returns the connection's number, unique within the server's life.
 func (c *Conn) ID() uint64 { return c.id }
 
-// RemoteAddr returns the client's address.
-func (c *Conn) RemoteAddr() net.Addr { return c.tcp.RemoteAddr() }
+// RemoteAddr returns the client's address; nil once a ws:// connection's
+// socket is closed.
+func (c *Conn) RemoteAddr() net.Addr {
+	if c.tls != nil {
+		return c.tls.tcp.RemoteAddr()
+	}
+	return c.sock.remoteAddr()
+}
 
 // ClientID returns the X-Stampede-Client header of the upgrade request, ""
 // if it had none.
@@ -71,19 +120,10 @@ func (c *Conn) writeFrame(op ws.OpCode, p []byte, isClose bool) error {
 	if isClose {
 		c.closing.Store(true)
 	}
-	c.nc.SetWriteDeadline(time.Now().Add(c.srv.cfg.WriteTimeout))
 	var hb [ws.MaxHeaderSize]byte
 	h := ws.Header{Fin: true, OpCode: op, Length: int64(len(p))}
 	n := headerBytes(hb[:], h)
-	if c.isTLS {
-		// One TLS record rather than two.
-		buf := make([]byte, 0, n+len(p))
-		_, err := c.nc.Write(append(append(buf, hb[:n]...), p...))
-		return err
-	}
-	bufs := net.Buffers{hb[:n], p} // one writev
-	_, err := bufs.WriteTo(c.nc)
-	return err
+	return c.write(hb[:n], p)
 }
 
 // headerBytes encodes an unmasked frame header into b and returns its size.
@@ -199,21 +239,22 @@ func (s *Server) sendClose(c *Conn, code ws.StatusCode, reason string) error {
 
 // closeConn tears c down once: it leaves the server's table and the epoll
 // set, then its socket is closed and the handler told. The fd is removed
-// from epoll before the close (through RawConn.Control, which fails rather
-// than touch an fd already closed), so a recycled fd number never reaches
-// epoll with c's id.
+// from epoll before the close (holding a reference to the fd, or through
+// RawConn.Control for wss://, either of which fails rather than touch an
+// fd already closed), so a recycled fd number never reaches epoll with c's
+// key.
 func (s *Server) closeConn(c *Conn, cause error) {
 	c.once.Do(func() {
 		s.mu.Lock()
-		delete(s.conns, c.id)
-		empty := len(s.conns) == 0 && s.drained != nil
+		s.conns.remove(c)
+		empty := s.conns.n == 0 && s.drained != nil
 		if empty {
 			close(s.drained)
 			s.drained = nil
 		}
 		s.mu.Unlock()
 		s.reactor.remove(c)
-		c.tcp.Close()
+		c.closeSocket()
 		s.stats.conns.Add(-1)
 		s.live.Add(-1)
 		s.cfg.Handler.OnClose(c, cause)

@@ -1,8 +1,6 @@
 package target
 
 import (
-	"time"
-
 	"github.com/gobwas/ws"
 )
 
@@ -112,7 +110,5 @@ func (c *Conn) writeRaw(b []byte) error {
 	if c.closing.Load() {
 		return ErrClosing
 	}
-	c.nc.SetWriteDeadline(time.Now().Add(c.srv.cfg.WriteTimeout))
-	_, err := c.nc.Write(b)
-	return err
+	return c.write(b)
 }

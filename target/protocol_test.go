@@ -173,6 +173,10 @@ func TestProtocolExchange(t *testing.T) {
 			alice.expect(`{"type":"ack","id":"a-2","seq":2}`)
 			bob.expect(`{"type":"deliver","room":"r","seq":2,"id":"a-2","body":"still there?"}`)
 			bob.conn.Close() // Bob goes away having seen 2
+			// Until the server has read his close, Bob is still a member and
+			// a message would be delivered to him (a write to a socket
+			// whose peer closed succeeds once), making Delivered 3.
+			eventually(t, "bob gone", func() bool { return s.Stats().Conns == 1 })
 
 			// A resend before the restart: ACKed again, delivered to nobody.
 			alice.send(`{"type":"msg","id":"a-1","room":"r","body":"hello"}`)

@@ -17,9 +17,9 @@ import (
 // connection is served by one worker at a time, and level-triggered re-arming
 // fires again at once if bytes are still pending.
 //
-// The event's 64-bit data carries the connection's id, never reused, so an
-// event that was in flight when a connection closed finds nothing rather
-// than a new connection that got the same fd number.
+// The event's 64-bit data carries the connection's key (connTable: its fd
+// and id), so an event that was in flight when a connection closed finds
+// nothing rather than a new connection that got the same fd number.
 type reactor struct {
 	epfd   int
 	wakefd int // eventfd: a write wakes EpollWait to stop the loop
@@ -38,7 +38,7 @@ func newReactor() (*reactor, error) {
 		return nil, fmt.Errorf("target: eventfd: %w", err)
 	}
 	ev := unix.EpollEvent{Events: unix.EPOLLIN}
-	setID(&ev, 0) // id 0 is never a connection's
+	setKey(&ev, wakeKey)
 	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, wakefd, &ev); err != nil {
 		unix.Close(epfd)
 		unix.Close(wakefd)
@@ -47,20 +47,27 @@ func newReactor() (*reactor, error) {
 	return &reactor{epfd: epfd, wakefd: wakefd}, nil
 }
 
-func setID(ev *unix.EpollEvent, id uint64) {
-	ev.Fd, ev.Pad = int32(uint32(id)), int32(uint32(id>>32))
+func setKey(ev *unix.EpollEvent, key uint64) {
+	ev.Fd, ev.Pad = int32(uint32(key)), int32(uint32(key>>32))
 }
 
-func eventID(ev *unix.EpollEvent) uint64 {
+func eventKey(ev *unix.EpollEvent) uint64 {
 	return uint64(uint32(ev.Fd)) | uint64(uint32(ev.Pad))<<32
 }
 
 // ctl applies an epoll operation to c's fd while the fd is guaranteed open.
 func (r *reactor) ctl(op int, c *Conn) error {
+	ev := unix.EpollEvent{Events: armEvents}
+	setKey(&ev, c.key())
+	if c.tls == nil {
+		if !c.sock.acquire() {
+			return errSockClosed
+		}
+		defer c.sock.release()
+		return os.NewSyscallError("epoll_ctl", unix.EpollCtl(r.epfd, op, int(c.sock.fd), &ev))
+	}
 	var cerr error
-	err := c.raw.Control(func(fd uintptr) {
-		ev := unix.EpollEvent{Events: armEvents}
-		setID(&ev, c.id)
+	err := c.tls.raw.Control(func(fd uintptr) {
 		cerr = unix.EpollCtl(r.epfd, op, int(fd), &ev)
 	})
 	return errors.Join(err, cerr)
@@ -70,9 +77,9 @@ func (r *reactor) add(c *Conn) error    { return r.ctl(unix.EPOLL_CTL_ADD, c) }
 func (r *reactor) rearm(c *Conn) error  { return r.ctl(unix.EPOLL_CTL_MOD, c) }
 func (r *reactor) remove(c *Conn) error { return r.ctl(unix.EPOLL_CTL_DEL, c) }
 
-// run waits for events and calls dispatch with each ready connection's id
+// run waits for events and calls dispatch with each ready connection's key
 // until stop is called.
-func (r *reactor) run(dispatch func(id uint64)) error {
+func (r *reactor) run(dispatch func(key uint64)) error {
 	events := make([]unix.EpollEvent, 256)
 	for {
 		n, err := unix.EpollWait(r.epfd, events, -1)
@@ -83,11 +90,11 @@ func (r *reactor) run(dispatch func(id uint64)) error {
 			return fmt.Errorf("target: epoll_wait: %w", err)
 		}
 		for i := range events[:n] {
-			id := eventID(&events[i])
-			if id == 0 {
+			key := eventKey(&events[i])
+			if key == wakeKey {
 				return nil // stop
 			}
-			dispatch(id)
+			dispatch(key)
 		}
 	}
 }
@@ -109,9 +116,9 @@ func (r *reactor) close() {
 func (s *Server) runReactor() {
 	defer s.wg.Done()
 	defer close(s.work)
-	err := s.reactor.run(func(id uint64) {
+	err := s.reactor.run(func(key uint64) {
 		s.mu.RLock()
-		c := s.conns[id]
+		c := s.conns.lookup(key)
 		s.mu.RUnlock()
 		if c != nil {
 			s.work <- c
@@ -132,38 +139,82 @@ func (s *Server) worker() {
 
 // readers pools the read buffers: a buffer is held only while a worker
 // reads a connection, never by an idle one.
-var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4096) }}
+var readers = sync.Pool{New: func() any {
+	r := new(connReader)
+	r.br = bufio.NewReaderSize(nil, 4096)
+	return r
+}}
+
+// connReader is a worker's read buffer and what it reads a ws://
+// connection's socket through.
+type connReader struct {
+	br *bufio.Reader
+	sr sockReader
+}
+
+func (r *connReader) put() {
+	r.br.Reset(nil)
+	r.sr = sockReader{}
+	readers.Put(r)
+}
 
 // aLongTimeAgo is a deadline in the past, for a read that must not block.
 var aLongTimeAgo = time.Unix(1, 0)
 
 // serve reads the messages available on a readable connection, then
 // re-arms it. Reading stops when the buffer is empty: for a plain socket,
-// epoll fires again if more bytes are pending. A *tls.Conn may hold
-// decrypted bytes the socket no longer shows, so for TLS one non-blocking
-// read (a deadline in the past returns what tls.Conn buffered, or a timeout)
-// decides whether to go on.
+// epoll fires again if more bytes are pending. Each message must arrive
+// within FrameTimeout (a deadline checked while waiting in poll, not a
+// timer).
 func (s *Server) serve(c *Conn) {
-	br := readers.Get().(*bufio.Reader)
-	br.Reset(c.nc)
-	defer func() {
-		br.Reset(nil)
-		readers.Put(br)
-	}()
+	if c.tls != nil {
+		s.serveTLS(c)
+		return
+	}
+	if !c.sock.acquire() {
+		s.closeConn(c, errSockClosed)
+		return
+	}
+	rd := readers.Get().(*connReader)
+	rd.sr.s = &c.sock
+	rd.br.Reset(&rd.sr)
+	var err error
 	for {
-		c.nc.SetReadDeadline(time.Now().Add(s.cfg.FrameTimeout))
-		if err := s.readMessage(c, br); err != nil {
+		rd.sr.deadline = time.Now().Add(s.cfg.FrameTimeout)
+		if err = s.readMessage(c, rd.br); err != nil || rd.br.Buffered() == 0 {
+			break
+		}
+	}
+	rd.put()
+	c.sock.release()
+	if err == nil {
+		err = s.reactor.rearm(c)
+	}
+	if err != nil {
+		s.closeConn(c, err)
+	}
+}
+
+// serveTLS is serve for a wss:// connection. A *tls.Conn may hold
+// decrypted bytes the socket no longer shows, so one non-blocking read (a
+// deadline in the past returns what tls.Conn buffered, or a timeout)
+// decides whether to go on.
+func (s *Server) serveTLS(c *Conn) {
+	nc := c.tls.nc
+	rd := readers.Get().(*connReader)
+	rd.br.Reset(nc)
+	defer rd.put()
+	for {
+		nc.SetReadDeadline(time.Now().Add(s.cfg.FrameTimeout))
+		if err := s.readMessage(c, rd.br); err != nil {
 			s.closeConn(c, err)
 			return
 		}
-		if br.Buffered() > 0 {
+		if rd.br.Buffered() > 0 {
 			continue
 		}
-		if !c.isTLS {
-			break
-		}
-		c.nc.SetReadDeadline(aLongTimeAgo)
-		if _, err := br.Peek(1); err != nil {
+		nc.SetReadDeadline(aLongTimeAgo)
+		if _, err := rd.br.Peek(1); err != nil {
 			if !errors.Is(err, os.ErrDeadlineExceeded) {
 				s.closeConn(c, err)
 				return
@@ -172,7 +223,7 @@ func (s *Server) serve(c *Conn) {
 		}
 	}
 	// No deadline stays armed on an idle connection (a runtime timer each).
-	c.nc.SetReadDeadline(time.Time{})
+	nc.SetReadDeadline(time.Time{})
 	if err := s.reactor.rearm(c); err != nil {
 		s.closeConn(c, err)
 	}

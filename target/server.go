@@ -38,7 +38,7 @@ type Server struct {
 	http    *httpEndpoint
 
 	mu       sync.RWMutex
-	conns    map[uint64]*Conn
+	conns    connTable
 	pending  map[net.Conn]struct{} // connections being upgraded
 	stopping bool
 	drained  chan struct{} // closed when conns becomes empty during a graceful shutdown
@@ -71,7 +71,6 @@ func Start(cfg Config) (*Server, error) {
 		clock:   cfg.Clock,
 		upSem:   make(chan struct{}, cfg.Upgraders),
 		work:    make(chan *Conn, cfg.Workers),
-		conns:   make(map[uint64]*Conn),
 		pending: make(map[net.Conn]struct{}),
 		ready:   make(chan struct{}),
 		stopCh:  make(chan struct{}),
@@ -93,6 +92,7 @@ func Start(cfg Config) (*Server, error) {
 		closeProtocol(proto)
 		return nil, err
 	}
+	presizeFDTable(s.reactor.wakefd)
 	if s.ln, err = Listen(cfg.Addr, cfg.Backlog); err != nil {
 		s.reactor.close()
 		closeProtocol(proto)
@@ -158,19 +158,19 @@ func (s *Server) markReady() {
 func (s *Server) register(c *Conn) {
 	if err := s.cfg.Handler.OnOpen(c); err != nil {
 		s.handlerClose(c, err)
-		c.tcp.Close()
+		c.closeSocket()
 		s.live.Add(-1)
 		return
 	}
 	s.mu.Lock()
 	if s.stopping {
 		s.mu.Unlock()
-		c.tcp.Close()
+		c.closeSocket()
 		s.live.Add(-1)
 		s.cfg.Handler.OnClose(c, ErrServerClosed)
 		return
 	}
-	s.conns[c.id] = c
+	s.conns.add(c)
 	s.stats.conns.Add(1)
 	s.mu.Unlock()
 	if err := s.reactor.add(c); err != nil {
@@ -257,7 +257,7 @@ func (s *Server) shutdown(mode ShutdownMode) {
 func (s *Server) goAway() {
 	s.mu.Lock()
 	drained := make(chan struct{})
-	if len(s.conns) == 0 {
+	if s.conns.n == 0 {
 		close(drained)
 	} else {
 		s.drained = drained
@@ -290,9 +290,5 @@ func (s *Server) goAway() {
 func (s *Server) snapshot() []*Conn {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	out := make([]*Conn, 0, len(s.conns))
-	for _, c := range s.conns {
-		out = append(out, c)
-	}
-	return out
+	return s.conns.all()
 }

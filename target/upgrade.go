@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -48,7 +49,8 @@ func (s *Server) upgrade(tcp *net.TCPConn) {
 	}
 	// A request for the HTTP endpoint leaves the upgrade pool: net/http
 	// serves its connection (keep-alive) from here on.
-	br := bufio.NewReader(conn)
+	br := upgradeReaders.Get().(*bufio.Reader)
+	br.Reset(conn)
 	if line, ok := peekRequestLine(br); ok && isHTTPPath(line) {
 		tcp.SetDeadline(time.Time{})
 		if !s.http.ln.handoff(&bufferedConn{Conn: conn, r: br}) {
@@ -62,7 +64,10 @@ func (s *Server) upgrade(tcp *net.TCPConn) {
 		OnHeader:        hs.onHeader,
 		OnBeforeUpgrade: hs.onBeforeUpgrade,
 	}
-	if _, err := u.Upgrade(readWriter{br, conn}); err != nil {
+	_, err := u.Upgrade(readWriter{br, conn})
+	br.Reset(nil)
+	upgradeReaders.Put(br)
+	if err != nil {
 		switch {
 		case hs.rejected:
 			// counted when rejected, in onBeforeUpgrade
@@ -75,8 +80,18 @@ func (s *Server) upgrade(tcp *net.TCPConn) {
 		tcp.Close()
 		return
 	}
-	tcp.SetDeadline(time.Time{})
-	raw, err := tcp.SyscallConn()
+	c := &Conn{srv: s, id: s.nextID.Add(1), clientID: hs.clientID, uri: hs.uri}
+	if s.tls != nil {
+		tcp.SetDeadline(time.Time{})
+		c.tls = &tlsSock{nc: conn, tcp: tcp}
+		if c.tls.raw, err = tcp.SyscallConn(); err == nil {
+			err = c.tls.raw.Control(func(fd uintptr) { c.sock.fd = int32(fd) })
+		}
+	} else {
+		// The socket leaves the net package: an idle connection keeps
+		// only its fd (sock.go).
+		c.sock.fd, err = detach(tcp)
+	}
 	if err != nil {
 		s.live.Add(-1)
 		s.stats.upgradesFailed.Add(1)
@@ -84,11 +99,12 @@ func (s *Server) upgrade(tcp *net.TCPConn) {
 		return
 	}
 	s.stats.upgradesOK.Add(1)
-	s.register(&Conn{
-		srv: s, id: s.nextID.Add(1), nc: conn, tcp: tcp, raw: raw,
-		isTLS: s.tls != nil, clientID: hs.clientID, uri: hs.uri,
-	})
+	s.register(c)
 }
+
+// upgradeReaders pools the buffers upgrade requests are read with, so a
+// reconnect herd does not leave a 4 KiB buffer of garbage per upgrade.
+var upgradeReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4096) }}
 
 // readWriter reads the upgrade request from the reader that peeked at it.
 type readWriter struct {

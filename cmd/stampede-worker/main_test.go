@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestNoStoreDrivers: the worker runs only loadgen shares and opens no
+// TestNoStoreDrivers: the worker runs loadgen shares and targets without a
 // store, so it must not link the Redis or PostgreSQL driver (package
 // store's networked backends, store/redisstore and store/pgstore, are
 // imported only by cmd/stampede). Linked, they cost every loadgen process

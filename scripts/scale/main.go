@@ -24,6 +24,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/csv"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -128,6 +129,12 @@ func (b *bench) restart(clients int, at, duration time.Duration) (summary, bool)
 		fmt.Printf("%-7s peak RSS %.1f MiB, peak fds %d, CPU %.1fs, %d processes\n", role, s.num(p+"peak_rss_bytes")/(1<<20),
 			int(s.num(p+"peak_fds")), s.num(p+"cpu_s"), int(s.num(p+"processes")))
 	}
+	idle := idleSample(dir, s.num("events.0.start_s"))
+	for _, role := range []string{"loadgen", "target"} {
+		p := "resources." + role + "."
+		fmt.Printf("%-7s per connection: peak RSS %d B (of %d connections), idle RSS %s; kernel socket buffers %d B\n", role,
+			int(s.num(p+"rss_per_conn_bytes")), int(s.num(p+"peak_conns")), idle[role], int(s.num(p+"socket_mem_per_conn_bytes")))
+	}
 	pass := before == clients && back == clients
 	fmt.Printf("%s: recovered = connected_before = %d: %d/%d\n\n", verdict(pass), clients, back, before)
 	return s, pass
@@ -165,6 +172,38 @@ func (b *bench) coordinator(clients int, at, duration time.Duration) bool {
 	ok := growth <= 20
 	fmt.Printf("%s: the coordinator's peak RSS grows by at most 20 %% when the fleet doubles\n\n", verdict(ok))
 	return pass && ok
+}
+
+// idleSample reads resources.csv and returns, per role, its RSS per
+// connection at the last sample before the event (start_s, seconds): the
+// fleet whole and idle, before the herd.
+func idleSample(dir string, before float64) map[string]string {
+	out := map[string]string{"loadgen": "-", "target": "-"}
+	f, err := os.Open(filepath.Join(dir, "resources.csv"))
+	if err != nil {
+		return out
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(rows) < 2 {
+		return out
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	for _, r := range rows[1:] {
+		at, _ := strconv.ParseFloat(r[col["time_s"]], 64)
+		if at >= before {
+			break
+		}
+		rss, _ := strconv.ParseFloat(r[col["rss_bytes"]], 64)
+		conns, _ := strconv.ParseFloat(r[col["tcp_established"]], 64)
+		if _, ok := out[r[col["role"]]]; ok && conns > 0 {
+			out[r[col["role"]]] = fmt.Sprintf("%.0f B (%.1f MiB, %.0f connections, at %.1fs)", rss/conns, rss/(1<<20), conns, at)
+		}
+	}
+	return out
 }
 
 // memory measures the loadgen's marginal RSS per connected client.
