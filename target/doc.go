@@ -27,7 +27,10 @@
 // process): 320-410 B of target RSS per connection, 150 B of live Go heap,
 // against 1,815 B and 494 B when each kept its net.Conn (netFD, runtime
 // pollDesc, a TCPAddr pair, a map entry). The kernel holds far more for the
-// same connection (docs/sizing.md, "Memory per connection").
+// same connection (docs/sizing.md, "Memory per connection"). A read or
+// write that must wait (a frame arriving in pieces, a client not reading)
+// parks in Go's netpoller through a duplicate of the fd made for the wait,
+// so a blocked writer holds no OS thread (TestBlockedWritesHoldNoThread).
 // TestMeasureMemoryPerConn (5,000 connections that each echoed one
 // message): 1.1 KB of RSS per ws:// connection, 14.2 KB per wss:// one.
 //

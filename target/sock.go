@@ -16,7 +16,8 @@ import (
 // hand-off); after the 101 the fd is duplicated and the TCPConn closed, so
 // an idle connection keeps no netFD, no runtime pollDesc, no TCPAddr pair
 // and no timer: about 0.6 KiB less per connection (docs/sizing.md). Reads
-// and writes wait for readiness with poll(2) up to their timeout.
+// and writes that must wait park in Go's netpoller up to their timeout
+// (wait).
 //
 // The fd number may be closed only when nobody is using it, or another
 // connection that gets the same number could be read or written by
@@ -68,23 +69,66 @@ func (s *sock) close() {
 
 // wait blocks until the fd is ready for events (POLLIN or POLLOUT) or the
 // deadline passes (os.ErrDeadlineExceeded). The caller holds a reference.
+//
+// It parks the goroutine in Go's netpoller, not an OS thread in poll(2):
+// a room's goroutine writing to a member that does not read, or a worker
+// waiting for the rest of a frame, would otherwise hold a thread each for
+// up to its timeout, and ten thousand rooms blocked on slow members would
+// pass the runtime's limit of 10,000 threads and kill the process. For the
+// wait the fd is duplicated and the duplicate handed to the netpoller
+// (os.NewFile of a non-blocking fd): a poll record exists only while a
+// connection waits, and an idle one still costs nothing. A close wakes
+// the waiter (shutdown(2) makes the socket ready).
 func (s *sock) wait(events int16, deadline time.Time) error {
+	if ready, err := s.ready(events); ready || err != nil {
+		return err
+	}
+	if time.Until(deadline) <= 0 {
+		return os.ErrDeadlineExceeded
+	}
+	dup, err := unix.FcntlInt(uintptr(s.fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return os.NewSyscallError("fcntl", err)
+	}
+	f := os.NewFile(uintptr(dup), "")
+	defer f.Close()
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var rerr error
+	check := func(uintptr) bool {
+		var ready bool
+		ready, rerr = s.ready(events)
+		return ready || rerr != nil
+	}
+	if events&unix.POLLOUT != 0 {
+		f.SetWriteDeadline(deadline)
+		err = rc.Write(check)
+	} else {
+		f.SetReadDeadline(deadline)
+		err = rc.Read(check)
+	}
+	if err != nil {
+		return err // os.ErrDeadlineExceeded, or the file could not be polled
+	}
+	return rerr
+}
+
+// ready reports whether the fd is ready for events now, or has hung up or
+// failed (which the next read or write reports): one poll(2) that does not
+// wait.
+func (s *sock) ready(events int16) (bool, error) {
 	for {
-		ms := time.Until(deadline).Milliseconds()
-		if ms <= 0 {
-			return os.ErrDeadlineExceeded
-		}
 		fds := []unix.PollFd{{Fd: s.fd, Events: events}}
-		_, err := unix.Poll(fds, int(min(ms, 1<<30)))
+		n, err := unix.Poll(fds, 0)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
-			return os.NewSyscallError("poll", err)
+			return false, os.NewSyscallError("poll", err)
 		}
-		if fds[0].Revents != 0 || time.Until(deadline) <= 0 {
-			return nil // ready, or a hang-up/error the next read or write reports
-		}
+		return n > 0 && fds[0].Revents != 0, nil
 	}
 }
 

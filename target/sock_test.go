@@ -5,12 +5,16 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/gobwas/ws"
 	"github.com/gobwas/ws/wsutil"
+	"golang.org/x/sys/unix"
 )
 
 // Many idle ws:// connections, held as raw fds, all stay served: after
@@ -167,3 +171,71 @@ type recordOpen struct{ opened chan *Conn }
 func (h recordOpen) OnOpen(c *Conn) error                          { h.opened <- c; return nil }
 func (recordOpen) OnMessage(c *Conn, op ws.OpCode, p []byte) error { return nil }
 func (recordOpen) OnClose(*Conn, error)                            {}
+
+// Writes blocked on clients that do not read hold no OS thread each: they
+// wait in Go's netpoller. Blocked in poll(2) instead, 300 writers would
+// take 300 threads, and ten thousand rooms blocked on slow members would
+// pass the runtime's 10,000-thread limit and kill the process.
+func TestBlockedWritesHoldNoThread(t *testing.T) {
+	const n = 300
+	s := startServer(t, Config{Backlog: 1024, WriteTimeout: 20 * time.Second})
+	for range n {
+		c := mustDial(t, s.URL()) // never read
+		c.(*net.TCPConn).SetReadBuffer(4096)
+	}
+	eventually(t, "all open", func() bool { return s.Stats().Conns == n })
+	before := threads(t)
+	done := make(chan error, n)
+	for _, c := range s.snapshot() {
+		if c.tls != nil {
+			t.Fatal("a ws:// connection kept its net.Conn")
+		}
+		unix.SetsockoptInt(int(c.sock.fd), unix.SOL_SOCKET, unix.SO_SNDBUF, 4096)
+		go func() { done <- c.Write(ws.OpBinary, make([]byte, 1<<20)) }()
+	}
+	// Every writer is blocked once the kernel took all it will: its send
+	// queue stays put.
+	time.Sleep(500 * time.Millisecond)
+	select {
+	case err := <-done:
+		t.Fatalf("a 1 MiB write to a client that does not read returned: %v", err)
+	default:
+	}
+	if got := threads(t); got > before+50 {
+		t.Errorf("%d OS threads with %d writes blocked (%d before): blocked writes hold threads", got, n, before)
+	}
+	// Closing the connections wakes every writer with an error.
+	for _, c := range s.snapshot() {
+		s.closeConn(c, ErrServerClosed)
+	}
+	for range n {
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Errorf("a blocked write to a closed connection succeeded")
+			}
+		case <-time.After(15 * time.Second):
+			t.Fatal("blocked writes were not woken by the close")
+		}
+	}
+}
+
+// threads returns this process's OS threads (/proc/self/status).
+func threads(t *testing.T) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Skip(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "Threads:"); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Skip("no Threads line in /proc/self/status")
+	return 0
+}
