@@ -50,6 +50,11 @@ func TestCountFDs(t *testing.T) {
 	if got != before || got < 3+extra {
 		t.Fatalf("countFDs = %d; /proc lists %d, and the child holds at least %d", got, before, 3+extra)
 	}
+	// The fallback of kernels before 6.2 (no count in the directory's
+	// size) counts the same.
+	if n, err := countDirFDs("/proc/" + strconv.Itoa(pid) + "/fd"); err != nil || n != got {
+		t.Fatalf("countDirFDs = %d, %v; countFDs %d", n, err, got)
+	}
 	if _, err := countFDs(-1); err == nil {
 		t.Fatal("countFDs of no process gave no error")
 	}
