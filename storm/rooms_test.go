@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/storm"
 )
@@ -64,10 +65,24 @@ func TestRoomsNoDedupeAcrossProcesses(t *testing.T) {
 	}
 	cfg := roomsConfig(t, "")
 	cfg.Target.NoDedupe = true
+	// A duplicate needs a kill between a message's store and its ACK
+	// reaching the client, a window of milliseconds: at 2 messages/s per
+	// client two kills once left none (retried 6, dup_delivered 0). Twice
+	// the rate and a kill every 2.5 s (three while messages are sent;
+	// the last falls in the quiet period) leave several per kill.
+	cfg.Fleet.MsgRate = 4
+	const schedule = "every 2500ms restart kill down=500ms"
+	sched, err := chaos.Parse(schedule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Schedule, cfg.ScheduleText = sched, schedule
 	res := runStorm(t, cfg)
-	if m := res.Summary.Messages; m.DupDelivered == 0 {
+	m := res.Summary.Messages
+	if m.DupDelivered == 0 {
 		t.Fatalf("dup_delivered 0 with --no-dedupe (acked %d, retried %d): want duplicates", m.Acked, m.Retried)
 	}
+	t.Logf("--no-dedupe: retried %d, dup_delivered %d", m.Retried, m.DupDelivered)
 }
 
 // roomsConfig is a 240-client stampede-mode run in 24 rooms on three
