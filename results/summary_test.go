@@ -350,3 +350,29 @@ func TestWriteTextPerConnection(t *testing.T) {
 		t.Errorf("coordinator line missing or wrong:\n%s", out)
 	}
 }
+
+// A role's sampled connection peak is raised to the fleet's own peak
+// (the timeline's), which sparse socket counts can miss, and the
+// per-connection figures follow; a role whose sockets were not counted
+// keeps none.
+func TestSummaryPeakConnsFromTimeline(t *testing.T) {
+	r := NewReport(time.Time{}, 10)
+	r.Timeline.At(100 * time.Millisecond).Successes = 800
+	r.Timeline.At(200 * time.Millisecond).Successes = 200 // 1,000 connected
+	r.Timeline.At(300 * time.Millisecond).Disconnects[connerr.Closed1006] = 1000
+	r.Timeline.At(400 * time.Millisecond).Successes = 900
+	s := Summarize(Input{Report: r, End: time.Second, Resources: map[string]ResourceStats{
+		RoleLoadgen:     {PeakRSSBytes: 2_000_000, PeakConns: 300, PeakSocketMemBytes: 30_000},
+		RoleTarget:      {PeakRSSBytes: 1_000_000, PeakConns: 1200},
+		RoleCoordinator: {PeakRSSBytes: 5_000_000},
+	}})
+	if lg := s.Resources[RoleLoadgen]; lg.PeakConns != 1000 || lg.RSSPerConnBytes != 2000 || lg.SocketMemPerConnBytes != 30 {
+		t.Errorf("loadgen %+v: want peak_conns 1000 (the timeline's), 2000 B and 30 B per connection", lg)
+	}
+	if tg := s.Resources[RoleTarget]; tg.PeakConns != 1200 {
+		t.Errorf("target peak_conns %d: a sampled peak above the timeline's stays", tg.PeakConns)
+	}
+	if co := s.Resources[RoleCoordinator]; co.PeakConns != 0 || co.RSSPerConnBytes != 0 {
+		t.Errorf("coordinator %+v: no sockets counted, no per-connection figures", co)
+	}
+}
