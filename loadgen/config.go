@@ -29,6 +29,9 @@ const (
 	// DefaultPingInterval is how long a connected client hears nothing
 	// from the server before it sends a keepalive ping.
 	DefaultPingInterval = 10 * time.Second
+	// MaxFleetPingRate is the most pings a second a fleet sends with the
+	// default interval (FleetPingInterval).
+	MaxFleetPingRate = 10000
 	// DefaultMsgRate is the echo mode's messages per second per client.
 	DefaultMsgRate = 1.0
 	// DefaultMsgSize is the echo mode's frame payload in bytes.
@@ -397,3 +400,15 @@ func (c Config) withDefaults() Config {
 
 // errRunTwice is returned by a second call of Fleet.Run.
 var errRunTwice = errors.New("loadgen: a Fleet runs once")
+
+// FleetPingInterval is the default ping interval of a fleet of n clients:
+// DefaultPingInterval, or longer, in whole seconds, so that the fleet
+// sends at most MaxFleetPingRate pings a second (100 s at a million
+// clients). Each ping and pong is a packet both kernels look up in a hash
+// of every socket: at a million connections on one 2-core machine, pings
+// every 10 s held the first connects to about 2,000 a second (445,000
+// connected after 100 s); without them the fleet connected in 70 s.
+func FleetPingInterval(n int) time.Duration {
+	d := time.Duration(float64(n) / MaxFleetPingRate * float64(time.Second)).Round(time.Second)
+	return max(DefaultPingInterval, d)
+}

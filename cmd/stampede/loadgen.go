@@ -128,6 +128,9 @@ func fleetConfig(c *cli.Context) (loadgen.Config, error) {
 		MsgSize:          c.Int("msg-size"),
 		Reactors:         c.Int("reactors"),
 	}
+	if !c.IsSet("ping-interval") {
+		cfg.PingInterval = loadgen.FleetPingInterval(cfg.Clients)
+	}
 	switch {
 	case cfg.PingInterval < 0:
 		return cfg, fmt.Errorf("--ping-interval must be >= 0 (0 turns the keepalive off), got %s", cfg.PingInterval)

@@ -240,6 +240,10 @@ func TestPingIntervalFlag(t *testing.T) {
 	}{
 		{nil, loadgen.DefaultPingInterval, 0},
 		{[]string{"--ping-interval", "0"}, -1, 0},
+		// Unset, a large fleet pings at most 10,000 times a second.
+		{[]string{"--clients", "1000000"}, 100 * time.Second, 0},
+		{[]string{"--clients", "250000"}, 25 * time.Second, 0},
+		{[]string{"--clients", "1000000", "--ping-interval", "10s"}, 10 * time.Second, 0},
 		{[]string{"--ping-interval", "2s", "--pong-timeout", "500ms"}, 2 * time.Second, 500 * time.Millisecond},
 	} {
 		var got loadgen.Config
