@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/storm"
 )
@@ -61,9 +60,9 @@ func TestRoomsAcrossProcesses(t *testing.T) {
 // kills are stored again and delivered again, across processes too.
 func TestRoomsNoDedupeAcrossProcesses(t *testing.T) {
 	if testing.Short() {
-		t.Skip("three target processes, two kills")
+		t.Skip("three target processes, three kills")
 	}
-	cfg := roomsConfig(t, "")
+	cfg := roomsSchedule(t, "", "every 2500ms restart kill down=500ms")
 	cfg.Target.NoDedupe = true
 	// A duplicate needs a kill between a message's store and its ACK
 	// reaching the client, a window of milliseconds: at 2 messages/s per
@@ -71,12 +70,6 @@ func TestRoomsNoDedupeAcrossProcesses(t *testing.T) {
 	// the rate and a kill every 2.5 s (three while messages are sent;
 	// the last falls in the quiet period) leave several per kill.
 	cfg.Fleet.MsgRate = 4
-	const schedule = "every 2500ms restart kill down=500ms"
-	sched, err := chaos.Parse(schedule)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Schedule, cfg.ScheduleText = sched, schedule
 	res := runStorm(t, cfg)
 	m := res.Summary.Messages
 	if m.DupDelivered == 0 {
@@ -86,9 +79,14 @@ func TestRoomsNoDedupeAcrossProcesses(t *testing.T) {
 }
 
 // roomsConfig is a 240-client stampede-mode run in 24 rooms on three
-// target processes, killed at 3 s and 7 s.
+// target processes, killed at 4 s and 8 s.
 func roomsConfig(t *testing.T, store string) storm.Config {
-	cfg := stormConfig(t, "every 4s restart kill down=500ms")
+	return roomsSchedule(t, store, "every 4s restart kill down=500ms")
+}
+
+// roomsSchedule is roomsConfig with another chaos schedule.
+func roomsSchedule(t *testing.T, store, schedule string) storm.Config {
+	cfg := stormConfig(t, schedule)
 	cfg.Fleet.Clients = 240
 	cfg.Fleet.Mode = loadgen.ModeStampede
 	cfg.Fleet.Rooms = 24
