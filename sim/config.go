@@ -208,7 +208,7 @@ type Config struct {
 	// one machine's: its clients share that kernel's timer wheel (their
 	// retransmits fire together) and softnet backlog. 0 is unlimited: a
 	// fleet of independent devices, a kernel each; scripts/calibrate
-	// passes the bench machine's.
+	// passes each real run's own (its fastest 100 ms of attempts).
 	IssueRate float64 `json:"issue_rate"`
 	// LB, when set, puts a load balancer in front of the target.
 	LB *LB `json:"lb,omitempty"`

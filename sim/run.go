@@ -321,6 +321,18 @@ func (s *sim) syn(id uint32, now int64) {
 		}
 		return
 	case l.full():
+		// The kernel (tcp_conn_request) looks at the SYN queue first: a
+		// SYN that finds it full counts as TCPReqQFullDoCookies (or
+		// TCPReqQFullDrop) even when the accept queue then drops it.
+		// Real runs count three times as many as SyncookiesSent at
+		// 50,000 clients (docs/simulator.md).
+		if l.synq >= l.backlog {
+			if s.cfg.NoSynCookies {
+				s.kern.TCPReqQFullDrop++
+			} else {
+				s.kern.TCPReqQFullDoCookies++
+			}
+		}
 		s.kern.ListenOverflows++
 		s.kern.ListenDrops++
 		s.synLater(id, now)

@@ -53,7 +53,7 @@ func simulateFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "stop-time", Value: sim.DefaultStopTime, Usage: "model: a restarted process's exit `D` (closing its connections; its listener still open, accepting nothing), before the down= time with the port closed (negative: none)"},
 		&cli.DurationFlag{Name: "start-time", Value: sim.DefaultStartTime, Usage: "model: a restarted process's start, from listening to accepting, `D` (negative: none)"},
 		&cli.Float64Flag{Name: "close-rate", Value: sim.DefaultCloseRate, Usage: "model: connections per second `R` a stopping target process closes (negative: all at once)"},
-		&cli.Float64Flag{Name: "issue-rate", Usage: "model: attempts per second `R` the fleet's machine can start; given, the fleet also shares that machine's kernel timers and softnet backlog (0 = unlimited: independent devices, each its own kernel; a loadgen host is ~40,000)"},
+		&cli.Float64Flag{Name: "issue-rate", Usage: "model: attempts per second `R` the fleet's machine can start; given, the fleet also shares that machine's kernel timers and softnet backlog (0 = unlimited: independent devices, each its own kernel; this machine's loadgens started 48,000-106,000 a second in their fastest 100 ms in calibration)"},
 		&cli.Float64Flag{Name: "lb-rate", Usage: "model: put a load balancer in front taking `R` connections per second (0 with --lb-queue: unlimited)"},
 		&cli.IntFlag{Name: "lb-queue", DefaultText: "128 with a load balancer", Usage: "model: the load balancer's listen backlog `N`"},
 	)

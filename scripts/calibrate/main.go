@@ -27,11 +27,13 @@
 // the machine was: its CPU over the run (/proc/stat) and the run's own
 // processes' CPU in the herd window (resources.csv).
 //
-// The simulator gets the real run's layout (target processes) and restart
+// The simulator gets the real run's layout (target processes), restart
 // timing (stop and start times from its event, and the close rate: how fast
 // the stopping processes closed their connections, from the timeline's
-// disconnects), and the bench machine's rate of starting attempts
-// (-issue-rate): inputs, not the figures compared.
+// disconnects) and the rate at which its loadgens started attempts (the
+// fastest 100 ms of its timeline, -issue-rate to override), each read from
+// that run's own summary.json and timeline.csv, so a machine that starts
+// faster or slower is modelled as it ran: inputs, not the figures compared.
 //
 // Every run is printed with its command line. A real folder that holds a
 // summary.json is reused with -reuse, so the table can be printed again
@@ -138,7 +140,7 @@ func main() {
 	sizes := flag.String("clients", "10000,50000", "fleet sizes `LIST`")
 	seed := flag.Uint64("seed", 1, "seed `S` of every run")
 	reuse := flag.Bool("reuse", false, "reuse a real run's folder that already holds a summary.json")
-	issue := flag.Float64("issue-rate", 40000, "simulator: attempts per second `R` the loadgen machine starts")
+	issue := flag.Float64("issue-rate", 0, "simulator: attempts per second `R` the loadgen machine starts; 0: each real run's own (issueRate)")
 	perSource := flag.Int("per-source", 2500, "real runs: clients `N` per loopback source address")
 	only := flag.String("policies", "", "policies `LIST` to run (names, e.g. exp-jitter); empty: all")
 	flag.Parse()
@@ -187,9 +189,13 @@ func main() {
 			}
 			procs := real.Config.Sizing.TargetProcs
 			closeRate := closeRate(realDir, real, procs)
+			issue := *issue
+			if issue == 0 {
+				issue = issueRate(realDir)
+			}
 			fmt.Fprintf(os.Stderr, "%s: %s\n", realDir, herdCPU(realDir, real))
 			simDir := filepath.Join(*out, fmt.Sprintf("sim-%d-%s", n, p.name))
-			run(*exe, append(append([]string{"simulate", "--issue-rate", fmt.Sprint(*issue),
+			run(*exe, append(append([]string{"simulate", "--issue-rate", strconv.FormatFloat(issue, 'f', 0, 64),
 				"--procs", fmt.Sprint(procs), "--close-rate", strconv.FormatFloat(closeRate, 'f', 0, 64),
 				"--stop-time", secs(stop), "--start-time", secs(start)}, common...), "--out", simDir))
 			results[fmt.Sprint(n, p.name)] = pair{real, load(simDir)}
@@ -329,6 +335,41 @@ func closeRate(dir string, s *summary, procs int) float64 {
 		}
 	}
 	return 0
+}
+
+// issueRate returns the attempts per second the real run's loadgens were
+// seen to start, the simulator's --issue-rate: the most attempts its
+// timeline has in one bucket, over the bucket's width. The real fleet asks
+// for more than its machine starts only in a few buckets (the lockstep
+// fleets' waves, the jittered fleet's refused retries in the outage), so
+// the fastest bucket is the machine's rate as that run found it: a slower
+// or busier machine gives a lower one. A lockstep fleet's herd peak may be
+// that bucket itself, and then the model's is bounded by it. A run without
+// a timeline gives 40,000 a second, what the bench machine started in the
+// first calibration runs (4 source addresses; docs/simulator.md).
+func issueRate(dir string) float64 {
+	const fallback = 40000
+	rows := readCSV(filepath.Join(dir, "timeline.csv"))
+	if len(rows) < 3 {
+		return fallback
+	}
+	col := index(rows[0], "attempts")
+	t0, _ := strconv.ParseFloat(rows[1][0], 64)
+	t1, _ := strconv.ParseFloat(rows[2][0], 64)
+	width := t1 - t0
+	if width <= 0 {
+		return fallback
+	}
+	most := 0
+	for _, r := range rows[1:] {
+		if n, _ := strconv.Atoi(r[col]); n > most {
+			most = n
+		}
+	}
+	if most == 0 {
+		return fallback
+	}
+	return math.Round(float64(most) / width)
 }
 
 // herdCPU says how much CPU the real run's own processes (target, loadgen,

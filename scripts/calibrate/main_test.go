@@ -29,3 +29,25 @@ func TestCloseRate(t *testing.T) {
 		t.Errorf("close rate without processes %g, want 0 (the model's default)", got)
 	}
 }
+
+// TestIssueRate reads the loadgens' rate of starting attempts from a
+// timeline: its fastest 100 ms bucket, 5,943 attempts, is 59,430 a second
+// (the jittered 50,000-client run's, in the outage); a run without a
+// timeline gives the bench machine's old 40,000.
+func TestIssueRate(t *testing.T) {
+	dir := t.TempDir()
+	timeline := "t_s,connected,attempts\n" +
+		"34.3,0,5439\n" +
+		"34.4,0,5832\n" +
+		"34.5,0,5943\n" +
+		"34.6,0,5420\n"
+	if err := os.WriteFile(filepath.Join(dir, "timeline.csv"), []byte(timeline), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := issueRate(dir); got != 59430 {
+		t.Errorf("issue rate %g, want 59430", got)
+	}
+	if got := issueRate(t.TempDir()); got != 40000 {
+		t.Errorf("issue rate without a timeline %g, want 40000", got)
+	}
+}
