@@ -47,38 +47,64 @@ func (a *Assembler) Interval() time.Duration { return a.interval }
 // decode, are of another configuration (ErrHistogramConfig) or another
 // interval length is refused whole: nothing of it is merged.
 func (a *Assembler) Add(p Piece) error {
+	d, err := a.Decode(p)
+	if err != nil {
+		return err
+	}
+	return a.AddDecoded(d)
+}
+
+// Decoded is a piece checked and its histograms decoded by Decode, ready
+// for AddDecoded. It is read-only: one may be added to several assemblers
+// of the same interval.
+type Decoded struct {
+	p  Piece
+	hs []decoded
+}
+
+// Decode checks a piece and decodes its histograms: the costly half of Add.
+// It reads nothing the assembler changes, so unlike the other methods it
+// may run concurrently with them: a coordinator decodes each agent's pieces
+// in parallel and merges them one at a time.
+func (a *Assembler) Decode(p Piece) (Decoded, error) {
 	if b := p.Buckets; b != nil {
 		if b.First < 0 || b.First+len(b.Buckets) > maxBucketIndex+1 {
-			return fmt.Errorf("results: piece of buckets %d..%d out of range", b.First, b.First+len(b.Buckets))
+			return Decoded{}, fmt.Errorf("results: piece of buckets %d..%d out of range", b.First, b.First+len(b.Buckets))
 		}
 	}
 	var hs []decoded
 	if h := p.Histograms; h != nil {
 		if h.Interval != a.interval {
-			return fmt.Errorf("results: piece of %s histogram intervals, the run's are %s", h.Interval, a.interval)
+			return Decoded{}, fmt.Errorf("results: piece of %s histogram intervals, the run's are %s", h.Interval, a.interval)
 		}
 		hs = make([]decoded, 0, len(h.List))
 		for _, ih := range h.List {
 			if ih.Dist >= NumDists || ih.Index < 0 || ih.Index > MaxIntervalIndex {
-				return fmt.Errorf("results: interval histogram %s #%d out of range", ih.Dist, ih.Index)
+				return Decoded{}, fmt.Errorf("results: interval histogram %s #%d out of range", ih.Dist, ih.Index)
 			}
 			d, err := decodePacked(ih.Hdr)
 			if err != nil {
-				return fmt.Errorf("%w (%s interval %d)", err, ih.Dist, ih.Index)
+				return Decoded{}, fmt.Errorf("%w (%s interval %d)", err, ih.Dist, ih.Index)
 			}
 			hs = append(hs, decoded{ih, d})
 		}
 	}
 	if p.Track != nil {
 		if err := p.Track.Validate(); err != nil {
-			return err
+			return Decoded{}, err
 		}
 	}
+	return Decoded{p: p, hs: hs}, nil
+}
+
+// AddDecoded merges a piece Decode checked and decoded, as Add does.
+func (a *Assembler) AddDecoded(d Decoded) error {
+	p := d.p
 	if b := p.Buckets; b != nil {
 		a.tl.add(b.First, b.Buckets)
 	}
-	for _, d := range hs {
-		if err := a.hists.add(intervalKey{d.Dist, d.Index}, d.p, d.Hdr); err != nil {
+	for _, h := range d.hs {
+		if err := a.hists.add(intervalKey{h.Dist, h.Index}, h.p, h.Hdr); err != nil {
 			return err
 		}
 	}
