@@ -315,8 +315,8 @@ func (c *Coordinator) addPiece(a *Agent, p *results.Piece) error {
 	if asm == nil {
 		return errors.New("a results piece from an agent that is no loadgen")
 	}
-	// Decoding takes most of a merge and needs no lock: each agent's
-	// reader does its own, in parallel.
+	// Decoding the piece needs no lock: each agent's reader decodes its
+	// own, in parallel, and only the merge is one at a time.
 	d, err := asm.Decode(*p)
 	if err != nil {
 		return err
