@@ -10,6 +10,7 @@ import (
 
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/loadgen"
+	"github.com/stampede-dev/stampede/results"
 	"github.com/stampede-dev/stampede/target"
 )
 
@@ -180,5 +181,34 @@ func TestCoordinatorRefusesOtherVersion(t *testing.T) {
 	err := coord.WaitReady(ctx, ag)
 	if err == nil || !strings.Contains(err.Error(), "protocol version") {
 		t.Fatalf("WaitReady = %v; want a refusal naming the protocol version", err)
+	}
+}
+
+// TestMergeHoldsNoAgents: while pieces are merged, which on a machine the
+// fleet keeps busy can take seconds, the agents stay readable (the
+// resource sampler reads their pids every second).
+func TestMergeHoldsNoAgents(t *testing.T) {
+	c := &Coordinator{asm: results.NewAssembler(0)}
+	c.agents = []*Agent{{Name: "lg-0"}}
+	in, release := make(chan struct{}), make(chan struct{})
+	c.merging = func() { close(in); <-release }
+	merged := make(chan error, 1)
+	go func() {
+		merged <- c.addPiece(c.agents[0], &results.Piece{Buckets: &results.BucketRange{First: 0, Buckets: []results.Bucket{{}}}})
+	}()
+	<-in
+	got := make(chan int, 1)
+	go func() { got <- len(c.Agents()) }()
+	select {
+	case n := <-got:
+		if n != 1 {
+			t.Errorf("Agents() = %d agents during a merge, want 1", n)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("Agents() waited for a merge in progress")
+	}
+	close(release)
+	if err := <-merged; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -41,10 +41,17 @@ type Coordinator struct {
 
 	mu      sync.Mutex
 	agents  []*Agent
-	asm     *results.Assembler            // the loadgens' pieces, merged as they come
-	members map[string]*results.Assembler // each member's, with PerMember
 	abort   chan struct{}
 	aborted sync.Once
+
+	// asmMu guards the assemblers alone: merging pieces is the
+	// coordinator's heaviest work, and on a machine its fleet keeps busy it
+	// must never hold up what needs the agents (the resource sampler's
+	// pids, placing, the loss watch).
+	asmMu   sync.Mutex
+	asm     *results.Assembler            // the loadgens' pieces, merged as they come
+	members map[string]*results.Assembler // each member's, with PerMember
+	merging func()                        // tests: called as a merge begins
 }
 
 // Abort ends the collection early, as ctx ending does: the loadgens are
@@ -71,16 +78,16 @@ func (c *Coordinator) abortChan() chan struct{} {
 // MemberReports returns each member's own report (PerMember), by member
 // name; the run's report is their exact merge.
 func (c *Coordinator) MemberReports(start time.Time) (map[string]*results.Report, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	clients := map[string]int{}
 	procs := map[string]int{}
-	for _, a := range c.agents {
+	for _, a := range c.Agents() {
 		if a.Plan.Loadgen != nil {
 			clients[a.MemberName()] += a.Plan.Loadgen.Clients
 			procs[a.MemberName()]++
 		}
 	}
+	c.asmMu.Lock()
+	defer c.asmMu.Unlock()
 	out := map[string]*results.Report{}
 	for name, asm := range c.members {
 		r, err := asm.Report(start, clients[name], procs[name])
@@ -119,11 +126,11 @@ func (c *Coordinator) Place(a *Agent) error {
 	a.final = make(chan error, 1)
 	a.recovered = make(chan error, 1)
 	if a.Plan.Loadgen != nil {
-		c.mu.Lock()
+		c.asmMu.Lock()
 		if c.asm == nil {
 			c.asm = results.NewAssembler(a.Plan.Loadgen.HistInterval)
 		}
-		c.mu.Unlock()
+		c.asmMu.Unlock()
 	}
 	a.gone = make(chan struct{})
 	if a.Plan.Name == "" {
@@ -231,8 +238,8 @@ func (c *Coordinator) Collect(ctx context.Context, start time.Time, duration tim
 			break
 		}
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.asmMu.Lock()
+	defer c.asmMu.Unlock()
 	if c.asm == nil {
 		c.asm = results.NewAssembler(0)
 	}
@@ -302,12 +309,24 @@ func (c *Coordinator) loadgens() []*Agent {
 // member's, with PerMember). A piece the run's assembler refuses (a
 // histogram of another configuration) is refused whole.
 func (c *Coordinator) addPiece(a *Agent, p *results.Piece) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.asm == nil {
+	c.asmMu.Lock()
+	asm := c.asm
+	c.asmMu.Unlock()
+	if asm == nil {
 		return errors.New("a results piece from an agent that is no loadgen")
 	}
-	if err := c.asm.Add(*p); err != nil {
+	// Decoding the piece needs no lock: each agent's reader decodes its
+	// own, in parallel, and only the merge is one at a time.
+	d, err := asm.Decode(*p)
+	if err != nil {
+		return err
+	}
+	c.asmMu.Lock()
+	defer c.asmMu.Unlock()
+	if c.merging != nil {
+		c.merging()
+	}
+	if err := asm.AddDecoded(d); err != nil {
 		return err
 	}
 	if !c.PerMember {
@@ -318,10 +337,10 @@ func (c *Coordinator) addPiece(a *Agent, p *results.Piece) error {
 	}
 	m := c.members[a.MemberName()]
 	if m == nil {
-		m = results.NewAssembler(c.asm.Interval())
+		m = results.NewAssembler(asm.Interval())
 		c.members[a.MemberName()] = m
 	}
-	return m.Add(*p)
+	return m.AddDecoded(d)
 }
 
 // StopAll tells every agent to stop and waits up to grace for each to

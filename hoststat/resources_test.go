@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -188,5 +189,51 @@ func TestSamplerTCPBudget(t *testing.T) {
 	}
 	if counts != 5 {
 		t.Errorf("a 10 ms count ran %d times in 5 samples, want every sample", counts)
+	}
+}
+
+// TestSamplerRunDoesNotWaitForTCP: while a TCP count is under way (one of
+// two million sockets took 100 s on a starved coordinator), Run goes on
+// sampling the processes, and the count lands in the first sample after it
+// finished, once.
+func TestSamplerRunDoesNotWaitForTCP(t *testing.T) {
+	s := NewSampler(5*time.Millisecond, func() map[string][]int32 { return map[string][]int32{results.RoleTarget: {1}} })
+	s.read = func(int32) (procSample, error) { return procSample{created: 1}, nil }
+	release := make(chan struct{})
+	calls := 0
+	s.tcp = func() map[string]PortSockets {
+		calls++
+		if calls == 2 { // the first is Run's own, at the start
+			<-release
+		}
+		var st PortSockets
+		st.States[1] = calls
+		return map[string]PortSockets{results.RoleTarget: st}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	go func() { defer close(ran); s.Run(ctx) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for len(s.Samples()) < 20 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if n := len(s.Samples()); n < 20 {
+		t.Fatalf("%d samples while a TCP count was under way, want Run to go on sampling", n)
+	}
+	close(release)
+	var got []int
+	for time.Now().Before(deadline) && len(got) < 2 {
+		got = got[:0]
+		for _, row := range s.Samples() {
+			if row.TCP != nil {
+				got = append(got, row.TCP[1])
+			}
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	<-ran
+	if len(got) < 2 || got[0] != 1 || got[1] != 2 || slices.Index(got[2:], 2) >= 0 {
+		t.Errorf("TCP counts in the samples %v, want the start's (1), then the slow one (2) once", got)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/stampede-dev/stampede/results/track"
 )
 
@@ -15,8 +16,9 @@ const maxBucketIndex = 864_000
 
 // Assembler merges Pieces, from any number of workers and in any order,
 // into one run's results: the timeline, the per-interval histograms (kept
-// encoded, merged per interval) and the tallies. What it holds grows with
-// buckets and intervals, not with clients or workers. Workers use one too,
+// encoded, merged per interval; the few merged into last are kept decoded
+// until read) and the tallies. What it holds grows with buckets and
+// intervals, not with clients or workers. Workers use one too,
 // to gather a drain of several streams before cutting it into pieces.
 //
 //	worker:      Stream ─DrainInto─> Assembler ─Pieces─> []Piece ─(wire)─┐
@@ -27,10 +29,15 @@ type Assembler struct {
 	interval time.Duration
 	tl       span
 	hists    *Intervals
-	msgs     Messages
-	stopped  map[string]Stopped
-	track    *track.Record
-	flow     flowSteps
+	// hot holds the intervals merged into most recently, decoded: every
+	// loadgen's piece of a second merges into that second's histograms, so
+	// a coordinator of many agents would otherwise decode and encode each
+	// of them once per agent. An entry supersedes hists' until flushHot.
+	hot     map[intervalKey]*hdrhistogram.PackedHistogram
+	msgs    Messages
+	stopped map[string]Stopped
+	track   *track.Record
+	flow    flowSteps
 }
 
 // NewAssembler returns an empty assembler for histogram intervals of the
@@ -47,38 +54,64 @@ func (a *Assembler) Interval() time.Duration { return a.interval }
 // decode, are of another configuration (ErrHistogramConfig) or another
 // interval length is refused whole: nothing of it is merged.
 func (a *Assembler) Add(p Piece) error {
+	d, err := a.Decode(p)
+	if err != nil {
+		return err
+	}
+	return a.AddDecoded(d)
+}
+
+// Decoded is a piece checked and its histograms decoded by Decode, ready
+// for AddDecoded. It is read-only: one may be added to several assemblers
+// of the same interval.
+type Decoded struct {
+	p  Piece
+	hs []decoded
+}
+
+// Decode checks a piece and decodes its histograms: the costly half of Add.
+// It reads nothing the assembler changes, so unlike the other methods it
+// may run concurrently with them: a coordinator decodes each agent's pieces
+// in parallel and merges them one at a time.
+func (a *Assembler) Decode(p Piece) (Decoded, error) {
 	if b := p.Buckets; b != nil {
 		if b.First < 0 || b.First+len(b.Buckets) > maxBucketIndex+1 {
-			return fmt.Errorf("results: piece of buckets %d..%d out of range", b.First, b.First+len(b.Buckets))
+			return Decoded{}, fmt.Errorf("results: piece of buckets %d..%d out of range", b.First, b.First+len(b.Buckets))
 		}
 	}
 	var hs []decoded
 	if h := p.Histograms; h != nil {
 		if h.Interval != a.interval {
-			return fmt.Errorf("results: piece of %s histogram intervals, the run's are %s", h.Interval, a.interval)
+			return Decoded{}, fmt.Errorf("results: piece of %s histogram intervals, the run's are %s", h.Interval, a.interval)
 		}
 		hs = make([]decoded, 0, len(h.List))
 		for _, ih := range h.List {
 			if ih.Dist >= NumDists || ih.Index < 0 || ih.Index > MaxIntervalIndex {
-				return fmt.Errorf("results: interval histogram %s #%d out of range", ih.Dist, ih.Index)
+				return Decoded{}, fmt.Errorf("results: interval histogram %s #%d out of range", ih.Dist, ih.Index)
 			}
 			d, err := decodePacked(ih.Hdr)
 			if err != nil {
-				return fmt.Errorf("%w (%s interval %d)", err, ih.Dist, ih.Index)
+				return Decoded{}, fmt.Errorf("%w (%s interval %d)", err, ih.Dist, ih.Index)
 			}
 			hs = append(hs, decoded{ih, d})
 		}
 	}
 	if p.Track != nil {
 		if err := p.Track.Validate(); err != nil {
-			return err
+			return Decoded{}, err
 		}
 	}
+	return Decoded{p: p, hs: hs}, nil
+}
+
+// AddDecoded merges a piece Decode checked and decoded, as Add does.
+func (a *Assembler) AddDecoded(d Decoded) error {
+	p := d.p
 	if b := p.Buckets; b != nil {
 		a.tl.add(b.First, b.Buckets)
 	}
-	for _, d := range hs {
-		if err := a.hists.add(intervalKey{d.Dist, d.Index}, d.p, d.Hdr); err != nil {
+	for _, h := range d.hs {
+		if err := a.mergeHist(intervalKey{h.Dist, h.Index}, h.p, h.Hdr); err != nil {
 			return err
 		}
 	}
@@ -89,6 +122,84 @@ func (a *Assembler) Add(p Piece) error {
 	a.addTrack(p.Track)
 	if len(p.Flow) > 0 {
 		if err := a.flow.add(p.Flow); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// maxHot bounds Assembler.hot: the intervals a fleet's pieces reach at once
+// (the current one, a late one) of every distribution, with room to spare.
+const maxHot = 4 * int(NumDists)
+
+// mergeHist merges p (encoded as enc; p may be nil for an encoding known
+// to be good) into the histogram of k. A first histogram of k is kept as
+// it came, encoded; the second decodes it into hot, where later ones merge
+// without encoding. p is only read: one decoded piece may go to several
+// assemblers.
+func (a *Assembler) mergeHist(k intervalKey, p *hdrhistogram.PackedHistogram, enc string) error {
+	q := a.hot[k]
+	if q == nil {
+		cur, ok := a.hists.hists[k]
+		if !ok {
+			a.hists.hists[k] = enc
+			return nil
+		}
+		var err error
+		if q, err = decodePacked(cur); err != nil {
+			return err
+		}
+		if a.hot == nil {
+			a.hot = map[intervalKey]*hdrhistogram.PackedHistogram{}
+		}
+		if len(a.hot) >= maxHot {
+			if err := a.coolOldest(); err != nil {
+				return err
+			}
+		}
+		a.hot[k] = q
+	}
+	if p == nil {
+		var err error
+		if p, err = decodePacked(enc); err != nil {
+			return err
+		}
+	}
+	if dropped := q.Merge(p); dropped > 0 {
+		return fmt.Errorf("results: merging %s interval %d: %d values dropped", k.dist, k.index, dropped)
+	}
+	return nil
+}
+
+// coolOldest encodes the hot histogram of the earliest interval back into
+// hists.
+func (a *Assembler) coolOldest() error {
+	var oldest intervalKey
+	first := true
+	for k := range a.hot {
+		if first || k.index < oldest.index || k.index == oldest.index && k.dist < oldest.dist {
+			oldest, first = k, false
+		}
+	}
+	return a.cool(oldest)
+}
+
+// cool encodes the hot histogram of k into hists.
+func (a *Assembler) cool(k intervalKey) error {
+	b, err := encodePacked(a.hot[k])
+	if err != nil {
+		return err
+	}
+	a.hists.hists[k] = string(b)
+	delete(a.hot, k)
+	return nil
+}
+
+// flushHot encodes every hot histogram into hists, before anything reads
+// them.
+func (a *Assembler) flushHot() error {
+	for k := range a.hot {
+		if err := a.cool(k); err != nil {
 			return err
 		}
 	}
@@ -130,6 +241,9 @@ func (a *Assembler) Pieces(limit int) ([]Piece, error) {
 		if err != nil {
 			return nil, err
 		}
+	}
+	if err := a.flushHot(); err != nil {
+		return nil, err
 	}
 	if list := a.hists.List(); len(list) > 0 {
 		over, err := shell(Piece{Histograms: &HistogramSet{Interval: a.interval, List: []IntervalHistogram{}}})
@@ -222,6 +336,9 @@ func (a *Assembler) Report(start time.Time, clients, processes int) (*Report, er
 	if first, tl := trim(a.tl.first, a.tl.b); len(tl) > 0 {
 		r.Timeline = make(Timeline, first+len(tl))
 		copy(r.Timeline[first:], tl)
+	}
+	if err := a.flushHot(); err != nil {
+		return nil, err
 	}
 	r.Intervals = NewIntervals(a.interval)
 	maps.Copy(r.Intervals.hists, a.hists.hists)

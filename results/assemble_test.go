@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -206,5 +207,88 @@ func TestAssemblerAnyOrder(t *testing.T) {
 	sameRecord(t, assemble(t, time.Second, rev), fwd)
 	if fwd.Connect.TotalCount() != 120 || fwd.Messages.Sent != 6 || fwd.Intervals.Len() != 10 || len(fwd.Timeline) != 98 {
 		t.Errorf("connect %d, sent %d, intervals %d, buckets %d", fwd.Connect.TotalCount(), fwd.Messages.Sent, fwd.Intervals.Len(), len(fwd.Timeline))
+	}
+}
+
+// TestAssemblerHotIntervals: the decoded intervals the assembler keeps hot
+// (more keys than maxHot, reached out of order, so that some are encoded
+// back and decoded again) give byte for byte the encodings of merging
+// every histogram into Intervals one at a time, and pieces cut meanwhile
+// see every merge.
+func TestAssemblerHotIntervals(t *testing.T) {
+	a := NewAssembler(time.Second)
+	want := NewIntervals(time.Second)
+	const agents, intervals = 7, 3 * maxHot
+	for round := range 3 {
+		for i := range intervals {
+			idx := (i*7 + round) % intervals // out of order
+			for w := range agents {
+				for _, d := range []Dist{DistConnect, DistTTR} {
+					h := NewHistogram()
+					for v := range 5 + w {
+						RecordLatency(h, time.Duration(1+idx*agents+w+v*round)*time.Millisecond)
+					}
+					ih := IntervalHistogram{Dist: d, Index: idx, Hdr: encoded(t, h)}
+					if err := want.Add(ih); err != nil {
+						t.Fatal(err)
+					}
+					if err := a.Add(Piece{Histograms: &HistogramSet{Interval: time.Second, List: []IntervalHistogram{ih}}}); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		}
+		ps, err := a.Pieces(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []IntervalHistogram
+		for _, p := range ps {
+			if p.Histograms != nil {
+				got = append(got, p.Histograms.List...)
+			}
+		}
+		if !reflect.DeepEqual(got, want.List()) {
+			t.Fatalf("round %d: the pieces' %d histograms differ from %d merged one at a time", round, len(got), want.Len())
+		}
+	}
+	rep, err := a.Report(streamStart, agents, agents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(rep.Intervals.List(), want.List()) {
+		t.Error("the report's intervals differ from those merged one at a time")
+	}
+}
+
+// BenchmarkAssemblerAgents merges what 56 loadgen agents send in a second
+// of a storm: each a piece with that second's connect and ttr histograms.
+// Reported per piece.
+func BenchmarkAssemblerAgents(b *testing.B) {
+	const agents = 56
+	pieces := make([][]IntervalHistogram, agents)
+	for w := range agents {
+		for _, d := range []Dist{DistConnect, DistTTR} {
+			h := NewHistogram()
+			for v := range 300 {
+				RecordLatency(h, time.Duration(1+w*7919+v*104729%100000)*time.Microsecond)
+			}
+			enc, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+			if err != nil {
+				b.Fatal(err)
+			}
+			pieces[w] = append(pieces[w], IntervalHistogram{Dist: d, Hdr: string(enc)})
+		}
+	}
+	a := NewAssembler(time.Second)
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		list := slices.Clone(pieces[i%agents])
+		for j := range list {
+			list[j].Index = i / agents
+		}
+		if err := a.Add(Piece{Histograms: &HistogramSet{Interval: time.Second, List: list}}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -190,7 +190,7 @@ func (s *Stream) DrainInto(a *Assembler, upTo time.Duration) error {
 		s.sealBefore(IntervalOf(upTo, s.length))
 	}
 	for _, ih := range s.pending { // the stream's own encodings: decoded only to merge
-		if err := a.hists.add(intervalKey{ih.Dist, ih.Index}, nil, ih.Hdr); err != nil {
+		if err := a.mergeHist(intervalKey{ih.Dist, ih.Index}, nil, ih.Hdr); err != nil {
 			return err
 		}
 	}

@@ -330,7 +330,32 @@ func (p *Progress) line(now time.Time) string {
 			fmt.Fprintf(&b, "  [%s]", ev)
 		}
 	}
+	if lag := p.lag(now); lag >= staleAfter {
+		fmt.Fprintf(&b, "  (counts from %s ago)", lag.Round(time.Second))
+	}
 	return b.String()
+}
+
+// staleAfter is how old the oldest worker's counts may be before a line
+// says so: workers report every cluster.ProgressInterval, and a
+// coordinator that a large fleet starves of CPU reads their reports late
+// (tens of seconds at a million clients on two cores), so the counts then
+// trail the clock the line shows.
+const staleAfter = 3 * cluster.ProgressInterval
+
+// lag returns how old, at now, the oldest worker's counts are (0 before
+// any report).
+func (p *Progress) lag(now time.Time) time.Duration {
+	var oldest time.Time
+	for _, w := range p.workers {
+		if oldest.IsZero() || w.at.Before(oldest) {
+			oldest = w.at
+		}
+	}
+	if oldest.IsZero() {
+		return 0
+	}
+	return max(now.Sub(oldest), 0)
 }
 
 // perSecond formats a rate: whole numbers from 10 up, one decimal below

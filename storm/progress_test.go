@@ -112,16 +112,18 @@ func stormSteps() []step {
 // TestProgressPlain checks the plain lines, exactly, for a fed sequence of
 // counters on a virtual clock: one every Interval, rates since the
 // previous line, failures by class (largest first), messages, clients
-// stopped, the event under way, log lines passed through whole.
+// stopped, the event under way, log lines passed through whole. The fed
+// workers report only when their counts change, so a line more than
+// staleAfter after their last report says how old its counts are.
 func TestProgressPlain(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var out syncBuffer
 		p := &Progress{W: &out, Mode: ProgressPlain, Interval: 5 * time.Second, Clients: 20}
 		play(t, p, stormSteps(), 16*time.Second)
 		want := "" +
-			"   5.0s  connected 20/20  attempts 4/s\n" +
+			"   5.0s  connected 20/20  attempts 4/s  (counts from 4s ago)\n" +
 			"chaos: at 6s restart abrupt down=1s done: ready at 7.400s\n" +
-			"  10.0s  connected 0/20  attempts 9/s  failures/s refused=8 timeout=1  [at 6s restart abrupt down=1s]\n" +
+			"  10.0s  connected 0/20  attempts 9/s  failures/s refused=8 timeout=1  [at 6s restart abrupt down=1s]  (counts from 3s ago)\n" +
 			"  15.0s  connected 19/20  attempts 4.2/s  failures/s tls=0.2  msg/s sent 20 acked 18 delivered 12  stopped 1\n"
 		if got := out.String(); got != want {
 			t.Errorf("output:\n%s\nwant:\n%s", got, want)
@@ -182,6 +184,24 @@ func TestProgressLine(t *testing.T) {
 		if got := p.line(start.Add(time.Duration(i+1) * time.Second)); got != want {
 			t.Errorf("line %d:\n got %q\nwant %q", i, got, want)
 		}
+	}
+}
+
+// TestProgressLineStale: a line whose counts are older than staleAfter
+// says how old, so a starved coordinator's late figures are not read as
+// the fleet's state now.
+func TestProgressLineStale(t *testing.T) {
+	start := time.Unix(1000, 0)
+	p := &Progress{Clients: 10}
+	p.Start(start)
+	p.Update(0, cluster.Progress{At: start.Add(time.Second), Stats: loadgen.Stats{Clients: 5, Connected: 5}})
+	p.Update(1, cluster.Progress{At: start.Add(9 * time.Second), Stats: loadgen.Stats{Clients: 5, Connected: 5}})
+	if got, want := p.line(start.Add(10*time.Second)), "  10.0s  connected 10/10  attempts 0/s  (counts from 9s ago)"; got != want {
+		t.Errorf("stale line:\n got %q\nwant %q", got, want)
+	}
+	p.Update(0, cluster.Progress{At: start.Add(10 * time.Second), Stats: loadgen.Stats{Clients: 5, Connected: 5}})
+	if got, want := p.line(start.Add(11*time.Second)), "  11.0s  connected 10/10  attempts 0/s"; got != want {
+		t.Errorf("fresh line:\n got %q\nwant %q", got, want)
 	}
 }
 
