@@ -149,7 +149,10 @@ type Config struct {
 	Rooms int `json:"rooms,omitempty"`
 	// QuietPeriod is how long before the run's end stampede clients stop
 	// sending (new messages and resends), so that deliveries in flight land
-	// before loss is counted; zero means DefaultQuietPeriod. The run's end
+	// before loss is counted: the run's drain. A client still behind its
+	// room's last ACKed message at the end is counted unsynced, not as
+	// having lost what is on its way (docs/metrics.md "Messages"); zero
+	// means DefaultQuietPeriod. The run's end
 	// is the deadline of the context given to Fleet.Run; without one there
 	// is no quiet period.
 	QuietPeriod time.Duration `json:"quiet_period,omitempty"`

@@ -30,7 +30,8 @@ const maxQueue = 4096
 //	                     (NoRetryQueue: it is dropped, counted unacked_dropped)
 //
 // Nothing is sent in the last QuietPeriod of the run, so that deliveries in
-// flight land before the tracker counts loss.
+// flight land before the tracker counts loss; a client still behind its
+// room at the end counts as unsynced (track.Record.Count).
 type stampedeMode struct {
 	cfg      *Config
 	interval int64    // ns between messages of one client

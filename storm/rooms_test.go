@@ -51,7 +51,7 @@ func TestRoomsAcrossProcesses(t *testing.T) {
 			if m.Resumed == 0 {
 				t.Fatal("no resume after the kills")
 			}
-			t.Logf("%s: acked %d, deliveries %d of %d, dup_suppressed %d, resumed %d", tc.name, m.Acked, m.Received, m.Expected, m.DupSuppressed, m.Resumed)
+			t.Logf("%s: acked %d, deliveries %d of %d, dup_suppressed %d, resumed %d, unsynced %d", tc.name, m.Acked, m.Received, m.Expected, m.DupSuppressed, m.Resumed, m.Unsynced)
 		})
 	}
 }

@@ -138,6 +138,15 @@ func (r *room) appendBatch(batch []roomOp) {
 	for i, op := range batch {
 		seq := res[i].Seq
 		if res[i].Dup {
+			if r.p.feed && seq > r.head {
+				// Stored earlier by another process (or by one that
+				// died before its ACK), and not yet delivered here:
+				// the members, the sender included, get every seq
+				// through it first. The sender takes the ack's seq as
+				// its last seen; an ack above what it was sent would
+				// make its next resume skip the seqs in between.
+				r.catchUp(seq)
+			}
 			r.buf = protocol.AppendAckDup(r.buf[:0], op.id, seq)
 			r.out.add(op.c, r.buf, outAck)
 			op.c.srv.stats.dupSuppressed.Add(1)

@@ -7,7 +7,8 @@ type Counts struct {
 	// Expected counts the messages clients should have received: for each
 	// joined client, every distinct ACKed message of its room with a seq
 	// above its join point, other clients' only, and for a client that
-	// ended the run away (not Synced) only those up to its Horizon.
+	// did not end the run caught up (Unsynced) only those up to its
+	// Horizon.
 	Expected uint64 `json:"expected"`
 	// Received counts the expected messages that arrived, under any seq.
 	Received uint64 `json:"received"`
@@ -19,9 +20,14 @@ type Counts struct {
 	DupDelivered uint64 `json:"dup_delivered"`
 	// LossClients is the number of clients that lost at least one message.
 	LossClients int `json:"loss_clients"`
-	// Unsynced is the number of joined clients that ended the run away or
-	// not caught up; what was sent after they left is not held against
-	// them.
+	// Unsynced is the number of joined clients that did not end the run
+	// caught up: away, still joining or resuming, or connected but behind
+	// their room's last ACKed message (the fan-out still on its way to
+	// them when the records were taken). What lies above the highest seq
+	// such a client saw is not held against it: it could not tell a
+	// message on its way from one that will never come. A gap below that
+	// seq is lost all the same: the server sends a room's seqs to a
+	// member in increasing order.
 	Unsynced int `json:"unsynced"`
 	// Conflicts counts seqs seen with two different messages.
 	Conflicts uint64 `json:"conflicts"`
@@ -46,7 +52,22 @@ func (r *Record) Count() Counts {
 		if room == nil {
 			room = empty
 		}
-		if !c.Synced {
+		// Caught up: synced at the end and not behind the room's last
+		// ACKed message. The server sends a member a room's seqs in
+		// increasing order, so everything up to the highest seq the
+		// client saw was sent to it before that one: what is missing
+		// below it is lost. Above it, a message may be on its way (the
+		// fan-out lags under load), so a client behind the room's last
+		// ACK is held only to what it saw, like one that ended away.
+		horizon := c.Horizon
+		if n := len(c.Recv); n > 0 {
+			horizon = max(horizon, c.Recv[n-1])
+		}
+		caughtUp := c.Synced
+		if n := len(room.Acked); n > 0 && horizon < room.Acked[n-1] {
+			caughtUp = false
+		}
+		if !caughtUp {
 			cnt.Unsynced++
 		}
 		// The keys of what the client received; seqs the room does not
@@ -66,7 +87,7 @@ func (r *Record) Count() Counts {
 		expKeys = expKeys[:0]
 		w = room.walker()
 		for _, s := range room.Acked {
-			if s <= c.Join || (!c.Synced && s > c.Horizon) {
+			if s <= c.Join || (!caughtUp && s > horizon) {
 				continue
 			}
 			k, _ := w.key(s)

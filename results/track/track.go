@@ -79,14 +79,17 @@ type Client struct {
 	// Join is its join point: it expects the room's messages with a seq
 	// above Join.
 	Join uint64 `json:"join"`
-	// Synced is true when the client ended the run connected and caught up
-	// (joined again, and resumed where resume is on): it expects every
-	// ACKed message of the room above Join. When false it could not have
-	// received what was sent after it went away, and it expects only the
-	// messages up to Horizon.
+	// Synced is true when the client ended the run connected and synced
+	// (joined again, and resumed where resume is on). Count holds it to
+	// every ACKed message of the room above Join when, besides, its
+	// Horizon reached the room's last ACKed seq (it caught up). Otherwise
+	// it could not have received what was sent after it went away, or
+	// what was still on its way to it, and it expects only the messages
+	// up to Horizon.
 	Synced bool `json:"synced"`
-	// Horizon is the highest seq the client saw; it bounds what an
-	// unsynced client expects.
+	// Horizon is the highest seq the client saw (delivered, ACKed to it,
+	// or named by joined or resumed); it bounds what a client that did
+	// not catch up expects.
 	Horizon uint64 `json:"horizon"`
 	// Recv lists the seqs the client received, ascending, each once.
 	Recv Uints `json:"recv"`

@@ -24,8 +24,10 @@ func room(pairs [][2]uint64, acked ...uint64) *Room {
 	return m
 }
 
+// synced is a client that ended the run synced and caught up: it saw the
+// room's seqs through 9 (a resumed through 9, say), above every room here.
 func synced(id uint32, recv ...uint64) Client {
-	return Client{ID: id, Room: "r", Joined: true, Synced: true, Recv: recv}
+	return Client{ID: id, Room: "r", Joined: true, Synced: true, Horizon: 9, Recv: recv}
 }
 
 func TestCount(t *testing.T) {
@@ -44,11 +46,38 @@ func TestCount(t *testing.T) {
 			want: Counts{Expected: 4, Received: 4},
 		},
 		{
+			// Client 3 got seq 2 but never seq 1, sent to it before.
 			name: "a gap is lost",
 			rec: Record{Rooms: map[string]*Room{"r": twoAcked}, Clients: []Client{
-				synced(1, 2), synced(2, 1), synced(3, 1),
+				synced(1, 2), synced(2, 1), synced(3, 2),
 			}},
 			want: Counts{Expected: 4, Received: 3, Lost: 1, LossClients: 1},
+		},
+		{
+			// Client 3 is connected and synced but saw nothing above
+			// seq 1: seq 2 may still be on its way (the fan-out lags).
+			// It is not caught up, and held only to what it saw.
+			name: "behind the room's last ACK is unsynced, not lost",
+			rec: Record{Rooms: map[string]*Room{"r": twoAcked}, Clients: []Client{
+				synced(1, 2), synced(2, 1), {ID: 3, Room: "r", Joined: true, Synced: true, Horizon: 1, Recv: Uints{1}},
+			}},
+			want: Counts{Expected: 3, Received: 3, Unsynced: 1},
+		},
+		{
+			// Behind, and a gap below what it saw: the gap is lost.
+			name: "a gap below a lagging client's horizon is lost",
+			rec: Record{Rooms: map[string]*Room{"r": room([][2]uint64{{1, a1}, {2, b1}, {3, Key(1, 2)}}, 1, 2, 3)}, Clients: []Client{
+				{ID: 3, Room: "r", Joined: true, Synced: true, Horizon: 2, Recv: Uints{2}},
+			}},
+			want: Counts{Expected: 2, Received: 1, Lost: 1, LossClients: 1, Unsynced: 1},
+		},
+		{
+			// Its own ACK at seq 2 tells it everything before was sent.
+			name: "the horizon of an own ACK",
+			rec: Record{Rooms: map[string]*Room{"r": room([][2]uint64{{1, b1}, {2, a1}}, 1, 2)}, Clients: []Client{
+				{ID: 1, Room: "r", Joined: true, Synced: true, Horizon: 2},
+			}},
+			want: Counts{Expected: 1, Lost: 1, LossClients: 1},
 		},
 		{
 			name: "the same seq twice is a duplicate",
@@ -137,7 +166,7 @@ func TestCountNil(t *testing.T) {
 func TestMerge(t *testing.T) {
 	p1 := &Record{Rooms: map[string]*Room{"r": room([][2]uint64{{1, a1}}, 1)}, Clients: []Client{synced(1, 2)}}
 	p2 := &Record{Rooms: map[string]*Room{"r": room([][2]uint64{{2, b1}}, 2)}, Clients: []Client{synced(2, 1)}}
-	p3 := &Record{Rooms: map[string]*Room{"r": room([][2]uint64{{1, a1}, {2, b1}})}, Clients: []Client{synced(3, 1)}}
+	p3 := &Record{Rooms: map[string]*Room{"r": room([][2]uint64{{1, a1}, {2, b1}})}, Clients: []Client{synced(3, 2)}}
 	var m Record
 	m.Merge(p1)
 	m.Merge(p2)
