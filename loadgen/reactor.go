@@ -68,7 +68,7 @@ func newReactor(f *Fleet, r, nr int) *reactor {
 		f: f, r: r, nr: nr,
 		clients:  make([]client, n),
 		dial:     newDialer(f.dst, f.cfg.SourceIPs, f.cfg.SynRetries, f.cfg.Mode != ModeNone),
-		rec:      newRecorder(f.cfg.Start, n, f.cfg.HistInterval),
+		rec:      newRecorder(f.cfg.Start, n, f.cfg.HistInterval, f.streamed),
 		maxFirst: max(1, (f.cfg.MaxInflight+nr-1)/nr),
 		epfd:     -1, wake: -1,
 		errConnectTimeout:   fmt.Errorf("dial tcp %s: no connection within %s", f.dst, f.cfg.ConnectTimeout),
