@@ -47,7 +47,7 @@ func (a *agent) loadgen(ctx context.Context) error {
 	}
 	start := m.Start.At
 	cfg.Start = start
-	fleet, err := loadgen.New(cfg)
+	fleet, err := loadgen.NewStreamed(cfg) // every result leaves in pieces
 	if err != nil {
 		return fail(a.t, a.id, err)
 	}
@@ -128,9 +128,14 @@ func (a *agent) loadgen(ctx context.Context) error {
 		return fail(a.t, a.id, err)
 	}
 	// The flow of transitions: what outage detection and the first-connect
-	// rate need of them, bounded by the run's length.
+	// rate need of them, bounded by the run's length. The transitions are
+	// sorted in place for it and then for the recovery partials, which
+	// then read them without a copy each.
+	results.SortByTime(rep.Transitions)
+	fl := results.FlowOf(rep.Transitions)
+	results.SortByClient(rep.Transitions)
 	flow := results.NewAssembler(cfg.HistInterval)
-	if err := flow.Add(results.Piece{Flow: results.FlowOf(rep.Transitions)}); err != nil {
+	if err := flow.Add(results.Piece{Flow: fl}); err != nil {
 		return fail(a.t, a.id, err)
 	}
 	ps, err := flow.Pieces(pieceBytes)
