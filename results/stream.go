@@ -88,9 +88,11 @@ func NewStream(rep *Report) *Stream {
 // of what is drained. Its Timeline stays empty, its Intervals hold
 // nothing, and Close makes no total histograms (they stay nil); its
 // Messages, Stopped and Track are kept as with NewStream, and the drains
-// give exactly what they give there. A worker then holds neither a
+// give the same figures as there. A worker then holds neither a
 // second timeline nor the run's encoded intervals, and does not build
-// dense totals when the run ends.
+// dense totals when the run ends. Its interval histograms are encoded
+// with stored deflate blocks (encodeStored), and so are the merges of the
+// assemblers it drains into: the process holds no compressor.
 func NewDrainStream(rep *Report) *Stream {
 	s := NewStream(rep)
 	s.drainOnly = true
@@ -154,7 +156,11 @@ func (s *Stream) liveFor(d Dist, i int) *hdrhistogram.PackedHistogram {
 func (s *Stream) seal(j int) {
 	l := s.live[j]
 	s.live = append(s.live[:j], s.live[j+1:]...)
-	b, err := encodePacked(l.h)
+	encode := encodePacked
+	if s.drainOnly {
+		encode = encodeStored
+	}
+	b, err := encode(l.h)
 	if err == nil {
 		ih := IntervalHistogram{Dist: l.key.dist, Index: l.key.index, Hdr: string(b)}
 		s.pending = append(s.pending, ih)
@@ -208,6 +214,9 @@ func (s *Stream) DrainInto(a *Assembler, upTo time.Duration) error {
 	}
 	if !s.closed {
 		s.sealBefore(IntervalOf(upTo, s.length))
+	}
+	if s.drainOnly {
+		a.hists.stored = true // merging another stream's intervals needs no compressor either
 	}
 	for _, ih := range s.pending { // the stream's own encodings: decoded only to merge
 		if err := a.hists.add(intervalKey{ih.Dist, ih.Index}, nil, ih.Hdr); err != nil {
