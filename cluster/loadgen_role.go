@@ -134,11 +134,7 @@ func (a *agent) loadgen(ctx context.Context) error {
 	results.SortByTime(rep.Transitions)
 	fl := results.FlowOf(rep.Transitions)
 	results.SortByClient(rep.Transitions)
-	flow := results.NewAssembler(cfg.HistInterval)
-	if err := flow.Add(results.Piece{Flow: fl}); err != nil {
-		return fail(a.t, a.id, err)
-	}
-	ps, err := flow.Pieces(pieceBytes)
+	ps, err := fl.Pieces(pieceBytes) // not an Assembler's: it holds a cell per millisecond of the run
 	if err != nil {
 		return fail(a.t, a.id, err)
 	}

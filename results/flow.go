@@ -41,28 +41,45 @@ func FlowOf(trs []Transition) Flow {
 		sorted = slices.Clone(trs)
 		SortByTime(sorted)
 	}
-	st := newClientStates(trs)
+	// Twice over: the first pass counts the steps, so that the flow is
+	// made at its size (a worker makes it once its run ends, when a
+	// doubling array's garbage would set its peak).
 	var f Flow
-	for _, tr := range sorted {
-		step := int64(max(tr.At, 0) / FlowStep)
-		at := func() *FlowCount {
-			if n := len(f); n == 0 || f[n-1].Step != step {
-				f = append(f, FlowCount{Step: step})
+	for pass := range 2 {
+		n, last := 0, int64(-1)
+		st := newClientStates(trs)
+		for _, tr := range sorted {
+			s := st.get(tr.Client)
+			var ups, downs, firsts uint32
+			switch {
+			case tr.Up && *s&stateUp == 0:
+				ups = 1
+				if *s&stateSeen == 0 {
+					firsts = 1
+				}
+				*s = stateUp | stateSeen
+			case !tr.Up && *s&stateUp != 0:
+				*s &^= stateUp
+				downs = 1
+			default:
+				continue // not a change
 			}
-			return &f[len(f)-1]
+			step := int64(max(tr.At, 0) / FlowStep)
+			if step != last {
+				n, last = n+1, step
+				if pass == 1 {
+					f = append(f, FlowCount{Step: step})
+				}
+			}
+			if pass == 1 {
+				c := &f[len(f)-1]
+				c.Ups += ups
+				c.Downs += downs
+				c.Firsts += firsts
+			}
 		}
-		s := st.get(tr.Client)
-		switch {
-		case tr.Up && *s&stateUp == 0:
-			c := at()
-			c.Ups++
-			if *s&stateSeen == 0 {
-				c.Firsts++
-			}
-			*s = stateUp | stateSeen
-		case !tr.Up && *s&stateUp != 0:
-			*s &^= stateUp
-			at().Downs++
+		if pass == 0 {
+			f = make(Flow, 0, n)
 		}
 	}
 	return f

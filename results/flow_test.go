@@ -11,7 +11,8 @@ import (
 )
 
 // A long flow is cut into pieces that each fit the limit exactly as
-// promised (the shell of a flow piece counts), and merge back into it.
+// promised (the shell of a flow piece counts), and merge back into it;
+// Flow.Pieces cuts the same ones.
 func TestFlowPiecesBounded(t *testing.T) {
 	var f Flow
 	for i := range int64(20000) {
@@ -25,6 +26,10 @@ func TestFlowPiecesBounded(t *testing.T) {
 	ps, err := a.Pieces(limit)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Flow.Pieces cuts the same pieces without an assembler.
+	if own, err := f.Pieces(limit); err != nil || !reflect.DeepEqual(own, ps) {
+		t.Fatalf("Flow.Pieces: %d pieces (%v), the assembler's %d", len(own), err, len(ps))
 	}
 	b := NewAssembler(0)
 	for _, p := range ps {
