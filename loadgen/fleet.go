@@ -160,6 +160,12 @@ func (f *Fleet) Run(ctx context.Context) (*results.Report, error) {
 		return nil, runErr
 	}
 	if f.streamed {
+		// What is left of a worker's run (the last drains, the flow, the
+		// recovery partials) needs none of the clients' state: let it go
+		// first, so that work fits the heap the clients held.
+		for _, r := range f.reactors {
+			r.dropClients()
+		}
 		return f.streamedReport()
 	}
 	// Merged into a new report: each reactor's stays its own, which its

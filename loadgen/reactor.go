@@ -261,6 +261,14 @@ func (r *reactor) shutdown() {
 	r.free = nil
 }
 
+// dropClients drops the shard's client state and buffers once run has
+// returned (NewStreamed's fleets: nothing reads them after Run); its
+// recorder stays for the last drains.
+func (r *reactor) dropClients() {
+	r.clients, r.timers, r.ka, r.mode = nil, timerHeap{}, nil, nil
+	r.events, r.rbuf, r.wbuf, r.pbuf, r.free, r.again = nil, nil, nil, nil, nil, nil
+}
+
 // close releases the epoll instance and the eventfd, once run has returned
 // and no stop can come.
 func (r *reactor) close() {
