@@ -47,7 +47,7 @@ func (a *agent) loadgen(ctx context.Context) error {
 	}
 	start := m.Start.At
 	cfg.Start = start
-	fleet, err := loadgen.New(cfg)
+	fleet, err := loadgen.NewStreamed(cfg) // every result leaves in pieces
 	if err != nil {
 		return fail(a.t, a.id, err)
 	}
@@ -128,12 +128,13 @@ func (a *agent) loadgen(ctx context.Context) error {
 		return fail(a.t, a.id, err)
 	}
 	// The flow of transitions: what outage detection and the first-connect
-	// rate need of them, bounded by the run's length.
-	flow := results.NewAssembler(cfg.HistInterval)
-	if err := flow.Add(results.Piece{Flow: results.FlowOf(rep.Transitions)}); err != nil {
-		return fail(a.t, a.id, err)
-	}
-	ps, err := flow.Pieces(pieceBytes)
+	// rate need of them, bounded by the run's length. The transitions are
+	// sorted in place for it and then for the recovery partials, which
+	// then read them without a copy each.
+	results.SortByTime(rep.Transitions)
+	fl := results.FlowOf(rep.Transitions)
+	results.SortByClient(rep.Transitions)
+	ps, err := fl.Pieces(pieceBytes) // not an Assembler's: it holds a cell per millisecond of the run
 	if err != nil {
 		return fail(a.t, a.id, err)
 	}

@@ -73,6 +73,7 @@ func (r *reactor) connectDone(j int32, events uint32) {
 	c.state = stHandshaking
 	r.timers.schedule(j, addSat(now, r.f.cfg.HandshakeTimeout))
 	req := r.f.up.appendRequest(r.wbuf[:0], r.id(j), c.sockets)
+	r.wbuf = req[:0] // keep a grown buffer
 	r.send(j, req)
 }
 

@@ -134,3 +134,99 @@ func TestDrainDuringRun(t *testing.T) {
 		t.Errorf("%d pieces (%d of histograms) drained during the run, intervals up to %d", during, histsDuring, want.Intervals.End())
 	}
 }
+
+// TestStreamedKeepsOnlyTransitions: a fleet made with NewStreamed, killed
+// and restarted mid-run, streams everything through Drain (the timeline
+// totals are the live counters', every distribution and interval is
+// there), and the Report its Run returns holds the transitions, tallies
+// and track, but no timeline, intervals or histograms.
+func TestStreamedKeepsOnlyTransitions(t *testing.T) {
+	srv := newTargetRestarter(t, false)
+	start := time.Now()
+	cfg := Config{
+		URL: srv.URL(), Clients: 12, Mode: ModeStampede, Rooms: 3, MsgRate: 20, Seed: 3, Start: start,
+		Policy:      backoff.Policy{Kind: backoff.Fixed, Initial: 200 * time.Millisecond, Jitter: 0.9},
+		QuietPeriod: time.Second, Reactors: 2, HistInterval: 200 * time.Millisecond,
+	}
+	f, err := NewStreamed(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	ran := make(chan *results.Report, 1)
+	go func() {
+		rep, err := f.Run(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		ran <- rep
+	}()
+	a := results.NewAssembler(cfg.HistInterval)
+	drain := func(upTo time.Duration) {
+		ps, err := f.Drain(upTo, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range ps {
+			if err := a.Add(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	waitFor(t, 2*time.Second, "all connected and sending", func(s Stats) bool { return s.Connected == 12 && s.MsgAcked >= 24 }, f)
+	drain(time.Since(start))
+	srv.Kill()
+	time.Sleep(300 * time.Millisecond)
+	srv.Restart()
+	rep := <-ran
+	if rep == nil {
+		t.FailNow()
+	}
+	drain(results.End)
+	got, err := a.Report(start, 12, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	st := f.Stats()
+	var tl results.Bucket
+	for i := range got.Timeline {
+		tl.Add(&got.Timeline[i])
+	}
+	if uint64(tl.Attempts) != st.Attempts || uint64(tl.Successes) != st.Successes || uint64(tl.FailureCount()) != st.FailureCount() ||
+		uint64(tl.DisconnectCount()) != st.DisconnectCount() || st.DisconnectCount() < 12 {
+		t.Errorf("drained timeline %+v, live counters %+v", tl, st)
+	}
+	for _, d := range []results.Dist{results.DistConnect, results.DistTTR, results.DistRTT, results.DistResume} {
+		if h := *got.Hist(d); h.TotalCount() == 0 {
+			t.Errorf("%s: nothing drained", d)
+		}
+	}
+	if got.Connect.TotalCount() != int64(st.Successes) || got.Intervals.End() < 10 {
+		t.Errorf("drained %d connect latencies, %d successes; intervals up to %d", got.Connect.TotalCount(), st.Successes, got.Intervals.End())
+	}
+
+	if len(rep.Timeline) != 0 || rep.Intervals.Len() != 0 {
+		t.Errorf("the streamed report kept %d buckets and %d intervals", len(rep.Timeline), rep.Intervals.Len())
+	}
+	for d := range results.NumDists {
+		if *rep.Hist(d) != nil {
+			t.Errorf("the streamed report has a %s histogram", d)
+		}
+	}
+	ups, downs := 0, 0
+	for _, tr := range rep.Transitions {
+		if tr.Up {
+			ups++
+		} else {
+			downs++
+		}
+	}
+	if downs != int(st.DisconnectCount()) || ups < 24 || ups > downs+12 || rep.Processes != 1 {
+		t.Errorf("transitions: %d up, %d down, %d disconnects; %d processes", ups, downs, st.DisconnectCount(), rep.Processes)
+	}
+	if got.Messages != rep.Messages || rep.Track == nil || got.Track.Count() != rep.Track.Count() {
+		t.Errorf("tallies: drained %+v, report %+v", got.Messages, rep.Messages)
+	}
+}

@@ -23,6 +23,7 @@ type Fleet struct {
 	reactors []*reactor // ws://
 	wss      *wssFleet  // wss://
 	end      time.Time  // the run's end: Run's context deadline, zero if none
+	streamed bool       // NewStreamed: results leave only by Drain
 	ran      atomic.Bool
 }
 
@@ -30,7 +31,17 @@ type Fleet struct {
 // cfg.Clients connections (CheckLimits; the soft open-file limit is raised
 // to the hard one) and lays out the clients. No socket is opened before
 // Run.
-func New(cfg Config) (*Fleet, error) {
+func New(cfg Config) (*Fleet, error) { return newFleet(cfg, false) }
+
+// NewStreamed is New for a process that takes every result with Drain, as
+// a loadgen worker streams them (docs/agent.md): the fleet keeps no copy
+// of what it drains, and the Report that Run returns holds the clients'
+// Transitions, Messages, Stopped and Track, but no Timeline, Intervals or
+// histograms (and is not made from five dense total histograms). Drain's
+// pieces are the same as New's fleet gives.
+func NewStreamed(cfg Config) (*Fleet, error) { return newFleet(cfg, true) }
+
+func newFleet(cfg Config, streamed bool) (*Fleet, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -43,7 +54,7 @@ func New(cfg Config) (*Fleet, error) {
 	if err := CheckLimits(cfg.Clients, len(cfg.SourceIPs)); err != nil {
 		return nil, err
 	}
-	f := &Fleet{cfg: cfg, url: u, dst: dst, up: newUpgrade(u, cfg.Header, cfg.Protocols, cfg.Seed)}
+	f := &Fleet{cfg: cfg, url: u, dst: dst, up: newUpgrade(u, cfg.Header, cfg.Protocols, cfg.Seed), streamed: streamed}
 	if u.Scheme == "wss" {
 		tc, err := cfg.TLSConfig()
 		if err != nil {
@@ -148,6 +159,15 @@ func (f *Fleet) Run(ctx context.Context) (*results.Report, error) {
 	if runErr != nil {
 		return nil, runErr
 	}
+	if f.streamed {
+		// What is left of a worker's run (the last drains, the flow, the
+		// recovery partials) needs none of the clients' state: let it go
+		// first, so that work fits the heap the clients held.
+		for _, r := range f.reactors {
+			r.dropClients()
+		}
+		return f.streamedReport()
+	}
 	// Merged into a new report: each reactor's stays its own, which its
 	// stream's last drain still reads.
 	rep := results.NewReport(f.cfg.Start, 0)
@@ -157,6 +177,36 @@ func (f *Fleet) Run(ctx context.Context) (*results.Report, error) {
 			return nil, err
 		}
 		if err := rep.Merge(r.rec.rep); err != nil {
+			return nil, err
+		}
+	}
+	rep.Processes = 1
+	return rep, nil
+}
+
+// streamedReport closes the reactors' recorders and returns what a
+// streamed fleet's Run returns (NewStreamed): the merge of their
+// reports, whose timelines, intervals and histograms are empty, without
+// making the five dense total histograms a merged report starts with.
+// The transitions are moved into one array of their exact size.
+func (f *Fleet) streamedReport() (*results.Report, error) {
+	rep := &results.Report{Start: f.cfg.Start, Processes: 1, Intervals: results.NewIntervals(f.cfg.HistInterval)}
+	n := 0
+	for _, r := range f.reactors {
+		if err := r.rec.close(); err != nil {
+			return nil, err
+		}
+		n += len(r.rec.rep.Transitions)
+	}
+	rep.Transitions = make([]results.Transition, 0, n)
+	for _, r := range f.reactors {
+		r.rec.mu.Lock()
+		o := *r.rec.rep
+		r.rec.rep.Transitions = nil
+		r.rec.mu.Unlock()
+		rep.Transitions = append(rep.Transitions, o.Transitions...)
+		o.Transitions = nil
+		if err := rep.Merge(&o); err != nil {
 			return nil, err
 		}
 	}

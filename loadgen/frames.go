@@ -150,5 +150,6 @@ func (r *reactor) frameBytes(op ws.OpCode, payload []byte, mask [4]byte) []byte 
 	start := len(r.aw.b)
 	r.aw.b = append(r.aw.b, payload...)
 	ws.Cipher(r.aw.b[start:], mask, 0)
+	r.wbuf = r.aw.b[:0] // keep a grown buffer for the next frame
 	return r.aw.b
 }

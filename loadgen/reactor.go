@@ -17,18 +17,19 @@ import (
 // Reactor sizes.
 const (
 	readBufSize   = 64 << 10 // the shared read buffer
-	writeBufSize  = MaxMsgSize + ws.MaxHeaderSize
-	eventBatch    = 256  // epoll events per wait
-	firesPerLoop  = 512  // timer firings and ramp starts per loop, so events are not starved
-	maxReadsPerFD = 16   // full reads of one socket per event before it is revisited
-	maxWait       = 10e3 // longest epoll wait in ms, a safety net: the eventfd wakes a stop
-	wakeToken     = -1   // EpollEvent.Fd of the reactor's eventfd
-	maxFreeExtras = 256  // recycled extras kept per reactor
+	writeBufSize  = 4 << 10  // the shared write buffer to start with; a larger frame grows it
+	eventBatch    = 256      // epoll events per wait
+	firesPerLoop  = 512      // timer firings and ramp starts per loop, so events are not starved
+	maxReadsPerFD = 16       // full reads of one socket per event before it is revisited
+	maxWait       = 10e3     // longest epoll wait in ms, a safety net: the eventfd wakes a stop
+	wakeToken     = -1       // EpollEvent.Fd of the reactor's eventfd
+	maxFreeExtras = 256      // recycled extras kept per reactor
 )
 
 // reactor runs one shard of the fleet on one goroutine: an epoll instance
 // for its sockets, a timer heap for its deadlines, one read and one write
-// buffer shared by all its clients. Its shard holds the clients whose fleet
+// buffer shared by all its clients (the write buffer grows to the largest
+// frame sent, 4 KiB to start with: most are pings, pongs and upgrades). Its shard holds the clients whose fleet
 // index i satisfies i % nr == r, so every reactor ramps at the same pace.
 type reactor struct {
 	f       *Fleet
@@ -44,7 +45,7 @@ type reactor struct {
 	events     []unix.EpollEvent
 	rbuf       []byte
 	wbuf       []byte
-	pbuf       []byte // scratch for payloads being built
+	pbuf       []byte // scratch for echo payloads being built (MsgSize)
 	rd         bytes.Reader
 	hdr        [ws.MaxHeaderSize]byte
 	aw         appendWriter
@@ -68,7 +69,7 @@ func newReactor(f *Fleet, r, nr int) *reactor {
 		f: f, r: r, nr: nr,
 		clients:  make([]client, n),
 		dial:     newDialer(f.dst, f.cfg.SourceIPs, f.cfg.SynRetries, f.cfg.Mode != ModeNone),
-		rec:      newRecorder(f.cfg.Start, n, f.cfg.HistInterval),
+		rec:      newRecorder(f.cfg.Start, n, f.cfg.HistInterval, f.streamed),
 		maxFirst: max(1, (f.cfg.MaxInflight+nr-1)/nr),
 		epfd:     -1, wake: -1,
 		errConnectTimeout:   fmt.Errorf("dial tcp %s: no connection within %s", f.dst, f.cfg.ConnectTimeout),
@@ -115,7 +116,9 @@ func (r *reactor) open(epoch time.Time, start time.Time) error {
 	r.events = make([]unix.EpollEvent, eventBatch)
 	r.rbuf = make([]byte, readBufSize)
 	r.wbuf = make([]byte, 0, writeBufSize)
-	r.pbuf = make([]byte, MaxMsgSize)
+	if r.f.cfg.Mode == ModeEcho {
+		r.pbuf = make([]byte, r.f.cfg.MsgSize)
+	}
 	return nil
 }
 
@@ -256,6 +259,14 @@ func (r *reactor) shutdown() {
 		c.ext = nil
 	}
 	r.free = nil
+}
+
+// dropClients drops the shard's client state and buffers once run has
+// returned (NewStreamed's fleets: nothing reads them after Run); its
+// recorder stays for the last drains.
+func (r *reactor) dropClients() {
+	r.clients, r.timers, r.ka, r.mode = nil, timerHeap{}, nil, nil
+	r.events, r.rbuf, r.wbuf, r.pbuf, r.free, r.again = nil, nil, nil, nil, nil, nil
 }
 
 // close releases the epoll instance and the eventfd, once run has returned

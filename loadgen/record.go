@@ -23,6 +23,38 @@ type recorder struct {
 	rep *results.Report
 	st  *results.Stream
 	cnt *counters
+	trs transitions // the report's Transitions until close
+}
+
+// transitionChunk is how many transitions one chunk of a recorder's list
+// holds (16 KiB).
+const transitionChunk = 1024
+
+// transitions is a list of transitions in chunks of transitionChunk: it
+// grows without copying what it holds or leaving the old array behind as
+// garbage, and never holds more than one chunk of spare room (an append
+// grown slice holds up to as much again, a herd's worth).
+type transitions struct {
+	chunks [][]results.Transition
+	n      int
+}
+
+func (t *transitions) add(tr results.Transition) {
+	if t.n%transitionChunk == 0 {
+		t.chunks = append(t.chunks, make([]results.Transition, 0, transitionChunk))
+	}
+	c := &t.chunks[len(t.chunks)-1]
+	*c = append(*c, tr)
+	t.n++
+}
+
+// appendTo appends the list to dst and empties it.
+func (t *transitions) appendTo(dst []results.Transition) []results.Transition {
+	for _, c := range t.chunks {
+		dst = append(dst, c...)
+	}
+	*t = transitions{}
+	return dst
 }
 
 // counters are a reactor's live totals.
@@ -43,11 +75,17 @@ type counters struct {
 
 // newRecorder returns a recorder of clients clients for a run that starts
 // at start, with histogram intervals of interval (results.DefaultInterval
-// if zero).
-func newRecorder(start time.Time, clients int, interval time.Duration) *recorder {
-	rep := results.NewReport(start, clients)
-	rep.Intervals = results.NewIntervals(interval)
-	return &recorder{rep: rep, st: results.NewStream(rep), cnt: &counters{}}
+// if zero); streamed, its report keeps nothing that drains take
+// (NewStreamed, results.NewDrainStream).
+func newRecorder(start time.Time, clients int, interval time.Duration, streamed bool) *recorder {
+	// Not results.NewReport: the stream has no use for its five dense
+	// total histograms.
+	rep := &results.Report{Start: start, Clients: clients, Processes: 1, Intervals: results.NewIntervals(interval)}
+	st := results.NewStream
+	if streamed {
+		st = results.NewDrainStream
+	}
+	return &recorder{rep: rep, st: st(rep), cnt: &counters{}}
 }
 
 // drain moves into a what was recorded since the last drain and is
@@ -58,10 +96,12 @@ func (r *recorder) drain(a *results.Assembler, upTo time.Duration) error {
 	return r.st.DrainInto(a, upTo)
 }
 
-// close ends recording: the report is complete afterwards.
+// close ends recording: the report is complete afterwards, its
+// Transitions included.
 func (r *recorder) close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.rep.Transitions = r.trs.appendTo(r.rep.Transitions)
 	return r.st.Close()
 }
 
@@ -106,7 +146,7 @@ func (r *recorder) upgraded(start, at int64) {
 func (r *recorder) up(id uint32, at, downAt int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.rep.Transitions = append(r.rep.Transitions, results.Transition{Client: id, At: time.Duration(at), Up: true})
+	r.trs.add(results.Transition{Client: id, At: time.Duration(at), Up: true})
 	if downAt != noTime {
 		r.st.Record(results.DistTTR, time.Duration(at), time.Duration(at-downAt))
 	}
@@ -143,7 +183,7 @@ func (r *recorder) ended(class connerr.Class, at int64) {
 func (r *recorder) down(id uint32, at int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.rep.Transitions = append(r.rep.Transitions, results.Transition{Client: id, At: time.Duration(at)})
+	r.trs.add(results.Transition{Client: id, At: time.Duration(at)})
 }
 
 // stop records a client giving up after a failure of class, with its last

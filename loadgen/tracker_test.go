@@ -145,7 +145,7 @@ func TestTrackerSize(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	live := after.HeapAlloc - before.HeapAlloc
-	r := &reactor{f: &Fleet{}, nr: 1, clients: make([]client, clients), rec: newRecorder(time.Unix(1, 0), clients, 0)}
+	r := &reactor{f: &Fleet{}, nr: 1, clients: make([]client, clients), rec: newRecorder(time.Unix(1, 0), clients, 0, false)}
 	for j := range r.clients {
 		r.clients[j].state = stConnected
 	}

@@ -41,7 +41,7 @@ type wssFleet struct {
 }
 
 func newWSSFleet(f *Fleet, tc *tls.Config) *wssFleet {
-	return &wssFleet{f: f, tls: tc, rec: newRecorder(f.cfg.Start, f.cfg.Clients, f.cfg.HistInterval), gate: make(chan struct{}, f.cfg.MaxInflight)}
+	return &wssFleet{f: f, tls: tc, rec: newRecorder(f.cfg.Start, f.cfg.Clients, f.cfg.HistInterval, f.streamed), gate: make(chan struct{}, f.cfg.MaxInflight)}
 }
 
 func (w *wssFleet) now() int64 { return int64(time.Since(w.epoch)) + w.startOff }

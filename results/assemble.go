@@ -184,9 +184,14 @@ func (a *Assembler) coolOldest() error {
 	return a.cool(oldest)
 }
 
-// cool encodes the hot histogram of k into hists.
+// cool encodes the hot histogram of k into hists (in stored blocks when
+// hists says so: a loadgen worker's drains).
 func (a *Assembler) cool(k intervalKey) error {
-	b, err := encodePacked(a.hot[k])
+	encode := encodePacked
+	if a.hists.stored {
+		encode = encodeStored
+	}
+	b, err := encode(a.hot[k])
 	if err != nil {
 		return err
 	}
@@ -275,31 +280,58 @@ func (a *Assembler) Pieces(limit int) ([]Piece, error) {
 			out = append(out, Piece{Track: c})
 		}
 	}
-	if flow := a.flow.Flow(); len(flow) > 0 {
-		// Not a Piece with an empty Flow: omitempty would leave the
-		// field, and its bytes, out of the shell.
-		b, err := json.Marshal(map[string]Flow{"flow": {}})
-		if err != nil {
-			return nil, err
-		}
-		over := len(b)
-		err = pack(len(flow), over, limit, "a flow step",
-			func(i int) any { return &flow[i] },
-			func(i, j int) { out = append(out, Piece{Flow: flow[i:j:j]}) })
-		if err != nil {
-			return nil, err
-		}
+	out, err := a.flow.Flow().appendPieces(out, limit)
+	if err != nil {
+		return nil, err
 	}
-	for i := range out { // the bound is a promise: check it
+	return out, checkPieces(out, limit)
+}
+
+// Pieces cuts f, a flow in step order (FlowOf's), into pieces whose JSON
+// encoding is at most limit bytes (DefaultPieceBytes if limit <= 0), as
+// an Assembler holding f alone would, without the Assembler's array of
+// one cell per millisecond of the run: what a loadgen worker sends of its
+// transitions when its run ends.
+func (f Flow) Pieces(limit int) ([]Piece, error) {
+	if limit <= 0 {
+		limit = DefaultPieceBytes
+	}
+	out, err := f.appendPieces(nil, limit)
+	if err != nil {
+		return nil, err
+	}
+	return out, checkPieces(out, limit)
+}
+
+func (f Flow) appendPieces(out []Piece, limit int) ([]Piece, error) {
+	if len(f) == 0 {
+		return out, nil
+	}
+	// Not a Piece with an empty Flow: omitempty would leave the field,
+	// and its bytes, out of the shell.
+	b, err := json.Marshal(map[string]Flow{"flow": {}})
+	if err != nil {
+		return nil, err
+	}
+	err = pack(len(f), len(b), limit, "a flow step",
+		func(i int) any { return &f[i] },
+		func(i, j int) { out = append(out, Piece{Flow: f[i:j:j]}) })
+	return out, err
+}
+
+// checkPieces checks that every piece's encoding fits limit: the bound is
+// a promise.
+func checkPieces(out []Piece, limit int) error {
+	for i := range out {
 		n, err := out[i].Size()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if n > limit {
-			return nil, errPieceTooBig("a piece", n, limit)
+			return errPieceTooBig("a piece", n, limit)
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // pack cuts n items into consecutive runs whose JSON array, inside a shell

@@ -33,36 +33,113 @@ type Flow []FlowCount
 
 // FlowOf counts the transitions of a set of clients (any order). Only
 // real changes count: an Up of a client already up, or a Down of one
-// already down, is not a transition of the fleet.
+// already down, is not a transition of the fleet. A slice already in
+// time order (SortByTime) is read as is; any other is sorted in a copy.
 func FlowOf(trs []Transition) Flow {
-	sorted := slices.Clone(trs)
-	slices.SortStableFunc(sorted, func(a, b Transition) int { return cmp.Compare(a.At, b.At) })
-	up := map[uint32]bool{}
-	seen := map[uint32]bool{}
+	sorted := trs
+	if !slices.IsSortedFunc(trs, byTime) {
+		sorted = slices.Clone(trs)
+		SortByTime(sorted)
+	}
+	// Twice over: the first pass counts the steps, so that the flow is
+	// made at its size (a worker makes it once its run ends, when a
+	// doubling array's garbage would set its peak).
 	var f Flow
-	for _, tr := range sorted {
-		step := int64(max(tr.At, 0) / FlowStep)
-		at := func() *FlowCount {
-			if n := len(f); n == 0 || f[n-1].Step != step {
-				f = append(f, FlowCount{Step: step})
+	for pass := range 2 {
+		n, last := 0, int64(-1)
+		st := newClientStates(trs)
+		for _, tr := range sorted {
+			s := st.get(tr.Client)
+			var ups, downs, firsts uint32
+			switch {
+			case tr.Up && *s&stateUp == 0:
+				ups = 1
+				if *s&stateSeen == 0 {
+					firsts = 1
+				}
+				*s = stateUp | stateSeen
+			case !tr.Up && *s&stateUp != 0:
+				*s &^= stateUp
+				downs = 1
+			default:
+				continue // not a change
 			}
-			return &f[len(f)-1]
+			step := int64(max(tr.At, 0) / FlowStep)
+			if step != last {
+				n, last = n+1, step
+				if pass == 1 {
+					f = append(f, FlowCount{Step: step})
+				}
+			}
+			if pass == 1 {
+				c := &f[len(f)-1]
+				c.Ups += ups
+				c.Downs += downs
+				c.Firsts += firsts
+			}
 		}
-		switch {
-		case tr.Up && !up[tr.Client]:
-			up[tr.Client] = true
-			c := at()
-			c.Ups++
-			if !seen[tr.Client] {
-				seen[tr.Client] = true
-				c.Firsts++
-			}
-		case !tr.Up && up[tr.Client]:
-			up[tr.Client] = false
-			at().Downs++
+		if pass == 0 {
+			f = make(Flow, 0, n)
 		}
 	}
 	return f
+}
+
+func byTime(a, b Transition) int { return cmp.Compare(a.At, b.At) }
+
+func byClient(a, b Transition) int {
+	return cmp.Or(cmp.Compare(a.Client, b.Client), cmp.Compare(a.At, b.At))
+}
+
+// SortByTime sorts trs in place by time, stably (transitions at one
+// instant keep their order): FlowOf then reads it without a copy.
+func SortByTime(trs []Transition) { slices.SortStableFunc(trs, byTime) }
+
+// SortByClient sorts trs in place by client, then time, stably:
+// RecoveryPartials then reads it without a copy. A loadgen process sorts
+// its clients' transitions in place rather than have each of these
+// computations copy them at the end of a run.
+func SortByClient(trs []Transition) { slices.SortStableFunc(trs, byClient) }
+
+// Client states of FlowOf.
+const (
+	stateUp   = 1 << iota // up now
+	stateSeen             // was ever up
+)
+
+// clientStates holds a state byte per client: in an array indexed from
+// the lowest client ID when the IDs are dense enough (a process's
+// clients are a range of IDs), else in a map.
+type clientStates struct {
+	lo    uint32
+	dense []uint8
+	m     map[uint32]*uint8
+}
+
+func newClientStates(trs []Transition) clientStates {
+	if len(trs) == 0 {
+		return clientStates{}
+	}
+	lo, hi := trs[0].Client, trs[0].Client
+	for _, tr := range trs {
+		lo, hi = min(lo, tr.Client), max(hi, tr.Client)
+	}
+	if span := uint64(hi-lo) + 1; span <= 4*uint64(len(trs))+4096 {
+		return clientStates{lo: lo, dense: make([]uint8, span)}
+	}
+	return clientStates{m: map[uint32]*uint8{}}
+}
+
+func (c *clientStates) get(id uint32) *uint8 {
+	if c.m == nil {
+		return &c.dense[id-c.lo]
+	}
+	s := c.m[id]
+	if s == nil {
+		s = new(uint8)
+		c.m[id] = s
+	}
+	return s
 }
 
 // Merge returns the sum of f and o, step by step.

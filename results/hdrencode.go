@@ -5,6 +5,7 @@ import (
 	"compress/zlib"
 	"encoding/base64"
 	"encoding/binary"
+	"hash/adler32"
 	"math"
 	"math/bits"
 	"sync"
@@ -25,6 +26,23 @@ import (
 // counts) is written from the histogram's populated buckets, as the
 // library does. Histograms of another geometry go through Encode.
 func encodePacked(p *hdrhistogram.PackedHistogram) ([]byte, error) {
+	return encodeWith(p, false)
+}
+
+// encodeStored is encodePacked with the zlib stream in stored deflate
+// blocks (uncompressed, RFC 1951 3.2.4): still the V2 compressed encoding,
+// which every zlib reader decodes, but made without a compressor. A
+// compressor at any level holds about 0.8 MB (its hash chains are part of
+// flate's Writer) and clears 640 KB of them on every reset; a loadgen
+// worker seals and merges its interval histograms this way instead, so it
+// never holds one (NewDrainStream). The coordinator's merges and the .hlog
+// files compress again. The payload of an interval is a few hundred bytes
+// to a few KiB, so this costs at most about twice that on the wire.
+func encodeStored(p *hdrhistogram.PackedHistogram) ([]byte, error) {
+	return encodeWith(p, true)
+}
+
+func encodeWith(p *hdrhistogram.PackedHistogram, stored bool) ([]byte, error) {
 	if p.LowestTrackableValue() != histMin || p.HighestTrackableValue() != histMax || p.SignificantFigures() != histSigFigs {
 		return p.Encode()
 	}
@@ -61,15 +79,52 @@ func encodePacked(p *hdrhistogram.PackedHistogram) ([]byte, error) {
 
 	e.out.Reset()
 	e.out.Write(make([]byte, 8)) // cookie and compressed length, below
-	e.zw.Reset(&e.out)
-	e.zw.Write(inner) // writes to a bytes.Buffer do not fail
-	e.zw.Close()
+	if stored {
+		writeStoredZlib(&e.out, inner)
+	} else {
+		if e.zw == nil {
+			e.zw, _ = zlib.NewWriterLevel(nil, zlib.BestCompression) // a valid level cannot fail
+		}
+		e.zw.Reset(&e.out)
+		e.zw.Write(inner) // writes to a bytes.Buffer do not fail
+		e.zw.Close()
+	}
 	out := e.out.Bytes()
 	binary.BigEndian.PutUint32(out[0:], uint32(v2CompressedEncodingCookie))
 	binary.BigEndian.PutUint32(out[4:], uint32(len(out)-8))
 	b := make([]byte, base64.StdEncoding.EncodedLen(len(out)))
 	base64.StdEncoding.Encode(b, out)
 	return b, nil
+}
+
+// maxStoredBlock is the most bytes one stored deflate block holds.
+const maxStoredBlock = 65535
+
+// writeStoredZlib writes data to w as a zlib stream (RFC 1950) of stored
+// deflate blocks: the header (deflate, 32 KiB window, no dictionary,
+// level "fastest"), blocks of at most maxStoredBlock bytes each with its
+// length and the length's complement, the last marked final, then the
+// Adler-32 of data.
+func writeStoredZlib(w *bytes.Buffer, data []byte) {
+	w.Write([]byte{0x78, 0x01}) // (0x78<<8 | 0x01) % 31 == 0
+	var tail [4]byte
+	binary.BigEndian.PutUint32(tail[:], adler32.Checksum(data))
+	for {
+		n := min(len(data), maxStoredBlock)
+		var h [5]byte
+		if n == len(data) {
+			h[0] = 1 // BFINAL; BTYPE 00: stored
+		}
+		binary.LittleEndian.PutUint16(h[1:], uint16(n))
+		binary.LittleEndian.PutUint16(h[3:], ^uint16(n))
+		w.Write(h[:])
+		w.Write(data[:n])
+		data = data[n:]
+		if h[0] == 1 {
+			break
+		}
+	}
+	w.Write(tail[:])
 }
 
 // The V2 format's constants (hdrhistogram-go's hdr_encoding.go; the
@@ -99,10 +154,9 @@ type encoder struct {
 	leb        [9]byte
 }
 
-var encoders = sync.Pool{New: func() any {
-	zw, _ := zlib.NewWriterLevel(nil, zlib.BestCompression) // a valid level cannot fail
-	return &encoder{zw: zw}
-}}
+// encoders hold their compressor only once a compressed encoding needed
+// it (encodeStored needs none).
+var encoders = sync.Pool{New: func() any { return &encoder{} }}
 
 // zeros writes a run of n zero counts: one zero as a count, more as a
 // negative run length.

@@ -90,3 +90,42 @@ func BenchmarkEncodePacked(b *testing.B) {
 		}
 	})
 }
+
+// encodeStored makes a valid V2 compressed encoding of stored deflate
+// blocks (more than one of them for a payload over 64 KiB) that decodes to
+// the same histogram, whose compressed encoding is encodePacked's.
+func TestEncodeStored(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{0, 1, 1000, -1} {
+		p := newPacked()
+		for range n {
+			_ = p.RecordValue(1 + rng.Int64N(histMax))
+		}
+		if n < 0 { // every bucket, with counts of 6 bytes: a payload over 64 KiB
+			n = 0
+			for v := int64(1); v < histMax; v += max(1, v/2048) {
+				_ = p.RecordValues(v, 1<<40)
+				n += 1 << 40
+			}
+		}
+		want, err := encodePacked(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := encodeStored(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := decodePacked(string(b))
+		if err != nil {
+			t.Fatalf("%d values: %v", n, err)
+		}
+		if n > 1<<40 && len(b) < 4*(maxStoredBlock+8)/3 {
+			t.Errorf("%d values: a stored encoding of %d bytes is not more than one block", n, len(b))
+		}
+		got, err := encodePacked(q)
+		if err != nil || string(got) != string(want) || q.TotalCount() != int64(n) {
+			t.Errorf("%d values: stored encoding decodes to %d values, or another histogram (%v)", n, q.TotalCount(), err)
+		}
+	}
+}

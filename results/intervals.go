@@ -28,7 +28,8 @@ type IntervalHistogram struct {
 	Index int `json:"i"`
 	// Hdr is the histogram in HdrHistogram's V2 compressed encoding (base64
 	// text, as in an .hlog line), in µs, 1 µs to 1 h at 3 significant
-	// digits.
+	// digits. A loadgen worker's zlib stream is of stored blocks
+	// (NewDrainStream); any zlib reader decodes both.
 	Hdr string `json:"hdr"`
 }
 
@@ -47,6 +48,7 @@ type Intervals struct {
 	// Length is the length of every interval.
 	Length time.Duration
 	hists  map[intervalKey]string
+	stored bool // merges encode with encodeStored (a worker's drains)
 }
 
 // NewIntervals returns an empty set of intervals of length (DefaultInterval
@@ -102,7 +104,11 @@ func (iv *Intervals) add(k intervalKey, p *hdrhistogram.PackedHistogram, enc str
 	if dropped := q.Merge(p); dropped > 0 {
 		return fmt.Errorf("results: merging %s interval %d: %d values dropped", k.dist, k.index, dropped)
 	}
-	b, err := encodePacked(q)
+	encode := encodePacked
+	if iv.stored {
+		encode = encodeStored
+	}
+	b, err := encode(q)
 	if err != nil {
 		return err
 	}

@@ -121,11 +121,13 @@ func (t *Timeline) Merge(o Timeline) {
 
 // Transition is one client going up (connected, and resumed where the
 // protocol resumes) or down (its connection ended) at an offset from the
-// run's start. Recovery is computed from these.
+// run's start. Recovery is computed from these. Its fields are in this
+// order so that it takes 16 bytes, not 24: a loadgen process keeps every
+// transition of its clients until the run ends.
 type Transition struct {
 	Client uint32        `json:"c"`
-	At     time.Duration `json:"t"`
 	Up     bool          `json:"up"`
+	At     time.Duration `json:"t"`
 }
 
 // Stopped describes clients that gave up: a non-retryable failure or the

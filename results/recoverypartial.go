@@ -69,7 +69,8 @@ func MergeRecoveryPartials(dst, o []RecoveryPartial) []RecoveryPartial {
 }
 
 // RecoveryPartials is the first stage of Recoveries: from some clients'
-// transitions (any order; a client's transitions must all be in trs), one
+// transitions (any order, read as is when SortByClient sorted them; a
+// client's transitions must all be in trs), one
 // partial per event. events must be in Start order; end is the run's end,
 // from which on nothing counts.
 //
@@ -100,10 +101,11 @@ func RecoveryPartials(trs []Transition, events []Event, end time.Duration) []Rec
 	// One client's transitions together, in time order; the sort is
 	// stable, so a client's transitions at one instant keep the order its
 	// process recorded them in.
-	sorted := slices.Clone(trs)
-	slices.SortStableFunc(sorted, func(a, b Transition) int {
-		return cmp.Or(cmp.Compare(a.Client, b.Client), cmp.Compare(a.At, b.At))
-	})
+	sorted := trs
+	if !slices.IsSortedFunc(trs, byClient) { // SortByClient: read as is
+		sorted = slices.Clone(trs)
+		SortByClient(sorted)
+	}
 	returns := make([]map[int64]int, len(events))
 	out := make([]RecoveryPartial, len(events))
 	for len(sorted) > 0 {

@@ -51,6 +51,7 @@ type Stream struct {
 	sentStopped map[string]Stopped
 	closed      bool
 	trackSent   bool
+	drainOnly   bool // the report keeps no timeline, intervals or totals (NewDrainStream)
 	err         error
 }
 
@@ -80,6 +81,22 @@ func NewStream(rep *Report) *Stream {
 		*rep.Hist(d) = nil
 	}
 	return &Stream{rep: rep, length: rep.Intervals.Length}
+}
+
+// NewDrainStream is NewStream for a process that sends everything it
+// records through DrainInto (a loadgen worker): the report keeps no copy
+// of what is drained. Its Timeline stays empty, its Intervals hold
+// nothing, and Close makes no total histograms (they stay nil); its
+// Messages, Stopped and Track are kept as with NewStream, and the drains
+// give the same figures as there. A worker then holds neither a
+// second timeline nor the run's encoded intervals, and does not build
+// dense totals when the run ends. Its interval histograms are encoded
+// with stored deflate blocks (encodeStored), and so are the merges of the
+// assemblers it drains into: the process holds no compressor.
+func NewDrainStream(rep *Report) *Stream {
+	s := NewStream(rep)
+	s.drainOnly = true
+	return s
 }
 
 // Report returns the report the stream records into. Its Timeline and
@@ -139,11 +156,17 @@ func (s *Stream) liveFor(d Dist, i int) *hdrhistogram.PackedHistogram {
 func (s *Stream) seal(j int) {
 	l := s.live[j]
 	s.live = append(s.live[:j], s.live[j+1:]...)
-	b, err := encodePacked(l.h)
+	encode := encodePacked
+	if s.drainOnly {
+		encode = encodeStored
+	}
+	b, err := encode(l.h)
 	if err == nil {
 		ih := IntervalHistogram{Dist: l.key.dist, Index: l.key.index, Hdr: string(b)}
 		s.pending = append(s.pending, ih)
-		err = s.rep.Intervals.add(l.key, l.h, ih.Hdr)
+		if !s.drainOnly {
+			err = s.rep.Intervals.add(l.key, l.h, ih.Hdr)
+		}
 	}
 	if err != nil && s.err == nil {
 		s.err = fmt.Errorf("results: sealing %s interval %d: %w", l.key.dist, l.key.index, err)
@@ -167,6 +190,9 @@ func (s *Stream) sealBefore(end int) {
 // timeline, leaving out all-zero ends so its length is what counting
 // straight into it would have given.
 func (s *Stream) fold(first int, tl Timeline) {
+	if s.drainOnly {
+		return
+	}
 	first, tl = trim(first, tl)
 	for i := range tl {
 		s.rep.Timeline.At(time.Duration(first+i) * Tick).Add(&tl[i])
@@ -188,6 +214,9 @@ func (s *Stream) DrainInto(a *Assembler, upTo time.Duration) error {
 	}
 	if !s.closed {
 		s.sealBefore(IntervalOf(upTo, s.length))
+	}
+	if s.drainOnly {
+		a.hists.stored = true // merging another stream's intervals needs no compressor either
 	}
 	for _, ih := range s.pending { // the stream's own encodings: decoded only to merge
 		if err := a.mergeHist(intervalKey{ih.Dist, ih.Index}, nil, ih.Hdr); err != nil {
@@ -241,8 +270,9 @@ func (s *Stream) Drain(upTo time.Duration) ([]Piece, error) {
 }
 
 // Close ends recording: every live interval is sealed and every count
-// folded into the report, which is then complete. Recording after Close is
-// a bug. Drains may follow, to send what was not sent.
+// folded into the report, which is then complete (for NewDrainStream's,
+// only sealed: its report keeps none of it). Recording after Close is a
+// bug. Drains may follow, to send what was not sent.
 func (s *Stream) Close() error {
 	if s.closed {
 		return s.err
@@ -250,6 +280,9 @@ func (s *Stream) Close() error {
 	s.sealBefore(math.MaxInt)
 	s.fold(s.tl.first, s.tl.b)
 	s.closed = true
+	if s.drainOnly {
+		return s.err
+	}
 	for d := range NumDists {
 		h, err := s.rep.Intervals.Total(d)
 		if err != nil && s.err == nil {
