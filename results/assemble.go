@@ -159,16 +159,7 @@ func (a *Assembler) mergeHist(k intervalKey, p *hdrhistogram.PackedHistogram, en
 		}
 		a.hot[k] = q
 	}
-	if p == nil {
-		var err error
-		if p, err = decodePacked(enc); err != nil {
-			return err
-		}
-	}
-	if dropped := q.Merge(p); dropped > 0 {
-		return fmt.Errorf("results: merging %s interval %d: %d values dropped", k.dist, k.index, dropped)
-	}
-	return nil
+	return mergePacked(k, q, p, enc)
 }
 
 // coolOldest encodes the hot histogram of the earliest interval back into
@@ -184,14 +175,10 @@ func (a *Assembler) coolOldest() error {
 	return a.cool(oldest)
 }
 
-// cool encodes the hot histogram of k into hists (in stored blocks when
-// hists says so: a loadgen worker's drains).
+// cool encodes the hot histogram of k into hists, as hists encodes its
+// merges.
 func (a *Assembler) cool(k intervalKey) error {
-	encode := encodePacked
-	if a.hists.stored {
-		encode = encodeStored
-	}
-	b, err := encode(a.hot[k])
+	b, err := a.hists.encode(a.hot[k])
 	if err != nil {
 		return err
 	}

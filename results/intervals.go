@@ -96,7 +96,22 @@ func (iv *Intervals) add(k intervalKey, p *hdrhistogram.PackedHistogram, enc str
 	if err != nil {
 		return err
 	}
+	if err := mergePacked(k, q, p, enc); err != nil {
+		return err
+	}
+	b, err := iv.encode(q)
+	if err != nil {
+		return err
+	}
+	iv.hists[k] = string(b)
+	return nil
+}
+
+// mergePacked merges p (or enc decoded, when p is nil) into q, the
+// histogram of k. p is only read.
+func mergePacked(k intervalKey, q, p *hdrhistogram.PackedHistogram, enc string) error {
 	if p == nil {
+		var err error
 		if p, err = decodePacked(enc); err != nil {
 			return err
 		}
@@ -104,16 +119,16 @@ func (iv *Intervals) add(k intervalKey, p *hdrhistogram.PackedHistogram, enc str
 	if dropped := q.Merge(p); dropped > 0 {
 		return fmt.Errorf("results: merging %s interval %d: %d values dropped", k.dist, k.index, dropped)
 	}
-	encode := encodePacked
-	if iv.stored {
-		encode = encodeStored
-	}
-	b, err := encode(q)
-	if err != nil {
-		return err
-	}
-	iv.hists[k] = string(b)
 	return nil
+}
+
+// encode encodes a merged histogram as iv holds them: in stored deflate
+// blocks for a worker's drains (stored), compressed otherwise.
+func (iv *Intervals) encode(p *hdrhistogram.PackedHistogram) ([]byte, error) {
+	if iv.stored {
+		return encodeStored(p)
+	}
+	return encodePacked(p)
 }
 
 // Merge merges every histogram of o into iv; both must have one length.
