@@ -63,7 +63,7 @@ type sim struct {
 
 	jiffy           int64    // the kernel's tick, ns; 0: exact timers
 	devices         bool     // the clients are devices, each with its own kernel (IssueRate 0)
-	burstAt         int64    // the instant of the last retransmit burst
+	burstAt         int64    // the tick (in jiffies) of the last retransmit burst
 	burstN          int      // its packets so far
 	orphansAccepted int64    // connections accepted after their clients gave up
 	orphans         []orphan // connections whose clients gave up, still half-open on a listener
@@ -486,6 +486,10 @@ func (s *sim) nextRetry(id uint32, mark int64, syn, synack uint8, cookie bool, m
 		for k := range synack + 1 {
 			t = s.timer(t, time.Second<<k)
 		}
+		// The retransmitted SYN-ACK goes to the client, whose ACK
+		// reaches the listener a round trip later: after the packets
+		// that tick's timers sent to the listener itself.
+		t += int64(s.cfg.RTT)
 		if at == noTime || t < at {
 			at, data = t, false
 		}

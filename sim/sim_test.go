@@ -353,13 +353,58 @@ func TestTimerWheel(t *testing.T) {
 		{"4 s", 0, 4 * time.Second, 4096 * ms},
 	} {
 		s := &sim{jiffy: 4 * ms}
-		if got := s.timer(c.now, c.d); got != c.want {
-			t.Errorf("%s: fires at %d ms, want %d ms", c.name, got/ms, c.want/ms)
+		// The tick, and within 5 µs of it the timer's place in the
+		// tick's order (TestWheelOrder).
+		if got := s.timer(c.now, c.d); got < c.want || got >= c.want+5*int64(time.Microsecond) {
+			t.Errorf("%s: fires at %d ns, want %d ms", c.name, got, c.want/ms)
 		}
 		s.jiffy = 0
 		if got := s.timer(c.now, c.d); got != c.now+int64(c.d) {
 			t.Errorf("%s, exact timers: fires at %d ns, want %d", c.name, got, c.now+int64(c.d))
 		}
+	}
+}
+
+// TestWheelOrder: the timers one tick fires run level by level from the
+// highest down, and within a level the latest armed first (the kernel's
+// __run_timers and enqueue_timer), so their packets reach the listener in
+// that order: at the tick of 4,096 ms a 4 s timer (level 2), then a data
+// retransmit armed 400 ms before, then a SYN retransmit armed 1 s before
+// (level 1), then a loss probe (level 0). The model before ran a tick's
+// SYN retransmits before its data retransmits whatever their timers.
+// A listener's retransmitted SYN-ACK is answered by the client's ACK one
+// RTT after the tick.
+func TestWheelOrder(t *testing.T) {
+	ms := int64(time.Millisecond)
+	s := &sim{jiffy: 4 * ms}
+	timers := []struct {
+		name string
+		now  int64
+		d    time.Duration
+	}{
+		{"4 s timer (level 2)", 0, 4 * time.Second},
+		{"data retransmit armed 400 ms before", 3690 * ms, 400 * time.Millisecond},
+		{"SYN retransmit armed 1 s before", 3090 * ms, time.Second},
+		{"loss probe (level 0)", 3892 * ms, 200 * time.Millisecond},
+	}
+	prev := int64(0)
+	for i, tm := range timers {
+		at := s.timer(tm.now, tm.d)
+		if at/(4*ms) != 1024 {
+			t.Fatalf("%s: fires at %d ns, not at the tick of 4,096 ms", tm.name, at)
+		}
+		if i > 0 && at <= prev {
+			t.Errorf("%s runs at %d ns, not after %s (%d ns)", tm.name, at, timers[i-1].name, prev)
+		}
+		prev = at
+	}
+
+	rtt := 50 * time.Microsecond
+	s.cfg = Config{RTT: rtt}
+	mark := 3 * time.Second
+	at, data := s.nextRetry(0, int64(mark), 0, 0, false, 0)
+	if want := s.timer(int64(mark-rtt), time.Second) + int64(rtt); data || at != want {
+		t.Errorf("SYN-ACK retransmit answered at %d ns (data %v), want its tick plus the RTT, %d", at, data, want)
 	}
 }
 

@@ -20,19 +20,46 @@ const DefaultHZ = 250
 // shared by the whole machine: measured here, 200 SYNs dropped 1 ms apart
 // were retransmitted in bursts 32 ms apart (docs/simulator.md, "Timer
 // batching"). A jiffy of 0 means exact timers.
+//
+// The instant returned is the tick plus a few nanoseconds that give the
+// order in which the tick runs its timers (wheelOrder), so the packets
+// they send reach the listener in that order.
 func (s *sim) timer(now int64, d time.Duration) int64 {
 	j := s.jiffy
 	if j <= 0 {
 		return addSat(now, d)
 	}
 	dj := (int64(d) + j - 1) / j // msecs_to_jiffies rounds up
-	shift := uint(0)
+	shift, level := uint(0), 0
 	for start := int64(63); dj >= start && shift < 24; start <<= 3 {
 		shift += 3
+		level++
 	}
 	expires := now/j + dj
-	fire := (expires>>shift + 1) << shift
-	return fire * j
+	fire := ((expires>>shift + 1) << shift) * j
+	return fire + wheelOrder(level, fire-now, (int64(1)<<shift)*j)
+}
+
+// wheelLevels bounds the levels timer uses (shift < 24: levels 0..8).
+const wheelLevels = 9
+
+// wheelOrder returns how many nanoseconds after its tick a timer of wheel
+// level level, armed wait ns before it fires, runs; granule is its
+// level's granularity. A tick (__run_timers) runs the expired buckets
+// level by level from the highest down (`while (levels--)
+// expire_timers(base, heads + levels)`), and a bucket's timers from the
+// head of its list, where enqueue_timer puts each (hlist_add_head): the
+// latest armed first. So of the timers one tick fires, a data retransmit
+// armed 400 ms before runs before a SYN retransmit armed 1 s before, and
+// a loss probe (level 0) after both. Each sends its packet into the CPU's
+// backlog, which the network softirq then runs in that order: the first
+// ones take the room the accept queue has, and a SYN after them finds it
+// full. The rank within a level has an eighth of a granule's resolution
+// (0..511), so every offset is below 5 µs: well inside the jiffy, and
+// before the final ACKs that the tick's SYNs provoke (one RTT later).
+func wheelOrder(level int, wait, granule int64) int64 {
+	rank := min(max(wait, 0)/max(1, granule/8), 511)
+	return int64(wheelLevels-1-level)*512 + rank
 }
 
 // clientTimer returns when a timer of client id's kernel armed at now for
@@ -72,8 +99,9 @@ func (s *sim) softnetDrop(now int64) bool {
 	if s.cfg.NetdevBacklog < 0 || s.jiffy == 0 || s.devices {
 		return false
 	}
-	if now != s.burstAt {
-		s.burstAt, s.burstN = now, 0
+	// A tick's packets are one burst, a few ns apart (wheelOrder).
+	if tick := now / s.jiffy; tick != s.burstAt {
+		s.burstAt, s.burstN = tick, 0
 	}
 	s.burstN++
 	return s.burstN > s.cfg.NetdevBacklog+1
