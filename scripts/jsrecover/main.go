@@ -58,6 +58,7 @@ type config struct {
 	dir                 string
 	keep                bool
 	killAfter           int
+	cold, coldMsgs      int
 	check               int
 	child               bool
 }
@@ -73,12 +74,21 @@ func main() {
 	flag.BoolVar(&c.keep, "keep", false, "reuse -dir as written before: measure the recovery only")
 	flag.IntVar(&c.killAfter, "kill-after", 0, "write in a child process and SIGKILL it after `K` acknowledged messages, then recover and check")
 	flag.IntVar(&c.check, "check", 10, "rooms whose acknowledged messages -kill-after checks after the recovery")
+	flag.IntVar(&c.cold, "cold", 0, "rooms (the first `C`) that get only -cold-msgs messages each, written first, then never again: their kept messages stay in old blocks among purged ones")
+	flag.IntVar(&c.coldMsgs, "cold-msgs", 0, "messages of each -cold room (default: retention)")
 	flag.BoolVar(&c.child, "child", false, "internal: the writing child of -kill-after")
 	flag.Parse()
 	if c.rooms <= 0 {
 		c.rooms = max(1, c.n/c.retention)
 	}
 	c.writers = max(1, min(c.writers, c.rooms))
+	if c.coldMsgs <= 0 {
+		c.coldMsgs = c.retention
+	}
+	if c.cold < 0 || c.cold >= c.rooms || c.cold*c.coldMsgs > c.n {
+		fmt.Fprintln(os.Stderr, "jsrecover: -cold: want fewer rooms than -rooms, and -cold × -cold-msgs at most -n")
+		os.Exit(2)
+	}
 	var err error
 	if c.child {
 		err = child(c)
@@ -97,10 +107,15 @@ func msgID(r int, seq uint64) string {
 	return "c" + strconv.Itoa(r) + "-" + strconv.FormatUint(seq, 10)
 }
 
-// perRoom is how many of the n messages room r gets (round robin).
+// perRoom is how many of the n messages room r gets (round robin): a
+// cold room -cold-msgs, the others an even share of the rest.
 func perRoom(c config, r int) uint64 {
-	k := c.n / c.rooms
-	if r < c.n%c.rooms {
+	if r < c.cold {
+		return uint64(c.coldMsgs)
+	}
+	hot, rest := c.rooms-c.cold, c.n-c.cold*c.coldMsgs
+	k := rest / hot
+	if r-c.cold < rest%hot {
 		k++
 	}
 	return uint64(k)
@@ -228,8 +243,8 @@ func write(c config, url string, progress func(w int, seq uint64)) error {
 	}
 	el := time.Since(t0).Seconds()
 	size, blocks := dirSize(c.dir)
-	fmt.Printf("written %d messages (%d records with the dedupe markers) in %d rooms, retention %d, %d writers, in %.1fs: %.0f messages/s; on disk %.3f GB in %d block files\n",
-		c.n, 2*c.n, c.rooms, c.retention, c.writers, el, float64(c.n)/el, float64(size)/1e9, blocks)
+	fmt.Printf("written %d messages (%d records with the dedupe markers) in %d rooms (%d cold), retention %d, %d writers, in %.1fs: %.0f messages/s; on disk %.3f GB in %d block files\n",
+		c.n, 2*c.n, c.rooms, c.cold, c.retention, c.writers, el, float64(c.n)/el, float64(size)/1e9, blocks)
 	return nil
 }
 
@@ -353,6 +368,7 @@ func writeAndKill(c config) ([]uint64, error) {
 		return nil, err
 	}
 	cmd := exec.Command(exe, "-child", "-n", strconv.Itoa(c.n), "-retention", strconv.Itoa(c.retention),
+		"-cold", strconv.Itoa(c.cold), "-cold-msgs", strconv.Itoa(c.coldMsgs),
 		"-rooms", strconv.Itoa(c.rooms), "-writers", strconv.Itoa(c.writers), "-window", strconv.Itoa(c.window), "-dir", c.dir)
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
