@@ -9,6 +9,7 @@
 //	go run ./scripts/jsrecover -n 10000000 -rooms 100 -kill-after 3000000 -dir DIR
 //
 // It writes n messages (and their dedupe markers) in the store's layout,
+// with the headers the store's appends send (without its reads first),
 // round robin over the rooms, with asynchronous publishes from -writers
 // connections (each its own rooms). With -rooms 0 the rooms are n/retention,
 // so every message is kept. With fewer rooms the messages are written
@@ -307,12 +308,16 @@ func writer(ctx context.Context, c config, url string, w int, written *atomic.In
 			}
 			id := msgID(r, seq)
 			d := nats.NewMsg(pfx + ".d." + hexes[i] + "." + hex.EncodeToString([]byte(id)))
+			// The headers a store's append sends (appendOne, publishMsg):
+			// JetStream checks them and stores them with the record.
+			d.Header.Set(jetstream.ExpectedLastSubjSeqHeader, "0")
 			d.Data = strconv.AppendUint(nil, seq, 10)
 			if _, err := js.PublishMsgAsync(d, stall); err != nil {
 				return err
 			}
 			m := nats.NewMsg(pfx + ".m." + hexes[i] + "." + strconv.FormatUint(seq, 10))
 			m.Header.Set("Stampede-Id", id)
+			m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, "0")
 			m.Data = body
 			if _, err := js.PublishMsgAsync(m, stall); err != nil {
 				return err
