@@ -19,7 +19,9 @@
 // it from Append at the same points), so rooms × retention bounds what is
 // kept (up to 1.125 × that). It prints the rate and the bytes and blocks on
 // disk every million, stops the server, starts it again on the same folder
-// and prints the figures.
+// and prints the figures. -cold C writes C rooms only -cold-msgs messages
+// each, first, then never again: their kept messages stay in the oldest
+// blocks among purged ones (what nats-server must compact).
 //
 // -kill-after K writes in a child process that holds the embedded server
 // and SIGKILLs it once K messages are acknowledged (acknowledged here as by
