@@ -62,6 +62,7 @@ type config struct {
 	keep                bool
 	killAfter           int
 	cold, coldMsgs      int
+	append              bool
 	check               int
 	child               bool
 }
@@ -79,12 +80,17 @@ func main() {
 	flag.IntVar(&c.check, "check", 10, "rooms whose acknowledged messages -kill-after checks after the recovery")
 	flag.IntVar(&c.cold, "cold", 0, "rooms (the first `C`) that get only -cold-msgs messages each, written first, then never again: their kept messages stay in old blocks among purged ones")
 	flag.IntVar(&c.coldMsgs, "cold-msgs", 0, "messages of each -cold room (default: retention)")
+	flag.BoolVar(&c.append, "append", false, "write through the store's own Append (a goroutine per room, -writers stores; sync=1): slow, to compare")
 	flag.BoolVar(&c.child, "child", false, "internal: the writing child of -kill-after")
 	flag.Parse()
 	if c.rooms <= 0 {
 		c.rooms = max(1, c.n/c.retention)
 	}
 	c.writers = max(1, min(c.writers, c.rooms))
+	if c.append && c.killAfter > 0 {
+		fmt.Fprintln(os.Stderr, "jsrecover: -append does not report acknowledgements: not with -kill-after")
+		os.Exit(2)
+	}
 	if c.coldMsgs <= 0 {
 		c.coldMsgs = c.retention
 	}
@@ -233,7 +239,11 @@ func write(c config, url string, progress func(w int, seq uint64)) error {
 			if progress != nil {
 				p = func(seq uint64) { progress(w, seq) }
 			}
-			if err := writer(ctx, c, url, w, &written, p); err != nil {
+			write := writer
+			if c.append {
+				write = appender
+			}
+			if err := write(ctx, c, url, w, &written, p); err != nil {
 				errs <- fmt.Errorf("writer %d: %w", w, err)
 			}
 		}()
@@ -246,8 +256,12 @@ func write(c config, url string, progress func(w int, seq uint64)) error {
 	}
 	el := time.Since(t0).Seconds()
 	size, blocks := dirSize(c.dir)
-	fmt.Printf("written %d messages (%d records with the dedupe markers) in %d rooms (%d cold), retention %d, %d writers, in %.1fs: %.0f messages/s; on disk %.3f GB in %d block files\n",
-		c.n, 2*c.n, c.rooms, c.cold, c.retention, c.writers, el, float64(c.n)/el, float64(size)/1e9, blocks)
+	how := "asynchronous publishes"
+	if c.append {
+		how = "the store's Append"
+	}
+	fmt.Printf("written %d messages (%d records with the dedupe markers) by %s in %d rooms (%d cold), retention %d, %d writers, in %.1fs: %.0f messages/s; on disk %.3f GB in %d block files\n",
+		c.n, 2*c.n, how, c.rooms, c.cold, c.retention, c.writers, el, float64(c.n)/el, float64(size)/1e9, blocks)
 	return nil
 }
 
@@ -346,6 +360,40 @@ func writer(ctx context.Context, c config, url string, w int, written *atomic.In
 		}
 	}
 	return nil
+}
+
+// appender writes the rooms of writer w through a store of its own
+// (opened as a target process opens the embedded store: sync=1), one
+// goroutine per room appending its messages in order; Append trims.
+func appender(ctx context.Context, c config, url string, w int, written *atomic.Int64, _ func(uint64)) error {
+	st, err := store.Open(ctx, url+"?sync=1", store.Options{Retention: c.retention})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	body := []byte("a message body of about fifty bytes, as in a chat")
+	var wg sync.WaitGroup
+	errs := make(chan error, c.rooms)
+	for r := w; r < c.rooms; r += c.writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for seq := uint64(1); seq <= perRoom(c, r); seq++ {
+				got, dup, err := st.Append(ctx, roomName(r), msgID(r, seq), body)
+				if err == nil && (got != seq || dup) {
+					err = fmt.Errorf("append %s seq %d: got %d dup %v", roomName(r), seq, got, dup)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+				written.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
 }
 
 // child is the writing process of -kill-after: it holds the embedded
