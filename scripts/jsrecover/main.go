@@ -21,7 +21,8 @@
 // disk every million, stops the server, starts it again on the same folder
 // and prints the figures. -cold C writes C rooms only -cold-msgs messages
 // each, first, then never again: their kept messages stay in the oldest
-// blocks among purged ones (what nats-server must compact).
+// blocks among purged ones (what nats-server must compact). -append writes
+// through the store's own Append instead (slower; the same store on disk).
 //
 // -kill-after K writes in a child process that holds the embedded server
 // and SIGKILLs it once K messages are acknowledged (acknowledged here as by
