@@ -434,15 +434,30 @@ func (s *Store) forgetHead(room string) {
 	s.mu.Unlock()
 }
 
-// trim keeps the last Retention messages of room and as many markers.
+// trim keeps the last Retention messages of room and as many markers
+// (errors are ignored: the next trim of the room purges the same).
 func (s *Store) trim(ctx context.Context, room string) {
-	st, err := s.js.Stream(ctx, s.stream)
+	Trim(ctx, s.js, s.stream, room, uint64(s.opt.Retention))
+}
+
+// Trim is the store's retention purge of one room: it purges the room's
+// messages m.<room>.* and its dedupe markers d.<room>.* of stream down to
+// the last keep of each. A Store calls it every Retention/8 appends to a
+// room once its seq passes Retention; scripts/jsrecover calls it the same
+// way to write through retention.
+func Trim(ctx context.Context, js jetstream.JetStream, stream, room string, keep uint64) error {
+	st, err := js.Stream(ctx, stream)
 	if err != nil {
-		return
+		return err
 	}
-	keep := uint64(s.opt.Retention)
-	st.Purge(ctx, jetstream.WithPurgeSubject(s.subj("m", room)+".*"), jetstream.WithPurgeKeep(keep))
-	st.Purge(ctx, jetstream.WithPurgeSubject(s.subj("d", room)+".*"), jetstream.WithPurgeKeep(keep))
+	pfx := "stampede." + stream + "."
+	h := hex.EncodeToString([]byte(room))
+	err1 := st.Purge(ctx, jetstream.WithPurgeSubject(pfx+"m."+h+".*"), jetstream.WithPurgeKeep(keep))
+	err2 := st.Purge(ctx, jetstream.WithPurgeSubject(pfx+"d."+h+".*"), jetstream.WithPurgeKeep(keep))
+	if err1 != nil {
+		return err1
+	}
+	return err2
 }
 
 // pubAck is JetStream's answer to a publish.

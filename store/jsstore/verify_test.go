@@ -2,11 +2,14 @@ package jsstore
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/stampede-dev/stampede/store"
 )
@@ -120,5 +123,64 @@ func TestRetentionBoundsGrowth(t *testing.T) {
 	}
 	if n := info.State.Msgs; n > 2*45 {
 		t.Fatalf("%d records kept for 120 messages at retention 40; want at most %d", n, 2*45)
+	}
+}
+
+// TestTrimKeepsTheLastOfARoom: Trim (the store's retention purge, which
+// scripts/jsrecover calls too) keeps the last keep messages of one room
+// and as many markers, and leaves other rooms alone.
+func TestTrimKeepsTheLastOfARoom(t *testing.T) {
+	ctx := context.Background()
+	srv, err := StartServer(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	s, err := store.Open(ctx, srv.URL(), store.Options{Retention: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i := range 30 {
+		for _, room := range []string{"a", "b"} {
+			if _, _, err := s.Append(ctx, room, fmt.Sprint(room, i), []byte("x")); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	js := s.(*Store).js
+	if err := Trim(ctx, js, DefaultStream, "a", 10); err != nil {
+		t.Fatal(err)
+	}
+	msgs, _, gap, err := s.Since(ctx, "a", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 10 || msgs[0].Seq != 21 || msgs[9].Seq != 30 || msgs[0].ID != "a20" || !gap {
+		t.Fatalf("room a after Trim(10): %d messages from seq %v, gap %v; want seqs 21..30, a gap", len(msgs), msgs, gap)
+	}
+	if msgs, _, gap, err := s.Since(ctx, "b", 0, 0); err != nil || len(msgs) != 30 || gap {
+		t.Fatalf("room b after Trim of a: %d messages, gap %v, %v; want all 30", len(msgs), gap, err)
+	}
+	st, err := js.Stream(ctx, DefaultStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		room string
+		want int
+	}{{"a", 10}, {"b", 30}} {
+		info, err := st.Info(ctx, jetstream.WithSubjectFilter("stampede."+DefaultStream+".d."+hex.EncodeToString([]byte(c.room))+".*"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(info.State.Subjects) != c.want {
+			t.Fatalf("room %s: %d dedupe markers kept, want %d", c.room, len(info.State.Subjects), c.want)
+		}
+	}
+	// A resend of a kept ID is still a dup; one trimmed away with its
+	// marker is stored again (the store's retention contract).
+	if seq, dup, err := s.Append(ctx, "a", "a25", []byte("x")); err != nil || !dup || seq != 26 {
+		t.Fatalf("resend of kept a25 = %d %v %v, want 26 dup", seq, dup, err)
 	}
 }
