@@ -32,6 +32,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/stampede-dev/stampede/hoststat"
+	"github.com/stampede-dev/stampede/scripts/internal/rawlisten"
 )
 
 func main() {
@@ -59,23 +60,11 @@ func fail(err error) {
 }
 
 func measure(n, backlog, room int, cpus []int) error {
-	ln, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	ln, dst, err := rawlisten.Loopback(backlog)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(ln)
-	lo := [4]byte{127, 0, 0, 1}
-	if err := unix.Bind(ln, &unix.SockaddrInet4{Addr: lo}); err != nil {
-		return err
-	}
-	if err := unix.Listen(ln, backlog); err != nil {
-		return err
-	}
-	sa, err := unix.Getsockname(ln)
-	if err != nil {
-		return err
-	}
-	dst := &unix.SockaddrInet4{Port: sa.(*unix.SockaddrInet4).Port, Addr: lo}
 	var mu sync.Mutex
 	var fds []int
 	defer func() {

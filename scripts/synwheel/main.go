@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/stampede-dev/stampede/scripts/internal/rawlisten"
 )
 
 func main() {
@@ -36,23 +38,11 @@ func main() {
 }
 
 func measure(n int, gap time.Duration) error {
-	ln, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	ln, dst, err := rawlisten.Loopback(1)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(ln)
-	lo := [4]byte{127, 0, 0, 1}
-	if err := unix.Bind(ln, &unix.SockaddrInet4{Addr: lo}); err != nil {
-		return err
-	}
-	if err := unix.Listen(ln, 1); err != nil {
-		return err
-	}
-	sa, err := unix.Getsockname(ln)
-	if err != nil {
-		return err
-	}
-	dst := &unix.SockaddrInet4{Port: sa.(*unix.SockaddrInet4).Port, Addr: lo}
 	var fds []int
 	defer func() {
 		for _, fd := range fds {
