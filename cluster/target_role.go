@@ -118,7 +118,7 @@ func (a *agent) crash(role Role, pid int, err error) {
 // server runs one process of a target group; its ready line goes to
 // cfg.Stdout, and it is controlled over its HTTP control API and signals.
 func (a *agent) server(ctx context.Context) error {
-	return target.Run(ctx, target.RunConfig{Server: *a.plan.Server, Stdout: a.cfg.Stdout, Exit: os.Exit})
+	return target.Run(ctx, target.RunConfig{Server: *a.plan.Server, Stdout: a.cfg.Stdout, Exit: os.Exit, JoinGroup: true})
 }
 
 // SpawnServer returns the target.Spawner that starts a target group's

@@ -89,13 +89,7 @@ func bindSocket(addr string) (int, error) {
 	if err != nil {
 		return -1, fmt.Errorf("target: %w", err)
 	}
-	var family int
-	var sa unix.Sockaddr
-	if ip := ap.Addr(); ip.Is4() {
-		family, sa = unix.AF_INET, &unix.SockaddrInet4{Port: int(ap.Port()), Addr: ip.As4()}
-	} else {
-		family, sa = unix.AF_INET6, &unix.SockaddrInet6{Port: int(ap.Port()), Addr: ip.As16()}
-	}
+	family, sa := sockaddr(ap)
 	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
 	if err != nil {
 		return -1, fmt.Errorf("target: socket for %s: %w", addr, err)
@@ -115,6 +109,45 @@ func bindSocket(addr string) (int, error) {
 		return -1, fmt.Errorf("target: bind %s: %w", addr, err)
 	}
 	return fd, nil
+}
+
+// CheckNoListener returns a *ConfigError on field Addr when a socket
+// already listens on addr (or on the wildcard address of its family at the
+// same port), and nil when nothing does or addr's port is 0. It binds a
+// probe with SO_REUSEADDR but without SO_REUSEPORT: Linux lets that bind
+// beside sockets that only hold the port (TIME_WAIT, a group's
+// reservation) and refuses it beside a listener.
+func CheckNoListener(addr string) error {
+	ap, err := parseAddr(addr)
+	if err != nil || ap.Port() == 0 {
+		return nil // Validate reports a bad address; port 0 is always free
+	}
+	family, sa := sockaddr(ap)
+	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
+	if err != nil {
+		return fmt.Errorf("target: socket for %s: %w", addr, err)
+	}
+	defer unix.Close(fd)
+	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
+		return fmt.Errorf("target: setsockopt on %s: %w", addr, err)
+	}
+	if family == unix.AF_INET6 {
+		if err := unix.SetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_V6ONLY, 1); err != nil {
+			return fmt.Errorf("target: setsockopt on %s: %w", addr, err)
+		}
+	}
+	if err := unix.Bind(fd, sa); errors.Is(err, unix.EADDRINUSE) {
+		return &ConfigError{Field: "Addr", Reason: fmt.Sprintf("%s already has a listener; processes share a port only within one target group", addr)}
+	}
+	return nil
+}
+
+// sockaddr returns the socket family and address of ap.
+func sockaddr(ap netip.AddrPort) (int, unix.Sockaddr) {
+	if ip := ap.Addr(); ip.Is4() {
+		return unix.AF_INET, &unix.SockaddrInet4{Port: int(ap.Port()), Addr: ip.As4()}
+	}
+	return unix.AF_INET6, &unix.SockaddrInet6{Port: int(ap.Port()), Addr: ap.Addr().As16()}
 }
 
 // parseAddr parses "IP:port" with a literal IP or "localhost".

@@ -69,6 +69,12 @@ type RunConfig struct {
 	// message protocol is only sent after the store has it, so nothing
 	// ACKed is lost.
 	Exit func(code int)
+	// JoinGroup lets the server listen on a port another listener already
+	// holds: a process of a target group joining its group's SO_REUSEPORT
+	// set. Without it Run refuses a port that has a listener, so a second
+	// server started early beside a running one (a restart script that
+	// overlaps) does not silently split the load with it.
+	JoinGroup bool
 }
 
 // MaxProcs caps RunConfig.Procs. One process holds about 15,000
@@ -97,6 +103,11 @@ func (rc RunConfig) Validate() error {
 func Run(ctx context.Context, rc RunConfig) error {
 	if err := rc.Validate(); err != nil {
 		return err
+	}
+	if !rc.JoinGroup {
+		if err := CheckNoListener(rc.Server.withDefaults().Addr); err != nil {
+			return err
+		}
 	}
 	if rc.ControlAddr == "" {
 		rc.ControlAddr = "127.0.0.1:0"

@@ -41,7 +41,7 @@ func runChild() int {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		return 2
 	}
-	if err := Run(context.Background(), RunConfig{Server: p.Server}); err != nil {
+	if err := Run(context.Background(), RunConfig{Server: p.Server, JoinGroup: true}); err != nil {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		return 1
 	}

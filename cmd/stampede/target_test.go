@@ -168,3 +168,20 @@ func TestTargetHTTPLimit(t *testing.T) {
 		t.Errorf("/stats http_status = %v, want 200: 1, 529: 2", st.HTTPStatus)
 	}
 }
+
+// A second `stampede target` on a port a running server holds is refused
+// with one line, exit 2, instead of joining its SO_REUSEPORT set.
+func TestTargetPortInUse(t *testing.T) {
+	first, err := target.Listen("127.0.0.1:0", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	addr := first.Addr().String()
+	var stdout, stderr bytes.Buffer
+	code := runApp([]string{"stampede", "target", "--addr", addr}, &stdout, &stderr)
+	want := "stampede: --addr: " + addr + " already has a listener; processes share a port only within one target group\n"
+	if code != 2 || stderr.String() != want || stdout.Len() != 0 {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want 2, no ready line, %q", code, stdout.String(), stderr.String(), want)
+	}
+}
