@@ -11,8 +11,6 @@ import (
 	"path/filepath"
 	"sync"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // File is the embedded store: one append-only log file in a directory,
@@ -36,7 +34,7 @@ type File struct {
 	opt  Options
 	dir  string
 	lock *os.File
-	log  *os.File
+	log  logFile
 
 	reqs     chan *fileReq
 	quit     chan struct{}
@@ -75,6 +73,11 @@ const (
 // OpenFile opens (creating if needed) the embedded store in dir. It takes
 // an exclusive lock on dir: a second process gets ErrLocked.
 func OpenFile(dir string, opt Options) (*File, error) {
+	return openFile(dir, opt, openOSLog)
+}
+
+// openFile is OpenFile with the log opened by openLog.
+func openFile(dir string, opt Options, openLog openLogFunc) (*File, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
@@ -102,7 +105,7 @@ func OpenFile(dir string, opt Options) (*File, error) {
 		quit:  make(chan struct{}),
 		done:  make(chan struct{}),
 	}
-	if err := s.recover(); err != nil {
+	if err := s.recover(openLog); err != nil {
 		lock.Close()
 		return nil, err
 	}
@@ -110,11 +113,19 @@ func OpenFile(dir string, opt Options) (*File, error) {
 	return s, nil
 }
 
-// recover opens the log, rebuilds the state and truncates a torn tail.
-func (s *File) recover() error {
+// recover opens the log, rebuilds the state, truncates a torn tail and
+// syncs the log.
+//
+// The sync matters for dedupe: the records read back may be the writes
+// of a process killed before its fsync (the page cache outlives the
+// process, not a power cut). A resend of such a message is answered as a
+// dup, with the original seq; its ACK must mean durable like any other,
+// so the log is synced before the store answers anything. After open,
+// every record in the index was synced before it got there.
+func (s *File) recover(openLog openLogFunc) error {
 	path := filepath.Join(s.dir, logName)
 	_, statErr := os.Stat(path)
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := openLog(path)
 	if err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
@@ -125,7 +136,12 @@ func (s *File) recover() error {
 			return err
 		}
 	}
-	valid, err := scanLog(f, func(r record) error {
+	end, err := f.Size()
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("store: %w", err)
+	}
+	valid, err := scanLog(io.NewSectionReader(f, 0, end), func(r record) error {
 		room := s.room(r.room)
 		if r.seq != room.head+1 {
 			return errBadRecord
@@ -136,11 +152,6 @@ func (s *File) recover() error {
 	if err != nil {
 		f.Close()
 		return fmt.Errorf("store: read %s: %w", path, err)
-	}
-	end, err := f.Seek(0, 2)
-	if err != nil {
-		f.Close()
-		return fmt.Errorf("store: %w", err)
 	}
 	if end != valid {
 		// A torn tail is the last write, never ACKed: cut it. A damaged
@@ -157,10 +168,10 @@ func (s *File) recover() error {
 			f.Close()
 			return fmt.Errorf("store: truncate torn tail of %s: %w", path, err)
 		}
-		if err := f.Sync(); err != nil {
-			f.Close()
-			return fmt.Errorf("store: %w", err)
-		}
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("store: sync %s: %w", path, err)
 	}
 	s.log, s.size, s.alloc = f, valid, valid
 	return nil
@@ -390,7 +401,7 @@ func (s *File) write(b []byte) error {
 		}
 		return fmt.Errorf("store: write log: %w", err)
 	}
-	if err := unix.Fdatasync(int(s.log.Fd())); err != nil {
+	if err := s.log.Datasync(); err != nil {
 		// After a failed fsync the page cache state is unknown: refuse
 		// further appends rather than ACK on a log that may have holes.
 		return fmt.Errorf("store: fsync log: %w", err)
@@ -404,7 +415,7 @@ func (s *File) write(b []byte) error {
 // appends then grow the file one write at a time.
 func (s *File) prealloc(end int64) {
 	n := (end - s.size + preallocChunk - 1) / preallocChunk * preallocChunk
-	if err := unix.Fallocate(int(s.log.Fd()), 0, s.size, n); err != nil {
+	if err := s.log.Allocate(s.size, n); err != nil {
 		s.alloc = 0
 		return
 	}
@@ -475,7 +486,7 @@ func (s *File) Close() error {
 // starts after offset from (and before end), or -1 if there is none: the
 // bytes after the end of the valid log are then a torn tail or the
 // preallocated zeros.
-func validRecordAfter(f *os.File, from, end int64) (int64, error) {
+func validRecordAfter(f io.ReaderAt, from, end int64) (int64, error) {
 	if end-from > 1<<30 {
 		end = from + 1<<30
 	}
