@@ -229,7 +229,7 @@ func (f *powerCutFile) Allocate(off, n int64) error {
 
 func (f *powerCutFile) Datasync() error { return f.Sync() }
 
-// Sync writes the cached writes to the platter and syncs it, unless the
+// Sync writes the cached writes to the platter, unless the
 // disk was told to cut or fail at this sync.
 func (f *powerCutFile) Sync() error {
 	f.d.mu.Lock()
@@ -246,13 +246,13 @@ func (f *powerCutFile) Sync() error {
 		f.d.failAt = 0
 		return errors.New("powercut: fsync failed")
 	}
+	// The platter is the real file as the next open reads it; the
+	// machine's own page cache never loses power here, so no real fsync
+	// is needed (and the test stays fast on a busy disk).
 	for _, w := range f.c.writes {
 		if _, err := f.f.WriteAt(w.b, w.off); err != nil {
 			return err
 		}
-	}
-	if err := f.f.Sync(); err != nil {
-		return err
 	}
 	f.c.writes = nil
 	f.d.syncs = n
