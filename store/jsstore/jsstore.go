@@ -228,18 +228,18 @@ func (s *Store) AppendBatch(ctx context.Context, room string, entries []store.En
 	}
 	defer s.lockRoom(room)()
 	res := make([]store.Result, len(entries))
-	stored := false
 	for i, e := range entries {
 		r, err := s.appendOne(ctx, room, e)
 		if err != nil {
 			return nil, fmt.Errorf("store: jetstream append: %w", err)
 		}
 		res[i] = r
-		stored = stored || !r.Dup
 	}
-	if stored && s.sync {
+	if s.sync {
 		// Stored and written to the block file; durable once the
-		// owner's group commit has fsynced it.
+		// owner's group commit has fsynced it. A batch of dups syncs
+		// too: the first copy's writer may have died before its sync,
+		// leaving the message in the page cache only.
 		rctx, cancel := context.WithTimeout(ctx, syncTimeout)
 		r, err := s.nc.RequestWithContext(rctx, SyncSubject, nil)
 		cancel()

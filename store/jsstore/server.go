@@ -35,6 +35,16 @@ const readyTimeout = 5 * time.Minute
 // (the URL Host hands out) asks the service to fsync the block files
 // before it ACKs; one fsync serves every append waiting for it.
 func StartServer(dir string) (*Server, error) {
+	return startServer(dir, serverConfig{})
+}
+
+// serverConfig holds what a test changes in a Server.
+type serverConfig struct {
+	// syncFile fsyncs a block file or folder by name; nil: syncFile.
+	syncFile func(name string) error
+}
+
+func startServer(dir string, sc serverConfig) (*Server, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("store: jetstream dir: %w", err)
 	}
@@ -80,7 +90,7 @@ func StartServer(dir string) (*Server, error) {
 		lock.Close()
 		return nil, errors.New("store: jetstream server did not get ready within " + readyTimeout.String())
 	}
-	sy, err := startSyncer(ns.ClientURL(), dir)
+	sy, err := startSyncer(ns.ClientURL(), dir, sc.syncFile)
 	if err != nil {
 		ns.Shutdown()
 		lock.Close()

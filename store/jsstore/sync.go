@@ -27,14 +27,20 @@ type syncer struct {
 	// that has not grown since has nothing to sync (a purge rewrites a
 	// block, which only forgets messages).
 	synced map[string]int64
+	// syncFile fsyncs the file or folder name: syncFile, or a test's
+	// disk that keeps only what was synced.
+	syncFile func(name string) error
 }
 
-func startSyncer(url, dir string) (*syncer, error) {
-	nc, err := nats.Connect(url, nats.Name("stampede-sync"), nats.MaxReconnects(-1))
+func startSyncer(url, dir string, syncFn func(string) error, opts ...nats.Option) (*syncer, error) {
+	nc, err := nats.Connect(url, append([]nats.Option{nats.Name("stampede-sync"), nats.MaxReconnects(-1)}, opts...)...)
 	if err != nil {
 		return nil, err
 	}
-	sy := &syncer{nc: nc, dir: dir, reqs: make(chan *nats.Msg, 65536), done: make(chan struct{}), synced: map[string]int64{}}
+	if syncFn == nil {
+		syncFn = syncFile
+	}
+	sy := &syncer{nc: nc, dir: dir, reqs: make(chan *nats.Msg, 65536), done: make(chan struct{}), synced: map[string]int64{}, syncFile: syncFn}
 	if _, err := nc.ChanSubscribe(SyncSubject, sy.reqs); err != nil {
 		nc.Close()
 		return nil, err
@@ -95,7 +101,7 @@ func (sy *syncer) fsync() error {
 			if old, ok := sy.synced[b]; ok && old == fi.Size() {
 				continue
 			}
-			if err := syncFile(b); err != nil {
+			if err := sy.syncFile(b); err != nil {
 				if os.IsNotExist(err) {
 					continue
 				}
@@ -107,7 +113,7 @@ func (sy *syncer) fsync() error {
 			sy.synced[b] = fi.Size()
 		}
 		if grew {
-			if err := syncFile(d); err != nil {
+			if err := sy.syncFile(d); err != nil {
 				return err
 			}
 		}
