@@ -76,6 +76,10 @@ for i = 6, #ARGV, 2 do
   local old = false
   if ARGV[3] == '1' then old = redis.call('GET', idkey) end
   if old then
+    -- A write, which changes nothing, so that the WAITAOF after this
+    -- script waits for the AOF to be fsynced past the first copy too:
+    -- its writer may have died before its own WAITAOF.
+    redis.call('SET', idkey, old, 'KEEPTTL')
     out[#out+1] = tonumber(old)
     out[#out+1] = 1
   else
@@ -177,10 +181,15 @@ func (s *Store) eachMaster(ctx context.Context, f func(context.Context, *redis.C
 }
 
 // checkAOF tells why WAITAOF cannot work on c, before a first append would
-// fail: AOF off, or a Redis older than 7.2.
+// fail: a Redis older than 7.2, or AOF off.
 func checkAOF(ctx context.Context, c *redis.Client) error {
 	addr := c.Options().Addr
-	// CONFIG may be renamed away on a managed Redis; WAITAOF then speaks.
+	// INFO may be renamed away on a managed Redis; WAITAOF then speaks.
+	if info, err := c.Info(ctx, "server").Result(); err == nil {
+		if v, ok := versionOf(info); ok && !atLeast(v, 7, 2) {
+			return fmt.Errorf("store: redis %s: wait-aof=1 needs WAITAOF, Redis 7.2 or later; this server runs Redis %s (drop wait-aof: ACKs are then as durable as appendfsync makes them, docs/protocol.md)", addr, v)
+		}
+	}
 	if v, err := c.ConfigGet(ctx, "appendonly").Result(); err == nil && v["appendonly"] == "no" {
 		return fmt.Errorf("store: redis %s: wait-aof=1 needs the append-only file, but appendonly is no (CONFIG SET appendonly yes, or drop wait-aof)", addr)
 	}
@@ -193,6 +202,31 @@ func checkAOF(ctx context.Context, c *redis.Client) error {
 		return fmt.Errorf("store: redis %s: wait-aof=1: WAITAOF: %w", addr, err)
 	}
 	return nil
+}
+
+// versionOf is the redis_version line of an INFO server answer.
+func versionOf(info string) (string, bool) {
+	for _, l := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "redis_version:"); ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// atLeast reports whether version v ("7.0.15") is major.minor or later;
+// a version it cannot read counts as later (WAITAOF then answers).
+func atLeast(v string, major, minor int) bool {
+	f := strings.SplitN(v, ".", 3)
+	if len(f) < 2 {
+		return true
+	}
+	ma, err1 := strconv.Atoi(f[0])
+	mi, err2 := strconv.Atoi(f[1])
+	if err1 != nil || err2 != nil {
+		return true
+	}
+	return ma > major || ma == major && mi >= minor
 }
 
 func (s *Store) key(room, kind string) string {
