@@ -6,8 +6,9 @@
 //
 //	jetstream:///abs/dir           the embedded server on that directory: a
 //	                               target group's owner starts it (Host) and
-//	                               hands its processes a nats:// URL; a
-//	                               single process opening it runs it itself
+//	                               hands its processes a nats:// URL with
+//	                               the server's credential (in their plan);
+//	                               a single process opening it runs it itself
 //	nats://127.0.0.1:PORT[?stream=S]  a JetStream server already running
 //
 // One stream holds every room, two subjects per message (room and id are
@@ -147,7 +148,8 @@ func Open(ctx context.Context, u *url.URL, opt store.Options) (*Store, error) {
 		if srv, err = StartServer(u.Path); err != nil {
 			return nil, err
 		}
-		addr = strings.TrimPrefix(srv.URL(), "nats://")
+		su, _ := url.Parse(srv.URL())
+		addr, u = su.Host, su
 		syncOn = true
 	case "nats":
 		if addr == "" {
@@ -207,7 +209,12 @@ func host(ctx context.Context, u *url.URL) (string, func() error, error) {
 	}
 	q := u.Query()
 	q.Set("sync", "1")
-	shared := url.URL{Scheme: "nats", Host: strings.TrimPrefix(srv.URL(), "nats://"), RawQuery: q.Encode()}
+	shared, err := url.Parse(srv.URL()) // with the credential
+	if err != nil {
+		srv.Close()
+		return "", nil, err
+	}
+	shared.RawQuery = q.Encode()
 	return shared.String(), srv.Close, nil
 }
 

@@ -1,14 +1,18 @@
 package jsstore
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"syscall"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 
 	"github.com/stampede-dev/stampede/store"
 )
@@ -16,13 +20,20 @@ import (
 // Server is a NATS server with JetStream embedded in this process, its
 // file storage in one directory: the embedded default store that the
 // target processes of a group share. It listens on a free port of
-// 127.0.0.1 only (never the 4222 of a NATS the machine may run).
+// 127.0.0.1 only (never the 4222 of a NATS the machine may run), and
+// admits only clients with its credential: a password drawn at random
+// when it starts, which URL carries. Another local user can reach the
+// port, but can neither read the stream nor purge it or write to it.
 type Server struct {
 	ns   *server.Server
 	lock *os.File
 	dir  string
 	sync *syncer
+	user *url.Userinfo // the one credential the server admits
 }
+
+// serverUser is the user name of the embedded server's credential.
+const serverUser = "stampede"
 
 // readyTimeout bounds the server's start, recovery of its files included.
 const readyTimeout = 5 * time.Minute
@@ -60,8 +71,15 @@ func startServer(dir string, sc serverConfig) (*Server, error) {
 		lock.Close()
 		return nil, err
 	}
+	secret, err := newSecret()
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
 	opts := &server.Options{
 		ServerName: "stampede-embedded",
+		Username:   serverUser,
+		Password:   secret,
 		Host:       "127.0.0.1",
 		Port:       server.RANDOM_PORT,
 		HTTPPort:   0,
@@ -90,17 +108,36 @@ func startServer(dir string, sc serverConfig) (*Server, error) {
 		lock.Close()
 		return nil, errors.New("store: jetstream server did not get ready within " + readyTimeout.String())
 	}
-	sy, err := startSyncer(ns.ClientURL(), dir, sc.syncFile)
+	sy, err := startSyncer(ns.ClientURL(), dir, sc.syncFile, nats.UserInfo(serverUser, secret))
 	if err != nil {
 		ns.Shutdown()
 		lock.Close()
 		return nil, err
 	}
-	return &Server{ns: ns, lock: lock, dir: dir, sync: sy}, nil
+	return &Server{ns: ns, lock: lock, dir: dir, sync: sy, user: url.UserPassword(serverUser, secret)}, nil
 }
 
-// URL is the nats:// URL the server listens on.
-func (s *Server) URL() string { return s.ns.ClientURL() }
+// newSecret returns a random password, 128 bits in hex.
+func newSecret() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("store: jetstream credential: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// URL is the nats:// URL of the server with its credential: a secret,
+// to be handed to a target process in its plan only (never on a command
+// line or in the environment, where ps shows it), and shown only
+// redacted (url.URL.Redacted).
+func (s *Server) URL() string {
+	u, err := url.Parse(s.ns.ClientURL())
+	if err != nil {
+		return s.ns.ClientURL()
+	}
+	u.User = s.user
+	return u.String()
+}
 
 // Close shuts the server down (its files are synced) and releases the
 // directory.
