@@ -33,6 +33,7 @@ FUZZTIME ?= 30s
 FUZZ_TARGETS := \
 	./backoff:FuzzParse \
 	./chaos:FuzzParse \
+	./cluster/hub:FuzzVerify \
 	./cmd/stampede:FuzzHeaderFlag \
 	./haproxy:FuzzParseStat \
 	./connerr:FuzzParseRetryAfter \
@@ -47,8 +48,11 @@ FUZZ_TARGETS := \
 	./report:FuzzLoad \
 	./report:FuzzReadTable \
 	./results:FuzzParseSLO \
+	./results:FuzzReadHistogramLog \
 	./results/track:FuzzUints \
 	./store:FuzzResolve \
+	./store:FuzzScanLog \
+	./store/jsstore:FuzzVerifyBlock \
 	./target:FuzzControlQuery
 
 fuzz:
