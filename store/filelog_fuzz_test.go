@@ -18,7 +18,7 @@ func FuzzScanLog(f *testing.F) {
 	f.Add(log)
 	f.Add(append(append([]byte(nil), log...), 0, 0, 0, 0, 0, 0, 0, 0)) // preallocated zeros
 	f.Add(log[:len(log)-3])                                            // a torn tail
-	f.Add([]byte{0xff, 0xff, 0xff, 0x7f, 0, 0, 0, 0})                   // an absurd length
+	f.Add([]byte{0xff, 0xff, 0xff, 0x7f, 0, 0, 0, 0})                  // an absurd length
 	f.Add([]byte{5, 0})                                                // half a header
 	damaged := append([]byte(nil), log...)
 	damaged[recHeader+1] ^= 0xff
