@@ -35,7 +35,6 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	run := cfg.Run
-	run.Private = true
 	if err := run.Validate(); err != nil {
 		return nil, err
 	}

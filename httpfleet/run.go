@@ -15,6 +15,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/stampede-dev/stampede/httpretry"
+	"github.com/stampede-dev/stampede/internal/redact"
 	"github.com/stampede-dev/stampede/results"
 )
 
@@ -249,7 +250,7 @@ func (m *meter) result(cfg Config, elapsed time.Duration) *Result {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := m.sum
-	s.URL, s.Method = redacted(cfg.URL), cfg.method()
+	s.URL, s.Method = redact.URLWith(cfg.URL, cfg.SecretHeaders), cfg.method()
 	s.Policy = httpretry.DefaultPolicy.String()
 	if cfg.Retry.Policy != nil {
 		s.Policy = cfg.Retry.Policy.String()

@@ -83,7 +83,8 @@ func Write(w io.Writer, runs []*Run) error {
 }
 
 // WriteFile renders the report into path, through a temporary file so a
-// reader never sees half a page.
+// reader never sees half a page. The page is results.FileMode, as every
+// file of a results folder: it shows the run's config and figures.
 func WriteFile(path string, runs []*Run) error {
 	var b bytes.Buffer
 	if err := Write(&b, runs); err != nil {
@@ -98,7 +99,7 @@ func WriteFile(path string, runs []*Run) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
+		err = os.Chmod(tmp.Name(), results.FileMode)
 	}
 	if err == nil {
 		err = os.Rename(tmp.Name(), path)

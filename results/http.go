@@ -141,3 +141,16 @@ func (t *HTTPTimeline) WriteCSV(w io.Writer) error {
 	}
 	return bw.Flush()
 }
+
+// SummarizeHTTP is the Summary of an HTTP fleet run of clients clients
+// whose figures are h: in's RunID, Seed, Config and End (the run's
+// length) with h; no WebSocket figures, no events.
+func SummarizeHTTP(in Input, clients int, h HTTP) *Summary {
+	return &Summary{
+		RunID: in.RunID, Seed: in.Seed, Config: configJSON(in.Config),
+		Clients: clients, Processes: 1, DurationS: in.End.Seconds(),
+		Events: []EventSummary{}, Stopped: map[string]Stopped{}, Recovery: []Recovery{},
+		Resources: map[string]ResourceStats{RoleLoadgen: {}, RoleTarget: {}},
+		SLO:       []SLOResult{}, Pass: true, Complete: true, HTTP: &h,
+	}
+}
