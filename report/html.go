@@ -152,6 +152,9 @@ type runV struct {
 	AnyFailure, HasRTT          bool
 	HasResume, HasMessages      bool
 	HasResources, HasKernel     bool
+	// HTTP is an HTTP fleet's figures; nil for a WebSocket run, whose
+	// plots and tables the page then shows instead.
+	HTTP *httpV
 }
 
 type eventV struct {
@@ -189,6 +192,7 @@ func runView(r *Run) runV {
 		HasResources: r.Resources.Rows() > 0, HasKernel: r.Kernel.Rows() > 1,
 	}
 	v.AnyFailure = len(v.Failures) > 0
+	v.HTTP = httpView(s.HTTP)
 	if len(r.Missing) > 0 {
 		v.Missing = strings.Join(r.Missing, ", ")
 	}

@@ -147,6 +147,38 @@
       });
       return plot(el, opts, data);
     },
+    "http-rate"(el, run) {
+      const h = run.http;
+      if (!h) return note(el, "No http_timeline.csv in the folder.");
+      const opts = timeOpts(el, run, "per second");
+      opts.series.push(line("goodput (2xx /s)", 2, { width: 2 }));
+      opts.series.push(line("attempts /s", 3));
+      return plot(el, opts, [h.t, h.goodput, h.attempts]);
+    },
+    "http-statuses"(el, run) {
+      const h = run.http;
+      if (!h) return note(el, "No http_timeline.csv in the folder.");
+      const opts = timeOpts(el, run, "answers per second");
+      const data = [h.t];
+      const color = { "2xx": 2, "429": 3, "5xx": 1, "other status": 4, "no answer": 8 };
+      Object.keys(h.statuses).forEach(k => {
+        opts.series.push(line(k, color[k] == null ? 0 : color[k]));
+        data.push(h.statuses[k]);
+      });
+      if (data.length === 1) return note(el, "No attempt was sent.");
+      return plot(el, opts, data);
+    },
+    "http-latency"(el, run) {
+      const names = [["http", "request"], ["http_attempt", "attempt"]].filter(n => run.latency[n[0]]);
+      if (!names.length) return note(el, "Nothing was recorded.");
+      const opts = percentileOpts(el, "ms (log)");
+      const data = [run.latency[names[0][0]].x];
+      names.forEach((n, i) => {
+        opts.series.push(line(n[1] + " (" + run.latency[n[0]].count + ")", i));
+        data.push(run.latency[n[0]].v);
+      });
+      return plot(el, opts, data);
+    },
     "cmp-connected"(el) { return overlay(el, r => r.connected, "connected"); },
     "cmp-attempts"(el) { return overlay(el, r => r.attempts, "attempts / 100 ms"); },
     "cmp-ttr"(el) { return overlayPct(el, "ttr"); },
