@@ -141,6 +141,12 @@ func (m *meter) send(ctx context.Context, cfg Config, tr http.RoundTripper, c, k
 	for name, vs := range cfg.Header {
 		req.Header[name] = append([]string(nil), vs...)
 	}
+	if u := req.URL.User; u != nil && req.Header.Get("Authorization") == "" {
+		// What http.Client does and a bare Transport does not: the
+		// URL's user info is Basic authentication.
+		p, _ := u.Password()
+		req.SetBasicAuth(u.Username(), p)
+	}
 	if cfg.Host != "" {
 		req.Host = cfg.Host
 	}

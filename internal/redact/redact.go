@@ -94,7 +94,9 @@ func URLWith(raw string, extra []string) string {
 	if !at && (!hasQuery || !secretQuery(query, extra)) {
 		return raw
 	}
-	u, err := url.Parse(raw)
+	// A URL redacted before parses again: the mark escaped, as url
+	// would write it, and restored below.
+	u, err := url.Parse(strings.ReplaceAll(raw, Mark, escapedMark))
 	if err != nil {
 		return Mark
 	}
@@ -113,8 +115,11 @@ func URLWith(raw string, extra []string) string {
 		return raw
 	}
 	// url.User escapes '<' and '>'; the mark reads better as is.
-	return strings.ReplaceAll(u.String(), url.PathEscape(Mark), Mark)
+	return strings.ReplaceAll(u.String(), escapedMark, Mark)
 }
+
+// escapedMark is Mark as a URL's user info holds it.
+var escapedMark = url.PathEscape(Mark)
 
 // secretName is IsSecretName or one of extra.
 func secretName(name string, extra []string) bool {
