@@ -31,13 +31,14 @@ func httpFleetFlags() []cli.Flag {
 		&cli.IntFlag{Name: "attempts", Usage: "attempts `N` per request, the first included (instead of --retries)"},
 		&cli.StringFlag{Name: "out", Usage: "fleet: results folder `DIR` (summary.json, http_timeline.csv, .hlog files)"},
 		forceFlag(),
+		&cli.StringSliceFlag{Name: "secret-header", Usage: "fleet: header or query parameter `NAME` whose value is secret too, written <redacted> in the results (repeatable; docs/secrets.md)"},
 		&cli.StringFlag{Name: "policies", Usage: "fleet: run once per policy `A,B,C` and compare them side by side"},
 		sloFlag(),
 	}
 }
 
 // fleetOnly are the flags that mean nothing without --clients.
-var fleetOnly = []string{"rate", "duration", "grace", "deadline", "idempotency-key", "out", "force", "policies", "slo"}
+var fleetOnly = []string{"rate", "duration", "grace", "deadline", "idempotency-key", "out", "force", "secret-header", "policies", "slo"}
 
 // httpFleetAction runs `stampede http --clients N ...`: one fleet, or one
 // per --policies entry.
@@ -133,7 +134,8 @@ func httpFleetConfig(c *cli.Context) (httpfleet.Config, error) {
 		return httpfleet.Config{}, err
 	}
 	cfg := httpfleet.Config{URL: req.URL.String(), Method: req.Method, Header: req.Header, Host: req.Host,
-		Clients: c.Int("clients"), Duration: c.Duration("duration"), Grace: c.Duration("grace"), Deadline: c.Duration("deadline"), Retry: retry}
+		Clients: c.Int("clients"), Duration: c.Duration("duration"), Grace: c.Duration("grace"), Deadline: c.Duration("deadline"), Retry: retry,
+		SecretHeaders: c.StringSlice("secret-header")}
 	if req.Host == req.URL.Host {
 		cfg.Host = ""
 	}

@@ -34,8 +34,9 @@ func (p Policy) String(s string) string {
 // JSON returns the JSON text b with its secrets hidden, keys and their
 // order kept, compact: every string is hidden as by String, and every
 // string under an object key that names a secret (IsSecretHeader: an
-// "Authorization" header, a "password" field) is Mark. Numbers, booleans
-// and key names are never changed.
+// "Authorization" header, a "password" field; not a key naming headers or
+// a file, see secretKey) is Mark. Numbers, booleans and key names are
+// never changed.
 func (p Policy) JSON(b []byte) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
@@ -72,7 +73,7 @@ func (p Policy) value(dec *json.Decoder, out *bytes.Buffer, secret bool) error {
 				}
 				writeString(out, key)
 				out.WriteByte(':')
-				if err := p.value(dec, out, secret || IsSecretHeader(key, p.Headers)); err != nil {
+				if err := p.value(dec, out, secret || secretKey(key, p.Headers)); err != nil {
 					return err
 				}
 			}
@@ -104,6 +105,18 @@ func (p Policy) value(dec *json.Decoder, out *bytes.Buffer, secret bool) error {
 		out.WriteString("null")
 	}
 	return nil
+}
+
+// secretKey reports whether the values under a JSON object's key are
+// secret: a secret header's name (IsSecretHeader), unless the key names
+// a list of headers ("header", "secret_headers": their entries are
+// judged by their own names) or a file ("token_file": a path).
+func secretKey(key string, extra []string) bool {
+	k := strings.ToLower(key)
+	if strings.Contains(k, "header") || strings.HasSuffix(k, "file") {
+		return false
+	}
+	return IsSecretHeader(key, extra)
 }
 
 // writeString writes s as a JSON string without HTML escaping, so a mark

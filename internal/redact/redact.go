@@ -24,10 +24,19 @@ var DefaultHeaders = []string{"Authorization", "Cookie", "Proxy-Authorization"}
 // written; docs/secrets.md lists the defaults.
 var Words = []string{"token", "key", "secret", "password", "passwd", "auth", "signature", "credential"}
 
-// IsSecretName reports whether name holds one of Words, without regard to
-// case.
+// NotSecret are parts of a name that make it not secret though it holds
+// one of Words: an Idempotency-Key names a request, not a credential.
+var NotSecret = []string{"idempotency"}
+
+// IsSecretName reports whether name holds one of Words and none of
+// NotSecret, without regard to case.
 func IsSecretName(name string) bool {
 	n := strings.ToLower(name)
+	for _, w := range NotSecret {
+		if w != "" && strings.Contains(n, strings.ToLower(w)) {
+			return false
+		}
+	}
 	for _, w := range Words {
 		if w != "" && strings.Contains(n, strings.ToLower(w)) {
 			return true

@@ -77,6 +77,7 @@ func TestSecretNames(t *testing.T) {
 		{"Authorization", true}, {"cookie", true}, {"Proxy-Authorization", true},
 		{"X-Api-Key", true}, {"X-Auth-Token", true}, {"client_secret", true},
 		{"X-Trace", false}, {"Accept", false}, {"Host", false},
+		{"Idempotency-Key", false}, // names a request, not a credential
 	} {
 		if got := IsSecretHeader(tc.name, nil); got != tc.secret {
 			t.Errorf("IsSecretHeader(%q) = %v, want %v", tc.name, got, tc.secret)
@@ -110,7 +111,8 @@ func TestHeaderLine(t *testing.T) {
 func TestPolicyJSON(t *testing.T) {
 	in := `{"url":"https://u:pw@h/?access_token=t0k&x=1","header":{"Authorization":["Bearer s3cr3t"],"Accept":["*/*"]},` +
 		`"headers":["Cookie: a=b","X-Trace: 1"],"store":"redis://:pw@127.0.0.1:6379/0","password":"hunter2",` +
-		`"api_key_count":3,"retry":{"seed":1,"x":null,"ok":true},"note":"said s3cr3t twice"}`
+		`"api_key_count":3,"retry":{"seed":1,"x":null,"ok":true},"note":"said s3cr3t twice",` +
+		`"secret_headers":["X-Sess"],"token_file":"/run/token","idempotency_key":"auto"}`
 	p := Policy{Values: []string{"s3cr3t"}}
 	out, err := p.JSON([]byte(in))
 	if err != nil {
@@ -118,7 +120,8 @@ func TestPolicyJSON(t *testing.T) {
 	}
 	want := `{"url":"https://<redacted>@h/?access_token=<redacted>&x=1","header":{"Authorization":["<redacted>"],"Accept":["*/*"]},` +
 		`"headers":["Cookie: <redacted>","X-Trace: 1"],"store":"redis://<redacted>@127.0.0.1:6379/0","password":"<redacted>",` +
-		`"api_key_count":3,"retry":{"seed":1,"x":null,"ok":true},"note":"said <redacted> twice"}`
+		`"api_key_count":3,"retry":{"seed":1,"x":null,"ok":true},"note":"said <redacted> twice",` +
+		`"secret_headers":["X-Sess"],"token_file":"/run/token","idempotency_key":"auto"}`
 	if string(out) != want {
 		t.Errorf("JSON:\n got %s\nwant %s", out, want)
 	}
