@@ -74,6 +74,7 @@ func Write(w io.Writer, runs []*Run) error {
 		v.Runs = append(v.Runs, runView(r))
 		v.Compare = append(v.Compare, compareRow(r))
 	}
+	v.HTTPCompare = httpCompare(runs)
 	var b bytes.Buffer
 	if err := page.Execute(&b, v); err != nil {
 		return fmt.Errorf("report: %w", err)
@@ -126,10 +127,13 @@ type view struct {
 	Title, Subtitle string
 	Runs            []runV
 	Compare         []compareV
-	Data            template.JS
-	UPlotJS         template.JS
-	UPlotCSS        template.CSS
-	PageJS          template.JS
+	// HTTPCompare is set when every run is an HTTP fleet's: their
+	// figures side by side instead of a WebSocket comparison.
+	HTTPCompare []httpCompareV
+	Data        template.JS
+	UPlotJS     template.JS
+	UPlotCSS    template.CSS
+	PageJS      template.JS
 }
 
 type nameValue struct{ Name, Value string }

@@ -119,3 +119,26 @@ func httpView(h *results.HTTP) *httpV {
 	}
 	return v
 }
+
+// httpCompareV is one HTTP fleet in the runs-side-by-side table.
+type httpCompareV struct {
+	Name, Policy, Goodput, Amplification, P99 string
+	Requests, Succeeded, Abandoned, Early     uint64
+	SLO                                       string
+}
+
+// httpCompare is the side-by-side table of HTTP fleets; nil unless every
+// run is one.
+func httpCompare(runs []*Run) []httpCompareV {
+	var out []httpCompareV
+	for _, r := range runs {
+		h := r.Summary.HTTP
+		if h == nil {
+			return nil
+		}
+		c := compareRow(r)
+		out = append(out, httpCompareV{Name: r.Name, Policy: h.Policy, Goodput: f2(h.GoodputPerS), Amplification: f2(h.Amplification),
+			P99: f2(h.LatencyMS.P99), Requests: h.Requests, Succeeded: h.Succeeded, Abandoned: h.Abandoned, Early: h.EarlyRetries, SLO: c.SLO})
+	}
+	return out
+}

@@ -95,3 +95,27 @@ func TestWriteFilePrivate(t *testing.T) {
 		t.Errorf("report.html mode %v, want 0600", st.Mode().Perm())
 	}
 }
+
+// TestHTTPFleetCompare: several HTTP fleets are compared by their own
+// figures and curves.
+func TestHTTPFleetCompare(t *testing.T) {
+	a, b := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
+	httpFolder(t, a)
+	httpFolder(t, b)
+	runs, err := LoadDirs([]string{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page bytes.Buffer
+	if err := Write(&page, runs); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`data-chart="cmp-goodput"`, `data-chart="cmp-http-latency"`, "<th>goodput /s</th>"} {
+		if !strings.Contains(page.String(), want) {
+			t.Errorf("the comparison has no %s", want)
+		}
+	}
+	if strings.Contains(page.String(), `data-chart="cmp-connected"`) {
+		t.Error("the comparison draws WebSocket curves for HTTP fleets")
+	}
+}

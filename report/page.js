@@ -179,6 +179,9 @@
       });
       return plot(el, opts, data);
     },
+    "cmp-goodput"(el) { return overlayHTTP(el, h => h.goodput, "2xx / s"); },
+    "cmp-http-attempts"(el) { return overlayHTTP(el, h => h.attempts, "attempts / s"); },
+    "cmp-http-latency"(el) { return overlayPct(el, "http"); },
     "cmp-connected"(el) { return overlay(el, r => r.connected, "connected"); },
     "cmp-attempts"(el) { return overlay(el, r => r.attempts, "attempts / 100 ms"); },
     "cmp-ttr"(el) { return overlayPct(el, "ttr"); },
@@ -213,6 +216,23 @@
       opts.series.push(line(r.label, i));
       const s = pick(r).slice();
       while (s.length < longest.t.length) s.push(null);
+      data.push(s);
+    });
+    return plot(el, opts, data);
+  }
+
+  // Every HTTP fleet's series on the longest one's time axis.
+  function overlayHTTP(el, pick, yLabel) {
+    const runs = DATA.runs.filter(r => r.http);
+    if (!runs.length) return note(el, "No http_timeline.csv in the folders.");
+    let longest = runs[0];
+    runs.forEach(r => { if (r.http.t.length > longest.http.t.length) longest = r; });
+    const opts = timeOpts(el, null, yLabel);
+    const data = [longest.http.t];
+    runs.forEach(r => {
+      opts.series.push(line(r.label, DATA.runs.indexOf(r)));
+      const s = pick(r.http).slice();
+      while (s.length < longest.http.t.length) s.push(null);
       data.push(s);
     });
     return plot(el, opts, data);
