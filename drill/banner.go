@@ -29,7 +29,7 @@ func Banner(w io.Writer, cfg *Config) {
 		inflight = loadgen.DefaultMaxInflight
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "drill: target %s\n", redact.URL(f.URL))
+	fmt.Fprintf(&b, "drill: target %s\n", redact.URLWith(f.URL, f.SecretHeaders))
 	fmt.Fprintf(&b, "drill: %d clients, first connects %s (at most %d in flight), duration %s, policy %s\n",
 		f.Clients, rate, inflight, cfg.Run.Duration, f.Policy)
 	fmt.Fprintf(&b, "drill: caps: at most %d connections open at once, load stops at %s or at once on Ctrl-C\n",

@@ -19,7 +19,7 @@ import (
 // WaitForOutage.
 type Config struct {
 	// Run is the fleet against the user's server (Run.Fleet.URL), its
-	// length, results folder and SLO gates. Run.Private is always set.
+	// length, results folder (private, as every one) and SLO gates.
 	Run storm.Config
 	// AllowRemote names the hosts besides loopback addresses that the
 	// drill may send load to (--allow-remote); the URL's host must be

@@ -35,7 +35,6 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	run := cfg.Run
-	run.Private = true
 	if err := run.Validate(); err != nil {
 		return nil, err
 	}
@@ -55,7 +54,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	res.Result = sr
 	if cfg.JUnit != "" {
-		if jerr := WriteJUnit(cfg.JUnit, JUnitOf(sr.Summary, redact.URL(run.Fleet.URL), began)); jerr != nil && err == nil {
+		f := run.Fleet
+		doc := JUnitOf(sr.Summary, redact.URLWith(f.URL, f.SecretHeaders), began).
+			Redacted(redact.Policy{Headers: f.SecretHeaders, Values: secrets})
+		if jerr := WriteJUnit(cfg.JUnit, doc); jerr != nil && err == nil {
 			err = jerr
 		}
 	}

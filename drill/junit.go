@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
+	"github.com/stampede-dev/stampede/internal/redact"
 	"github.com/stampede-dev/stampede/results"
 )
 
@@ -91,6 +93,32 @@ func JUnitOf(s *results.Summary, target string, at time.Time) JUnitSuites {
 		add(JUnitCase{Name: "run", ClassName: "stampede.drill.run"}, true, msg, "run")
 	}
 	return JUnitSuites{Name: "stampede drill", Tests: suite.Tests, Failures: suite.Failures, Time: suite.Time, Suites: []JUnitSuite{suite}}
+}
+
+// Redacted returns doc with the secrets p names hidden in every text of
+// it (redact.Policy.String): a check's line may quote what a deploy
+// command printed, an SLO's what the target said.
+func (doc JUnitSuites) Redacted(p redact.Policy) JUnitSuites {
+	suites := make([]JUnitSuite, len(doc.Suites))
+	for i, s := range doc.Suites {
+		s.Properties = slices.Clone(s.Properties)
+		for j := range s.Properties {
+			s.Properties[j].Value = p.String(s.Properties[j].Value)
+		}
+		s.Cases = slices.Clone(s.Cases)
+		for j := range s.Cases {
+			c := &s.Cases[j]
+			c.Name, c.SystemOut = p.String(c.Name), p.String(c.SystemOut)
+			if c.Failure != nil {
+				f := *c.Failure
+				f.Message, f.Text = p.String(f.Message), p.String(f.Text)
+				c.Failure = &f
+			}
+		}
+		suites[i] = s
+	}
+	doc.Suites = suites
+	return doc
 }
 
 // WriteJUnit writes doc as an XML file at path, 0600.

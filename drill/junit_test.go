@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stampede-dev/stampede/internal/redact"
 	"github.com/stampede-dev/stampede/results"
 )
 
@@ -68,4 +69,23 @@ func equal(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// TestJUnitRedacted: a secret quoted by a check's line (a deploy command
+// that printed a token) or in the target's query is <redacted> in every
+// text of the document; the rest is kept.
+func TestJUnitRedacted(t *testing.T) {
+	s := &results.Summary{RunID: "r1", Complete: true,
+		Checks: []results.Check{{Name: "deploy", Pass: false, Detail: "exit status 1: curl -H 'Authorization: Bearer S3cr3t' failed"}}}
+	doc := JUnitOf(s, "wss://127.0.0.1:1/ws?access_token=S3cr3t", time.Time{}).Redacted(redact.Policy{Values: []string{"S3cr3t"}})
+	var b bytes.Buffer
+	if err := EncodeJUnit(&b, doc); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(b.Bytes(), []byte("S3cr3t")) || !bytes.Contains(b.Bytes(), []byte("exit status 1")) {
+		t.Errorf("junit.xml:\n%s", b.String())
+	}
+	if s.Checks[0].Detail == "" || doc.Suites[0].Properties[1].Value != "wss://127.0.0.1:1/ws?access_token=<redacted>" {
+		t.Errorf("target %q", doc.Suites[0].Properties[1].Value)
+	}
 }

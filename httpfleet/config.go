@@ -11,6 +11,7 @@ import (
 
 	"github.com/stampede-dev/stampede/httpretry"
 	"github.com/stampede-dev/stampede/internal/clock"
+	"github.com/stampede-dev/stampede/internal/redact"
 )
 
 // DefaultGrace is how long requests still running when the schedule ends
@@ -28,6 +29,10 @@ type Config struct {
 	Body []byte `json:"-"`
 	// Header is added to every request.
 	Header http.Header `json:"header,omitempty"`
+	// SecretHeaders are more header (and query parameter) names whose
+	// values are secret besides redact.DefaultHeaders and names holding
+	// one of redact.Words: written <redacted> in the results.
+	SecretHeaders []string `json:"secret_headers,omitempty"`
 	// Host, when set, replaces the Host header.
 	Host string `json:"host,omitempty"`
 	// Clients is the number of clients, each with its own keep-alive
@@ -88,7 +93,7 @@ func (c Config) Validate() error {
 	u, err := url.Parse(c.URL)
 	switch {
 	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-		return &ConfigError{Field: "URL", Reason: fmt.Sprintf("%q is not an absolute http or https URL", c.URL)}
+		return &ConfigError{Field: "URL", Reason: fmt.Sprintf("%q is not an absolute http or https URL", redact.URLWith(c.URL, c.SecretHeaders))}
 	case c.Clients <= 0:
 		return &ConfigError{Field: "Clients", Reason: fmt.Sprintf("must be positive, got %d", c.Clients)}
 	case !(c.Rate > 0) || math.IsInf(c.Rate, 0):

@@ -300,10 +300,11 @@ func TestClosedPort(t *testing.T) {
 		t.Errorf("closed port: %d requests, outcomes %v, goodput %v; want all refused", s.Requests, s.Outcomes, s.GoodputPerS)
 	}
 	dir := t.TempDir()
-	if err := res.WriteFiles(dir); err != nil {
+	cfg := Config{URL: "http://" + addr + "/", Clients: 5}
+	if err := WriteResults(dir, cfg, res, Summarize(cfg, res, nil, nil)); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{results.HTTPTimelineFile, results.HTTPLatencyLogFile, results.HTTPAttemptLogFile} {
+	for _, f := range []string{results.SummaryFile, results.HTTPTimelineFile, results.HTTPLatencyLogFile, results.HTTPAttemptLogFile, "report.html"} {
 		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", f, err)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/stampede-dev/stampede/httpretry"
+	"github.com/stampede-dev/stampede/internal/redact"
 	"github.com/stampede-dev/stampede/results"
 )
 
@@ -140,6 +141,12 @@ func (m *meter) send(ctx context.Context, cfg Config, tr http.RoundTripper, c, k
 	for name, vs := range cfg.Header {
 		req.Header[name] = append([]string(nil), vs...)
 	}
+	if u := req.URL.User; u != nil && req.Header.Get("Authorization") == "" {
+		// What http.Client does and a bare Transport does not: the
+		// URL's user info is Basic authentication.
+		p, _ := u.Password()
+		req.SetBasicAuth(u.Username(), p)
+	}
 	if cfg.Host != "" {
 		req.Host = cfg.Host
 	}
@@ -249,7 +256,7 @@ func (m *meter) result(cfg Config, elapsed time.Duration) *Result {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := m.sum
-	s.URL, s.Method = redacted(cfg.URL), cfg.method()
+	s.URL, s.Method = redact.URLWith(cfg.URL, cfg.SecretHeaders), cfg.method()
 	s.Policy = httpretry.DefaultPolicy.String()
 	if cfg.Retry.Policy != nil {
 		s.Policy = cfg.Retry.Policy.String()

@@ -1,56 +1,68 @@
 package httpfleet
 
 import (
-	"fmt"
-	"net/url"
-	"os"
-	"path/filepath"
+	"io"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/stampede-dev/stampede/internal/redact"
+	"github.com/stampede-dev/stampede/report"
 	"github.com/stampede-dev/stampede/results"
 )
 
-// WriteFiles writes the run's http_timeline.csv and its two HdrHistogram
-// interval logs (http_latency.hlog, http_attempt.hlog) into dir; the
-// caller writes summary.json.
-func (r *Result) WriteFiles(dir string) error {
-	f, err := os.Create(filepath.Join(dir, results.HTTPTimelineFile))
-	if err != nil {
-		return fmt.Errorf("httpfleet: %w", err)
-	}
-	err = r.Timeline.WriteCSV(f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("httpfleet: writing %s: %w", results.HTTPTimelineFile, err)
-	}
-	for _, l := range []struct {
-		file, name string
-		h          *hdrhistogram.Histogram
-	}{{results.HTTPLatencyLogFile, "http", r.Latency}, {results.HTTPAttemptLogFile, "http_attempt", r.AttemptLatency}} {
-		h := l.h
-		f, err := os.Create(filepath.Join(dir, l.file))
-		if err != nil {
-			return fmt.Errorf("httpfleet: %w", err)
-		}
-		err = results.WriteHistogramLog(f, l.name, h, r.Start, r.Elapsed)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return fmt.Errorf("httpfleet: writing %s: %w", l.file, err)
-		}
-	}
-	return nil
+// Redacted returns the config as results record it: the URL's user info
+// and secret query parameters, and the values of secret headers, hidden
+// (docs/secrets.md).
+func (c Config) Redacted() Config {
+	c.URL = redact.URLWith(c.URL, c.SecretHeaders)
+	c.Header = redact.Header(c.Header, c.SecretHeaders)
+	c.Body = nil
+	return c
 }
 
-// redacted is the URL without its password, as results record it.
-func redacted(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return raw
+// Secrets names what results must hide of the run: its secret header
+// names and the values of its secret headers and URL.
+func (c Config) Secrets() redact.Policy {
+	return redact.Policy{Headers: c.SecretHeaders, Values: redact.Values(c.Header, c.SecretHeaders, c.URL)}
+}
+
+// Summarize is the summary.json of a fleet run: the "http" object, the
+// run's length and config, the slo evaluated on it. config is what
+// summary.json records as "config" (the command's settings as the user
+// spelled them); nil records cfg, redacted.
+func Summarize(cfg Config, res *Result, config any, slo []results.SLO) *results.Summary {
+	if config == nil {
+		config = cfg.Redacted()
 	}
-	return u.Redacted()
+	sum := results.SummarizeHTTP(results.Input{
+		RunID: results.NewRunID(res.Start, cfg.Retry.Seed), Seed: cfg.Retry.Seed, Config: config, End: res.Elapsed,
+	}, cfg.Clients, res.Summary)
+	sum.SetSLO(results.EvalSLOs(slo, sum))
+	return sum
+}
+
+// WriteResults writes the run's results folder with results.Write:
+// summary.json, http_timeline.csv, the two HdrHistogram interval logs
+// (http_latency.hlog, http_attempt.hlog) and report.html; the folder
+// 0700, its files 0600, the config's secrets hidden.
+func WriteResults(dir string, cfg Config, res *Result, sum *results.Summary) error {
+	return results.Write(dir, results.Folder{
+		Summary: sum,
+		Files:   res.Files(),
+		Secrets: cfg.Secrets(),
+		Render:  report.Render,
+	})
+}
+
+// Files are the run's own files of its results folder: the timeline and
+// the latency logs.
+func (r *Result) Files() []results.File {
+	hlog := func(name string, h *hdrhistogram.Histogram) func(io.Writer) error {
+		return func(w io.Writer) error { return results.WriteHistogramLog(w, name, h, r.Start, r.Elapsed) }
+	}
+	return []results.File{
+		{Name: results.HTTPTimelineFile, Write: r.Timeline.WriteCSV},
+		{Name: results.HTTPLatencyLogFile, Write: hlog("http", r.Latency)},
+		{Name: results.HTTPAttemptLogFile, Write: hlog("http_attempt", r.AttemptLatency)},
+	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/connerr"
+	"github.com/stampede-dev/stampede/internal/redact"
 )
 
 // Transport is an http.RoundTripper that retries each request on top of a
@@ -84,7 +85,7 @@ func (t *Transport) do(req *http.Request) (*http.Response, error) {
 	// stop ends the request with cause; the last recorded attempt says what
 	// it saw.
 	stop := func(resp *http.Response, cause error) (*http.Response, error) {
-		e := &RetryError{Method: method(req), URL: req.URL.Redacted(), Attempts: attempts, Cause: cause}
+		e := &RetryError{Method: method(req), URL: redact.URL(req.URL.String()), Attempts: attempts, Cause: cause}
 		last := attempts[len(attempts)-1]
 		e.LastStatus, e.LastErr = last.Status, last.Err
 		return resp, e

@@ -47,7 +47,7 @@ func (c Config) TLSConfig() (*tls.Config, error) {
 // the original; a plan for an agent carries the original over its stdin,
 // never a command line.
 func (c Config) Redacted() Config {
-	c.URL = redact.URL(c.URL)
+	c.URL = redact.URLWith(c.URL, c.SecretHeaders)
 	c.Header = redact.Header(c.Header, c.SecretHeaders)
 	return c
 }

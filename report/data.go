@@ -65,6 +65,8 @@ type runData struct {
 	// Kernel holds per-second rates of the kernel counters over KT.
 	KT     series            `json:"kt"`
 	Kernel map[string]series `json:"kernel"`
+	// HTTP is an HTTP fleet's series; absent from a WebSocket run.
+	HTTP *httpData `json:"http,omitempty"`
 }
 
 // eventData marks one event on the time axis.
@@ -168,6 +170,7 @@ func runDataOf(r *Run) runData {
 	}
 	rd.RT, rd.Resources = resourceSeries(r.Resources)
 	rd.KT, rd.Kernel = kernelRates(r.Kernel)
+	rd.HTTP = httpDataOf(r.HTTP)
 	return rd
 }
 

@@ -74,6 +74,7 @@ func Write(w io.Writer, runs []*Run) error {
 		v.Runs = append(v.Runs, runView(r))
 		v.Compare = append(v.Compare, compareRow(r))
 	}
+	v.HTTPCompare = httpCompare(runs)
 	var b bytes.Buffer
 	if err := page.Execute(&b, v); err != nil {
 		return fmt.Errorf("report: %w", err)
@@ -83,7 +84,8 @@ func Write(w io.Writer, runs []*Run) error {
 }
 
 // WriteFile renders the report into path, through a temporary file so a
-// reader never sees half a page.
+// reader never sees half a page. The page is results.FileMode, as every
+// file of a results folder: it shows the run's config and figures.
 func WriteFile(path string, runs []*Run) error {
 	var b bytes.Buffer
 	if err := Write(&b, runs); err != nil {
@@ -98,7 +100,7 @@ func WriteFile(path string, runs []*Run) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
+		err = os.Chmod(tmp.Name(), results.FileMode)
 	}
 	if err == nil {
 		err = os.Rename(tmp.Name(), path)
@@ -125,10 +127,13 @@ type view struct {
 	Title, Subtitle string
 	Runs            []runV
 	Compare         []compareV
-	Data            template.JS
-	UPlotJS         template.JS
-	UPlotCSS        template.CSS
-	PageJS          template.JS
+	// HTTPCompare is set when every run is an HTTP fleet's: their
+	// figures side by side instead of a WebSocket comparison.
+	HTTPCompare []httpCompareV
+	Data        template.JS
+	UPlotJS     template.JS
+	UPlotCSS    template.CSS
+	PageJS      template.JS
 }
 
 type nameValue struct{ Name, Value string }
@@ -151,6 +156,9 @@ type runV struct {
 	AnyFailure, HasRTT          bool
 	HasResume, HasMessages      bool
 	HasResources, HasKernel     bool
+	// HTTP is an HTTP fleet's figures; nil for a WebSocket run, whose
+	// plots and tables the page then shows instead.
+	HTTP *httpV
 }
 
 type eventV struct {
@@ -188,6 +196,7 @@ func runView(r *Run) runV {
 		HasResources: r.Resources.Rows() > 0, HasKernel: r.Kernel.Rows() > 1,
 	}
 	v.AnyFailure = len(v.Failures) > 0
+	v.HTTP = httpView(s.HTTP)
 	if len(r.Missing) > 0 {
 		v.Missing = strings.Join(r.Missing, ", ")
 	}

@@ -43,6 +43,10 @@ type Run struct {
 	Resources *Table
 	// Kernel is kernel.csv; nil when absent.
 	Kernel *Table
+	// HTTP is an HTTP fleet's http_timeline.csv (its summary has an
+	// "http" object); nil for a WebSocket run or when absent. Its
+	// latency logs are in Latency as "http" and "http_attempt".
+	HTTP *results.HTTPTimeline
 	// Missing lists the folder's files that were not there, for the
 	// report to say so rather than show an empty plot without reason.
 	Missing []string
@@ -131,6 +135,9 @@ func Load(dir string) (*Run, error) {
 			return fmt.Errorf("report: %s: %w", filepath.Join(dir, name), err)
 		}
 		return nil
+	}
+	if sum.HTTP != nil {
+		return run, loadHTTP(run, open)
 	}
 	if err := open(results.TimelineFile, func(r io.Reader) (err error) {
 		run.Timeline, err = results.ReadTimelineCSV(r)

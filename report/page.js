@@ -147,6 +147,41 @@
       });
       return plot(el, opts, data);
     },
+    "http-rate"(el, run) {
+      const h = run.http;
+      if (!h) return note(el, "No http_timeline.csv in the folder.");
+      const opts = timeOpts(el, run, "per second");
+      opts.series.push(line("goodput (2xx /s)", 2, { width: 2 }));
+      opts.series.push(line("attempts /s", 3));
+      return plot(el, opts, [h.t, h.goodput, h.attempts]);
+    },
+    "http-statuses"(el, run) {
+      const h = run.http;
+      if (!h) return note(el, "No http_timeline.csv in the folder.");
+      const opts = timeOpts(el, run, "answers per second");
+      const data = [h.t];
+      const color = { "2xx": 2, "429": 3, "5xx": 1, "other status": 4, "no answer": 8 };
+      Object.keys(h.statuses).forEach(k => {
+        opts.series.push(line(k, color[k] == null ? 0 : color[k]));
+        data.push(h.statuses[k]);
+      });
+      if (data.length === 1) return note(el, "No attempt was sent.");
+      return plot(el, opts, data);
+    },
+    "http-latency"(el, run) {
+      const names = [["http", "request"], ["http_attempt", "attempt"]].filter(n => run.latency[n[0]]);
+      if (!names.length) return note(el, "Nothing was recorded.");
+      const opts = percentileOpts(el, "ms (log)");
+      const data = [run.latency[names[0][0]].x];
+      names.forEach((n, i) => {
+        opts.series.push(line(n[1] + " (" + run.latency[n[0]].count + ")", i));
+        data.push(run.latency[n[0]].v);
+      });
+      return plot(el, opts, data);
+    },
+    "cmp-goodput"(el) { return overlayHTTP(el, h => h.goodput, "2xx / s"); },
+    "cmp-http-attempts"(el) { return overlayHTTP(el, h => h.attempts, "attempts / s"); },
+    "cmp-http-latency"(el) { return overlayPct(el, "http"); },
     "cmp-connected"(el) { return overlay(el, r => r.connected, "connected"); },
     "cmp-attempts"(el) { return overlay(el, r => r.attempts, "attempts / 100 ms"); },
     "cmp-ttr"(el) { return overlayPct(el, "ttr"); },
@@ -181,6 +216,23 @@
       opts.series.push(line(r.label, i));
       const s = pick(r).slice();
       while (s.length < longest.t.length) s.push(null);
+      data.push(s);
+    });
+    return plot(el, opts, data);
+  }
+
+  // Every HTTP fleet's series on the longest one's time axis.
+  function overlayHTTP(el, pick, yLabel) {
+    const runs = DATA.runs.filter(r => r.http);
+    if (!runs.length) return note(el, "No http_timeline.csv in the folders.");
+    let longest = runs[0];
+    runs.forEach(r => { if (r.http.t.length > longest.http.t.length) longest = r; });
+    const opts = timeOpts(el, null, yLabel);
+    const data = [longest.http.t];
+    runs.forEach(r => {
+      opts.series.push(line(r.label, DATA.runs.indexOf(r)));
+      const s = pick(r.http).slice();
+      while (s.length < longest.http.t.length) s.push(null);
       data.push(s);
     });
     return plot(el, opts, data);

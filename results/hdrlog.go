@@ -218,7 +218,7 @@ func ReadHistogramLogFile(path string) (*hdrhistogram.Histogram, error) {
 // writeFile creates path and writes it with write, reporting the first
 // error, the close's included.
 func writeFile(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, FileMode)
 	if err != nil {
 		return fmt.Errorf("results: %w", err)
 	}

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -140,4 +142,58 @@ func (t *HTTPTimeline) WriteCSV(w io.Writer) error {
 			b.Attempts, b.OK, b.TooMany, b.ServerErr, b.OtherStatus, b.ConnErr)
 	}
 	return bw.Flush()
+}
+
+// SummarizeHTTP is the Summary of an HTTP fleet run of clients clients
+// whose figures are h: in's RunID, Seed, Config and End (the run's
+// length) with h; no WebSocket figures, no events.
+func SummarizeHTTP(in Input, clients int, h HTTP) *Summary {
+	return &Summary{
+		RunID: in.RunID, Seed: in.Seed, Config: configJSON(in.Config),
+		Clients: clients, Processes: 1, DurationS: in.End.Seconds(),
+		Events: []EventSummary{}, Stopped: map[string]Stopped{}, Recovery: []Recovery{},
+		Resources: map[string]ResourceStats{RoleLoadgen: {}, RoleTarget: {}},
+		SLO:       []SLOResult{}, Pass: true, Complete: true, HTTP: &h,
+	}
+}
+
+// ReadHTTPTimelineCSV reads an http_timeline.csv as WriteCSV wrote it
+// (its header checked; a row's t_ms places it, so a missing row is an
+// empty bucket).
+func ReadHTTPTimelineCSV(r io.Reader) (*HTTPTimeline, error) {
+	const header = "t_ms,attempts,ok_2xx,status_429,status_5xx,status_other,conn_error"
+	sc := bufio.NewScanner(r)
+	if !sc.Scan() {
+		if err := sc.Err(); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("empty, want the header %q", header)
+	}
+	if got := strings.TrimSpace(sc.Text()); got != header {
+		return nil, fmt.Errorf("header %q, want %q", got, header)
+	}
+	t := &HTTPTimeline{}
+	for line := 2; sc.Scan(); line++ {
+		f := strings.Split(strings.TrimSpace(sc.Text()), ",")
+		if len(f) != 7 {
+			return nil, fmt.Errorf("line %d: %d fields, want 7", line, len(f))
+		}
+		var v [7]uint64
+		for i, s := range f {
+			n, err := strconv.ParseUint(s, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("line %d: %q is not a count", line, s)
+			}
+			v[i] = n
+		}
+		i := v[0] / uint64(HTTPBucketWidth.Milliseconds())
+		if i > 1<<24 || v[0]%uint64(HTTPBucketWidth.Milliseconds()) != 0 {
+			return nil, fmt.Errorf("line %d: t_ms %d is not a bucket's start", line, v[0])
+		}
+		for uint64(len(t.Buckets)) <= i {
+			t.Buckets = append(t.Buckets, HTTPBucket{})
+		}
+		t.Buckets[i] = HTTPBucket{Attempts: v[1], OK: v[2], TooMany: v[3], ServerErr: v[4], OtherStatus: v[5], ConnErr: v[6]}
+	}
+	return t, sc.Err()
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stampede-dev/stampede/connerr"
 	"github.com/stampede-dev/stampede/haproxy"
+	"github.com/stampede-dev/stampede/internal/redact"
 )
 
 // SummaryFile is the name of the summary in a results folder.
@@ -456,19 +457,21 @@ func NewRunID(now time.Time, seed uint64) string {
 	return fmt.Sprintf("%s-%04x", now.UTC().Format("2006-01-02T15-04-05Z"), seed&0xffff)
 }
 
-// WriteJSON writes s as dir/summary.json, indented, keys in struct order.
+// WriteJSON writes s as dir/summary.json, indented, keys in struct order,
+// with the secrets every text hides (redact.Policy) hidden, mode FileMode.
 // It writes a temporary file and renames it, so a reader never sees half a
-// summary.
+// summary. Write writes a whole results folder, with the run's own
+// secrets hidden too.
 func (s *Summary) WriteJSON(dir string) error {
-	// No HTML escaping: an SLO "r99<1ms" stays readable (and greppable).
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(s); err != nil {
-		return fmt.Errorf("results: encoding summary: %w", err)
+	return s.writeJSON(dir, redact.Policy{})
+}
+
+// writeJSON is WriteJSON hiding what p names.
+func (s *Summary) writeJSON(dir string, p redact.Policy) error {
+	b, err := s.redactedJSON(p)
+	if err != nil {
+		return err
 	}
-	b := buf.Bytes()
 	f, err := os.CreateTemp(dir, SummaryFile+".*")
 	if err != nil {
 		return fmt.Errorf("results: writing summary: %w", err)
@@ -478,7 +481,7 @@ func (s *Summary) WriteJSON(dir string) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Chmod(f.Name(), 0o644)
+		err = os.Chmod(f.Name(), FileMode)
 	}
 	if err == nil {
 		err = os.Rename(f.Name(), filepath.Join(dir, SummaryFile))
@@ -488,6 +491,28 @@ func (s *Summary) WriteJSON(dir string) error {
 		return fmt.Errorf("results: writing summary: %w", err)
 	}
 	return nil
+}
+
+// redactedJSON is s as summary.json holds it: every string of it (the
+// config's above all) with p's secrets hidden, indented.
+func (s *Summary) redactedJSON(p redact.Policy) ([]byte, error) {
+	// No HTML escaping: an SLO "r99<1ms" stays readable (and greppable).
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(s); err != nil {
+		return nil, fmt.Errorf("results: encoding summary: %w", err)
+	}
+	compact, err := p.JSON(buf.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("results: encoding summary: %w", err)
+	}
+	buf.Reset()
+	if err := json.Indent(&buf, compact, "", "  "); err != nil {
+		return nil, fmt.Errorf("results: encoding summary: %w", err)
+	}
+	buf.WriteByte('\n')
+	return buf.Bytes(), nil
 }
 
 // ReadSummary reads a summary.json. Unknown fields (from a newer stampede)

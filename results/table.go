@@ -73,9 +73,19 @@ func worse(a, b Recovery) bool {
 // ("never" when not reached, "-" when not measured: see RText), the herd
 // peak per 100 ms and its peak-to-mean, failed attempts per client after
 // the target was ready (wasted) and during the outage, and the run's
-// ListenOverflows delta.
+// ListenOverflows delta. Rows that are all HTTP fleets' runs get their own
+// columns instead: goodput, amplification, early retries, abandoned, p99.
 func WriteComparison(w io.Writer, rows []Row) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	if allHTTP(rows) {
+		// HTTP fleets have no events to recover from: their own figures.
+		fmt.Fprintln(tw, "run	policy	goodput/s	amplification	early retries	abandoned	p99")
+		for _, row := range rows {
+			h := row.Summary.HTTP
+			fmt.Fprintf(tw, "%s	%s	%.4g	%.3g	%d	%d	%.1fms\n", row.Policy, h.Policy, h.GoodputPerS, h.Amplification, h.EarlyRetries, h.Abandoned, h.LatencyMS.P99)
+		}
+		return tw.Flush()
+	}
 	fmt.Fprintln(tw, "policy\tevent\trecovered\tR99 s\tR100 s\tpeak/100ms\tpeak:mean\twasted/client\toutage/client\tListenOverflows")
 	for _, row := range rows {
 		var rec Recovery
@@ -97,6 +107,16 @@ func WriteComparison(w io.Writer, rows []Row) error {
 			FloatText(rec.OutageAttemptsPerClient, 2), row.Summary.Kernel.ListenOverflows)
 	}
 	return tw.Flush()
+}
+
+// allHTTP reports whether every row is an HTTP fleet's run.
+func allHTTP(rows []Row) bool {
+	for _, r := range rows {
+		if r.Summary == nil || r.Summary.HTTP == nil {
+			return false
+		}
+	}
+	return len(rows) > 0
 }
 
 // WriteSideBySide writes the key figures of two runs' worst events figure

@@ -1,11 +1,6 @@
 package sim
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
-	"time"
-
 	"github.com/stampede-dev/stampede/report"
 	"github.com/stampede-dev/stampede/results"
 )
@@ -34,30 +29,9 @@ func Summarize(res *Result, slo []results.SLO) *results.Summary {
 }
 
 // WriteResults writes a simulated run's results folder as a real run's
-// (storm.WriteResults): summary.json, timeline.csv, the HdrHistogram logs
-// and report.html rendered from them. There is no resources.csv or
-// kernel.csv: nothing was sampled.
+// (results.Write): summary.json, timeline.csv, the HdrHistogram logs and
+// report.html rendered from them; the folder 0700, its files 0600. There
+// is no resources.csv or kernel.csv: nothing was sampled.
 func WriteResults(dir string, sum *results.Summary, rep *results.Report) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("--out: %w", err)
-	}
-	if err := sum.WriteJSON(dir); err != nil {
-		return err
-	}
-	name := filepath.Join(dir, results.TimelineFile)
-	f, err := os.Create(name)
-	if err != nil {
-		return err
-	}
-	err = results.WriteTimelineCSV(f, results.TimelineRows(rep.Timeline, sum.Events, sum.DurationS))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	if err := results.WriteHistogramLogs(dir, rep, time.Duration(sum.DurationS*float64(time.Second))); err != nil {
-		return err
-	}
-	return report.Render(dir)
+	return results.Write(dir, results.Folder{Summary: sum, Report: rep, Render: report.Render})
 }

@@ -65,7 +65,7 @@ type BenchRun struct {
 }
 
 // BenchFile is the bench's index in its folder.
-const BenchFile = "bench.json"
+const BenchFile = results.BenchFile
 
 // Bench runs the storm once per policy, each into its own folder under
 // cfg.Out, and writes bench.json listing them. A failed run does not stop
@@ -157,7 +157,7 @@ func Rows(runs []BenchRun) []results.Row {
 // writeBenchIndex writes bench.json: the policies in order and their
 // folders, relative to the bench folder.
 func writeBenchIndex(dir string, runs []BenchRun) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := results.MakeDir(dir); err != nil {
 		return err
 	}
 	idx := make([]BenchRun, len(runs))
@@ -173,7 +173,7 @@ func writeBenchIndex(dir string, runs []BenchRun) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, BenchFile), append(b, '\n'), 0o644)
+	return os.WriteFile(filepath.Join(dir, BenchFile), append(b, '\n'), results.FileMode)
 }
 
 // writeBenchReport writes the bench folder's report.html: the policies
@@ -183,7 +183,10 @@ func writeBenchReport(dir string) error {
 	if err != nil {
 		return err
 	}
-	return report.WriteFile(filepath.Join(dir, report.File), runs)
+	if err := report.WriteFile(filepath.Join(dir, report.File), runs); err != nil {
+		return err
+	}
+	return results.Private(dir)
 }
 
 // dirName turns a policy spec into a folder name.

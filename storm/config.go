@@ -101,10 +101,6 @@ type Config struct {
 	// events join summary.json's and their files the results folder (see
 	// Sidecar).
 	Sidecars []Sidecar `json:"-"`
-	// Private writes the results folder for the user's eyes only: the
-	// folder 0700, its files 0600 (a drill against the user's server,
-	// whose files may hold what the server said).
-	Private bool `json:"-"`
 }
 
 // redacted returns the config as summary.json records it: header values

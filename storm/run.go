@@ -360,7 +360,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	if cfg.Out != "" {
-		if err := writeResults(cfg.Out, res, sampler, kernel, at, cfg.Sidecars, cfg.Private); err != nil {
+		if err := writeResults(cfg.Out, res, sampler, kernel, at, cfg); err != nil {
 			return res, err
 		}
 	}

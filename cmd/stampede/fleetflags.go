@@ -3,10 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -52,6 +49,7 @@ func fleetFlags(d fleetDefaults) []cli.Flag {
 		&cli.DurationFlag{Name: "quiet-period", Value: loadgen.DefaultQuietPeriod, Usage: "stampede mode: stop sending `D` before the end, so deliveries land before loss is counted"},
 		&cli.IntFlag{Name: "reactors", Usage: "epoll reactor goroutines `N` (0 = min(GOMAXPROCS, 4))"},
 		&cli.StringFlag{Name: "out", DefaultText: d.out, Usage: "results folder `DIR`: " + resultFiles},
+		forceFlag(),
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print no progress lines"},
 		&cli.DurationFlag{Name: "progress-interval", Aliases: []string{"progress"}, Value: storm.DefaultProgressInterval, Usage: "time `D` between progress lines when stderr is not a terminal (a terminal gets one status line, redrawn every second; 0 = --quiet)"},
 		&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus metrics on `ADDR`/metrics while the run goes, e.g. 127.0.0.1:9100"},
@@ -108,40 +106,30 @@ func fleetRunConfig(c *cli.Context, defaultOut string, cfg *storm.Config) error 
 		cfg.Out = defaultOut
 	}
 	if cfg.Out != "" {
-		if err := checkOut(cfg.Out); err != nil {
-			return fmt.Errorf("--out: %w", err)
+		if err := checkOut(c, cfg.Out); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// checkOut makes sure the folder dir can be created and written to, and
-// leaves the file system as it found it: what it created it removes.
-func checkOut(dir string) error {
-	var missing []string // deepest first
-	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
-		if _, err := os.Lstat(d); !errors.Is(err, fs.ErrNotExist) {
-			break
-		}
-		missing = append(missing, d)
-		if filepath.Dir(d) == d {
-			break
-		}
+// forceFlag is --force of every command that writes a results folder.
+func forceFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "force", Usage: "write into --out even when it holds a results folder already (its files are replaced)"}
+}
+
+// checkOut makes sure the folder dir can be a new results folder: it
+// holds none already (unless --force), and it can be created and written
+// to (results.CheckFolder); the file system is left as it was found.
+func checkOut(c *cli.Context, dir string) error {
+	err := results.CheckFolder(dir, c.Bool("force"))
+	if errors.Is(err, results.ErrFolderExists) {
+		return fmt.Errorf("--out: %v; give --force to overwrite it, or another --out", err)
 	}
-	defer func() {
-		for _, d := range missing {
-			os.Remove(d)
-		}
-	}()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, ".stampede-check-")
 	if err != nil {
-		return err
+		return fmt.Errorf("--out: %w", err)
 	}
-	f.Close()
-	return os.Remove(f.Name())
+	return nil
 }
 
 // thousands writes n with a comma every three digits: 15,000.

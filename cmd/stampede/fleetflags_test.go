@@ -73,11 +73,11 @@ func TestOutCheckLeavesNothing(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(base, "a")); !os.IsNotExist(err) {
 		t.Errorf("%s/a: %v; want no such folder", base, err)
 	}
-	if err := checkOut(out); err != nil {
+	if err := results.CheckFolder(out, false); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(base, "a")); !os.IsNotExist(err) {
-		t.Errorf("checkOut left %s/a behind: %v", base, err)
+		t.Errorf("results.CheckFolder left %s/a behind: %v", base, err)
 	}
 }
 

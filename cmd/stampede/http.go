@@ -16,6 +16,7 @@ import (
 
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/httpretry"
+	"github.com/stampede-dev/stampede/internal/redact"
 )
 
 func init() {
@@ -120,7 +121,7 @@ func httpRequest(c *cli.Context) (*http.Request, error) {
 	raw := c.Args().First()
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("http: bad URL %q: want http://HOST[:PORT]/PATH or https://...", raw)
+		return nil, fmt.Errorf("http: bad URL %q: want http://HOST[:PORT]/PATH or https://...", redact.URL(raw))
 	}
 	var body []byte
 	if c.IsSet("data") {

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -32,13 +30,15 @@ func httpFleetFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "no-retry-after", Usage: "ignore Retry-After hints: wait by policy (same as --retry-after=false)"},
 		&cli.IntFlag{Name: "attempts", Usage: "attempts `N` per request, the first included (instead of --retries)"},
 		&cli.StringFlag{Name: "out", Usage: "fleet: results folder `DIR` (summary.json, http_timeline.csv, .hlog files)"},
+		forceFlag(),
+		&cli.StringSliceFlag{Name: "secret-header", Usage: "fleet: header or query parameter `NAME` whose value is secret too, written <redacted> in the results (repeatable; docs/secrets.md)"},
 		&cli.StringFlag{Name: "policies", Usage: "fleet: run once per policy `A,B,C` and compare them side by side"},
 		sloFlag(),
 	}
 }
 
 // fleetOnly are the flags that mean nothing without --clients.
-var fleetOnly = []string{"rate", "duration", "grace", "deadline", "idempotency-key", "out", "policies", "slo"}
+var fleetOnly = []string{"rate", "duration", "grace", "deadline", "idempotency-key", "out", "force", "secret-header", "policies", "slo"}
 
 // httpFleetAction runs `stampede http --clients N ...`: one fleet, or one
 // per --policies entry.
@@ -64,6 +64,13 @@ func httpFleetAction(c *cli.Context) error {
 		}
 	}
 	out := c.String("out")
+	if out != "" { // before any socket opens
+		for _, spec := range specs {
+			if err := checkOut(c, fleetDir(out, spec, len(specs))); err != nil {
+				return err
+			}
+		}
+	}
 	var sums []*results.Summary
 	var names []string
 	for _, spec := range specs {
@@ -80,14 +87,9 @@ func httpFleetAction(c *cli.Context) error {
 		if err != nil {
 			return flagError(err)
 		}
-		sum := fleetSummary(run, res)
-		sum.SetSLO(results.EvalSLOs(slos, sum))
+		sum := httpfleet.Summarize(run, res, nil, slos)
 		if out != "" {
-			dir := out
-			if len(specs) > 1 {
-				dir = filepath.Join(out, policyDir(name))
-			}
-			if err := writeFleet(dir, res, sum); err != nil {
+			if err := httpfleet.WriteResults(fleetDir(out, spec, len(specs)), run, res, sum); err != nil {
 				return err
 			}
 		}
@@ -132,7 +134,8 @@ func httpFleetConfig(c *cli.Context) (httpfleet.Config, error) {
 		return httpfleet.Config{}, err
 	}
 	cfg := httpfleet.Config{URL: req.URL.String(), Method: req.Method, Header: req.Header, Host: req.Host,
-		Clients: c.Int("clients"), Duration: c.Duration("duration"), Grace: c.Duration("grace"), Deadline: c.Duration("deadline"), Retry: retry}
+		Clients: c.Int("clients"), Duration: c.Duration("duration"), Grace: c.Duration("grace"), Deadline: c.Duration("deadline"), Retry: retry,
+		SecretHeaders: c.StringSlice("secret-header")}
 	if req.Host == req.URL.Host {
 		cfg.Host = ""
 	}
@@ -223,6 +226,16 @@ func splitPolicies(s string) ([]string, error) {
 	return specs, nil
 }
 
+// fleetDir is the results folder of the run of policy spec: out itself
+// for a single run, a folder inside it per policy when there are n > 1.
+func fleetDir(out, spec string, n int) string {
+	if n <= 1 {
+		return out
+	}
+	p, _ := backoff.Parse(spec) // splitPolicies parsed it
+	return filepath.Join(out, policyDir(p.String()))
+}
+
 // policyDir is a folder name for a policy spec.
 func policyDir(spec string) string {
 	return strings.Map(func(r rune) rune {
@@ -231,31 +244,6 @@ func policyDir(spec string) string {
 		}
 		return r
 	}, spec)
-}
-
-// fleetSummary is the summary.json of a fleet run: the http object, the
-// run's length and config.
-func fleetSummary(cfg httpfleet.Config, res *httpfleet.Result) *results.Summary {
-	h := res.Summary
-	cj, _ := json.Marshal(cfg)
-	return &results.Summary{
-		RunID: results.NewRunID(res.Start, cfg.Retry.Seed), Seed: cfg.Retry.Seed, Config: cj,
-		Clients: cfg.Clients, Processes: 1, DurationS: res.Elapsed.Seconds(),
-		Events: []results.EventSummary{}, Stopped: map[string]results.Stopped{}, Recovery: []results.Recovery{},
-		Resources: map[string]results.ResourceStats{results.RoleLoadgen: {}, results.RoleTarget: {}},
-		SLO:       []results.SLOResult{}, Pass: true, Complete: true, HTTP: &h,
-	}
-}
-
-// writeFleet writes a fleet's results folder.
-func writeFleet(dir string, res *httpfleet.Result, sum *results.Summary) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("--out: %w", err)
-	}
-	if err := res.WriteFiles(dir); err != nil {
-		return err
-	}
-	return sum.WriteJSON(dir)
 }
 
 // writeFleetSummary prints a fleet's figures.

@@ -15,7 +15,7 @@ import (
 
 // simFleetFlags are the flags of run that a simulation takes as they are.
 var simFleetFlags = []string{"clients", "ramp", "max-inflight", "policy", "seed", "duration", "connect-timeout",
-	"handshake-timeout", "syn-retries", "no-retry-after", "out", "quiet", "slo"}
+	"handshake-timeout", "syn-retries", "no-retry-after", "out", "force", "quiet", "slo"}
 
 func init() {
 	register(&cli.Command{
@@ -195,8 +195,8 @@ func simConfig(c *cli.Context) (sim.Config, string, error) {
 	if out == "" {
 		out = filepath.Join("stampede-results", "sim-"+time.Now().UTC().Format("2006-01-02T15-04-05Z"))
 	}
-	if err := checkOut(out); err != nil {
-		return cfg, "", fmt.Errorf("--out: %w", err)
+	if err := checkOut(c, out); err != nil {
+		return cfg, "", err
 	}
 	return cfg, out, nil
 }

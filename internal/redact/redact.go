@@ -1,7 +1,7 @@
 // Package redact hides secrets before anything is written or printed:
-// header values that carry credentials, the user info of a URL and the
-// password of a store URL appear as Mark instead (docs/drill.md
-// "Secrets").
+// header values that carry credentials, the user info of a URL, query
+// parameters named like a secret and the password of a store URL appear
+// as Mark instead (docs/secrets.md).
 package redact
 
 import (
@@ -17,11 +17,40 @@ const Mark = "<redacted>"
 // DefaultHeaders are the header names whose values are always secret.
 var DefaultHeaders = []string{"Authorization", "Cookie", "Proxy-Authorization"}
 
+// Words are the parts of a name that make it secret: a header or a query
+// parameter whose name holds one of them (case-insensitive, as a
+// substring: access_token, api_key, X-Api-Key, client_secret) has its
+// value written as Mark. A program may append to it before anything is
+// written; docs/secrets.md lists the defaults.
+var Words = []string{"token", "key", "secret", "password", "passwd", "auth", "signature", "credential"}
+
+// NotSecret are parts of a name that make it not secret though it holds
+// one of Words: an Idempotency-Key names a request, not a credential.
+var NotSecret = []string{"idempotency"}
+
+// IsSecretName reports whether name holds one of Words and none of
+// NotSecret, without regard to case.
+func IsSecretName(name string) bool {
+	n := strings.ToLower(name)
+	for _, w := range NotSecret {
+		if w != "" && strings.Contains(n, strings.ToLower(w)) {
+			return false
+		}
+	}
+	for _, w := range Words {
+		if w != "" && strings.Contains(n, strings.ToLower(w)) {
+			return true
+		}
+	}
+	return false
+}
+
 // IsSecretHeader reports whether the header name carries a secret: one of
-// DefaultHeaders or of extra, compared without regard to case.
+// DefaultHeaders or of extra (compared without regard to case), or a name
+// holding one of Words (IsSecretName).
 func IsSecretHeader(name string, extra []string) bool {
 	eq := func(s string) bool { return strings.EqualFold(s, name) }
-	return slices.ContainsFunc(DefaultHeaders, eq) || slices.ContainsFunc(extra, eq)
+	return slices.ContainsFunc(DefaultHeaders, eq) || slices.ContainsFunc(extra, eq) || IsSecretName(name)
 }
 
 // Header returns a copy of h with the value of every secret header (see
@@ -41,47 +70,135 @@ func Header(h http.Header, extra []string) http.Header {
 	return out
 }
 
-// URL returns raw with its user info (user name and password) replaced by
-// Mark. A URL without user info is returned unchanged; one that does not
-// parse is returned whole as Mark when it might hold user info (an '@'),
-// unchanged otherwise.
+// HeaderLine returns a header written as one line ("Name: value", as a
+// user gives it to -H) with its value replaced by Mark when the name is
+// secret (IsSecretHeader); any other text unchanged.
+func HeaderLine(line string, extra []string) string {
+	name, _, ok := strings.Cut(line, ":")
+	if !ok || strings.ContainsAny(name, " \t/?@") || name == "" {
+		return line
+	}
+	if IsSecretHeader(name, extra) {
+		return name + ": " + Mark
+	}
+	return line
+}
+
+// URL returns raw with its user info (user name and password) and the
+// value of every query parameter whose name is secret (IsSecretName)
+// replaced by Mark: redis://:pw@host, postgres://u:pw@host,
+// https://host/?access_token=t and nats://host?password=pw all lose their
+// secret. A URL without any is returned unchanged; one that does not
+// parse is returned whole as Mark when it might hold a secret (an '@' or
+// a secret-looking query), unchanged otherwise.
 func URL(raw string) string {
-	if !strings.Contains(raw, "@") {
+	return URLWith(raw, nil)
+}
+
+// URLWith is URL that also hides the query parameters named in extra
+// (compared without regard to case).
+func URLWith(raw string, extra []string) string {
+	at := strings.Contains(raw, "@")
+	_, query, hasQuery := strings.Cut(raw, "?")
+	if !at && (!hasQuery || !secretQuery(query, extra)) {
 		return raw
 	}
-	u, err := url.Parse(raw)
+	// A URL redacted before parses again: the mark escaped, as url
+	// would write it, and restored below.
+	u, err := url.Parse(strings.ReplaceAll(raw, Mark, escapedMark))
 	if err != nil {
 		return Mark
 	}
-	if u.User == nil {
+	changed := false
+	if u.User != nil {
+		u.User = url.User(Mark)
+		changed = true
+	}
+	if u.RawQuery != "" {
+		if q, ok := redactQuery(u.RawQuery, extra); ok {
+			u.RawQuery = q
+			changed = true
+		}
+	}
+	if !changed {
 		return raw
 	}
-	u.User = url.User(Mark)
 	// url.User escapes '<' and '>'; the mark reads better as is.
-	return strings.Replace(u.String(), url.PathEscape(Mark), Mark, 1)
+	return strings.ReplaceAll(u.String(), escapedMark, Mark)
 }
 
-// Values returns the secret strings of h (the values of its secret headers)
-// and of the URLs' user info, for a caller that must make sure none of them
-// appears in a text it writes (Scrub). Empty strings are left out.
+// escapedMark is Mark as a URL's user info holds it.
+var escapedMark = url.PathEscape(Mark)
+
+// secretName is IsSecretName or one of extra.
+func secretName(name string, extra []string) bool {
+	return IsSecretName(name) || slices.ContainsFunc(extra, func(s string) bool { return strings.EqualFold(s, name) })
+}
+
+// secretQuery reports whether a raw query holds a secret parameter.
+func secretQuery(q string, extra []string) bool {
+	_, ok := redactQuery(q, extra)
+	return ok
+}
+
+// redactQuery replaces the values of q's secret parameters by Mark,
+// keeping the order and spelling of the others; ok is false when there
+// were none.
+func redactQuery(q string, extra []string) (string, bool) {
+	parts := strings.Split(q, "&")
+	ok := false
+	for i, p := range parts {
+		k, _, _ := strings.Cut(p, "=")
+		name, err := url.QueryUnescape(k)
+		if err != nil {
+			name = k
+		}
+		if name != "" && secretName(name, extra) {
+			parts[i] = k + "=" + Mark
+			ok = true
+		}
+	}
+	return strings.Join(parts, "&"), ok
+}
+
+// Values returns the secret strings of h (the values of its secret
+// headers) and of the URLs (user name, password and secret query
+// parameters), for a caller that must make sure none of them appears in a
+// text it writes (Scrub). Empty strings are left out. A value "Bearer T"
+// yields T too, so the token is found without its scheme.
 func Values(h http.Header, extra []string, urls ...string) []string {
 	var out []string
+	add := func(v string) {
+		if v != "" && v != Mark && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
 	for k, vs := range h {
 		if IsSecretHeader(k, extra) {
 			for _, v := range vs {
-				if v != "" {
-					out = append(out, v)
+				add(strings.TrimSpace(v))
+				if _, cred, ok := strings.Cut(strings.TrimSpace(v), " "); ok {
+					add(strings.TrimSpace(cred))
 				}
 			}
 		}
 	}
 	for _, raw := range urls {
-		if u, err := url.Parse(raw); err == nil && u.User != nil {
-			if p, ok := u.User.Password(); ok && p != "" {
-				out = append(out, p)
+		u, err := url.Parse(raw)
+		if err != nil {
+			continue
+		}
+		if u.User != nil {
+			if p, ok := u.User.Password(); ok {
+				add(p)
 			}
-			if n := u.User.Username(); n != "" {
-				out = append(out, n)
+			add(u.User.Username())
+		}
+		for name, vs := range u.Query() {
+			if secretName(name, extra) {
+				for _, v := range vs {
+					add(v)
+				}
 			}
 		}
 	}
