@@ -105,6 +105,20 @@ type Config struct {
 	// folder 0700, its files 0600 (a drill against the user's server,
 	// whose files may hold what the server said).
 	Private bool `json:"-"`
+	// Settings, when not nil, is what summary.json records as the run's
+	// config instead of this struct: the command line renders its flags
+	// in the user's spelling. It must marshal to JSON, secrets redacted.
+	Settings any `json:"-"`
+}
+
+// summaryConfig is what summary.json records as the run's config:
+// Settings when set, else the redacted config with its sizing and the
+// target configuration actually used.
+func (c Config) summaryConfig(sz Sizing, tcfg target.Config) any {
+	if c.Settings != nil {
+		return c.Settings
+	}
+	return runConfig{Config: c.redacted(), Sizing: sz, Target: redactedTarget(tcfg)}
 }
 
 // redacted returns the config as summary.json records it: header values

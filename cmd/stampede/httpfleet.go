@@ -64,6 +64,7 @@ func httpFleetAction(c *cli.Context) error {
 		}
 	}
 	out := c.String("out")
+	flags := renderSettings(c)
 	var sums []*results.Summary
 	var names []string
 	for _, spec := range specs {
@@ -75,6 +76,10 @@ func httpFleetAction(c *cli.Context) error {
 		if spec != "" {
 			p, _ := backoff.Parse(spec) // splitPolicies parsed it
 			run.Retry.Policy, name = &p, p.String()
+		}
+		run.Settings = flags
+		if spec != "" {
+			run.Settings = flags.with("policy", spec, "policies")
 		}
 		res, err := httpfleet.Run(c.Context, run)
 		if err != nil {
@@ -238,6 +243,9 @@ func policyDir(spec string) string {
 func fleetSummary(cfg httpfleet.Config, res *httpfleet.Result) *results.Summary {
 	h := res.Summary
 	cj, _ := json.Marshal(cfg)
+	if s, ok := cfg.Settings.(settings); ok {
+		cj, _ = s.MarshalJSON() // unescaped: <redacted>
+	}
 	return &results.Summary{
 		RunID: results.NewRunID(res.Start, cfg.Retry.Seed), Seed: cfg.Retry.Seed, Config: cj,
 		Clients: cfg.Clients, Processes: 1, DurationS: res.Elapsed.Seconds(),
