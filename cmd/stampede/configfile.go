@@ -65,11 +65,17 @@ func withConfigFile(cmd *cli.Command) {
 
 // configEntry is one key of a config file with its values and position.
 type configEntry struct {
-	key       string
-	line, col int
-	values    []string
-	list      bool   // given as a list
-	bad       string // why the value cannot be a flag's (a table, a null)
+	key         string
+	line, col   int // of the key
+	vline, vcol int // of the value
+	values      []string
+	list        bool   // given as a list
+	bad         string // why the value cannot be a flag's (a table, a null)
+}
+
+// valueAt is where e's value is, for an error about it.
+func (e configEntry) valueAt(file string) string {
+	return fmt.Sprintf("%s:%d:%d", file, e.vline, e.vcol)
 }
 
 // applyConfigFile sets every flag that the file names and the command line
@@ -107,6 +113,7 @@ func applyConfigFile(c *cli.Context) error {
 			return fmt.Errorf("%s: %s: given twice (first at line %d)", at, e.key, first.line)
 		}
 		seen[name] = e
+		at = e.valueAt(file)
 		switch {
 		case e.bad != "":
 			return fmt.Errorf("%s: %s: %s", at, e.key, e.bad)
@@ -146,30 +153,30 @@ func setOnCommandLine(c *cli.Context, f cli.Flag) bool {
 	return false
 }
 
-// checkFlagValue checks v as f's type would parse it, with a message that
-// says what is wanted rather than the flag package's "parse error".
+// checkFlagValue checks v as f's type parses it, in the words of a usage
+// error on the command line (want), then as the command will parse it
+// later (configChecks).
 func checkFlagValue(f cli.Flag, v string) error {
 	var err error
-	want := ""
 	switch f.(type) {
 	case *cli.IntFlag, *cli.Int64Flag:
 		_, err = strconv.ParseInt(v, 0, 64)
-		want = "want an integer"
 	case *cli.UintFlag, *cli.Uint64Flag:
 		_, err = strconv.ParseUint(v, 0, 64)
-		want = "want a whole number >= 0"
 	case *cli.Float64Flag:
 		_, err = strconv.ParseFloat(v, 64)
-		want = "want a number"
-	case *cli.BoolFlag:
-		_, err = strconv.ParseBool(v)
-		want = "want true or false"
 	case *cli.DurationFlag:
 		_, err = time.ParseDuration(v)
-		want = "want a duration such as 500ms, 30s or 2m"
+	case *cli.BoolFlag:
+		if _, err := strconv.ParseBool(v); err != nil {
+			return errors.New("want true or false")
+		}
 	}
-	if err != nil {
-		return errors.New(want)
+	switch {
+	case errors.Is(err, strconv.ErrRange):
+		return errors.New("out of range")
+	case err != nil:
+		return errors.New(want(f))
 	}
 	if check := configChecks[f.Names()[0]]; check != nil {
 		return check(v)
@@ -231,7 +238,7 @@ func readYAMLConfig(file string, b []byte) ([]configEntry, error) {
 	var out []configEntry
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
-		e := configEntry{key: k.Value, line: k.Line, col: k.Column}
+		e := configEntry{key: k.Value, line: k.Line, col: k.Column, vline: v.Line, vcol: v.Column}
 		if v.Kind == yaml.AliasNode {
 			v = v.Alias
 		}
@@ -246,7 +253,7 @@ func readYAMLConfig(file string, b []byte) ([]configEntry, error) {
 			e.list = true
 			for _, item := range v.Content {
 				if item.Kind != yaml.ScalarNode {
-					e.bad, e.line, e.col = "want a list of values, not of lists or mappings", item.Line, item.Column
+					e.bad, e.vline, e.vcol = "want a list of values, not of lists or mappings", item.Line, item.Column
 					break
 				}
 				e.values = append(e.values, item.Value)
@@ -298,16 +305,26 @@ func readTOMLConfig(file string, b []byte) ([]configEntry, error) {
 		}
 		return nil, fmt.Errorf("%s: %v", file, err)
 	}
+	lines := strings.Split(string(b), "\n")
 	var out []configEntry
 	for _, key := range md.Keys() {
 		if len(key) != 1 {
 			continue // inside a table: the table itself is reported
 		}
 		var probe positionProbe
-		e := configEntry{key: key[0], line: 1, col: 1}
+		e := configEntry{key: key[0], line: 1, col: 1, vline: 1, vcol: 1}
 		var pe toml.ParseError
 		if err := md.PrimitiveDecode(doc[key[0]], &probe); errors.As(err, &pe) {
-			e.line, e.col = pe.Position.Line, pe.Position.Col
+			// The position is the value's; the key is before it on its line.
+			e.line, e.col, e.vline, e.vcol = pe.Position.Line, pe.Position.Col, pe.Position.Line, pe.Position.Col
+			if n := e.line - 1; n < len(lines) {
+				if i := strings.Index(lines[n], key[0]); i >= 0 && i+1 < e.col {
+					e.col = i + 1
+				}
+				if e.vcol > len(lines[n]) { // a table's header: past its end
+					e.vcol = e.col
+				}
+			}
 		}
 		switch v := probe.data.(type) {
 		case []any:
