@@ -296,3 +296,19 @@ func TestConfigFormatDuration(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigFileExamples: the example storms parse, and the YAML and the
+// TOML one say the same.
+func TestConfigFileExamples(t *testing.T) {
+	yml, err := settingsOf(t, "run", "--config", "../../examples/storm.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tml, err := settingsOf(t, "run", "--config", "../../examples/storm.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if yml != tml || !strings.Contains(yml, `"clients":2000,`) {
+		t.Errorf("examples differ or lack clients\nyaml: %s\ntoml: %s", yml, tml)
+	}
+}
