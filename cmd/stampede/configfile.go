@@ -35,8 +35,13 @@ var twinFlags = map[string][]string{"header": {"H"}, "H": {"header"}}
 var configChecks = map[string]func(string) error{
 	"policy":   func(s string) error { _, err := backoff.Parse(s); return err },
 	"policies": func(s string) error { _, err := backoff.Parse(s); return err },
-	"chaos":    func(s string) error { _, err := chaos.Parse(s); return err },
-	"slo":      func(s string) error { _, err := results.ParseSLO(s); return err },
+	"chaos": func(s string) error {
+		if _, err := chaos.Parse(s); err != nil {
+			return errors.New(strings.TrimPrefix(err.Error(), "chaos: ")) // the key says it
+		}
+		return nil
+	},
+	"slo": func(s string) error { _, err := results.ParseSLO(s); return err },
 }
 
 // withConfigFile adds --config to cmd and reads the file before cmd's own

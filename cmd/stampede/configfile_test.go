@@ -218,7 +218,7 @@ func TestConfigFileErrors(t *testing.T) {
 		{"null", "a.yaml", "clients:\nseed: 2\n", "run", `:1:9: clients: no value`},
 		{"twice", "a.yaml", "clients: 1\nq: true\nquiet: false\n", "run", `:3:1: quiet: given twice (first at line 2)`},
 		{"bad policy", "a.yaml", "policy: exp:initial=-1s\n", "run", `:1:9: policy: invalid value "exp:initial=-1s": `},
-		{"bad chaos", "a.yaml", "chaos: |\n  at 5s restart abrupt down=2x\n", "run", `:1:8: chaos: invalid value "at 5s restart abrupt down=2x\n": `},
+		{"bad chaos", "a.yaml", "chaos: |\n  at 5s restart abrupt down=2x\n", "run", `:1:8: chaos: invalid value "at 5s restart abrupt down=2x\n": line 1, col 27: expected a duration after "down=", found "2x"`},
 		{"not a mapping", "a.yaml", "- clients\n", "run", `:1:1: want a mapping of flag names to values, e.g. clients: 1000`},
 		{"yaml syntax", "a.yaml", "clients: 1\n  seed: [\n", "run", `:2:1: `},
 		{"toml unknown key", "a.toml", "clients = 10\n  bogus = 1\n", "bench", `:2:3: unknown key "bogus" (keys are the flag names of stampede bench --help)`},

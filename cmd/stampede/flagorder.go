@@ -18,7 +18,7 @@ func flagsFirst(app *cli.App, args []string) []string {
 		return args
 	}
 	cmd := app.Command(args[1])
-	if cmd == nil || len(cmd.Subcommands) > 0 {
+	if cmd == nil || hasSubcommands(cmd) {
 		return args
 	}
 	takesValue := map[string]bool{}
@@ -52,4 +52,15 @@ func flagsFirst(app *cli.App, args []string) []string {
 		}
 	}
 	return append(out, positional...)
+}
+
+// hasSubcommands reports whether cmd has subcommands of its own; the help
+// subcommand urfave/cli adds to a command once it has run does not count.
+func hasSubcommands(cmd *cli.Command) bool {
+	for _, s := range cmd.Subcommands {
+		if s.Name != "help" {
+			return true
+		}
+	}
+	return false
 }

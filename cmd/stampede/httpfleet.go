@@ -275,7 +275,7 @@ func writeFleetSummary(w io.Writer, h *results.HTTP) {
 		h.RetryAfterSeen, h.RetryAfterHonoured, h.EarlyRetries, h.Abandoned, h.NotRetriedUnsafe)
 	fmt.Fprintf(w, "latency from scheduled send p50 %.1fms p99 %.1fms max %.1fms  peak rejected/100ms %d\n",
 		h.LatencyMS.P50, h.LatencyMS.P99, h.LatencyMS.Max, h.PeakRejectedPer100ms)
-	fmt.Fprintf(w, "statuses %v  outcomes %v\n", h.Statuses, h.Outcomes)
+	fmt.Fprintf(w, "statuses %s  outcomes %s\n", countsText(h.Statuses), countsText(h.Outcomes))
 }
 
 // writeFleetTable prints the policies side by side.

@@ -92,10 +92,10 @@ func runApp(args []string, stdout, stderr io.Writer) int {
 	var ec cli.ExitCoder
 	if errors.As(err, &ec) {
 		if msg := err.Error(); msg != "" {
-			fmt.Fprintln(stderr, "stampede:", msg)
+			fmt.Fprintln(stderr, "stampede:", oneVoice(msg))
 		}
 		return ec.ExitCode()
 	}
-	fmt.Fprintln(stderr, "stampede:", err)
+	fmt.Fprintln(stderr, "stampede:", oneVoice(err.Error()))
 	return 2
 }
