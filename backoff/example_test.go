@@ -20,7 +20,7 @@ func ExampleParse() {
 	_, err = backoff.Parse("exp:initial=1x")
 	fmt.Println(err)
 	// Output:
-	// exp:initial=1s,max=1m0s,jitter=0.5,spread=100ms-500ms
+	// exp:initial=1s,max=60s,jitter=0.5,spread=100ms-500ms
 	// exp 1m0s 0.5 100ms 500ms
 	// policy "exp:initial=1x": initial: time: unknown unit "x" in duration "1x"
 }

@@ -215,8 +215,9 @@ func isKey(s string) bool {
 
 // String renders the policy as its canonical spec: the kind, then every
 // non-zero field in the order initial, multiplier, max, jitter, spread,
-// attempts, durations as time.Duration.String and numbers in their shortest
-// exact form. Parse(p.String()) == p for every valid p.
+// attempts, durations in one unit as a person writes them (specDuration:
+// max=60s, not 1m0s) and numbers in their shortest exact form.
+// Parse(p.String()) == p for every valid p.
 func (p Policy) String() string {
 	var b strings.Builder
 	b.WriteString(p.Kind.String())
@@ -229,22 +230,40 @@ func (p Policy) String() string {
 		b.WriteString(val)
 	}
 	if p.Initial != 0 {
-		add("initial", p.Initial.String())
+		add("initial", specDuration(p.Initial))
 	}
 	if p.Multiplier != 0 {
 		add("multiplier", strconv.FormatFloat(p.Multiplier, 'g', -1, 64))
 	}
 	if p.Max != 0 {
-		add("max", p.Max.String())
+		add("max", specDuration(p.Max))
 	}
 	if p.Jitter != 0 {
 		add("jitter", strconv.FormatFloat(p.Jitter, 'g', -1, 64))
 	}
 	if p.SpreadMin != 0 || p.SpreadMax != 0 {
-		add("spread", p.SpreadMin.String()+"-"+p.SpreadMax.String())
+		add("spread", specDuration(p.SpreadMin)+"-"+specDuration(p.SpreadMax))
 	}
 	if p.MaxAttempts != 0 {
 		add("attempts", strconv.Itoa(p.MaxAttempts))
 	}
 	return b.String()
+}
+
+// specDuration writes d in the largest unit that divides it, as a person
+// writes a policy: 2h, 60s, 1500ms, 250us. time.ParseDuration reads it
+// back exactly.
+func specDuration(d time.Duration) string {
+	if d == 0 {
+		return "0s"
+	}
+	for _, u := range []struct {
+		unit time.Duration
+		name string
+	}{{time.Hour, "h"}, {time.Second, "s"}, {time.Millisecond, "ms"}, {time.Microsecond, "us"}} {
+		if d%u.unit == 0 {
+			return strconv.FormatInt(int64(d/u.unit), 10) + u.name
+		}
+	}
+	return strconv.FormatInt(int64(d), 10) + "ns"
 }

@@ -24,7 +24,7 @@ func TestParse(t *testing.T) {
 			"docs example exp",
 			"exp:initial=1s,multiplier=2,max=60s,jitter=0.2",
 			Policy{Kind: Exp, Initial: s, Multiplier: 2, Max: 60 * s, Jitter: 0.2},
-			"exp:initial=1s,multiplier=2,max=1m0s,jitter=0.2",
+			"exp:initial=1s,multiplier=2,max=60s,jitter=0.2",
 		},
 		{
 			"keys in any order, spaces ignored",
@@ -38,8 +38,8 @@ func TestParse(t *testing.T) {
 		{"spread from zero", "full:spread=0s-1s", Policy{Kind: Full, SpreadMax: s}, "full:spread=0s-1s"},
 		{"spread single point", "decorrelated:spread=300ms-300ms,max=10s", Policy{Kind: Decorrelated, Max: 10 * s, SpreadMin: 300 * ms, SpreadMax: 300 * ms}, "decorrelated:max=10s,spread=300ms-300ms"},
 		{"fractional multiplier", "exp:multiplier=1.5", Policy{Kind: Exp, Multiplier: 1.5}, "exp:multiplier=1.5"},
-		{"sub-ms duration", "exp:initial=1.5ms", Policy{Kind: Exp, Initial: 1500 * time.Microsecond}, "exp:initial=1.5ms"},
-		{"initial at the limit", "fixed:initial=24h", Policy{Kind: Fixed, Initial: 24 * time.Hour}, "fixed:initial=24h0m0s"},
+		{"sub-ms duration", "exp:initial=1.5ms", Policy{Kind: Exp, Initial: 1500 * time.Microsecond}, "exp:initial=1500us"},
+		{"initial at the limit", "fixed:initial=24h", Policy{Kind: Fixed, Initial: 24 * time.Hour}, "fixed:initial=24h"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := Parse(tc.spec)

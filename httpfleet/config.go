@@ -62,6 +62,10 @@ type Config struct {
 	Retry httpretry.Config `json:"retry"`
 	// TLS configures https connections; nil means the defaults.
 	TLS *tls.Config `json:"-"`
+	// Settings, when not nil, is what summary.json records as the run's
+	// config instead of this struct: the command line renders its flags
+	// in the user's spelling, secrets redacted.
+	Settings any `json:"-"`
 	// Now reads the clock for the schedule, the latencies and the
 	// timeline, and Sleep waits for the next scheduled send (returning
 	// ctx.Err() when ctx ends first); nil means the real clock. Retry.Now

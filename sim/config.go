@@ -219,6 +219,10 @@ type Config struct {
 	Start time.Time `json:"-"`
 	// OnRetry, when set, is called with every retry decision.
 	OnRetry func(Retry) `json:"-"`
+	// Settings, when not nil, is what summary.json records as the run's
+	// config instead of this struct: the command line renders its flags
+	// in the user's spelling. It must marshal to JSON.
+	Settings any `json:"-"`
 }
 
 // withDefaults returns c with every zero field set to its default.

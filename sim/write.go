@@ -10,10 +10,14 @@ import (
 // recorded.
 func Summarize(res *Result, slo []results.SLO) *results.Summary {
 	cfg := res.Config
+	var config any = cfg
+	if cfg.Settings != nil {
+		config = cfg.Settings
+	}
 	in := results.Input{
 		RunID:      results.NewRunID(cfg.Start, cfg.Seed),
 		Seed:       cfg.Seed,
-		Config:     cfg,
+		Config:     config,
 		Report:     res.Report,
 		Events:     res.Events,
 		Partials:   res.Partials,

@@ -44,6 +44,9 @@ type BenchConfig struct {
 	Pause time.Duration
 	// Progress, if set, is told when each run starts.
 	Progress io.Writer
+	// Settings, if set, gives each run's Storm.Settings from its policy
+	// spec: the command line's rendered flags with that run's policy.
+	Settings func(policy string) any
 }
 
 // BenchRun is one policy's run.
@@ -103,6 +106,9 @@ func Bench(ctx context.Context, cfg BenchConfig) ([]BenchRun, error) {
 		run := base
 		run.Fleet.Policy = policies[i]
 		run.Out = ""
+		if cfg.Settings != nil {
+			run.Settings = cfg.Settings(spec)
+		}
 		dir := ""
 		if cfg.Out != "" {
 			dir = filepath.Join(cfg.Out, fmt.Sprintf("%d-%s", i+1, dirName(spec)))

@@ -1,6 +1,8 @@
 package storm
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -101,6 +103,53 @@ type Config struct {
 	// events join summary.json's and their files the results folder (see
 	// Sidecar).
 	Sidecars []Sidecar `json:"-"`
+	// Settings, when not nil, is what summary.json records as the run's
+	// config instead of this struct: the command line renders its flags
+	// in the user's spelling. It must marshal to JSON, secrets redacted.
+	Settings any `json:"-"`
+}
+
+// summaryConfig is what summary.json records as the run's config:
+// Settings with the sizing the run chose ("sizing": the processes and
+// source addresses it decided) when set, else the redacted config with its
+// sizing and the target configuration actually used.
+func (c Config) summaryConfig(sz Sizing, tcfg target.Config) any {
+	if c.Settings != nil {
+		return settingsConfig{c.Settings, sz}
+	}
+	return runConfig{Config: c.redacted(), Sizing: sz, Target: redactedTarget(tcfg)}
+}
+
+// settingsConfig is Config.Settings, a JSON object, with "sizing" added.
+type settingsConfig struct {
+	settings any
+	sizing   Sizing
+}
+
+// MarshalJSON writes the settings' object with a "sizing" key last; a
+// settings value that is no object is written as it is.
+func (s settingsConfig) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // <redacted>, not \u003credacted\u003e
+	if err := enc.Encode(s.settings); err != nil {
+		return nil, err
+	}
+	b := bytes.TrimSpace(buf.Bytes())
+	if len(b) < 2 || b[0] != '{' {
+		return b, nil
+	}
+	sz, err := json.Marshal(s.sizing)
+	if err != nil {
+		return nil, err
+	}
+	out := append([]byte(nil), b[:len(b)-1]...)
+	if len(b) > 2 {
+		out = append(out, ',')
+	}
+	out = append(out, `"sizing":`...)
+	out = append(append(out, sz...), '}')
+	return out, nil
 }
 
 // redacted returns the config as summary.json records it: header values

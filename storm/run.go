@@ -321,7 +321,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	in := results.Input{
 		RunID:     runID,
 		Seed:      fleet.Seed,
-		Config:    runConfig{Config: cfg.redacted(), Sizing: sz, Target: redactedTarget(tcfg)},
+		Config:    cfg.summaryConfig(sz, tcfg),
 		Report:    report,
 		Events:    events,
 		Partials:  partials,

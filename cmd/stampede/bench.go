@@ -81,6 +81,8 @@ func benchAction(c *cli.Context) error {
 		return err
 	}
 	bc := storm.BenchConfig{Storm: cfg, Policies: c.StringSlice("policies"), Out: cfg.Out, Progress: c.App.ErrWriter}
+	flags := renderSettings(c)
+	bc.Settings = func(policy string) any { return flags.with("policy", policy, "policies") }
 	ctx, stop := interruptible(c)
 	defer stop()
 	runs, err := storm.Bench(ctx, bc)

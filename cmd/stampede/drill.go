@@ -76,6 +76,7 @@ func drillAction(c *cli.Context) error {
 	if run.HAProxySockets, err = haproxySockets(c); err != nil {
 		return err
 	}
+	run.Settings = renderSettings(c)
 	cfg := drill.Config{
 		Run:            run,
 		AllowRemote:    c.StringSlice("allow-remote"),

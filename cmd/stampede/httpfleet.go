@@ -71,6 +71,7 @@ func httpFleetAction(c *cli.Context) error {
 			}
 		}
 	}
+	flags := renderSettings(c)
 	var sums []*results.Summary
 	var names []string
 	for _, spec := range specs {
@@ -83,11 +84,15 @@ func httpFleetAction(c *cli.Context) error {
 			p, _ := backoff.Parse(spec) // splitPolicies parsed it
 			run.Retry.Policy, name = &p, p.String()
 		}
+		run.Settings = flags
+		if spec != "" {
+			run.Settings = flags.with("policy", spec, "policies")
+		}
 		res, err := httpfleet.Run(c.Context, run)
 		if err != nil {
 			return flagError(err)
 		}
-		sum := httpfleet.Summarize(run, res, nil, slos)
+		sum := httpfleet.Summarize(run, res, run.Settings, slos)
 		if out != "" {
 			if err := httpfleet.WriteResults(fleetDir(out, spec, len(specs)), run, res, sum); err != nil {
 				return err
@@ -255,7 +260,7 @@ func writeFleetSummary(w io.Writer, h *results.HTTP) {
 		h.RetryAfterSeen, h.RetryAfterHonoured, h.EarlyRetries, h.Abandoned, h.NotRetriedUnsafe)
 	fmt.Fprintf(w, "latency from scheduled send p50 %.1fms p99 %.1fms max %.1fms  peak rejected/100ms %d\n",
 		h.LatencyMS.P50, h.LatencyMS.P99, h.LatencyMS.Max, h.PeakRejectedPer100ms)
-	fmt.Fprintf(w, "statuses %v  outcomes %v\n", h.Statuses, h.Outcomes)
+	fmt.Fprintf(w, "statuses %s  outcomes %s\n", countsText(h.Statuses), countsText(h.Outcomes))
 }
 
 // writeFleetTable prints the policies side by side.

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 
 	"github.com/urfave/cli/v2"
@@ -27,6 +28,9 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	for _, c := range commands {
 		c.OnUsageError = usageError
 		c.HelpName = "" // set by Run; a second app (tests) would prefix it again
+		if slices.Contains(configCommands, c.Name) {
+			withConfigFile(c)
+		}
 	}
 	return &cli.App{
 		Writer:    stdout,
@@ -80,17 +84,18 @@ func run(args []string) int { return runApp(args, os.Stdout, os.Stderr) }
 // success, the status of a cli.ExitCoder, otherwise 2 for usage and run
 // errors. The error is printed to stderr as one line, never a stack trace.
 func runApp(args []string, stdout, stderr io.Writer) int {
-	err := newApp(stdout, stderr).Run(args)
+	app := newApp(stdout, stderr)
+	err := app.Run(flagsFirst(app, args))
 	if err == nil {
 		return 0
 	}
 	var ec cli.ExitCoder
 	if errors.As(err, &ec) {
 		if msg := err.Error(); msg != "" {
-			fmt.Fprintln(stderr, "stampede:", msg)
+			fmt.Fprintln(stderr, "stampede:", oneVoice(msg))
 		}
 		return ec.ExitCode()
 	}
-	fmt.Fprintln(stderr, "stampede:", err)
+	fmt.Fprintln(stderr, "stampede:", oneVoice(err.Error()))
 	return 2
 }

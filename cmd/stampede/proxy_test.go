@@ -29,9 +29,9 @@ func TestProxyBadFlags(t *testing.T) {
 		{"schedule with a restart", []string{"--upstream", "127.0.0.1:9", "--chaos", "at 1s restart"},
 			"stampede: --chaos: line 1: \"at 1s restart\" is a restart event: a proxy on its own applies only proxy events\n"},
 		{"schedule that does not parse", []string{"--upstream", "127.0.0.1:9", "--chaos", "at 1s proxy latency=1s"},
-			"stampede: --chaos: chaos: line 1, col 23: expected \"for\" and a duration after \"proxy latency=1s\", found end of entry\n"},
+			"stampede: --chaos: line 1, col 23: expected \"for\" and a duration after \"proxy latency=1s\", found end of entry\n"},
 		{"schedule past the end", []string{"--upstream", "127.0.0.1:9", "--chaos", "at 5s proxy reset for 1s", "--duration", "2s"},
-			"stampede: --chaos: chaos: line 1: \"at 5s proxy reset for 1s\" fires at 5s, not before the run ends at 2s\n"},
+			"stampede: --chaos: line 1: \"at 5s proxy reset for 1s\" fires at 5s, not before the run ends at 2s\n"},
 		{"stray argument", []string{"--upstream", "127.0.0.1:9", "now"}, "stampede: proxy: unexpected argument \"now\"\n"},
 	}
 	for _, tt := range tests {

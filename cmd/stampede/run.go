@@ -71,6 +71,7 @@ func runAction(c *cli.Context) error {
 	if err := agentRunConfig(c, &cfg); err != nil {
 		return err
 	}
+	cfg.Settings = renderSettings(c)
 	return runStorm(c, cfg, nil) // storm.Run validates cfg, once, before any process starts
 }
 

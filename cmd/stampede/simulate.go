@@ -67,6 +67,7 @@ func simulateAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	cfg.Settings = renderSettings(c)
 	ctx, stop := interruptible(c)
 	defer stop()
 	started := time.Now()
