@@ -22,8 +22,8 @@ import (
 // JoinConfig is how an agent joins a run (stampede agent --nats).
 type JoinConfig struct {
 	// NATS is the server's URL; Creds its credentials file, if it needs
-	// one (else the token is presented to the server as well: the
-	// embedded server requires it).
+	// one (else a credential derived from the token is presented to the
+	// server: the embedded server requires it).
 	NATS  string
 	Creds string
 	// Token is the run's secret (--token-file).
@@ -111,6 +111,7 @@ func Join(ctx context.Context, cfg JoinConfig) (*Joined, error) {
 			cfg.Log(format, args...)
 		}
 	}
+	keys := deriveKeys(cfg.Token)
 	d := &localAddr{}
 	var offline atomic.Int64
 	opts := []nats.Option{nats.Name("stampede agent " + cfg.Name), nats.SetCustomDialer(d),
@@ -120,7 +121,7 @@ func Join(ctx context.Context, cfg JoinConfig) (*Joined, error) {
 	if cfg.Creds != "" {
 		opts = append(opts, nats.UserCredentials(cfg.Creds))
 	} else {
-		opts = append(opts, nats.Token(string(cfg.Token)))
+		opts = append(opts, nats.Token(keys.nats))
 	}
 	if cfg.CA != "" {
 		opts = append(opts, nats.RootCAs(cfg.CA))
@@ -148,7 +149,7 @@ func Join(ctx context.Context, cfg JoinConfig) (*Joined, error) {
 			return nil, ctx.Err()
 		}
 	}
-	j, err := join(ctx, nc, cfg, d, deadline, logf, func() time.Time {
+	j, err := join(ctx, nc, cfg, keys.sign, d, deadline, logf, func() time.Time {
 		if n := offline.Load(); n != 0 {
 			return time.Unix(0, n)
 		}
@@ -161,7 +162,7 @@ func Join(ctx context.Context, cfg JoinConfig) (*Joined, error) {
 	return j, nil
 }
 
-func join(ctx context.Context, nc *nats.Conn, cfg JoinConfig, d *localAddr, deadline time.Time, logf func(string, ...any), offline func() time.Time) (*Joined, error) {
+func join(ctx context.Context, nc *nats.Conn, cfg JoinConfig, signKey []byte, d *localAddr, deadline time.Time, logf func(string, ...any), offline func() time.Time) (*Joined, error) {
 	sid, nonceA := randomHex(16), randomHex(16)
 	down, err := nc.SubscribeSync(downSubject(sid))
 	if err != nil {
@@ -182,7 +183,7 @@ func join(ctx context.Context, nc *nats.Conn, cfg JoinConfig, d *localAddr, dead
 	var refusedAt time.Time
 	for answered := false; !answered; {
 		if err := nc.PublishMsg(&nats.Msg{Subject: JoinSubject, Reply: down.Subject, Data: body,
-			Header: newMsg(cfg.Token, JoinSubject, 0, kHello, 0, body).Header}); err != nil {
+			Header: newMsg(signKey, JoinSubject, 0, kHello, 0, body).Header}); err != nil {
 			return nil, err
 		}
 		resend := time.Now().Add(2 * time.Second)
@@ -206,7 +207,7 @@ func join(ctx context.Context, nc *nats.Conn, cfg JoinConfig, d *localAddr, dead
 			if err != nil {
 				return nil, err
 			}
-			p, verr := verify(cfg.Token, m)
+			p, verr := verify(signKey, m)
 			switch {
 			case m.Header.Get(hKind) == kRefused:
 				if refusal == "" {
@@ -224,7 +225,7 @@ func join(ctx context.Context, nc *nats.Conn, cfg JoinConfig, d *localAddr, dead
 			}
 		}
 	}
-	key := sessionKey(cfg.Token, sid, nonceA, ch.Nonce)
+	key := sessionKey(signKey, sid, nonceA, ch.Nonce)
 	if err := nc.PublishMsg(newMsg(key, upSubject(sid), 0, kAuth, 0, []byte(ch.Nonce))); err != nil {
 		return nil, err
 	}

@@ -17,17 +17,24 @@
 //	  │ <─ bye ───────────────────────────   │ the run is over
 //
 // Every message after the hello is authenticated with HMAC-SHA256 over its
-// subject, its sequence number and its body, keyed by the run's token (the
-// join) or a key derived from it and both sides' nonces (the session):
+// subject, its sequence number and its body, keyed by the run's signing key
+// (the join) or a key derived from it and both sides' nonces (the session):
 // a stranger on the same NATS server can neither join a run, nor steer an
 // agent, nor forge or replay a result. Sequence numbers are consecutive in
 // each direction, so a message NATS dropped (a slow consumer) is detected,
 // never silently missing from a merge. Bodies are not encrypted: use TLS
 // to the server, and the server's own accounts to keep others from
 // reading a run's subjects.
+//
+// The token itself never leaves the host: the signing key and the
+// credential presented to the NATS server are each derived from it with
+// HKDF-SHA256 under their own label, so what the server (or anyone who
+// reads a CONNECT sent in clear) sees reveals neither the token nor the
+// signing key.
 package hub
 
 import (
+	"crypto/hkdf"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -125,6 +132,34 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
+// Labels (HKDF info) of the keys derived from a run's token. A new label
+// gives unrelated keys: change the version when a key's use changes.
+const (
+	natsLabel = "stampede nats credential v1"
+	signLabel = "stampede message signing key v1"
+)
+
+// runKeys are the keys a run's token yields.
+type runKeys struct {
+	// nats is the credential presented to the NATS server (hex): the
+	// embedded server's authorization token, an agent's CONNECT token.
+	nats string
+	// sign keys the MACs of the join messages and the session keys.
+	sign []byte
+}
+
+// deriveKeys derives a run's keys from its token.
+func deriveKeys(token []byte) runKeys {
+	derive := func(label string) []byte {
+		k, err := hkdf.Key(sha256.New, token, nil, label, 32)
+		if err != nil {
+			panic(err) // only for a length beyond 255 hash sizes
+		}
+		return k
+	}
+	return runKeys{nats: hex.EncodeToString(derive(natsLabel)), sign: derive(signLabel)}
+}
+
 // sign returns the MAC of one message.
 func sign(key []byte, subject string, seq uint64, kind string, ch int, body []byte) string {
 	m := hmac.New(sha256.New, key)
@@ -178,9 +213,10 @@ func verify(key []byte, m *nats.Msg) (parsed, error) {
 	return p, nil
 }
 
-// sessionKey derives a session's key from the token and both nonces.
-func sessionKey(token []byte, sid, nonceA, nonceC string) []byte {
-	m := hmac.New(sha256.New, token)
+// sessionKey derives a session's key from the run's signing key and both
+// nonces.
+func sessionKey(signKey []byte, sid, nonceA, nonceC string) []byte {
+	m := hmac.New(sha256.New, signKey)
 	fmt.Fprintf(m, "stampede session\n%s\n%s\n%s", sid, nonceA, nonceC)
 	return m.Sum(nil)
 }
