@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -92,6 +93,60 @@ func TestConnectHidesToken(t *testing.T) {
 	for what, secret := range map[string]string{"token": string(tok), "signing key": hex.EncodeToString(k.sign), "raw signing key": string(k.sign)} {
 		if strings.Contains(line, secret) {
 			t.Errorf("CONNECT holds the %s: %s", what, line)
+		}
+	}
+}
+
+// A token file that someone else could have written, or can read, is
+// refused with one line naming it and its mode; the modes WriteToken
+// and a Kubernetes Secret volume leave are accepted.
+func TestTokenFileTrust(t *testing.T) {
+	for _, tt := range []struct {
+		mode os.FileMode
+		ok   bool
+	}{
+		{0o600, true},  // as WriteToken leaves it
+		{0o400, true},  // read-only
+		{0o666, false}, // anyone may replace it
+		{0o604, false}, // anyone may read it
+		{0o620, false}, // the group may replace it
+	} {
+		t.Run(fmt.Sprintf("%04o", tt.mode), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "stampede.token")
+			if err := os.WriteFile(path, []byte("0123456789abcdef0123\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(path, tt.mode); err != nil {
+				t.Fatal(err)
+			}
+			_, err := ReadToken(path)
+			if tt.ok {
+				if err != nil {
+					t.Fatalf("ReadToken: %v", err)
+				}
+				return
+			}
+			want := fmt.Sprintf("--token-file %s: mode %04o, ", path, tt.mode)
+			if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("ReadToken = %v, want one line starting %q", err, want)
+			}
+			if _, err := New(Config{TokenFile: path}); err == nil {
+				t.Error("a hub started with an untrusted token file")
+			}
+		})
+	}
+	// Another user's file, however strict its mode (root's aside).
+	path := filepath.Join(t.TempDir(), "token")
+	if _, err := WriteToken(path); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if os.Getuid() != 0 {
+		if err := trustedTokenFile(fi, os.Getuid()+1); err == nil || !strings.Contains(err.Error(), "owned by uid") {
+			t.Errorf("another user's token file: %v, want refused", err)
 		}
 	}
 }

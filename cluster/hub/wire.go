@@ -41,10 +41,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -92,9 +94,26 @@ const (
 	kBye       = "bye"
 )
 
-// ReadToken reads a run's token from path: its first line, trimmed.
+// ReadToken reads a run's token from path: its first line, trimmed. The
+// file must be one only its reader controls: owned by this user with no
+// permission for group or others (as WriteToken leaves it), or owned by
+// root and writable by root alone, readable by its group at most (a
+// Kubernetes Secret volume with an fsGroup). Anything else, such as a
+// 0666 file someone left where the token is expected, is refused.
 func ReadToken(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--token-file: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("--token-file: %w", err)
+	}
+	if err := trustedTokenFile(fi, os.Getuid()); err != nil {
+		return nil, fmt.Errorf("--token-file %s: mode %04o, %v", path, fi.Mode().Perm(), err)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 4096))
 	if err != nil {
 		return nil, fmt.Errorf("--token-file: %w", err)
 	}
@@ -103,6 +122,27 @@ func ReadToken(path string) ([]byte, error) {
 		return nil, fmt.Errorf("--token-file %s: a token of at least 16 characters is needed, found %d", path, len(t))
 	}
 	return []byte(t), nil
+}
+
+// trustedTokenFile says why a token file whose owner and mode fi gives
+// cannot be trusted by user uid, or nil.
+func trustedTokenFile(fi os.FileInfo, uid int) error {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return errors.New("its owner is unknown")
+	}
+	perm := fi.Mode().Perm()
+	switch {
+	case !fi.Mode().IsRegular():
+		return errors.New("not a regular file")
+	case int(st.Uid) == uid && perm&0o077 == 0:
+		return nil
+	case st.Uid == 0 && perm&0o027 == 0:
+		return nil // root's, read-only to its group: a Secret volume
+	case int(st.Uid) != uid && st.Uid != 0:
+		return fmt.Errorf("owned by uid %d, not by this user (uid %d): the token must be this user's own", st.Uid, uid)
+	}
+	return errors.New("group or others may read or write it: chmod 600 it (or remove it for a new token)")
 }
 
 // WriteToken writes a new random token (32 bytes, hex) to path with mode
