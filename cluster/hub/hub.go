@@ -268,7 +268,7 @@ func (h *Hub) hello(m *nats.Msg) {
 	if err := json.Unmarshal(m.Data, &he); err != nil || !validSID(he.SID) || m.Reply != downSubject(he.SID) {
 		return // not a stampede agent's hello
 	}
-	who := fmt.Sprintf("agent %q on %s", he.Name, he.Host)
+	who := fmt.Sprintf("agent %q on %s", Printable(he.Name), Printable(he.Host))
 	if _, err := verify(h.keys.sign, m); err != nil {
 		h.logf("hub: refused %s: its token is not this run's", who)
 		h.refuse(m.Reply, nil, "the coordinator refused the token: it is not this run's (check --token-file)")

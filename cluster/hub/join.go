@@ -175,12 +175,13 @@ func join(ctx context.Context, nc *nats.Conn, cfg JoinConfig, signKey []byte, d 
 		Host: host, PID: os.Getpid(), Addr: addr, SourceIPs: cfg.SourceIPs}
 	body, _ := json.Marshal(he)
 
-	// Say hello until a coordinator answers; a refusal waits a moment
-	// for another coordinator on the same server (another run) that may
-	// take the agent.
+	// Say hello until a coordinator answers. A refusal signed with the
+	// run's key is final. An unsigned one may come from another run's
+	// coordinator on the same server, or from anyone who can publish
+	// there: it is only remembered, for the error if no coordinator of
+	// this run answers before the join timeout.
 	var ch challenge
-	var refusal string
-	var refusedAt time.Time
+	var unsigned string
 	for answered := false; !answered; {
 		if err := nc.PublishMsg(&nats.Msg{Subject: JoinSubject, Reply: down.Subject, Data: body,
 			Header: newMsg(signKey, JoinSubject, 0, kHello, 0, body).Header}); err != nil {
@@ -188,16 +189,16 @@ func join(ctx context.Context, nc *nats.Conn, cfg JoinConfig, signKey []byte, d 
 		}
 		resend := time.Now().Add(2 * time.Second)
 		for !answered {
-			if refusal != "" && time.Since(refusedAt) > 2*time.Second {
-				return nil, &RefusedError{refusal}
-			}
 			if time.Now().After(deadline) {
+				if unsigned != "" {
+					return nil, &RefusedError{fmt.Sprintf("no coordinator on %s took this agent in time; one that cannot sign for this run answered: %s", cfg.NATS, unsigned)}
+				}
 				return nil, fmt.Errorf("no coordinator on %s took this agent in time: is `stampede run --agents N` running there?", cfg.NATS)
 			}
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			if time.Now().After(resend) && refusal == "" {
+			if time.Now().After(resend) {
 				break
 			}
 			m, err := down.NextMsg(250 * time.Millisecond)
@@ -209,16 +210,16 @@ func join(ctx context.Context, nc *nats.Conn, cfg JoinConfig, signKey []byte, d 
 			}
 			p, verr := verify(signKey, m)
 			switch {
-			case m.Header.Get(hKind) == kRefused:
-				if refusal == "" {
-					refusal, refusedAt = string(m.Data), time.Now()
-				}
-				if verr == nil { // the coordinator of this token refused: final
-					return nil, &RefusedError{string(m.Data)}
+			case verr == nil && p.kind == kRefused: // this run's coordinator refused: final
+				return nil, &RefusedError{Printable(string(p.body))}
+			case verr != nil && m.Header.Get(hKind) == kRefused:
+				if unsigned == "" {
+					unsigned = Printable(string(m.Data))
+					logf("ignoring an unsigned refusal (not from this run's coordinator): %s", unsigned)
 				}
 			case verr != nil:
-				if refusal == "" {
-					refusal, refusedAt = "the coordinator refused the token: it is not this run's (check --token-file)", time.Now()
+				if unsigned == "" {
+					unsigned = "the coordinator refused the token: it is not this run's (check --token-file)"
 				}
 			case p.kind == kChallenge && json.Unmarshal(p.body, &ch) == nil && ch.Nonce != "":
 				answered = true
@@ -254,6 +255,7 @@ func join(ctx context.Context, nc *nats.Conn, cfg JoinConfig, signKey []byte, d 
 	select {
 	case <-welcome:
 	case why := <-refused:
+		why = Printable(why)
 		s.end(errors.New(why))
 		return nil, &RefusedError{why}
 	case <-s.dead:

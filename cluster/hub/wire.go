@@ -48,6 +48,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
 )
@@ -198,6 +200,31 @@ func deriveKeys(token []byte) runKeys {
 		return k
 	}
 	return runKeys{nats: hex.EncodeToString(derive(natsLabel)), sign: derive(signLabel)}
+}
+
+// maxPrintable bounds, in characters, the text from the wire that is
+// printed.
+const maxPrintable = 300
+
+// Printable returns text that came off the wire (a refusal, an agent's
+// name) fit to print on a terminal or in a log: control characters, which
+// include the escape that starts an ANSI sequence, are dropped, and text
+// beyond maxPrintable characters is cut to "...".
+func Printable(s string) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range s {
+		if unicode.IsControl(r) || r == utf8.RuneError || unicode.Is(unicode.Bidi_Control, r) {
+			continue
+		}
+		if n == maxPrintable {
+			b.WriteString("...")
+			break
+		}
+		b.WriteRune(r)
+		n++
+	}
+	return b.String()
 }
 
 // sign returns the MAC of one message.
