@@ -27,6 +27,11 @@ type Config struct {
 	// empty means a free port on 127.0.0.1 (never 4222, where a NATS
 	// server of the machine may run). Unused with NATS.
 	Listen string
+	// InsecureListen allows a Listen address beyond loopback without TLS
+	// (TLSCert): the agents' messages, bodies unencrypted, would cross the
+	// network in clear. Without it such a Listen is refused; with it the
+	// hub logs a warning each run.
+	InsecureListen bool
 	// NATS, if set, is the URL of an existing NATS server to use instead
 	// of the embedded one; Creds is its credentials file (nats.UserCredentials).
 	NATS  string
@@ -173,6 +178,12 @@ func (h *Hub) startServer() error {
 	if err != nil || port < 0 || port > 65535 {
 		return fmt.Errorf("--listen %q: bad port", listen)
 	}
+	if err := ClearListen(listen, h.cfg.TLSCert != "", h.cfg.InsecureListen); err != nil {
+		return err
+	}
+	if !loopbackHost(host) && h.cfg.TLSCert == "" {
+		h.logf("hub: warning: the embedded NATS server listens on %s without TLS: agents' messages cross the network in clear", listen)
+	}
 	if port == 0 {
 		port = server.RANDOM_PORT
 	}
@@ -220,6 +231,26 @@ func (h *Hub) startServer() error {
 	}
 	h.url = fmt.Sprintf("%s://%s", scheme, net.JoinHostPort(ip, strconv.Itoa(addr.Port)))
 	return nil
+}
+
+// ClearListen refuses a listen address (HOST:PORT) beyond loopback
+// without TLS unless insecure allows it, naming the fields to change.
+func ClearListen(listen string, tls, insecure bool) error {
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil || loopbackHost(host) || tls || insecure {
+		return nil
+	}
+	return fmt.Errorf("hub: Listen %s is beyond loopback without TLS: agents' messages would cross the network in clear; set TLSCert and TLSKey, or InsecureListen to accept that", listen)
+}
+
+// loopbackHost says whether host (no port) is localhost or a loopback
+// address; "" (every address) is not.
+func loopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
 }
 
 // advertised is this host's name, for a server listening on every address.
