@@ -106,6 +106,13 @@ type Policy struct {
 	MaxAttempts int `json:"attempts"`
 }
 
+// MinDelay is the floor of every delay: Step never returns less, and
+// Validate refuses an Initial, or a spread's high end, below it. Without a
+// floor, "fixed:initial=1ns" made ten clients attempt 82,000 times a
+// second, a loop against the server rather than a backoff; a full jitter
+// draw near 0 is raised to it too.
+const MinDelay = time.Millisecond
+
 // MaxInitial is the longest first delay a policy may have (Initial and
 // either end of Spread): a base of more than a day is a typo, and bounding it
 // bounds the first-retry histogram of a fleet (FirstRetrySpread).
@@ -136,6 +143,8 @@ func (p Policy) Validate() error {
 		return invalid("kind", "unknown kind %d", p.Kind)
 	case p.Initial < 0:
 		return invalid("initial", "must not be negative, got %s", p.Initial)
+	case p.Initial > 0 && p.Initial < MinDelay:
+		return invalid("initial", "must be at least %s (the floor of every delay), got %s", MinDelay, p.Initial)
 	case p.Initial > MaxInitial:
 		return invalid("initial", "must be at most %s, got %s", MaxInitial, p.Initial)
 	case p.Multiplier < 0 || math.IsNaN(p.Multiplier) || math.IsInf(p.Multiplier, 0):
@@ -158,6 +167,8 @@ func (p Policy) Validate() error {
 		return invalid("spread", "low end %s set without a high end", p.SpreadMin)
 	case p.SpreadMin > p.SpreadMax:
 		return invalid("spread", "%s-%s: the low end is above the high end", p.SpreadMin, p.SpreadMax)
+	case p.SpreadMax > 0 && p.SpreadMax < MinDelay:
+		return invalid("spread", "the high end must be at least %s (the floor of every delay), got %s-%s", MinDelay, p.SpreadMin, p.SpreadMax)
 	case p.SpreadMax > MaxInitial:
 		return invalid("spread", "must be at most %s, got %s-%s", MaxInitial, p.SpreadMin, p.SpreadMax)
 	case p.MaxAttempts < 0:
@@ -218,8 +229,14 @@ func (p Policy) Nominal(attempt int, base time.Duration) time.Duration {
 // Step is the pure core of the policy: the delay before retry number attempt
 // for a client whose base delay is base, whose previous delay was prev (zero
 // on the first retry; used by Decorrelated only), given one uniform draw u in
-// [0, 1). Everything else in the package is built on it.
+// [0, 1). Everything else in the package is built on it. It never returns
+// less than MinDelay.
 func (p Policy) Step(attempt int, base, prev time.Duration, u float64) time.Duration {
+	return max(p.step(attempt, base, prev, u), MinDelay)
+}
+
+// step is Step without the floor.
+func (p Policy) step(attempt int, base, prev time.Duration, u float64) time.Duration {
 	switch p.Kind {
 	case Full:
 		return saturate(u * float64(p.Nominal(attempt, base)))

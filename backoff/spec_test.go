@@ -150,7 +150,7 @@ func TestStringRoundTrip(t *testing.T) {
 	for _, p := range []Policy{
 		{},
 		{Kind: Fixed, Initial: 1234567891, Jitter: 0.123456789},
-		{Kind: Exp, Initial: time.Nanosecond, Multiplier: 1.0000001, Max: 1<<63 - 1},
+		{Kind: Exp, Initial: MinDelay, Multiplier: 1.0000001, Max: 1<<63 - 1},
 		{Kind: Full, Initial: 24 * time.Hour, Max: 90 * time.Minute, MaxAttempts: 1 << 40},
 		{Kind: Equal, SpreadMin: 1, SpreadMax: 24 * time.Hour},
 		{Kind: Decorrelated, Initial: 3 * ms, Max: 7 * s, SpreadMin: 0, SpreadMax: 9 * ms},

@@ -50,7 +50,9 @@ type entryWords struct {
 // "#" starts a comment that runs to the end of the line. Empty entries
 // (blank lines, ";;") are dropped. Scanning cannot fail: every character
 // either separates words or belongs to one, and the parser judges the words.
-func scan(src string) []entryWords {
+// It stops once it holds more than limit entries, so that an oversized
+// schedule costs no more than its first limit+1 entries.
+func scan(src string, limit int) []entryWords {
 	var (
 		entries   []entryWords
 		cur       entryWords
@@ -104,6 +106,9 @@ func scan(src string) []entryWords {
 		} else {
 			col++
 		}
+		if len(entries) > limit {
+			return entries
+		}
 	}
 	endEntry(len(src))
 	return entries
@@ -119,7 +124,7 @@ func found(t token, ok bool) string {
 	if !ok {
 		return "end of entry"
 	}
-	return strconv.Quote(t.text)
+	return strconv.Quote(clip(t.text))
 }
 
 // value is the part of a key=value word after "=", positioned at its own
@@ -134,7 +139,7 @@ func quoteValue(v token) string {
 	if v.text == "" {
 		return "nothing"
 	}
-	return strconv.Quote(v.text)
+	return strconv.Quote(clip(v.text))
 }
 
 // Bounds on durations, for duration().

@@ -49,7 +49,7 @@ func TestScan(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var got [][]word
 			var ends []word
-			for _, e := range scan(tt.src) {
+			for _, e := range scan(tt.src, MaxEntries) {
 				var ws []word
 				for _, w := range e.words {
 					ws = append(ws, word{w.text, w.line, w.col})

@@ -1,7 +1,10 @@
 package chaos
 
 import (
+	"fmt"
+	"io"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -12,13 +15,76 @@ import (
 // eventWords lists the event words in the order error messages name them.
 const eventWords = "restart, stall, backlog, accept-rate, reject, proxy"
 
+// Limits on a schedule's size. No useful schedule comes near them; they
+// keep a hostile or mistaken file from costing more than a moment to parse
+// and check, and its errors from echoing it back at length.
+const (
+	// MaxSourceBytes bounds the text Parse accepts, comments included.
+	MaxSourceBytes = 4 << 20
+	// MaxEntries bounds the entries of a schedule (Parse and Check).
+	MaxEntries = 10_000
+	// maxWordBytes bounds one word: the longest valid word, such as
+	// "bandwidth=1000.000001kbit/s", is far shorter.
+	maxWordBytes = 64
+	// maxEntryBytes bounds one entry's text, from its first word to its last.
+	maxEntryBytes = 512
+	// clipRunes is how much of a word or an entry an error echoes.
+	clipRunes = 60
+)
+
+// clip shortens s for an error message: its first clipRunes characters and
+// "...", or s itself when it is no longer than that.
+func clip(s string) string {
+	if len(s) <= clipRunes {
+		return s
+	}
+	n := 0
+	for i := range s {
+		if n == clipRunes {
+			return s[:i] + "..."
+		}
+		n++
+	}
+	return s
+}
+
+// ReadSource reads a schedule file (--chaos-file) for Parse, refusing one
+// longer than MaxSourceBytes without reading the rest of it.
+func ReadSource(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxSourceBytes+1))
+	if err != nil {
+		return "", err
+	}
+	if len(b) > MaxSourceBytes {
+		return "", fmt.Errorf("%s: more than %d bytes: a schedule has at most %d", path, MaxSourceBytes, MaxSourceBytes)
+	}
+	return string(b), nil
+}
+
 // Parse parses a chaos schedule (the text of --chaos or of a --chaos-file).
 // Every error is a *SyntaxError naming the line and column, what was
 // expected and what was found. An empty schedule, or one of only comments,
-// is valid and has no entries. The grammar is in docs/chaos.md.
+// is valid and has no entries. The grammar is in docs/chaos.md. A schedule
+// longer than MaxSourceBytes, with more than MaxEntries entries, or with a
+// word or an entry longer than any valid one is refused; its cost is linear
+// in its length, and its errors echo at most a short prefix of a word.
 func Parse(src string) (*Schedule, error) {
+	if len(src) > MaxSourceBytes {
+		return nil, &SyntaxError{Line: 1, Col: 1, Msg: fmtSize(len(src))}
+	}
 	s := &Schedule{}
-	for _, ew := range scan(src) {
+	for i, ew := range scan(src, MaxEntries) {
+		if i == MaxEntries {
+			return nil, errorf(ew.words[0], "more than %d entries: a schedule has at most %d", MaxEntries, MaxEntries)
+		}
+		if err := checkSize(src, ew); err != nil {
+			return nil, err
+		}
 		p := &parser{src: src, words: ew.words, end: ew.end}
 		e, err := p.entry()
 		if err != nil {
@@ -27,6 +93,26 @@ func Parse(src string) (*Schedule, error) {
 		s.Entries = append(s.Entries, e)
 	}
 	return s, nil
+}
+
+// fmtSize is the message for a schedule longer than MaxSourceBytes.
+func fmtSize(n int) string {
+	return "schedule of " + strconv.Itoa(n) + " bytes: a schedule has at most " + strconv.Itoa(MaxSourceBytes) + " bytes"
+}
+
+// checkSize refuses a word or an entry longer than any valid one, before
+// the parser echoes it in a message.
+func checkSize(src string, ew entryWords) error {
+	for _, w := range ew.words {
+		if len(w.text) > maxWordBytes {
+			return errorf(w, "word of %d bytes %q: a word has at most %d", len(w.text), clip(w.text), maxWordBytes)
+		}
+	}
+	first, last := ew.words[0], ew.words[len(ew.words)-1]
+	if n := last.off + len(last.text) - first.off; n > maxEntryBytes {
+		return errorf(first, "entry of %d bytes %q: an entry has at most %d", n, clip(src[first.off:last.off+len(last.text)]), maxEntryBytes)
+	}
+	return nil
 }
 
 // parser reads the words of one entry.
@@ -71,7 +157,7 @@ func (p *parser) context(ok bool) string {
 	if ok {
 		end--
 	}
-	return p.span(p.event, end)
+	return clip(p.span(p.event, end))
 }
 
 // entry parses "timing event".
@@ -146,7 +232,7 @@ func (p *parser) eventClause() (Event, error) {
 	p.event = p.pos
 	w, ok := p.next()
 	if !ok {
-		return Event{}, errorf(w, "expected an event (%s) after %q, found end of entry", eventWords, p.span(0, p.event))
+		return Event{}, errorf(w, "expected an event (%s) after %q, found end of entry", eventWords, clip(p.span(0, p.event)))
 	}
 	var (
 		ev  Event

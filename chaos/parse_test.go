@@ -305,6 +305,10 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
+// maxErrorBytes bounds a Parse error: a fixed message, positions and a few
+// clipped, quoted words (a quoted character takes at most 10 bytes).
+const maxErrorBytes = 2048
+
 // FuzzParse checks that Parse never panics, that its errors are one-line
 // *SyntaxErrors with a position, and that whatever parses round-trips
 // through String unchanged.
@@ -320,6 +324,8 @@ func FuzzParse(f *testing.F) {
 		"every 5s restart kill down=2x",
 		"at 1s stall 1s # café\nat 2s stall 3é",
 		"at 2562047h47m16.854775807s stall 1ns",
+		"at 1s restart " + strings.Repeat("\x1b[31m", 20),
+		"at 1s proxy latency=100ms jitter=50ms bandwidth=100kbit/s loss=1% for 1s oops",
 	} {
 		f.Add(seed)
 	}
@@ -335,6 +341,10 @@ func FuzzParse(f *testing.F) {
 			var se *chaos.SyntaxError
 			if !errors.As(err, &se) || se.Line < 1 || se.Col < 1 || strings.Contains(err.Error(), "\n") {
 				t.Fatalf("Parse(%q): bad error %#v", src, err)
+			}
+			// Errors echo short prefixes of the input, never all of it.
+			if len(err.Error()) > maxErrorBytes {
+				t.Fatalf("Parse(%.100q...): error of %d bytes, want at most %d", src, len(err.Error()), maxErrorBytes)
 			}
 			return
 		}

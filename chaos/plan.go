@@ -165,16 +165,22 @@ type Problem struct {
 	Msg string
 }
 
+// MaxProblems bounds the problems a CheckError keeps; the rest are counted.
+const MaxProblems = 100
+
 // CheckError lists the problems Check found, in time order.
 type CheckError struct {
-	// Problems are the problems found, at least one.
+	// Problems are the first problems found (at least one, at most
+	// MaxProblems).
 	Problems []Problem
+	// More counts the problems found beyond those kept in Problems.
+	More int
 }
 
 // Error returns one line: the first problem and how many more there are.
 func (e *CheckError) Error() string {
 	msg := "chaos: " + e.Problems[0].Msg
-	if n := len(e.Problems) - 1; n == 1 {
+	if n := len(e.Problems) - 1 + e.More; n == 1 {
 		msg += " (and 1 more problem)"
 	} else if n > 1 {
 		msg += fmt.Sprintf(" (and %d more problems)", n)
@@ -200,26 +206,37 @@ func (e *CheckError) Error() string {
 // rolling restart as one process (see Event.Duration). A runEnd <= 0 skips
 // the checks against the run's end. Each pair of entries is reported once,
 // at its first conflicting firing. A nil schedule has no problems.
+//
+// Check's cost is linear in the number of entries and firings (the firings
+// are bounded by MaxPlanned); a schedule of more than MaxEntries entries
+// (built in code: Parse refuses one) is refused without further checks.
 func (s *Schedule) Check(runEnd time.Duration) error {
 	if s == nil {
 		return nil
 	}
-	c := checker{s: s, seen: map[problemKey]bool{}}
+	if n := len(s.Entries); n > MaxEntries {
+		return &CheckError{Problems: []Problem{{Entry: MaxEntries, Msg: fmt.Sprintf(
+			"%d entries: a schedule has at most %d", n, MaxEntries)}}}
+	}
+	c := checker{s: s, seen: map[problemKey]bool{}, perLine: map[int]int{}}
+	for _, e := range s.Entries {
+		c.perLine[e.Line]++
+	}
 	if runEnd > 0 {
 		for i, e := range s.Entries {
 			first, ok := e.Timing.Next(0)
 			switch {
 			case e.Timing.Repeat && (!ok || first >= runEnd):
-				c.add(i, first, i, "%q never fires: its first firing at %v is not before the run ends at %v", e.text(), first, runEnd)
+				c.add(i, first, i, "%q never fires: its first firing at %v is not before the run ends at %v", clip(e.text()), first, runEnd)
 			case !ok || first >= runEnd:
-				c.add(i, first, i, "%q fires at %v, not before the run ends at %v", e.text(), first, runEnd)
+				c.add(i, first, i, "%q fires at %v, not before the run ends at %v", clip(e.text()), first, runEnd)
 			}
 		}
 	}
 	plan := s.plan(runEnd, MaxPlanned+1)
 	if len(plan) > MaxPlanned {
 		p := plan[MaxPlanned]
-		c.problems = append(c.problems, Problem{Entry: p.Entry, At: p.At, Msg: fmt.Sprintf(
+		c.keep(Problem{Entry: p.Entry, At: p.At, Msg: fmt.Sprintf(
 			"%s: the schedule fires more than %d times (firing %d is at %v); shorten the run or lengthen \"every\"",
 			c.where(p.Entry), MaxPlanned, MaxPlanned+1, p.At)})
 		plan = plan[:MaxPlanned]
@@ -253,7 +270,7 @@ func (s *Schedule) Check(runEnd time.Duration) error {
 	if len(c.problems) == 0 {
 		return nil
 	}
-	return &CheckError{Problems: c.problems}
+	return &CheckError{Problems: c.problems, More: c.more}
 }
 
 // stillOn says, per kind, that an event is still in effect.
@@ -289,20 +306,36 @@ type problemKey struct {
 // checker collects Check's problems.
 type checker struct {
 	s        *Schedule
-	problems []Problem
+	problems []Problem // the first MaxProblems
+	more     int       // problems found beyond those
 	seen     map[problemKey]bool
+	perLine  map[int]int // entries per source line, for where
 }
 
 // add records a problem of entry i at time at, unless the same problem
-// between the same entries was already recorded.
+// between the same entries was already recorded. Past MaxProblems it only
+// counts the problem, without formatting it.
 func (c *checker) add(i int, at time.Duration, other int, format string, args ...any) {
 	key := problemKey{i, other, format}
 	if c.seen[key] {
 		return
 	}
 	c.seen[key] = true
+	if len(c.problems) >= MaxProblems {
+		c.more++
+		return
+	}
 	c.problems = append(c.problems, Problem{Entry: i, At: at,
 		Msg: c.where(i) + ": " + fmt.Sprintf(format, args...)})
+}
+
+// keep records p, or counts it past MaxProblems.
+func (c *checker) keep(p Problem) {
+	if len(c.problems) >= MaxProblems {
+		c.more++
+		return
+	}
+	c.problems = append(c.problems, p)
 }
 
 // where names entry i by its line, adding the column when another entry
@@ -313,10 +346,8 @@ func (c *checker) where(i int) string {
 	if e.Line <= 0 {
 		return fmt.Sprintf("entry %d", i+1)
 	}
-	for j, o := range c.s.Entries {
-		if j != i && o.Line == e.Line {
-			return fmt.Sprintf("line %d, col %d", e.Line, e.Col)
-		}
+	if c.perLine[e.Line] > 1 {
+		return fmt.Sprintf("line %d, col %d", e.Line, e.Col)
 	}
 	return fmt.Sprintf("line %d", e.Line)
 }

@@ -109,7 +109,7 @@ agents() {
 coordinator() {
 	local tag=$1
 	shift
-	"$bin" run --clients "$CLIENTS" --agents 4 --token-file "$work/token" --out "$work/$tag" --progress-interval 5s \
+	"$bin" run --clients "$CLIENTS" --agents 4 --insecure-listen --token-file "$work/token" --out "$work/$tag" --progress-interval 5s \
 		--agent-timeout 2m $RUN_FLAGS "$@" >"$work/$tag.out" 2>"$work/$tag.log" &
 	co_pid=$!
 	pids+=($co_pid)

@@ -27,6 +27,11 @@ type Config struct {
 	// empty means a free port on 127.0.0.1 (never 4222, where a NATS
 	// server of the machine may run). Unused with NATS.
 	Listen string
+	// InsecureListen allows a Listen address beyond loopback without TLS
+	// (TLSCert): the agents' messages, bodies unencrypted, would cross the
+	// network in clear. Without it such a Listen is refused; with it the
+	// hub logs a warning each run.
+	InsecureListen bool
 	// NATS, if set, is the URL of an existing NATS server to use instead
 	// of the embedded one; Creds is its credentials file (nats.UserCredentials).
 	NATS  string
@@ -48,7 +53,7 @@ type Config struct {
 // server), the join subject, and the members that joined.
 type Hub struct {
 	cfg    Config
-	token  []byte
+	keys   runKeys // derived from the run's token
 	srv    *server.Server
 	nc     *nats.Conn
 	url    string
@@ -109,16 +114,20 @@ func New(cfg Config) (*Hub, error) {
 		return nil, errors.New("--token-file: required with --agents")
 	}
 	h := &Hub{cfg: cfg, pending: map[string]string{}, changed: make(chan struct{}, 1)}
-	var err error
+	var (
+		token []byte
+		err   error
+	)
 	if _, serr := os.Stat(cfg.TokenFile); serr == nil {
-		h.token, err = ReadToken(cfg.TokenFile)
+		token, err = ReadToken(cfg.TokenFile)
 	} else {
-		h.token, err = WriteToken(cfg.TokenFile)
+		token, err = WriteToken(cfg.TokenFile)
 		h.wrote = true
 	}
 	if err != nil {
 		return nil, err
 	}
+	h.keys = deriveKeys(token)
 	opts := []nats.Option{nats.Name("stampede coordinator"), nats.MaxReconnects(-1), nats.ReconnectWait(200 * time.Millisecond)}
 	if cfg.CA != "" {
 		opts = append(opts, nats.RootCAs(cfg.CA))
@@ -135,7 +144,7 @@ func New(cfg Config) (*Hub, error) {
 		if err := h.startServer(); err != nil {
 			return nil, err
 		}
-		opts = append(opts, nats.Token(string(h.token)))
+		opts = append(opts, nats.Token(h.keys.nats))
 		if cfg.TLSCert != "" && cfg.CA != "" {
 			opts = append(opts, nats.ClientCert(cfg.TLSCert, cfg.TLSKey))
 		}
@@ -169,6 +178,12 @@ func (h *Hub) startServer() error {
 	if err != nil || port < 0 || port > 65535 {
 		return fmt.Errorf("--listen %q: bad port", listen)
 	}
+	if err := ClearListen(listen, h.cfg.TLSCert != "", h.cfg.InsecureListen); err != nil {
+		return err
+	}
+	if !loopbackHost(host) && h.cfg.TLSCert == "" {
+		h.logf("hub: warning: the embedded NATS server listens on %s without TLS: agents' messages cross the network in clear", listen)
+	}
 	if port == 0 {
 		port = server.RANDOM_PORT
 	}
@@ -176,7 +191,7 @@ func (h *Hub) startServer() error {
 		ServerName:    "stampede",
 		Host:          host,
 		Port:          port,
-		Authorization: string(h.token),
+		Authorization: h.keys.nats,
 		NoLog:         true,
 		NoSigs:        true,
 		MaxPayload:    8 << 20,
@@ -216,6 +231,26 @@ func (h *Hub) startServer() error {
 	}
 	h.url = fmt.Sprintf("%s://%s", scheme, net.JoinHostPort(ip, strconv.Itoa(addr.Port)))
 	return nil
+}
+
+// ClearListen refuses a listen address (HOST:PORT) beyond loopback
+// without TLS unless insecure allows it, naming the fields to change.
+func ClearListen(listen string, tls, insecure bool) error {
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil || loopbackHost(host) || tls || insecure {
+		return nil
+	}
+	return fmt.Errorf("hub: Listen %s is beyond loopback without TLS: agents' messages would cross the network in clear; set TLSCert and TLSKey, or InsecureListen to accept that", listen)
+}
+
+// loopbackHost says whether host (no port) is localhost or a loopback
+// address; "" (every address) is not.
+func loopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
 }
 
 // advertised is this host's name, for a server listening on every address.
@@ -264,14 +299,14 @@ func (h *Hub) hello(m *nats.Msg) {
 	if err := json.Unmarshal(m.Data, &he); err != nil || !validSID(he.SID) || m.Reply != downSubject(he.SID) {
 		return // not a stampede agent's hello
 	}
-	who := fmt.Sprintf("agent %q on %s", he.Name, he.Host)
-	if _, err := verify(h.token, m); err != nil {
+	who := fmt.Sprintf("agent %q on %s", Printable(he.Name), Printable(he.Host))
+	if _, err := verify(h.keys.sign, m); err != nil {
 		h.logf("hub: refused %s: its token is not this run's", who)
 		h.refuse(m.Reply, nil, "the coordinator refused the token: it is not this run's (check --token-file)")
 		return
 	}
 	if he.V != cluster.Version {
-		h.refuse(m.Reply, h.token, fmt.Sprintf("the agent speaks protocol version %d, the coordinator %d: run the same stampede on every host", he.V, cluster.Version))
+		h.refuse(m.Reply, h.keys.sign, fmt.Sprintf("the agent speaks protocol version %d, the coordinator %d: run the same stampede on every host", he.V, cluster.Version))
 		return
 	}
 	h.mu.Lock()
@@ -291,12 +326,12 @@ func (h *Hub) hello(m *nats.Msg) {
 	if taken {
 		h.mu.Unlock()
 		h.logf("hub: refused %s: an agent of that name has joined", who)
-		h.refuse(m.Reply, h.token, fmt.Sprintf("an agent named %q has already joined this run: give each agent its own --name", he.Name))
+		h.refuse(m.Reply, h.keys.sign, fmt.Sprintf("an agent named %q has already joined this run: give each agent its own --name", he.Name))
 		return
 	}
 	if h.want > 0 && len(h.members) >= h.want {
 		h.mu.Unlock()
-		h.refuse(m.Reply, h.token, fmt.Sprintf("the run has its %d agents already", h.want))
+		h.refuse(m.Reply, h.keys.sign, fmt.Sprintf("the run has its %d agents already", h.want))
 		return
 	}
 	h.pending[he.SID] = he.Name
@@ -308,7 +343,7 @@ func (h *Hub) hello(m *nats.Msg) {
 	_ = up.SetPendingLimits(-1, -1)
 	nonce := randomHex(16)
 	b, _ := json.Marshal(challenge{Nonce: nonce, RunID: h.cfg.RunID})
-	_ = h.nc.PublishMsg(newMsg(h.token, m.Reply, 0, kChallenge, 0, b))
+	_ = h.nc.PublishMsg(newMsg(h.keys.sign, m.Reply, 0, kChallenge, 0, b))
 	go h.admit(he, nonce, up)
 }
 
@@ -320,7 +355,7 @@ func (h *Hub) admit(he hello, nonce string, up *nats.Subscription) {
 		delete(h.pending, he.SID)
 		h.mu.Unlock()
 	}()
-	key := sessionKey(h.token, he.SID, he.Nonce, nonce)
+	key := sessionKey(h.keys.sign, he.SID, he.Nonce, nonce)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		m, err := up.NextMsg(time.Until(deadline))

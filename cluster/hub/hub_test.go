@@ -181,7 +181,7 @@ func TestFleetOverNATS(t *testing.T) {
 // without the run's token, with one clear error.
 func TestWrongTokenEmbedded(t *testing.T) {
 	h := newHub(t, Config{})
-	_, err := Join(context.Background(), JoinConfig{NATS: h.URL(), Token: []byte("0123456789abcdef-wrong"), Name: "x", Role: RoleAny, JoinTimeout: 10 * time.Second})
+	_, err := Join(context.Background(), JoinConfig{NATS: h.URL(), Token: []byte("0123456789abcdef-wrong"), Name: "x", Role: RoleAny, JoinTimeout: 2 * time.Second})
 	var re *RefusedError
 	if !errors.As(err, &re) || !strings.Contains(err.Error(), "authorization") || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("wrong token: %v, want one line saying the server refused it", err)
@@ -210,7 +210,7 @@ func openServer(t *testing.T) string {
 func TestWrongTokenSharedServer(t *testing.T) {
 	url := openServer(t)
 	h := newHub(t, Config{NATS: url})
-	_, err := Join(context.Background(), JoinConfig{NATS: url, Token: []byte("0123456789abcdef-wrong"), Name: "x", Role: RoleAny, JoinTimeout: 10 * time.Second})
+	_, err := Join(context.Background(), JoinConfig{NATS: url, Token: []byte("0123456789abcdef-wrong"), Name: "x", Role: RoleAny, JoinTimeout: 2 * time.Second})
 	var re *RefusedError
 	if !errors.As(err, &re) || !strings.Contains(err.Error(), "not this run's") || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("wrong token: %v, want one line saying it is not the run's", err)
@@ -359,7 +359,7 @@ func TestMachineNATS(t *testing.T) {
 	defer cancel()
 	url := "nats://" + addr
 	h := newHub(t, Config{NATS: url})
-	if _, err := Join(ctx, JoinConfig{NATS: url, Token: []byte("0123456789abcdef-wrong"), Name: "x", Role: RoleAny, JoinTimeout: 10 * time.Second}); err == nil || !strings.Contains(err.Error(), "not this run's") {
+	if _, err := Join(ctx, JoinConfig{NATS: url, Token: []byte("0123456789abcdef-wrong"), Name: "x", Role: RoleAny, JoinTimeout: 2 * time.Second}); err == nil || !strings.Contains(err.Error(), "not this run's") {
 		t.Errorf("wrong token on the machine's NATS: %v", err)
 	}
 	tok, _ := ReadToken(h.cfg.TokenFile)

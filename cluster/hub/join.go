@@ -22,8 +22,8 @@ import (
 // JoinConfig is how an agent joins a run (stampede agent --nats).
 type JoinConfig struct {
 	// NATS is the server's URL; Creds its credentials file, if it needs
-	// one (else the token is presented to the server as well: the
-	// embedded server requires it).
+	// one (else a credential derived from the token is presented to the
+	// server: the embedded server requires it).
 	NATS  string
 	Creds string
 	// Token is the run's secret (--token-file).
@@ -111,6 +111,7 @@ func Join(ctx context.Context, cfg JoinConfig) (*Joined, error) {
 			cfg.Log(format, args...)
 		}
 	}
+	keys := deriveKeys(cfg.Token)
 	d := &localAddr{}
 	var offline atomic.Int64
 	opts := []nats.Option{nats.Name("stampede agent " + cfg.Name), nats.SetCustomDialer(d),
@@ -120,7 +121,7 @@ func Join(ctx context.Context, cfg JoinConfig) (*Joined, error) {
 	if cfg.Creds != "" {
 		opts = append(opts, nats.UserCredentials(cfg.Creds))
 	} else {
-		opts = append(opts, nats.Token(string(cfg.Token)))
+		opts = append(opts, nats.Token(keys.nats))
 	}
 	if cfg.CA != "" {
 		opts = append(opts, nats.RootCAs(cfg.CA))
@@ -148,7 +149,7 @@ func Join(ctx context.Context, cfg JoinConfig) (*Joined, error) {
 			return nil, ctx.Err()
 		}
 	}
-	j, err := join(ctx, nc, cfg, d, deadline, logf, func() time.Time {
+	j, err := join(ctx, nc, cfg, keys.sign, d, deadline, logf, func() time.Time {
 		if n := offline.Load(); n != 0 {
 			return time.Unix(0, n)
 		}
@@ -161,7 +162,7 @@ func Join(ctx context.Context, cfg JoinConfig) (*Joined, error) {
 	return j, nil
 }
 
-func join(ctx context.Context, nc *nats.Conn, cfg JoinConfig, d *localAddr, deadline time.Time, logf func(string, ...any), offline func() time.Time) (*Joined, error) {
+func join(ctx context.Context, nc *nats.Conn, cfg JoinConfig, signKey []byte, d *localAddr, deadline time.Time, logf func(string, ...any), offline func() time.Time) (*Joined, error) {
 	sid, nonceA := randomHex(16), randomHex(16)
 	down, err := nc.SubscribeSync(downSubject(sid))
 	if err != nil {
@@ -174,29 +175,30 @@ func join(ctx context.Context, nc *nats.Conn, cfg JoinConfig, d *localAddr, dead
 		Host: host, PID: os.Getpid(), Addr: addr, SourceIPs: cfg.SourceIPs}
 	body, _ := json.Marshal(he)
 
-	// Say hello until a coordinator answers; a refusal waits a moment
-	// for another coordinator on the same server (another run) that may
-	// take the agent.
+	// Say hello until a coordinator answers. A refusal signed with the
+	// run's key is final. An unsigned one may come from another run's
+	// coordinator on the same server, or from anyone who can publish
+	// there: it is only remembered, for the error if no coordinator of
+	// this run answers before the join timeout.
 	var ch challenge
-	var refusal string
-	var refusedAt time.Time
+	var unsigned string
 	for answered := false; !answered; {
 		if err := nc.PublishMsg(&nats.Msg{Subject: JoinSubject, Reply: down.Subject, Data: body,
-			Header: newMsg(cfg.Token, JoinSubject, 0, kHello, 0, body).Header}); err != nil {
+			Header: newMsg(signKey, JoinSubject, 0, kHello, 0, body).Header}); err != nil {
 			return nil, err
 		}
 		resend := time.Now().Add(2 * time.Second)
 		for !answered {
-			if refusal != "" && time.Since(refusedAt) > 2*time.Second {
-				return nil, &RefusedError{refusal}
-			}
 			if time.Now().After(deadline) {
+				if unsigned != "" {
+					return nil, &RefusedError{fmt.Sprintf("no coordinator on %s took this agent in time; one that cannot sign for this run answered: %s", cfg.NATS, unsigned)}
+				}
 				return nil, fmt.Errorf("no coordinator on %s took this agent in time: is `stampede run --agents N` running there?", cfg.NATS)
 			}
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			if time.Now().After(resend) && refusal == "" {
+			if time.Now().After(resend) {
 				break
 			}
 			m, err := down.NextMsg(250 * time.Millisecond)
@@ -206,25 +208,25 @@ func join(ctx context.Context, nc *nats.Conn, cfg JoinConfig, d *localAddr, dead
 			if err != nil {
 				return nil, err
 			}
-			p, verr := verify(cfg.Token, m)
+			p, verr := verify(signKey, m)
 			switch {
-			case m.Header.Get(hKind) == kRefused:
-				if refusal == "" {
-					refusal, refusedAt = string(m.Data), time.Now()
-				}
-				if verr == nil { // the coordinator of this token refused: final
-					return nil, &RefusedError{string(m.Data)}
+			case verr == nil && p.kind == kRefused: // this run's coordinator refused: final
+				return nil, &RefusedError{Printable(string(p.body))}
+			case verr != nil && m.Header.Get(hKind) == kRefused:
+				if unsigned == "" {
+					unsigned = Printable(string(m.Data))
+					logf("ignoring an unsigned refusal (not from this run's coordinator): %s", unsigned)
 				}
 			case verr != nil:
-				if refusal == "" {
-					refusal, refusedAt = "the coordinator refused the token: it is not this run's (check --token-file)", time.Now()
+				if unsigned == "" {
+					unsigned = "the coordinator refused the token: it is not this run's (check --token-file)"
 				}
 			case p.kind == kChallenge && json.Unmarshal(p.body, &ch) == nil && ch.Nonce != "":
 				answered = true
 			}
 		}
 	}
-	key := sessionKey(cfg.Token, sid, nonceA, ch.Nonce)
+	key := sessionKey(signKey, sid, nonceA, ch.Nonce)
 	if err := nc.PublishMsg(newMsg(key, upSubject(sid), 0, kAuth, 0, []byte(ch.Nonce))); err != nil {
 		return nil, err
 	}
@@ -253,6 +255,7 @@ func join(ctx context.Context, nc *nats.Conn, cfg JoinConfig, d *localAddr, dead
 	select {
 	case <-welcome:
 	case why := <-refused:
+		why = Printable(why)
 		s.end(errors.New(why))
 		return nil, &RefusedError{why}
 	case <-s.dead:

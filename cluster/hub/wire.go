@@ -17,28 +17,39 @@
 //	  │ <─ bye ───────────────────────────   │ the run is over
 //
 // Every message after the hello is authenticated with HMAC-SHA256 over its
-// subject, its sequence number and its body, keyed by the run's token (the
-// join) or a key derived from it and both sides' nonces (the session):
+// subject, its sequence number and its body, keyed by the run's signing key
+// (the join) or a key derived from it and both sides' nonces (the session):
 // a stranger on the same NATS server can neither join a run, nor steer an
 // agent, nor forge or replay a result. Sequence numbers are consecutive in
 // each direction, so a message NATS dropped (a slow consumer) is detected,
 // never silently missing from a merge. Bodies are not encrypted: use TLS
 // to the server, and the server's own accounts to keep others from
 // reading a run's subjects.
+//
+// The token itself never leaves the host: the signing key and the
+// credential presented to the NATS server are each derived from it with
+// HKDF-SHA256 under their own label, so what the server (or anyone who
+// reads a CONNECT sent in clear) sees reveals neither the token nor the
+// signing key.
 package hub
 
 import (
+	"crypto/hkdf"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
 )
@@ -85,9 +96,26 @@ const (
 	kBye       = "bye"
 )
 
-// ReadToken reads a run's token from path: its first line, trimmed.
+// ReadToken reads a run's token from path: its first line, trimmed. The
+// file must be one only its reader controls: owned by this user with no
+// permission for group or others (as WriteToken leaves it), or owned by
+// root and writable by root alone, readable by its group at most (a
+// Kubernetes Secret volume with an fsGroup). Anything else, such as a
+// 0666 file someone left where the token is expected, is refused.
 func ReadToken(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--token-file: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("--token-file: %w", err)
+	}
+	if err := trustedTokenFile(fi, os.Getuid()); err != nil {
+		return nil, fmt.Errorf("--token-file %s: mode %04o, %v", path, fi.Mode().Perm(), err)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 4096))
 	if err != nil {
 		return nil, fmt.Errorf("--token-file: %w", err)
 	}
@@ -96,6 +124,27 @@ func ReadToken(path string) ([]byte, error) {
 		return nil, fmt.Errorf("--token-file %s: a token of at least 16 characters is needed, found %d", path, len(t))
 	}
 	return []byte(t), nil
+}
+
+// trustedTokenFile says why a token file whose owner and mode fi gives
+// cannot be trusted by user uid, or nil.
+func trustedTokenFile(fi os.FileInfo, uid int) error {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return errors.New("its owner is unknown")
+	}
+	perm := fi.Mode().Perm()
+	switch {
+	case !fi.Mode().IsRegular():
+		return errors.New("not a regular file")
+	case int(st.Uid) == uid && perm&0o077 == 0:
+		return nil
+	case st.Uid == 0 && perm&0o027 == 0:
+		return nil // root's, read-only to its group: a Secret volume
+	case int(st.Uid) != uid && st.Uid != 0:
+		return fmt.Errorf("owned by uid %d, not by this user (uid %d): the token must be this user's own", st.Uid, uid)
+	}
+	return errors.New("group or others may read or write it: chmod 600 it (or remove it for a new token)")
 }
 
 // WriteToken writes a new random token (32 bytes, hex) to path with mode
@@ -123,6 +172,59 @@ func randomHex(n int) string {
 		panic(err) // crypto/rand does not fail on Linux
 	}
 	return hex.EncodeToString(b)
+}
+
+// Labels (HKDF info) of the keys derived from a run's token. A new label
+// gives unrelated keys: change the version when a key's use changes.
+const (
+	natsLabel = "stampede nats credential v1"
+	signLabel = "stampede message signing key v1"
+)
+
+// runKeys are the keys a run's token yields.
+type runKeys struct {
+	// nats is the credential presented to the NATS server (hex): the
+	// embedded server's authorization token, an agent's CONNECT token.
+	nats string
+	// sign keys the MACs of the join messages and the session keys.
+	sign []byte
+}
+
+// deriveKeys derives a run's keys from its token.
+func deriveKeys(token []byte) runKeys {
+	derive := func(label string) []byte {
+		k, err := hkdf.Key(sha256.New, token, nil, label, 32)
+		if err != nil {
+			panic(err) // only for a length beyond 255 hash sizes
+		}
+		return k
+	}
+	return runKeys{nats: hex.EncodeToString(derive(natsLabel)), sign: derive(signLabel)}
+}
+
+// maxPrintable bounds, in characters, the text from the wire that is
+// printed.
+const maxPrintable = 300
+
+// Printable returns text that came off the wire (a refusal, an agent's
+// name) fit to print on a terminal or in a log: control characters, which
+// include the escape that starts an ANSI sequence, are dropped, and text
+// beyond maxPrintable characters is cut to "...".
+func Printable(s string) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range s {
+		if unicode.IsControl(r) || r == utf8.RuneError || unicode.Is(unicode.Bidi_Control, r) {
+			continue
+		}
+		if n == maxPrintable {
+			b.WriteString("...")
+			break
+		}
+		b.WriteRune(r)
+		n++
+	}
+	return b.String()
 }
 
 // sign returns the MAC of one message.
@@ -178,9 +280,10 @@ func verify(key []byte, m *nats.Msg) (parsed, error) {
 	return p, nil
 }
 
-// sessionKey derives a session's key from the token and both nonces.
-func sessionKey(token []byte, sid, nonceA, nonceC string) []byte {
-	m := hmac.New(sha256.New, token)
+// sessionKey derives a session's key from the run's signing key and both
+// nonces.
+func sessionKey(signKey []byte, sid, nonceA, nonceC string) []byte {
+	m := hmac.New(sha256.New, signKey)
 	fmt.Fprintf(m, "stampede session\n%s\n%s\n%s", sid, nonceA, nonceC)
 	return m.Sum(nil)
 }

@@ -41,7 +41,7 @@ func init() {
 			&cli.StringFlag{Name: "role", Value: hub.RoleAny, Usage: "what this agent may run: `ROLE` loadgen, target or any"},
 			&cli.IntFlag{Name: "capacity", Usage: "clients `N` this agent takes at most (0 = not declared: an equal share)"},
 			&cli.StringFlag{Name: "source-ips", Usage: "this host's source addresses `LIST` for its clients, e.g. 10.203.0.11,10.203.0.15 (about 20,000 clients each towards one target)"},
-			&cli.StringFlag{Name: "nats-creds", Usage: "credentials `FILE` of an existing NATS server (else the token is presented to the server too)"},
+			&cli.StringFlag{Name: "nats-creds", Usage: "credentials `FILE` of an existing NATS server (else a credential derived from the token is presented to the server)"},
 			&cli.StringFlag{Name: "tls-cert", Usage: "this agent's TLS certificate `FILE` (mutual TLS)"},
 			&cli.StringFlag{Name: "tls-key", Usage: "the key `FILE` of --tls-cert"},
 			&cli.StringFlag{Name: "ca", Usage: "the certificate authority `FILE` that signed the NATS server's certificate"},

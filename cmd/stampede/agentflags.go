@@ -20,6 +20,7 @@ func agentFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.IntFlag{Name: "agents", Usage: "wait for `N` agents on other hosts (stampede agent --nats ...) and place the roles on them (docs/fleet.md)"},
 		&cli.StringFlag{Name: "listen", Usage: "the embedded NATS server's `ADDR` that agents join at (default a free port on 127.0.0.1; e.g. 10.0.0.1:4250 for other hosts)"},
+		&cli.BoolFlag{Name: "insecure-listen", Usage: "allow a --listen address beyond loopback without --tls-cert: agents' messages then cross the network in clear (a warning each run)"},
 		&cli.StringFlag{Name: "token-file", Value: defaultTokenFile, Usage: "the run's token `FILE`: read when it exists, else a new random one is written (mode 0600); agents need a copy"},
 		&cli.StringFlag{Name: "nats", Usage: "use the existing NATS server at `URL` instead of the embedded one"},
 		&cli.StringFlag{Name: "nats-creds", Usage: "credentials `FILE` for --nats"},
@@ -39,7 +40,7 @@ func agentRunConfig(c *cli.Context, cfg *storm.Config) error {
 		return fmt.Errorf("--agents: must not be negative, got %d", n)
 	}
 	if n == 0 {
-		for _, f := range []string{"listen", "nats", "nats-creds", "tls-cert", "tls-key", "ca", "agent-timeout", "token-file"} {
+		for _, f := range []string{"listen", "insecure-listen", "nats", "nats-creds", "tls-cert", "tls-key", "ca", "agent-timeout", "token-file"} {
 			if c.IsSet(f) {
 				return fmt.Errorf("--%s: only with --agents N", f)
 			}
@@ -55,11 +56,14 @@ func agentRunConfig(c *cli.Context, cfg *storm.Config) error {
 	if (c.String("tls-cert") == "") != (c.String("tls-key") == "") {
 		return errors.New("--tls-cert and --tls-key: give both")
 	}
+	if l := c.String("listen"); hub.ClearListen(l, c.String("tls-cert") != "", c.Bool("insecure-listen")) != nil {
+		return fmt.Errorf("--listen %s: beyond loopback without --tls-cert, agents' messages would cross the network in clear: add --tls-cert/--tls-key, or --insecure-listen to accept that", l)
+	}
 	cfg.Agents = n
 	cfg.AgentTimeout = c.Duration("agent-timeout")
 	cfg.OnAgentLoss = c.String("on-agent-loss")
 	cfg.Hub = hub.Config{
-		Listen: c.String("listen"), NATS: c.String("nats"), Creds: c.String("nats-creds"), TokenFile: c.String("token-file"),
+		Listen: c.String("listen"), InsecureListen: c.Bool("insecure-listen"), NATS: c.String("nats"), Creds: c.String("nats-creds"), TokenFile: c.String("token-file"),
 		TLSCert: c.String("tls-cert"), TLSKey: c.String("tls-key"), CA: c.String("ca"),
 	}
 	return nil

@@ -51,6 +51,7 @@ func init() {
 			&cli.BoolFlag{Name: "retry-post", Usage: "retry POST and PATCH even without an Idempotency-Key header"},
 			&cli.DurationFlag{Name: "timeout", Value: 10 * time.Second, Usage: "limit `D` on each attempt, until the body is read (0 = none)"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "run seed `S` for the jitter and hint-spread draws"},
+			allowRemoteFlag,
 		}, httpFleetFlags()...),
 		Action: httpAction,
 	})
@@ -59,6 +60,11 @@ func init() {
 // httpAction maps flags to an httpretry.Config, sends the request and
 // prints one line per attempt.
 func httpAction(c *cli.Context) error {
+	if c.NArg() == 1 {
+		if err := refuseRemote(c, "http", c.Args().First()); err != nil {
+			return err
+		}
+	}
 	if c.IsSet("clients") {
 		return httpFleetAction(c)
 	}

@@ -38,6 +38,7 @@ var loadgenCmd = &cli.Command{
 		&cli.StringSliceFlag{Name: "subprotocol", Usage: "subprotocol `NAME` to offer (repeatable)"},
 		&cli.BoolFlag{Name: "insecure", Usage: "wss://: accept any server certificate (a self-signed target)"},
 		haproxySocketFlag,
+		allowRemoteFlag,
 	), agentFlags()...),
 	Before: requireFlags("url"),
 	Action: loadgenAction,
@@ -46,6 +47,9 @@ var loadgenCmd = &cli.Command{
 func loadgenAction(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return fmt.Errorf("loadgen: unexpected argument %q", c.Args().First())
+	}
+	if err := refuseRemote(c, "--url", c.String("url")); err != nil {
+		return err
 	}
 	cfg, err := loadgenConfig(c)
 	if err != nil {

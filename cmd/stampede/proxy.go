@@ -129,11 +129,11 @@ func scheduleFlag(c *cli.Context) (*chaos.Schedule, error) {
 		if text != "" {
 			return nil, fmt.Errorf("--chaos and --chaos-file: give one schedule, not both")
 		}
-		b, err := os.ReadFile(file)
+		b, err := chaos.ReadSource(file)
 		if err != nil {
 			return nil, fmt.Errorf("--chaos-file: %w", err)
 		}
-		text = string(b)
+		text = b
 	}
 	if text == "" {
 		return nil, nil

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -98,11 +97,11 @@ func stormConfig(c *cli.Context, defaultOut string) (storm.Config, error) {
 		if text != "" {
 			return cfg, fmt.Errorf("--chaos and --chaos-file: give one schedule, not both")
 		}
-		b, err := os.ReadFile(f)
+		b, err := chaos.ReadSource(f)
 		if err != nil {
 			return cfg, fmt.Errorf("--chaos-file: %w", err)
 		}
-		text = string(b)
+		text = b
 	}
 	if text != "" {
 		sched, err := chaos.Parse(text)

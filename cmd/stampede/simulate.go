@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -174,11 +173,11 @@ func simConfig(c *cli.Context) (sim.Config, string, error) {
 		if text != "" {
 			return cfg, "", fmt.Errorf("--chaos and --chaos-file: give one schedule, not both")
 		}
-		b, err := os.ReadFile(f)
+		b, err := chaos.ReadSource(f)
 		if err != nil {
 			return cfg, "", fmt.Errorf("--chaos-file: %w", err)
 		}
-		text = string(b)
+		text = b
 	}
 	if text != "" {
 		sched, err := chaos.Parse(text)

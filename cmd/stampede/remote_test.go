@@ -1,0 +1,39 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// Load to a host other than loopback is refused, with one line and before
+// any socket opens, unless --allow-remote names the host: the drill's rule,
+// for loadgen and http as well.
+func TestRemoteRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"loadgen", []string{"loadgen", "--url", "ws://10.1.2.3/"},
+			"stampede: --url ws://10.1.2.3/: host 10.1.2.3 is not loopback; load goes to another host only when --allow-remote 10.1.2.3 names it\n"},
+		{"loadgen, another host allowed", []string{"loadgen", "--allow-remote", "10.9.9.9", "--url", "wss://10.1.2.3:8443/ws"},
+			"stampede: --url wss://10.1.2.3:8443/ws: host 10.1.2.3 is not loopback; load goes to another host only when --allow-remote 10.1.2.3 names it\n"},
+		{"http", []string{"http", "http://10.1.2.3/"},
+			"stampede: http http://10.1.2.3/: host 10.1.2.3 is not loopback; load goes to another host only when --allow-remote 10.1.2.3 names it\n"},
+		{"http fleet", []string{"http", "--clients", "2", "--rate", "1", "--duration", "1s", "http://example.com/"},
+			"stampede: http http://example.com/: host example.com is not loopback; load goes to another host only when --allow-remote example.com names it\n"},
+		// Allowed, the run goes on to its other checks: --clients 0 is
+		// refused next, still before any socket.
+		{"loadgen allowed", []string{"loadgen", "--allow-remote", "10.1.2.3", "--url", "ws://10.1.2.3/", "--clients", "0"},
+			"stampede: --clients: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := runApp(append([]string{"stampede"}, tc.args...), &stdout, &stderr)
+			if code != 2 || !strings.HasPrefix(stderr.String(), tc.want) || strings.Count(stderr.String(), "\n") != 1 {
+				t.Errorf("exit %d, stderr %q; want 2 and one line starting %q", code, stderr.String(), tc.want)
+			}
+		})
+	}
+}
