@@ -8,29 +8,29 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stampede-dev/stampede/fault"
 	"github.com/stampede-dev/stampede/internal/tcptest"
-
 	"github.com/stampede-dev/stampede/proxy"
 )
 
 func TestParseProxyFault(t *testing.T) {
 	cases := []struct {
 		words string
-		want  proxy.Faults
+		want  fault.Set
 		err   string // a substring of the error; "" for none
 	}{
-		{"", proxy.Faults{}, ""},
-		{"off", proxy.Faults{}, ""},
-		{"latency=200ms", proxy.Faults{Latency: 200 * time.Millisecond}, ""},
-		{"  latency=200ms jitter=20ms ", proxy.Faults{Latency: 200 * time.Millisecond, Jitter: 20 * time.Millisecond}, ""},
-		{"bandwidth=100kbit/s loss=1.5%", proxy.Faults{Bandwidth: 12500, Loss: 0.015}, ""},
-		{"reset", proxy.Faults{Reset: true}, ""},
-		{"blackhole", proxy.Faults{Blackhole: true}, ""},
-		{"latency=5x", proxy.Faults{}, `proxy fault "latency=5x", col 9: expected a duration after "latency=", found "5x"`},
-		{"reset latency=1s", proxy.Faults{}, `"reset" cannot be combined`},
-		{"jitter=1s", proxy.Faults{}, `expected "latency=" too`},
-		{"latency=1s; at 1s restart", proxy.Faults{}, "found a separator"},
-		{"wobble", proxy.Faults{}, `unknown proxy fault "wobble"`},
+		{"", fault.Set{}, ""},
+		{"off", fault.Set{}, ""},
+		{"latency=200ms", fault.Set{Latency: 200 * time.Millisecond}, ""},
+		{"  latency=200ms jitter=20ms ", fault.Set{Latency: 200 * time.Millisecond, Jitter: 20 * time.Millisecond}, ""},
+		{"bandwidth=100kbit/s loss=1.5%", fault.Set{Bandwidth: 12500, Loss: 0.015}, ""},
+		{"reset", fault.Set{Reset: true}, ""},
+		{"blackhole", fault.Set{Blackhole: true}, ""},
+		{"latency=5x", fault.Set{}, `proxy fault "latency=5x", col 9: expected a duration after "latency=", found "5x"`},
+		{"reset latency=1s", fault.Set{}, `"reset" cannot be combined`},
+		{"jitter=1s", fault.Set{}, `expected "latency=" too`},
+		{"latency=1s; at 1s restart", fault.Set{}, "found a separator"},
+		{"wobble", fault.Set{}, `unknown proxy fault "wobble"`},
 	}
 	for _, c := range cases {
 		got, err := ParseProxyFault(c.words)

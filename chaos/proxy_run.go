@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/controlapi"
+	"github.com/stampede-dev/stampede/fault"
 	"github.com/stampede-dev/stampede/proxy"
 	"github.com/stampede-dev/stampede/target"
 )
@@ -33,7 +34,7 @@ type ProxyRunConfig struct {
 	// warns on Stderr.
 	ControlAddr string
 	// Initial is the fault set active from the start; the zero set is none.
-	Initial proxy.Faults
+	Initial fault.Set
 	// Schedule, if set, switches faults on a time axis starting when the
 	// proxy is ready. Only proxy events apply to a proxy alone.
 	Schedule *Schedule
@@ -141,7 +142,7 @@ func RunProxy(ctx context.Context, rc ProxyRunConfig) error {
 		defer p.Close()
 		ctl, px, line.Addr = proxy.LocalController(p), p, p.Addr()
 	}
-	if rc.Initial != (proxy.Faults{}) {
+	if rc.Initial != (fault.Set{}) {
 		if err := ctl.Apply(ctx, rc.Initial); err != nil {
 			return err
 		}
@@ -172,7 +173,7 @@ func RunProxy(ctx context.Context, rc ProxyRunConfig) error {
 		supErr = sup.Run(runCtx, line.T, rc.Duration)
 	}
 	<-runCtx.Done()
-	px.Set(proxy.Faults{})
+	px.Set(fault.Set{})
 	if st, err := ctl.Stats(context.Background()); err == nil {
 		fmt.Fprintf(logw, "proxy: %d accepted, %d open, %d reset, %d dropped, %d blackholed, %d refused; %d bytes up, %d down\n",
 			st.Accepted, st.Active, st.Reset, st.Dropped, st.Blackholed, st.Refused, st.BytesUp, st.BytesDown)

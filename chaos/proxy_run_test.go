@@ -17,10 +17,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stampede-dev/stampede/internal/tcptest"
-
 	"github.com/stampede-dev/stampede/childproc"
 	"github.com/stampede-dev/stampede/controlapi"
+	"github.com/stampede-dev/stampede/fault"
+	"github.com/stampede-dev/stampede/internal/tcptest"
 	"github.com/stampede-dev/stampede/proxy"
 	"github.com/stampede-dev/stampede/target"
 )
@@ -107,7 +107,7 @@ func TestProxyGroupSpreadsAndSwitches(t *testing.T) {
 		}
 	}
 
-	g.Set(proxy.Faults{Latency: 100 * time.Millisecond})
+	g.Set(fault.Set{Latency: 100 * time.Millisecond})
 	for _, c := range []net.Conn{conns[0], conns[19]} {
 		start := time.Now()
 		if err := tcptest.EchoOnce(c, []byte("slow"), 5*time.Second); err != nil {
@@ -117,7 +117,7 @@ func TestProxyGroupSpreadsAndSwitches(t *testing.T) {
 			t.Errorf("echo with latency=100ms took %v, want at least 200 ms", d)
 		}
 	}
-	g.Set(proxy.Faults{Reset: true})
+	g.Set(fault.Set{Reset: true})
 	for i, c := range conns {
 		c.SetReadDeadline(time.Now().Add(5 * time.Second))
 		if _, err := c.Read(make([]byte, 1)); !tcptest.IsReset(err) {
@@ -167,7 +167,7 @@ func TestRunProxyAppliesSchedule(t *testing.T) {
 			// 2 s with the fault off after the window, so a poll on a
 			// loaded machine sees it before the proxy stops.
 			Proxy: proxy.Config{Upstream: tcptest.Echo(t)}, Schedule: sched, Duration: 3 * time.Second,
-			Initial: proxy.Faults{Bandwidth: 1 << 20}, Stdout: pw, Log: logs,
+			Initial: fault.Set{Bandwidth: 1 << 20}, Stdout: pw, Log: logs,
 		})
 		pw.Close()
 	}()

@@ -19,7 +19,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stampede-dev/stampede/proxy"
+	"github.com/stampede-dev/stampede/fault"
 )
 
 // Schedule is a parsed chaos schedule: its entries in source order.
@@ -173,7 +173,7 @@ type Event struct {
 	// 0 sends none.
 	RetryAfter time.Duration
 	// Proxy is the set of faults the fault proxy applies.
-	Proxy proxy.Faults
+	Proxy fault.Set
 }
 
 // String returns the schedule in canonical form: entries in source order,

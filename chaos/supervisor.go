@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stampede-dev/stampede/fault"
 	"github.com/stampede-dev/stampede/internal/clock"
-	"github.com/stampede-dev/stampede/proxy"
 	"github.com/stampede-dev/stampede/results"
 )
 
@@ -92,8 +92,8 @@ const statsTimeout = 5 * time.Second
 
 // Proxy is the fault proxy between the fleet and the target.
 type Proxy interface {
-	// Set switches a fault on; the zero proxy.Faults switches every fault off.
-	Set(f proxy.Faults)
+	// Set switches a fault on; the zero fault.Set switches every fault off.
+	Set(f fault.Set)
 }
 
 // Supervisor applies a schedule to a target (and a proxy) on the run's time
@@ -290,7 +290,7 @@ func (s *Supervisor) apply(ctx context.Context, start time.Time, p Planned) erro
 		s.Proxy.Set(ev.Proxy)
 		rec.Start = applied()
 		err = sleep(ctx, ev.For)
-		s.Proxy.Set(proxy.Faults{})
+		s.Proxy.Set(fault.Set{})
 		rec.End, rec.Ready = now().Sub(start), now().Sub(start)
 	default:
 		return fmt.Errorf("no supervisor action for %s", ev.Kind)

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/chaos"
+	"github.com/stampede-dev/stampede/fault"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/proxy"
 	"github.com/stampede-dev/stampede/results"
@@ -251,7 +252,7 @@ type Control struct {
 	Status     int           `json:"status,omitempty"`
 	RetryAfter time.Duration `json:"retry_after,omitempty"`
 	// Fault is the proxy's new fault set (zero: none).
-	Fault *proxy.Faults `json:"fault,omitempty"`
+	Fault *fault.Set `json:"fault,omitempty"`
 }
 
 // Reply answers a Control.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/stampede-dev/stampede/childproc"
 	"github.com/stampede-dev/stampede/controlapi"
+	"github.com/stampede-dev/stampede/fault"
 	"github.com/stampede-dev/stampede/target"
 )
 
@@ -177,7 +178,7 @@ func (g *Group) Children() []target.ReadyLine {
 
 // Set switches the fault set f on in every process (the zero set: all
 // off), giving up on a process after 5 s; failures go to cfg.Log.
-func (g *Group) Set(f Faults) {
+func (g *Group) Set(f fault.Set) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := g.Apply(ctx, f); err != nil && g.cfg.Log != nil {
@@ -187,9 +188,9 @@ func (g *Group) Set(f Faults) {
 
 // Apply switches the fault set f on in every process at once and returns
 // when all have answered.
-func (g *Group) Apply(ctx context.Context, f Faults) error {
+func (g *Group) Apply(ctx context.Context, f fault.Set) error {
 	q := url.Values{}
-	if w := faultWords(f); w != "" {
+	if w := f.Words(); w != "" {
 		q.Set("set", w)
 	}
 	return g.each(func(p *proxyProc) error {
