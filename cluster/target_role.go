@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"time"
 
-	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/childproc"
 	"github.com/stampede-dev/stampede/target"
 )
@@ -39,7 +38,7 @@ func (a *agent) target(ctx context.Context) error {
 		return fail(a.t, a.id, err)
 	}
 	defer g.Close()
-	gt := chaos.NewGroupTarget(g, tp.Config.Backlog, tp.Config.AcceptRate)
+	gt := target.NewChaosGroup(g, tp.Config.Backlog, tp.Config.AcceptRate)
 	pids := func() []int {
 		var out []int
 		for _, p := range g.Procs() {
@@ -79,7 +78,7 @@ func serverCommand(exe string, args []string, cfg target.Config) (string, []stri
 }
 
 // applyTarget carries out one control request on the group.
-func applyTarget(ctx context.Context, gt *chaos.GroupTarget, c *Control) Reply {
+func applyTarget(ctx context.Context, gt *target.ChaosGroup, c *Control) Reply {
 	switch c.Op {
 	case OpRestart:
 		if c.Restart == nil {

@@ -45,7 +45,7 @@ func (c localControl) Stats(context.Context) (Stats, error) { return c.p.Stats()
 //	DELETE /fault                               every fault off (so is a POST with none)
 //
 // A POST or DELETE answers 204 when applied, 400 with one line of text for
-// a fault set that does not parse. chaos.RunProxy serves it behind
+// a fault set that does not parse. Run serves it behind
 // controlapi.Guard (docs/cli.md, "Control API").
 func ControlHandler(c Controller, parse func(words string) (fault.Set, error)) http.Handler {
 	mux := http.NewServeMux()

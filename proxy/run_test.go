@@ -1,4 +1,4 @@
-package chaos
+package proxy_test
 
 import (
 	"bufio"
@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/childproc"
 	"github.com/stampede-dev/stampede/controlapi"
 	"github.com/stampede-dev/stampede/fault"
@@ -34,14 +35,14 @@ func init() {
 	if os.Getenv(proxyChildEnv) != "1" {
 		return
 	}
-	var rc ProxyRunConfig
+	var rc proxy.RunConfig
 	if err := childproc.ReadPlan(os.Stdin, &rc.Proxy); err != nil {
 		fmt.Fprintln(os.Stderr, "proxy child:", err)
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	if err := RunProxy(ctx, rc); err != nil {
+	if err := proxy.Run(ctx, rc); err != nil {
 		fmt.Fprintln(os.Stderr, "proxy child:", err)
 		os.Exit(1)
 	}
@@ -155,7 +156,7 @@ func procStats(t *testing.T, line target.ReadyLine) proxy.Stats {
 // schedule: the fault is on during its window and off after it, and the
 // run ends after its duration.
 func TestRunProxyAppliesSchedule(t *testing.T) {
-	sched, err := Parse("at 600ms proxy latency=50ms jitter=10ms for 400ms")
+	sched, err := chaos.Parse("at 600ms proxy latency=50ms jitter=10ms for 400ms")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +164,7 @@ func TestRunProxyAppliesSchedule(t *testing.T) {
 	logs := &syncWriter{w: &strings.Builder{}}
 	done := make(chan error, 1)
 	go func() {
-		done <- RunProxy(context.Background(), ProxyRunConfig{
+		done <- proxy.Run(context.Background(), proxy.RunConfig{
 			// 2 s with the fault off after the window, so a poll on a
 			// loaded machine sees it before the proxy stops.
 			Proxy: proxy.Config{Upstream: tcptest.Echo(t)}, Schedule: sched, Duration: 3 * time.Second,
@@ -211,7 +212,7 @@ func TestRunProxyAppliesSchedule(t *testing.T) {
 			t.Fatal(err)
 		}
 	case <-time.After(5 * time.Second):
-		t.Fatal("RunProxy did not end after its 3 s duration")
+		t.Fatal("Run did not end after its 3 s duration")
 	}
 	if !strings.Contains(logs.String(), "chaos: at 600ms proxy latency=50ms jitter=10ms for 400ms at") {
 		t.Errorf("log %q: want the event", logs.String())
@@ -219,12 +220,12 @@ func TestRunProxyAppliesSchedule(t *testing.T) {
 }
 
 func TestRunProxyRefusesTargetEvents(t *testing.T) {
-	sched, err := Parse("at 1s proxy reset for 1s\nat 2s restart abrupt")
+	sched, err := chaos.Parse("at 1s proxy reset for 1s\nat 2s restart abrupt")
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = RunProxy(context.Background(), ProxyRunConfig{Proxy: proxy.Config{Upstream: "127.0.0.1:9"}, Schedule: sched})
-	want := `--chaos: line 2: "at 2s restart abrupt" is a restart event: a proxy on its own applies only proxy events`
+	err = proxy.Run(context.Background(), proxy.RunConfig{Proxy: proxy.Config{Upstream: "127.0.0.1:9"}, Schedule: sched})
+	want := `proxy: Schedule: line 2: "at 2s restart abrupt" is a restart event: a proxy on its own applies only proxy events`
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)
 	}
@@ -233,8 +234,8 @@ func TestRunProxyRefusesTargetEvents(t *testing.T) {
 // TestRunProxyProcsCap: a proxy process count past the cap is refused
 // with the cap, before anything is forked.
 func TestRunProxyProcsCap(t *testing.T) {
-	err := RunProxy(context.Background(), ProxyRunConfig{Proxy: proxy.Config{Upstream: "127.0.0.1:9"}, Procs: 1000})
-	want := "--procs 1000 is above the cap of 256 proxy processes"
+	err := proxy.Run(context.Background(), proxy.RunConfig{Proxy: proxy.Config{Upstream: "127.0.0.1:9"}, Procs: 1000})
+	want := "proxy: Procs: 1000 is above the cap of 256 proxy processes"
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)
 	}
@@ -281,7 +282,7 @@ func TestRunProxyControlNeedsToken(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- RunProxy(ctx, ProxyRunConfig{Proxy: proxy.Config{Upstream: tcptest.Echo(t)}, Stdout: pw})
+		done <- proxy.Run(ctx, proxy.RunConfig{Proxy: proxy.Config{Upstream: tcptest.Echo(t)}, Stdout: pw})
 		pw.Close()
 	}()
 	defer func() { cancel(); <-done }()
