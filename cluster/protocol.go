@@ -44,7 +44,7 @@ type Role string
 
 // The roles. Loadgen, target and proxy are what a coordinator places;
 // server and relay are one process of a target or proxy group, started by
-// that group's agent, answering with a target.ReadyLine on stdout and
+// that group's agent, answering with a childproc.ReadyLine on stdout and
 // controlled over its HTTP control API.
 const (
 	RoleLoadgen Role = "loadgen"

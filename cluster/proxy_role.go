@@ -65,7 +65,7 @@ func (a *agent) relay(ctx context.Context) error {
 // process as `exe args...` (`stampede agent`) with a relay plan on its
 // stdin; its stderr goes to stderr.
 func SpawnRelay(exe string, args []string, stderr io.Writer) proxy.Spawner {
-	return func(ctx context.Context, cfg proxy.Config, timeout time.Duration) (*childproc.Child, target.ReadyLine, error) {
+	return func(ctx context.Context, cfg proxy.Config, timeout time.Duration) (*childproc.Child, childproc.ReadyLine, error) {
 		return spawnMember(ctx, "proxy group", exe, args, nil, stderr, Plan{Role: RoleRelay, Relay: &cfg}, timeout)
 	}
 }

@@ -124,18 +124,18 @@ func (a *agent) server(ctx context.Context) error {
 // process as `exe args...` (`stampede agent`) with a server plan on its
 // stdin; its stderr goes to stderr.
 func SpawnServer(exe string, args []string, stderr io.Writer) target.Spawner {
-	return func(ctx context.Context, cfg target.Config, env []string, timeout time.Duration) (*childproc.Child, target.ReadyLine, error) {
+	return func(ctx context.Context, cfg target.Config, env []string, timeout time.Duration) (*childproc.Child, childproc.ReadyLine, error) {
 		return spawnMember(ctx, "target", exe, args, env, stderr, Plan{Role: RoleServer, Server: &cfg}, timeout)
 	}
 }
 
 // spawnMember starts one process of a group (a server or a relay) with
 // plan on its stdin and waits for its ready line.
-func spawnMember(ctx context.Context, name, exe string, args, env []string, stderr io.Writer, plan Plan, timeout time.Duration) (*childproc.Child, target.ReadyLine, error) {
+func spawnMember(ctx context.Context, name, exe string, args, env []string, stderr io.Writer, plan Plan, timeout time.Duration) (*childproc.Child, childproc.ReadyLine, error) {
 	cmd := exec.Command(exe, args...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = stderr
-	var l target.ReadyLine
+	var l childproc.ReadyLine
 	c, err := childproc.Start(ctx, name, cmd, Message{V: Version, Kind: KindPlan, Plan: &plan}, &l, timeout)
 	return c, l, err
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/stampede-dev/stampede/childproc"
 	"github.com/stampede-dev/stampede/controlapi"
 	"github.com/stampede-dev/stampede/fault"
-	"github.com/stampede-dev/stampede/target"
 )
 
 // PerProcess is how many links one proxy process is given: each link
@@ -30,10 +29,10 @@ const PerProcess = 7500
 func ProcsFor(conns int) int { return max(1, (conns+PerProcess-1)/PerProcess) }
 
 // Spawner starts one process of a Group relaying with cfg and
-// returns it once its ready line (a target.ReadyLine) came, waiting at most
+// returns it once its ready line (a childproc.ReadyLine) came, waiting at most
 // timeout. The process gets cfg as a typed plan, never as flags:
 // cluster.SpawnRelay is the one the stampede binary uses (docs/agent.md).
-type Spawner func(ctx context.Context, cfg Config, timeout time.Duration) (*childproc.Child, target.ReadyLine, error)
+type Spawner func(ctx context.Context, cfg Config, timeout time.Duration) (*childproc.Child, childproc.ReadyLine, error)
 
 // GroupConfig configures a group of fault proxy processes.
 type GroupConfig struct {
@@ -118,7 +117,7 @@ func StartGroup(ctx context.Context, cfg GroupConfig) (*Group, error) {
 }
 
 // start runs one process and waits for its ready line.
-func (g *Group) start(ctx context.Context, pc Config) (*proxyProc, target.ReadyLine, error) {
+func (g *Group) start(ctx context.Context, pc Config) (*proxyProc, childproc.ReadyLine, error) {
 	if pc.ControlToken == "" {
 		pc.ControlToken = controlapi.NewToken()
 	}
@@ -168,10 +167,10 @@ func (g *Group) PIDs() []int32 {
 
 // Children returns the ready line of each process: the group's address,
 // the process id, its control API address and token.
-func (g *Group) Children() []target.ReadyLine {
-	out := make([]target.ReadyLine, 0, len(g.procs))
+func (g *Group) Children() []childproc.ReadyLine {
+	out := make([]childproc.ReadyLine, 0, len(g.procs))
 	for _, p := range g.procs {
-		out = append(out, target.ReadyLine{Ready: true, Addr: g.addr, PID: p.PID(), Control: p.control[len("http://"):], Token: p.token})
+		out = append(out, childproc.ReadyLine{Ready: true, Addr: g.addr, PID: p.PID(), Control: p.control[len("http://"):], Token: p.token})
 	}
 	return out
 }

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,9 +10,9 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/chaos"
+	"github.com/stampede-dev/stampede/childproc"
 	"github.com/stampede-dev/stampede/controlapi"
 	"github.com/stampede-dev/stampede/fault"
-	"github.com/stampede-dev/stampede/target"
 )
 
 // MaxProcs caps RunConfig.Procs: far more proxy processes than a run of
@@ -43,7 +42,7 @@ type RunConfig struct {
 	Schedule *chaos.Schedule
 	// Duration ends the run after this long; 0 runs until ctx ends.
 	Duration time.Duration
-	// Stdout receives the ready line (target.ReadyLine: ready, addr, pid,
+	// Stdout receives the ready line (childproc.ReadyLine: ready, addr, pid,
 	// control, token, t, children). Default os.Stdout.
 	Stdout io.Writer
 	// Stderr receives warnings. Default os.Stderr.
@@ -116,7 +115,7 @@ func Run(ctx context.Context, rc RunConfig) error {
 	if logw == nil {
 		logw = io.Discard
 	}
-	line := target.ReadyLine{Ready: true, PID: os.Getpid(), Token: token}
+	line := childproc.ReadyLine{Ready: true, PID: os.Getpid(), Token: token}
 	var ctl Controller
 	var px chaos.Proxy
 	if rc.Procs > 1 {
@@ -152,8 +151,7 @@ func Run(ctx context.Context, rc RunConfig) error {
 	go hs.Serve(ln)
 	defer hs.Close()
 	line.Control, line.T = ln.Addr().String(), time.Now()
-	b, _ := json.Marshal(line)
-	if _, err := rc.Stdout.Write(append(b, '\n')); err != nil {
+	if err := childproc.WriteReady(rc.Stdout, line); err != nil {
 		return err
 	}
 

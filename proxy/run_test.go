@@ -23,7 +23,6 @@ import (
 	"github.com/stampede-dev/stampede/fault"
 	"github.com/stampede-dev/stampede/internal/tcptest"
 	"github.com/stampede-dev/stampede/proxy"
-	"github.com/stampede-dev/stampede/target"
 )
 
 // proxyChildEnv makes the test binary a `stampede proxy` process, so group
@@ -57,11 +56,11 @@ func testProxySpawner(t testing.TB) proxy.Spawner {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return func(ctx context.Context, cfg proxy.Config, timeout time.Duration) (*childproc.Child, target.ReadyLine, error) {
+	return func(ctx context.Context, cfg proxy.Config, timeout time.Duration) (*childproc.Child, childproc.ReadyLine, error) {
 		cmd := exec.Command(exe)
 		cmd.Env = append(os.Environ(), proxyChildEnv+"=1")
 		cmd.Stderr = os.Stderr
-		var l target.ReadyLine
+		var l childproc.ReadyLine
 		c, err := childproc.Start(ctx, "proxy group", cmd, cfg, &l, timeout)
 		return c, l, err
 	}
@@ -134,7 +133,7 @@ func TestProxyGroupSpreadsAndSwitches(t *testing.T) {
 	}
 }
 
-func procStats(t *testing.T, line target.ReadyLine) proxy.Stats {
+func procStats(t *testing.T, line childproc.ReadyLine) proxy.Stats {
 	t.Helper()
 	req, err := controlapi.NewRequest(context.Background(), "GET", "http://"+line.Control+"/stats", line.Token)
 	if err != nil {
@@ -177,7 +176,7 @@ func TestRunProxyAppliesSchedule(t *testing.T) {
 		t.Fatalf("no ready line: %v", err)
 	}
 	go io.Copy(io.Discard, pr)
-	var line target.ReadyLine
+	var line childproc.ReadyLine
 	if err := json.Unmarshal(raw, &line); err != nil || !line.Ready || line.Addr == "" || line.Control == "" {
 		t.Fatalf("ready line %s: %v", raw, err)
 	}
@@ -291,7 +290,7 @@ func TestRunProxyControlNeedsToken(t *testing.T) {
 		t.Fatalf("no ready line: %v", err)
 	}
 	go io.Copy(io.Discard, pr)
-	var line target.ReadyLine
+	var line childproc.ReadyLine
 	if err := json.Unmarshal(raw, &line); err != nil || len(line.Token) != 64 {
 		t.Fatalf("ready line %s: %v; want a token", raw, err)
 	}

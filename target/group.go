@@ -24,10 +24,10 @@ const DefaultReadyTimeout = 10 * time.Second
 
 // Spawner starts one process of a Group serving cfg (its Addr is the
 // group's port, its Hold set per start) with env added to its environment,
-// and returns it once its ReadyLine came, waiting at most timeout. The
+// and returns it once its childproc.ReadyLine came, waiting at most timeout. The
 // process gets cfg as a typed plan, never as flags: cluster.SpawnServer is
 // the one the stampede binary uses (docs/agent.md); tests give their own.
-type Spawner func(ctx context.Context, cfg Config, env []string, timeout time.Duration) (*childproc.Child, ReadyLine, error)
+type Spawner func(ctx context.Context, cfg Config, env []string, timeout time.Duration) (*childproc.Child, childproc.ReadyLine, error)
 
 // GroupConfig configures a Group of target processes.
 type GroupConfig struct {
@@ -88,7 +88,7 @@ type Proc struct {
 	Token string
 
 	*childproc.Child // Signal, Kill, Wait, Done, Exited
-	line             ReadyLine
+	line             childproc.ReadyLine
 	stopping         atomic.Bool // the group stopped it: its exit is no crash
 }
 
