@@ -154,7 +154,7 @@ func runGroup(ctx context.Context, rc RunConfig) error {
 	defer ctl.stop()
 	line := childproc.ReadyLine{Ready: true, Addr: g.Addr(), PID: os.Getpid(), Control: ctl.addr, Token: rc.Server.ControlToken}
 	for _, p := range g.Procs() {
-		line.Children = append(line.Children, p.line)
+		line.Children = append(line.Children, p.Line)
 		if p.Ready.After(line.T) {
 			line.T = p.Ready
 		}
