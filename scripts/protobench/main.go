@@ -49,6 +49,7 @@ import (
 	"github.com/gobwas/ws"
 	"github.com/gobwas/ws/wsutil"
 
+	"github.com/stampede-dev/stampede/childproc"
 	"github.com/stampede-dev/stampede/controlapi"
 	"github.com/stampede-dev/stampede/protocol"
 	"github.com/stampede-dev/stampede/target"
@@ -462,7 +463,7 @@ func startTarget(storeURL string) (*targetProc, error) {
 		return nil, err
 	}
 	line, err := bufio.NewReader(out).ReadBytes('\n')
-	var rl target.ReadyLine
+	var rl childproc.ReadyLine
 	if err == nil {
 		err = json.Unmarshal(line, &rl)
 	}

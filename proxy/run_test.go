@@ -1,4 +1,4 @@
-package chaos
+package proxy_test
 
 import (
 	"bufio"
@@ -17,12 +17,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stampede-dev/stampede/internal/tcptest"
-
+	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/childproc"
 	"github.com/stampede-dev/stampede/controlapi"
+	"github.com/stampede-dev/stampede/fault"
+	"github.com/stampede-dev/stampede/internal/tcptest"
 	"github.com/stampede-dev/stampede/proxy"
-	"github.com/stampede-dev/stampede/target"
 )
 
 // proxyChildEnv makes the test binary a `stampede proxy` process, so group
@@ -34,14 +34,14 @@ func init() {
 	if os.Getenv(proxyChildEnv) != "1" {
 		return
 	}
-	var rc ProxyRunConfig
+	var rc proxy.RunConfig
 	if err := childproc.ReadPlan(os.Stdin, &rc.Proxy); err != nil {
 		fmt.Fprintln(os.Stderr, "proxy child:", err)
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	if err := RunProxy(ctx, rc); err != nil {
+	if err := proxy.Run(ctx, rc); err != nil {
 		fmt.Fprintln(os.Stderr, "proxy child:", err)
 		os.Exit(1)
 	}
@@ -56,11 +56,11 @@ func testProxySpawner(t testing.TB) proxy.Spawner {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return func(ctx context.Context, cfg proxy.Config, timeout time.Duration) (*childproc.Child, target.ReadyLine, error) {
+	return func(ctx context.Context, cfg proxy.Config, timeout time.Duration) (*childproc.Child, childproc.ReadyLine, error) {
 		cmd := exec.Command(exe)
 		cmd.Env = append(os.Environ(), proxyChildEnv+"=1")
 		cmd.Stderr = os.Stderr
-		var l target.ReadyLine
+		var l childproc.ReadyLine
 		c, err := childproc.Start(ctx, "proxy group", cmd, cfg, &l, timeout)
 		return c, l, err
 	}
@@ -107,7 +107,7 @@ func TestProxyGroupSpreadsAndSwitches(t *testing.T) {
 		}
 	}
 
-	g.Set(proxy.Faults{Latency: 100 * time.Millisecond})
+	g.Set(fault.Set{Latency: 100 * time.Millisecond})
 	for _, c := range []net.Conn{conns[0], conns[19]} {
 		start := time.Now()
 		if err := tcptest.EchoOnce(c, []byte("slow"), 5*time.Second); err != nil {
@@ -117,7 +117,7 @@ func TestProxyGroupSpreadsAndSwitches(t *testing.T) {
 			t.Errorf("echo with latency=100ms took %v, want at least 200 ms", d)
 		}
 	}
-	g.Set(proxy.Faults{Reset: true})
+	g.Set(fault.Set{Reset: true})
 	for i, c := range conns {
 		c.SetReadDeadline(time.Now().Add(5 * time.Second))
 		if _, err := c.Read(make([]byte, 1)); !tcptest.IsReset(err) {
@@ -133,7 +133,7 @@ func TestProxyGroupSpreadsAndSwitches(t *testing.T) {
 	}
 }
 
-func procStats(t *testing.T, line target.ReadyLine) proxy.Stats {
+func procStats(t *testing.T, line childproc.ReadyLine) proxy.Stats {
 	t.Helper()
 	req, err := controlapi.NewRequest(context.Background(), "GET", "http://"+line.Control+"/stats", line.Token)
 	if err != nil {
@@ -155,7 +155,7 @@ func procStats(t *testing.T, line target.ReadyLine) proxy.Stats {
 // schedule: the fault is on during its window and off after it, and the
 // run ends after its duration.
 func TestRunProxyAppliesSchedule(t *testing.T) {
-	sched, err := Parse("at 600ms proxy latency=50ms jitter=10ms for 400ms")
+	sched, err := chaos.Parse("at 600ms proxy latency=50ms jitter=10ms for 400ms")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,11 +163,11 @@ func TestRunProxyAppliesSchedule(t *testing.T) {
 	logs := &syncWriter{w: &strings.Builder{}}
 	done := make(chan error, 1)
 	go func() {
-		done <- RunProxy(context.Background(), ProxyRunConfig{
+		done <- proxy.Run(context.Background(), proxy.RunConfig{
 			// 2 s with the fault off after the window, so a poll on a
 			// loaded machine sees it before the proxy stops.
 			Proxy: proxy.Config{Upstream: tcptest.Echo(t)}, Schedule: sched, Duration: 3 * time.Second,
-			Initial: proxy.Faults{Bandwidth: 1 << 20}, Stdout: pw, Log: logs,
+			Initial: fault.Set{Bandwidth: 1 << 20}, Stdout: pw, Log: logs,
 		})
 		pw.Close()
 	}()
@@ -176,7 +176,7 @@ func TestRunProxyAppliesSchedule(t *testing.T) {
 		t.Fatalf("no ready line: %v", err)
 	}
 	go io.Copy(io.Discard, pr)
-	var line target.ReadyLine
+	var line childproc.ReadyLine
 	if err := json.Unmarshal(raw, &line); err != nil || !line.Ready || line.Addr == "" || line.Control == "" {
 		t.Fatalf("ready line %s: %v", raw, err)
 	}
@@ -211,7 +211,7 @@ func TestRunProxyAppliesSchedule(t *testing.T) {
 			t.Fatal(err)
 		}
 	case <-time.After(5 * time.Second):
-		t.Fatal("RunProxy did not end after its 3 s duration")
+		t.Fatal("Run did not end after its 3 s duration")
 	}
 	if !strings.Contains(logs.String(), "chaos: at 600ms proxy latency=50ms jitter=10ms for 400ms at") {
 		t.Errorf("log %q: want the event", logs.String())
@@ -219,12 +219,12 @@ func TestRunProxyAppliesSchedule(t *testing.T) {
 }
 
 func TestRunProxyRefusesTargetEvents(t *testing.T) {
-	sched, err := Parse("at 1s proxy reset for 1s\nat 2s restart abrupt")
+	sched, err := chaos.Parse("at 1s proxy reset for 1s\nat 2s restart abrupt")
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = RunProxy(context.Background(), ProxyRunConfig{Proxy: proxy.Config{Upstream: "127.0.0.1:9"}, Schedule: sched})
-	want := `--chaos: line 2: "at 2s restart abrupt" is a restart event: a proxy on its own applies only proxy events`
+	err = proxy.Run(context.Background(), proxy.RunConfig{Proxy: proxy.Config{Upstream: "127.0.0.1:9"}, Schedule: sched})
+	want := `proxy: Schedule: line 2: "at 2s restart abrupt" is a restart event: a proxy on its own applies only proxy events`
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)
 	}
@@ -233,8 +233,8 @@ func TestRunProxyRefusesTargetEvents(t *testing.T) {
 // TestRunProxyProcsCap: a proxy process count past the cap is refused
 // with the cap, before anything is forked.
 func TestRunProxyProcsCap(t *testing.T) {
-	err := RunProxy(context.Background(), ProxyRunConfig{Proxy: proxy.Config{Upstream: "127.0.0.1:9"}, Procs: 1000})
-	want := "--procs 1000 is above the cap of 256 proxy processes"
+	err := proxy.Run(context.Background(), proxy.RunConfig{Proxy: proxy.Config{Upstream: "127.0.0.1:9"}, Procs: 1000})
+	want := "proxy: Procs: 1000 is above the cap of 256 proxy processes"
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)
 	}
@@ -281,7 +281,7 @@ func TestRunProxyControlNeedsToken(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- RunProxy(ctx, ProxyRunConfig{Proxy: proxy.Config{Upstream: tcptest.Echo(t)}, Stdout: pw})
+		done <- proxy.Run(ctx, proxy.RunConfig{Proxy: proxy.Config{Upstream: tcptest.Echo(t)}, Stdout: pw})
 		pw.Close()
 	}()
 	defer func() { cancel(); <-done }()
@@ -290,7 +290,7 @@ func TestRunProxyControlNeedsToken(t *testing.T) {
 		t.Fatalf("no ready line: %v", err)
 	}
 	go io.Copy(io.Discard, pr)
-	var line target.ReadyLine
+	var line childproc.ReadyLine
 	if err := json.Unmarshal(raw, &line); err != nil || len(line.Token) != 64 {
 		t.Fatalf("ready line %s: %v; want a token", raw, err)
 	}

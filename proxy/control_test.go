@@ -1,4 +1,4 @@
-package chaos
+package proxy_test
 
 import (
 	"io"
@@ -6,49 +6,16 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/internal/tcptest"
-
 	"github.com/stampede-dev/stampede/proxy"
 )
-
-func TestParseProxyFault(t *testing.T) {
-	cases := []struct {
-		words string
-		want  proxy.Faults
-		err   string // a substring of the error; "" for none
-	}{
-		{"", proxy.Faults{}, ""},
-		{"off", proxy.Faults{}, ""},
-		{"latency=200ms", proxy.Faults{Latency: 200 * time.Millisecond}, ""},
-		{"  latency=200ms jitter=20ms ", proxy.Faults{Latency: 200 * time.Millisecond, Jitter: 20 * time.Millisecond}, ""},
-		{"bandwidth=100kbit/s loss=1.5%", proxy.Faults{Bandwidth: 12500, Loss: 0.015}, ""},
-		{"reset", proxy.Faults{Reset: true}, ""},
-		{"blackhole", proxy.Faults{Blackhole: true}, ""},
-		{"latency=5x", proxy.Faults{}, `proxy fault "latency=5x", col 9: expected a duration after "latency=", found "5x"`},
-		{"reset latency=1s", proxy.Faults{}, `"reset" cannot be combined`},
-		{"jitter=1s", proxy.Faults{}, `expected "latency=" too`},
-		{"latency=1s; at 1s restart", proxy.Faults{}, "found a separator"},
-		{"wobble", proxy.Faults{}, `unknown proxy fault "wobble"`},
-	}
-	for _, c := range cases {
-		got, err := ParseProxyFault(c.words)
-		switch {
-		case c.err == "" && err != nil:
-			t.Errorf("%q: %v", c.words, err)
-		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
-			t.Errorf("%q: error %v, want one containing %q", c.words, err, c.err)
-		case got != c.want:
-			t.Errorf("%q: got %+v, want %+v", c.words, got, c.want)
-		}
-	}
-}
 
 // TestProxyControlHandler drives the control API of an in-process proxy.
 func TestProxyControlHandler(t *testing.T) {
 	p := startProxy(t, proxy.Config{Upstream: tcptest.Echo(t)})
-	srv := httptest.NewServer(proxy.ControlHandler(proxy.LocalController(p), ParseProxyFault))
+	srv := httptest.NewServer(proxy.ControlHandler(proxy.LocalController(p), chaos.ParseProxyFault))
 	t.Cleanup(srv.Close)
 	do := func(method, path string) (int, string) {
 		req, _ := http.NewRequest(method, srv.URL+path, nil)

@@ -1,4 +1,4 @@
-package chaos
+package target
 
 import (
 	"context"
@@ -7,16 +7,16 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/internal/clock"
-	"github.com/stampede-dev/stampede/target"
 )
 
-// GroupTarget is the Target of the bundled server: a target.Group of
-// `stampede target` processes that the supervisor signals, waits out and
-// respawns on the same port.
-type GroupTarget struct {
+// ChaosGroup is the bundled server as the chaos supervisor's Target: a
+// Group of `stampede target` processes that the supervisor signals, waits
+// out and respawns on the same port.
+type ChaosGroup struct {
 	// Group is the running process group.
-	Group *target.Group
+	Group *Group
 	// Now reads the clock; nil means time.Now.
 	Now func() time.Time
 	// Sleep waits for d or until ctx is done; nil means a timer.
@@ -34,26 +34,34 @@ type GroupTarget struct {
 	rejectRetryAfter        time.Duration
 }
 
-// NewGroupTarget wraps g, whose processes started with the given backlog
-// (0: target.DefaultBacklog) and per-process accept rate (0: unlimited).
-func NewGroupTarget(g *target.Group, backlog int, acceptRatePerProc float64) *GroupTarget {
+// A ChaosGroup restarts one process at a time when asked and counts early
+// retries, so the supervisor records steps and early retries for it.
+var (
+	_ chaos.Target        = (*ChaosGroup)(nil)
+	_ chaos.StepRestarter = (*ChaosGroup)(nil)
+	_ chaos.RetryCounter  = (*ChaosGroup)(nil)
+)
+
+// NewChaosGroup wraps g, whose processes started with the given backlog
+// (0: DefaultBacklog) and per-process accept rate (0: unlimited).
+func NewChaosGroup(g *Group, backlog int, acceptRatePerProc float64) *ChaosGroup {
 	if backlog == 0 {
-		backlog = target.DefaultBacklog
+		backlog = DefaultBacklog
 	}
-	return &GroupTarget{Group: g, backlog: backlog, acceptRate: acceptRatePerProc}
+	return &ChaosGroup{Group: g, backlog: backlog, acceptRate: acceptRatePerProc}
 }
 
 // signals maps a restart mode to how the processes are stopped: graceful
 // sends close 1001 to every client first, abrupt closes every connection
 // without close frames, kill is SIGKILL (the kernel closes the sockets).
 var signals = map[string]syscall.Signal{
-	ModeGraceful: syscall.SIGTERM,
-	ModeAbrupt:   syscall.SIGUSR1,
-	ModeKill:     syscall.SIGKILL,
+	chaos.ModeGraceful: syscall.SIGTERM,
+	chaos.ModeAbrupt:   syscall.SIGUSR1,
+	chaos.ModeKill:     syscall.SIGKILL,
 }
 
 // Restart is RestartSteps without the steps.
-func (t *GroupTarget) Restart(ctx context.Context, ev Event) (listening, ready time.Time, err error) {
+func (t *ChaosGroup) Restart(ctx context.Context, ev chaos.Event) (listening, ready time.Time, err error) {
 	res, err := t.RestartSteps(ctx, ev)
 	return res.Listening, res.Ready, err
 }
@@ -76,17 +84,17 @@ func (t *GroupTarget) Restart(ctx context.Context, ev Event) (listening, ready t
 // the SYNs goes unanswered). Restarted.Listening is when the last process
 // was started again, Restarted.Ready when it began accepting, and Steps
 // has one entry per process restarted one at a time.
-func (t *GroupTarget) RestartSteps(ctx context.Context, ev Event) (Restarted, error) {
-	var res Restarted
+func (t *ChaosGroup) RestartSteps(ctx context.Context, ev chaos.Event) (chaos.Restarted, error) {
+	var res chaos.Restarted
 	sig, ok := signals[ev.Mode]
 	if !ok {
 		return res, fmt.Errorf("unknown restart mode %q", ev.Mode)
 	}
 	n := len(t.Group.Procs())
 	switch ev.Procs {
-	case ProcsAll, "":
+	case chaos.ProcsAll, "":
 		return t.restartAll(ctx, ev, sig)
-	case ProcsOne:
+	case chaos.ProcsOne:
 		t.mu.Lock()
 		i := t.nextOne % n
 		t.nextOne++
@@ -95,7 +103,7 @@ func (t *GroupTarget) RestartSteps(ctx context.Context, ev Event) (Restarted, er
 		res.Steps = append(res.Steps, step)
 		res.Listening, res.Ready = step.Listening, step.Ready
 		return res, err
-	case ProcsRolling:
+	case chaos.ProcsRolling:
 		_, sleep := t.clock()
 		for i := range n {
 			if i > 0 {
@@ -118,16 +126,16 @@ func (t *GroupTarget) RestartSteps(ctx context.Context, ev Event) (Restarted, er
 
 // restartAll stops every process, waits out the down time and brings a
 // new generation up.
-func (t *GroupTarget) restartAll(ctx context.Context, ev Event, sig syscall.Signal) (Restarted, error) {
+func (t *ChaosGroup) restartAll(ctx context.Context, ev chaos.Event, sig syscall.Signal) (chaos.Restarted, error) {
 	now, sleep := t.clock()
-	var res Restarted
+	var res chaos.Restarted
 	if err := t.Group.Signal(sig); err != nil {
 		return res, err
 	}
 	// A killed process exits with a signal status: that is the point.
 	_ = t.Group.Wait()
 	hold := time.Duration(0)
-	if ev.Shape == ShapeStall {
+	if ev.Shape == chaos.ShapeStall {
 		hold = ev.Down
 	} else if err := sleep(ctx, ev.Down); err != nil {
 		return res, err
@@ -146,10 +154,10 @@ func (t *GroupTarget) restartAll(ctx context.Context, ev Event, sig syscall.Sign
 
 // restartProc stops process i, waits out the down time and starts it
 // again, the others untouched.
-func (t *GroupTarget) restartProc(ctx context.Context, ev Event, sig syscall.Signal, i int) (Step, error) {
+func (t *ChaosGroup) restartProc(ctx context.Context, ev chaos.Event, sig syscall.Signal, i int) (chaos.Step, error) {
 	now, sleep := t.clock()
 	old := t.Group.Procs()[i]
-	step := Step{Proc: i, Conns: -1}
+	step := chaos.Step{Proc: i, Conns: -1}
 	if st, err := old.Stats(ctx); err == nil {
 		step.Conns = st.Conns
 	}
@@ -163,7 +171,7 @@ func (t *GroupTarget) restartProc(ctx context.Context, ev Event, sig syscall.Sig
 		return step, ctx.Err()
 	}
 	hold := time.Duration(0)
-	if ev.Shape == ShapeStall {
+	if ev.Shape == chaos.ShapeStall {
 		hold = ev.Down
 	} else if err := sleep(ctx, ev.Down); err != nil {
 		return step, err
@@ -182,7 +190,7 @@ func (t *GroupTarget) restartProc(ctx context.Context, ev Event, sig syscall.Sig
 // schedule has changed. (Applied after the process accepts, a reject
 // raced the clients waiting at the door, and on a loaded machine they
 // won.)
-func (t *GroupTarget) current(c *target.Config) {
+func (t *ChaosGroup) current(c *Config) {
 	now, _ := t.clock()
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -191,14 +199,14 @@ func (t *GroupTarget) current(c *target.Config) {
 		c.Hold = left
 	}
 	if left := t.rejectUntil.Sub(now()); left > 0 {
-		c.StartReject = &target.Rejection{Status: t.rejectStatus, RetryAfter: t.rejectRetryAfter, For: left}
+		c.StartReject = &Rejection{Status: t.rejectStatus, RetryAfter: t.rejectRetryAfter, For: left}
 	}
 }
 
 // EarlyRetries returns each running process's count of clients that came
-// back before their Retry-After (target.Stats.EarlyRetries), by PID; a
+// back before their Retry-After (Stats.EarlyRetries), by PID; a
 // process exiting meanwhile (a restart under way) is left out.
-func (t *GroupTarget) EarlyRetries(ctx context.Context) (map[int]uint64, error) {
+func (t *ChaosGroup) EarlyRetries(ctx context.Context) (map[int]uint64, error) {
 	stats, err := t.Group.StatsByPID(ctx)
 	out := make(map[int]uint64, len(stats))
 	for pid, st := range stats {
@@ -209,7 +217,7 @@ func (t *GroupTarget) EarlyRetries(ctx context.Context) (map[int]uint64, error) 
 
 // Stall stops every process accepting for d.
 // A process (re)started during the stall joins it for the rest of d.
-func (t *GroupTarget) Stall(ctx context.Context, d time.Duration) error {
+func (t *ChaosGroup) Stall(ctx context.Context, d time.Duration) error {
 	now, _ := t.clock()
 	t.mu.Lock()
 	t.stallUntil = now().Add(d)
@@ -218,7 +226,7 @@ func (t *GroupTarget) Stall(ctx context.Context, d time.Duration) error {
 }
 
 // SetBacklog sets every process's listen backlog.
-func (t *GroupTarget) SetBacklog(ctx context.Context, n int) error {
+func (t *ChaosGroup) SetBacklog(ctx context.Context, n int) error {
 	if err := t.Group.SetBacklog(ctx, n); err != nil {
 		return err
 	}
@@ -230,7 +238,7 @@ func (t *GroupTarget) SetBacklog(ctx context.Context, n int) error {
 
 // SetAcceptRate sets the group's accept rate, shared evenly by its
 // processes (SO_REUSEPORT spreads connections evenly).
-func (t *GroupTarget) SetAcceptRate(ctx context.Context, perSecond float64) error {
+func (t *ChaosGroup) SetAcceptRate(ctx context.Context, perSecond float64) error {
 	per := perSecond / float64(max(1, len(t.Group.Procs())))
 	if err := t.Group.SetAcceptRate(ctx, per); err != nil {
 		return err
@@ -243,7 +251,7 @@ func (t *GroupTarget) SetAcceptRate(ctx context.Context, perSecond float64) erro
 
 // Reject makes every process answer upgrades with status and Retry-After.
 // A process (re)started during the window joins it for the rest of d.
-func (t *GroupTarget) Reject(ctx context.Context, status int, retryAfter, d time.Duration) error {
+func (t *ChaosGroup) Reject(ctx context.Context, status int, retryAfter, d time.Duration) error {
 	now, _ := t.clock()
 	t.mu.Lock()
 	t.rejectUntil, t.rejectStatus, t.rejectRetryAfter = now().Add(d), status, retryAfter
@@ -252,20 +260,20 @@ func (t *GroupTarget) Reject(ctx context.Context, status int, retryAfter, d time
 }
 
 // Backlog returns the current listen backlog.
-func (t *GroupTarget) Backlog() int {
+func (t *ChaosGroup) Backlog() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.backlog
 }
 
 // AcceptRate returns the group's current accept rate.
-func (t *GroupTarget) AcceptRate() float64 {
+func (t *ChaosGroup) AcceptRate() float64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.acceptRate * float64(max(1, len(t.Group.Procs())))
 }
 
-func (t *GroupTarget) clock() (func() time.Time, func(context.Context, time.Duration) error) {
+func (t *ChaosGroup) clock() (func() time.Time, func(context.Context, time.Duration) error) {
 	now, sleep := t.Now, t.Sleep
 	if now == nil {
 		now = time.Now

@@ -1,4 +1,4 @@
-package chaos
+package proxy_test
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 	"github.com/stampede-dev/stampede/proxy"
 )
 
-// The helpers of the tests that run the proxy the way RunProxy does; the
+// The helpers of the tests that run the proxy the way Run does; the
 // TCP ones they share with package proxy's tests are in internal/tcptest.
 
 // startProxy starts a fault proxy in front of upstream, closed at cleanup.
