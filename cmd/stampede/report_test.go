@@ -173,7 +173,7 @@ func checkPage(t *testing.T, path string, clients int) {
 	if int(peak) != clients || len(r.Events) == 0 || r.Latency["connect"] == nil || r.Latency["ttr"] == nil {
 		t.Errorf("%s: connected peak %v, events %v, latency %v", path, peak, r.Events, len(r.Latency))
 	}
-	script, _ := filepath.Abs("../../scripts/check-report.sh")
+	script, _ := filepath.Abs("../../lab/check-report.sh")
 	if _, err := exec.LookPath("chromium"); err != nil {
 		t.Logf("chromium not installed: %s not rendered", path)
 		return

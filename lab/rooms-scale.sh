@@ -4,7 +4,7 @@
 # SIGKILL of the group every 10 s, once per store, and prints per store the
 # figures that matter: lost, dup_delivered, acked, deliveries, resumes.
 #
-#   scripts/rooms-scale.sh [CLIENTS [ROOMS [DURATION]]]    default 100000 10000 60s
+#   lab/rooms-scale.sh [CLIENTS [ROOMS [DURATION]]]    default 100000 10000 60s
 #
 # STORES="jetstream redis postgres" chooses the stores (jetstream is the
 # embedded default, run by the target group's owner in the results folder;

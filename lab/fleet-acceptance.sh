@@ -2,7 +2,7 @@
 # fleet-acceptance.sh: issue 10's acceptance at scale, on 4 network-namespace
 # hosts of this machine (scripts/hosts.sh; docs/fleet.md). Needs root.
 #
-#   scripts/fleet-acceptance.sh [all|storm|kill|coordinator|nats]...
+#   lab/fleet-acceptance.sh [all|storm|kill|coordinator|nats]...
 #
 #   storm        target agent on h1, loadgen agents on h2..h4 (capacity and
 #                source addresses each), coordinator in the root namespace;
