@@ -2,7 +2,7 @@
 # Calibration of the simulator (issue 13): real storms and the same storms
 # simulated, side by side with relative errors.
 #
-#   flock /work/notes/heavy.lock lab/calibrate.sh [flags of lab/calibrate]
+#   flock "$STAMPEDE_LOCK" lab/calibrate.sh [flags of lab/calibrate]
 #       e.g. -clients 10000 (one size), -policies exp-jitter (one policy),
 #            -reuse (keep real runs already done),
 #            -out DIR (where the results folders go; default a temporary folder)

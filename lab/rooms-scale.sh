@@ -11,7 +11,7 @@
 # redis and postgres use the servers on 127.0.0.1). PROCS=7 the target
 # processes, RATE=1 messages/s per client. NODEDUPE=1 adds a --no-dedupe
 # run on the embedded store (dup_delivered must then be above 0).
-# Heavy: run it under the shared lock, `flock /work/notes/heavy.lock ...`
+# Heavy: run it under the shared lock, `flock "$STAMPEDE_LOCK" ...`
 # on the development machine. STAMPEDE=path uses a built binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
