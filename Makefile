@@ -11,13 +11,17 @@ build:
 	# of a run's loadgen and target processes (docs/sizing.md).
 	CGO_ENABLED=0 $(GO) build -o bin/stampede-worker ./cmd/stampede-worker
 
-vet:
-	$(GO) vet ./...
+# The Go modules of the tree: the main one, and deploy/kubernetes (the
+# manifests' strict decoding, the only requirer of the Kubernetes modules).
+MODULES := . deploy/kubernetes
 
-# The whole test suite with the race detector; tests use small fleets on
-# loopback and need no host tuning.
+vet:
+	set -e; for m in $(MODULES); do (cd $$m && $(GO) vet ./...); done
+
+# The whole test suite with the race detector, every module; tests use
+# small fleets on loopback and need no host tuning.
 test: vet
-	$(GO) test -race -shuffle=on -timeout 20m ./...
+	set -e; for m in $(MODULES); do (cd $$m && $(GO) test -race -shuffle=on -timeout 20m ./...); done
 
 # The main job: a restart storm of 10,000 real WebSocket clients against the
 # bundled target, once per backoff policy, then the comparison table. Results
