@@ -153,7 +153,7 @@ func TestTLS(t *testing.T) {
 	if err := ws.WriteFrame(conn, ws.MaskFrame(ws.NewPingFrame([]byte("tls")))); err != nil {
 		t.Fatal(err)
 	}
-	if f, err := ws.ReadFrame(conn); err != nil || f.Header.OpCode != ws.OpPong {
+	if f, err := readFrame(conn); err != nil || f.Header.OpCode != ws.OpPong {
 		t.Fatalf("ping over TLS: %v %v", f.Header.OpCode, err)
 	}
 }
