@@ -9,6 +9,8 @@ import (
 
 	"github.com/gobwas/ws"
 	"github.com/gobwas/ws/wsutil"
+
+	"github.com/stampede-dev/stampede/internal/testenv"
 )
 
 // Above MaxConns an upgrade is answered 503 with Retry-After; a slot frees
@@ -160,7 +162,7 @@ func TestTLS(t *testing.T) {
 
 func TestIPv6(t *testing.T) {
 	if ln, err := net.Listen("tcp6", "[::1]:0"); err != nil {
-		t.Skipf("no IPv6 loopback: %v", err)
+		testenv.SkipUnlessRequired(t, "no IPv6 loopback: %v", err)
 	} else {
 		ln.Close()
 	}

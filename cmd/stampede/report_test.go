@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stampede-dev/stampede/internal/testenv"
 	"github.com/stampede-dev/stampede/results"
 	"github.com/stampede-dev/stampede/target"
 )
@@ -175,6 +176,9 @@ func checkPage(t *testing.T, path string, clients int) {
 	}
 	script, _ := filepath.Abs("../../lab/check-report.sh")
 	if _, err := exec.LookPath("chromium"); err != nil {
+		if testenv.Required() {
+			t.Fatalf("chromium not installed: %s not rendered (STAMPEDE_REQUIRE_SERVICES=1 requires it)", path)
+		}
 		t.Logf("chromium not installed: %s not rendered", path)
 		return
 	}
