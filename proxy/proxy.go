@@ -47,7 +47,7 @@ import (
 // API (ControlHandler).
 //
 // Why epoll and not a goroutine pair per link with io.Copy: measured with
-// scripts/proxy-bench.sh's setup (10,000 echo clients at 1 msg/s, two
+// lab/proxy-bench.sh's setup (10,000 echo clients at 1 msg/s, two
 // processes of 5,000 links, 2 loaded cores), this reactor added 0.18 ms to
 // the message round-trip p50 (0.18 -> 0.35 ms) with 17 MiB peak RSS and
 // 3.5 s CPU per process over 20 s. Two goroutines per link copying through

@@ -137,7 +137,7 @@ func TestRunSIGUSR1IsAbrupt(t *testing.T) {
 	line, _, sigs, errc := startRun(t, RunConfig{})
 	conn := mustDial(t, "ws://"+line.Addr+"/")
 	sigs <- syscall.SIGUSR1
-	if _, err := ws.ReadFrame(conn); err != io.EOF {
+	if _, err := readFrame(conn); err != io.EOF {
 		t.Fatalf("after SIGUSR1 the client read %v; want EOF, no close frame", err)
 	}
 	waitRun(t, errc)
@@ -182,7 +182,7 @@ func TestRunGroup(t *testing.T) {
 		t.Fatalf("group stats = %+v; want 2 procs, 1 conn", st)
 	}
 	sigs <- syscall.SIGUSR1
-	if _, err := ws.ReadFrame(conn); err != io.EOF {
+	if _, err := readFrame(conn); err != io.EOF {
 		t.Fatalf("after SIGUSR1 the client read %v; want EOF", err)
 	}
 	waitRun(t, errc)

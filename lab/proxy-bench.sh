@@ -3,9 +3,9 @@
 # round trip of an echo fleet at CLIENTS connections twice: straight to the target,
 # then through `stampede proxy` with no fault active, and prints both.
 #
-#   scripts/proxy-bench.sh                      # 10,000 clients, 20 s each way
-#   CLIENTS=2000 DURATION=10s scripts/proxy-bench.sh
-#   ROUNDS=3 scripts/proxy-bench.sh             # alternate direct/proxy 3 times
+#   lab/proxy-bench.sh                      # 10,000 clients, 20 s each way
+#   CLIENTS=2000 DURATION=10s lab/proxy-bench.sh
+#   ROUNDS=3 lab/proxy-bench.sh             # alternate direct/proxy 3 times
 #
 # The proxy relays each connection with two sockets (two open files), so 10,000
 # connections need two proxy processes under the 20,000 open-file limit: it runs as

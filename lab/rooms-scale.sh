@@ -4,14 +4,14 @@
 # SIGKILL of the group every 10 s, once per store, and prints per store the
 # figures that matter: lost, dup_delivered, acked, deliveries, resumes.
 #
-#   scripts/rooms-scale.sh [CLIENTS [ROOMS [DURATION]]]    default 100000 10000 60s
+#   lab/rooms-scale.sh [CLIENTS [ROOMS [DURATION]]]    default 100000 10000 60s
 #
 # STORES="jetstream redis postgres" chooses the stores (jetstream is the
 # embedded default, run by the target group's owner in the results folder;
 # redis and postgres use the servers on 127.0.0.1). PROCS=7 the target
 # processes, RATE=1 messages/s per client. NODEDUPE=1 adds a --no-dedupe
 # run on the embedded store (dup_delivered must then be above 0).
-# Heavy: run it under the shared lock, `flock /work/notes/heavy.lock ...`
+# Heavy: run it under the shared lock, `flock "$STAMPEDE_LOCK" ...`
 # on the development machine. STAMPEDE=path uses a built binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."

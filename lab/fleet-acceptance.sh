@@ -2,7 +2,7 @@
 # fleet-acceptance.sh: issue 10's acceptance at scale, on 4 network-namespace
 # hosts of this machine (scripts/hosts.sh; docs/fleet.md). Needs root.
 #
-#   scripts/fleet-acceptance.sh [all|storm|kill|coordinator|nats]...
+#   lab/fleet-acceptance.sh [all|storm|kill|coordinator|nats]...
 #
 #   storm        target agent on h1, loadgen agents on h2..h4 (capacity and
 #                source addresses each), coordinator in the root namespace;
@@ -26,7 +26,7 @@
 # RUN_FLAGS (more flags of every run; default "--backlog 4096 --ramp 10000",
 # so the whole fleet is connected before the restart at 20 s),
 # HOSTS_SH (scripts/hosts.sh), KEEP=1 keeps the work folder. Run it under the
-# shared lock on a shared machine: flock /work/notes/heavy.lock scripts/...
+# shared lock on a shared machine: flock "$STAMPEDE_LOCK" lab/...
 # It prints figures; it exits 1 when a figure misses its acceptance.
 set -euo pipefail
 

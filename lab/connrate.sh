@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Connection rate: how fast stampede's loadgen opens N WebSocket connections
 # against the bundled target, next to the simplest Go client that does the
-# same (scripts/connrate: a goroutine per connection doing gobwas/ws Dial,
+# same (lab/connrate: a goroutine per connection doing gobwas/ws Dial,
 # nothing else). Both are measured in one run, alternating, each against a
 # fresh `stampede target --backlog 4096` process on a new port (so no
 # TIME_WAIT from an earlier round is in the way), and the script prints each
 # rate, their spread and the ratio of the medians.
 #
-#   scripts/connrate.sh [-n N] [-runs R]     defaults: -n 15000 -runs 3
+#   lab/connrate.sh [-n N] [-runs R]     defaults: -n 15000 -runs 3
 #
 # The loadgen's rate is its own "first connects: N clients within Ts of the
 # start (R/s)" line; the minimal program's is the same measure (first dial
@@ -41,7 +41,7 @@ if [ -z "$exe" ]; then
 	exe=$tmp/stampede
 	go build -o "$exe" ./cmd/stampede
 fi
-go build -o "$tmp/connrate" ./scripts/connrate
+go build -o "$tmp/connrate" ./lab/connrate
 
 # start_target starts a target process on a free port and sets addr.
 start_target() {

@@ -1,5 +1,5 @@
 // Command calibrate checks the simulator against real sockets (issue 13,
-// run by scripts/calibrate.sh): for each fleet size and policy it runs the
+// run by lab/calibrate.sh): for each fleet size and policy it runs the
 // real storm (`stampede run`) and the same storm simulated (`stampede
 // simulate`) with the same parameters, and prints R50, R90, R99, herd peak,
 // wasted attempts per client and ListenOverflows side by side with the

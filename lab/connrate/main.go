@@ -1,10 +1,10 @@
 // Command connrate is the yardstick for stampede's connection rate: the
 // simplest Go client that opens N WebSocket connections, a goroutine per
 // connection doing gobwas/ws's Dial (TCP connect, then the HTTP upgrade),
-// nothing else. scripts/connrate.sh runs it and `stampede loadgen` against
+// nothing else. lab/connrate.sh runs it and `stampede loadgen` against
 // the same kind of target and compares their rates.
 //
-//	go run ./scripts/connrate -url ws://127.0.0.1:PORT/ -n 15000
+//	go run ./lab/connrate -url ws://127.0.0.1:PORT/ -n 15000
 //
 // It prints one line:
 //

@@ -12,7 +12,7 @@
 # other work slows the fleet's reads first (docs/cli.md, "A real rate
 # limiter").
 #
-#   scripts/http-limits.sh [--rate R] [--clients N] [--duration D] [--retry-after S] [--deadline D]
+#   lab/http-limits.sh [--rate R] [--clients N] [--duration D] [--retry-after S] [--deadline D]
 #
 # Defaults: 500 r/s, 2,000 clients offering 1,500/s for 30 s, Retry-After:
 # 5, deadline 4s. Everything runs on 127.0.0.1; nginx is stopped at the end.

@@ -2,7 +2,7 @@
 # Calibration of the simulator (issue 13): real storms and the same storms
 # simulated, side by side with relative errors.
 #
-#   flock /work/notes/heavy.lock scripts/calibrate.sh [flags of scripts/calibrate]
+#   flock "$STAMPEDE_LOCK" lab/calibrate.sh [flags of lab/calibrate]
 #       e.g. -clients 10000 (one size), -policies exp-jitter (one policy),
 #            -reuse (keep real runs already done),
 #            -out DIR (where the results folders go; default a temporary folder)
@@ -28,7 +28,7 @@ if [ -z "$exe" ]; then
 	go build -o "$exe" ./cmd/stampede
 	go build -o "$tmp/stampede-worker" ./cmd/stampede-worker
 fi
-go build -o "$tmp/calibrate" ./scripts/calibrate
+go build -o "$tmp/calibrate" ./lab/calibrate
 out=$tmp/runs
 for a in "$@"; do
 	if [ "${prev:-}" = "-out" ]; then out=$a; fi

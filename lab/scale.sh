@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Scale benchmark (issue 3): 50,000 WebSocket connections on this machine.
 #
-#   scripts/scale.sh [flags of scripts/scale]     e.g. -only memory, -clients 50000
+#   lab/scale.sh [flags of lab/scale]     e.g. -only memory, -clients 50000
 #
 # 1. `stampede run --clients 50000` with an abrupt restart (down=2s): prints
 #    connected_before, recovered, R50..R100 and the loadgen/target peak RSS
@@ -26,6 +26,6 @@ if [ -z "$exe" ]; then
 	# The lean worker binary beside it is what run starts for each worker.
 	CGO_ENABLED=0 go build -o "$tmp/stampede-worker" ./cmd/stampede-worker
 fi
-go build -o "$tmp/scale" ./scripts/scale
+go build -o "$tmp/scale" ./lab/scale
 echo "machine: $(nproc) cores, $(awk '/MemTotal/{printf "%.0f GiB", $2/1048576}' /proc/meminfo), kernel $(uname -r), $(go version | cut -d' ' -f3), open files $(ulimit -Hn)"
 "$tmp/scale" -exe "$exe" "$@"

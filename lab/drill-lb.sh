@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # drill-lb.sh: issue 11's acceptance through a real load balancer
 # (docs/loadbalancer.md). Heavy: run it under the shared lock,
-#   flock /work/notes/heavy.lock scripts/drill-lb.sh [--clients N] [--out DIR] [--duration D] [--accept-rate R]
+#   flock "$STAMPEDE_LOCK" lab/drill-lb.sh [--clients N] [--out DIR] [--duration D] [--accept-rate R]
 #       [--lb 'LB.SH FLAGS'] [--deploy 'ROLLING-DEPLOY.SH FLAGS'] [--policies jittered,fixed] [--no-wss]
 #
 # For each policy, on fresh infrastructure (scripts/lb.sh up DIR --backlog 64
