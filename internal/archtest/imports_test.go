@@ -30,17 +30,10 @@ var neutral = []string{"backoff", "protocol", "connerr", "wsdial", "httpretry", 
 // importer and the role it reaches. Each is to be removed: the test fails
 // once one no longer exists, so that this list only shrinks.
 var allowed = map[[2]string]string{
-	// proxy takes target.ReadyLine, the line a child prints when it
-	// listens; to be removed (the line moves to a package of neither).
-	{"proxy", "target"}: "ReadyLine",
 	// sim takes loadgen's and target's constants (sizes, defaults) to
 	// model them; to be removed (the constants move out of the roles).
 	{"sim", "loadgen"}: "constants",
 	{"sim", "target"}:  "constants",
-	// sim parses the chaos schedule with package chaos, which also drives
-	// the fault proxy; to be removed (the schedule's language apart from
-	// what runs it).
-	{"sim", "proxy"}: "chaos",
 }
 
 // pkg is what the rules need of `go list -json`.
