@@ -264,7 +264,7 @@ func TestConfigFileErrors(t *testing.T) {
 // the file.
 func TestConfigFileRequiredFlag(t *testing.T) {
 	got, err := settingsOf(t, "drill", "--config", writeFile(t, "d.yaml",
-		"url: wss://u:p@127.0.0.1:9/x?token=abc&tenant=t1&x-api-key=k9\nwait-for-outage: true\nsecret-header: [X-Api-Key]\n"))
+		"url: wss://u:p@127.0.0.1:9/x?token=abc&tenant=t1&x-client=k9\nwait-for-outage: true\nsecret-header: [X-Client]\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
