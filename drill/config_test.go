@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/loadgen"
+	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/storm"
 )
 
@@ -47,7 +48,7 @@ func TestCheckTarget(t *testing.T) {
 
 func TestValidate(t *testing.T) {
 	base := func() Config {
-		return Config{Run: storm.Config{Duration: 10 * time.Second, Fleet: loadgen.Config{URL: "ws://127.0.0.1:1/", Clients: 1}}}
+		return Config{Run: storm.Config{Duration: 10 * time.Second, Fleet: loadgen.Config{Client: spec.Client{URL: "ws://127.0.0.1:1/", Clients: 1}}}}
 	}
 	for _, tc := range []struct {
 		name string

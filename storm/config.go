@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/netip"
 	"net/url"
@@ -18,6 +17,7 @@ import (
 	"github.com/stampede-dev/stampede/internal/redact"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/store"
 	"github.com/stampede-dev/stampede/target"
 )
@@ -180,26 +180,23 @@ const DefaultAgentTimeout = 2 * time.Minute
 // own.
 func (c *Config) external() bool { return c.Fleet.URL != "" }
 
-// Validate reports the first unusable field, named as its flag. Run calls
-// it once, before any process starts.
+// Validate reports the first unusable field as a *spec.FieldError. Run
+// calls it once, before any process starts.
 func (c *Config) Validate() error {
 	switch c.OnAgentLoss {
 	case "", LossFail, LossContinue:
 	default:
-		return fmt.Errorf("--on-agent-loss %q: fail or continue", c.OnAgentLoss)
+		return spec.Errorf("Storm.OnAgentLoss", "%q: fail or continue", c.OnAgentLoss)
 	}
 	if c.Agents < 0 {
-		return fmt.Errorf("--agents: must not be negative, got %d", c.Agents)
+		return spec.Errorf("Storm.Agents", "must not be negative, got %d", c.Agents)
 	}
 	if c.Duration <= 0 {
-		return fmt.Errorf("--duration: must be positive, got %s", c.Duration)
-	}
-	if c.Fleet.Clients < 1 {
-		return fmt.Errorf("--clients: must be at least 1, got %d", c.Fleet.Clients)
+		return spec.Errorf("Storm.Duration", "must be positive, got %s", c.Duration)
 	}
 	if c.external() {
 		if c.Schedule != nil || c.Proxy {
-			return errors.New("--chaos and --proxy need the run's own target; a fleet against --url detects outages itself")
+			return spec.Errorf("Storm.Schedule", "{Storm.Schedule} and {Storm.Proxy} need the run's own target; a fleet against {Client.URL} detects outages itself")
 		}
 		if err := c.Detect.Validate(); err != nil {
 			return err
@@ -208,7 +205,7 @@ func (c *Config) Validate() error {
 	}
 	if c.Schedule != nil {
 		if err := c.Schedule.Check(c.Duration); err != nil {
-			return fmt.Errorf("--chaos: %w", err)
+			return spec.Errorf("Storm.Schedule", "%w", err)
 		}
 	}
 	t := c.Target
@@ -263,7 +260,7 @@ func size(cfg *Config, tcfg *target.Config) (Sizing, error) {
 	if cfg.external() {
 		u, err := url.Parse(cfg.Fleet.URL)
 		if err != nil {
-			return Sizing{}, fmt.Errorf("--url: %w", err)
+			return Sizing{}, spec.Errorf("Client.URL", "%w", err)
 		}
 		dst, _ := netip.ParseAddr(u.Hostname()) // a name: not known to be loopback
 		return Size(cfg.Fleet.Clients, cfg.LoadgenProcs, 1, cfg.Fleet.SourceIPs, dst)
@@ -274,7 +271,7 @@ func size(cfg *Config, tcfg *target.Config) (Sizing, error) {
 	}
 	dst, err := netip.ParseAddrPort(addr)
 	if err != nil {
-		return Sizing{}, fmt.Errorf("--addr %q: %w", tcfg.Addr, err)
+		return Sizing{}, spec.Errorf("Server.Addr", "%q: %w", tcfg.Addr, err)
 	}
 	targetProcs, err := messageProtocol(cfg, tcfg)
 	if err != nil {
@@ -299,7 +296,7 @@ func messageProtocol(cfg *Config, tcfg *target.Config) (targetProcs int, err err
 	}
 	if cfg.Fleet.Mode != loadgen.ModeStampede {
 		if wantsStore {
-			return 0, fmt.Errorf("--store, --no-dedupe and --retention are for the message protocol; use --mode stampede (got --mode %s)", cfg.Fleet.Mode)
+			return 0, spec.Errorf("Server.Store", "{Server.Store}, {Server.NoDedupe} and {Server.Retention} are for the message protocol; use {Client.Mode} stampede (got {Client.Mode} %s)", cfg.Fleet.Mode)
 		}
 		return cfg.TargetProcs, nil
 	}
@@ -324,7 +321,7 @@ func messageProtocol(cfg *Config, tcfg *target.Config) (targetProcs int, err err
 	}
 	if cfg.TargetProcs > 1 || cfg.Fleet.Clients > PerProcess {
 		if err := store.CheckShared(tcfg.Store); err != nil {
-			return 0, fmt.Errorf("--store: %d clients need %d target processes: %w", cfg.Fleet.Clients, max(cfg.TargetProcs, ceilDiv(cfg.Fleet.Clients, PerProcess)), err)
+			return 0, spec.Errorf("Server.Store", "%d clients need %d target processes: %w", cfg.Fleet.Clients, max(cfg.TargetProcs, ceilDiv(cfg.Fleet.Clients, PerProcess)), err)
 		}
 	}
 	return cfg.TargetProcs, nil

@@ -35,6 +35,7 @@ import (
 	"github.com/stampede-dev/stampede/hoststat"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/target"
 )
 
@@ -64,7 +65,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			hap.Clients = append(hap.Clients, &haproxy.Client{Socket: s})
 		}
 		if err := hap.Check(ctx); err != nil {
-			return nil, fmt.Errorf("--haproxy-socket: %w", err)
+			return nil, spec.Errorf("Storm.HAProxySockets", "%w", err)
 		}
 	}
 
@@ -78,7 +79,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if totalRate > 0 {
 		tcfg.AcceptRate = totalRate / float64(sz.TargetProcs)
 		if tcfg.AcceptRate < target.MinAcceptRate {
-			return nil, fmt.Errorf("--accept-rate %g shared by %d target processes is %g each, below the least one paces (%g/s)",
+			return nil, spec.Errorf("Server.AcceptRate", "%g shared by %d target processes is %g each, below the least one paces (%g/s)",
 				totalRate, sz.TargetProcs, tcfg.AcceptRate, target.MinAcceptRate)
 		}
 	}

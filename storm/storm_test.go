@@ -16,6 +16,7 @@ import (
 	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/storm"
 	"github.com/stampede-dev/stampede/target"
 )
@@ -67,8 +68,8 @@ func stormConfig(t *testing.T, schedule string) storm.Config {
 		t.Fatal(err)
 	}
 	return storm.Config{
-		Target:           target.Config{Backlog: 1024},
-		Fleet:            loadgen.Config{Clients: testClients, Ramp: 1000, Policy: pol, Seed: 7},
+		Target:           target.Config{Server: spec.Server{Backlog: 1024}},
+		Fleet:            loadgen.Config{Client: spec.Client{Clients: testClients, Ramp: 1000, Policy: pol, Seed: 7}},
 		Schedule:         sched,
 		ScheduleText:     schedule,
 		Duration:         7 * time.Second,

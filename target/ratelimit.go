@@ -1,34 +1,19 @@
 package target
 
 import (
-	"fmt"
+	"github.com/stampede-dev/stampede/spec"
 	"math"
 	"time"
 )
 
-// The accept rates a server paces, besides 0 (unlimited). Below
-// MinAcceptRate one accept waits over a quarter of an hour, nothing a run
-// measures; rates are refused outside the range rather than wrapped into
-// a wait that overflows or a burst that does not fit an int.
+// The accept rates a server paces, besides 0 (unlimited): the spec's.
 const (
-	MinAcceptRate = 1e-3
-	MaxAcceptRate = 1e9
+	MinAcceptRate = spec.MinAcceptRate
+	MaxAcceptRate = spec.MaxAcceptRate
 )
 
 // checkAcceptRate says what is wrong with an accept rate, or "".
-func checkAcceptRate(r float64) string {
-	switch {
-	case r == 0:
-		return ""
-	case r != r || r < 0:
-		return "must be a non-negative number"
-	case r < MinAcceptRate:
-		return fmt.Sprintf("is too small: 0 (unlimited) or at least %g per second", MinAcceptRate)
-	case r > MaxAcceptRate:
-		return fmt.Sprintf("is too large: at most %g per second", float64(MaxAcceptRate))
-	}
-	return ""
-}
+func checkAcceptRate(r float64) string { return spec.CheckAcceptRate(r) }
 
 // bucket is the token bucket that paces accepts: it holds at most burst
 // tokens, gains rate tokens per second, and one accept takes one token. A

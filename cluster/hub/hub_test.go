@@ -17,6 +17,7 @@ import (
 	"github.com/stampede-dev/stampede/cluster"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/target"
 )
 
@@ -120,7 +121,7 @@ func TestFleetOverNATS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fleet := loadgen.Config{URL: srv.URL(), Clients: 40, Seed: 3, Policy: backoff.MustParse("fixed:initial=50ms")}
+	fleet := loadgen.Config{Client: spec.Client{URL: srv.URL(), Clients: 40, Seed: 3, Policy: backoff.MustParse("fixed:initial=50ms")}}
 	co := &cluster.Coordinator{StartDelay: 200 * time.Millisecond, PerMember: true}
 	var agents []*cluster.Agent
 	for i, share := range cluster.SplitCounts(fleet, counts) {
@@ -372,7 +373,7 @@ func TestMachineNATS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fleet := loadgen.Config{URL: srv.URL(), Clients: 20, Seed: 5, Policy: backoff.MustParse("fixed:initial=50ms")}
+	fleet := loadgen.Config{Client: spec.Client{URL: srv.URL(), Clients: 20, Seed: 5, Policy: backoff.MustParse("fixed:initial=50ms")}}
 	co := &cluster.Coordinator{StartDelay: 200 * time.Millisecond}
 	a := &cluster.Agent{Name: "m", Transport: members[0].Channel(), Plan: cluster.Plan{RunID: "t", Role: cluster.RoleLoadgen, Loadgen: &fleet}, Member: "m"}
 	if err := co.Place(a); err != nil {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/target"
 )
 
@@ -101,7 +102,7 @@ func TestLoadgenBadFlags(t *testing.T) {
 // all zero while the CSV counted thousands), so listen_overflows==0 fails.
 // The counters are the namespace's: other programs only add to them.
 func TestLoadgenKernelCounters(t *testing.T) {
-	srv, err := target.Start(target.Config{Backlog: 1, Hold: time.Hour})
+	srv, err := target.Start(target.Config{Server: spec.Server{Backlog: 1, Hold: time.Hour}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -147,9 +147,3 @@ func scheduleFlag(c *cli.Context) (*chaos.Schedule, error) {
 	}
 	return s, nil
 }
-
-// proxyFlags names the flag behind each proxy.Config field.
-var proxyFlags = map[string]string{
-	"Listen": "listen", "Upstream": "upstream", "Reactors": "reactors", "Backlog": "backlog",
-	"MaxConns": "max-conns", "ConnectTimeout": "connect-timeout", "Proc": "proc",
-}

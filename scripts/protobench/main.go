@@ -51,6 +51,7 @@ import (
 
 	"github.com/stampede-dev/stampede/controlapi"
 	"github.com/stampede-dev/stampede/protocol"
+	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/target"
 )
 
@@ -419,7 +420,7 @@ const targetEnv = "PROTOBENCH_TARGET_STORE"
 
 func init() {
 	if v, ok := os.LookupEnv(targetEnv); ok {
-		cfg := target.Config{Backlog: 4096}
+		cfg := target.Config{Server: spec.Server{Backlog: 4096}}
 		if v != "echo" {
 			cfg.Store = v
 		}
