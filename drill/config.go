@@ -70,7 +70,7 @@ func (c *Config) Validate() error {
 	case c.CommandTimeout < 0:
 		return spec.Errorf("Drill.CommandTimeout", "must not be negative, got %s", c.CommandTimeout)
 	}
-	return nil
+	return c.Run.Validate()
 }
 
 // CheckTarget refuses a URL whose host is not loopback unless allow names

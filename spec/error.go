@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 )
 
 // FieldError is a config field with an unusable value. Every library
@@ -16,7 +17,8 @@ type FieldError struct {
 	// Reason says what is wrong, with the value given: "must not be
 	// negative, got -1". Another field it names is written {Path}
 	// ("needs {Server.Store}"), so that Render can name it as its caller
-	// does.
+	// does; a reason that begins with its own field so written
+	// ("{A} and {B}: give both") is the whole message.
 	Reason string
 	// Err, if set, is the error the reason was taken from (a policy's own
 	// *backoff.InvalidError), for errors.As.
@@ -33,6 +35,9 @@ var fieldRef = regexp.MustCompile(`\{([A-Z][A-Za-z0-9]*(?:\.[A-Z][A-Za-z0-9]*)+)
 // reason names, written as name gives it (a command line: its flag).
 func (e *FieldError) Render(name func(field string) string) string {
 	reason := fieldRef.ReplaceAllStringFunc(e.Reason, func(m string) string { return name(m[1 : len(m)-1]) })
+	if strings.HasPrefix(e.Reason, "{"+e.Field+"}") {
+		return reason // it names its field itself: "{A} and {B}: give both"
+	}
 	return name(e.Field) + ": " + reason
 }
 

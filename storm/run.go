@@ -47,6 +47,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	return RunValid(ctx, cfg)
+}
+
+// RunValid is Run for a cfg that has passed Validate already (a drill's,
+// a bench's): it is checked once, where it enters.
+func RunValid(ctx context.Context, cfg Config) (*Result, error) {
 	progress := &Progress{W: cfg.Log, Interval: cfg.ProgressInterval, Clients: cfg.Fleet.Clients}
 	defer progress.Stop()
 	logw := progress.Log() // chaos and agent lines, kept off the status line

@@ -54,7 +54,7 @@ func drillAction(c *cli.Context) error {
 	// The target first: a remote host is refused before anything else
 	// happens, folder or socket.
 	if err := drill.CheckTarget(c.String("url"), c.StringSlice("allow-remote")); err != nil {
-		return err
+		return flagError(err)
 	}
 	fleet, err := loadgenConfig(c)
 	if err != nil {

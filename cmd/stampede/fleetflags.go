@@ -20,19 +20,11 @@ type fleetDefaults struct {
 	out string
 }
 
-// fleetFields are the fleet's knobs that every command running a fleet
-// takes, in the order --help lists them (the first five lead, around
-// --loadgen-procs and --duration).
-var fleetFields = []string{"Client.Clients", "Client.Ramp", "Client.MaxInflight", "Client.Policy", "Client.Seed",
-	"Client.SourceIPs", "Client.ConnectTimeout", "Client.HandshakeTimeout", "Client.PingInterval", "Client.PongTimeout",
-	"Client.SynRetries", "Client.NoRetryAfter", "Client.Mode", "Client.MsgRate", "Client.MsgSize", "Client.Rooms",
-	"Client.NoResume", "Client.NoRetryQueue", "Client.QuietPeriod", "Client.Reactors"}
-
 // fleetFlags are the flags of every command that runs a fleet: run, bench
 // and loadgen take them from here, so they have the same names, meanings
 // and help. fleetConfig and fleetRun map them.
 func fleetFlags(d fleetDefaults) []cli.Flag {
-	flags := knobFlags("Client.Clients")
+	flags := []cli.Flag{withDefault(knobFlag(knobOf("Client.Clients")), 100)}
 	flags = append(flags, &cli.IntFlag{Name: "loadgen-procs", Usage: "loadgen processes `N` (0 = as many as the fleet needs; 1 = this process)"})
 	flags = append(flags, knobFlags("Client.Ramp", "Client.MaxInflight")...)
 	flags = append(flags, withDefault(knobFlag(knobOf("Client.Policy")), d.policy), withDefault(knobFlag(knobOf("Client.Seed")), uint64(1)))

@@ -165,6 +165,37 @@ var knobs = []knob{
 	{flag: "deadline", field: "HTTP.Deadline"},
 }
 
+// Which commands take which knobs.
+
+// fleetFields are the fleet's knobs that every command running a fleet
+// takes, in the order --help lists them (the first five lead, around
+// --loadgen-procs and --duration).
+var fleetFields = []string{"Client.Clients", "Client.Ramp", "Client.MaxInflight", "Client.Policy", "Client.Seed",
+	"Client.SourceIPs", "Client.ConnectTimeout", "Client.HandshakeTimeout", "Client.PingInterval", "Client.PongTimeout",
+	"Client.SynRetries", "Client.NoRetryAfter", "Client.Mode", "Client.MsgRate", "Client.MsgSize", "Client.Rooms",
+	"Client.NoResume", "Client.NoRetryQueue", "Client.QuietPeriod", "Client.Reactors"}
+
+// targetFields are the server's knobs that `target` takes; run, bench
+// and simulate take some of them.
+var targetFields = []string{"Server.Addr", "Server.Backlog", "Server.AcceptRate", "Server.AcceptBurst", "Server.HandshakeCost",
+	"Server.HandshakeTimeout", "Server.TLS", "Server.CertFile", "Server.KeyFile", "Server.MaxConns", "Server.RejectRetryAfter",
+	"Server.HTTPLimit", "Server.HTTPBurst", "Server.LimitStatus", "Server.LimitRetryAfter", "Server.Hold", "Server.Store",
+	"Server.NoDedupe", "Server.Retention"}
+
+// runTargetFields are the server's knobs that `run` and `bench` take.
+var runTargetFields = []string{"Server.Backlog", "Server.AcceptRate", "Server.AcceptBurst", "Server.HandshakeCost", "Server.TLS",
+	"Server.MaxConns", "Server.RejectRetryAfter", "Server.Store", "Server.NoDedupe", "Server.Retention"}
+
+// The fleet's and server's knobs a simulation takes as a run does, and
+// the model's own.
+var (
+	simFleetFields = []string{"Client.Clients", "Client.Ramp", "Client.MaxInflight", "Client.Policy", "Client.Seed",
+		"Client.ConnectTimeout", "Client.HandshakeTimeout", "Client.SynRetries", "Client.NoRetryAfter"}
+	simServerFields = []string{"Server.Backlog", "Server.AcceptRate", "Server.AcceptBurst", "Server.HandshakeCost"}
+	simModelFields  = []string{"Sim.SynSchedule", "Sim.HZ", "Sim.NetdevBacklog", "Sim.NoSynCookies", "Sim.ProcCapacity",
+		"Sim.RTT", "Sim.DataRTO", "Sim.StopTime", "Sim.StartTime", "Sim.CloseRate", "Sim.IssueRate"}
+)
+
 // knobRoots are the types whose fields the table defines flags for, with
 // the value that holds every default.
 var knobRoots = map[string]reflect.Value{

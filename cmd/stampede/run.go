@@ -11,10 +11,6 @@ import (
 	"github.com/stampede-dev/stampede/storm"
 )
 
-// runTargetFields are the server's knobs that `run` and `bench` take.
-var runTargetFields = []string{"Server.Backlog", "Server.AcceptRate", "Server.AcceptBurst", "Server.HandshakeCost", "Server.TLS",
-	"Server.MaxConns", "Server.RejectRetryAfter", "Server.Store", "Server.NoDedupe", "Server.Retention"}
-
 // defaultRunPolicy is the policy of `stampede run` without --policy.
 const defaultRunPolicy = "exp:initial=1s,max=60s,jitter=0.5,spread=100ms-500ms"
 

@@ -11,16 +11,6 @@ import (
 	"github.com/stampede-dev/stampede/sim"
 )
 
-// The fleet's and server's knobs a simulation takes as a run does, and
-// the model's own.
-var (
-	simFleetFields = []string{"Client.Clients", "Client.Ramp", "Client.MaxInflight", "Client.Policy", "Client.Seed",
-		"Client.ConnectTimeout", "Client.HandshakeTimeout", "Client.SynRetries", "Client.NoRetryAfter"}
-	simServerFields = []string{"Server.Backlog", "Server.AcceptRate", "Server.AcceptBurst", "Server.HandshakeCost"}
-	simModelFields  = []string{"Sim.SynSchedule", "Sim.HZ", "Sim.NetdevBacklog", "Sim.NoSynCookies", "Sim.ProcCapacity",
-		"Sim.RTT", "Sim.DataRTO", "Sim.StopTime", "Sim.StartTime", "Sim.CloseRate", "Sim.IssueRate"}
-)
-
 // simRunFlags are the other flags of run that a simulation takes as they
 // are.
 var simRunFlags = []string{"duration", "out", "force", "quiet", "slo"}

@@ -65,13 +65,6 @@ func targetAction(c *cli.Context) error {
 	return flagError(target.Run(c.Context, rc))
 }
 
-// targetFields are the server's knobs that `target` takes; run, bench
-// and simulate take some of them.
-var targetFields = []string{"Server.Addr", "Server.Backlog", "Server.AcceptRate", "Server.AcceptBurst", "Server.HandshakeCost",
-	"Server.HandshakeTimeout", "Server.TLS", "Server.CertFile", "Server.KeyFile", "Server.MaxConns", "Server.RejectRetryAfter",
-	"Server.HTTPLimit", "Server.HTTPBurst", "Server.LimitStatus", "Server.LimitRetryAfter", "Server.Hold", "Server.Store",
-	"Server.NoDedupe", "Server.Retention"}
-
 // targetConfig maps the flags of the given server knobs to a
 // target.Config.
 func targetConfig(c *cli.Context, fields ...string) target.Config {
