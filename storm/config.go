@@ -208,24 +208,53 @@ func (c *Config) Validate() error {
 			return spec.Errorf("Storm.Schedule", "%w", err)
 		}
 	}
-	t := c.Target
-	if t.Store == "" && (t.NoDedupe || t.Retention != 0 || c.Fleet.Mode == loadgen.ModeStampede) {
-		t.Store = "jetstream:///" // Run gives it the embedded store in the results folder
+	// The fleet is checked here, before any process starts, not first in
+	// each agent.
+	f, t := c.asRun()
+	if wantsStore(c.Target.Server) && f.Mode != loadgen.ModeStampede {
+		return errNotProtocol(f.Mode)
 	}
 	if err := t.Validate(); err != nil {
 		return err
 	}
-	// The fleet is checked here, before any process starts, not first in
-	// each agent; its URL is the target's, known only once it runs.
-	f := c.Fleet
+	return f.Validate()
+}
+
+// asRun returns the fleet and the target as Run makes them, for Validate:
+// a target with a store (or its switches) implies the stampede mode
+// (messageProtocol), the stampede mode gets a store (Run chooses where:
+// the results folder), and the fleet's URL is the target's, whose port is
+// known only once it runs.
+func (c *Config) asRun() (loadgen.Config, target.Config) {
+	f, t := c.Fleet, c.Target
+	f.Mode = impliedMode(f.Mode, t.Server)
+	if f.Mode == loadgen.ModeStampede && t.Store == "" {
+		t.Store = "jetstream:///"
+	}
 	f.URL = "ws://127.0.0.1:1/"
 	if t.TLS || t.CertFile != "" {
 		f.URL = "wss://127.0.0.1:1/"
 	}
-	if t.Store != "" && (f.Mode == "" || f.Mode == loadgen.ModeNone) {
-		f.Mode = loadgen.ModeStampede // as Run will make it
+	return f, t
+}
+
+// wantsStore reports whether the target's spec asks for the message
+// protocol's store.
+func wantsStore(t spec.Server) bool { return t.Store != "" || t.NoDedupe || t.Retention != 0 }
+
+// impliedMode is the fleet's message mode given the target's spec: a
+// store with no message mode (or "none") implies the stampede mode.
+func impliedMode(mode string, t spec.Server) string {
+	if wantsStore(t) && (mode == "" || mode == loadgen.ModeNone) {
+		return loadgen.ModeStampede
 	}
-	return f.Validate()
+	return mode
+}
+
+// errNotProtocol refuses a store for a fleet that does not speak the
+// message protocol.
+func errNotProtocol(mode string) error {
+	return spec.Errorf("Server.Store", "{Server.Store}, {Server.NoDedupe} and {Server.Retention} are for the message protocol; use {Client.Mode} stampede (got {Client.Mode} %s)", mode)
 }
 
 // Result is what a run produced.
@@ -290,13 +319,10 @@ func size(cfg *Config, tcfg *target.Config) (Sizing, error) {
 // feed, so the run places as many target processes as the fleet needs,
 // on a store they can share (store.CheckShared).
 func messageProtocol(cfg *Config, tcfg *target.Config) (targetProcs int, err error) {
-	wantsStore := tcfg.Store != "" || tcfg.NoDedupe || tcfg.Retention != 0
-	if wantsStore && (cfg.Fleet.Mode == "" || cfg.Fleet.Mode == loadgen.ModeNone) {
-		cfg.Fleet.Mode = loadgen.ModeStampede
-	}
+	cfg.Fleet.Mode = impliedMode(cfg.Fleet.Mode, tcfg.Server)
 	if cfg.Fleet.Mode != loadgen.ModeStampede {
-		if wantsStore {
-			return 0, spec.Errorf("Server.Store", "{Server.Store}, {Server.NoDedupe} and {Server.Retention} are for the message protocol; use {Client.Mode} stampede (got {Client.Mode} %s)", cfg.Fleet.Mode)
+		if wantsStore(tcfg.Server) {
+			return 0, errNotProtocol(cfg.Fleet.Mode)
 		}
 		return cfg.TargetProcs, nil
 	}
