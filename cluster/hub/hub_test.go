@@ -75,8 +75,8 @@ func TestTokenFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte("short\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadToken(path); err == nil || !strings.Contains(err.Error(), "--token-file") {
-		t.Errorf("a short token: %v, want an error naming --token-file", err)
+	if _, err := ReadToken(path); err == nil || !strings.Contains(err.Error(), "Hub.TokenFile: ") {
+		t.Errorf("a short token: %v, want an error naming Hub.TokenFile", err)
 	}
 }
 
@@ -416,7 +416,7 @@ func TestWaitNamesWhoIsMissing(t *testing.T) {
 	if err == nil {
 		t.Fatal("Wait for 2 agents with 1 joined succeeded")
 	}
-	for _, want := range []string{"--agents 2", "1 of 2 agents joined", "only (loadgen on ", "1 missing", "stampede agent --nats " + h.URL()} {
+	for _, want := range []string{"Storm.Agents: 2", "1 of 2 agents joined", "only (loadgen on ", "1 missing", "stampede agent --nats " + h.URL()} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Wait: %q lacks %q", err, want)
 		}
