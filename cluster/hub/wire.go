@@ -106,15 +106,15 @@ const (
 func ReadToken(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("--token-file: %w", err)
+		return nil, spec.Errorf("Hub.TokenFile", "%w", err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("--token-file: %w", err)
+		return nil, spec.Errorf("Hub.TokenFile", "%w", err)
 	}
 	if err := trustedTokenFile(fi, os.Getuid()); err != nil {
-		return nil, fmt.Errorf("--token-file %s: mode %04o, %v", path, fi.Mode().Perm(), err)
+		return nil, spec.Errorf("Hub.TokenFile", "%s: mode %04o, %v", path, fi.Mode().Perm(), err)
 	}
 	b, err := io.ReadAll(io.LimitReader(f, 4096))
 	if err != nil {
