@@ -57,7 +57,7 @@ func TestValidate(t *testing.T) {
 	}{
 		{"command", func(c *Config) { c.RestartCmd, c.At = "true", 5*time.Second }, ""},
 		{"by hand", func(c *Config) { c.WaitForOutage = true }, ""},
-		{"neither", func(c *Config) {}, "Drill.RestartCmd: Drill.RestartCmd or Drill.WaitForOutage"},
+		{"neither", func(c *Config) {}, "Drill.RestartCmd or Drill.WaitForOutage: one is required"},
 		{"at with the wait", func(c *Config) { c.WaitForOutage, c.At = true, time.Second }, "Drill.At: only with Drill.RestartCmd"},
 		{"at the end", func(c *Config) { c.RestartCmd, c.At = "true", 10*time.Second }, "Drill.At: 10s must fall inside Storm.Duration"},
 		{"remote", func(c *Config) { c.WaitForOutage, c.Run.Fleet.URL = true, "ws://192.0.2.1/" }, "not loopback"},
