@@ -1,19 +1,35 @@
 package target
 
 import (
-	"github.com/stampede-dev/stampede/spec"
+	"fmt"
 	"math"
 	"time"
+
+	"github.com/stampede-dev/stampede/fault"
 )
 
-// The accept rates a server paces, besides 0 (unlimited): the spec's.
+// The accept rates a server paces, besides 0 (unlimited): the bounds of
+// the accept-rate fault (fault.MinAcceptRate, fault.MaxAcceptRate), which
+// the chaos schedule checks where it is written.
 const (
-	MinAcceptRate = spec.MinAcceptRate
-	MaxAcceptRate = spec.MaxAcceptRate
+	MinAcceptRate = fault.MinAcceptRate
+	MaxAcceptRate = fault.MaxAcceptRate
 )
 
 // checkAcceptRate says what is wrong with an accept rate, or "".
-func checkAcceptRate(r float64) string { return spec.CheckAcceptRate(r) }
+func checkAcceptRate(r float64) string {
+	switch {
+	case r == 0:
+		return ""
+	case r != r || r < 0:
+		return "must be a non-negative number"
+	case r < MinAcceptRate:
+		return fmt.Sprintf("is too small: 0 (unlimited) or at least %g per second", MinAcceptRate)
+	case r > MaxAcceptRate:
+		return fmt.Sprintf("is too large: at most %g per second", float64(MaxAcceptRate))
+	}
+	return ""
+}
 
 // bucket is the token bucket that paces accepts: it holds at most burst
 // tokens, gains rate tokens per second, and one accept takes one token. A

@@ -26,10 +26,10 @@ type fleetDefaults struct {
 func fleetFlags(d fleetDefaults) []cli.Flag {
 	flags := []cli.Flag{withDefault(knobFlag(knobOf("Client.Clients")), 100)}
 	flags = append(flags, &cli.IntFlag{Name: "loadgen-procs", Usage: "loadgen processes `N` (0 = as many as the fleet needs; 1 = this process)"})
-	flags = append(flags, knobFlags("Client.Ramp", "Client.MaxInflight")...)
+	flags = append(flags, knobFlags("Client.Ramp", "Client.MaxInflight", "Client.MaxAttemptRate")...)
 	flags = append(flags, withDefault(knobFlag(knobOf("Client.Policy")), d.policy), withDefault(knobFlag(knobOf("Client.Seed")), uint64(1)))
 	flags = append(flags, &cli.DurationFlag{Name: "duration", Value: 30 * time.Second, Usage: "length `D` of the run from the start barrier"})
-	flags = append(flags, knobFlags(fleetFields[5:]...)...)
+	flags = append(flags, knobFlags(fleetFields[6:]...)...)
 	return append(flags, []cli.Flag{
 		&cli.StringFlag{Name: "out", DefaultText: d.out, Usage: "results folder `DIR`: " + resultFiles},
 		forceFlag(),

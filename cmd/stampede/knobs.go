@@ -54,6 +54,7 @@ var knobs = []knob{
 	{flag: "clients", field: "Client.Clients", usage: fmt.Sprintf("number of clients `N`; above %s they run in several worker processes", thousands(storm.PerProcess))},
 	{flag: "ramp", field: "Client.Ramp", usage: "first connects per second `R` (0 = all at once, bounded by --max-inflight; run and bench: 90% of --accept-rate when one is set)"},
 	{flag: "max-inflight", field: "Client.MaxInflight", usage: "first connects in flight at once `N` over the whole fleet, shared among its processes (0 = 2000); never limits reconnects"},
+	{flag: "max-attempt-rate", field: "Client.MaxAttemptRate", usage: "reconnect attempts per second `R` the whole fleet starts at most, shared among its processes; a retry due beyond it waits (0 = no cap; ws:// clients)"},
 	{flag: "policy", field: "Client.Policy", usage: "reconnect backoff policy `SPEC` (see stampede policy)", parse: func(s string) (any, error) { return backoff.Parse(s) }},
 	{flag: "seed", field: "Client.Seed", usage: "run seed `S`: every random draw is reproducible"},
 	{flag: "source-ips", field: "Client.SourceIPs", usage: "source addresses `LIST`, e.g. 127.0.0.2,127.0.0.3 or 127.0.0.2-127.0.0.9", parse: func(s string) (any, error) { return loadgen.ParseSourceIPs(s) }},
@@ -147,6 +148,11 @@ var knobs = []knob{
 	{flag: "max-conns", field: "Proxy.MaxConns"},
 	{flag: "connect-timeout", field: "Proxy.ConnectTimeout"},
 	{flag: "proc", field: "Proxy.Proc"},
+	{flag: "procs", field: "Proxy.Procs"},
+	{flag: "duration", field: "Proxy.Duration"},
+	{flag: "control-addr", field: "Proxy.ControlAddr"},
+	{flag: "chaos", field: "Proxy.Schedule"},
+	{flag: "fault", field: "Proxy.Initial"},
 	{flag: "out", field: "Sim.Out"},
 	{flag: "allow-remote", field: "Drill.AllowRemote"},
 	{flag: "token-file", field: "Hub.TokenFile"},
@@ -168,9 +174,9 @@ var knobs = []knob{
 // Which commands take which knobs.
 
 // fleetFields are the fleet's knobs that every command running a fleet
-// takes, in the order --help lists them (the first five lead, around
+// takes, in the order --help lists them (the first six lead, around
 // --loadgen-procs and --duration).
-var fleetFields = []string{"Client.Clients", "Client.Ramp", "Client.MaxInflight", "Client.Policy", "Client.Seed",
+var fleetFields = []string{"Client.Clients", "Client.Ramp", "Client.MaxInflight", "Client.MaxAttemptRate", "Client.Policy", "Client.Seed",
 	"Client.SourceIPs", "Client.ConnectTimeout", "Client.HandshakeTimeout", "Client.PingInterval", "Client.PongTimeout",
 	"Client.SynRetries", "Client.NoRetryAfter", "Client.Mode", "Client.MsgRate", "Client.MsgSize", "Client.Rooms",
 	"Client.NoResume", "Client.NoRetryQueue", "Client.QuietPeriod", "Client.Reactors"}
