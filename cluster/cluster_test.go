@@ -13,13 +13,14 @@ import (
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/target"
 )
 
 // TestSplit pins how a fleet is shared out: consecutive ID ranges, the
 // remainder to the first workers, ramp and in-flight bound divided.
 func TestSplit(t *testing.T) {
-	cfg := loadgen.Config{Clients: 10, FirstID: 100, Ramp: 900, MaxInflight: 30}
+	cfg := loadgen.Config{Client: spec.Client{Clients: 10, Ramp: 900, MaxInflight: 30}, FirstID: 100}
 	got := Split(cfg, 3)
 	want := []struct {
 		first    uint32
@@ -39,21 +40,21 @@ func TestSplit(t *testing.T) {
 	// The default bound (MaxInflight 0) is the fleet's, shared like a
 	// given one: 56 shares of 2,000 each flooded a million-client run.
 	var sum int
-	for _, g := range Split(loadgen.Config{Clients: 1000000}, 56) {
+	for _, g := range Split(loadgen.Config{Client: spec.Client{Clients: 1000000}}, 56) {
 		sum += g.MaxInflight
 	}
 	if sum > loadgen.DefaultMaxInflight || sum < loadgen.DefaultMaxInflight-56 {
 		t.Errorf("default in-flight bound over 56 shares sums to %d, want about %d", sum, loadgen.DefaultMaxInflight)
 	}
 	sum = 0
-	for _, g := range SplitCounts(loadgen.Config{Clients: 100}, []int{75, 25}) {
+	for _, g := range SplitCounts(loadgen.Config{Client: spec.Client{Clients: 100}}, []int{75, 25}) {
 		sum += g.MaxInflight
 	}
 	if sum != loadgen.DefaultMaxInflight {
 		t.Errorf("SplitCounts: default in-flight bound sums to %d, want %d", sum, loadgen.DefaultMaxInflight)
 	}
 	// More workers than clients: one client each, no empty worker.
-	if n := len(Split(loadgen.Config{Clients: 2}, 5)); n != 2 {
+	if n := len(Split(loadgen.Config{Client: spec.Client{Clients: 2}}, 5)); n != 2 {
 		t.Errorf("2 clients over 5 workers gave %d workers, want 2", n)
 	}
 }
@@ -70,7 +71,7 @@ func TestCoordinatorRunsAgents(t *testing.T) {
 	t.Cleanup(func() { srv.Shutdown(target.Abrupt) })
 	<-srv.Ready()
 
-	fleet := loadgen.Config{URL: srv.URL(), Clients: 40, Seed: 3, Policy: backoff.MustParse("fixed:initial=50ms")}
+	fleet := loadgen.Config{Client: spec.Client{URL: srv.URL(), Clients: 40, Seed: 3, Policy: backoff.MustParse("fixed:initial=50ms")}}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	coord := &Coordinator{StartDelay: 100 * time.Millisecond}
@@ -116,8 +117,8 @@ func TestCoordinatorRunsAgents(t *testing.T) {
 // role, carries another role's configuration or another protocol version
 // is answered with an error naming the problem.
 func TestAgentRefusesBadPlan(t *testing.T) {
-	bad := loadgen.Config{URL: "ws://127.0.0.1:1/", Clients: -1}
-	good := loadgen.Config{URL: "ws://127.0.0.1:1/", Clients: 1, Policy: backoff.MustParse("fixed:initial=1s")}
+	bad := loadgen.Config{Client: spec.Client{URL: "ws://127.0.0.1:1/", Clients: -1}}
+	good := loadgen.Config{Client: spec.Client{URL: "ws://127.0.0.1:1/", Clients: 1, Policy: backoff.MustParse("fixed:initial=1s")}}
 	for _, tc := range []struct {
 		name string
 		msg  Message
@@ -173,7 +174,7 @@ func TestCoordinatorRefusesOtherVersion(t *testing.T) {
 		}
 	}()
 	coord := &Coordinator{}
-	share := loadgen.Config{URL: "ws://127.0.0.1:1/", Clients: 1, Policy: backoff.MustParse("fixed:initial=1s")}
+	share := loadgen.Config{Client: spec.Client{URL: "ws://127.0.0.1:1/", Clients: 1, Policy: backoff.MustParse("fixed:initial=1s")}}
 	ag := &Agent{Name: "loadgen 0", Transport: c, Plan: Plan{Role: RoleLoadgen, Loadgen: &share}}
 	if err := coord.Place(ag); err != nil {
 		t.Fatal(err)
@@ -219,7 +220,7 @@ func TestMergeHoldsNoAgents(t *testing.T) {
 // its plan from the first line of stdin and answers on stdout as the
 // message stream; a stdin without a plan is an error that says so.
 func TestServeStdioReadsThePlanFirst(t *testing.T) {
-	bad := loadgen.Config{URL: "ws://127.0.0.1:1/", Clients: -1}
+	bad := loadgen.Config{Client: spec.Client{URL: "ws://127.0.0.1:1/", Clients: -1}}
 	plan, _ := json.Marshal(Message{V: Version, Kind: KindPlan, Plan: &Plan{Role: RoleLoadgen, Loadgen: &bad}})
 	var out bytes.Buffer
 	err := ServeStdio(context.Background(), strings.NewReader(string(plan)+"\n"), &out, AgentConfig{})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // Coordinator places agents, starts them on one barrier, relays control
@@ -454,7 +455,7 @@ func ShareByCapacity(clients int, capacities []int) ([]int, error) {
 		}
 	}
 	if declared == n && sum < clients {
-		return nil, fmt.Errorf("--clients %d: the loadgen agents declared a capacity of %d clients in all", clients, sum)
+		return nil, spec.Errorf("Client.Clients", "%d: the loadgen agents declared a capacity of %d clients in all", clients, sum)
 	}
 	w := make([]float64, n)
 	mean := 1.0

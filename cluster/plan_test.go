@@ -13,6 +13,7 @@ import (
 	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/proxy"
+	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/target"
 )
 
@@ -212,7 +213,7 @@ func TestShareByCapacity(t *testing.T) {
 			t.Errorf("%d clients over capacities %v: %v (%v), want %v", c.clients, c.caps, got, err, c.want)
 		}
 	}
-	shares := SplitCounts(loadgen.Config{Clients: 100, FirstID: 7, Ramp: 1000, MaxInflight: 100}, []int{75, 25})
+	shares := SplitCounts(loadgen.Config{Client: spec.Client{Clients: 100, Ramp: 1000, MaxInflight: 100}, FirstID: 7}, []int{75, 25})
 	if len(shares) != 2 || shares[0].FirstID != 7 || shares[1].FirstID != 82 || shares[0].Ramp != 750 || shares[1].MaxInflight != 25 {
 		t.Errorf("SplitCounts: %+v", shares)
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/target"
 )
 
@@ -32,7 +33,7 @@ func TestServerCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("echo server", target.Config{}, lean, []string{})
-	check("server with a store", target.Config{Store: "redis://127.0.0.1:6379/0"}, exe, agent)
+	check("server with a store", target.Config{Server: spec.Server{Store: "redis://127.0.0.1:6379/0"}}, exe, agent)
 	if err := os.Chmod(lean, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,6 @@
 package drill
 
 import (
-	"errors"
-	"fmt"
 	"io"
 	"net/netip"
 	"net/url"
@@ -11,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/internal/redact"
+	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/storm"
 )
 
@@ -48,30 +47,30 @@ type Config struct {
 	Log io.Writer
 }
 
-// Validate reports the first unusable field, named as its flag, without
+// Validate reports the first unusable field as a *spec.FieldError, without
 // opening a socket or starting a process.
 func (c *Config) Validate() error {
 	if c.Run.Fleet.URL == "" {
-		return errors.New("--url: required")
+		return spec.Errorf("Client.URL", "required")
 	}
 	if err := CheckTarget(c.Run.Fleet.URL, c.AllowRemote); err != nil {
 		return err
 	}
 	switch {
 	case c.RestartCmd == "" && !c.WaitForOutage:
-		return errors.New("--restart-cmd or --wait-for-outage: one is required (what deploys during the drill?)")
+		return spec.Errorf("Drill.RestartCmd", "{Drill.RestartCmd} or {Drill.WaitForOutage}: one is required (what deploys during the drill?)")
 	case c.RestartCmd != "" && c.WaitForOutage:
-		return errors.New("--restart-cmd and --wait-for-outage: give one, not both")
+		return spec.Errorf("Drill.RestartCmd", "{Drill.RestartCmd} and {Drill.WaitForOutage}: give one, not both")
 	case c.At < 0:
-		return fmt.Errorf("--at: must not be negative, got %s", c.At)
+		return spec.Errorf("Drill.At", "must not be negative, got %s", c.At)
 	case c.RestartCmd != "" && c.At >= c.Run.Duration:
-		return fmt.Errorf("--at %s: must fall inside --duration %s", c.At, c.Run.Duration)
+		return spec.Errorf("Drill.At", "%s must fall inside {Storm.Duration} %s", c.At, c.Run.Duration)
 	case c.RestartCmd == "" && c.At != 0:
-		return errors.New("--at: only with --restart-cmd")
+		return spec.Errorf("Drill.At", "only with {Drill.RestartCmd}")
 	case c.CommandTimeout < 0:
-		return fmt.Errorf("--restart-timeout: must not be negative, got %s", c.CommandTimeout)
+		return spec.Errorf("Drill.CommandTimeout", "must not be negative, got %s", c.CommandTimeout)
 	}
-	return nil
+	return c.Run.Validate()
 }
 
 // CheckTarget refuses a URL whose host is not loopback unless allow names
@@ -82,11 +81,11 @@ func (c *Config) Validate() error {
 func CheckTarget(rawURL string, allow []string) error {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return fmt.Errorf("--url %q: does not parse", redact.URL(rawURL))
+		return spec.Errorf("Client.URL", "%q does not parse", redact.URL(rawURL))
 	}
 	host := u.Hostname()
 	if host == "" {
-		return fmt.Errorf("--url %q: no host", redact.URL(rawURL))
+		return spec.Errorf("Client.URL", "no host in %q", redact.URL(rawURL))
 	}
 	if IsLoopback(host) {
 		return nil
@@ -94,7 +93,7 @@ func CheckTarget(rawURL string, allow []string) error {
 	if slices.ContainsFunc(allow, func(a string) bool { return strings.EqualFold(strings.Trim(a, "[]"), host) }) {
 		return nil
 	}
-	return fmt.Errorf("--url %s: host %s is not loopback; a drill sends load to another host only when --allow-remote %s names it",
+	return spec.Errorf("Client.URL", "%s: host %s is not loopback; a drill sends load to another host only when {Drill.AllowRemote} %s names it",
 		redact.URL(rawURL), host, host)
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/loadgen"
+	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/storm"
 )
 
@@ -47,7 +48,7 @@ func TestCheckTarget(t *testing.T) {
 
 func TestValidate(t *testing.T) {
 	base := func() Config {
-		return Config{Run: storm.Config{Duration: 10 * time.Second, Fleet: loadgen.Config{URL: "ws://127.0.0.1:1/", Clients: 1}}}
+		return Config{Run: storm.Config{Duration: 10 * time.Second, Fleet: loadgen.Config{Client: spec.Client{URL: "ws://127.0.0.1:1/", Clients: 1}}}}
 	}
 	for _, tc := range []struct {
 		name string
@@ -56,9 +57,9 @@ func TestValidate(t *testing.T) {
 	}{
 		{"command", func(c *Config) { c.RestartCmd, c.At = "true", 5*time.Second }, ""},
 		{"by hand", func(c *Config) { c.WaitForOutage = true }, ""},
-		{"neither", func(c *Config) {}, "--restart-cmd or --wait-for-outage"},
-		{"at with the wait", func(c *Config) { c.WaitForOutage, c.At = true, time.Second }, "--at: only with --restart-cmd"},
-		{"at the end", func(c *Config) { c.RestartCmd, c.At = "true", 10*time.Second }, "--at 10s: must fall inside"},
+		{"neither", func(c *Config) {}, "Drill.RestartCmd or Drill.WaitForOutage: one is required"},
+		{"at with the wait", func(c *Config) { c.WaitForOutage, c.At = true, time.Second }, "Drill.At: only with Drill.RestartCmd"},
+		{"at the end", func(c *Config) { c.RestartCmd, c.At = "true", 10*time.Second }, "Drill.At: 10s must fall inside Storm.Duration"},
 		{"remote", func(c *Config) { c.WaitForOutage, c.Run.Fleet.URL = true, "ws://192.0.2.1/" }, "not loopback"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -98,7 +98,7 @@ func (d *Deploy) Run(ctx context.Context, start time.Time) {
 	case <-ctx.Done():
 		killed = "the run ended first"
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) && d.Timeout > 0 && time.Since(start) < d.At+d.Timeout+time.Second {
-			killed = fmt.Sprintf("--restart-timeout %s passed", d.Timeout)
+			killed = fmt.Sprintf("the restart timeout %s passed", d.Timeout)
 		}
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
 		select {

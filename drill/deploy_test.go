@@ -23,7 +23,7 @@ func TestDeploy(t *testing.T) {
 	}{
 		{"exit 0", "echo out; echo token=s3cr3t >&2", 0, true, "exit status 0"},
 		{"exit 2", "echo failing; exit 2", 0, false, "exit status 2"},
-		{"timeout", "echo slow; sleep 20", 300 * time.Millisecond, false, "killed: --restart-timeout 300ms passed"},
+		{"timeout", "echo slow; sleep 20", 300 * time.Millisecond, false, "killed: the restart timeout 300ms passed"},
 		{"not found", "/nonexistent/deploy", 0, false, "exit status 127"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

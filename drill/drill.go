@@ -35,9 +35,6 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	run := cfg.Run
-	if err := run.Validate(); err != nil {
-		return nil, err
-	}
 	res := &Result{}
 	secrets := redact.Values(run.Fleet.Header, run.Fleet.SecretHeaders, run.Fleet.URL)
 	if cfg.RestartCmd != "" {
@@ -48,7 +45,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	Banner(cfg.Log, &cfg)
 	began := time.Now()
-	sr, err := storm.Run(ctx, run)
+	sr, err := storm.RunValid(ctx, run) // cfg.Validate checked it
 	if sr == nil {
 		return nil, err
 	}

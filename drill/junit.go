@@ -10,6 +10,7 @@ import (
 
 	"github.com/stampede-dev/stampede/internal/redact"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // JUnit XML as common CI systems read it (Jenkins, GitLab, GitHub
@@ -125,14 +126,14 @@ func (doc JUnitSuites) Redacted(p redact.Policy) JUnitSuites {
 func WriteJUnit(path string, doc JUnitSuites) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
-		return fmt.Errorf("--junit: %w", err)
+		return spec.Errorf("Drill.JUnit", "%w", err)
 	}
 	err = EncodeJUnit(f, doc)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("--junit %s: %w", path, err)
+		return spec.Errorf("Drill.JUnit", "%s: %w", path, err)
 	}
 	return os.Chmod(path, 0o600)
 }

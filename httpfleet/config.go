@@ -3,7 +3,6 @@ package httpfleet
 import (
 	"context"
 	"crypto/tls"
-	"fmt"
 	"math"
 	"net/http"
 	"net/url"
@@ -12,6 +11,7 @@ import (
 	"github.com/stampede-dev/stampede/httpretry"
 	"github.com/stampede-dev/stampede/internal/clock"
 	"github.com/stampede-dev/stampede/internal/redact"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // DefaultGrace is how long requests still running when the schedule ends
@@ -92,38 +92,29 @@ func (c Config) withClock() Config {
 	return c
 }
 
-// Validate reports the first unusable field, naming it.
+// Validate reports the first unusable field as a *spec.FieldError
+// ("HTTP.Rate").
 func (c Config) Validate() error {
 	u, err := url.Parse(c.URL)
 	switch {
 	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-		return &ConfigError{Field: "URL", Reason: fmt.Sprintf("%q is not an absolute http or https URL", redact.URLWith(c.URL, c.SecretHeaders))}
+		return spec.Errorf("HTTP.URL", "%q is not an absolute http or https URL", redact.URLWith(c.URL, c.SecretHeaders))
 	case c.Clients <= 0:
-		return &ConfigError{Field: "Clients", Reason: fmt.Sprintf("must be positive, got %d", c.Clients)}
+		return spec.Errorf("HTTP.Clients", "must be positive, got %d", c.Clients)
 	case !(c.Rate > 0) || math.IsInf(c.Rate, 0):
-		return &ConfigError{Field: "Rate", Reason: fmt.Sprintf("must be a positive number of requests per second, got %v", c.Rate)}
+		return spec.Errorf("HTTP.Rate", "must be a positive number of requests per second, got %v", c.Rate)
 	case c.Duration <= 0:
-		return &ConfigError{Field: "Duration", Reason: fmt.Sprintf("must be positive, got %s", c.Duration)}
+		return spec.Errorf("HTTP.Duration", "must be positive, got %s", c.Duration)
 	case c.Grace < 0:
-		return &ConfigError{Field: "Grace", Reason: fmt.Sprintf("must not be negative, got %s", c.Grace)}
+		return spec.Errorf("HTTP.Grace", "must not be negative, got %s", c.Grace)
 	case c.Deadline < 0:
-		return &ConfigError{Field: "Deadline", Reason: fmt.Sprintf("must not be negative, got %s", c.Deadline)}
+		return spec.Errorf("HTTP.Deadline", "must not be negative, got %s", c.Deadline)
 	}
 	if err := c.Retry.Validate(); err != nil {
-		return &ConfigError{Field: "Retry", Reason: err.Error()}
+		return spec.Wrap("HTTP.Retry", err)
 	}
 	return nil
 }
-
-// ConfigError is a Config field that cannot be used.
-type ConfigError struct {
-	// Field is the Config field's name.
-	Field string
-	// Reason says what is wrong with it.
-	Reason string
-}
-
-func (e *ConfigError) Error() string { return "httpfleet: " + e.Field + ": " + e.Reason }
 
 // method returns the request method, GET when empty.
 func (c Config) method() string {

@@ -15,6 +15,7 @@ import (
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/httpretry"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // bucket is a token bucket: rate tokens per second, up to burst.
@@ -327,8 +328,8 @@ func TestValidate(t *testing.T) {
 		c := good
 		tc.edit(&c)
 		err := c.Validate()
-		ce, ok := err.(*ConfigError)
-		if !ok || ce.Field != tc.field {
+		ce, ok := err.(*spec.FieldError)
+		if !ok || ce.Field != "HTTP."+tc.field {
 			t.Errorf("%s: got %v", tc.field, err)
 		}
 	}

@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/gobwas/ws"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // benchReactor is a reactor with one connected client and no sockets, for
 // the in-memory hot paths.
 func benchReactor(b *testing.B, mode string) *reactor {
-	f := &Fleet{cfg: Config{URL: "ws://127.0.0.1:1/", Clients: 1, Mode: mode, MsgSize: 64}.withDefaults()}
+	f := &Fleet{cfg: Config{Client: spec.Client{URL: "ws://127.0.0.1:1/", Clients: 1, Mode: mode, MsgSize: 64}}.withDefaults()}
 	u, _ := url.Parse(f.cfg.URL)
 	f.up = newUpgrade(u, nil, nil, 1)
 	r := newReactor(f, 0, 1)

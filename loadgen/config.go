@@ -2,85 +2,59 @@ package loadgen
 
 import (
 	"errors"
-	"fmt"
-	"net/http"
-	"net/netip"
-	"net/url"
-	"runtime"
-	"strings"
 	"time"
 
-	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/connerr"
-	"github.com/stampede-dev/stampede/internal/redact"
 	"github.com/stampede-dev/stampede/protocol"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/spec"
 )
 
-// Defaults applied to zero fields of a Config.
+// Defaults and bounds of a fleet: the spec's (package spec owns them).
 const (
-	// DefaultMaxInflight bounds the first connects in flight (see
-	// Config.MaxInflight).
-	DefaultMaxInflight = 2000
-	// DefaultConnectTimeout is the connect deadline of an attempt.
-	DefaultConnectTimeout = 10 * time.Second
-	// DefaultHandshakeTimeout is the wait for the 101 answer once TCP is up.
-	DefaultHandshakeTimeout = 10 * time.Second
-	// DefaultPingInterval is how long a connected client hears nothing
-	// from the server before it sends a keepalive ping.
-	DefaultPingInterval = 10 * time.Second
-	// MaxFleetPingRate is the most pings a second a fleet sends with the
-	// default interval (FleetPingInterval).
-	MaxFleetPingRate = 10000
-	// DefaultMsgRate is the echo mode's messages per second per client.
-	DefaultMsgRate = 1.0
-	// DefaultMsgSize is the echo mode's frame payload in bytes.
-	DefaultMsgSize = 32
-	// MinMsgSize is the smallest echo payload: it carries the send stamp.
-	MinMsgSize = stampSize
-	// MaxMsgSize is the largest echo payload: one frame fits a reactor's
-	// write buffer.
-	MaxMsgSize = 64 << 10
-	// DefaultRetryAfterCap is the longest a server's Retry-After may make a
-	// client wait.
-	DefaultRetryAfterCap = 60 * time.Second
-	// MaxReactors bounds Config.Reactors.
-	MaxReactors = 64
-	// DefaultRoomSize is the stampede mode's room size when Config.Rooms
-	// is zero: client IDs 0-9 share a room, 10-19 the next, and so on.
-	DefaultRoomSize = 10
-	// DefaultQuietPeriod is how long before the run's end the stampede
-	// mode stops sending, so deliveries in flight land before loss is
-	// counted.
-	DefaultQuietPeriod = 2 * time.Second
-	// MaxProtocolBody is the largest stampede-mode body (MsgSize): the msg
-	// frame around it must fit protocol.MaxFrameSize.
-	MaxProtocolBody = protocol.MaxFrameSize - 1024
+	DefaultMaxInflight      = spec.DefaultMaxInflight
+	DefaultConnectTimeout   = spec.DefaultConnectTimeout
+	DefaultHandshakeTimeout = spec.DefaultHandshakeTimeout
+	DefaultPingInterval     = spec.DefaultPingInterval
+	MaxFleetPingRate        = spec.MaxFleetPingRate
+	DefaultMsgRate          = spec.DefaultMsgRate
+	DefaultMsgSize          = spec.DefaultMsgSize
+	MinMsgSize              = spec.MinMsgSize
+	MaxMsgSize              = spec.MaxMsgSize
+	DefaultRetryAfterCap    = spec.DefaultRetryAfterCap
+	MaxReactors             = spec.MaxReactors
+	DefaultRoomSize         = spec.DefaultRoomSize
+	DefaultQuietPeriod      = spec.DefaultQuietPeriod
+	MaxProtocolBody         = spec.MaxProtocolBody
 )
 
-// Message modes (Config.Mode).
+// The spec's bounds hold what this package sends: the echo stamp fits the
+// smallest payload, the largest body fits a protocol frame, and the
+// shortest histogram interval is the results' tick. (A negative constant
+// converted to uint does not compile.)
 const (
-	// ModeNone connects, holds the connection and answers pings.
-	ModeNone = "none"
-	// ModeEcho sends a stamped text frame every 1/MsgRate seconds and
-	// records the round trip of its echo.
-	ModeEcho = "echo"
-	// ModeStampede speaks the message protocol (package protocol): each
-	// client joins its room, sends msg frames with its own IDs at MsgRate,
-	// keeps un-ACKed ones in a retry queue, resumes after a reconnect, and
-	// records what it received for the loss and duplicate count (Tally).
-	ModeStampede = "stampede"
+	_ = uint(spec.MinMsgSize - stampSize)
+	_ = uint(stampSize - spec.MinMsgSize)
+	_ = uint(spec.MaxProtocolBody - (protocol.MaxFrameSize - 1024))
+	_ = uint((protocol.MaxFrameSize - 1024) - spec.MaxProtocolBody)
+	_ = uint(spec.MinHistInterval - results.Tick)
+	_ = uint(results.Tick - spec.MinHistInterval)
 )
 
-// Config describes one fleet. The zero value of every field but URL and
-// Clients means its default. A Config serialises to JSON (hooks excluded)
-// so a run's results can record it.
+// Message modes (Config.Mode): the spec's.
+const (
+	ModeNone     = spec.ModeNone
+	ModeEcho     = spec.ModeEcho
+	ModeStampede = spec.ModeStampede
+)
+
+// Config describes one fleet: its spec (every knob, its default and its
+// check: package spec) and what places it among a run's processes. The
+// zero value of every field but URL and Clients means its default. A
+// Config serialises to JSON (hooks excluded) so a run's results can record
+// it and a plan carries it whole to an agent.
 type Config struct {
-	// URL is the server, ws://host:port/path or wss://... The host is
-	// resolved once, when the fleet is created.
-	URL string `json:"url"`
-	// Clients is the number of clients in this fleet.
-	Clients int `json:"clients"`
+	spec.Client
 	// FirstID is the ID of the fleet's first client; IDs are FirstID ..
 	// FirstID+Clients-1. IDs key every random draw, so a fleet split over
 	// processes draws what one process would.
@@ -88,127 +62,6 @@ type Config struct {
 	// Start is the run's common start instant (wall clock); timeline
 	// offsets and ramp slots count from it. Zero means when Run is called.
 	Start time.Time `json:"start"`
-	// Ramp is the rate of first connects in clients per second: the fleet's
-	// i-th client (ID FirstID+i) starts at Start + i/Ramp. Zero means all at
-	// Start, bounded by MaxInflight.
-	Ramp float64 `json:"ramp"`
-	// MaxInflight bounds the first connects in flight (connecting or
-	// handshaking) so a fast ramp does not overflow a small backlog
-	// pointlessly; zero means DefaultMaxInflight. It never delays a
-	// reconnect: the herd after a disconnect is what a run measures.
-	MaxInflight int `json:"max_inflight"`
-	// MaxAttemptRate caps the reconnect attempts this fleet starts per
-	// second, over all its clients; a retry due when the cap is reached
-	// waits for the next free slot. Zero means no cap. It bounds what a
-	// policy with short delays can do to a server (backoff.MinDelay is the
-	// floor of each client's delay; this is the fleet's). First connects
-	// are paced by Ramp and MaxInflight instead. ws:// clients only.
-	MaxAttemptRate float64 `json:"max_attempt_rate,omitempty"`
-	// Policy is the backoff policy every client shares.
-	Policy backoff.Policy `json:"policy"`
-	// Seed makes every random draw of the run reproducible.
-	Seed uint64 `json:"seed"`
-	// SourceIPs are local addresses to connect from, chosen round-robin by
-	// client ID (IP_BIND_ADDRESS_NO_PORT is set, so each address has its
-	// own ephemeral port range per destination). Empty means the kernel's
-	// choice.
-	SourceIPs []netip.Addr `json:"source_ips,omitempty"`
-	// ConnectTimeout bounds the TCP connect; zero means
-	// DefaultConnectTimeout. Failing it counts as class timeout.
-	ConnectTimeout time.Duration `json:"connect_timeout"`
-	// HandshakeTimeout bounds the wait from TCP connected to the 101
-	// answer; zero means DefaultHandshakeTimeout. Failing it counts as
-	// class handshake_timeout.
-	HandshakeTimeout time.Duration `json:"handshake_timeout"`
-	// PingInterval is how long a connected client may hear nothing from
-	// the server before it sends a WebSocket ping (docs/metrics.md
-	// "Keepalive"); zero means DefaultPingInterval, negative turns the
-	// keepalive off.
-	PingInterval time.Duration `json:"ping_interval"`
-	// PongTimeout is how long a client waits after its ping for any frame
-	// from the server (the pong, or anything else) before it closes the
-	// connection as dead, class ping_timeout; zero means PingInterval.
-	PongTimeout time.Duration `json:"pong_timeout"`
-	// SynRetries sets TCP_SYNCNT on each socket (1..127), bounding how long
-	// the kernel retransmits an unanswered SYN; zero keeps the kernel's
-	// default (6: about 135 s on these machines).
-	SynRetries int `json:"syn_retries"`
-	// Header holds extra upgrade request headers (a token, for example). A
-	// Host entry replaces the URL's host; the handshake's own headers may
-	// not be set here.
-	Header http.Header `json:"header,omitempty"`
-	// Protocols are the subprotocols offered (Sec-WebSocket-Protocol).
-	Protocols []string `json:"protocols,omitempty"`
-	// Mode is the message mode: ModeNone (the default), ModeEcho or
-	// ModeStampede.
-	Mode string `json:"mode"`
-	// MsgRate is the echo and stampede modes' messages per second per
-	// connected client; zero means DefaultMsgRate.
-	MsgRate float64 `json:"msg_rate"`
-	// MsgSize is the echo payload or stampede body in bytes, MinMsgSize..
-	// MaxMsgSize (stampede: ..MaxProtocolBody); zero means DefaultMsgSize.
-	MsgSize int `json:"msg_size"`
-	// Rooms is the number of rooms of the whole fleet in stampede mode:
-	// client ID i is a member of room i mod Rooms (2000 clients in 200
-	// rooms: rooms of 10). Zero means rooms of DefaultRoomSize consecutive
-	// IDs (room i / 10). Every process of a fleet must be given the same
-	// value.
-	Rooms int `json:"rooms,omitempty"`
-	// QuietPeriod is how long before the run's end stampede clients stop
-	// sending (new messages and resends), so that deliveries in flight land
-	// before loss is counted: the run's drain. A client still behind its
-	// room's last ACKed message at the end is counted unsynced, not as
-	// having lost what is on its way (docs/metrics.md "Messages"); zero
-	// means DefaultQuietPeriod. The run's end
-	// is the deadline of the context given to Fleet.Run; without one there
-	// is no quiet period.
-	QuietPeriod time.Duration `json:"quiet_period,omitempty"`
-	// NoResume switches resume off (stampede mode): after a reconnect a
-	// client sends join ("from now") instead of resume, so the messages
-	// sent while it was away are never delivered to it and count as lost.
-	NoResume bool `json:"no_resume,omitempty"`
-	// NoRetryQueue switches the retry queue off (stampede mode): messages
-	// not ACKed when a connection ends are dropped instead of resent, and
-	// counted as unacked_dropped.
-	NoRetryQueue bool `json:"no_retry_queue,omitempty"`
-	// Reactors is the number of epoll reactor goroutines; zero means
-	// min(GOMAXPROCS, 4).
-	Reactors int `json:"reactors"`
-	// TLSInsecure skips verifying the server's certificate on wss:// (a
-	// self-signed target). Off, a rejected certificate stops the client
-	// with class tls.
-	TLSInsecure bool `json:"tls_insecure,omitempty"`
-	// TLSCAFile is a PEM file of CA certificates that wss:// server
-	// certificates are verified against instead of the system roots (a
-	// staging CA). Empty means the system roots.
-	TLSCAFile string `json:"tls_ca_file,omitempty"`
-	// TLSCertFile and TLSKeyFile are a PEM client certificate and its key,
-	// presented to a wss:// server that asks for one (mutual TLS). Both or
-	// neither.
-	TLSCertFile string `json:"tls_cert_file,omitempty"`
-	// TLSKeyFile is the PEM private key of TLSCertFile.
-	TLSKeyFile string `json:"tls_key_file,omitempty"`
-	// TLSServerName is the name sent as SNI and checked against the
-	// server's certificate; empty means the URL's host.
-	TLSServerName string `json:"tls_server_name,omitempty"`
-	// SecretHeaders names Header entries whose values are secret besides
-	// the ones every fleet keeps secret (Authorization, Cookie,
-	// Proxy-Authorization): Redacted shows them as <redacted>.
-	SecretHeaders []string `json:"secret_headers,omitempty"`
-	// RetryAfterCap is the longest wait a Retry-After hint may impose; zero
-	// means DefaultRetryAfterCap.
-	RetryAfterCap time.Duration `json:"retry_after_cap"`
-	// NoRetryAfter makes clients ignore a server's Retry-After and wait
-	// what the backoff policy says instead, as a client that does not
-	// honour the header would (the target counts their early retries).
-	NoRetryAfter bool `json:"no_retry_after,omitempty"`
-	// HistInterval is the length of the latency histograms' intervals on
-	// the run's time axis (the .hlog files' interval lines, the streamed
-	// interval histograms: docs/results.md "Streamed results"), a whole
-	// number of milliseconds from 100 ms; zero means
-	// results.DefaultInterval (1 s). Every process of a fleet must be
-	// given the same value.
-	HistInterval time.Duration `json:"hist_interval,omitempty"`
 
 	// OnRetry, if set, is called each time a client schedules a retry, on a
 	// reactor goroutine: it must be fast and safe for concurrent use. For
@@ -233,194 +86,36 @@ type Retry struct {
 	At time.Duration
 }
 
-// ConfigError names the Config field that is wrong.
-type ConfigError struct {
-	// Field is the Config field's name.
-	Field string
-	// Reason says what is wrong with it.
-	Reason string
-}
-
-// Error returns "loadgen: FIELD: REASON".
-func (e *ConfigError) Error() string { return "loadgen: " + e.Field + ": " + e.Reason }
-
-func bad(field, format string, a ...any) error {
-	return &ConfigError{Field: field, Reason: fmt.Sprintf(format, a...)}
-}
-
-// reservedHeaders are set by the handshake itself.
-var reservedHeaders = []string{
-	"Upgrade", "Connection", "Sec-Websocket-Key", "Sec-Websocket-Version",
-	"Sec-Websocket-Protocol", "Sec-Websocket-Extensions", "X-Stampede-Client",
-}
-
 // Validate reports the first field that makes the Config unusable as a
-// *ConfigError (or the policy's own error). It does not check the host's
-// limits; New does.
+// *spec.FieldError. It does not check the host's limits; New does.
 func (c Config) Validate() error {
-	u, err := url.Parse(c.URL)
-	switch {
-	case c.URL == "":
-		return bad("URL", "missing")
-	case err != nil:
-		return bad("URL", "%q does not parse", redact.URL(c.URL))
-	case u.Scheme != "ws" && u.Scheme != "wss":
-		return bad("URL", "scheme must be ws or wss, got %q", u.Scheme)
-	case u.Hostname() == "":
-		return bad("URL", "no host in %q", redact.URL(c.URL))
-	case c.Clients <= 0:
-		return bad("Clients", "must be at least 1, got %d", c.Clients)
-	case uint64(c.FirstID)+uint64(c.Clients) > 1<<32:
-		return bad("Clients", "IDs %d+%d overflow 32 bits", c.FirstID, c.Clients)
-	case c.Ramp < 0 || c.Ramp != c.Ramp:
-		return bad("Ramp", "must be >= 0 clients/s, got %v", c.Ramp)
-	case c.MaxInflight < 0:
-		return bad("MaxInflight", "must be >= 0, got %d", c.MaxInflight)
-	case c.MaxAttemptRate < 0 || c.MaxAttemptRate != c.MaxAttemptRate || c.MaxAttemptRate > 1e9:
-		return bad("MaxAttemptRate", "must be within 0..1e9 attempts/s, got %v", c.MaxAttemptRate)
-	case c.ConnectTimeout < 0:
-		return bad("ConnectTimeout", "must be >= 0, got %s", c.ConnectTimeout)
-	case c.HandshakeTimeout < 0:
-		return bad("HandshakeTimeout", "must be >= 0, got %s", c.HandshakeTimeout)
-	case c.PongTimeout < 0:
-		return bad("PongTimeout", "must be >= 0, got %s", c.PongTimeout)
-	case c.SynRetries < 0 || c.SynRetries > 127:
-		return bad("SynRetries", "must be within 0..127, got %d", c.SynRetries)
-	case c.Mode != "" && c.Mode != ModeNone && c.Mode != ModeEcho && c.Mode != ModeStampede:
-		return bad("Mode", "must be %q, %q or %q, got %q", ModeNone, ModeEcho, ModeStampede, c.Mode)
-	case c.Mode == ModeStampede && u.Scheme == "wss":
-		return bad("Mode", "%q runs on ws:// only (wss:// clients do not speak the message protocol yet)", ModeStampede)
-	case c.Mode == ModeStampede && c.MsgSize > MaxProtocolBody:
-		return bad("MsgSize", "must be within %d..%d bytes in %q mode, got %d", MinMsgSize, MaxProtocolBody, ModeStampede, c.MsgSize)
-	case c.Rooms < 0:
-		return bad("Rooms", "must be >= 0, got %d", c.Rooms)
-	case c.Mode != ModeStampede && c.Rooms > 0:
-		return bad("Rooms", "only for mode %q, not %q", ModeStampede, c.Mode)
-	case c.Mode != ModeStampede && c.NoResume:
-		return bad("NoResume", "only for mode %q, not %q", ModeStampede, c.Mode)
-	case c.Mode != ModeStampede && c.NoRetryQueue:
-		return bad("NoRetryQueue", "only for mode %q, not %q", ModeStampede, c.Mode)
-	case c.QuietPeriod < 0:
-		return bad("QuietPeriod", "must be >= 0, got %s", c.QuietPeriod)
-	case c.MsgRate < 0 || c.MsgRate != c.MsgRate || c.MsgRate > 1000:
-		return bad("MsgRate", "must be within 0..1000 messages/s, got %v", c.MsgRate)
-	case c.MsgSize != 0 && (c.MsgSize < MinMsgSize || c.MsgSize > MaxMsgSize):
-		return bad("MsgSize", "must be within %d..%d bytes, got %d", MinMsgSize, MaxMsgSize, c.MsgSize)
-	case c.Reactors < 0 || c.Reactors > MaxReactors:
-		return bad("Reactors", "must be within 0..%d, got %d", MaxReactors, c.Reactors)
-	case c.RetryAfterCap < 0:
-		return bad("RetryAfterCap", "must be >= 0, got %s", c.RetryAfterCap)
-	case c.HistInterval != 0 && (c.HistInterval < results.Tick || c.HistInterval%time.Millisecond != 0):
-		return bad("HistInterval", "must be a whole number of milliseconds from %s, got %s", results.Tick, c.HistInterval)
-	}
-	if err := c.Policy.Validate(); err != nil {
+	if err := c.Client.Validate(); err != nil {
 		return err
 	}
-	if c.TLSCAFile != "" || c.TLSCertFile != "" || c.TLSKeyFile != "" || c.TLSServerName != "" {
-		if u.Scheme != "wss" {
-			return bad("TLS", "a CA, client certificate or server name needs a wss:// URL, got %s://", u.Scheme)
-		}
-		if _, err := c.TLSConfig(); err != nil {
-			return err
-		}
-	}
-	host, err := netip.ParseAddr(u.Hostname())
-	for i, ip := range c.SourceIPs {
-		switch {
-		case !ip.IsValid():
-			return bad("SourceIPs", "address %d is not set", i)
-		case err == nil && ip.Unmap().Is4() != host.Unmap().Is4():
-			return bad("SourceIPs", "%s and the target %s are of different families", ip, host)
-		}
-	}
-	for k, vs := range c.Header {
-		ck := http.CanonicalHeaderKey(k)
-		for _, r := range reservedHeaders {
-			if ck == r {
-				return bad("Header", "%s is set by the handshake itself (use Protocols for subprotocols)", ck)
-			}
-		}
-		if !validHeaderName(k) {
-			return bad("Header", "invalid header name %q", k)
-		}
-		for _, v := range vs {
-			if strings.ContainsAny(v, "\r\n\x00") {
-				return bad("Header", "value of %s contains a line break", ck)
-			}
-		}
-	}
-	for _, p := range c.Protocols {
-		if p == "" || !validHeaderName(p) {
-			return bad("Protocols", "invalid subprotocol %q", p)
-		}
+	if uint64(c.FirstID)+uint64(c.Clients) > 1<<32 {
+		return spec.Errorf("Client.Clients", "IDs %d+%d overflow 32 bits", c.FirstID, c.Clients)
 	}
 	return nil
 }
 
-// validHeaderName reports whether s is an HTTP token.
-func validHeaderName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		b := s[i]
-		if b <= ' ' || b >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, b) >= 0 {
-			return false
-		}
-	}
-	return true
-}
-
 // withDefaults returns c with every zero field set to its default.
 func (c Config) withDefaults() Config {
-	if c.MaxInflight == 0 {
-		c.MaxInflight = DefaultMaxInflight
-	}
-	if c.ConnectTimeout == 0 {
-		c.ConnectTimeout = DefaultConnectTimeout
-	}
-	if c.HandshakeTimeout == 0 {
-		c.HandshakeTimeout = DefaultHandshakeTimeout
-	}
-	if c.PingInterval == 0 {
-		c.PingInterval = DefaultPingInterval
-	}
-	if c.PongTimeout == 0 && c.PingInterval > 0 {
-		c.PongTimeout = c.PingInterval
-	}
-	if c.Mode == "" {
-		c.Mode = ModeNone
-	}
-	if c.MsgRate == 0 {
-		c.MsgRate = DefaultMsgRate
-	}
-	if c.MsgSize == 0 {
-		c.MsgSize = DefaultMsgSize
-	}
-	if c.Reactors == 0 {
-		c.Reactors = min(runtime.GOMAXPROCS(0), 4)
-	}
-	c.Reactors = max(1, min(c.Reactors, c.Clients))
-	if c.RetryAfterCap == 0 {
-		c.RetryAfterCap = DefaultRetryAfterCap
-	}
-	if c.QuietPeriod == 0 {
-		c.QuietPeriod = DefaultQuietPeriod
-	}
+	c.Client = c.Client.WithDefaults()
+	return c
+}
+
+// Redacted returns the Config with its secrets hidden, for anything that
+// is written or printed (summary.json's config, logs): see
+// spec.Client.Redacted. The fleet itself runs on the original; a plan for
+// an agent carries the original over its stdin, never a command line.
+func (c Config) Redacted() Config {
+	c.Client = c.Client.Redacted()
 	return c
 }
 
 // errRunTwice is returned by a second call of Fleet.Run.
 var errRunTwice = errors.New("loadgen: a Fleet runs once")
 
-// FleetPingInterval is the default ping interval of a fleet of n clients:
-// DefaultPingInterval, or longer, in whole seconds, so that the fleet
-// sends at most MaxFleetPingRate pings a second (100 s at a million
-// clients). Each ping and pong is a packet both kernels look up in a hash
-// of every socket: at a million connections on one 2-core machine, pings
-// every 10 s held the first connects to about 2,000 a second (445,000
-// connected after 100 s); without them the fleet connected in 70 s.
-func FleetPingInterval(n int) time.Duration {
-	d := time.Duration(float64(n) / MaxFleetPingRate * float64(time.Second)).Round(time.Second)
-	return max(DefaultPingInterval, d)
-}
+// FleetPingInterval is the default ping interval of a fleet of n clients
+// (spec.FleetPingInterval).
+func FleetPingInterval(n int) time.Duration { return spec.FleetPingInterval(n) }

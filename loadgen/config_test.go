@@ -11,10 +11,11 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/backoff"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 func TestValidate(t *testing.T) {
-	ok := Config{URL: "ws://127.0.0.1:9000/ws", Clients: 10}
+	ok := Config{Client: spec.Client{URL: "ws://127.0.0.1:9000/ws", Clients: 10}}
 	for _, tc := range []struct {
 		name  string
 		edit  func(*Config)
@@ -62,11 +63,11 @@ func TestValidate(t *testing.T) {
 			c := ok
 			tc.edit(&c)
 			err := c.Validate()
-			var ce *ConfigError
+			var ce *spec.FieldError
 			switch {
 			case tc.field == "" && err != nil:
 				t.Errorf("unexpected error %v", err)
-			case tc.field != "" && (!errors.As(err, &ce) || ce.Field != tc.field):
+			case tc.field != "" && (!errors.As(err, &ce) || ce.Field != "Client."+tc.field):
 				t.Errorf("error %v, want one about %s", err, tc.field)
 			}
 		})
@@ -80,7 +81,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestDefaults(t *testing.T) {
-	c := Config{URL: "ws://127.0.0.1/", Clients: 3}.withDefaults()
+	c := Config{Client: spec.Client{URL: "ws://127.0.0.1/", Clients: 3}}.withDefaults()
 	if c.MaxInflight != DefaultMaxInflight || c.ConnectTimeout != DefaultConnectTimeout ||
 		c.HandshakeTimeout != DefaultHandshakeTimeout || c.Mode != ModeNone || c.MsgSize != DefaultMsgSize ||
 		c.Reactors < 1 || c.Reactors > 3 || c.RetryAfterCap != DefaultRetryAfterCap {
@@ -122,11 +123,11 @@ func TestParseSourceIPs(t *testing.T) {
 
 // TestConfigJSON: a Config survives the JSON trip to a worker process.
 func TestConfigJSON(t *testing.T) {
-	in := Config{
-		URL: "ws://127.0.0.1:9000/ws", Clients: 10, FirstID: 5, Start: time.Unix(1700000000, 5).UTC(),
+	in := Config{Client: spec.Client{URL: "ws://127.0.0.1:9000/ws", Clients: 10,
 		Ramp: 100, Policy: backoff.MustParse("exp:initial=100ms,max=5s,jitter=0.5,spread=100ms-500ms"), Seed: 9,
 		SourceIPs: []netip.Addr{netip.MustParseAddr("127.0.0.2")}, ConnectTimeout: time.Second, SynRetries: 2,
-		Header: http.Header{"Authorization": {"Bearer t"}}, Protocols: []string{"chat"}, Mode: ModeEcho, MsgRate: 2,
+		Header: http.Header{"Authorization": {"Bearer t"}}, Protocols: []string{"chat"}, Mode: ModeEcho, MsgRate: 2}, FirstID: 5, Start: time.Unix(1700000000, 5).UTC(),
+
 		OnRetry: func(Retry) {},
 	}
 	// The stampede mode's fields travel too (a second config: Validate

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // TestDrainDuringRun: a fleet in the message protocol's mode against the
@@ -19,10 +20,9 @@ import (
 func TestDrainDuringRun(t *testing.T) {
 	srv := newTargetRestarter(t, false)
 	start := time.Now()
-	cfg := Config{
-		URL: srv.URL(), Clients: 24, Mode: ModeStampede, Rooms: 4, MsgRate: 20, Seed: 7, Start: start,
+	cfg := Config{Client: spec.Client{URL: srv.URL(), Clients: 24, Mode: ModeStampede, Rooms: 4, MsgRate: 20, Seed: 7,
 		Policy:      backoff.Policy{Kind: backoff.Fixed, Initial: 200 * time.Millisecond, Jitter: 0.9},
-		QuietPeriod: time.Second, Reactors: 2, HistInterval: 200 * time.Millisecond,
+		QuietPeriod: time.Second, Reactors: 2, HistInterval: 200 * time.Millisecond}, Start: start,
 	}
 	f, err := New(cfg)
 	if err != nil {
@@ -143,10 +143,9 @@ func TestDrainDuringRun(t *testing.T) {
 func TestStreamedKeepsOnlyTransitions(t *testing.T) {
 	srv := newTargetRestarter(t, false)
 	start := time.Now()
-	cfg := Config{
-		URL: srv.URL(), Clients: 12, Mode: ModeStampede, Rooms: 3, MsgRate: 20, Seed: 3, Start: start,
+	cfg := Config{Client: spec.Client{URL: srv.URL(), Clients: 12, Mode: ModeStampede, Rooms: 3, MsgRate: 20, Seed: 3,
 		Policy:      backoff.Policy{Kind: backoff.Fixed, Initial: 200 * time.Millisecond, Jitter: 0.9},
-		QuietPeriod: time.Second, Reactors: 2, HistInterval: 200 * time.Millisecond,
+		QuietPeriod: time.Second, Reactors: 2, HistInterval: 200 * time.Millisecond}, Start: start,
 	}
 	f, err := NewStreamed(cfg)
 	if err != nil {

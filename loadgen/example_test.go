@@ -10,6 +10,7 @@ import (
 
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/loadgen"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // A fleet of three clients holds its connections to a server for a moment;
@@ -32,11 +33,10 @@ func Example() {
 		}
 	}()
 
-	fleet, err := loadgen.New(loadgen.Config{
-		URL:     "ws://" + ln.Addr().String() + "/",
+	fleet, err := loadgen.New(loadgen.Config{Client: spec.Client{URL: "ws://" + ln.Addr().String() + "/",
 		Clients: 3,
 		Policy:  backoff.MustParse("exp:initial=100ms,max=5s,jitter=0.5"),
-		Seed:    42,
+		Seed:    42},
 	})
 	if err != nil {
 		fmt.Println(err)

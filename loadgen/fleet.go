@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // Fleet is a configured set of clients, ready to run once.
@@ -79,7 +80,7 @@ func resolve(u *url.URL) (netip.AddrPort, error) {
 	if p := u.Port(); p != "" {
 		n, err := strconv.Atoi(p)
 		if err != nil || n < 1 || n > 65535 {
-			return netip.AddrPort{}, bad("URL", "bad port %q", p)
+			return netip.AddrPort{}, spec.Errorf("Client.URL", "bad port %q", p)
 		}
 		port = n
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/connerr"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // fast is a reconnect policy for tests: 50 ms ± 50 %.
@@ -46,7 +47,7 @@ func upDown(rep *results.Report) (up, down int) {
 func TestHoldDropReconnect(t *testing.T) {
 	const n = 300
 	srv := newTestServer(t, false, nil)
-	run := start(t, Config{URL: srv.url, Clients: n, Policy: fast, Seed: 1, Reactors: 2})
+	run := start(t, Config{Client: spec.Client{URL: srv.url, Clients: n, Policy: fast, Seed: 1, Reactors: 2}})
 	waitFor(t, 20*time.Second, "all connected", func(s Stats) bool { return s.Connected == n }, run.f)
 
 	srv.waitHeld(n)
@@ -98,7 +99,7 @@ func TestCloseClasses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			const n = 20
 			srv := newTestServer(t, false, nil)
-			run := start(t, Config{URL: srv.url, Clients: n, Policy: fast})
+			run := start(t, Config{Client: spec.Client{URL: srv.url, Clients: n, Policy: fast}})
 			waitFor(t, 10*time.Second, "all connected", func(s Stats) bool { return s.Connected == n }, run.f)
 			srv.waitHeld(n)
 			tc.end(srv)
@@ -130,7 +131,7 @@ func closedPort(t *testing.T) string {
 func TestRefusedRetries(t *testing.T) {
 	const n, retries = 10, 3
 	pol := backoff.Policy{Kind: backoff.Fixed, Initial: 10 * time.Millisecond, MaxAttempts: retries}
-	run := start(t, Config{URL: "ws://" + closedPort(t) + "/", Clients: n, Policy: pol})
+	run := start(t, Config{Client: spec.Client{URL: "ws://" + closedPort(t) + "/", Clients: n, Policy: pol}})
 	waitFor(t, 10*time.Second, "all stopped", func(s Stats) bool { return s.StoppedCount() == n }, run.f)
 	rep := run.stop(t)
 	b := totals(rep)
@@ -146,7 +147,7 @@ func TestRefusedRetries(t *testing.T) {
 // Test401Stops: a 401 answer is not retried; the client keeps its error.
 func Test401Stops(t *testing.T) {
 	srv := newTestServer(t, false, func(uint32, int) (int, http.Header) { return 401, nil })
-	run := start(t, Config{URL: srv.url, Clients: 3, Policy: fast})
+	run := start(t, Config{Client: spec.Client{URL: srv.url, Clients: 3, Policy: fast}})
 	waitFor(t, 10*time.Second, "all stopped", func(s Stats) bool { return s.StoppedCount() == 3 }, run.f)
 	time.Sleep(100 * time.Millisecond) // a retry, if one were scheduled, would be due by now
 	rep := run.stop(t)
@@ -223,7 +224,7 @@ func TestRetryAfterStatuses(t *testing.T) {
 				return 0, nil
 			})
 			var rs retries
-			cfg := Config{URL: srv.url, Clients: n, Policy: tc.policy, Seed: 7, OnRetry: rs.add}
+			cfg := Config{Client: spec.Client{URL: srv.url, Clients: n, Policy: tc.policy, Seed: 7}, OnRetry: rs.add}
 			run := start(t, cfg)
 			waitFor(t, 10*time.Second, "all connected", func(s Stats) bool { return s.Connected == n }, run.f)
 			rep := run.stop(t)
@@ -269,7 +270,7 @@ func TestAttemptResets(t *testing.T) {
 		return 0, nil
 	})
 	var rs retries
-	run := start(t, Config{URL: srv.url, Clients: n, Policy: pol, Seed: 3, OnRetry: rs.add})
+	run := start(t, Config{Client: spec.Client{URL: srv.url, Clients: n, Policy: pol, Seed: 3}, OnRetry: rs.add})
 	waitFor(t, 10*time.Second, "all connected", func(s Stats) bool { return s.Connected == n }, run.f)
 	for round := 1; round <= 2; round++ {
 		srv.waitHeld(n)
@@ -299,7 +300,7 @@ func TestAttemptResets(t *testing.T) {
 func TestEchoRTT(t *testing.T) {
 	const n = 8
 	srv := newTestServer(t, true, nil)
-	run := start(t, Config{URL: srv.url, Clients: n, Policy: fast, Mode: ModeEcho, MsgRate: 50, MsgSize: 100})
+	run := start(t, Config{Client: spec.Client{URL: srv.url, Clients: n, Policy: fast, Mode: ModeEcho, MsgRate: 50, MsgSize: 100}})
 	waitFor(t, 10*time.Second, "echoes", func(s Stats) bool { return s.MsgDelivered >= 5*n }, run.f)
 	rep := run.stop(t)
 	if rep.Messages.Delivered < 5*n || rep.Messages.Sent < rep.Messages.Delivered {
@@ -331,7 +332,7 @@ func TestEchoRTT(t *testing.T) {
 func TestRampSpacing(t *testing.T) {
 	const n, ramp = 10, 50.0
 	srv := newTestServer(t, false, nil)
-	run := start(t, Config{URL: srv.url, Clients: n, Ramp: ramp, Policy: fast, FirstID: 100, Reactors: 3})
+	run := start(t, Config{Client: spec.Client{URL: srv.url, Clients: n, Ramp: ramp, Policy: fast, Reactors: 3}, FirstID: 100})
 	waitFor(t, 10*time.Second, "all connected", func(s Stats) bool { return s.Connected == n }, run.f)
 	rep := run.stop(t)
 	seen := map[uint32]bool{}
@@ -356,7 +357,7 @@ func TestRampSpacing(t *testing.T) {
 func TestSourceIPs(t *testing.T) {
 	srv := newTestServer(t, false, nil)
 	ips := []netip.Addr{netip.MustParseAddr("127.0.0.2"), netip.MustParseAddr("127.0.0.3")}
-	run := start(t, Config{URL: srv.url, Clients: 4, FirstID: 10, Policy: fast, SourceIPs: ips})
+	run := start(t, Config{Client: spec.Client{URL: srv.url, Clients: 4, Policy: fast, SourceIPs: ips}, FirstID: 10})
 	waitFor(t, 10*time.Second, "all connected", func(s Stats) bool { return s.Connected == 4 }, run.f)
 	run.stop(t)
 	for id := uint32(10); id < 14; id++ {
@@ -394,7 +395,7 @@ func TestHandshakeTimeout(t *testing.T) {
 		mu.Unlock()
 	}()
 	pol := backoff.Policy{Kind: backoff.Fixed, Initial: 10 * time.Millisecond, MaxAttempts: 1}
-	run := start(t, Config{URL: "ws://" + ln.Addr().String(), Clients: 3, Policy: pol, HandshakeTimeout: 100 * time.Millisecond})
+	run := start(t, Config{Client: spec.Client{URL: "ws://" + ln.Addr().String(), Clients: 3, Policy: pol, HandshakeTimeout: 100 * time.Millisecond}})
 	waitFor(t, 10*time.Second, "all stopped", func(s Stats) bool { return s.StoppedCount() == 3 }, run.f)
 	rep := run.stop(t)
 	if b := totals(rep); b.Failures[connerr.HandshakeTimeout] != 6 {
@@ -408,12 +409,12 @@ func TestHandshakeTimeout(t *testing.T) {
 // TestLimits: a fleet larger than the open-file limit is refused with the
 // numbers before anything starts.
 func TestLimits(t *testing.T) {
-	_, err := New(Config{URL: "ws://127.0.0.1:1/", Clients: 1 << 22})
+	_, err := New(Config{Client: spec.Client{URL: "ws://127.0.0.1:1/", Clients: 1 << 22}})
 	le, ok := err.(*LimitError)
 	if !ok {
 		t.Fatalf("New: %v, want a *LimitError", err)
 	}
-	if le.Limit != "open files" || le.Need != 1<<22+FDMargin || !strings.Contains(le.Error(), "--procs") {
+	if le.Limit != "open files" || le.Need != 1<<22+FDMargin || !strings.Contains(le.Error(), "more loadgen processes") {
 		t.Errorf("%+v: %s", le, le)
 	}
 }
@@ -445,8 +446,8 @@ func fullBacklog(t *testing.T) string {
 func TestConnectTimeout(t *testing.T) {
 	const n = 4
 	pol := backoff.Policy{Kind: backoff.Fixed, Initial: 10 * time.Millisecond, MaxAttempts: 1}
-	run := start(t, Config{URL: "ws://" + fullBacklog(t) + "/", Clients: n, Policy: pol, Ramp: 100,
-		ConnectTimeout: 200 * time.Millisecond, HandshakeTimeout: 200 * time.Millisecond})
+	run := start(t, Config{Client: spec.Client{URL: "ws://" + fullBacklog(t) + "/", Clients: n, Policy: pol, Ramp: 100,
+		ConnectTimeout: 200 * time.Millisecond, HandshakeTimeout: 200 * time.Millisecond}})
 	waitFor(t, 10*time.Second, "all stopped", func(s Stats) bool { return s.StoppedCount() == n }, run.f)
 	rep := run.stop(t)
 	b := totals(rep)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gobwas/ws"
+	"github.com/stampede-dev/stampede/spec"
 	"golang.org/x/sys/unix"
 )
 
@@ -30,7 +31,7 @@ func feedFrames(t *testing.T, mode string, pieces ...[]byte) frameOutcome {
 		t.Fatal(err)
 	}
 	defer unix.Close(fds[1])
-	f := &Fleet{cfg: Config{URL: "ws://127.0.0.1:1/", Clients: 1, Mode: mode, MsgSize: 64}.withDefaults()}
+	f := &Fleet{cfg: Config{Client: spec.Client{URL: "ws://127.0.0.1:1/", Clients: 1, Mode: mode, MsgSize: 64}}.withDefaults()}
 	u, _ := url.Parse(f.cfg.URL)
 	f.up = newUpgrade(u, nil, nil, 1)
 	r := newReactor(f, 0, 1)

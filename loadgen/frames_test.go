@@ -12,6 +12,7 @@ import (
 
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/connerr"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // scripted accepts one connection, answers its upgrade and runs script
@@ -105,7 +106,7 @@ func TestSplitFrames(t *testing.T) {
 		}
 	})
 	pol := backoff.Policy{Kind: backoff.Fixed, Initial: time.Hour}
-	run := start(t, Config{URL: url, Clients: 1, Policy: pol})
+	run := start(t, Config{Client: spec.Client{URL: url, Clients: 1, Policy: pol}})
 	waitFor(t, 10*time.Second, "the close", func(s Stats) bool { return s.DisconnectCount() == 1 }, run.f)
 	rep := run.stop(t)
 	b := totals(rep)
@@ -128,7 +129,7 @@ func TestSplitEcho(t *testing.T) {
 		}
 		_, _ = readFrame(br) // until the client goes
 	})
-	run := start(t, Config{URL: url, Clients: 1, Policy: fast, Mode: ModeEcho, MsgRate: 20, MsgSize: 300})
+	run := start(t, Config{Client: spec.Client{URL: url, Clients: 1, Policy: fast, Mode: ModeEcho, MsgRate: 20, MsgSize: 300}})
 	waitFor(t, 10*time.Second, "three echoes", func(s Stats) bool { return s.MsgDelivered == 3 }, run.f)
 	rep := run.stop(t)
 	if rep.RTT.TotalCount() != 3 || rep.Messages.Delivered != 3 {
@@ -159,7 +160,7 @@ func TestBadFrames(t *testing.T) {
 				_, _ = readFrame(br)
 			})
 			pol := backoff.Policy{Kind: backoff.Fixed, Initial: time.Hour}
-			run := start(t, Config{URL: url, Clients: 1, Policy: pol})
+			run := start(t, Config{Client: spec.Client{URL: url, Clients: 1, Policy: pol}})
 			s := waitFor(t, 10*time.Second, "the disconnect", func(s Stats) bool { return s.DisconnectCount() == 1 }, run.f)
 			if s.Disconnects[connerr.Protocol] != 1 {
 				t.Errorf("disconnects %v, want protocol", s.Disconnects)

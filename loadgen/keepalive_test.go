@@ -8,6 +8,7 @@ import (
 	"github.com/stampede-dev/stampede/fault"
 	"github.com/stampede-dev/stampede/proxy"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // blackholeRun connects n clients through the fault proxy, blackholes it
@@ -51,7 +52,7 @@ func blackholeRun(t *testing.T, cfg Config, n int, hole time.Duration, after fun
 // as gone down and back, none as never down (docs/metrics.md "Keepalive").
 func TestKeepaliveBlackhole(t *testing.T) {
 	const n = 20
-	cfg := Config{PingInterval: 200 * time.Millisecond, PongTimeout: 500 * time.Millisecond}
+	cfg := Config{Client: spec.Client{PingInterval: 200 * time.Millisecond, PongTimeout: 500 * time.Millisecond}}
 	rep, ev := blackholeRun(t, cfg, n, 0, func(f *Fleet) {
 		waitFor(t, 20*time.Second, "every dead connection found",
 			func(s Stats) bool { return s.Disconnects[connerr.PingTimeout] >= n }, f)
@@ -71,7 +72,7 @@ func TestKeepaliveBlackhole(t *testing.T) {
 // never_down rather than passing them off as recovered clients only.
 func TestKeepaliveOffBlackhole(t *testing.T) {
 	const n = 10
-	rep, ev := blackholeRun(t, Config{PingInterval: -1}, n, 1500*time.Millisecond, nil)
+	rep, ev := blackholeRun(t, Config{Client: spec.Client{PingInterval: -1}}, n, 1500*time.Millisecond, nil)
 	if b := totals(rep); b.DisconnectCount() != 0 {
 		t.Errorf("disconnects %v without keepalive; the blackhole should go unseen", b.Disconnects)
 	}
@@ -86,8 +87,8 @@ func TestKeepaliveOffBlackhole(t *testing.T) {
 func TestKeepaliveHealthy(t *testing.T) {
 	const n = 10
 	srv := newTestServer(t, false, nil)
-	run := start(t, Config{URL: srv.url, Clients: n, Policy: fast, Seed: 1,
-		PingInterval: 50 * time.Millisecond, PongTimeout: 400 * time.Millisecond})
+	run := start(t, Config{Client: spec.Client{URL: srv.url, Clients: n, Policy: fast, Seed: 1,
+		PingInterval: 50 * time.Millisecond, PongTimeout: 400 * time.Millisecond}})
 	waitFor(t, 20*time.Second, "all connected", func(s Stats) bool { return s.Connected == n }, run.f)
 	time.Sleep(1200 * time.Millisecond) // pongs not heard would drop every client in about 500 ms
 	if b := totals(run.stop(t)); b.DisconnectCount() != 0 {
@@ -105,8 +106,8 @@ func TestKeepaliveBlackholeWSS(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
-	run := start(t, Config{URL: "wss://" + p.Addr() + "/", Clients: n, Policy: fast, Seed: 1, TLSInsecure: true,
-		PingInterval: 200 * time.Millisecond, PongTimeout: 500 * time.Millisecond, HandshakeTimeout: 300 * time.Millisecond})
+	run := start(t, Config{Client: spec.Client{URL: "wss://" + p.Addr() + "/", Clients: n, Policy: fast, Seed: 1, TLSInsecure: true,
+		PingInterval: 200 * time.Millisecond, PongTimeout: 500 * time.Millisecond, HandshakeTimeout: 300 * time.Millisecond}})
 	waitFor(t, 20*time.Second, "all connected", func(s Stats) bool { return s.Connected == n }, run.f)
 	p.Set(fault.Set{Blackhole: true})
 	waitFor(t, 20*time.Second, "every dead connection found",
@@ -123,8 +124,8 @@ func TestKeepaliveBlackholeWSS(t *testing.T) {
 func TestKeepaliveHealthyWSS(t *testing.T) {
 	const n = 5
 	srv := newTLSServer(t, 0)
-	run := start(t, Config{URL: srv.url, Clients: n, Policy: fast, Seed: 1, TLSInsecure: true,
-		PingInterval: 50 * time.Millisecond, PongTimeout: 400 * time.Millisecond})
+	run := start(t, Config{Client: spec.Client{URL: srv.url, Clients: n, Policy: fast, Seed: 1, TLSInsecure: true,
+		PingInterval: 50 * time.Millisecond, PongTimeout: 400 * time.Millisecond}})
 	waitFor(t, 20*time.Second, "all connected", func(s Stats) bool { return s.Connected == n }, run.f)
 	time.Sleep(1200 * time.Millisecond)
 	if b := totals(run.stop(t)); b.DisconnectCount() != 0 {

@@ -48,7 +48,7 @@ func CheckLimits(clients, sourceIPs int) error {
 	if need := clients + FDMargin; need > files {
 		return &LimitError{
 			Limit: "open files", Clients: clients, Need: need, Have: files,
-			Hint: fmt.Sprintf("RLIMIT_NOFILE is %d (raised to the hard limit); run at most %d clients per process and use more worker processes (--procs)",
+			Hint: fmt.Sprintf("RLIMIT_NOFILE is %d (raised to the hard limit); run at most %d clients per process and spread the fleet over more loadgen processes",
 				files, files-FDMargin),
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/target"
 )
 
@@ -66,7 +67,7 @@ func TestIdleClientHeapServer(t *testing.T) {
 	if os.Getenv(heapServerEnv) == "" {
 		t.Skip("the server process of TestIdleClientHeap")
 	}
-	srv, err := target.Start(target.Config{Backlog: 4096})
+	srv, err := target.Start(target.Config{Server: spec.Server{Backlog: 4096}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,9 +106,8 @@ func idleClientHeap(tb testing.TB, n int) float64 {
 	url := strings.TrimSpace(line)
 
 	before := liveHeap()
-	f, err := NewStreamed(Config{
-		URL: url, Clients: n, Seed: 1,
-		Policy: backoff.Policy{Kind: backoff.Exp, Initial: 100 * time.Millisecond, Max: time.Second, Jitter: 0.5},
+	f, err := NewStreamed(Config{Client: spec.Client{URL: url, Clients: n, Seed: 1,
+		Policy: backoff.Policy{Kind: backoff.Exp, Initial: 100 * time.Millisecond, Max: time.Second, Jitter: 0.5}},
 	})
 	if err != nil {
 		tb.Fatal(err)

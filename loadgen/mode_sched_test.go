@@ -2,13 +2,14 @@ package loadgen
 
 import (
 	"bufio"
+	"github.com/HdrHistogram/hdrhistogram-go"
 	"net/url"
 	"os"
 	"testing"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/gobwas/ws"
+	"github.com/stampede-dev/stampede/spec"
 	"golang.org/x/sys/unix"
 )
 
@@ -48,7 +49,7 @@ func echoBack(t *testing.T, br *bufio.Reader) []byte {
 // send longer than the one from the actual send by exactly the delay.
 func TestEchoScheduledRTT(t *testing.T) {
 	const ms = int64(time.Millisecond)
-	r, br := pairedReactor(t, Config{Mode: ModeEcho, MsgRate: 10, MsgSize: 64}) // a slot every 100 ms
+	r, br := pairedReactor(t, Config{Client: spec.Client{Mode: ModeEcho, MsgRate: 10, MsgSize: 64}}) // a slot every 100 ms
 	m := r.mode.(*echoMode)
 	m.connected(r, 0, 0)
 	for _, step := range []struct {
@@ -121,7 +122,7 @@ func countAt(h *hdrhistogram.Histogram, v int64) int64 {
 // round trip from the resend is 10 ms, from its schedule 2.02 s.
 func TestStampedeScheduledRTT(t *testing.T) {
 	const ms = int64(time.Millisecond)
-	r, _ := pairedReactor(t, Config{Mode: ModeStampede, MsgRate: 10, MsgSize: 64})
+	r, _ := pairedReactor(t, Config{Client: spec.Client{Mode: ModeStampede, MsgRate: 10, MsgSize: 64}})
 	h := r.mode.(*stampedeMode)
 	h.connected(r, 0, 900*ms) // join
 	h.sync(r, 0, 950*ms)

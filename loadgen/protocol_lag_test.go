@@ -14,6 +14,7 @@ import (
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/protocol"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/target"
 )
 
@@ -162,17 +163,16 @@ func serverFrame(b []byte) (size int, payload []byte, ok bool) {
 // report. No kill: nothing but the relay keeps a message from a member.
 func lagRun(t *testing.T, set func(*frameRelay)) (results.Messages, *frameRelay) {
 	t.Helper()
-	srv, err := target.Start(target.Config{Store: t.TempDir()})
+	srv, err := target.Start(target.Config{Server: spec.Server{Store: t.TempDir()}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Shutdown(target.Abrupt) })
 	fr := newFrameRelay(t, srv.Addr().String())
 	const n = 24
-	f, err := New(Config{
-		URL: fr.url, Clients: n, Mode: ModeStampede, Rooms: 4, MsgRate: 20, Seed: 7,
+	f, err := New(Config{Client: spec.Client{URL: fr.url, Clients: n, Mode: ModeStampede, Rooms: 4, MsgRate: 20, Seed: 7,
 		Policy:      backoff.Policy{Kind: backoff.Fixed, Initial: 200 * time.Millisecond, Jitter: 0.9},
-		QuietPeriod: 1500 * time.Millisecond, Reactors: 2, PingInterval: -1,
+		QuietPeriod: 1500 * time.Millisecond, Reactors: 2, PingInterval: -1},
 	})
 	if err != nil {
 		t.Fatal(err)

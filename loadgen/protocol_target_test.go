@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/target"
 )
 
@@ -34,7 +35,7 @@ type targetRestarter struct {
 
 func newTargetRestarter(t *testing.T, noDedupe bool) *targetRestarter {
 	t.Helper()
-	tr := &targetRestarter{t: t, cfg: target.Config{Store: t.TempDir(), NoDedupe: noDedupe}, conns: map[net.Conn]bool{}}
+	tr := &targetRestarter{t: t, cfg: target.Config{Server: spec.Server{Store: t.TempDir(), NoDedupe: noDedupe}}, conns: map[net.Conn]bool{}}
 	srv, err := target.Start(tr.cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/results"
 	"github.com/stampede-dev/stampede/results/track"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // restarter is a message-protocol server the storm test can crash: mute
@@ -50,10 +51,9 @@ func stampedeStormPrep(t *testing.T, srv restarter, parts int, tweak func(*Confi
 	t.Helper()
 	const n = 24
 	start := time.Now()
-	base := Config{
-		URL: srv.URL(), Clients: n, Mode: ModeStampede, Rooms: 4, MsgRate: 20, Seed: 7, Start: start,
+	base := Config{Client: spec.Client{URL: srv.URL(), Clients: n, Mode: ModeStampede, Rooms: 4, MsgRate: 20, Seed: 7,
 		Policy:      backoff.Policy{Kind: backoff.Fixed, Initial: 200 * time.Millisecond, Jitter: 0.9},
-		QuietPeriod: 1500 * time.Millisecond, Reactors: 2,
+		QuietPeriod: 1500 * time.Millisecond, Reactors: 2}, Start: start,
 	}
 	if tweak != nil {
 		tweak(&base)
@@ -257,7 +257,7 @@ func TestStampedeBadFrame(t *testing.T) {
 	srv.mu.Lock()
 	srv.garbage = true
 	srv.mu.Unlock()
-	f, err := New(Config{URL: srv.url, Clients: 4, Mode: ModeStampede, Rooms: 1, MsgRate: 20, QuietPeriod: 300 * time.Millisecond})
+	f, err := New(Config{Client: spec.Client{URL: srv.url, Clients: 4, Mode: ModeStampede, Rooms: 1, MsgRate: 20, QuietPeriod: 300 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/protocol"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // upSpy wraps a reactor's mode and notes, per client ID, the offsets of
@@ -231,10 +232,9 @@ func (s *dropServer) conn(c net.Conn) {
 // first disconnect to the resumed of the third connection.
 func TestStampedeDropBeforeResumed(t *testing.T) {
 	srv := newDropServer(t)
-	f, err := New(Config{
-		URL: srv.url, Clients: 1, Mode: ModeStampede, Rooms: 1, MsgRate: 20, Seed: 3,
+	f, err := New(Config{Client: spec.Client{URL: srv.url, Clients: 1, Mode: ModeStampede, Rooms: 1, MsgRate: 20, Seed: 3,
 		Policy:      backoff.Policy{Kind: backoff.Fixed, Initial: 50 * time.Millisecond},
-		QuietPeriod: 100 * time.Millisecond,
+		QuietPeriod: 100 * time.Millisecond},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/connerr"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // A 503 with Retry-After waits at least the hint, unless the fleet ignores
@@ -27,7 +28,7 @@ func TestNextWaitRetryAfter(t *testing.T) {
 		{"no hint", false, failure{class: connerr.Refused}, 100 * time.Millisecond, 100 * time.Millisecond},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			cfg := Config{Policy: pol, Seed: 7, NoRetryAfter: c.ignore}
+			cfg := Config{Client: spec.Client{Policy: pol, Seed: 7, NoRetryAfter: c.ignore}}
 			for id := range uint32(50) {
 				d, ok := nextWait(&cfg, id, 1, c.f, 0)
 				if !ok || d < c.min || d > c.max {

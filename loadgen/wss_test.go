@@ -15,6 +15,7 @@ import (
 	"github.com/gobwas/ws/wsutil"
 
 	"github.com/stampede-dev/stampede/connerr"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // tlsServer is a wss:// echo server with a self-signed certificate; its
@@ -83,7 +84,7 @@ func (s *tlsServer) closeAll() {
 func TestWSS(t *testing.T) {
 	const n = 5
 	srv := newTLSServer(t, 0)
-	run := start(t, Config{URL: srv.url, Clients: n, Policy: fast, TLSInsecure: true, Mode: ModeEcho, MsgRate: 20})
+	run := start(t, Config{Client: spec.Client{URL: srv.url, Clients: n, Policy: fast, TLSInsecure: true, Mode: ModeEcho, MsgRate: 20}})
 	waitFor(t, 10*time.Second, "echoes", func(s Stats) bool { return s.Connected == n && s.MsgDelivered >= n }, run.f)
 	for srv.held() != n {
 		time.Sleep(5 * time.Millisecond)
@@ -114,7 +115,7 @@ func TestWSSStops(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newTLSServer(t, tc.status)
-			run := start(t, Config{URL: srv.url, Clients: 2, Policy: fast, TLSInsecure: tc.insecure})
+			run := start(t, Config{Client: spec.Client{URL: srv.url, Clients: 2, Policy: fast, TLSInsecure: tc.insecure}})
 			waitFor(t, 10*time.Second, "stopped", func(s Stats) bool { return s.StoppedCount() == 2 }, run.f)
 			rep := run.stop(t)
 			st := rep.Stopped[tc.class]

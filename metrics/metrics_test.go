@@ -123,7 +123,7 @@ func TestScrape(t *testing.T) {
 // TestListenError names the flag.
 func TestListenError(t *testing.T) {
 	_, err := Listen("127.0.0.1:notaport", New(Config{}))
-	if err == nil || !strings.HasPrefix(err.Error(), "--metrics-addr: ") {
+	if err == nil || !strings.HasPrefix(err.Error(), "Metrics.Addr: ") {
 		t.Fatalf("Listen = %v, want an error naming --metrics-addr", err)
 	}
 }

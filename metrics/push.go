@@ -2,11 +2,10 @@ package metrics
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/push"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // Job is the Pushgateway job a run's metrics are pushed under.
@@ -23,13 +22,13 @@ func (e *Exporter) Push(ctx context.Context, gatewayURL string) error {
 	runID := e.cfg.RunID
 	e.mu.Unlock()
 	if runID == "" {
-		return errors.New("--pushgateway: the run has no id to group its metrics by")
+		return spec.Errorf("Metrics.Pushgateway", "the run has no id to group its metrics by")
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collector{e: e, pushed: true})
 	err := push.New(gatewayURL, Job).Gatherer(reg).Grouping("run_id", runID).PushContext(ctx)
 	if err != nil {
-		return fmt.Errorf("--pushgateway: %w", err)
+		return spec.Errorf("Metrics.Pushgateway", "%w", err)
 	}
 	return nil
 }

@@ -54,7 +54,7 @@ func TestPush(t *testing.T) {
 func TestPushError(t *testing.T) {
 	e := New(Config{RunID: "run-1"})
 	err := e.Push(context.Background(), "http://127.0.0.1:1")
-	if err == nil || !strings.HasPrefix(err.Error(), "--pushgateway: ") {
+	if err == nil || !strings.HasPrefix(err.Error(), "Metrics.Pushgateway: ") {
 		t.Fatalf("Push = %v, want an error naming --pushgateway", err)
 	}
 }

@@ -3,7 +3,7 @@ package metrics
 import (
 	"context"
 	"errors"
-	"fmt"
+	"github.com/stampede-dev/stampede/spec"
 	"net"
 	"net/http"
 	"time"
@@ -24,7 +24,7 @@ type Server struct {
 func Listen(addr string, e *Exporter) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("--metrics-addr: %w", err)
+		return nil, spec.Errorf("Metrics.Addr", "%w", err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle(Path, e.Handler())

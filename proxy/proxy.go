@@ -6,6 +6,7 @@ package proxy
 
 import (
 	"fmt"
+	"github.com/stampede-dev/stampede/spec"
 	"net"
 	"net/netip"
 	"sync"
@@ -124,22 +125,10 @@ type Config struct {
 	ControlToken string `json:"control_token,omitempty"`
 }
 
-// ConfigError is a Config field with an unusable value.
-type ConfigError struct {
-	// Field is the Config field, e.g. "Upstream".
-	Field string
-	// Reason says what is wrong with it.
-	Reason string
-}
-
-// Error returns "proxy: FIELD: REASON".
-func (e *ConfigError) Error() string { return "proxy: " + e.Field + ": " + e.Reason }
-
-// Validate reports the first unusable field as a *ConfigError.
+// Validate reports the first unusable field as a *spec.FieldError
+// ("Proxy.Upstream").
 func (c Config) Validate() error {
-	bad := func(field, format string, a ...any) error {
-		return &ConfigError{Field: field, Reason: fmt.Sprintf(format, a...)}
-	}
+	bad := func(field, format string, a ...any) error { return spec.Errorf("Proxy."+field, format, a...) }
 	switch {
 	case c.Upstream == "":
 		return bad("Upstream", "required")

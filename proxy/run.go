@@ -13,6 +13,7 @@ import (
 	"github.com/stampede-dev/stampede/childproc"
 	"github.com/stampede-dev/stampede/controlapi"
 	"github.com/stampede-dev/stampede/fault"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // MaxProcs caps RunConfig.Procs: far more proxy processes than a run of
@@ -52,14 +53,14 @@ type RunConfig struct {
 	Log io.Writer
 }
 
-// Validate reports the first unusable field as a *ConfigError naming the
+// Validate reports the first unusable field as a *spec.FieldError naming the
 // field (Proxy's own fields, Procs, Duration, Initial, Schedule).
 func (rc RunConfig) Validate() error {
 	if err := rc.Proxy.Validate(); err != nil {
 		return err
 	}
 	bad := func(field, format string, a ...any) error {
-		return &ConfigError{Field: field, Reason: fmt.Sprintf(format, a...)}
+		return spec.Errorf("Proxy."+field, format, a...)
 	}
 	if rc.Procs < 0 {
 		return bad("Procs", "must not be negative, got %d", rc.Procs)
@@ -144,7 +145,7 @@ func Run(ctx context.Context, rc RunConfig) error {
 	}
 	ln, err := controlapi.Listen(rc.ControlAddr, rc.Stderr)
 	if err != nil {
-		return &ConfigError{Field: "ControlAddr", Reason: err.Error()}
+		return spec.Wrap("Proxy.ControlAddr", err)
 	}
 	api := controlapi.Guard(ControlHandler(ctl, chaos.ParseProxyFault), ln.Addr().String(), token)
 	hs := &http.Server{Handler: api, ReadHeaderTimeout: 5 * time.Second}

@@ -224,7 +224,7 @@ func TestRunProxyRefusesTargetEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = proxy.Run(context.Background(), proxy.RunConfig{Proxy: proxy.Config{Upstream: "127.0.0.1:9"}, Schedule: sched})
-	want := `proxy: Schedule: line 2: "at 2s restart abrupt" is a restart event: a proxy on its own applies only proxy events`
+	want := `Proxy.Schedule: line 2: "at 2s restart abrupt" is a restart event: a proxy on its own applies only proxy events`
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)
 	}
@@ -234,7 +234,7 @@ func TestRunProxyRefusesTargetEvents(t *testing.T) {
 // with the cap, before anything is forked.
 func TestRunProxyProcsCap(t *testing.T) {
 	err := proxy.Run(context.Background(), proxy.RunConfig{Proxy: proxy.Config{Upstream: "127.0.0.1:9"}, Procs: 1000})
-	want := "proxy: Procs: 1000 is above the cap of 256 proxy processes"
+	want := "Proxy.Procs: 1000 is above the cap of 256 proxy processes"
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)
 	}

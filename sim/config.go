@@ -1,21 +1,17 @@
 package sim
 
 import (
-	"errors"
-	"fmt"
 	"time"
 
-	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/chaos"
-	"github.com/stampede-dev/stampede/loadgen"
-	"github.com/stampede-dev/stampede/target"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // Defaults of the model. The kernel's figures are the ones measured on
 // this project's machines (docs/simulator.md).
 const (
 	// DefaultBacklog is the target's listen backlog.
-	DefaultBacklog = target.DefaultBacklog
+	DefaultBacklog = spec.DefaultBacklog
 	// DefaultProcCapacity is how many connections one target process
 	// accepts and upgrades per second when no accept rate paces it: the
 	// loopback figure of the bundled target (10,000 reconnects absorbed in
@@ -48,10 +44,10 @@ const (
 	DefaultSynRetries = 6
 	// DefaultMaxInflight bounds first connects in flight without a ramp,
 	// as the loadgen does.
-	DefaultMaxInflight = loadgen.DefaultMaxInflight
-	// DefaultConnectTimeout and DefaultHandshakeTimeout are the loadgen's.
-	DefaultConnectTimeout   = loadgen.DefaultConnectTimeout
-	DefaultHandshakeTimeout = loadgen.DefaultHandshakeTimeout
+	DefaultMaxInflight = spec.DefaultMaxInflight
+	// DefaultConnectTimeout and DefaultHandshakeTimeout are the fleet's.
+	DefaultConnectTimeout   = spec.DefaultConnectTimeout
+	DefaultHandshakeTimeout = spec.DefaultHandshakeTimeout
 	// PerProcess is how many clients one target process holds by default:
 	// the layout of the first calibration runs and of the 10 M figures
 	// (docs/simulator.md). Real runs give a process 90 % of its open-file
@@ -118,51 +114,27 @@ type Retry struct {
 	At      time.Duration `json:"at"`
 }
 
-// Config is one simulated run. The zero value of every field but Clients,
-// Duration and Policy means the default; the fleet's fields mean what the
-// same fields of loadgen.Config and target.Config mean.
+// Config is one simulated run: the fleet's spec and the server's, as a
+// real run takes them (package spec; summary.json records them as a real
+// run does, under "fleet" and "target"), and the model's own knobs. The
+// zero value of every field but Clients, Duration and Policy means the
+// default. Of the specs the model uses the fleet's size, ramp, policy,
+// seed, timeouts, TCP_SYNCNT and Retry-After switch, and the server's
+// backlog, accept rate and burst and handshake cost; the other fields are
+// a real run's only.
 type Config struct {
-	// Clients is the fleet's size.
-	Clients int `json:"clients"`
-	// Policy is the fleet's reconnect policy.
-	Policy backoff.Policy `json:"policy"`
-	// Seed is the run's seed.
-	Seed uint64 `json:"seed"`
+	spec.Client `json:"fleet"`
+	spec.Server `json:"target"`
 	// Duration is the run's length in virtual time.
 	Duration time.Duration `json:"duration"`
 	// Schedule is the chaos schedule; nil is none. ScheduleText is its
 	// text, recorded in the results.
 	Schedule     *chaos.Schedule `json:"-"`
 	ScheduleText string          `json:"chaos,omitempty"`
-	// Ramp is the first connects per second (0: all at once, bounded by
-	// MaxInflight), as loadgen.Config.Ramp.
-	Ramp float64 `json:"ramp"`
-	// MaxInflight bounds first connects in flight; 0 is DefaultMaxInflight.
-	MaxInflight int `json:"max_inflight"`
-	// ConnectTimeout is the client's TCP connect deadline.
-	ConnectTimeout time.Duration `json:"connect_timeout"`
-	// HandshakeTimeout is the client's deadline from TCP connected to 101.
-	HandshakeTimeout time.Duration `json:"handshake_timeout"`
-	// SynRetries is TCP_SYNCNT; 0 is the kernel's DefaultSynRetries.
-	SynRetries int `json:"syn_retries"`
-	// NoRetryAfter makes clients ignore a Retry-After hint.
-	NoRetryAfter bool `json:"no_retry_after"`
 
 	// Procs is the number of target processes, each a listener of its own
 	// in one SO_REUSEPORT group; 0 is one per PerProcess clients, as run.
 	Procs int `json:"procs"`
-	// Backlog is each listener's backlog; its accept queue holds
-	// Backlog+1.
-	Backlog int `json:"backlog"`
-	// AcceptRate caps the group's accepts per second, shared equally by
-	// the processes; 0 is unlimited.
-	AcceptRate float64 `json:"accept_rate"`
-	// AcceptBurst is each process's token-bucket burst; 0 is a hundredth
-	// of its rate (at least 1), as the target.
-	AcceptBurst int `json:"accept_burst"`
-	// HandshakeCost is the server CPU time of one upgrade on top of
-	// 1/ProcCapacity.
-	HandshakeCost time.Duration `json:"handshake_cost"`
 
 	// ProcCapacity is the upgrades per second one process completes when
 	// nothing else limits it; 0 is DefaultProcCapacity.
@@ -233,8 +205,8 @@ func (c Config) withDefaults() Config {
 	if c.ConnectTimeout == 0 {
 		c.ConnectTimeout = DefaultConnectTimeout
 	}
-	if c.HandshakeTimeout == 0 {
-		c.HandshakeTimeout = DefaultHandshakeTimeout
+	if c.Client.HandshakeTimeout == 0 {
+		c.Client.HandshakeTimeout = DefaultHandshakeTimeout
 	}
 	if c.SynRetries == 0 {
 		c.SynRetries = DefaultSynRetries
@@ -285,56 +257,52 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Validate reports the first field that makes the config unusable.
+// Validate reports the first field that makes the config unusable as a
+// *spec.FieldError: the specs' own checks, then the model's ("Sim.RTT").
 func (c Config) Validate() error {
+	bad := func(field, format string, a ...any) error { return spec.Errorf("Sim."+field, format, a...) }
+	if c.Clients > MaxClients {
+		return spec.Errorf("Client.Clients", "must be within 1..%d, got %d", MaxClients, c.Clients)
+	}
+	if err := c.Client.ValidateFleet(false); err != nil {
+		return err
+	}
+	if err := c.Server.Validate(); err != nil {
+		return err
+	}
 	switch {
-	case c.Clients <= 0 || c.Clients > MaxClients:
-		return fmt.Errorf("sim: Clients must be within 1..%d, got %d", MaxClients, c.Clients)
-	case c.Duration <= 0:
-		return fmt.Errorf("sim: Duration must be positive, got %s", c.Duration)
-	case c.Duration > 24*time.Hour:
-		return fmt.Errorf("sim: Duration must be at most 24h, got %s", c.Duration)
-	case c.Ramp < 0:
-		return fmt.Errorf("sim: Ramp must not be negative, got %g", c.Ramp)
-	case c.MaxInflight < 0:
-		return fmt.Errorf("sim: MaxInflight must not be negative, got %d", c.MaxInflight)
-	case c.ConnectTimeout < 0 || c.HandshakeTimeout < 0:
-		return errors.New("sim: timeouts must not be negative")
-	case c.SynRetries < 0 || c.SynRetries > 255:
-		return fmt.Errorf("sim: SynRetries must be within 0..255, got %d", c.SynRetries)
+	case c.Duration <= 0 || c.Duration > 24*time.Hour:
+		return bad("Duration", "must be within (0, 24h], got %s", c.Duration)
 	case c.Procs < 0 || c.Procs > 1<<16:
-		return fmt.Errorf("sim: Procs must be within 0..65536, got %d", c.Procs)
-	case c.Backlog < 0:
-		return fmt.Errorf("sim: Backlog must not be negative, got %d", c.Backlog)
-	case c.AcceptRate < 0:
-		return fmt.Errorf("sim: AcceptRate must not be negative, got %g", c.AcceptRate)
-	case c.AcceptBurst < 0:
-		return fmt.Errorf("sim: AcceptBurst must not be negative, got %d", c.AcceptBurst)
-	case c.HandshakeCost < 0:
-		return fmt.Errorf("sim: HandshakeCost must not be negative, got %s", c.HandshakeCost)
+		return bad("Procs", "must be within 0..65536, got %d", c.Procs)
 	case c.IssueRate < 0:
-		return fmt.Errorf("sim: IssueRate must not be negative, got %g", c.IssueRate)
+		return bad("IssueRate", "must not be negative, got %g", c.IssueRate)
 	case c.ProcCapacity < 0:
-		return fmt.Errorf("sim: ProcCapacity must not be negative, got %g", c.ProcCapacity)
-	case c.RTT < 0 || c.DataRTO < 0:
-		return errors.New("sim: RTT and DataRTO must not be negative")
-	case c.LB != nil && (c.LB.Rate < 0 || c.LB.Queue < 0):
-		return errors.New("sim: LB rate and queue must not be negative")
+		return bad("ProcCapacity", "must not be negative, got %g", c.ProcCapacity)
+	case c.RTT < 0:
+		return bad("RTT", "must not be negative, got %s", c.RTT)
+	case c.DataRTO < 0:
+		return bad("DataRTO", "must not be negative, got %s", c.DataRTO)
+	case c.LB != nil && c.LB.Rate < 0:
+		return bad("LB.Rate", "must not be negative, got %g", c.LB.Rate)
+	case c.LB != nil && c.LB.Queue < 0:
+		return bad("LB.Queue", "must not be negative, got %d", c.LB.Queue)
 	}
 	for i, d := range c.SynSchedule {
 		if d <= 0 || i > 0 && d <= c.SynSchedule[i-1] {
-			return fmt.Errorf("sim: SynSchedule must be positive and increasing, got %v", c.SynSchedule)
+			return bad("SynSchedule", "must be positive and increasing, got %v", c.SynSchedule)
 		}
-	}
-	if err := c.Policy.Validate(); err != nil {
-		return err
 	}
 	if c.Schedule != nil {
 		for _, e := range c.Schedule.Entries {
 			if e.Event.Kind == chaos.ProxyEvent {
-				return fmt.Errorf("sim: %q: the fault proxy is not modelled", e.Text)
+				return bad("Schedule", "%q: the fault proxy is not modelled", e.Text)
 			}
 		}
 	}
 	return nil
 }
+
+// Defaults returns the config whose every field is its default: what a
+// zero field means.
+func Defaults() Config { return Config{}.withDefaults() }

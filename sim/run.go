@@ -356,7 +356,7 @@ func (s *sim) syn(id uint32, now int64) {
 		// final ACK cannot be dropped, so it is queued now rather than
 		// one RTT later (one event fewer per connect).
 		if c.flags&flFwd == 0 {
-			c.deadline = addSat(now, s.cfg.HandshakeTimeout)
+			c.deadline = addSat(now, s.cfg.Client.HandshakeTimeout)
 		}
 		s.enqueue(id, now)
 		return
@@ -402,7 +402,7 @@ func (s *sim) ack(id uint32, now int64) {
 	l := &s.lsts[c.lst]
 	if c.flags&flFwd == 0 {
 		// TCP is connected for the client: its upgrade deadline runs.
-		c.deadline = addSat(now, s.cfg.HandshakeTimeout)
+		c.deadline = addSat(now, s.cfg.Client.HandshakeTimeout)
 	}
 	if l.full() {
 		s.ackDropped(c.flags&flCookie != 0)

@@ -16,6 +16,7 @@ import (
 	"github.com/stampede-dev/stampede/connerr"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 func mustSchedule(t *testing.T, text string) *chaos.Schedule {
@@ -30,10 +31,10 @@ func mustSchedule(t *testing.T, text string) *chaos.Schedule {
 // storm is the bench's storm at a small scale: backlog 128, 2,000
 // accepts/s, an abrupt restart with 2 s down.
 func storm(t *testing.T, clients int, policy string, seed uint64) Config {
-	return Config{
-		Clients: clients, Policy: backoff.MustParse(policy), Seed: seed,
-		Duration: 40 * time.Second, Schedule: mustSchedule(t, "at 5s restart abrupt down=2s"), ScheduleText: "at 5s restart abrupt down=2s",
-		Backlog: 128, AcceptRate: 2000, Ramp: 1800, SynRetries: 2, HandshakeTimeout: 5 * time.Second, IssueRate: 40000,
+	return Config{Client: spec.Client{Clients: clients, Policy: backoff.MustParse(policy), Seed: seed,
+
+		Ramp: 1800, SynRetries: 2, HandshakeTimeout: 5 * time.Second}, Server: spec.Server{Backlog: 128, AcceptRate: 2000}, Duration: 40 * time.Second, Schedule: mustSchedule(t, "at 5s restart abrupt down=2s"), ScheduleText: "at 5s restart abrupt down=2s",
+		IssueRate: 40000,
 	}
 }
 
@@ -106,16 +107,14 @@ func TestDelaysMatchLoadgen(t *testing.T) {
 	}
 	var mu sync.Mutex
 	real := map[key]time.Duration{}
-	fleet, err := loadgen.New(loadgen.Config{
-		URL: "ws://" + addr + "/", Clients: clients, Policy: pol, Seed: 7,
-		OnRetry: func(r loadgen.Retry) {
-			if r.Class != connerr.Refused {
-				return
-			}
-			mu.Lock()
-			real[key{r.Client, r.Attempt}] = r.Delay
-			mu.Unlock()
-		},
+	fleet, err := loadgen.New(loadgen.Config{Client: spec.Client{URL: "ws://" + addr + "/", Clients: clients, Policy: pol, Seed: 7}, OnRetry: func(r loadgen.Retry) {
+		if r.Class != connerr.Refused {
+			return
+		}
+		mu.Lock()
+		real[key{r.Client, r.Attempt}] = r.Delay
+		mu.Unlock()
+	},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -127,8 +126,7 @@ func TestDelaysMatchLoadgen(t *testing.T) {
 	}
 
 	simulated := map[key]time.Duration{}
-	_, err = Run(context.Background(), Config{
-		Clients: clients, Policy: pol, Seed: 7, Duration: 5 * time.Second,
+	_, err = Run(context.Background(), Config{Client: spec.Client{Clients: clients, Policy: pol, Seed: 7}, Duration: 5 * time.Second,
 		// The port closed from the start, as the real side's: no exit time
 		// with the listener open.
 		Schedule: mustSchedule(t, "at 0s restart abrupt down=1m"), StopTime: -1,
@@ -168,8 +166,7 @@ func TestDelaysMatchLoadgen(t *testing.T) {
 func TestAttemptResetsAtConnect(t *testing.T) {
 	pol := backoff.MustParse("exp:initial=100ms,max=1s,jitter=0.5")
 	n := 0
-	_, err := Run(context.Background(), Config{
-		Clients: 50, Policy: pol, Seed: 3, Duration: 3 * time.Second,
+	_, err := Run(context.Background(), Config{Client: spec.Client{Clients: 50, Policy: pol, Seed: 3}, Duration: 3 * time.Second,
 		Schedule: mustSchedule(t, "at 1s restart abrupt down=100ms"),
 		OnRetry: func(r Retry) {
 			if r.Class != connerr.Closed1006.String() {
@@ -218,9 +215,9 @@ func TestFixedIsLockstep(t *testing.T) {
 // connections stall and, when no retransmit finds room before the upgrade
 // deadline, fail as handshake_timeout, as real runs show.
 func TestFinalAckDrop(t *testing.T) {
-	_, sum := run(t, Config{
-		Clients: 500, Policy: backoff.MustParse("fixed:initial=10s"), Seed: 1, Duration: 5 * time.Second,
-		Backlog: 16, AcceptRate: 20, HandshakeTimeout: time.Second, RTT: time.Millisecond,
+	_, sum := run(t, Config{Client: spec.Client{Clients: 500, Policy: backoff.MustParse("fixed:initial=10s"), Seed: 1,
+		HandshakeTimeout: time.Second}, Server: spec.Server{Backlog: 16, AcceptRate: 20}, Duration: 5 * time.Second,
+		RTT: time.Millisecond,
 	})
 	ht := sum.Connect.Failures[connerr.HandshakeTimeout.String()]
 	if ht == 0 || sum.Kernel.ListenOverflows == 0 {
@@ -241,10 +238,11 @@ func TestFinalAckDrop(t *testing.T) {
 func TestExitKeepsListenerOpen(t *testing.T) {
 	const start, exit = time.Second, 500 * time.Millisecond
 	var early, refused, resets, resetsElse int
-	_, sum := run(t, Config{
-		Clients: 300, Policy: backoff.MustParse("fixed:initial=100ms,jitter=0.5"), Seed: 1, Duration: 4 * time.Second,
+	_, sum := run(t, Config{Client: spec.Client{Clients: 300, Policy: backoff.MustParse("fixed:initial=100ms,jitter=0.5"), Seed: 1,
+
+		Ramp: 1000}, Server: spec.Server{Backlog: 16}, Duration: 4 * time.Second,
 		Schedule: mustSchedule(t, "at 1s restart abrupt down=10s"),
-		Backlog:  16, Ramp: 1000, StopTime: exit, CloseRate: -1,
+		StopTime: exit, CloseRate: -1,
 		OnRetry: func(r Retry) {
 			switch r.Class {
 			case connerr.Refused.String():
@@ -276,15 +274,15 @@ func TestExitKeepsListenerOpen(t *testing.T) {
 
 // TestConfigValidate names the field at fault.
 func TestConfigValidate(t *testing.T) {
-	ok := Config{Clients: 1, Duration: time.Second}
+	ok := Config{Client: spec.Client{Clients: 1}, Duration: time.Second}
 	if err := ok.Validate(); err != nil {
 		t.Fatalf("valid config: %v", err)
 	}
 	for name, c := range map[string]Config{
 		"no clients":  {Duration: time.Second},
-		"no duration": {Clients: 1},
-		"proxy event": {Clients: 1, Duration: time.Second, Schedule: mustSchedule(t, "at 1s proxy reset for 1s")},
-		"bad syn":     {Clients: 1, Duration: time.Second, SynSchedule: []time.Duration{2 * time.Second, time.Second}},
+		"no duration": {Client: spec.Client{Clients: 1}},
+		"proxy event": {Client: spec.Client{Clients: 1}, Duration: time.Second, Schedule: mustSchedule(t, "at 1s proxy reset for 1s")},
+		"bad syn":     {Client: spec.Client{Clients: 1}, Duration: time.Second, SynSchedule: []time.Duration{2 * time.Second, time.Second}},
 	} {
 		if c.Validate() == nil {
 			t.Errorf("%s: Validate accepted it", name)
@@ -318,9 +316,8 @@ func BenchmarkSimulate1M(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg := Config{
-		Clients: 1000000, Policy: backoff.MustParse("exp:initial=1s,max=60s,jitter=0.5,spread=100ms-500ms"),
-		Seed: 1, Duration: 30 * time.Second, Schedule: sched, ScheduleText: "at 10s restart abrupt down=2s",
+	cfg := Config{Client: spec.Client{Clients: 1000000, Policy: backoff.MustParse("exp:initial=1s,max=60s,jitter=0.5,spread=100ms-500ms"),
+		Seed: 1}, Duration: 30 * time.Second, Schedule: sched, ScheduleText: "at 10s restart abrupt down=2s",
 	}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -413,10 +410,11 @@ func TestWheelOrder(t *testing.T) {
 // at distinct instants, and retransmitted after the stall has ended and
 // the queue drained.
 func wheelStorm(t *testing.T, hz int) (*Result, *results.Summary) {
-	return run(t, Config{
-		Clients: 300, Policy: backoff.MustParse("fixed:initial=10s"), Seed: 1, Duration: 3 * time.Second,
-		Schedule: mustSchedule(t, "at 0s stall 500ms"), Backlog: 16, Ramp: 1000,
-		HandshakeTimeout: 100 * time.Millisecond, HZ: hz,
+	return run(t, Config{Client: spec.Client{Clients: 300, Policy: backoff.MustParse("fixed:initial=10s"), Seed: 1,
+		Ramp:             1000,
+		HandshakeTimeout: 100 * time.Millisecond}, Server: spec.Server{Backlog: 16}, Duration: 3 * time.Second,
+		Schedule:  mustSchedule(t, "at 0s stall 500ms"),
+		HZ:        hz,
 		IssueRate: 1e6, // one machine carries the fleet: its timer wheel is shared
 	})
 }
@@ -465,11 +463,12 @@ func TestOrphansAccepted(t *testing.T) {
 // it, hundreds need a second.
 func TestSoftnetBacklog(t *testing.T) {
 	synRetrans := func(netdev int) int64 {
-		res, _ := run(t, Config{
-			Clients: 3000, Policy: backoff.MustParse("fixed:initial=10s"), Seed: 1, Duration: 3 * time.Second,
-			Schedule: mustSchedule(t, "at 0s stall 700ms; at 600ms backlog 4096"), Backlog: 16,
-			Ramp: 100000, MaxInflight: 5000, NetdevBacklog: netdev,
-			IssueRate: 1e6, // one machine: one backlog queue
+		res, _ := run(t, Config{Client: spec.Client{Clients: 3000, Policy: backoff.MustParse("fixed:initial=10s"), Seed: 1,
+
+			Ramp: 100000, MaxInflight: 5000}, Server: spec.Server{Backlog: 16}, Duration: 3 * time.Second,
+			Schedule:      mustSchedule(t, "at 0s stall 700ms; at 600ms backlog 4096"),
+			NetdevBacklog: netdev,
+			IssueRate:     1e6, // one machine: one backlog queue
 		})
 		return res.Kernel.TCPSynRetrans
 	}
@@ -488,10 +487,10 @@ func TestSoftnetBacklog(t *testing.T) {
 // TestRetransmitsBatched's storm no longer come back in bursts, and none
 // stalls beyond the queue of the stall.
 func TestDevicesTimersApart(t *testing.T) {
-	_, sum := run(t, Config{
-		Clients: 300, Policy: backoff.MustParse("fixed:initial=10s"), Seed: 1, Duration: 3 * time.Second,
-		Schedule: mustSchedule(t, "at 0s stall 500ms"), Backlog: 16, Ramp: 1000,
-		HandshakeTimeout: 100 * time.Millisecond,
+	_, sum := run(t, Config{Client: spec.Client{Clients: 300, Policy: backoff.MustParse("fixed:initial=10s"), Seed: 1,
+		Ramp:             1000,
+		HandshakeTimeout: 100 * time.Millisecond}, Server: spec.Server{Backlog: 16}, Duration: 3 * time.Second,
+		Schedule: mustSchedule(t, "at 0s stall 500ms"),
 	})
 	if ht := sum.Connect.Failures[connerr.HandshakeTimeout.String()]; ht > 17+10 {
 		t.Errorf("devices: %d handshake timeouts, want about the 17 of the stalled queue", ht)

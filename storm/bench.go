@@ -16,6 +16,7 @@ import (
 	"github.com/stampede-dev/stampede/internal/clock"
 	"github.com/stampede-dev/stampede/report"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // DefaultBenchPolicies are the policies `stampede bench` compares: a fixed
@@ -82,7 +83,7 @@ func Bench(ctx context.Context, cfg BenchConfig) ([]BenchRun, error) {
 	for i, s := range specs {
 		p, err := backoff.Parse(s)
 		if err != nil {
-			return nil, fmt.Errorf("--policies: %w", err)
+			return nil, spec.Errorf("Storm.Policies", "%w", err)
 		}
 		policies[i] = p
 	}
@@ -117,7 +118,7 @@ func Bench(ctx context.Context, cfg BenchConfig) ([]BenchRun, error) {
 		if cfg.Progress != nil {
 			fmt.Fprintf(cfg.Progress, "bench: run %d of %d, policy %s\n", i+1, len(specs), spec)
 		}
-		res, err := Run(ctx, run)
+		res, err := RunValid(ctx, run) // base was validated once above; Parse checked the policy
 		br := BenchRun{Policy: spec, Dir: dir, OpenFiles: openFiles(), Goroutines: runtime.NumGoroutine()}
 		if res != nil {
 			br.Summary = res.Summary

@@ -16,6 +16,7 @@ import (
 	"github.com/stampede-dev/stampede/internal/testenv"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/storm"
 	"github.com/stampede-dev/stampede/target"
 )
@@ -28,7 +29,7 @@ import (
 // bigBacklog lets every first connect of a test's fleet into the accept
 // queue: with the default 128, a burst of 200 drops SYNs that come back
 // only after the kernel's 1 s retransmit, into the test's event.
-var bigBacklog = target.Config{Backlog: 1024}
+var bigBacklog = target.Config{Server: spec.Server{Backlog: 1024}}
 
 // fixed is a fixed-interval policy without jitter.
 func fixed(d time.Duration) backoff.Policy {
@@ -119,7 +120,7 @@ func TestChaosRollingRestart(t *testing.T) {
 	res := chaosStorm(t, storm.Config{
 		TargetProcs: procs,
 		Target:      bigBacklog,
-		Fleet:       loadgen.Config{Clients: clients, Policy: fixed(300 * time.Millisecond), Seed: 1},
+		Fleet:       loadgen.Config{Client: spec.Client{Clients: clients, Policy: fixed(300 * time.Millisecond), Seed: 1}},
 		Duration:    3500 * time.Millisecond,
 	}, "at 700ms restart abrupt rolling interval=700ms")
 	ev := onlyEvent(t, res.Summary, "restart")
@@ -168,7 +169,7 @@ func TestChaosRestartClosedRefuses(t *testing.T) {
 	const clients = 200
 	res := chaosStorm(t, storm.Config{
 		Target:   bigBacklog,
-		Fleet:    loadgen.Config{Clients: clients, Policy: fixed(200 * time.Millisecond), Seed: 2},
+		Fleet:    loadgen.Config{Client: spec.Client{Clients: clients, Policy: fixed(200 * time.Millisecond), Seed: 2}},
 		Duration: 3 * time.Second,
 	}, "at 700ms restart abrupt down=1s")
 	ev := onlyEvent(t, res.Summary, "restart")
@@ -189,9 +190,9 @@ func TestChaosRestartClosedRefuses(t *testing.T) {
 // connect or wait for the 101 in vain.
 func TestChaosStall(t *testing.T) {
 	res := chaosStorm(t, storm.Config{
-		Target: target.Config{Backlog: 4},
-		Fleet: loadgen.Config{Clients: 200, Ramp: 100, Policy: fixed(200 * time.Millisecond), Seed: 3,
-			ConnectTimeout: 500 * time.Millisecond, HandshakeTimeout: 500 * time.Millisecond},
+		Target: target.Config{Server: spec.Server{Backlog: 4}},
+		Fleet: loadgen.Config{Client: spec.Client{Clients: 200, Ramp: 100, Policy: fixed(200 * time.Millisecond), Seed: 3,
+			ConnectTimeout: 500 * time.Millisecond, HandshakeTimeout: 500 * time.Millisecond}},
 		Duration: 3 * time.Second,
 	}, "at 300ms stall 1200ms")
 	ev := onlyEvent(t, res.Summary, "stall")
@@ -224,8 +225,8 @@ func TestChaosBacklog(t *testing.T) {
 	seen := make(chan []int, 1)
 	go func() { seen <- pollBacklog(ctx, port) }()
 	res := chaosStorm(t, storm.Config{
-		Target:   target.Config{Addr: fmt.Sprintf("127.0.0.1:%d", port), Backlog: 64},
-		Fleet:    loadgen.Config{Clients: 50, Policy: fixed(200 * time.Millisecond), Seed: 4},
+		Target:   target.Config{Server: spec.Server{Addr: fmt.Sprintf("127.0.0.1:%d", port), Backlog: 64}},
+		Fleet:    loadgen.Config{Client: spec.Client{Clients: 50, Policy: fixed(200 * time.Millisecond), Seed: 4}},
 		Duration: 2500 * time.Millisecond,
 	}, "at 700ms backlog 16 for 1s")
 	cancel()
@@ -267,8 +268,8 @@ func pollBacklog(ctx context.Context, port int) []int {
 func TestChaosAcceptRate(t *testing.T) {
 	const clients, rate = 200, 20
 	res := chaosStorm(t, storm.Config{
-		Fleet: loadgen.Config{Clients: clients, Ramp: 100, Policy: fixed(200 * time.Millisecond), Seed: 5,
-			HandshakeTimeout: 5 * time.Second},
+		Fleet: loadgen.Config{Client: spec.Client{Clients: clients, Ramp: 100, Policy: fixed(200 * time.Millisecond), Seed: 5,
+			HandshakeTimeout: 5 * time.Second}},
 		Duration: 3 * time.Second,
 	}, "at 300ms accept-rate 20/s for 1500ms")
 	ev := onlyEvent(t, res.Summary, "accept-rate")
@@ -309,8 +310,8 @@ func TestChaosRejectEarlyRetries(t *testing.T) {
 			res := chaosStorm(t, storm.Config{
 				TargetProcs: 2,
 				// First connects arrive over 1.2 s, into the window.
-				Fleet: loadgen.Config{Clients: clients, Ramp: 100, Policy: fixed(100 * time.Millisecond), Seed: 6,
-					NoRetryAfter: c.ignore},
+				Fleet: loadgen.Config{Client: spec.Client{Clients: clients, Ramp: 100, Policy: fixed(100 * time.Millisecond), Seed: 6,
+					NoRetryAfter: c.ignore}},
 				Duration: 3 * time.Second,
 			}, "at 200ms reject 503 retry-after=1s for 1s")
 			ev := onlyEvent(t, res.Summary, "reject")
@@ -336,7 +337,7 @@ func TestChaosRestartDuringReject(t *testing.T) {
 	res := chaosStorm(t, storm.Config{
 		TargetProcs: 2,
 		Target:      bigBacklog,
-		Fleet:       loadgen.Config{Clients: clients, Policy: fixed(100 * time.Millisecond), Seed: 7, NoRetryAfter: true},
+		Fleet:       loadgen.Config{Client: spec.Client{Clients: clients, Policy: fixed(100 * time.Millisecond), Seed: 7, NoRetryAfter: true}},
 		Duration:    3 * time.Second,
 	}, "at 500ms reject 503 retry-after=1s for 1500ms; at 700ms restart abrupt")
 	ev := onlyEvent(t, res.Summary, "restart")

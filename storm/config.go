@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/netip"
 	"net/url"
@@ -18,6 +17,7 @@ import (
 	"github.com/stampede-dev/stampede/internal/redact"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/store"
 	"github.com/stampede-dev/stampede/target"
 )
@@ -180,26 +180,23 @@ const DefaultAgentTimeout = 2 * time.Minute
 // own.
 func (c *Config) external() bool { return c.Fleet.URL != "" }
 
-// Validate reports the first unusable field, named as its flag. Run calls
-// it once, before any process starts.
+// Validate reports the first unusable field as a *spec.FieldError. Run
+// calls it once, before any process starts.
 func (c *Config) Validate() error {
 	switch c.OnAgentLoss {
 	case "", LossFail, LossContinue:
 	default:
-		return fmt.Errorf("--on-agent-loss %q: fail or continue", c.OnAgentLoss)
+		return spec.Errorf("Storm.OnAgentLoss", "%q: fail or continue", c.OnAgentLoss)
 	}
 	if c.Agents < 0 {
-		return fmt.Errorf("--agents: must not be negative, got %d", c.Agents)
+		return spec.Errorf("Storm.Agents", "must not be negative, got %d", c.Agents)
 	}
 	if c.Duration <= 0 {
-		return fmt.Errorf("--duration: must be positive, got %s", c.Duration)
-	}
-	if c.Fleet.Clients < 1 {
-		return fmt.Errorf("--clients: must be at least 1, got %d", c.Fleet.Clients)
+		return spec.Errorf("Storm.Duration", "must be positive, got %s", c.Duration)
 	}
 	if c.external() {
 		if c.Schedule != nil || c.Proxy {
-			return errors.New("--chaos and --proxy need the run's own target; a fleet against --url detects outages itself")
+			return spec.Errorf("Storm.Schedule", "{Storm.Schedule} and {Storm.Proxy} need the run's own target; a fleet against {Client.URL} detects outages itself")
 		}
 		if err := c.Detect.Validate(); err != nil {
 			return err
@@ -208,27 +205,56 @@ func (c *Config) Validate() error {
 	}
 	if c.Schedule != nil {
 		if err := c.Schedule.Check(c.Duration); err != nil {
-			return fmt.Errorf("--chaos: %w", err)
+			return spec.Errorf("Storm.Schedule", "%w", err)
 		}
 	}
-	t := c.Target
-	if t.Store == "" && (t.NoDedupe || t.Retention != 0 || c.Fleet.Mode == loadgen.ModeStampede) {
-		t.Store = "jetstream:///" // Run gives it the embedded store in the results folder
+	// The fleet is checked here, before any process starts, not first in
+	// each agent.
+	f, t := c.asRun()
+	if wantsStore(c.Target.Server) && f.Mode != loadgen.ModeStampede {
+		return errNotProtocol(f.Mode)
 	}
 	if err := t.Validate(); err != nil {
 		return err
 	}
-	// The fleet is checked here, before any process starts, not first in
-	// each agent; its URL is the target's, known only once it runs.
-	f := c.Fleet
+	return f.Validate()
+}
+
+// asRun returns the fleet and the target as Run makes them, for Validate:
+// a target with a store (or its switches) implies the stampede mode
+// (messageProtocol), the stampede mode gets a store (Run chooses where:
+// the results folder), and the fleet's URL is the target's, whose port is
+// known only once it runs.
+func (c *Config) asRun() (loadgen.Config, target.Config) {
+	f, t := c.Fleet, c.Target
+	f.Mode = impliedMode(f.Mode, t.Server)
+	if f.Mode == loadgen.ModeStampede && t.Store == "" {
+		t.Store = "jetstream:///"
+	}
 	f.URL = "ws://127.0.0.1:1/"
 	if t.TLS || t.CertFile != "" {
 		f.URL = "wss://127.0.0.1:1/"
 	}
-	if t.Store != "" && (f.Mode == "" || f.Mode == loadgen.ModeNone) {
-		f.Mode = loadgen.ModeStampede // as Run will make it
+	return f, t
+}
+
+// wantsStore reports whether the target's spec asks for the message
+// protocol's store.
+func wantsStore(t spec.Server) bool { return t.Store != "" || t.NoDedupe || t.Retention != 0 }
+
+// impliedMode is the fleet's message mode given the target's spec: a
+// store with no message mode (or "none") implies the stampede mode.
+func impliedMode(mode string, t spec.Server) string {
+	if wantsStore(t) && (mode == "" || mode == loadgen.ModeNone) {
+		return loadgen.ModeStampede
 	}
-	return f.Validate()
+	return mode
+}
+
+// errNotProtocol refuses a store for a fleet that does not speak the
+// message protocol.
+func errNotProtocol(mode string) error {
+	return spec.Errorf("Server.Store", "{Server.Store}, {Server.NoDedupe} and {Server.Retention} are for the message protocol; use {Client.Mode} stampede (got {Client.Mode} %s)", mode)
 }
 
 // Result is what a run produced.
@@ -263,7 +289,7 @@ func size(cfg *Config, tcfg *target.Config) (Sizing, error) {
 	if cfg.external() {
 		u, err := url.Parse(cfg.Fleet.URL)
 		if err != nil {
-			return Sizing{}, fmt.Errorf("--url: %w", err)
+			return Sizing{}, spec.Errorf("Client.URL", "%w", err)
 		}
 		dst, _ := netip.ParseAddr(u.Hostname()) // a name: not known to be loopback
 		return Size(cfg.Fleet.Clients, cfg.LoadgenProcs, 1, cfg.Fleet.SourceIPs, dst)
@@ -274,7 +300,7 @@ func size(cfg *Config, tcfg *target.Config) (Sizing, error) {
 	}
 	dst, err := netip.ParseAddrPort(addr)
 	if err != nil {
-		return Sizing{}, fmt.Errorf("--addr %q: %w", tcfg.Addr, err)
+		return Sizing{}, spec.Errorf("Server.Addr", "%q: %w", tcfg.Addr, err)
 	}
 	targetProcs, err := messageProtocol(cfg, tcfg)
 	if err != nil {
@@ -293,13 +319,10 @@ func size(cfg *Config, tcfg *target.Config) (Sizing, error) {
 // feed, so the run places as many target processes as the fleet needs,
 // on a store they can share (store.CheckShared).
 func messageProtocol(cfg *Config, tcfg *target.Config) (targetProcs int, err error) {
-	wantsStore := tcfg.Store != "" || tcfg.NoDedupe || tcfg.Retention != 0
-	if wantsStore && (cfg.Fleet.Mode == "" || cfg.Fleet.Mode == loadgen.ModeNone) {
-		cfg.Fleet.Mode = loadgen.ModeStampede
-	}
+	cfg.Fleet.Mode = impliedMode(cfg.Fleet.Mode, tcfg.Server)
 	if cfg.Fleet.Mode != loadgen.ModeStampede {
-		if wantsStore {
-			return 0, fmt.Errorf("--store, --no-dedupe and --retention are for the message protocol; use --mode stampede (got --mode %s)", cfg.Fleet.Mode)
+		if wantsStore(tcfg.Server) {
+			return 0, errNotProtocol(cfg.Fleet.Mode)
 		}
 		return cfg.TargetProcs, nil
 	}
@@ -324,7 +347,7 @@ func messageProtocol(cfg *Config, tcfg *target.Config) (targetProcs int, err err
 	}
 	if cfg.TargetProcs > 1 || cfg.Fleet.Clients > PerProcess {
 		if err := store.CheckShared(tcfg.Store); err != nil {
-			return 0, fmt.Errorf("--store: %d clients need %d target processes: %w", cfg.Fleet.Clients, max(cfg.TargetProcs, ceilDiv(cfg.Fleet.Clients, PerProcess)), err)
+			return 0, spec.Errorf("Server.Store", "%d clients need %d target processes: %w", cfg.Fleet.Clients, max(cfg.TargetProcs, ceilDiv(cfg.Fleet.Clients, PerProcess)), err)
 		}
 	}
 	return cfg.TargetProcs, nil

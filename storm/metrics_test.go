@@ -12,6 +12,7 @@ import (
 
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/loadgen"
+	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/target"
 )
 
@@ -20,7 +21,7 @@ import (
 // while it runs, checks the fleet's figures, and that the server is gone
 // once Run returns.
 func TestRunMetrics(t *testing.T) {
-	srv, err := target.Start(target.Config{Addr: "127.0.0.1:0"})
+	srv, err := target.Start(target.Config{Server: spec.Server{Addr: "127.0.0.1:0"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +47,7 @@ func TestRunMetrics(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		_, err := Run(ctx, Config{
-			Fleet:        loadgen.Config{URL: srv.URL(), Clients: 20, Policy: pol, Seed: 7},
+			Fleet:        loadgen.Config{Client: spec.Client{URL: srv.URL(), Clients: 20, Policy: pol, Seed: 7}},
 			LoadgenProcs: 1,
 			Duration:     30 * time.Second, // ended by cancel once checked
 			Log:          logW,

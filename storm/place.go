@@ -11,6 +11,7 @@ import (
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/proxy"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // placer starts a run's roles: as processes of this machine, or, in a run
@@ -60,7 +61,7 @@ func assignRoles(members []*hub.Member, external bool, logf func(string, ...any)
 			}
 		}
 		if tgt == nil {
-			return nil, nil, fmt.Errorf("--agents: no agent of role target or any joined, and the run needs one for its target")
+			return nil, nil, spec.Errorf("Storm.Agents", "no agent of role target or any joined, and the run needs one for its target")
 		}
 	}
 	for _, m := range members {
@@ -76,7 +77,7 @@ func assignRoles(members []*hub.Member, external bool, logf func(string, ...any)
 		loadgens = append(loadgens, tgt)
 	}
 	if len(loadgens) == 0 {
-		return nil, nil, fmt.Errorf("--agents: no agent of role loadgen or any joined to run the fleet")
+		return nil, nil, spec.Errorf("Storm.Agents", "no agent of role loadgen or any joined to run the fleet")
 	}
 	return tgt, loadgens, nil
 }

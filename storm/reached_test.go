@@ -14,6 +14,7 @@ import (
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/storm"
 )
 
@@ -25,7 +26,7 @@ func externalConfig(t *testing.T, url string, d time.Duration) storm.Config {
 		t.Fatal(err)
 	}
 	return storm.Config{
-		Fleet:            loadgen.Config{URL: url, Clients: 10, Policy: pol, Seed: 7},
+		Fleet:            loadgen.Config{Client: spec.Client{URL: url, Clients: 10, Policy: pol, Seed: 7}},
 		Duration:         d,
 		Out:              t.TempDir(),
 		Exe:              stampedeExe,

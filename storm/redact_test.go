@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/stampede-dev/stampede/loadgen"
+	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/target"
 )
 
@@ -15,9 +16,9 @@ import (
 // config the run uses untouched.
 func TestRedactedConfig(t *testing.T) {
 	cfg := Config{
-		Fleet: loadgen.Config{URL: "wss://bob:pa55@127.0.0.1:9/ws", SecretHeaders: []string{"X-Api-Key"},
-			Header: http.Header{"Authorization": {"Bearer s3cr3t"}, "X-Api-Key": {"k3y"}, "X-Trace": {"visible"}}},
-		Target: target.Config{Store: "redis://:st0re@127.0.0.1:6379/0"},
+		Fleet: loadgen.Config{Client: spec.Client{URL: "wss://bob:pa55@127.0.0.1:9/ws", SecretHeaders: []string{"X-Api-Key"},
+			Header: http.Header{"Authorization": {"Bearer s3cr3t"}, "X-Api-Key": {"k3y"}, "X-Trace": {"visible"}}}},
+		Target: target.Config{Server: spec.Server{Store: "redis://:st0re@127.0.0.1:6379/0"}},
 	}
 	b, err := json.Marshal(runConfig{Config: cfg.redacted(), Target: redactedTarget(cfg.Target)})
 	if err != nil {

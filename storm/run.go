@@ -33,6 +33,7 @@ import (
 	"github.com/stampede-dev/stampede/hoststat"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/target"
 )
 
@@ -51,6 +52,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	return RunValid(ctx, cfg)
+}
+
+// RunValid is Run for a cfg that has passed Validate already (a drill's,
+// a bench's): it is checked once, where it enters.
+func RunValid(ctx context.Context, cfg Config) (*Result, error) {
 	r := &run{cfg: cfg}
 	defer r.cleanup()
 	if err := r.prepare(ctx); err != nil {
@@ -132,7 +139,7 @@ func (r *run) prepare(ctx context.Context) error {
 			r.hap.Clients = append(r.hap.Clients, &haproxy.Client{Socket: s})
 		}
 		if err := r.hap.Check(ctx); err != nil {
-			return fmt.Errorf("--haproxy-socket: %w", err)
+			return spec.Errorf("Storm.HAProxySockets", "%w", err)
 		}
 	}
 
@@ -145,7 +152,7 @@ func (r *run) prepare(ctx context.Context) error {
 	if r.totalRate > 0 {
 		r.tcfg.AcceptRate = r.totalRate / float64(r.sz.TargetProcs)
 		if r.tcfg.AcceptRate < target.MinAcceptRate {
-			return fmt.Errorf("--accept-rate %g shared by %d target processes is %g each, below the least one paces (%g/s)",
+			return spec.Errorf("Server.AcceptRate", "%g shared by %d target processes is %g each, below the least one paces (%g/s)",
 				r.totalRate, r.sz.TargetProcs, r.tcfg.AcceptRate, target.MinAcceptRate)
 		}
 	}

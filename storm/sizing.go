@@ -3,6 +3,7 @@ package storm
 import (
 	"bufio"
 	"fmt"
+	"github.com/stampede-dev/stampede/spec"
 	"net/netip"
 	"os"
 	"strconv"
@@ -118,33 +119,33 @@ func Size(clients, loadgenProcs, targetProcs int, sourceIPs []netip.Addr, dst ne
 // the way out.
 func (l Limits) Size(clients, loadgenProcs, targetProcs int, sourceIPs []netip.Addr, dst netip.Addr) (Sizing, error) {
 	if clients < 1 {
-		return Sizing{}, fmt.Errorf("--clients: must be at least 1, got %d", clients)
+		return Sizing{}, spec.Errorf("Client.Clients", "must be at least 1, got %d", clients)
 	}
 	for _, p := range []struct {
-		flag string
-		n    int
-	}{{"--loadgen-procs", loadgenProcs}, {"--procs", targetProcs}} {
+		field string
+		n     int
+	}{{"Storm.LoadgenProcs", loadgenProcs}, {"Storm.TargetProcs", targetProcs}} {
 		if p.n < 0 || p.n > MaxProcs {
-			return Sizing{}, fmt.Errorf("%s %d is outside 0..%d (0 sizes it for the fleet)", p.flag, p.n, MaxProcs)
+			return Sizing{}, spec.Errorf(p.field, "%d is outside 0..%d (0 sizes it for the fleet)", p.n, MaxProcs)
 		}
 	}
 	perProc, perIP := l.PerProcess(), l.PerSourceIP()
 	s := Sizing{LoadgenProcs: loadgenProcs, TargetProcs: targetProcs, SourceIPs: sourceIPs, PerProcess: perProc, PerSourceIP: perIP}
 	need := ceilDiv(clients, perProc)
 	if need > MaxProcs {
-		return s, fmt.Errorf("--clients %d needs %d processes per side at %d connections each (90 %% of the open-file limit %d), over the %d a run starts: %d clients more than %d fit; split the fleet over hosts (docs/agent.md)",
+		return s, spec.Errorf("Client.Clients", "%d needs %d processes per side at %d connections each (90 %% of the open-file limit %d), over the %d a run starts: %d clients more than %d fit; split the fleet over hosts (docs/agent.md)",
 			clients, need, perProc, l.OpenFiles, MaxProcs, clients-MaxProcs*perProc, MaxProcs*perProc)
 	}
 	if s.LoadgenProcs == 0 {
 		s.LoadgenProcs = need
 	} else if s.LoadgenProcs < need {
-		return s, fmt.Errorf("--loadgen-procs %d cannot hold %d clients: one process holds at most %d connections (open-file limit %d), %d short; use at least %d",
+		return s, spec.Errorf("Storm.LoadgenProcs", "%d cannot hold %d clients: one process holds at most %d connections (open-file limit %d), %d short; use at least %d",
 			loadgenProcs, clients, perProc, l.OpenFiles, clients-loadgenProcs*perProc, need)
 	}
 	if s.TargetProcs == 0 {
 		s.TargetProcs = need
 	} else if s.TargetProcs < need {
-		return s, fmt.Errorf("--procs %d cannot hold %d connections: one target process holds at most %d (open-file limit %d), %d short; use --procs %d or more",
+		return s, spec.Errorf("Storm.TargetProcs", "%d cannot hold %d connections: one target process holds at most %d (open-file limit %d), %d short; use {Storm.TargetProcs} %d or more",
 			targetProcs, clients, perProc, l.OpenFiles, clients-targetProcs*perProc, need)
 	}
 	needIPs := ceilDiv(clients, perIP)
@@ -158,7 +159,7 @@ func (l Limits) Size(clients, loadgenProcs, targetProcs int, sourceIPs []netip.A
 		}
 	}
 	if len(s.SourceIPs) > 0 && len(s.SourceIPs) < needIPs {
-		return s, fmt.Errorf("--source-ips gives %d addresses, but %d clients need %d: each address has about %d ephemeral ports towards one destination (net.ipv4.ip_local_port_range), %d clients short",
+		return s, spec.Errorf("Client.SourceIPs", "gives %d addresses, but %d clients need %d: each address has about %d ephemeral ports towards one destination (net.ipv4.ip_local_port_range), %d clients short",
 			len(s.SourceIPs), clients, needIPs, perIP, clients-len(s.SourceIPs)*perIP)
 	}
 	// Memory: both ends are on this machine when the target is local.
@@ -168,7 +169,7 @@ func (l Limits) Size(clients, loadgenProcs, targetProcs int, sourceIPs []netip.A
 	}
 	s.MemoryBytes = uint64(clients)*ConnBytes + uint64(procs)*ProcBytes
 	if l.MemAvailable > 0 && s.MemoryBytes > l.MemAvailable {
-		return s, fmt.Errorf("--clients %d needs about %s of memory (%s per client for both sockets and both processes' records, %s for each of %d processes), but %s is available (MemAvailable): %s short; about %d clients fit",
+		return s, spec.Errorf("Client.Clients", "%d needs about %s of memory (%s per client for both sockets and both processes' records, %s for each of %d processes), but %s is available (MemAvailable): %s short; about %d clients fit",
 			clients, gib(s.MemoryBytes), kib(ConnBytes), mib(ProcBytes), procs, gib(l.MemAvailable), gib(s.MemoryBytes-l.MemAvailable),
 			fitByMemory(l.MemAvailable, procs))
 	}

@@ -40,21 +40,21 @@ func TestLimitsSize(t *testing.T) {
 			want: Sizing{LoadgenProcs: 1, TargetProcs: 1, PerProcess: 18000, PerSourceIP: 6352}},
 		// Open files: 1,000 a process holds 900 connections.
 		{name: "open files, loadgen", lim: Limits{OpenFiles: 1000, EphemeralPorts: 28232}, clients: 2000, loadgen: 2, dst: loop,
-			err: []string{"--loadgen-procs 2 cannot hold 2000 clients", "at most 900", "open-file limit 1000", "200 short", "use at least 3"}},
+			err: []string{"Storm.LoadgenProcs: 2 cannot hold 2000 clients", "at most 900", "open-file limit 1000", "200 short", "use at least 3"}},
 		{name: "open files, target", lim: Limits{OpenFiles: 1000, EphemeralPorts: 28232}, clients: 2000, tproc: 1, dst: loop,
-			err: []string{"--procs 1 cannot hold 2000", "at most 900", "1100 short", "--procs 3"}},
+			err: []string{"Storm.TargetProcs: 1 cannot hold 2000", "at most 900", "1100 short", "Storm.TargetProcs 3"}},
 		{name: "open files, too many processes", lim: Limits{OpenFiles: 100, EphemeralPorts: 28232}, clients: 30000, dst: loop,
-			err: []string{"--clients 30000 needs 334 processes", "at 90 connections each", "open-file limit 100", "over the 256", "6960 clients more than 23040 fit"}},
+			err: []string{"Client.Clients: 30000 needs 334 processes", "at 90 connections each", "open-file limit 100", "over the 256", "6960 clients more than 23040 fit"}},
 		// Ephemeral ports: 1,000 ports give an address 450 clients.
 		{name: "ports, given addresses", lim: Limits{OpenFiles: 20000, EphemeralPorts: 1000}, clients: 1000, ips: 2, dst: loop,
-			err: []string{"--source-ips gives 2 addresses", "need 3", "about 450 ephemeral ports", "100 clients short"}},
+			err: []string{"Client.SourceIPs: gives 2 addresses", "need 3", "about 450 ephemeral ports", "100 clients short"}},
 		{name: "ports, chosen addresses", lim: Limits{OpenFiles: 20000, EphemeralPorts: 1000}, clients: 1000, dst: loop,
 			want: Sizing{LoadgenProcs: 1, TargetProcs: 1, PerProcess: 18000, PerSourceIP: 225}},
 		{name: "ports, remote target", lim: Limits{OpenFiles: 20000, EphemeralPorts: 1000}, clients: 1000, dst: netip.MustParseAddr("10.0.0.7"),
 			err: []string{"1000 clients need 3 source addresses", "give --source-ips"}},
 		// Memory: 1 GiB holds 2 processes of 20 MiB and (1 GiB - 40 MiB) / 12 KiB clients.
 		{name: "memory", lim: Limits{OpenFiles: 1 << 20, EphemeralPorts: 1 << 20, MemAvailable: 1 << 30}, clients: 100000, dst: loop,
-			err: []string{"--clients 100000 needs about 1.2 GiB", "12 KiB per client", "20 MiB for each of 2 processes", "1.0 GiB is available (MemAvailable)", "0.2 GiB short", "about 83968 clients fit"}},
+			err: []string{"Client.Clients: 100000 needs about 1.2 GiB", "12 KiB per client", "20 MiB for each of 2 processes", "1.0 GiB is available (MemAvailable)", "0.2 GiB short", "about 83968 clients fit"}},
 		// A remote target's side is not counted against this machine.
 		{name: "memory, remote target", lim: Limits{OpenFiles: 1 << 20, EphemeralPorts: 1 << 20, MemAvailable: 1 << 30}, clients: 80000, ips: 4, dst: netip.MustParseAddr("10.0.0.7"),
 			want: Sizing{LoadgenProcs: 1, TargetProcs: 1, PerProcess: 943718, PerSourceIP: 20000}},

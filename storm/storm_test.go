@@ -16,6 +16,7 @@ import (
 	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/storm"
 	"github.com/stampede-dev/stampede/target"
 )
@@ -67,8 +68,8 @@ func stormConfig(t *testing.T, schedule string) storm.Config {
 		t.Fatal(err)
 	}
 	return storm.Config{
-		Target:           target.Config{Backlog: 1024},
-		Fleet:            loadgen.Config{Clients: testClients, Ramp: 1000, Policy: pol, Seed: 7},
+		Target:           target.Config{Server: spec.Server{Backlog: 1024}},
+		Fleet:            loadgen.Config{Client: spec.Client{Clients: testClients, Ramp: 1000, Policy: pol, Seed: 7}},
 		Schedule:         sched,
 		ScheduleText:     schedule,
 		Duration:         7 * time.Second,
@@ -236,20 +237,20 @@ func TestSizeErrors(t *testing.T) {
 		// More than this machine holds: more processes than a run starts,
 		// or more memory than it has, whatever its limits (the limits are
 		// injected in TestLimitsSize).
-		{"too many clients", 4_000_000_000, 0, 0, "", []string{"--clients 4000000000 needs"}},
+		{"too many clients", 4_000_000_000, 0, 0, "", []string{"Client.Clients: 4000000000 needs"}},
 		// One loadgen process is capped by the open-file limit.
-		{"one loadgen process", 20000, 1, 0, "", []string{"--loadgen-procs 1", "open-file limit", "use at least 2"}},
+		{"one loadgen process", 20000, 1, 0, "", []string{"Storm.LoadgenProcs: 1", "open-file limit", "use at least 2"}},
 		// So is one target process.
-		{"one target process", 20000, 0, 1, "", []string{"--procs 1", "open-file limit", "--procs 2"}},
+		{"one target process", 20000, 0, 1, "", []string{"Storm.TargetProcs: 1", "open-file limit", "Storm.TargetProcs 2"}},
 		// A process count past the cap is refused, not forked.
-		{"too many loadgen processes", 100, storm.MaxProcs + 1, 0, "", []string{"--loadgen-procs 257", "0..256"}},
-		{"too many target processes", 100, 0, 100000, "", []string{"--procs 100000", "0..256"}},
-		{"negative target processes", 100, 0, -1, "", []string{"--procs -1", "0..256"}},
+		{"too many loadgen processes", 100, storm.MaxProcs + 1, 0, "", []string{"Storm.LoadgenProcs: 257", "0..256"}},
+		{"too many target processes", 100, 0, 100000, "", []string{"Storm.TargetProcs: 100000", "0..256"}},
+		{"negative target processes", 100, 0, -1, "", []string{"Storm.TargetProcs: -1", "0..256"}},
 		// An accept rate split among the target processes below what one
 		// paces.
-		{"accept rate too small to share", 100, 0, 2, "", []string{"--accept-rate 0.001", "2 target processes", "0.0005"}},
+		{"accept rate too small to share", 100, 0, 2, "", []string{"Server.AcceptRate: 0.001", "2 target processes", "0.0005"}},
 		// One source address has one ephemeral port range per destination.
-		{"one source address", 30000, 0, 0, "127.0.0.2", []string{"--source-ips", "ip_local_port_range"}},
+		{"one source address", 30000, 0, 0, "127.0.0.2", []string{"Client.SourceIPs: ", "ip_local_port_range"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

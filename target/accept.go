@@ -2,7 +2,7 @@ package target
 
 import (
 	"errors"
-	"fmt"
+	"github.com/stampede-dev/stampede/spec"
 	"net"
 	"os"
 	"sync"
@@ -142,7 +142,7 @@ func (s *Server) acceptOne() (net.Conn, error) {
 // included; Stall(0) resumes accepting at once.
 func (s *Server) Stall(d time.Duration) error {
 	if d < 0 {
-		return &ConfigError{Field: "stall", Reason: "duration must not be negative"}
+		return spec.Errorf("stall", "duration must not be negative")
 	}
 	return s.poke(func(g *gate, now time.Time) { g.stallUntil = now.Add(d) })
 }
@@ -151,7 +151,7 @@ func (s *Server) Stall(d time.Duration) error {
 // unlimited); the token bucket restarts full.
 func (s *Server) SetAcceptRate(r float64) error {
 	if err := checkAcceptRate(r); err != "" {
-		return &ConfigError{Field: "AcceptRate", Reason: fmt.Sprintf("%v %s", r, err)}
+		return spec.Errorf("Server.AcceptRate", "%v %s", r, err)
 	}
 	return s.poke(func(g *gate, now time.Time) { g.setRateLocked(now, r) })
 }
@@ -159,7 +159,7 @@ func (s *Server) SetAcceptRate(r float64) error {
 // SetBacklog changes the listen backlog while the server runs.
 func (s *Server) SetBacklog(n int) error {
 	if n <= 0 {
-		return &ConfigError{Field: "Backlog", Reason: "must be positive"}
+		return spec.Errorf("Server.Backlog", "must be positive")
 	}
 	select {
 	case <-s.stopCh:

@@ -2,6 +2,7 @@ package target
 
 import (
 	"errors"
+	"github.com/stampede-dev/stampede/spec"
 	"math"
 	"net"
 	"os/exec"
@@ -63,7 +64,7 @@ func dialTCP(t *testing.T, addr string, n int, timeout time.Duration) int {
 // accepting starts, those backlog+1 are accepted.
 func TestHoldFillsBacklog(t *testing.T) {
 	const backlog = 4
-	s := startServer(t, Config{Backlog: backlog, Hold: time.Hour})
+	s := startServer(t, Config{Server: spec.Server{Backlog: backlog, Hold: time.Hour}})
 	addr := s.Addr().String()
 	// One at a time, so each handshake completes before the next SYN.
 	if got := dialTCP(t, addr, 1, 2*time.Second); got != 1 {
@@ -103,7 +104,7 @@ func TestHoldFillsBacklog(t *testing.T) {
 // SetBacklog changes the backlog of a listening socket: ss shows it as
 // Send-Q, and the accept queue then holds the new backlog+1.
 func TestSetBacklog(t *testing.T) {
-	s := startServer(t, Config{Backlog: 16, Hold: time.Hour})
+	s := startServer(t, Config{Server: spec.Server{Backlog: 16, Hold: time.Hour}})
 	if _, sendQ, ok := listenQueue(t, port(s.Addr())); ok && sendQ != 16 {
 		t.Fatalf("Send-Q = %d; want 16", sendQ)
 	}
@@ -135,7 +136,7 @@ func TestSetBacklog(t *testing.T) {
 // and an idle moment saves up at most two.
 func TestAcceptRate(t *testing.T) {
 	clk := newFakeClock()
-	s := startServer(t, Config{AcceptRate: 10, AcceptBurst: 2, Backlog: 16, Clock: clk})
+	s := startServer(t, Config{Server: spec.Server{AcceptRate: 10, AcceptBurst: 2, Backlog: 16}, Clock: clk})
 	waitReady(t, s)
 	addr := s.Addr().String()
 	const dials = 8
@@ -229,7 +230,7 @@ func TestAcceptRateBounds(t *testing.T) {
 		{-1, "non-negative"},
 		{math.NaN(), "non-negative"},
 	} {
-		err := Config{AcceptRate: tc.rate}.Validate()
+		err := Config{Server: spec.Server{AcceptRate: tc.rate}}.Validate()
 		if tc.want == "" {
 			if err != nil {
 				t.Errorf("AcceptRate %v: %v", tc.rate, err)
@@ -252,8 +253,8 @@ func TestRunProcsCap(t *testing.T) {
 		t.Fatalf("Procs %d: %v", MaxProcs, err)
 	}
 	err := RunConfig{Procs: MaxProcs + 1}.Validate()
-	var ce *ConfigError
-	if !errors.As(err, &ce) || ce.Field != "Procs" || !strings.Contains(ce.Reason, "cap of 256") {
+	var ce *spec.FieldError
+	if !errors.As(err, &ce) || ce.Field != "RunConfig.Procs" || !strings.Contains(ce.Reason, "cap of 256") {
 		t.Fatalf("Procs %d: %v, want a Procs error naming the cap", MaxProcs+1, err)
 	}
 }

@@ -1,125 +1,35 @@
 package target
 
 import (
-	"fmt"
 	"log/slog"
-	"runtime"
-	"time"
 
 	"github.com/stampede-dev/stampede/internal/clock"
+	"github.com/stampede-dev/stampede/spec"
 )
 
-// Defaults applied to a zero Config field.
+// Defaults applied to a zero Config field: the spec's (package spec owns
+// them).
 const (
-	DefaultAddr             = "127.0.0.1:0"
-	DefaultBacklog          = 128
-	DefaultHandshakeTimeout = 5 * time.Second
-	DefaultRejectRetryAfter = time.Second
-	DefaultUpgraders        = 64
-	DefaultFrameTimeout     = 5 * time.Second
-	DefaultWriteTimeout     = 5 * time.Second
-	DefaultCloseTimeout     = 2 * time.Second
-	DefaultMaxMessageSize   = 1 << 20
-	DefaultLimitStatus      = 429
-	DefaultLimitRetryAfter  = time.Second
+	DefaultAddr             = spec.DefaultAddr
+	DefaultBacklog          = spec.DefaultBacklog
+	DefaultHandshakeTimeout = spec.DefaultServerHandshakeTimeout
+	DefaultRejectRetryAfter = spec.DefaultRejectRetryAfter
+	DefaultUpgraders        = spec.DefaultUpgraders
+	DefaultFrameTimeout     = spec.DefaultFrameTimeout
+	DefaultWriteTimeout     = spec.DefaultWriteTimeout
+	DefaultCloseTimeout     = spec.DefaultCloseTimeout
+	DefaultMaxMessageSize   = spec.DefaultMaxMessageSize
+	DefaultLimitStatus      = spec.DefaultLimitStatus
+	DefaultLimitRetryAfter  = spec.DefaultLimitRetryAfter
 )
 
-// Config configures a Server. The zero value is a plain ws:// echo server
-// on 127.0.0.1 with a backlog of 128 and no limits; every zero field means
-// its documented default. It serialises to JSON (hooks excepted) so a run
-// can record the target it used.
+// Config configures a Server: its spec (every knob, its default and its
+// check: package spec) and the hooks and secrets of one process. The zero
+// value is a plain ws:// echo server on 127.0.0.1 with a backlog of 128
+// and no limits. It serialises to JSON (hooks excepted) so a run can
+// record the target it used and a plan carries it whole to a child.
 type Config struct {
-	// Addr is the listen address, "IP:port" (IPv6 bracketed); port 0 picks
-	// a free port. Default 127.0.0.1:0.
-	Addr string `json:"addr"`
-	// Backlog is the listen backlog (accept queue length; the kernel holds
-	// Backlog+1 and caps it at net.core.somaxconn). Default 128, the
-	// historical SOMAXCONN, small enough that a reconnect herd overflows it.
-	Backlog int `json:"backlog"`
-	// AcceptRate caps accepts per second, a capacity-limited server: above
-	// it the accept queue fills and the kernel drops SYNs. 0 = unlimited;
-	// otherwise between MinAcceptRate and MaxAcceptRate.
-	AcceptRate float64 `json:"accept_rate"`
-	// AcceptBurst is how many accepts may happen at once after an idle
-	// moment when AcceptRate is set. Default: 10 ms worth of AcceptRate,
-	// at least 1.
-	AcceptBurst int `json:"accept_burst"`
-	// HandshakeCost is CPU time burned (a busy loop) for every admitted
-	// upgrade, standing in for TLS and authentication work. Default 0.
-	HandshakeCost time.Duration `json:"handshake_cost"`
-	// HandshakeTimeout bounds the TLS handshake plus the HTTP upgrade of
-	// one connection. Default 5 s.
-	HandshakeTimeout time.Duration `json:"handshake_timeout"`
-	// TLS serves wss:// with a self-signed certificate generated at start
-	// for 127.0.0.1, ::1 and localhost, unless CertFile and KeyFile are set.
-	TLS bool `json:"tls"`
-	// CertFile and KeyFile are a PEM certificate and key to serve wss://
-	// with; setting them implies TLS. Both or neither.
-	CertFile string `json:"cert_file,omitempty"`
-	// KeyFile is the PEM private key of CertFile.
-	KeyFile string `json:"key_file,omitempty"`
-	// MaxConns caps open WebSocket connections: above it an upgrade is
-	// answered 503 with Retry-After: RejectRetryAfter. 0 = no cap (the
-	// process's open-file limit still applies).
-	MaxConns int `json:"max_conns"`
-	// RejectRetryAfter is the Retry-After sent with a MaxConns rejection,
-	// in whole seconds (rounded up). Default 1 s.
-	RejectRetryAfter time.Duration `json:"reject_retry_after"`
-	// HTTPLimit caps the requests per second the HTTP endpoint (HTTPPath,
-	// docs/cli.md) answers 200, with a token bucket; above it requests are
-	// answered LimitStatus with Retry-After: LimitRetryAfter. 0 = no limit;
-	// otherwise between MinAcceptRate and MaxAcceptRate.
-	HTTPLimit float64 `json:"http_limit"`
-	// HTTPBurst is the token bucket's capacity under HTTPLimit: how many
-	// requests may be answered 200 at once after an idle moment. Default:
-	// 100 ms worth of HTTPLimit, at least 1.
-	HTTPBurst int `json:"http_burst"`
-	// LimitStatus is the status of a request above HTTPLimit: 429 (Too
-	// Many Requests), 503 (Service Unavailable) or 529 (overloaded, as
-	// some large APIs answer). Default 429.
-	LimitStatus int `json:"limit_status"`
-	// LimitRetryAfter is the Retry-After sent with LimitStatus, in whole
-	// seconds (rounded up). Default 1 s.
-	LimitRetryAfter time.Duration `json:"limit_retry_after"`
-	// Hold makes the server listen at once but accept nothing for Hold
-	// after start: the "stall" shape of a restart (port open, backlog fills,
-	// SYNs time out). Ready fires when it ends. Default 0.
-	Hold time.Duration `json:"hold"`
-	// StartReject, if set, makes the server answer every upgrade as Reject
-	// does, from its start for StartReject.For: a process (re)started
-	// during a reject window joins it before it admits anyone. Default nil.
-	StartReject *Rejection `json:"start_reject,omitempty"`
-	// Workers is the number of goroutines that read frames of readable
-	// connections. Default max(4, 2*GOMAXPROCS).
-	Workers int `json:"workers"`
-	// Upgraders bounds the upgrades in progress; when all are busy the
-	// server stops accepting and the backlog fills. Default 64.
-	Upgraders int `json:"upgraders"`
-	// FrameTimeout bounds reading one message once its connection is
-	// readable, so a partial frame cannot hold a worker. Default 5 s.
-	FrameTimeout time.Duration `json:"frame_timeout"`
-	// WriteTimeout bounds writing one frame. Default 5 s.
-	WriteTimeout time.Duration `json:"write_timeout"`
-	// CloseTimeout is how long a graceful shutdown waits for clients to
-	// answer its close frame before closing their connections. Default 2 s.
-	CloseTimeout time.Duration `json:"close_timeout"`
-	// MaxMessageSize caps one message (all fragments) in bytes; a larger
-	// one closes the connection with 1009. Default 1 MiB.
-	MaxMessageSize int64 `json:"max_message_size"`
-	// Store, when set, makes the server speak the message protocol
-	// (docs/protocol.md) on the store at this URL: file:///dir or a plain
-	// path (the embedded store), redis://..., postgres://... (see
-	// store.Open; the Redis and PostgreSQL ones only in a binary that
-	// imports store/redisstore and store/pgstore, as cmd/stampede does).
-	// Empty: the server echoes (Handler's default).
-	Store string `json:"store,omitempty"`
-	// NoDedupe makes the protocol store a resent message again under a new
-	// seq and deliver it again, to show what dedupe prevents. Needs Store.
-	NoDedupe bool `json:"no_dedupe,omitempty"`
-	// Retention is how many messages per room the store keeps for resume;
-	// a resume from before them gets resume_gap. Default
-	// store.DefaultRetention (10,000). Needs Store.
-	Retention int `json:"retention,omitempty"`
+	spec.Server
 	// ControlToken is the token of the process's control API (docs/cli.md,
 	// "Control API"); empty: the process draws one at start. A Group sets
 	// it for its processes in the plan on their stdin, never on a command
@@ -137,112 +47,15 @@ type Config struct {
 }
 
 // Rejection is a window in which every upgrade is answered Status with a
-// Retry-After of RetryAfter (whole seconds, rounded up; 0 sends none).
-type Rejection struct {
-	Status     int           `json:"status"`
-	RetryAfter time.Duration `json:"retry_after"`
-	For        time.Duration `json:"for"`
-}
+// Retry-After of RetryAfter (spec.Rejection).
+type Rejection = spec.Rejection
 
-// ConfigError is a Config field with an invalid value.
-type ConfigError struct {
-	Field  string // the Config field, e.g. "Backlog"
-	Reason string
-}
-
-func (e *ConfigError) Error() string { return "target: " + e.Field + ": " + e.Reason }
-
-// Validate reports the first invalid field as a *ConfigError.
-func (c Config) Validate() error {
-	bad := func(field, format string, args ...any) error {
-		return &ConfigError{Field: field, Reason: fmt.Sprintf(format, args...)}
-	}
-	if c.Addr != "" {
-		if _, err := parseAddr(c.Addr); err != nil {
-			return bad("Addr", "%v", err)
-		}
-	}
-	for _, f := range []struct {
-		name string
-		v    int64
-	}{
-		{"Backlog", int64(c.Backlog)}, {"AcceptBurst", int64(c.AcceptBurst)},
-		{"MaxConns", int64(c.MaxConns)}, {"Workers", int64(c.Workers)},
-		{"Upgraders", int64(c.Upgraders)}, {"MaxMessageSize", c.MaxMessageSize},
-		{"HandshakeCost", int64(c.HandshakeCost)}, {"HandshakeTimeout", int64(c.HandshakeTimeout)},
-		{"RejectRetryAfter", int64(c.RejectRetryAfter)}, {"Hold", int64(c.Hold)},
-		{"FrameTimeout", int64(c.FrameTimeout)}, {"WriteTimeout", int64(c.WriteTimeout)},
-		{"CloseTimeout", int64(c.CloseTimeout)}, {"Retention", int64(c.Retention)},
-		{"HTTPBurst", int64(c.HTTPBurst)}, {"LimitRetryAfter", int64(c.LimitRetryAfter)},
-	} {
-		if f.v < 0 {
-			return bad(f.name, "%d must not be negative", f.v)
-		}
-	}
-	if r := c.StartReject; r != nil && (r.Status < 400 || r.Status > 599 || r.RetryAfter < 0 || r.For < 0) {
-		return bad("StartReject", "status %d must be 400-599 and durations not negative", r.Status)
-	}
-	if err := checkAcceptRate(c.AcceptRate); err != "" {
-		return bad("AcceptRate", "%v %s", c.AcceptRate, err)
-	}
-	if err := checkAcceptRate(c.HTTPLimit); err != "" {
-		return bad("HTTPLimit", "%v %s", c.HTTPLimit, err)
-	}
-	switch c.LimitStatus {
-	case 0, 429, 503, 529:
-	default:
-		return bad("LimitStatus", "%d must be 429, 503 or 529", c.LimitStatus)
-	}
-	if c.Store == "" && (c.NoDedupe || c.Retention != 0) {
-		return bad("Store", "must be set for NoDedupe or Retention (--no-dedupe, --retention)")
-	}
-	if (c.CertFile == "") != (c.KeyFile == "") {
-		return bad("CertFile", "CertFile and KeyFile go together")
-	}
-	d := c.withDefaults()
-	if d.HandshakeCost >= d.HandshakeTimeout {
-		return bad("HandshakeCost", "%v must be below HandshakeTimeout %v", d.HandshakeCost, d.HandshakeTimeout)
-	}
-	return nil
-}
+// Validate reports the first invalid field as a *spec.FieldError.
+func (c Config) Validate() error { return c.Server.Validate() }
 
 // withDefaults returns c with every zero field set to its default.
 func (c Config) withDefaults() Config {
-	def := func(p *time.Duration, v time.Duration) {
-		if *p == 0 {
-			*p = v
-		}
-	}
-	if c.Addr == "" {
-		c.Addr = DefaultAddr
-	}
-	if c.Backlog == 0 {
-		c.Backlog = DefaultBacklog
-	}
-	def(&c.HandshakeTimeout, DefaultHandshakeTimeout)
-	def(&c.RejectRetryAfter, DefaultRejectRetryAfter)
-	def(&c.FrameTimeout, DefaultFrameTimeout)
-	def(&c.WriteTimeout, DefaultWriteTimeout)
-	def(&c.CloseTimeout, DefaultCloseTimeout)
-	def(&c.LimitRetryAfter, DefaultLimitRetryAfter)
-	if c.LimitStatus == 0 {
-		c.LimitStatus = DefaultLimitStatus
-	}
-	if c.HTTPBurst == 0 {
-		c.HTTPBurst = max(1, int(c.HTTPLimit/10))
-	}
-	if c.CertFile != "" {
-		c.TLS = true
-	}
-	if c.Workers == 0 {
-		c.Workers = max(4, 2*runtime.GOMAXPROCS(0))
-	}
-	if c.Upgraders == 0 {
-		c.Upgraders = DefaultUpgraders
-	}
-	if c.MaxMessageSize == 0 {
-		c.MaxMessageSize = DefaultMaxMessageSize
-	}
+	c.Server = c.Server.WithDefaults()
 	if c.Handler == nil {
 		c.Handler = Echo{}
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/controlapi"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // controller is what the control API drives: one Server, or every process
@@ -115,7 +116,7 @@ func controlMux(c controller) http.Handler {
 
 // controlError writes err with the status that says whose fault it is.
 func controlError(w http.ResponseWriter, err error) {
-	var ce *ConfigError
+	var ce *spec.FieldError
 	var re *remoteError
 	switch {
 	case errors.As(err, &ce):

@@ -15,6 +15,7 @@ import (
 	"github.com/stampede-dev/stampede/childproc"
 	"github.com/stampede-dev/stampede/controlapi"
 	"github.com/stampede-dev/stampede/internal/procgroup"
+	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/store"
 )
 
@@ -99,10 +100,10 @@ var ErrProcsRunning = errors.New("target: group processes still running")
 // started is killed.
 func StartGroup(ctx context.Context, cfg GroupConfig) (*Group, error) {
 	if cfg.Spawn == nil {
-		return nil, &ConfigError{Field: "Spawn", Reason: "required"}
+		return nil, spec.Errorf("GroupConfig.Spawn", "required")
 	}
 	if cfg.Procs < 0 || cfg.ReadyTimeout < 0 {
-		return nil, &ConfigError{Field: "Procs", Reason: "Procs and ReadyTimeout must not be negative"}
+		return nil, spec.Errorf("GroupConfig.Procs", "Procs and ReadyTimeout must not be negative")
 	}
 	if err := cfg.Config.Validate(); err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"crypto/tls"
 	"errors"
+	"github.com/stampede-dev/stampede/spec"
 	"io"
 	"net"
 	"net/http"
@@ -42,8 +43,8 @@ func httpDo(t *testing.T, c *http.Client, s *Server, method, key string) (int, s
 // keep-alive connection, with the WebSocket upgrade still served beside it.
 func TestHTTPEndpointLimit(t *testing.T) {
 	clk := newFakeClock()
-	s := startServer(t, Config{HTTPLimit: 2, HTTPBurst: 2, LimitStatus: 529,
-		LimitRetryAfter: 1500 * time.Millisecond, Clock: clk})
+	s := startServer(t, Config{Server: spec.Server{HTTPLimit: 2, HTTPBurst: 2, LimitStatus: 529,
+		LimitRetryAfter: 1500 * time.Millisecond}, Clock: clk})
 	waitReady(t, s)
 	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
 	t.Cleanup(c.CloseIdleConnections)
@@ -95,7 +96,7 @@ func TestHTTPEndpointLimit(t *testing.T) {
 // included, and a path that is not the endpoint still goes to the
 // upgrader (which refuses a plain GET).
 func TestHTTPEndpointUnlimited(t *testing.T) {
-	s := startServer(t, Config{TLS: true})
+	s := startServer(t, Config{Server: spec.Server{TLS: true}})
 	waitReady(t, s)
 	c := &http.Client{Transport: &http.Transport{TLSClientConfig: insecureTLS()}}
 	t.Cleanup(c.CloseIdleConnections)
@@ -164,7 +165,7 @@ func TestPeekRequestLine(t *testing.T) {
 // holds no upgrade slot (with one slot, a WebSocket still upgrades beside
 // it), and Shutdown closes it.
 func TestHTTPEndpointLeavesUpgradePool(t *testing.T) {
-	s, err := Start(Config{Upgraders: 1})
+	s, err := Start(Config{Server: spec.Server{Upgraders: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}

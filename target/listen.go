@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/stampede-dev/stampede/spec"
 	"golang.org/x/sys/unix"
 )
 
@@ -111,7 +112,7 @@ func bindSocket(addr string) (int, error) {
 	return fd, nil
 }
 
-// CheckNoListener returns a *ConfigError on field Addr when a socket
+// CheckNoListener returns a *spec.FieldError on field Server.Addr when a socket
 // already listens on addr (or on the wildcard address of its family at the
 // same port), and nil when nothing does or addr's port is 0. It binds a
 // probe with SO_REUSEADDR but without SO_REUSEPORT: Linux lets that bind
@@ -137,7 +138,7 @@ func CheckNoListener(addr string) error {
 		}
 	}
 	if err := unix.Bind(fd, sa); errors.Is(err, unix.EADDRINUSE) {
-		return &ConfigError{Field: "Addr", Reason: fmt.Sprintf("%s already has a listener; processes share a port only within one target group", addr)}
+		return spec.Errorf("Server.Addr", "%s already has a listener; processes share a port only within one target group", addr)
 	}
 	return nil
 }
@@ -151,17 +152,7 @@ func sockaddr(ap netip.AddrPort) (int, unix.Sockaddr) {
 }
 
 // parseAddr parses "IP:port" with a literal IP or "localhost".
-func parseAddr(addr string) (netip.AddrPort, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err == nil && host == "localhost" {
-		host = "127.0.0.1"
-	}
-	ap, perr := netip.ParseAddrPort(net.JoinHostPort(host, port))
-	if err != nil || perr != nil {
-		return netip.AddrPort{}, fmt.Errorf("address %q: want a literal IP and a port, like 127.0.0.1:0 or [::1]:8080", addr)
-	}
-	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), nil
-}
+func parseAddr(addr string) (netip.AddrPort, error) { return spec.ParseAddr(addr) }
 
 // portReservation is a socket bound to an address but not listening: it
 // keeps the port for an SO_REUSEPORT group while no member listens (a

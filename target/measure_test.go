@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gobwas/ws/wsutil"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // procStatus returns one field of /proc/PID/status, e.g. "VmRSS".
@@ -34,7 +35,7 @@ func TestMeasureMemoryPerConn(t *testing.T) {
 	}
 	const n = 5000
 	for _, tlsOn := range []bool{false, true} {
-		g := startGroup(t, 1, Config{Backlog: 1024, TLS: tlsOn})
+		g := startGroup(t, 1, Config{Server: spec.Server{Backlog: 1024, TLS: tlsOn}})
 		pid := g.Procs()[0].PID
 		rss := func() int { kb, _ := strconv.Atoi(strings.Fields(procStatus(pid, "VmRSS") + " 0")[0]); return kb }
 		before := rss()

@@ -3,6 +3,7 @@ package target
 import (
 	"context"
 	"errors"
+	"github.com/stampede-dev/stampede/spec"
 	"net"
 	"testing"
 
@@ -25,9 +26,9 @@ func TestCheckNoListener(t *testing.T) {
 				t.Fatal(err)
 			}
 			addr := ln.Addr().String()
-			var ce *ConfigError
-			if err := CheckNoListener(addr); !errors.As(err, &ce) || ce.Field != "Addr" {
-				t.Fatalf("CheckNoListener(%s) beside a listener = %v, want a ConfigError on Addr", addr, err)
+			var ce *spec.FieldError
+			if err := CheckNoListener(addr); !errors.As(err, &ce) || ce.Field != "Server.Addr" {
+				t.Fatalf("CheckNoListener(%s) beside a listener = %v, want a FieldError on Server.Addr", addr, err)
 			}
 			ln.Close()
 			if err := CheckNoListener(addr); err != nil {
@@ -64,10 +65,10 @@ func TestRunRefusesPortInUse(t *testing.T) {
 	addr := first.Addr().String()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	err = Run(ctx, RunConfig{Server: Config{Addr: addr}})
-	var ce *ConfigError
-	if !errors.As(err, &ce) || ce.Field != "Addr" {
-		t.Fatalf("Run on a port in use = %v, want a ConfigError on Addr", err)
+	err = Run(ctx, RunConfig{Server: Config{Server: spec.Server{Addr: addr}}})
+	var ce *spec.FieldError
+	if !errors.As(err, &ce) || ce.Field != "Server.Addr" {
+		t.Fatalf("Run on a port in use = %v, want a FieldError on Server.Addr", err)
 	}
 	second, err := Listen(addr, 16) // what a group member does
 	if err != nil {

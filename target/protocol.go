@@ -11,6 +11,7 @@ import (
 	"github.com/gobwas/ws"
 
 	"github.com/stampede-dev/stampede/protocol"
+	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/store"
 )
 
@@ -262,7 +263,7 @@ func closeProtocol(p *Protocol) {
 func storeNeedsOneProc(procs int, cfg Config) error {
 	if procs > 1 && cfg.Store != "" {
 		if err := store.CheckShared(cfg.Store); err != nil {
-			return &ConfigError{Field: "Procs", Reason: err.Error()}
+			return spec.Errorf("RunConfig.Procs", "%v", err)
 		}
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 	"github.com/gobwas/ws/wsutil"
 
 	"github.com/stampede-dev/stampede/protocol"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // TestProtocolSIGKILLLosesNoACKedMessage runs `stampede target --store DIR`
@@ -40,7 +41,7 @@ func TestProtocolSIGKILLJetStream(t *testing.T) {
 }
 
 func sigkillRounds(t *testing.T, storeURL string) {
-	g := startGroup(t, 1, Config{Store: storeURL, Retention: 1_000_000})
+	g := startGroup(t, 1, Config{Server: spec.Server{Store: storeURL, Retention: 1_000_000}})
 	rng := rand.New(rand.NewPCG(7, 11))
 	acked := map[string]uint64{}
 	for round := range 20 {

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/jackc/pgx/v5"
+	"github.com/redis/go-redis/v9"
 	"net"
 	"os"
 	"path/filepath"
@@ -17,10 +19,9 @@ import (
 
 	"github.com/gobwas/ws"
 	"github.com/gobwas/ws/wsutil"
-	"github.com/jackc/pgx/v5"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/stampede-dev/stampede/protocol"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // pclient is a test client of the message protocol.
@@ -158,7 +159,7 @@ func uniqueName() string {
 func TestProtocolExchange(t *testing.T) {
 	for name, url := range storeURLs(t) {
 		t.Run(name, func(t *testing.T) {
-			cfg := Config{Store: url(t)}
+			cfg := Config{Server: spec.Server{Store: url(t)}}
 			s := startServer(t, cfg)
 			alice, bob := dialProto(t, s, "alice"), dialProto(t, s, "bob")
 			alice.send(`{"type":"join","room":"r"}`)
@@ -229,7 +230,7 @@ func TestProtocolExchange(t *testing.T) {
 // TestProtocolResumeGap: a client away longer than the retention is told
 // which seqs are gone, then gets the rest.
 func TestProtocolResumeGap(t *testing.T) {
-	s := startServer(t, Config{Store: filepath.Join(t.TempDir(), "s"), Retention: 3})
+	s := startServer(t, Config{Server: spec.Server{Store: filepath.Join(t.TempDir(), "s"), Retention: 3}})
 	a := dialProto(t, s, "a")
 	for i := 1; i <= 10; i++ {
 		a.send(fmt.Sprintf(`{"type":"msg","id":"m%d","room":"r","body":"%d"}`, i, i))
@@ -255,7 +256,7 @@ func TestProtocolResumeGap(t *testing.T) {
 // TestProtocolNoDedupe: with dedupe off a resend is stored and delivered
 // again, the duplicate the tracker must see.
 func TestProtocolNoDedupe(t *testing.T) {
-	s := startServer(t, Config{Store: filepath.Join(t.TempDir(), "s"), NoDedupe: true})
+	s := startServer(t, Config{Server: spec.Server{Store: filepath.Join(t.TempDir(), "s"), NoDedupe: true}})
 	a, b := dialProto(t, s, "a"), dialProto(t, s, "b")
 	b.send(`{"type":"join","room":"r"}`)
 	b.expect(`{"type":"joined","room":"r","through":0}`)
@@ -273,7 +274,7 @@ func TestProtocolNoDedupe(t *testing.T) {
 // TestProtocolBadFrames: every malformed or forbidden frame closes its
 // connection with a protocol close code and a reason; the server goes on.
 func TestProtocolBadFrames(t *testing.T) {
-	s := startServer(t, Config{Store: filepath.Join(t.TempDir(), "s")})
+	s := startServer(t, Config{Server: spec.Server{Store: filepath.Join(t.TempDir(), "s")}})
 	tests := []struct {
 		name   string
 		frames []string
@@ -323,7 +324,7 @@ func TestProtocolBadFrames(t *testing.T) {
 // receive every other member's message exactly once, in seq order, and
 // the seqs are dense.
 func TestProtocolConcurrentSenders(t *testing.T) {
-	s := startServer(t, Config{Store: filepath.Join(t.TempDir(), "s")})
+	s := startServer(t, Config{Server: spec.Server{Store: filepath.Join(t.TempDir(), "s")}})
 	const members, each = 5, 40
 	clients := make([]*pclient, members)
 	for i := range clients {
@@ -392,27 +393,27 @@ func TestProtocolConcurrentSenders(t *testing.T) {
 }
 
 func TestProtocolConfig(t *testing.T) {
-	if _, err := Start(Config{Store: "redis://127.0.0.1:1/0"}); err == nil {
+	if _, err := Start(Config{Server: spec.Server{Store: "redis://127.0.0.1:1/0"}}); err == nil {
 		t.Fatal("Start with an unreachable store succeeded")
 	}
 	dir := filepath.Join(t.TempDir(), "locked")
-	s := startServer(t, Config{Store: dir})
-	if _, err := Start(Config{Store: dir}); err == nil {
+	s := startServer(t, Config{Server: spec.Server{Store: dir}})
+	if _, err := Start(Config{Server: spec.Server{Store: dir}}); err == nil {
 		t.Fatal("a second server on the same embedded store started")
 	}
 	_ = s
-	var ce *ConfigError
+	var ce *spec.FieldError
 	for _, tc := range []struct {
 		name string
 		err  error
 	}{
-		{"no-dedupe without store", Config{NoDedupe: true}.Validate()},
-		{"retention without store", Config{Retention: 5}.Validate()},
-		{"negative retention", Config{Store: "x", Retention: -1}.Validate()},
-		{"store with several procs", RunConfig{Procs: 2, Server: Config{Store: "x"}}.Validate()},
+		{"no-dedupe without store", Config{Server: spec.Server{NoDedupe: true}}.Validate()},
+		{"retention without store", Config{Server: spec.Server{Retention: 5}}.Validate()},
+		{"negative retention", Config{Server: spec.Server{Store: "x", Retention: -1}}.Validate()},
+		{"store with several procs", RunConfig{Procs: 2, Server: Config{Server: spec.Server{Store: "x"}}}.Validate()},
 	} {
 		if !errors.As(tc.err, &ce) {
-			t.Errorf("%s: Validate = %v, want a *ConfigError", tc.name, tc.err)
+			t.Errorf("%s: Validate = %v, want a *spec.FieldError", tc.name, tc.err)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stampede-dev/stampede/spec"
 	"golang.org/x/sys/unix"
 )
 
@@ -93,9 +94,9 @@ func (t *retryTracker) note(key string, nb, now time.Time) {
 func (s *Server) Reject(status int, retryAfter, d time.Duration) error {
 	switch {
 	case status < 400 || status > 599:
-		return &ConfigError{Field: "reject status", Reason: "want 400-599"}
+		return spec.Errorf("reject status", "want 400-599")
 	case retryAfter < 0 || d < 0:
-		return &ConfigError{Field: "reject", Reason: "durations must not be negative"}
+		return spec.Errorf("reject", "durations must not be negative")
 	}
 	select {
 	case <-s.stopCh:

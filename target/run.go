@@ -13,6 +13,7 @@ import (
 
 	"github.com/stampede-dev/stampede/childproc"
 	"github.com/stampede-dev/stampede/controlapi"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // RunConfig configures one `stampede target` process.
@@ -60,10 +61,10 @@ const MaxProcs = 256
 // Validate reports an invalid field.
 func (rc RunConfig) Validate() error {
 	if rc.Procs < 0 {
-		return &ConfigError{Field: "Procs", Reason: "must not be negative"}
+		return spec.Errorf("RunConfig.Procs", "must not be negative")
 	}
 	if rc.Procs > MaxProcs {
-		return &ConfigError{Field: "Procs", Reason: fmt.Sprintf("%d is above the cap of %d server processes", rc.Procs, MaxProcs)}
+		return spec.Errorf("RunConfig.Procs", "%d is above the cap of %d server processes", rc.Procs, MaxProcs)
 	}
 	if err := storeNeedsOneProc(rc.Procs, rc.Server); err != nil {
 		return err

@@ -19,6 +19,7 @@ import (
 
 	"github.com/stampede-dev/stampede/childproc"
 	"github.com/stampede-dev/stampede/controlapi"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // TestMain doubles as a `stampede target` child process, so Group tests
@@ -157,10 +158,10 @@ func TestRunShutdownThroughControl(t *testing.T) {
 }
 
 func TestRunInvalid(t *testing.T) {
-	err := Run(context.Background(), RunConfig{Server: Config{Backlog: -3}})
-	var ce *ConfigError
-	if !errors.As(err, &ce) || ce.Field != "Backlog" {
-		t.Fatalf("Run = %v; want a ConfigError on Backlog", err)
+	err := Run(context.Background(), RunConfig{Server: Config{Server: spec.Server{Backlog: -3}}})
+	var ce *spec.FieldError
+	if !errors.As(err, &ce) || ce.Field != "Server.Backlog" {
+		t.Fatalf("Run = %v; want a FieldError on Backlog", err)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gobwas/ws"
 	"github.com/gobwas/ws/wsutil"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 func TestEchoRoundTrip(t *testing.T) {
@@ -165,7 +166,7 @@ func TestIdleConnsNoGoroutines(t *testing.T) {
 }
 
 func TestShutdownGraceful(t *testing.T) {
-	s := startServer(t, Config{CloseTimeout: time.Minute})
+	s := startServer(t, Config{Server: spec.Server{CloseTimeout: time.Minute}})
 	var conns []io.ReadWriter
 	for range 3 {
 		conns = append(conns, mustDial(t, s.URL()))
@@ -221,7 +222,7 @@ func (closeOnMessage) OnMessage(c *Conn, op ws.OpCode, p []byte) error {
 // A broken frame or message is answered with the close code RFC 6455 gives
 // it, then the connection ends.
 func TestProtocolViolations(t *testing.T) {
-	s := startServer(t, Config{MaxMessageSize: 100, Handler: closeOnMessage{}})
+	s := startServer(t, Config{Server: spec.Server{MaxMessageSize: 100}, Handler: closeOnMessage{}})
 	tests := []struct {
 		name  string
 		frame ws.Frame
@@ -258,7 +259,7 @@ func TestProtocolViolations(t *testing.T) {
 // back, in order, on its own connection.
 func TestManyClientsEcho(t *testing.T) {
 	const clients, msgs = 50, 50
-	s := startServer(t, Config{Workers: 2})
+	s := startServer(t, Config{Server: spec.Server{Workers: 2}})
 	errc := make(chan error, clients)
 	for i := range clients {
 		conn := mustDial(t, s.URL())

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gobwas/ws"
 	"github.com/gobwas/ws/wsutil"
+	"github.com/stampede-dev/stampede/spec"
 	"golang.org/x/sys/unix"
 
 	"github.com/stampede-dev/stampede/internal/testenv"
@@ -24,7 +25,7 @@ import (
 // and the rest echo again.
 func TestManyIdleConnsStayServed(t *testing.T) {
 	const n = 500
-	s := startServer(t, Config{Backlog: 1024, Workers: 2})
+	s := startServer(t, Config{Server: spec.Server{Backlog: 1024, Workers: 2}})
 	conns := make([]net.Conn, n)
 	for i := range conns {
 		conns[i] = mustDial(t, s.URL())
@@ -83,7 +84,7 @@ func TestLargeEchoWaitsForRoom(t *testing.T) {
 // A client that sends half a frame and stalls is closed after
 // FrameTimeout, and the worker it held serves the next connection.
 func TestPartialFrameTimesOut(t *testing.T) {
-	s := startServer(t, Config{Workers: 1, FrameTimeout: 200 * time.Millisecond})
+	s := startServer(t, Config{Server: spec.Server{Workers: 1, FrameTimeout: 200 * time.Millisecond}})
 	stalled := mustDial(t, s.URL())
 	// A masked text frame header announcing 10 bytes, then only 3 of them.
 	var buf bytes.Buffer
@@ -180,7 +181,7 @@ func (recordOpen) OnClose(*Conn, error)                            {}
 // pass the runtime's 10,000-thread limit and kill the process.
 func TestBlockedWritesHoldNoThread(t *testing.T) {
 	const n = 300
-	s := startServer(t, Config{Backlog: 1024, WriteTimeout: 20 * time.Second})
+	s := startServer(t, Config{Server: spec.Server{Backlog: 1024, WriteTimeout: 20 * time.Second}})
 	for range n {
 		c := mustDial(t, s.URL()) // never read
 		c.(*net.TCPConn).SetReadBuffer(4096)

@@ -11,12 +11,13 @@ import (
 	"github.com/gobwas/ws/wsutil"
 
 	"github.com/stampede-dev/stampede/internal/testenv"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // Above MaxConns an upgrade is answered 503 with Retry-After; a slot frees
 // when a connection closes.
 func TestMaxConns(t *testing.T) {
-	s := startServer(t, Config{MaxConns: 2, RejectRetryAfter: 2500 * time.Millisecond})
+	s := startServer(t, Config{Server: spec.Server{MaxConns: 2, RejectRetryAfter: 2500 * time.Millisecond}})
 	first := mustDial(t, s.URL())
 	mustDial(t, s.URL())
 	r := dialWS(s.URL(), "")
@@ -104,7 +105,7 @@ func TestRetryAfterSeconds(t *testing.T) {
 // A connection that never sends its upgrade request is dropped after
 // HandshakeTimeout and counted as a failed upgrade.
 func TestHandshakeTimeout(t *testing.T) {
-	s := startServer(t, Config{HandshakeTimeout: 200 * time.Millisecond})
+	s := startServer(t, Config{Server: spec.Server{HandshakeTimeout: 200 * time.Millisecond}})
 	c, err := net.Dial("tcp", s.Addr().String())
 	if err != nil {
 		t.Fatal(err)
@@ -119,7 +120,7 @@ func TestHandshakeTimeout(t *testing.T) {
 
 // HandshakeCost is paid by admitted upgrades; the upgrade still succeeds.
 func TestHandshakeCost(t *testing.T) {
-	s := startServer(t, Config{HandshakeCost: 20 * time.Millisecond})
+	s := startServer(t, Config{Server: spec.Server{HandshakeCost: 20 * time.Millisecond}})
 	start := time.Now()
 	mustDial(t, s.URL())
 	if el := time.Since(start); el < 20*time.Millisecond {
@@ -128,7 +129,7 @@ func TestHandshakeCost(t *testing.T) {
 }
 
 func TestTLS(t *testing.T) {
-	s := startServer(t, Config{TLS: true})
+	s := startServer(t, Config{Server: spec.Server{TLS: true}})
 	if !strings.HasPrefix(s.URL(), "wss://") {
 		t.Fatalf("URL = %s; want wss://", s.URL())
 	}
@@ -166,7 +167,7 @@ func TestIPv6(t *testing.T) {
 	} else {
 		ln.Close()
 	}
-	s := startServer(t, Config{Addr: "[::1]:0"})
+	s := startServer(t, Config{Server: spec.Server{Addr: "[::1]:0"}})
 	if !strings.HasPrefix(s.Addr().String(), "[::1]:") {
 		t.Fatalf("Addr = %s", s.Addr())
 	}
@@ -182,7 +183,7 @@ func TestIPv6(t *testing.T) {
 // a reject joins it before anyone is at the door).
 func TestStartReject(t *testing.T) {
 	clk := newFakeClock()
-	s := startServer(t, Config{Clock: clk, StartReject: &Rejection{Status: 503, RetryAfter: 2 * time.Second, For: 5 * time.Second}})
+	s := startServer(t, Config{Server: spec.Server{StartReject: &Rejection{Status: 503, RetryAfter: 2 * time.Second, For: 5 * time.Second}}, Clock: clk})
 	waitReady(t, s)
 	if r := dialWS(s.URL(), "a"); r.status != 503 || r.retryAfter != "2" {
 		t.Fatalf("first upgrade: status %d, Retry-After %q, %v; want 503 with 2", r.status, r.retryAfter, r.err)
@@ -191,7 +192,7 @@ func TestStartReject(t *testing.T) {
 	if r := dialWS(s.URL(), "b"); r.err != nil || r.status != 0 {
 		t.Fatalf("after the window: status %d, %v; want upgraded", r.status, r.err)
 	}
-	if err := (Config{StartReject: &Rejection{Status: 200}}).Validate(); err == nil {
+	if err := (Config{Server: spec.Server{StartReject: &Rejection{Status: 200}}}).Validate(); err == nil {
 		t.Fatal("StartReject with status 200 validated")
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/stampede-dev/stampede/cluster"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // Config is how a coordinator's Hub reaches its agents.
@@ -111,7 +112,7 @@ func (m *Member) ClockOffset() (offset, bound time.Duration) { return m.Offset, 
 // token, and the join subject. Close releases it.
 func New(cfg Config) (*Hub, error) {
 	if cfg.TokenFile == "" {
-		return nil, errors.New("--token-file: required with --agents")
+		return nil, spec.Errorf("Hub.TokenFile", "required with {Storm.Agents}")
 	}
 	h := &Hub{cfg: cfg, pending: map[string]string{}, changed: make(chan struct{}, 1)}
 	var (
@@ -151,7 +152,7 @@ func New(cfg Config) (*Hub, error) {
 	}
 	if h.nc, err = nats.Connect(h.url, opts...); err != nil {
 		h.Close()
-		return nil, fmt.Errorf("--nats %s: %w", h.url, err)
+		return nil, spec.Errorf("Hub.NATS", "%s: %w", h.url, err)
 	}
 	if h.sub, err = h.nc.Subscribe(JoinSubject, h.hello); err != nil {
 		h.Close()
@@ -159,7 +160,7 @@ func New(cfg Config) (*Hub, error) {
 	}
 	if err := h.nc.Flush(); err != nil {
 		h.Close()
-		return nil, fmt.Errorf("--nats %s: %w", h.url, err)
+		return nil, spec.Errorf("Hub.NATS", "%s: %w", h.url, err)
 	}
 	return h, nil
 }
@@ -172,11 +173,11 @@ func (h *Hub) startServer() error {
 	}
 	host, portText, err := net.SplitHostPort(listen)
 	if err != nil {
-		return fmt.Errorf("--listen %q: %w", listen, err)
+		return spec.Errorf("Hub.Listen", "%q: %w", listen, err)
 	}
 	port, err := strconv.Atoi(portText)
 	if err != nil || port < 0 || port > 65535 {
-		return fmt.Errorf("--listen %q: bad port", listen)
+		return spec.Errorf("Hub.Listen", "%q: bad port", listen)
 	}
 	if err := ClearListen(listen, h.cfg.TLSCert != "", h.cfg.InsecureListen); err != nil {
 		return err
@@ -199,23 +200,23 @@ func (h *Hub) startServer() error {
 		WriteDeadline: 10 * time.Second,
 	}
 	if (h.cfg.TLSCert == "") != (h.cfg.TLSKey == "") {
-		return errors.New("--tls-cert and --tls-key: give both")
+		return spec.Errorf("Hub.TLSCert", "{Hub.TLSCert} and {Hub.TLSKey}: give both")
 	}
 	if h.cfg.TLSCert != "" {
 		tc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: h.cfg.TLSCert, KeyFile: h.cfg.TLSKey, CaFile: h.cfg.CA, Verify: h.cfg.CA != ""})
 		if err != nil {
-			return fmt.Errorf("--tls-cert: %w", err)
+			return spec.Errorf("Hub.TLSCert", "%w", err)
 		}
 		opts.TLSConfig, opts.TLS, opts.TLSVerify = tc, true, h.cfg.CA != ""
 		opts.TLSTimeout = 5
 	}
 	if h.srv, err = server.NewServer(opts); err != nil {
-		return fmt.Errorf("--listen %s: %w", listen, err)
+		return spec.Errorf("Hub.Listen", "%s: %w", listen, err)
 	}
 	go h.srv.Start()
 	if !h.srv.ReadyForConnections(10 * time.Second) {
 		h.srv.Shutdown()
-		return fmt.Errorf("--listen %s: the embedded NATS server did not start (is the address in use?)", listen)
+		return spec.Errorf("Hub.Listen", "%s: the embedded NATS server did not start (is the address in use?)", listen)
 	}
 	addr, ok := h.srv.Addr().(*net.TCPAddr)
 	if !ok {
@@ -470,7 +471,7 @@ func (h *Hub) Wait(ctx context.Context, n int, timeout time.Duration) ([]*Member
 		select {
 		case <-h.changed:
 		case <-timer.C:
-			return got, fmt.Errorf("--agents %d: %s after %s; start the missing ones with: %s", n, joinedText(got, n), timeout, h.JoinCommand())
+			return got, spec.Errorf("Storm.Agents", "%d: %s after %s; start the missing ones with: %s", n, joinedText(got, n), timeout, h.JoinCommand())
 		case <-ctx.Done():
 			return got, ctx.Err()
 		}

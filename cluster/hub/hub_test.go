@@ -17,6 +17,7 @@ import (
 	"github.com/stampede-dev/stampede/cluster"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/target"
 )
 
@@ -74,8 +75,8 @@ func TestTokenFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte("short\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadToken(path); err == nil || !strings.Contains(err.Error(), "--token-file") {
-		t.Errorf("a short token: %v, want an error naming --token-file", err)
+	if _, err := ReadToken(path); err == nil || !strings.Contains(err.Error(), "Hub.TokenFile: ") {
+		t.Errorf("a short token: %v, want an error naming Hub.TokenFile", err)
 	}
 }
 
@@ -120,7 +121,7 @@ func TestFleetOverNATS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fleet := loadgen.Config{URL: srv.URL(), Clients: 40, Seed: 3, Policy: backoff.MustParse("fixed:initial=50ms")}
+	fleet := loadgen.Config{Client: spec.Client{URL: srv.URL(), Clients: 40, Seed: 3, Policy: backoff.MustParse("fixed:initial=50ms")}}
 	co := &cluster.Coordinator{StartDelay: 200 * time.Millisecond, PerMember: true}
 	var agents []*cluster.Agent
 	for i, share := range cluster.SplitCounts(fleet, counts) {
@@ -372,7 +373,7 @@ func TestMachineNATS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fleet := loadgen.Config{URL: srv.URL(), Clients: 20, Seed: 5, Policy: backoff.MustParse("fixed:initial=50ms")}
+	fleet := loadgen.Config{Client: spec.Client{URL: srv.URL(), Clients: 20, Seed: 5, Policy: backoff.MustParse("fixed:initial=50ms")}}
 	co := &cluster.Coordinator{StartDelay: 200 * time.Millisecond}
 	a := &cluster.Agent{Name: "m", Transport: members[0].Channel(), Plan: cluster.Plan{RunID: "t", Role: cluster.RoleLoadgen, Loadgen: &fleet}, Member: "m"}
 	if err := co.Place(a); err != nil {
@@ -415,7 +416,7 @@ func TestWaitNamesWhoIsMissing(t *testing.T) {
 	if err == nil {
 		t.Fatal("Wait for 2 agents with 1 joined succeeded")
 	}
-	for _, want := range []string{"--agents 2", "1 of 2 agents joined", "only (loadgen on ", "1 missing", "stampede agent --nats " + h.URL()} {
+	for _, want := range []string{"Storm.Agents: 2", "1 of 2 agents joined", "only (loadgen on ", "1 missing", "stampede agent --nats " + h.URL()} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Wait: %q lacks %q", err, want)
 		}

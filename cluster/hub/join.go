@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/stampede-dev/stampede/cluster"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // JoinConfig is how an agent joins a run (stampede agent --nats).
@@ -93,13 +94,13 @@ func Join(ctx context.Context, cfg JoinConfig) (*Joined, error) {
 	switch cfg.Role {
 	case RoleLoadgen, RoleTarget, RoleAny:
 	default:
-		return nil, fmt.Errorf("--role %q: loadgen, target or any", cfg.Role)
+		return nil, spec.Errorf("Join.Role", "%q: loadgen, target or any", cfg.Role)
 	}
 	if cfg.Name == "" {
-		return nil, errors.New("--name: required (or STAMPEDE_AGENT_NAME)")
+		return nil, spec.Errorf("Join.Name", "required (or STAMPEDE_AGENT_NAME)")
 	}
 	if cfg.Capacity < 0 {
-		return nil, fmt.Errorf("--capacity %d: must not be negative", cfg.Capacity)
+		return nil, spec.Errorf("Join.Capacity", "%d: must not be negative", cfg.Capacity)
 	}
 	timeout := cfg.JoinTimeout
 	if timeout <= 0 {
@@ -140,7 +141,7 @@ func Join(ctx context.Context, cfg JoinConfig) (*Joined, error) {
 			return nil, &RefusedError{fmt.Sprintf("the NATS server at %s refused this agent's credentials (authorization violation): wrong --token-file or --nats-creds", cfg.NATS)}
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("--nats %s: %w", cfg.NATS, err)
+			return nil, spec.Errorf("Join.NATS", "%s: %w", cfg.NATS, err)
 		}
 		logf("waiting for the NATS server at %s: %v", cfg.NATS, err)
 		select {

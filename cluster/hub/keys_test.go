@@ -126,7 +126,7 @@ func TestTokenFileTrust(t *testing.T) {
 				}
 				return
 			}
-			want := fmt.Sprintf("--token-file %s: mode %04o, ", path, tt.mode)
+			want := fmt.Sprintf("Hub.TokenFile: %s: mode %04o, ", path, tt.mode)
 			if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "\n") {
 				t.Errorf("ReadToken = %v, want one line starting %q", err, want)
 			}

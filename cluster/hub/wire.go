@@ -52,6 +52,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // JoinSubject is where agents say hello.
@@ -105,23 +106,23 @@ const (
 func ReadToken(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("--token-file: %w", err)
+		return nil, spec.Errorf("Hub.TokenFile", "%w", err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("--token-file: %w", err)
+		return nil, spec.Errorf("Hub.TokenFile", "%w", err)
 	}
 	if err := trustedTokenFile(fi, os.Getuid()); err != nil {
-		return nil, fmt.Errorf("--token-file %s: mode %04o, %v", path, fi.Mode().Perm(), err)
+		return nil, spec.Errorf("Hub.TokenFile", "%s: mode %04o, %v", path, fi.Mode().Perm(), err)
 	}
 	b, err := io.ReadAll(io.LimitReader(f, 4096))
 	if err != nil {
-		return nil, fmt.Errorf("--token-file: %w", err)
+		return nil, spec.Errorf("Hub.TokenFile", "%w", err)
 	}
 	t := strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0])
 	if len(t) < 16 {
-		return nil, fmt.Errorf("--token-file %s: a token of at least 16 characters is needed, found %d", path, len(t))
+		return nil, spec.Errorf("Hub.TokenFile", "%s: a token of at least 16 characters is needed, found %d", path, len(t))
 	}
 	return []byte(t), nil
 }
@@ -154,14 +155,14 @@ func WriteToken(path string) ([]byte, error) {
 	_ = os.Remove(path)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("--token-file: %w", err)
+		return nil, spec.Errorf("Hub.TokenFile", "%w", err)
 	}
 	_, err = f.Write(append(append([]byte(nil), t...), '\n'))
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return nil, fmt.Errorf("--token-file: %w", err)
+		return nil, spec.Errorf("Hub.TokenFile", "%w", err)
 	}
 	return t, nil
 }

@@ -103,7 +103,7 @@ func agentAction(c *cli.Context) error {
 		if errors.As(err, &re) {
 			return cli.Exit("agent refused: "+re.Why, 1)
 		}
-		return err
+		return flagError(err)
 	}
 	roles := &hub.Roles{
 		Local: &cluster.Local{Logs: c.App.ErrWriter},

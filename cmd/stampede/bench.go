@@ -132,6 +132,10 @@ func withDefault(f cli.Flag, v any) cli.Flag {
 		g := *f
 		g.Value, g.DefaultText = v.(string), ""
 		return &g
+	case *cli.Uint64Flag:
+		g := *f
+		g.Value, g.DefaultText = v.(uint64), ""
+		return &g
 	}
 	panic(fmt.Sprintf("stampede: withDefault: unsupported flag type %T", f))
 }

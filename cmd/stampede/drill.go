@@ -28,7 +28,7 @@ var drillCmd = &cli.Command{
 		"--junit FILE for CI. A host other than loopback is refused unless --allow-remote names it.\n" +
 		"Authorization, Cookie and --secret-header values and the URL's user info are written and\n" +
 		"printed as <redacted>. See docs/drill.md.",
-	Flags: append(append([]cli.Flag{
+	Flags: append(append(append([]cli.Flag{
 		&cli.StringFlag{Name: "url", Usage: "your server's `URL` (ws:// or wss://; required)"},
 		&cli.StringSliceFlag{Name: "allow-remote", Usage: "allow load to `HOST` (exactly the URL's host) although it is not loopback (repeatable)"},
 		&cli.StringFlag{Name: "restart-cmd", Usage: "deploy `CMD`, run as sh -c CMD at --at; its output goes to deploy.log; a non-zero exit fails the drill"},
@@ -39,15 +39,10 @@ var drillCmd = &cli.Command{
 	}, fleetFlags(fleetDefaults{policy: defaultLoadgenPolicy, out: "stampede-results/drill-TIME"})...),
 		&headersFlag{cli.GenericFlag{Name: "header", Value: &headerFlag{}, Usage: "upgrade request header `'Name: value'` (repeatable; -H is the same); Authorization and Cookie values are secret"}},
 		&headersFlag{cli.GenericFlag{Name: "H", Value: &headerFlag{}, Hidden: true}},
-		&cli.StringSliceFlag{Name: "secret-header", Usage: "header `NAME` whose value is secret too, written as <redacted> (repeatable)"},
-		&cli.StringSliceFlag{Name: "subprotocol", Usage: "subprotocol `NAME` to offer (repeatable)"},
-		&cli.StringFlag{Name: "ca", Usage: "wss://: verify the server against the CA certificates in PEM `FILE` instead of the system roots"},
-		&cli.StringFlag{Name: "cert", Usage: "wss://: client certificate PEM `FILE` (with --key)"},
-		&cli.StringFlag{Name: "key", Usage: "wss://: client key PEM `FILE` (with --cert)"},
-		&cli.StringFlag{Name: "server-name", DefaultText: "the URL's host", Usage: "wss://: `NAME` sent as SNI and checked in the server's certificate"},
+	), append(knobFlags("Client.SecretHeaders", "Client.Protocols", "Client.TLSCAFile", "Client.TLSCertFile", "Client.TLSKeyFile", "Client.TLSServerName"),
 		&cli.BoolFlag{Name: "insecure", Usage: "wss://: accept any server certificate (prints a warning on every run)"},
 		haproxySocketFlag,
-	),
+	)...),
 	Before: requireFlags("url"),
 	Action: drillAction,
 }
@@ -59,15 +54,12 @@ func drillAction(c *cli.Context) error {
 	// The target first: a remote host is refused before anything else
 	// happens, folder or socket.
 	if err := drill.CheckTarget(c.String("url"), c.StringSlice("allow-remote")); err != nil {
-		return err
+		return flagError(err)
 	}
 	fleet, err := loadgenConfig(c)
 	if err != nil {
 		return err
 	}
-	fleet.SecretHeaders = c.StringSlice("secret-header")
-	fleet.TLSCAFile, fleet.TLSCertFile, fleet.TLSKeyFile = c.String("ca"), c.String("cert"), c.String("key")
-	fleet.TLSServerName = c.String("server-name")
 	run := storm.Config{Fleet: fleet, LoadgenProcs: c.Int("loadgen-procs")}
 	out := filepath.Join("stampede-results", "drill-"+time.Now().UTC().Format("2006-01-02T15-04-05Z"))
 	if err := fleetRunConfig(c, out, &run); err != nil {

@@ -268,7 +268,7 @@ func TestDrillBadInput(t *testing.T) {
 	}{
 		{"no deploy", []string{"--url", "ws://127.0.0.1:1/"}, "stampede: --restart-cmd or --wait-for-outage: one is required"},
 		{"both", []string{"--url", "ws://127.0.0.1:1/", "--restart-cmd", "true", "--wait-for-outage"}, "stampede: --restart-cmd and --wait-for-outage: give one"},
-		{"at past the end", []string{"--url", "ws://127.0.0.1:1/", "--restart-cmd", "true", "--at", "40s"}, "stampede: --at 40s: must fall inside --duration 30s"},
+		{"at past the end", []string{"--url", "ws://127.0.0.1:1/", "--restart-cmd", "true", "--at", "40s"}, "stampede: --at: 40s must fall inside --duration 30s"},
 		{"ca on ws", []string{"--url", "ws://127.0.0.1:1/", "--wait-for-outage", "--ca", "x.pem"}, "stampede: --ca: a CA, client certificate or server name needs a wss:// URL"},
 		{"missing ca", []string{"--url", "wss://127.0.0.1:1/", "--wait-for-outage", "--ca", "/nonexistent/ca.pem"}, "stampede: --ca: open /nonexistent/ca.pem"},
 	} {

@@ -316,7 +316,7 @@ func TestDrillRefusesRemoteWithoutSocket(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != 2 {
 		t.Fatalf("exit %v; want 2\n%s", err, stderr.String())
 	}
-	want := "stampede: --url ws://10.1.2.3/: host 10.1.2.3 is not loopback; a drill sends load to another host only when --allow-remote 10.1.2.3 names it\n"
+	want := "stampede: --url: ws://10.1.2.3/: host 10.1.2.3 is not loopback; a drill sends load to another host only when --allow-remote 10.1.2.3 names it\n"
 	if stderr.String() != want || stdout.Len() != 0 {
 		t.Errorf("stdout %q stderr %q; want one line %q", stdout.String(), stderr.String(), want)
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
 	"github.com/stampede-dev/stampede/storm"
 )
@@ -25,30 +24,13 @@ type fleetDefaults struct {
 // and loadgen take them from here, so they have the same names, meanings
 // and help. fleetConfig and fleetRun map them.
 func fleetFlags(d fleetDefaults) []cli.Flag {
-	return []cli.Flag{
-		&cli.IntFlag{Name: "clients", Value: 100, Usage: fmt.Sprintf("number of clients `N`; above %s they run in several worker processes", thousands(storm.PerProcess))},
-		&cli.IntFlag{Name: "loadgen-procs", Usage: "loadgen processes `N` (0 = as many as the fleet needs; 1 = this process)"},
-		&cli.Float64Flag{Name: "ramp", Usage: "first connects per second `R` (0 = all at once, bounded by --max-inflight; run and bench: 90% of --accept-rate when one is set)"},
-		&cli.Float64Flag{Name: "max-attempt-rate", Usage: "reconnect attempts per second `R` the whole fleet starts at most, shared among its processes; a retry due beyond it waits (0 = no cap; ws:// clients)"},
-		&cli.IntFlag{Name: "max-inflight", Usage: "first connects in flight at once `N` over the whole fleet, shared among its processes (0 = 2000); never limits reconnects"},
-		&cli.StringFlag{Name: "policy", Value: d.policy, Usage: "reconnect backoff policy `SPEC` (see stampede policy)"},
-		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "run seed `S`: every random draw is reproducible"},
-		&cli.DurationFlag{Name: "duration", Value: 30 * time.Second, Usage: "length `D` of the run from the start barrier"},
-		&cli.StringFlag{Name: "source-ips", Usage: "source addresses `LIST`, e.g. 127.0.0.2,127.0.0.3 or 127.0.0.2-127.0.0.9"},
-		&cli.DurationFlag{Name: "connect-timeout", Value: loadgen.DefaultConnectTimeout, Usage: "TCP connect deadline `D`"},
-		&cli.DurationFlag{Name: "handshake-timeout", Value: loadgen.DefaultHandshakeTimeout, Usage: "deadline `D` from TCP connected to the 101 answer"},
-		&cli.DurationFlag{Name: "ping-interval", Value: loadgen.DefaultPingInterval, Usage: "keepalive: ping the server after `D` without a frame from it, so a connection that died silently (a blackhole) is found (0 = off; unset: 10s, or longer above 100,000 clients so the fleet sends at most 10,000 pings a second)"},
-		&cli.DurationFlag{Name: "pong-timeout", DefaultText: "the ping interval", Usage: "keepalive: close a connection as ping_timeout when nothing answers its ping within `D`"},
-		&cli.IntFlag{Name: "syn-retries", DefaultText: "0, the kernel's setting", Usage: "TCP_SYNCNT `N` per socket"},
-		&cli.BoolFlag{Name: "no-retry-after", Usage: "ignore the server's Retry-After on 429/503 and wait what --policy says (a client that does not honour the header)"},
-		&cli.StringFlag{Name: "mode", Value: loadgen.ModeNone, Usage: "message `MODE`: none (hold, answer pings), echo (send, time the echo) or stampede (the message protocol of docs/protocol.md: rooms, ACKs, retry queue, resume)"},
-		&cli.Float64Flag{Name: "msg-rate", Value: loadgen.DefaultMsgRate, Usage: "echo or stampede messages per second per client `R`"},
-		&cli.IntFlag{Name: "msg-size", Value: loadgen.DefaultMsgSize, Usage: "echo payload `BYTES`"},
-		&cli.IntFlag{Name: "rooms", Usage: "stampede mode: rooms `N` of the whole fleet, client i in room i mod N (0 = rooms of 10 consecutive clients)"},
-		&cli.BoolFlag{Name: "no-resume", Usage: "stampede mode: after a reconnect rejoin from now instead of resuming (what was sent meanwhile is lost, and counted)"},
-		&cli.BoolFlag{Name: "no-retry-queue", Usage: "stampede mode: drop un-ACKed messages at a disconnect instead of resending them (counted as unacked_dropped)"},
-		&cli.DurationFlag{Name: "quiet-period", Value: loadgen.DefaultQuietPeriod, Usage: "stampede mode: stop sending `D` before the end, so deliveries land before loss is counted"},
-		&cli.IntFlag{Name: "reactors", Usage: "epoll reactor goroutines `N` (0 = min(GOMAXPROCS, 4))"},
+	flags := []cli.Flag{withDefault(knobFlag(knobOf("Client.Clients")), 100)}
+	flags = append(flags, &cli.IntFlag{Name: "loadgen-procs", Usage: "loadgen processes `N` (0 = as many as the fleet needs; 1 = this process)"})
+	flags = append(flags, knobFlags("Client.Ramp", "Client.MaxInflight", "Client.MaxAttemptRate")...)
+	flags = append(flags, withDefault(knobFlag(knobOf("Client.Policy")), d.policy), withDefault(knobFlag(knobOf("Client.Seed")), uint64(1)))
+	flags = append(flags, &cli.DurationFlag{Name: "duration", Value: 30 * time.Second, Usage: "length `D` of the run from the start barrier"})
+	flags = append(flags, knobFlags(fleetFields[6:]...)...)
+	return append(flags, []cli.Flag{
 		&cli.StringFlag{Name: "out", DefaultText: d.out, Usage: "results folder `DIR`: " + resultFiles},
 		forceFlag(),
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print no progress lines"},
@@ -57,7 +39,7 @@ func fleetFlags(d fleetDefaults) []cli.Flag {
 		&cli.DurationFlag{Name: "metrics-linger", Usage: "keep serving --metrics-addr for `D` after the run, with the final figures, so a scrape sees them"},
 		&cli.StringFlag{Name: "pushgateway", Usage: "push the final metrics to the Prometheus Pushgateway at `URL` when the run ends (job stampede, grouped by run_id), e.g. http://127.0.0.1:9091"},
 		sloFlag(),
-	}
+	}...)
 }
 
 // resultFiles lists every file a results folder holds.

@@ -161,19 +161,10 @@ func httpFleetConfig(c *cli.Context) (httpfleet.Config, error) {
 		return cfg, fmt.Errorf("--idempotency-key: %q: the only value is auto (a fixed key is a -H 'Idempotency-Key: ...')", k)
 	}
 	if err := cfg.Validate(); err != nil {
-		var ce *httpfleet.ConfigError
-		if errors.As(err, &ce) {
-			if name, ok := fleetFlagNames[ce.Field]; ok {
-				return cfg, fmt.Errorf("--%s: %s", name, ce.Reason)
-			}
-		}
-		return cfg, err
+		return cfg, flagError(err)
 	}
 	return cfg, nil
 }
-
-// fleetFlagNames maps httpfleet.Config fields to their flags.
-var fleetFlagNames = map[string]string{"Clients": "clients", "Rate": "rate", "Duration": "duration", "Grace": "grace", "Deadline": "deadline"}
 
 // fleetRetryConfig is httpConfig with the fleet's --attempts and
 // --no-retry-after.

@@ -30,18 +30,21 @@ var loadgenCmd = &cli.Command{
 		"in several worker processes, started and collected automatically.\n" +
 		"ws:// clients run on epoll reactors (about 200 bytes each); wss:// clients are one\n" +
 		"goroutine each with TLS state (several KiB each).",
-	Flags: append(append(append([]cli.Flag{
-		&cli.StringFlag{Name: "url", Usage: "server `URL` (ws:// or wss://; required)"},
-	}, fleetFlags(fleetDefaults{policy: defaultLoadgenPolicy, out: "none: the summary is printed, no folder written"})...),
-		&headersFlag{cli.GenericFlag{Name: "header", Value: &headerFlag{}, Usage: "upgrade request header `'Name: value'` (repeatable; -H is the same)"}},
-		&headersFlag{cli.GenericFlag{Name: "H", Value: &headerFlag{}, Hidden: true}},
-		&cli.StringSliceFlag{Name: "subprotocol", Usage: "subprotocol `NAME` to offer (repeatable)"},
-		&cli.BoolFlag{Name: "insecure", Usage: "wss://: accept any server certificate (a self-signed target)"},
-		haproxySocketFlag,
-		allowRemoteFlag,
-	), agentFlags()...),
+	Flags:  loadgenFlagList(),
 	Before: requireFlags("url"),
 	Action: loadgenAction,
+}
+
+func loadgenFlagList() []cli.Flag {
+	flags := knobFlags("Client.URL")
+	flags = append(flags, fleetFlags(fleetDefaults{policy: defaultLoadgenPolicy, out: "none: the summary is printed, no folder written"})...)
+	flags = append(flags,
+		&headersFlag{cli.GenericFlag{Name: "header", Value: &headerFlag{}, Usage: "upgrade request header `'Name: value'` (repeatable; -H is the same)"}},
+		&headersFlag{cli.GenericFlag{Name: "H", Value: &headerFlag{}, Hidden: true}},
+	)
+	flags = append(flags, knobFlags("Client.Protocols", "Client.TLSInsecure")...)
+	flags = append(flags, haproxySocketFlag, allowRemoteFlag)
+	return append(flags, agentFlags()...)
 }
 
 func loadgenAction(c *cli.Context) error {
@@ -80,19 +83,17 @@ func loadgenConfig(c *cli.Context) (loadgen.Config, error) {
 	if err != nil {
 		return cfg, err
 	}
-	pol, err := parsePolicyFlag(c.String("policy"))
-	if err != nil {
-		return cfg, err
-	}
-	cfg.URL, cfg.Policy = c.String("url"), pol
+	cfg.URL = c.String("url")
 	for _, h := range c.Generic("header").(*headerFlag).fields {
 		if cfg.Header == nil {
 			cfg.Header = http.Header{}
 		}
 		cfg.Header.Add(h[0], h[1])
 	}
-	cfg.Protocols = c.StringSlice("subprotocol")
-	cfg.TLSInsecure = c.Bool("insecure")
+	if err := fillKnobs(c, &cfg.Client, "Client.Protocols", "Client.TLSInsecure", "Client.SecretHeaders",
+		"Client.TLSCAFile", "Client.TLSCertFile", "Client.TLSKeyFile", "Client.TLSServerName"); err != nil {
+		return cfg, err
+	}
 	return cfg, nil // storm.Run validates it, once, before any socket opens
 }
 
@@ -106,33 +107,11 @@ func parsePolicyFlag(spec string) (backoff.Policy, error) {
 }
 
 // fleetConfig maps the fleet flags shared by loadgen, run and bench to a
-// loadgen.Config without URL and policy, which each command sets.
+// loadgen.Config without URL, which each command sets.
 func fleetConfig(c *cli.Context) (loadgen.Config, error) {
-	ips, err := loadgen.ParseSourceIPs(c.String("source-ips"))
-	if err != nil {
-		return loadgen.Config{}, fmt.Errorf("--source-ips: %w", err)
-	}
-	cfg := loadgen.Config{
-		Clients:          c.Int("clients"),
-		Ramp:             c.Float64("ramp"),
-		MaxInflight:      c.Int("max-inflight"),
-		MaxAttemptRate:   c.Float64("max-attempt-rate"),
-		Seed:             c.Uint64("seed"),
-		SourceIPs:        ips,
-		ConnectTimeout:   c.Duration("connect-timeout"),
-		HandshakeTimeout: c.Duration("handshake-timeout"),
-		PingInterval:     c.Duration("ping-interval"),
-		PongTimeout:      c.Duration("pong-timeout"),
-		SynRetries:       c.Int("syn-retries"),
-		NoRetryAfter:     c.Bool("no-retry-after"),
-		Mode:             c.String("mode"),
-		MsgRate:          c.Float64("msg-rate"),
-		Rooms:            c.Int("rooms"),
-		NoResume:         c.Bool("no-resume"),
-		NoRetryQueue:     c.Bool("no-retry-queue"),
-		QuietPeriod:      c.Duration("quiet-period"),
-		MsgSize:          c.Int("msg-size"),
-		Reactors:         c.Int("reactors"),
+	var cfg loadgen.Config
+	if err := fillKnobs(c, &cfg.Client, fleetFields...); err != nil {
+		return cfg, err
 	}
 	if !c.IsSet("ping-interval") {
 		cfg.PingInterval = loadgen.FleetPingInterval(cfg.Clients)
@@ -149,15 +128,4 @@ func fleetConfig(c *cli.Context) (loadgen.Config, error) {
 		cfg.Mode = loadgen.ModeStampede
 	}
 	return cfg, nil
-}
-
-// loadgenFlags names the flag behind each Config field.
-var loadgenFlags = map[string]string{
-	"URL": "url", "Clients": "clients", "Ramp": "ramp", "MaxInflight": "max-inflight", "MaxAttemptRate": "max-attempt-rate",
-	"ConnectTimeout": "connect-timeout", "HandshakeTimeout": "handshake-timeout",
-	"SynRetries": "syn-retries", "Header": "header", "Protocols": "subprotocol", "Mode": "mode",
-	"MsgRate": "msg-rate", "MsgSize": "msg-size", "Reactors": "reactors", "SourceIPs": "source-ips",
-	"Rooms": "rooms", "QuietPeriod": "quiet-period", "NoResume": "no-resume", "NoRetryQueue": "no-retry-queue",
-	"PingInterval": "ping-interval", "PongTimeout": "pong-timeout",
-	"TLS": "ca", "TLSCAFile": "ca", "TLSCertFile": "cert", "TLSKeyFile": "key", "TLSServerName": "server-name",
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/target"
 )
 
@@ -83,8 +84,8 @@ func TestLoadgenBadFlags(t *testing.T) {
 		{"msg size", []string{"--msg-size", "3"}, "--msg-size: "},
 		{"duration", []string{"--duration", "0s"}, "--duration: "},
 		{"url", []string{"--url", "http://127.0.0.1/"}, "--url: "},
-		{"too many clients", []string{"--clients", "10000000"}, "--clients 10000000 needs"},
-		{"too few procs", []string{"--clients", "40000", "--loadgen-procs", "1"}, "--loadgen-procs 1 cannot hold 40000 clients"},
+		{"too many clients", []string{"--clients", "10000000"}, "--clients: 10000000 needs"},
+		{"too few procs", []string{"--clients", "40000", "--loadgen-procs", "1"}, "--loadgen-procs: 1 cannot hold 40000 clients"},
 		{"ping interval", []string{"--ping-interval", "-1s"}, "--ping-interval must be >= 0"},
 		{"pong timeout", []string{"--pong-timeout", "-1s"}, "--pong-timeout: "},
 	} {
@@ -106,7 +107,7 @@ func TestLoadgenBadFlags(t *testing.T) {
 // client connects (the target holds every upgrade): the run fails for
 // that first, and the SLO's failure is in the summary.
 func TestLoadgenKernelCounters(t *testing.T) {
-	srv, err := target.Start(target.Config{Backlog: 1, Hold: time.Hour})
+	srv, err := target.Start(target.Config{Server: spec.Server{Backlog: 1, Hold: time.Hour}})
 	if err != nil {
 		t.Fatal(err)
 	}

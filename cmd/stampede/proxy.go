@@ -147,13 +147,3 @@ func scheduleFlag(c *cli.Context) (*chaos.Schedule, error) {
 	}
 	return s, nil
 }
-
-// proxyFlags names the flag behind each proxy.Config and proxy.RunConfig
-// field.
-var proxyFlags = map[string]string{
-	"Listen": "listen", "Upstream": "upstream", "Reactors": "reactors", "Backlog": "backlog",
-	"MaxConns": "max-conns", "ConnectTimeout": "connect-timeout", "Proc": "proc",
-	// proxy.RunConfig's own fields.
-	"Procs": "procs", "Duration": "duration", "ControlAddr": "control-addr",
-	"Schedule": "chaos", "Initial": "fault",
-}

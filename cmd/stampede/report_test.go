@@ -16,6 +16,7 @@ import (
 
 	"github.com/stampede-dev/stampede/internal/testenv"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/target"
 )
 
@@ -106,7 +107,7 @@ func restartingTarget(t *testing.T) (addr string, restarted <-chan error) {
 		t.Fatal(err)
 	}
 	addr = fmt.Sprintf("127.0.0.1:%d", port)
-	srv, err := target.Start(target.Config{Addr: addr})
+	srv, err := target.Start(target.Config{Server: spec.Server{Addr: addr}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +126,7 @@ func restartingTarget(t *testing.T) (addr string, restarted <-chan error) {
 		srv.Shutdown(target.Abrupt)
 		<-srv.Done()
 		time.Sleep(400 * time.Millisecond)
-		s2, err := target.Start(target.Config{Addr: addr})
+		s2, err := target.Start(target.Config{Server: spec.Server{Addr: addr}})
 		if err == nil {
 			mu.Lock()
 			servers = append(servers, s2)

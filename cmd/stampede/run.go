@@ -11,10 +11,6 @@ import (
 	"github.com/stampede-dev/stampede/storm"
 )
 
-// runTargetFlags are the target's flags that `run` and `bench` take.
-var runTargetFlags = []string{"backlog", "accept-rate", "accept-burst", "handshake-cost", "tls", "max-conns", "reject-retry-after",
-	"store", "no-dedupe", "retention"}
-
 // defaultRunPolicy is the policy of `stampede run` without --policy.
 const defaultRunPolicy = "exp:initial=1s,max=60s,jitter=0.5,spread=100ms-500ms"
 
@@ -48,7 +44,7 @@ func init() {
 }
 
 func runFlags() []cli.Flag {
-	flags := pickFlags(targetCmd.Flags, runTargetFlags...)
+	flags := knobFlags(runTargetFields...)
 	flags = append(flags, fleetFlags(fleetDefaults{policy: defaultRunPolicy, out: "stampede-results/TIME"})...)
 	flags = append(flags, stormFlags()...)
 	return append(flags, agentFlags()...)
@@ -62,11 +58,6 @@ func runAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	pol, err := parsePolicyFlag(c.String("policy"))
-	if err != nil {
-		return err
-	}
-	cfg.Fleet.Policy = pol
 	if err := agentRunConfig(c, &cfg); err != nil {
 		return err
 	}
@@ -82,7 +73,7 @@ func stormConfig(c *cli.Context, defaultOut string) (storm.Config, error) {
 		return storm.Config{}, err
 	}
 	cfg := storm.Config{
-		Target:       targetConfig(c),
+		Target:       targetConfig(c, runTargetFields...),
 		TargetProcs:  c.Int("procs"),
 		Fleet:        fleet,
 		LoadgenProcs: c.Int("loadgen-procs"),

@@ -31,7 +31,7 @@ func TestTargetBadFlags(t *testing.T) {
 		{name: "host name", args: []string{"--addr", "example.com:80"},
 			wantErr: "stampede: --addr: address \"example.com:80\": want a literal IP and a port, like 127.0.0.1:0 or [::1]:8080\n"},
 		{name: "cert without key", args: []string{"--cert", "c.pem"},
-			wantErr: "stampede: --cert: CertFile and KeyFile go together\n"},
+			wantErr: "stampede: --cert: goes together with --key\n"},
 		{name: "negative procs", args: []string{"--procs", "-2"},
 			wantErr: "stampede: --procs: must not be negative\n"},
 		{name: "procs past the cap", args: []string{"--procs", "300"},

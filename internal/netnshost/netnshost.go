@@ -90,7 +90,7 @@ func Script() (string, error) {
 // returns the set it printed. An error wraps ErrUnavailable when
 // namespaces cannot be made here.
 func UpSet(ctx context.Context, k, n, m int) (Set, error) {
-	out, err := script(ctx, "up", strconv.Itoa(n), "--set", strconv.Itoa(k), "--addrs", strconv.Itoa(m))
+	out, err := script(ctx, append(append([]string{"up", strconv.Itoa(n)}, opt("set", k)...), opt("addrs", m)...)...)
 	if err != nil {
 		return Set{}, err
 	}
@@ -99,18 +99,21 @@ func UpSet(ctx context.Context, k, n, m int) (Set, error) {
 
 // DownSet runs `hosts.sh down --set k`.
 func DownSet(ctx context.Context, k int) error {
-	_, err := script(ctx, "down", "--set", strconv.Itoa(k))
+	_, err := script(ctx, append([]string{"down"}, opt("set", k)...)...)
 	return err
 }
 
 // StatusSet runs `hosts.sh status --set k` and returns what is up.
 func StatusSet(ctx context.Context, k int) (Set, error) {
-	out, err := script(ctx, "status", "--set", strconv.Itoa(k))
+	out, err := script(ctx, append([]string{"status"}, opt("set", k)...)...)
 	if err != nil {
 		return Set{}, err
 	}
 	return Parse(lastLine(out))
 }
+
+// opt writes hosts.sh's option name with the value v.
+func opt(name string, v int) []string { return []string{"--" + name, strconv.Itoa(v)} }
 
 // script runs hosts.sh with args and returns its stdout; a failure's error
 // carries its stderr, and wraps ErrUnavailable on exit status 3.

@@ -52,6 +52,7 @@ import (
 	"github.com/stampede-dev/stampede/childproc"
 	"github.com/stampede-dev/stampede/controlapi"
 	"github.com/stampede-dev/stampede/protocol"
+	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/target"
 )
 
@@ -420,7 +421,7 @@ const targetEnv = "PROTOBENCH_TARGET_STORE"
 
 func init() {
 	if v, ok := os.LookupEnv(targetEnv); ok {
-		cfg := target.Config{Backlog: 4096}
+		cfg := target.Config{Server: spec.Server{Backlog: 4096}}
 		if v != "echo" {
 			cfg.Store = v
 		}

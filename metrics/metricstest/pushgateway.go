@@ -61,8 +61,8 @@ func start(t testing.TB, exe string) (string, error) {
 	}
 	defer log.Close() // the child has its own descriptor
 	logText := func() string { b, _ := os.ReadFile(log.Name()); return strings.TrimSpace(string(b)) }
-	cmd := exec.Command(exe, "--web.listen-address="+addr, "--log.level=warn",
-		"--persistence.file="+filepath.Join(dir, "pushgateway.data"))
+	cmd := exec.Command(exe, longOpt("web.listen-address", addr), longOpt("log.level", "warn"),
+		longOpt("persistence.file", filepath.Join(dir, "pushgateway.data")))
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		return "", err
@@ -146,3 +146,6 @@ next:
 	}
 	return ""
 }
+
+// longOpt writes the Pushgateway's option name=value.
+func longOpt(name, value string) string { return "--" + name + "=" + value }

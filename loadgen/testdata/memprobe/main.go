@@ -30,6 +30,7 @@ import (
 
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/loadgen"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // sample is one client process's measurement.
@@ -94,9 +95,8 @@ func runServer(addr string) error {
 }
 
 func runClients(url string, n, reactors int, settle time.Duration) error {
-	f, err := loadgen.New(loadgen.Config{
-		URL: url, Clients: n, Reactors: reactors,
-		Policy: backoff.Policy{Kind: backoff.Exp, Initial: 100 * time.Millisecond, Max: time.Second, Jitter: 0.5},
+	f, err := loadgen.New(loadgen.Config{Client: spec.Client{URL: url, Clients: n, Reactors: reactors,
+		Policy: backoff.Policy{Kind: backoff.Exp, Initial: 100 * time.Millisecond, Max: time.Second, Jitter: 0.5}},
 	})
 	if err != nil {
 		return err

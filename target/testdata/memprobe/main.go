@@ -30,6 +30,7 @@ import (
 
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/loadgen"
+	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/target"
 )
 
@@ -65,7 +66,7 @@ func main() {
 
 func runServer() error {
 	runtime.MemProfileRate = 512 // a profile that sees the small per-connection records
-	s, err := target.Start(target.Config{Backlog: 4096})
+	s, err := target.Start(target.Config{Server: spec.Server{Backlog: 4096}})
 	if err != nil {
 		return err
 	}
@@ -177,9 +178,8 @@ func run(n int, profile string, settle time.Duration) error {
 		return err
 	}
 	kBefore := readKernel()
-	f, err := loadgen.New(loadgen.Config{
-		URL: srv.url, Clients: n,
-		Policy: backoff.Policy{Kind: backoff.Exp, Initial: 100 * time.Millisecond, Max: time.Second, Jitter: 0.5},
+	f, err := loadgen.New(loadgen.Config{Client: spec.Client{URL: srv.url, Clients: n,
+		Policy: backoff.Policy{Kind: backoff.Exp, Initial: 100 * time.Millisecond, Max: time.Second, Jitter: 0.5}},
 	})
 	if err != nil {
 		return err

@@ -1,0 +1,372 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/stampede-dev/stampede/backoff"
+	"github.com/stampede-dev/stampede/loadgen"
+	"github.com/stampede-dev/stampede/sim"
+	"github.com/stampede-dev/stampede/spec"
+	"github.com/stampede-dev/stampede/store"
+	"github.com/stampede-dev/stampede/storm"
+	"github.com/stampede-dev/stampede/target"
+)
+
+// knob ties one flag to one config field. The knobs table is the only
+// place that knows both: the flags of the specs (spec.Client,
+// spec.Server) and of the simulator's model are defined from it, with
+// their defaults taken from the spec; fillKnobs copies their values into
+// the specs; flagError names the flag of a field error. A field whose flag
+// a command defines by hand (--duration, --out) is listed too, so its
+// errors name the flag.
+type knob struct {
+	// flag is the flag's name without dashes.
+	flag string
+	// field is the field's path as a *spec.FieldError names it:
+	// "Client.MsgSize", "Server.Backlog", "Sim.RTT", "Storm.Duration".
+	field string
+	// usage is the flag's help; `NAME` in it names the value.
+	usage string
+	// def shows the spec's default as the flag's value; without it the
+	// flag's value is the field's zero, which means the default too, and
+	// usage or defText says what that is.
+	def bool
+	// defText is what --help shows as the default, where that is not a
+	// plain value.
+	defText string
+	// parse turns a string flag into the field's value (a policy, a list
+	// of addresses).
+	parse func(string) (any, error)
+}
+
+// knobs is the table. Fields under Client, Server and Sim are defined and
+// filled from it (knobFlags, fillKnobs); the rest are defined by their
+// commands and listed here for flagError.
+var knobs = []knob{
+	// The fleet: spec.Client.
+	{flag: "url", field: "Client.URL", usage: "server `URL` (ws:// or wss://; required)"},
+	{flag: "clients", field: "Client.Clients", usage: fmt.Sprintf("number of clients `N`; above %s they run in several worker processes", thousands(storm.PerProcess))},
+	{flag: "ramp", field: "Client.Ramp", usage: "first connects per second `R` (0 = all at once, bounded by --max-inflight; run and bench: 90% of --accept-rate when one is set)"},
+	{flag: "max-inflight", field: "Client.MaxInflight", usage: "first connects in flight at once `N` over the whole fleet, shared among its processes (0 = 2000); never limits reconnects"},
+	{flag: "max-attempt-rate", field: "Client.MaxAttemptRate", usage: "reconnect attempts per second `R` the whole fleet starts at most, shared among its processes; a retry due beyond it waits (0 = no cap; ws:// clients)"},
+	{flag: "policy", field: "Client.Policy", usage: "reconnect backoff policy `SPEC` (see stampede policy)", parse: func(s string) (any, error) { return backoff.Parse(s) }},
+	{flag: "seed", field: "Client.Seed", usage: "run seed `S`: every random draw is reproducible"},
+	{flag: "source-ips", field: "Client.SourceIPs", usage: "source addresses `LIST`, e.g. 127.0.0.2,127.0.0.3 or 127.0.0.2-127.0.0.9", parse: func(s string) (any, error) { return loadgen.ParseSourceIPs(s) }},
+	{flag: "connect-timeout", field: "Client.ConnectTimeout", def: true, usage: "TCP connect deadline `D`"},
+	{flag: "handshake-timeout", field: "Client.HandshakeTimeout", def: true, usage: "deadline `D` from TCP connected to the 101 answer"},
+	{flag: "ping-interval", field: "Client.PingInterval", def: true, usage: "keepalive: ping the server after `D` without a frame from it, so a connection that died silently (a blackhole) is found (0 = off; unset: 10s, or longer above 100,000 clients so the fleet sends at most 10,000 pings a second)"},
+	{flag: "pong-timeout", field: "Client.PongTimeout", defText: "the ping interval", usage: "keepalive: close a connection as ping_timeout when nothing answers its ping within `D`"},
+	{flag: "syn-retries", field: "Client.SynRetries", defText: "0, the kernel's setting", usage: "TCP_SYNCNT `N` per socket"},
+	{flag: "no-retry-after", field: "Client.NoRetryAfter", usage: "ignore the server's Retry-After on 429/503 and wait what --policy says (a client that does not honour the header)"},
+	{flag: "mode", field: "Client.Mode", def: true, usage: "message `MODE`: none (hold, answer pings), echo (send, time the echo) or stampede (the message protocol of docs/protocol.md: rooms, ACKs, retry queue, resume)"},
+	{flag: "msg-rate", field: "Client.MsgRate", def: true, usage: "echo or stampede messages per second per client `R`"},
+	{flag: "msg-size", field: "Client.MsgSize", def: true, usage: "echo payload `BYTES`"},
+	{flag: "rooms", field: "Client.Rooms", usage: "stampede mode: rooms `N` of the whole fleet, client i in room i mod N (0 = rooms of 10 consecutive clients)"},
+	{flag: "no-resume", field: "Client.NoResume", usage: "stampede mode: after a reconnect rejoin from now instead of resuming (what was sent meanwhile is lost, and counted)"},
+	{flag: "no-retry-queue", field: "Client.NoRetryQueue", usage: "stampede mode: drop un-ACKed messages at a disconnect instead of resending them (counted as unacked_dropped)"},
+	{flag: "quiet-period", field: "Client.QuietPeriod", def: true, usage: "stampede mode: stop sending `D` before the end, so deliveries land before loss is counted"},
+	{flag: "reactors", field: "Client.Reactors", usage: "epoll reactor goroutines `N` (0 = min(GOMAXPROCS, 4))"},
+	{flag: "header", field: "Client.Header"},
+	{flag: "subprotocol", field: "Client.Protocols", usage: "subprotocol `NAME` to offer (repeatable)"},
+	{flag: "insecure", field: "Client.TLSInsecure", usage: "wss://: accept any server certificate (a self-signed target)"},
+	{flag: "ca", field: "Client.TLSCAFile", usage: "wss://: verify the server against the CA certificates in PEM `FILE` instead of the system roots"},
+	{flag: "cert", field: "Client.TLSCertFile", usage: "wss://: client certificate PEM `FILE` (with --key)"},
+	{flag: "key", field: "Client.TLSKeyFile", usage: "wss://: client key PEM `FILE` (with --cert)"},
+	{flag: "server-name", field: "Client.TLSServerName", defText: "the URL's host", usage: "wss://: `NAME` sent as SNI and checked in the server's certificate"},
+	{flag: "secret-header", field: "Client.SecretHeaders", usage: "header `NAME` whose value is secret too, written as <redacted> (repeatable)"},
+
+	// The server: spec.Server.
+	{flag: "addr", field: "Server.Addr", def: true, usage: "listen address `IP:PORT` (port 0: a free one; IPv6 as [::1]:PORT)"},
+	{flag: "backlog", field: "Server.Backlog", def: true, usage: "listen backlog `N`: the accept queue holds N+1 (capped by net.core.somaxconn)"},
+	{flag: "accept-rate", field: "Server.AcceptRate", usage: "accepts per second `R` (0 = unlimited); above it the backlog fills"},
+	{flag: "accept-burst", field: "Server.AcceptBurst", defText: "0, 10 ms worth of --accept-rate, at least 1", usage: "accepts `N` allowed at once under --accept-rate"},
+	{flag: "handshake-cost", field: "Server.HandshakeCost", usage: "CPU time `D` burned per admitted upgrade, standing in for TLS and auth"},
+	{flag: "handshake-timeout", field: "Server.HandshakeTimeout", def: true, usage: "limit `D` on the TLS handshake plus the upgrade"},
+	{flag: "tls", field: "Server.TLS", usage: "serve wss:// with a self-signed certificate for 127.0.0.1, ::1 and localhost"},
+	{flag: "cert", field: "Server.CertFile", usage: "PEM certificate `FILE` to serve wss:// with (with --key)"},
+	{flag: "key", field: "Server.KeyFile", usage: "PEM private key `FILE` of --cert"},
+	{flag: "max-conns", field: "Server.MaxConns", usage: "open connections `N` above which upgrades are answered 503 (0 = no cap)"},
+	{flag: "reject-retry-after", field: "Server.RejectRetryAfter", def: true, usage: "Retry-After `D` sent with a --max-conns rejection (whole seconds)"},
+	{flag: "http-limit", field: "Server.HTTPLimit", usage: "requests per second `R` the HTTP endpoint " + target.HTTPPath + " answers 200 (token bucket; 0 = no limit); above it --limit-status"},
+	{flag: "http-burst", field: "Server.HTTPBurst", defText: "0, 100 ms worth of --http-limit, at least 1", usage: "requests `N` answered 200 at once under --http-limit"},
+	{flag: "limit-status", field: "Server.LimitStatus", def: true, usage: "status `CODE` above --http-limit: 429, 503 or 529"},
+	{flag: "retry-after", field: "Server.LimitRetryAfter", def: true, usage: "Retry-After `D` sent with --limit-status (whole seconds, rounded up)"},
+	{flag: "hold", field: "Server.Hold", usage: "listen at once but accept nothing for `D` (port open, backlog fills, SYNs time out)"},
+	{flag: "store", field: "Server.Store", usage: "speak the message protocol (docs/protocol.md) on the store at `URL`: jetstream:///DIR (NATS JetStream embedded, run by the group's owner and shared by its --procs; what run --mode stampede uses for several target processes), file:///DIR or DIR (embedded log, one process; what run uses for one), redis://127.0.0.1:6379/0, postgres://USER@127.0.0.1:5432/DB, nats://HOST:PORT; fsync before ACK for the embedded ones; empty: echo"},
+	{flag: "no-dedupe", field: "Server.NoDedupe", usage: "store and deliver a resent message again under a new seq (shows what dedupe prevents; needs --store)"},
+	{flag: "retention", field: "Server.Retention", defText: fmt.Sprint(store.DefaultRetention), usage: "messages `N` per room the store keeps for resume (needs --store)"},
+
+	// The simulator's model: sim.Config.
+	{flag: "syn-schedule", field: "Sim.SynSchedule", defText: "1s,2s,3s,4s,5s,7s,11s,19s,35s,67s,131s (this kernel's)", usage: "model: SYN retransmit times `LIST` from the first SYN", parse: parseDurations},
+	{flag: "kernel-hz", field: "Sim.HZ", def: true, usage: "model: the kernel's tick rate `HZ`: its TCP retransmit timers fire together on a timer wheel of that many jiffies a second (negative: exact timers)"},
+	{flag: "netdev-backlog", field: "Sim.NetdevBacklog", def: true, usage: "model: net.core.netdev_max_backlog `N`: of the retransmits one timer tick fires, those beyond N+1 are dropped before TCP sees them (negative: no limit)"},
+	{flag: "no-syn-cookies", field: "Sim.NoSynCookies", usage: "model: SYN cookies off (a SYN that finds the SYN queue full is dropped)"},
+	{flag: "proc-capacity", field: "Sim.ProcCapacity", def: true, usage: "model: upgrades per second `R` one target process completes when nothing else limits it"},
+	{flag: "rtt", field: "Sim.RTT", def: true, usage: "model: handshake round trip `D`: SYNs within it see the same accept queue"},
+	{flag: "data-rto", field: "Sim.DataRTO", def: true, usage: "model: tcp_rto_min `D`: an upgrade request whose final ACK was dropped is sent again D, D, 2D, 4D... apart (a loss probe, then retransmit timeouts)"},
+	{flag: "stop-time", field: "Sim.StopTime", def: true, usage: "model: a restarted process's exit `D` (closing its connections; its listener still open, accepting nothing), before the down= time with the port closed (negative: none)"},
+	{flag: "start-time", field: "Sim.StartTime", def: true, usage: "model: a restarted process's start, from listening to accepting, `D` (negative: none)"},
+	{flag: "close-rate", field: "Sim.CloseRate", def: true, usage: "model: connections per second `R` a stopping target process closes (negative: all at once)"},
+	{flag: "issue-rate", field: "Sim.IssueRate", usage: "model: attempts per second `R` the fleet's machine can start; given, the fleet also shares that machine's kernel timers and softnet backlog (0 = unlimited: independent devices, each its own kernel; this machine's loadgens started 48,000-106,000 a second in their fastest 100 ms in calibration)"},
+	{flag: "procs", field: "Sim.Procs"},
+	{flag: "duration", field: "Sim.Duration"},
+	{flag: "lb-rate", field: "Sim.LB.Rate"},
+	{flag: "lb-queue", field: "Sim.LB.Queue"},
+	{flag: "chaos", field: "Sim.Schedule"},
+
+	// Fields whose flags their commands define.
+	{flag: "duration", field: "Storm.Duration"},
+	{flag: "agents", field: "Storm.Agents"},
+	{flag: "on-agent-loss", field: "Storm.OnAgentLoss"},
+	{flag: "chaos", field: "Storm.Schedule"},
+	{flag: "proxy", field: "Storm.Proxy"},
+	{flag: "loadgen-procs", field: "Storm.LoadgenProcs"},
+	{flag: "procs", field: "Storm.TargetProcs"},
+	{flag: "out", field: "Storm.Out"},
+	{flag: "policies", field: "Storm.Policies"},
+	{flag: "haproxy-socket", field: "Storm.HAProxySockets"},
+	{flag: "procs", field: "RunConfig.Procs"},
+	{flag: "control-addr", field: "RunConfig.ControlAddr"},
+	{flag: "url", field: "Drill.URL"},
+	{flag: "restart-cmd", field: "Drill.RestartCmd"},
+	{flag: "wait-for-outage", field: "Drill.WaitForOutage"},
+	{flag: "at", field: "Drill.At"},
+	{flag: "restart-timeout", field: "Drill.CommandTimeout"},
+	{flag: "junit", field: "Drill.JUnit"},
+	{flag: "metrics-addr", field: "Metrics.Addr"},
+	{flag: "pushgateway", field: "Metrics.Pushgateway"},
+	{flag: "listen", field: "Proxy.Listen"},
+	{flag: "upstream", field: "Proxy.Upstream"},
+	{flag: "reactors", field: "Proxy.Reactors"},
+	{flag: "backlog", field: "Proxy.Backlog"},
+	{flag: "max-conns", field: "Proxy.MaxConns"},
+	{flag: "connect-timeout", field: "Proxy.ConnectTimeout"},
+	{flag: "proc", field: "Proxy.Proc"},
+	{flag: "procs", field: "Proxy.Procs"},
+	{flag: "duration", field: "Proxy.Duration"},
+	{flag: "control-addr", field: "Proxy.ControlAddr"},
+	{flag: "chaos", field: "Proxy.Schedule"},
+	{flag: "fault", field: "Proxy.Initial"},
+	{flag: "out", field: "Sim.Out"},
+	{flag: "allow-remote", field: "Drill.AllowRemote"},
+	{flag: "token-file", field: "Hub.TokenFile"},
+	{flag: "nats", field: "Hub.NATS"},
+	{flag: "listen", field: "Hub.Listen"},
+	{flag: "tls-cert", field: "Hub.TLSCert"},
+	{flag: "tls-key", field: "Hub.TLSKey"},
+	{flag: "role", field: "Join.Role"},
+	{flag: "name", field: "Join.Name"},
+	{flag: "capacity", field: "Join.Capacity"},
+	{flag: "nats", field: "Join.NATS"},
+	{flag: "clients", field: "HTTP.Clients"},
+	{flag: "rate", field: "HTTP.Rate"},
+	{flag: "duration", field: "HTTP.Duration"},
+	{flag: "grace", field: "HTTP.Grace"},
+	{flag: "deadline", field: "HTTP.Deadline"},
+}
+
+// Which commands take which knobs.
+
+// fleetFields are the fleet's knobs that every command running a fleet
+// takes, in the order --help lists them (the first six lead, around
+// --loadgen-procs and --duration).
+var fleetFields = []string{"Client.Clients", "Client.Ramp", "Client.MaxInflight", "Client.MaxAttemptRate", "Client.Policy", "Client.Seed",
+	"Client.SourceIPs", "Client.ConnectTimeout", "Client.HandshakeTimeout", "Client.PingInterval", "Client.PongTimeout",
+	"Client.SynRetries", "Client.NoRetryAfter", "Client.Mode", "Client.MsgRate", "Client.MsgSize", "Client.Rooms",
+	"Client.NoResume", "Client.NoRetryQueue", "Client.QuietPeriod", "Client.Reactors"}
+
+// targetFields are the server's knobs that `target` takes; run, bench
+// and simulate take some of them.
+var targetFields = []string{"Server.Addr", "Server.Backlog", "Server.AcceptRate", "Server.AcceptBurst", "Server.HandshakeCost",
+	"Server.HandshakeTimeout", "Server.TLS", "Server.CertFile", "Server.KeyFile", "Server.MaxConns", "Server.RejectRetryAfter",
+	"Server.HTTPLimit", "Server.HTTPBurst", "Server.LimitStatus", "Server.LimitRetryAfter", "Server.Hold", "Server.Store",
+	"Server.NoDedupe", "Server.Retention"}
+
+// runTargetFields are the server's knobs that `run` and `bench` take.
+var runTargetFields = []string{"Server.Backlog", "Server.AcceptRate", "Server.AcceptBurst", "Server.HandshakeCost", "Server.TLS",
+	"Server.MaxConns", "Server.RejectRetryAfter", "Server.Store", "Server.NoDedupe", "Server.Retention"}
+
+// The fleet's and server's knobs a simulation takes as a run does, and
+// the model's own.
+var (
+	simFleetFields = []string{"Client.Clients", "Client.Ramp", "Client.MaxInflight", "Client.Policy", "Client.Seed",
+		"Client.ConnectTimeout", "Client.HandshakeTimeout", "Client.SynRetries", "Client.NoRetryAfter"}
+	simServerFields = []string{"Server.Backlog", "Server.AcceptRate", "Server.AcceptBurst", "Server.HandshakeCost"}
+	simModelFields  = []string{"Sim.SynSchedule", "Sim.HZ", "Sim.NetdevBacklog", "Sim.NoSynCookies", "Sim.ProcCapacity",
+		"Sim.RTT", "Sim.DataRTO", "Sim.StopTime", "Sim.StartTime", "Sim.CloseRate", "Sim.IssueRate"}
+)
+
+// knobRoots are the types whose fields the table defines flags for, with
+// the value that holds every default.
+var knobRoots = map[string]reflect.Value{
+	"Client": reflect.ValueOf(spec.Client{}.WithDefaults()),
+	"Server": reflect.ValueOf(spec.Server{}.WithDefaults()),
+	"Sim":    reflect.ValueOf(sim.Defaults()),
+}
+
+// knobOf returns the knob of a field path; a missing one is a programming
+// error.
+func knobOf(field string) knob {
+	for _, k := range knobs {
+		if k.field == field {
+			return k
+		}
+	}
+	panic("stampede: no knob for " + field)
+}
+
+// flagOf names the flag of a field path; "" if it has none.
+func flagOf(field string) string {
+	for _, k := range knobs {
+		if k.field == field {
+			return k.flag
+		}
+	}
+	return ""
+}
+
+// specField returns the field of root value v that path names.
+func specField(v reflect.Value, path string) reflect.Value {
+	_, name, _ := strings.Cut(path, ".")
+	f := v.FieldByName(name)
+	if !f.IsValid() {
+		panic("stampede: no field " + path)
+	}
+	return f
+}
+
+var durationType = reflect.TypeFor[time.Duration]()
+
+// knobFlags returns the flags of the given fields, in that order.
+func knobFlags(fields ...string) []cli.Flag {
+	out := make([]cli.Flag, 0, len(fields))
+	for _, field := range fields {
+		out = append(out, knobFlag(knobOf(field)))
+	}
+	return out
+}
+
+// knobFlag defines k's flag from its field's type and default.
+func knobFlag(k knob) cli.Flag {
+	root, _, _ := strings.Cut(k.field, ".")
+	dv, ok := knobRoots[root]
+	if !ok {
+		panic("stampede: knob " + k.field + " has no spec to define its flag from")
+	}
+	f := specField(dv, k.field)
+	if !k.def {
+		f = reflect.Zero(f.Type())
+	}
+	switch {
+	case k.parse != nil:
+		return &cli.StringFlag{Name: k.flag, Usage: k.usage, DefaultText: k.defText}
+	case f.Type() == durationType:
+		return &cli.DurationFlag{Name: k.flag, Usage: k.usage, DefaultText: k.defText, Value: time.Duration(f.Int())}
+	}
+	switch f.Kind() {
+	case reflect.Int:
+		return &cli.IntFlag{Name: k.flag, Usage: k.usage, DefaultText: k.defText, Value: int(f.Int())}
+	case reflect.Uint64:
+		return &cli.Uint64Flag{Name: k.flag, Usage: k.usage, DefaultText: k.defText, Value: f.Uint()}
+	case reflect.Float64:
+		return &cli.Float64Flag{Name: k.flag, Usage: k.usage, DefaultText: k.defText, Value: f.Float()}
+	case reflect.Bool:
+		return &cli.BoolFlag{Name: k.flag, Usage: k.usage, DefaultText: k.defText, Value: f.Bool()}
+	case reflect.String:
+		return &cli.StringFlag{Name: k.flag, Usage: k.usage, DefaultText: k.defText, Value: f.String()}
+	case reflect.Slice:
+		if f.Type().Elem().Kind() == reflect.String {
+			return &cli.StringSliceFlag{Name: k.flag, Usage: k.usage, DefaultText: k.defText}
+		}
+	}
+	panic(fmt.Sprintf("stampede: knob %s: no flag for a %s", k.field, f.Type()))
+}
+
+// fillKnobs copies the flags of the given fields into dst, a pointer to
+// the spec (or model) that the fields' paths are led by: fillKnobs(c,
+// &cfg.Client, fields...) sets the Client fields among them. A flag the
+// command does not have is skipped.
+func fillKnobs(c *cli.Context, dst any, fields ...string) error {
+	v := reflect.ValueOf(dst).Elem()
+	root := v.Type().Name()
+	if v.Type() == reflect.TypeFor[sim.Config]() {
+		root = "Sim"
+	}
+	for _, field := range fields {
+		if !strings.HasPrefix(field, root+".") {
+			continue
+		}
+		k := knobOf(field)
+		if flagNamed(c.Command.Flags, k.flag) == nil {
+			continue
+		}
+		f := specField(v, field)
+		switch {
+		case k.parse != nil:
+			x, err := k.parse(c.String(k.flag))
+			if err != nil {
+				return fmt.Errorf("--%s: %w", k.flag, err)
+			}
+			f.Set(reflect.ValueOf(x))
+			continue
+		case f.Type() == durationType:
+			f.SetInt(int64(c.Duration(k.flag)))
+			continue
+		}
+		switch f.Kind() {
+		case reflect.Int:
+			f.SetInt(int64(c.Int(k.flag)))
+		case reflect.Uint64:
+			f.SetUint(c.Uint64(k.flag))
+		case reflect.Float64:
+			f.SetFloat(c.Float64(k.flag))
+		case reflect.Bool:
+			f.SetBool(c.Bool(k.flag))
+		case reflect.String:
+			f.SetString(c.String(k.flag))
+		case reflect.Slice:
+			f.Set(reflect.ValueOf(c.StringSlice(k.flag)))
+		}
+	}
+	return nil
+}
+
+// flagError rewrites a *spec.FieldError as one line naming the flag of
+// its field, and the flags of the fields its reason names (`--backlog: -1
+// must not be negative`); any other error is returned as it is. One
+// function serves every command, so `run` names --backlog or --msg-size
+// exactly as `target` and `loadgen` do.
+func flagError(err error) error {
+	var fe *spec.FieldError
+	if err == nil || !errors.As(err, &fe) || flagOf(fe.Field) == "" {
+		return err
+	}
+	return errors.New(fe.Render(func(field string) string {
+		if name := flagOf(field); name != "" {
+			return dashed(name)
+		}
+		return field
+	}))
+}
+
+// parseDurations parses a comma-separated list of durations; empty is nil.
+func parseDurations(s string) (any, error) {
+	var ds []time.Duration
+	if s == "" {
+		return ds, nil
+	}
+	for _, w := range strings.Split(s, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(w))
+		if err != nil {
+			return nil, fmt.Errorf("%q: want increasing positive durations, e.g. 1s,3s,7s", s)
+		}
+		ds = append(ds, d)
+	}
+	return ds, nil
+}

@@ -1,0 +1,266 @@
+package spec
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"runtime"
+	"time"
+)
+
+// Defaults and bounds of a Server.
+const (
+	DefaultAddr                   = "127.0.0.1:0"
+	DefaultBacklog                = 128
+	DefaultServerHandshakeTimeout = 5 * time.Second
+	DefaultRejectRetryAfter       = time.Second
+	DefaultUpgraders              = 64
+	DefaultFrameTimeout           = 5 * time.Second
+	DefaultWriteTimeout           = 5 * time.Second
+	DefaultCloseTimeout           = 2 * time.Second
+	DefaultMaxMessageSize         = 1 << 20
+	DefaultLimitStatus            = 429
+	DefaultLimitRetryAfter        = time.Second
+)
+
+// The accept rates a server paces, besides 0 (unlimited). Below
+// MinAcceptRate one accept waits over a quarter of an hour, nothing a run
+// measures; rates are refused outside the range rather than wrapped into
+// a wait that overflows or a burst that does not fit an int.
+const (
+	MinAcceptRate = 1e-3
+	MaxAcceptRate = 1e9
+)
+
+// Server is the spec of the WebSocket server a storm is aimed at: what
+// target runs and sim models. The zero value is a plain ws:// echo server
+// on 127.0.0.1 with a backlog of 128 and no limits; every zero field means
+// its documented default. It serialises to JSON so a run records the
+// server it used and a plan carries it to a child process.
+type Server struct {
+	// Addr is the listen address, "IP:port" (IPv6 bracketed); port 0 picks
+	// a free port. Default 127.0.0.1:0.
+	Addr string `json:"addr"`
+	// Backlog is the listen backlog (accept queue length; the kernel holds
+	// Backlog+1 and caps it at net.core.somaxconn). Default 128, the
+	// historical SOMAXCONN, small enough that a reconnect herd overflows it.
+	Backlog int `json:"backlog"`
+	// AcceptRate caps accepts per second, a capacity-limited server: above
+	// it the accept queue fills and the kernel drops SYNs. 0 = unlimited;
+	// otherwise between MinAcceptRate and MaxAcceptRate.
+	AcceptRate float64 `json:"accept_rate"`
+	// AcceptBurst is how many accepts may happen at once after an idle
+	// moment when AcceptRate is set. Default: 10 ms worth of AcceptRate,
+	// at least 1.
+	AcceptBurst int `json:"accept_burst"`
+	// HandshakeCost is CPU time burned (a busy loop) for every admitted
+	// upgrade, standing in for TLS and authentication work. Default 0.
+	HandshakeCost time.Duration `json:"handshake_cost"`
+	// HandshakeTimeout bounds the TLS handshake plus the HTTP upgrade of
+	// one connection. Default 5 s.
+	HandshakeTimeout time.Duration `json:"handshake_timeout"`
+	// TLS serves wss:// with a self-signed certificate generated at start
+	// for 127.0.0.1, ::1 and localhost, unless CertFile and KeyFile are set.
+	TLS bool `json:"tls"`
+	// CertFile and KeyFile are a PEM certificate and key to serve wss://
+	// with; setting them implies TLS. Both or neither.
+	CertFile string `json:"cert_file,omitempty"`
+	// KeyFile is the PEM private key of CertFile.
+	KeyFile string `json:"key_file,omitempty"`
+	// MaxConns caps open WebSocket connections: above it an upgrade is
+	// answered 503 with Retry-After: RejectRetryAfter. 0 = no cap (the
+	// process's open-file limit still applies).
+	MaxConns int `json:"max_conns"`
+	// RejectRetryAfter is the Retry-After sent with a MaxConns rejection,
+	// in whole seconds (rounded up). Default 1 s.
+	RejectRetryAfter time.Duration `json:"reject_retry_after"`
+	// HTTPLimit caps the requests per second the HTTP endpoint (docs/cli.md)
+	// answers 200, with a token bucket; above it requests are answered
+	// LimitStatus with Retry-After: LimitRetryAfter. 0 = no limit;
+	// otherwise between MinAcceptRate and MaxAcceptRate.
+	HTTPLimit float64 `json:"http_limit"`
+	// HTTPBurst is the token bucket's capacity under HTTPLimit: how many
+	// requests may be answered 200 at once after an idle moment. Default:
+	// 100 ms worth of HTTPLimit, at least 1.
+	HTTPBurst int `json:"http_burst"`
+	// LimitStatus is the status of a request above HTTPLimit: 429 (Too
+	// Many Requests), 503 (Service Unavailable) or 529 (overloaded, as
+	// some large APIs answer). Default 429.
+	LimitStatus int `json:"limit_status"`
+	// LimitRetryAfter is the Retry-After sent with LimitStatus, in whole
+	// seconds (rounded up). Default 1 s.
+	LimitRetryAfter time.Duration `json:"limit_retry_after"`
+	// Hold makes the server listen at once but accept nothing for Hold
+	// after start: the "stall" shape of a restart (port open, backlog fills,
+	// SYNs time out). Its ready line comes when it ends. Default 0.
+	Hold time.Duration `json:"hold"`
+	// StartReject, if set, makes the server answer every upgrade as a
+	// reject window does, from its start for StartReject.For: a process
+	// (re)started during a reject window joins it before it admits
+	// anyone. Default nil.
+	StartReject *Rejection `json:"start_reject,omitempty"`
+	// Workers is the number of goroutines that read frames of readable
+	// connections. Default max(4, 2*GOMAXPROCS).
+	Workers int `json:"workers"`
+	// Upgraders bounds the upgrades in progress; when all are busy the
+	// server stops accepting and the backlog fills. Default 64.
+	Upgraders int `json:"upgraders"`
+	// FrameTimeout bounds reading one message once its connection is
+	// readable, so a partial frame cannot hold a worker. Default 5 s.
+	FrameTimeout time.Duration `json:"frame_timeout"`
+	// WriteTimeout bounds writing one frame. Default 5 s.
+	WriteTimeout time.Duration `json:"write_timeout"`
+	// CloseTimeout is how long a graceful shutdown waits for clients to
+	// answer its close frame before closing their connections. Default 2 s.
+	CloseTimeout time.Duration `json:"close_timeout"`
+	// MaxMessageSize caps one message (all fragments) in bytes; a larger
+	// one closes the connection with 1009. Default 1 MiB.
+	MaxMessageSize int64 `json:"max_message_size"`
+	// Store, when set, makes the server speak the message protocol
+	// (docs/protocol.md) on the store at this URL: file:///dir or a plain
+	// path (the embedded store), redis://..., postgres://... (see
+	// store.Open; the Redis and PostgreSQL ones only in a binary that
+	// imports store/redisstore and store/pgstore, as cmd/stampede does).
+	// Empty: the server echoes.
+	Store string `json:"store,omitempty"`
+	// NoDedupe makes the protocol store a resent message again under a new
+	// seq and deliver it again, to show what dedupe prevents. Needs Store.
+	NoDedupe bool `json:"no_dedupe,omitempty"`
+	// Retention is how many messages per room the store keeps for resume;
+	// a resume from before them gets resume_gap. Default
+	// store.DefaultRetention (10,000). Needs Store.
+	Retention int `json:"retention,omitempty"`
+}
+
+// Rejection is a window in which every upgrade is answered Status with a
+// Retry-After of RetryAfter (whole seconds, rounded up; 0 sends none).
+type Rejection struct {
+	Status     int           `json:"status"`
+	RetryAfter time.Duration `json:"retry_after"`
+	For        time.Duration `json:"for"`
+}
+
+// Validate reports the first invalid field as a *FieldError
+// ("Server.Backlog").
+func (c Server) Validate() error {
+	bad := func(field, format string, a ...any) error { return Errorf("Server."+field, format, a...) }
+	if c.Addr != "" {
+		if _, err := ParseAddr(c.Addr); err != nil {
+			return bad("Addr", "%v", err)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{
+		{"Backlog", int64(c.Backlog)}, {"AcceptBurst", int64(c.AcceptBurst)},
+		{"MaxConns", int64(c.MaxConns)}, {"Workers", int64(c.Workers)},
+		{"Upgraders", int64(c.Upgraders)}, {"MaxMessageSize", c.MaxMessageSize},
+		{"HandshakeCost", int64(c.HandshakeCost)}, {"HandshakeTimeout", int64(c.HandshakeTimeout)},
+		{"RejectRetryAfter", int64(c.RejectRetryAfter)}, {"Hold", int64(c.Hold)},
+		{"FrameTimeout", int64(c.FrameTimeout)}, {"WriteTimeout", int64(c.WriteTimeout)},
+		{"CloseTimeout", int64(c.CloseTimeout)}, {"Retention", int64(c.Retention)},
+		{"HTTPBurst", int64(c.HTTPBurst)}, {"LimitRetryAfter", int64(c.LimitRetryAfter)},
+	} {
+		if f.v < 0 {
+			return bad(f.name, "%d must not be negative", f.v)
+		}
+	}
+	if r := c.StartReject; r != nil && (r.Status < 400 || r.Status > 599 || r.RetryAfter < 0 || r.For < 0) {
+		return bad("StartReject", "status %d must be 400-599 and durations not negative", r.Status)
+	}
+	if err := CheckAcceptRate(c.AcceptRate); err != "" {
+		return bad("AcceptRate", "%v %s", c.AcceptRate, err)
+	}
+	if err := CheckAcceptRate(c.HTTPLimit); err != "" {
+		return bad("HTTPLimit", "%v %s", c.HTTPLimit, err)
+	}
+	switch c.LimitStatus {
+	case 0, 429, 503, 529:
+	default:
+		return bad("LimitStatus", "%d must be 429, 503 or 529", c.LimitStatus)
+	}
+	switch {
+	case c.Store == "" && c.NoDedupe:
+		return bad("NoDedupe", "needs {Server.Store} (the message protocol)")
+	case c.Store == "" && c.Retention != 0:
+		return bad("Retention", "needs {Server.Store} (the message protocol)")
+	}
+	if (c.CertFile == "") != (c.KeyFile == "") {
+		return bad("CertFile", "goes together with {Server.KeyFile}")
+	}
+	d := c.WithDefaults()
+	if d.HandshakeCost >= d.HandshakeTimeout {
+		return bad("HandshakeCost", "%v must be below {Server.HandshakeTimeout} %v", d.HandshakeCost, d.HandshakeTimeout)
+	}
+	return nil
+}
+
+// WithDefaults returns c with every zero field set to its default.
+func (c Server) WithDefaults() Server {
+	def := func(p *time.Duration, v time.Duration) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	if c.Addr == "" {
+		c.Addr = DefaultAddr
+	}
+	if c.Backlog == 0 {
+		c.Backlog = DefaultBacklog
+	}
+	def(&c.HandshakeTimeout, DefaultServerHandshakeTimeout)
+	def(&c.RejectRetryAfter, DefaultRejectRetryAfter)
+	def(&c.FrameTimeout, DefaultFrameTimeout)
+	def(&c.WriteTimeout, DefaultWriteTimeout)
+	def(&c.CloseTimeout, DefaultCloseTimeout)
+	def(&c.LimitRetryAfter, DefaultLimitRetryAfter)
+	if c.LimitStatus == 0 {
+		c.LimitStatus = DefaultLimitStatus
+	}
+	if c.HTTPBurst == 0 {
+		c.HTTPBurst = max(1, int(c.HTTPLimit/10))
+	}
+	if c.CertFile != "" {
+		c.TLS = true
+	}
+	if c.Workers == 0 {
+		c.Workers = max(4, 2*runtime.GOMAXPROCS(0))
+	}
+	if c.Upgraders == 0 {
+		c.Upgraders = DefaultUpgraders
+	}
+	if c.MaxMessageSize == 0 {
+		c.MaxMessageSize = DefaultMaxMessageSize
+	}
+	return c
+}
+
+// CheckAcceptRate says what is wrong with an accept rate, or "".
+func CheckAcceptRate(r float64) string {
+	switch {
+	case r == 0:
+		return ""
+	case r != r || r < 0:
+		return "must be a non-negative number"
+	case r < MinAcceptRate:
+		return fmt.Sprintf("is too small: 0 (unlimited) or at least %g per second", MinAcceptRate)
+	case r > MaxAcceptRate:
+		return fmt.Sprintf("is too large: at most %g per second", float64(MaxAcceptRate))
+	}
+	return ""
+}
+
+// ParseAddr parses a listen address, a literal IP and a port
+// ("localhost" is 127.0.0.1), with a v4-mapped IPv6 address unmapped.
+func ParseAddr(addr string) (netip.AddrPort, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err == nil && host == "localhost" {
+		host = "127.0.0.1"
+	}
+	ap, perr := netip.ParseAddrPort(net.JoinHostPort(host, port))
+	if err != nil || perr != nil {
+		return netip.AddrPort{}, fmt.Errorf("address %q: want a literal IP and a port, like 127.0.0.1:0 or [::1]:8080", addr)
+	}
+	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), nil
+}

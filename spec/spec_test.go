@@ -1,0 +1,125 @@
+package spec
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stampede-dev/stampede/backoff"
+)
+
+// TestFieldErrorRender: a field error names its field and the fields its
+// reason names as the caller says; a reason led by its own field is the
+// whole message.
+func TestFieldErrorRender(t *testing.T) {
+	flag := func(f string) string { return "--" + strings.ToLower(f[strings.Index(f, ".")+1:]) }
+	for _, tc := range []struct {
+		name string
+		err  *FieldError
+		path string // Error()
+		flag string // Render(flag)
+	}{
+		{"plain", &FieldError{Field: "Server.Backlog", Reason: "must not be negative, got -1"},
+			"Server.Backlog: must not be negative, got -1", "--backlog: must not be negative, got -1"},
+		{"names another", &FieldError{Field: "Server.NoDedupe", Reason: "needs {Server.Store}"},
+			"Server.NoDedupe: needs Server.Store", "--nodedupe: needs --store"},
+		{"leads with itself", &FieldError{Field: "Hub.TLSCert", Reason: "{Hub.TLSCert} and {Hub.TLSKey}: give both"},
+			"Hub.TLSCert and Hub.TLSKey: give both", "--tlscert and --tlskey: give both"},
+	} {
+		if got := tc.err.Error(); got != tc.path {
+			t.Errorf("%s: Error() = %q, want %q", tc.name, got, tc.path)
+		}
+		if got := tc.err.Render(flag); got != tc.flag {
+			t.Errorf("%s: Render = %q, want %q", tc.name, got, tc.flag)
+		}
+	}
+}
+
+// TestClientValidate: each check names its field; a policy's own error
+// stays reachable.
+func TestClientValidate(t *testing.T) {
+	ok := Client{URL: "ws://127.0.0.1:1/", Clients: 10}
+	if err := ok.Validate(); err != nil {
+		t.Fatalf("valid spec: %v", err)
+	}
+	for _, tc := range []struct {
+		field string
+		edit  func(*Client)
+	}{
+		{"Client.URL", func(c *Client) { c.URL = "http://x/" }},
+		{"Client.Clients", func(c *Client) { c.Clients = 0 }},
+		{"Client.SynRetries", func(c *Client) { c.SynRetries = MaxSynRetries + 1 }},
+		{"Client.MsgSize", func(c *Client) { c.MsgSize = MinMsgSize - 1 }},
+		{"Client.Rooms", func(c *Client) { c.Rooms = 5 }},
+		{"Client.TLSCAFile", func(c *Client) { c.TLSCAFile = "ca.pem" }},
+	} {
+		c := ok
+		tc.edit(&c)
+		var fe *FieldError
+		if err := c.Validate(); !errors.As(err, &fe) || fe.Field != tc.field {
+			t.Errorf("%s: Validate = %v", tc.field, err)
+		}
+	}
+	c := ok
+	c.Policy = backoff.Policy{Jitter: 2}
+	var ie *backoff.InvalidError
+	if err := c.Validate(); !errors.As(err, &ie) || !strings.HasPrefix(err.Error(), "Client.Policy: ") {
+		t.Errorf("policy: %v", err)
+	}
+}
+
+// TestServerValidate: a zero spec is valid; each check names its field.
+func TestServerValidate(t *testing.T) {
+	if err := (Server{}).Validate(); err != nil {
+		t.Fatalf("zero spec: %v", err)
+	}
+	for _, tc := range []struct {
+		field string
+		s     Server
+	}{
+		{"Server.Backlog", Server{Backlog: -1}},
+		{"Server.AcceptRate", Server{AcceptRate: -1}},
+		{"Server.NoDedupe", Server{NoDedupe: true}},
+		{"Server.HandshakeCost", Server{HandshakeCost: 6 * time.Second}},
+		{"Server.Addr", Server{Addr: "example.com:80"}},
+	} {
+		var fe *FieldError
+		if err := tc.s.Validate(); !errors.As(err, &fe) || fe.Field != tc.field {
+			t.Errorf("%s: Validate = %v", tc.field, err)
+		}
+	}
+}
+
+// TestClientJSON: a spec crosses a plan whole: every field survives the
+// JSON an agent's plan carries.
+func TestClientJSON(t *testing.T) {
+	in := Client{URL: "ws://127.0.0.1:1/", Clients: 3, MsgRate: 2, Mode: ModeEcho, SynRetries: 2,
+		PingInterval: time.Second, QuietPeriod: time.Second, HistInterval: time.Second, NoRetryAfter: true}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out Client
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.URL != in.URL || out.Clients != in.Clients || out.MsgRate != in.MsgRate || out.Mode != in.Mode ||
+		out.SynRetries != in.SynRetries || out.PingInterval != in.PingInterval || out.QuietPeriod != in.QuietPeriod ||
+		out.HistInterval != in.HistInterval || out.NoRetryAfter != in.NoRetryAfter {
+		t.Errorf("round trip: %+v, want %+v", out, in)
+	}
+}
+
+// TestWithDefaults: a zero field means its default.
+func TestWithDefaults(t *testing.T) {
+	c := Client{Clients: 1}.WithDefaults()
+	if c.ConnectTimeout != DefaultConnectTimeout || c.PongTimeout != DefaultPingInterval || c.Mode != ModeNone || c.MsgSize != DefaultMsgSize {
+		t.Errorf("client defaults: %+v", c)
+	}
+	s := Server{}.WithDefaults()
+	if s.Backlog != DefaultBacklog || s.HandshakeTimeout != DefaultServerHandshakeTimeout || s.LimitStatus != DefaultLimitStatus {
+		t.Errorf("server defaults: %+v", s)
+	}
+}
