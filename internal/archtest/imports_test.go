@@ -30,10 +30,6 @@ var neutral = []string{"backoff", "protocol", "connerr", "wsdial", "httpretry", 
 // importer and the role it reaches. Each is to be removed: the test fails
 // once one no longer exists, so that this list only shrinks.
 var allowed = map[[2]string]string{
-	// sim takes loadgen's and target's constants (sizes, defaults) to
-	// model them; to be removed (the constants move out of the roles).
-	{"sim", "loadgen"}: "constants",
-	{"sim", "target"}:  "constants",
 }
 
 // pkg is what the rules need of `go list -json`.
