@@ -29,8 +29,7 @@ var neutral = []string{"backoff", "protocol", "connerr", "wsdial", "httpretry", 
 // allowed are the dependencies that break these rules in the tree today,
 // importer and the role it reaches. Each is to be removed: the test fails
 // once one no longer exists, so that this list only shrinks.
-var allowed = map[[2]string]string{
-}
+var allowed = map[[2]string]string{}
 
 // pkg is what the rules need of `go list -json`.
 type pkg struct {
