@@ -192,118 +192,177 @@ func (s *Supervisor) apply(ctx context.Context, start time.Time, p Planned) erro
 	under := s.begin(p.Text)
 	defer under()
 	now, sleep := s.clock()
-	ev := p.Event
-	rec := results.Event{Kind: ev.Kind.String(), Spec: p.Text, Start: now().Sub(start)}
-	// A change of the target's state (stall, backlog, accept rate,
-	// reject, proxy faults) starts when the target confirmed it: its
-	// control round trip can take a while on a loaded machine, and the
-	// figures of the event's window must not count the time before. A
-	// restart starts when its processes are told to stop.
-	applied := func() time.Duration { return now().Sub(start) }
-	s.logf("chaos: %s at %.3fs", p.Text, rec.Start.Seconds())
+	x := &applying{s: s, p: p, start: start, now: now, sleep: sleep, under: under,
+		rec: results.Event{Kind: p.Event.Kind.String(), Spec: p.Text, Start: now().Sub(start)}}
+	s.logf("chaos: %s at %.3fs", p.Text, x.rec.Start.Seconds())
 	var err error
-	switch ev.Kind {
+	switch p.Event.Kind {
 	case Restart:
-		rec.Mode = ev.Mode
-		var res Restarted
-		if sr, ok := s.Target.(StepRestarter); ok {
-			res, err = sr.RestartSteps(ctx, ev)
-		} else {
-			res.Listening, res.Ready, err = s.Target.Restart(ctx, ev)
-		}
-		if err == nil {
-			rec.End, rec.Ready = res.Listening.Sub(start), res.Ready.Sub(start)
-			for _, st := range res.Steps {
-				rec.Steps = append(rec.Steps, results.Step{
-					Proc: st.Proc, Start: st.Stop.Sub(start), End: st.Listening.Sub(start), Ready: st.Ready.Sub(start), Conns: st.Conns,
-				})
-			}
-		}
+		err = x.restart(ctx)
 	case Stall:
-		if err = s.Target.Stall(ctx, ev.For); err == nil {
-			rec.Start = applied()
-			err = sleep(ctx, ev.For)
-			rec.End = now().Sub(start)
-			rec.Ready = rec.End
-		}
+		err = x.stall(ctx)
 	case Backlog:
 		prev := s.Target.Backlog()
-		rec.Mode = fmt.Sprint(ev.N)
-		if err = s.Target.SetBacklog(ctx, ev.N); err == nil {
-			rec.Start = applied()
-		}
-		if err == nil && ev.For > 0 {
-			if err = sleep(ctx, ev.For); err == nil {
-				err = s.Target.SetBacklog(ctx, prev)
-			}
-		}
-		rec.End, rec.Ready = now().Sub(start), now().Sub(start)
+		x.rec.Mode = fmt.Sprint(p.Event.N)
+		err = x.setting(ctx, func(ctx context.Context) error { return s.Target.SetBacklog(ctx, p.Event.N) },
+			func(ctx context.Context) error { return s.Target.SetBacklog(ctx, prev) })
 	case AcceptRate:
 		prev := s.Target.AcceptRate()
-		rec.Mode = fmt.Sprintf("%g/s", ev.Rate)
-		if err = s.Target.SetAcceptRate(ctx, ev.Rate); err == nil {
-			rec.Start = applied()
-		}
-		if err == nil && ev.For > 0 {
-			if err = sleep(ctx, ev.For); err == nil {
-				err = s.Target.SetAcceptRate(ctx, prev)
-			}
-		}
-		rec.End, rec.Ready = now().Sub(start), now().Sub(start)
+		x.rec.Mode = fmt.Sprintf("%g/s", p.Event.Rate)
+		err = x.setting(ctx, func(ctx context.Context) error { return s.Target.SetAcceptRate(ctx, p.Event.Rate) },
+			func(ctx context.Context) error { return s.Target.SetAcceptRate(ctx, prev) })
 	case Reject:
-		rec.Mode = fmt.Sprint(ev.Status)
-		rc, counts := s.Target.(RetryCounter)
-		counts = counts && ev.RetryAfter > 0
-		var before map[int]uint64
-		if counts {
-			var rerr error
-			if before, rerr = readEarly(ctx, rc); rerr != nil {
-				s.logf("chaos: %s: early retries not counted: %v", p.Text, rerr)
-				counts = false
-			}
-		}
-		if err = s.Target.Reject(ctx, ev.Status, ev.RetryAfter, ev.For); err == nil {
-			rec.Start = applied()
-			err = sleep(ctx, ev.For)
-			rec.End, rec.Ready = now().Sub(start), now().Sub(start)
-		}
-		if err == nil && counts {
-			// A client rejected at the window's last instant may come back
-			// early until its Retry-After (whole seconds) runs out. The run
-			// may end before that: count what came until then. The
-			// rejection itself is over.
-			under()
-			wait := (ev.RetryAfter+time.Second-1)/time.Second*time.Second + earlyRetryMargin
-			_ = sleep(ctx, wait)
-			if after, rerr := readEarly(ctx, rc); rerr != nil {
-				s.logf("chaos: %s: early retries not counted: %v", p.Text, rerr)
-			} else {
-				n := earlyDelta(before, after)
-				rec.EarlyRetries = &n
-				s.logf("chaos: %s: %d early retries", p.Text, n)
-			}
-		}
+		err = x.reject(ctx)
 	case ProxyEvent:
 		if s.Proxy == nil {
 			return fmt.Errorf("a proxy event needs the fault proxy (--proxy)")
 		}
-		s.Proxy.Set(ev.Proxy)
-		rec.Start = applied()
-		err = sleep(ctx, ev.For)
-		s.Proxy.Set(proxy.Faults{})
-		rec.End, rec.Ready = now().Sub(start), now().Sub(start)
+		err = x.proxy(ctx)
 	default:
-		return fmt.Errorf("no supervisor action for %s", ev.Kind)
+		return fmt.Errorf("no supervisor action for %s", p.Event.Kind)
 	}
 	if err != nil {
 		return err
 	}
-	s.logf("chaos: %s done: ready at %.3fs", p.Text, rec.Ready.Seconds())
+	s.logf("chaos: %s done: ready at %.3fs", p.Text, x.rec.Ready.Seconds())
+	s.record(x.rec)
+	return nil
+}
+
+// record adds an event to those applied, in start order.
+func (s *Supervisor) record(rec results.Event) {
 	s.mu.Lock()
 	s.events = append(s.events, rec)
 	slices.SortStableFunc(s.events, func(a, b results.Event) int { return cmp.Compare(a.Start, b.Start) })
 	s.mu.Unlock()
+}
+
+// applying is one planned event being carried out, and its record.
+//
+// A change of the target's state (stall, backlog, accept rate, reject,
+// proxy faults) starts when the target confirmed it: its control round
+// trip can take a while on a loaded machine, and the figures of the
+// event's window must not count the time before. A restart starts when its
+// processes are told to stop.
+type applying struct {
+	s     *Supervisor
+	p     Planned
+	start time.Time
+	now   func() time.Time
+	sleep func(context.Context, time.Duration) error
+	under func() // the event is no longer under way
+	rec   results.Event
+}
+
+// applied marks the event's start: now, on the run's time axis.
+func (x *applying) applied() { x.rec.Start = x.now().Sub(x.start) }
+
+// over marks the event's end and readiness: now.
+func (x *applying) over() { x.rec.End, x.rec.Ready = x.now().Sub(x.start), x.now().Sub(x.start) }
+
+// restart takes the target down and back, step by step when it can.
+func (x *applying) restart(ctx context.Context) error {
+	ev, start := x.p.Event, x.start
+	x.rec.Mode = ev.Mode
+	var res Restarted
+	var err error
+	if sr, ok := x.s.Target.(StepRestarter); ok {
+		res, err = sr.RestartSteps(ctx, ev)
+	} else {
+		res.Listening, res.Ready, err = x.s.Target.Restart(ctx, ev)
+	}
+	if err != nil {
+		return err
+	}
+	x.rec.End, x.rec.Ready = res.Listening.Sub(start), res.Ready.Sub(start)
+	for _, st := range res.Steps {
+		x.rec.Steps = append(x.rec.Steps, results.Step{
+			Proc: st.Proc, Start: st.Stop.Sub(start), End: st.Listening.Sub(start), Ready: st.Ready.Sub(start), Conns: st.Conns,
+		})
+	}
 	return nil
+}
+
+// stall stops the target accepting for the event's For.
+func (x *applying) stall(ctx context.Context) error {
+	if err := x.s.Target.Stall(ctx, x.p.Event.For); err != nil {
+		return err
+	}
+	x.applied()
+	err := x.sleep(ctx, x.p.Event.For)
+	x.rec.End = x.now().Sub(x.start)
+	x.rec.Ready = x.rec.End
+	return err
+}
+
+// setting changes one of the target's settings (backlog, accept rate) and,
+// with For, restores it after that long.
+func (x *applying) setting(ctx context.Context, set, restore func(context.Context) error) error {
+	err := set(ctx)
+	if err == nil {
+		x.applied()
+	}
+	if err == nil && x.p.Event.For > 0 {
+		if err = x.sleep(ctx, x.p.Event.For); err == nil {
+			err = restore(ctx)
+		}
+	}
+	x.over()
+	return err
+}
+
+// reject answers upgrades with the event's status for its For, and counts
+// the clients that came back before their Retry-After.
+func (x *applying) reject(ctx context.Context) error {
+	s, ev, text := x.s, x.p.Event, x.p.Text
+	x.rec.Mode = fmt.Sprint(ev.Status)
+	rc, counts := s.Target.(RetryCounter)
+	counts = counts && ev.RetryAfter > 0
+	var before map[int]uint64
+	if counts {
+		var rerr error
+		if before, rerr = readEarly(ctx, rc); rerr != nil {
+			s.logf("chaos: %s: early retries not counted: %v", text, rerr)
+			counts = false
+		}
+	}
+	if err := s.Target.Reject(ctx, ev.Status, ev.RetryAfter, ev.For); err != nil {
+		return err
+	}
+	x.applied()
+	if err := x.sleep(ctx, ev.For); err != nil {
+		x.over()
+		return err
+	}
+	x.over()
+	if !counts {
+		return nil
+	}
+	// A client rejected at the window's last instant may come back early
+	// until its Retry-After (whole seconds) runs out. The run may end
+	// before that: count what came until then. The rejection itself is
+	// over.
+	x.under()
+	wait := (ev.RetryAfter+time.Second-1)/time.Second*time.Second + earlyRetryMargin
+	_ = x.sleep(ctx, wait)
+	if after, rerr := readEarly(ctx, rc); rerr != nil {
+		s.logf("chaos: %s: early retries not counted: %v", text, rerr)
+	} else {
+		n := earlyDelta(before, after)
+		x.rec.EarlyRetries = &n
+		s.logf("chaos: %s: %d early retries", text, n)
+	}
+	return nil
+}
+
+// proxy switches the event's proxy faults on for its For, then off.
+func (x *applying) proxy(ctx context.Context) error {
+	x.s.Proxy.Set(x.p.Event.Proxy)
+	x.applied()
+	err := x.sleep(ctx, x.p.Event.For)
+	x.s.Proxy.Set(proxy.Faults{})
+	x.over()
+	return err
 }
 
 // readEarly reads the early-retry counters, even after ctx ended (the run
