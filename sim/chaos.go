@@ -38,42 +38,7 @@ func (s *sim) plan() ([]results.Event, error) {
 		var acts []action
 		switch ev.Kind {
 		case chaos.Restart:
-			rec.Mode = ev.Mode
-			procs := []int{}
-			switch ev.Procs {
-			case chaos.ProcsOne:
-				procs = append(procs, 0)
-			default:
-				for i := range s.procs {
-					procs = append(procs, i)
-				}
-			}
-			exit := int64(s.cfg.StopTime)
-			down, start := int64(ev.Down)+exit, int64(s.cfg.StartTime)
-			stall := ev.Shape == chaos.ShapeStall
-			if ev.Procs == chaos.ProcsRolling {
-				t := at
-				for _, pi := range procs {
-					pi := pi
-					stop, listen := t, t+down
-					ready := listen + start
-					acts = append(acts,
-						action{stop, func(now int64) { s.stopProcs([]int{pi}, ev.Mode, stall, now) }},
-						action{stop + exit, func(now int64) { s.exit([]int{pi}, stall, now) }},
-						action{listen, func(int64) { s.listenProcs([]int{pi}) }},
-						action{ready, func(now int64) { s.readyProcs([]int{pi}, now) }})
-					rec.Steps = append(rec.Steps, results.Step{Proc: pi, Start: time.Duration(stop), End: time.Duration(listen), Ready: time.Duration(ready), Conns: -1})
-					rec.End, rec.Ready = time.Duration(listen), time.Duration(ready)
-					t = ready + int64(ev.Interval)
-				}
-				break
-			}
-			rec.End, rec.Ready = time.Duration(at+down), time.Duration(at+down+start)
-			acts = append(acts,
-				action{at, func(now int64) { s.stopProcs(procs, ev.Mode, stall, now) }},
-				action{at + exit, func(now int64) { s.exit(procs, stall, now) }},
-				action{at + down, func(int64) { s.listenProcs(procs) }},
-				action{at + down + start, func(now int64) { s.readyProcs(procs, now) }})
+			acts = s.restart(&rec, ev, at)
 		case chaos.Stall:
 			end := at + int64(ev.For)
 			rec.End, rec.Ready = time.Duration(end), time.Duration(end)
@@ -124,6 +89,49 @@ func (s *sim) plan() ([]results.Event, error) {
 		s.q.push(entry{at: a.at, who: uint32(i), kind: evChaos})
 	}
 	return events, nil
+}
+
+// restart plans a restart at offset at: the processes it stops, exit,
+// listen and are ready again, one at a time when it is rolling, and the
+// instants (Steps, End, Ready) the supervisor would record in rec.
+func (s *sim) restart(rec *results.Event, ev chaos.Event, at int64) []action {
+	rec.Mode = ev.Mode
+	procs := []int{}
+	switch ev.Procs {
+	case chaos.ProcsOne:
+		procs = append(procs, 0)
+	default:
+		for i := range s.procs {
+			procs = append(procs, i)
+		}
+	}
+	exit := int64(s.cfg.StopTime)
+	down, start := int64(ev.Down)+exit, int64(s.cfg.StartTime)
+	stall := ev.Shape == chaos.ShapeStall
+	var acts []action
+	if ev.Procs == chaos.ProcsRolling {
+		t := at
+		for _, pi := range procs {
+			pi := pi
+			stop, listen := t, t+down
+			ready := listen + start
+			acts = append(acts,
+				action{stop, func(now int64) { s.stopProcs([]int{pi}, ev.Mode, stall, now) }},
+				action{stop + exit, func(now int64) { s.exit([]int{pi}, stall, now) }},
+				action{listen, func(int64) { s.listenProcs([]int{pi}) }},
+				action{ready, func(now int64) { s.readyProcs([]int{pi}, now) }})
+			rec.Steps = append(rec.Steps, results.Step{Proc: pi, Start: time.Duration(stop), End: time.Duration(listen), Ready: time.Duration(ready), Conns: -1})
+			rec.End, rec.Ready = time.Duration(listen), time.Duration(ready)
+			t = ready + int64(ev.Interval)
+		}
+		return acts
+	}
+	rec.End, rec.Ready = time.Duration(at+down), time.Duration(at+down+start)
+	return append(acts,
+		action{at, func(now int64) { s.stopProcs(procs, ev.Mode, stall, now) }},
+		action{at + exit, func(now int64) { s.exit(procs, stall, now) }},
+		action{at + down, func(int64) { s.listenProcs(procs) }},
+		action{at + down + start, func(now int64) { s.readyProcs(procs, now) }})
 }
 
 // stopProcs stops target processes: their connections end (1006, or 1001
