@@ -150,110 +150,121 @@ func (a *Agent) send(m Message) error {
 	return a.Transport.Send(m)
 }
 
+// readState is what the coordinator has heard of an agent: whether its
+// ready, final and recovery messages came (or their waits were ended).
+type readState struct{ readied, finished, recovered bool }
+
 // read dispatches the agent's messages until they end.
 func (a *Agent) read() {
 	defer close(a.gone)
-	readied, finished, recovered := false, false, false
-	end := func(err error) {
-		if !readied {
-			a.readyc <- err
-		}
-		if !finished {
-			a.final <- err
-		}
-		if !recovered {
-			a.recovered <- err
-		}
-		readied, finished, recovered = true, true, true
-	}
+	var st readState
 	for {
 		m, err := a.Transport.Recv()
 		if err != nil {
-			if !finished {
+			if !st.finished {
 				err = a.lost(err)
-			} else if !recovered {
+			} else if !st.recovered {
 				err = fmt.Errorf("gone before its recovery figures (%v)", err)
 			}
-			end(err)
+			a.end(&st, err)
 			return
 		}
 		if m.V != Version {
 			// Another build of the agent (a stale stampede-worker beside
 			// stampede): its messages cannot be trusted to mean the same.
 			a.Stop()
-			end(fmt.Errorf("the agent speaks protocol version %d, this coordinator %d: rebuild both binaries (make build)", m.V, Version))
+			a.end(&st, fmt.Errorf("the agent speaks protocol version %d, this coordinator %d: rebuild both binaries (make build)", m.V, Version))
 			for {
 				if _, err := a.Transport.Recv(); err != nil {
 					return
 				}
 			}
 		}
-		switch m.Kind {
-		case KindReady:
-			if m.Ready != nil && !readied {
-				a.mu.Lock()
-				a.Ready = *m.Ready
-				a.pids = m.Ready.PIDs
-				a.mu.Unlock()
-				readied = true
-				a.readyc <- nil
-			}
-		case KindProgress:
-			if m.Progress == nil {
-				continue
-			}
+		a.dispatch(m, &st)
+	}
+}
+
+// end ends every wait on the agent not yet over with err.
+func (a *Agent) end(st *readState, err error) {
+	if !st.readied {
+		a.readyc <- err
+	}
+	if !st.finished {
+		a.final <- err
+	}
+	if !st.recovered {
+		a.recovered <- err
+	}
+	st.readied, st.finished, st.recovered = true, true, true
+}
+
+// dispatch handles one message of the agent.
+func (a *Agent) dispatch(m Message, st *readState) {
+	switch m.Kind {
+	case KindReady:
+		if m.Ready != nil && !st.readied {
 			a.mu.Lock()
-			if m.Progress.PIDs != nil {
-				a.pids = m.Progress.PIDs
-			}
-			if !m.Progress.Started.IsZero() && a.started.IsZero() {
-				a.started = m.Progress.Started
-			}
+			a.Ready = *m.Ready
+			a.pids = m.Ready.PIDs
 			a.mu.Unlock()
-			if a.co.OnProgress != nil {
-				a.co.OnProgress(a, *m.Progress)
-			}
-		case KindReply:
-			if m.Reply == nil {
-				continue
-			}
-			a.mu.Lock()
-			ch := a.pending[m.Reply.ID]
-			a.mu.Unlock()
-			if ch != nil {
-				ch <- *m.Reply
-			}
-		case KindEvent:
-			if m.Event != nil && a.co.OnEvent != nil {
-				a.co.OnEvent(a, *m.Event)
-			}
-		case KindResults:
-			if m.Piece == nil {
-				continue
-			}
-			if err := a.co.addPiece(a, m.Piece); err != nil && !finished {
-				finished = true
-				a.final <- fmt.Errorf("refused a results piece: %w", err)
-			}
-		case KindFinal:
-			if !finished {
-				finished = true
-				a.final <- nil
-			}
-		case KindRecovery:
-			if m.Recovery == nil || recovered {
-				continue
-			}
-			a.mu.Lock()
-			a.partials = results.MergeRecoveryPartials(a.partials, m.Recovery.Partials)
-			a.mu.Unlock()
-			if m.Recovery.Last {
-				recovered = true
-				a.recovered <- nil
-			}
-		case KindError:
-			end(errors.New(m.Error))
+			st.readied = true
+			a.readyc <- nil
 		}
+	case KindProgress:
+		if m.Progress == nil {
+			return
+		}
+		a.mu.Lock()
+		if m.Progress.PIDs != nil {
+			a.pids = m.Progress.PIDs
+		}
+		if !m.Progress.Started.IsZero() && a.started.IsZero() {
+			a.started = m.Progress.Started
+		}
+		a.mu.Unlock()
+		if a.co.OnProgress != nil {
+			a.co.OnProgress(a, *m.Progress)
+		}
+	case KindReply:
+		if m.Reply == nil {
+			return
+		}
+		a.mu.Lock()
+		ch := a.pending[m.Reply.ID]
+		a.mu.Unlock()
+		if ch != nil {
+			ch <- *m.Reply
+		}
+	case KindEvent:
+		if m.Event != nil && a.co.OnEvent != nil {
+			a.co.OnEvent(a, *m.Event)
+		}
+	case KindResults:
+		if m.Piece == nil {
+			return
+		}
+		if err := a.co.addPiece(a, m.Piece); err != nil && !st.finished {
+			st.finished = true
+			a.final <- fmt.Errorf("refused a results piece: %w", err)
+		}
+	case KindFinal:
+		if !st.finished {
+			st.finished = true
+			a.final <- nil
+		}
+	case KindRecovery:
+		if m.Recovery == nil || st.recovered {
+			return
+		}
+		a.mu.Lock()
+		a.partials = results.MergeRecoveryPartials(a.partials, m.Recovery.Partials)
+		a.mu.Unlock()
+		if m.Recovery.Last {
+			st.recovered = true
+			a.recovered <- nil
+		}
+	case KindError:
+		a.end(st, errors.New(m.Error))
 	}
 }
 

@@ -31,29 +31,57 @@ func (a *agent) loadgen(ctx context.Context) error {
 		return err
 	}
 	msgs, gone := a.receive()
-	var m Message
-	select {
-	case m = <-msgs:
-	case <-gone:
-		return fmt.Errorf("cluster: agent %d: the coordinator went away before the start", a.id)
-	case <-ctx.Done():
-		return ctx.Err()
+	st, err := a.awaitStart(ctx, msgs, gone)
+	if st == nil || err != nil {
+		return err
 	}
-	if m.Kind == KindStop {
-		return nil
-	}
-	if m.Kind != KindStart || m.Start == nil {
-		return fail(a.t, a.id, fmt.Errorf("cluster: agent %d expected start, got %q", a.id, m.Kind))
-	}
-	start := m.Start.At
+	start := st.At
 	cfg.Start = start
 	fleet, err := loadgen.NewStreamed(cfg) // every result leaves in pieces
 	if err != nil {
 		return fail(a.t, a.id, err)
 	}
+	if err := a.waitStart(ctx, start, gone); err != nil {
+		return err
+	}
+	s := &shareStream{a: a, fleet: fleet, start: start}
+	rep, err := s.run(ctx, st.Duration, msgs, gone)
+	if err != nil {
+		return fail(a.t, a.id, err)
+	}
+	if err := s.send(results.End); err != nil {
+		return fail(a.t, a.id, err)
+	}
+	if err := s.finish(rep); err != nil {
+		return err
+	}
+	return a.awaitRecover(ctx, rep, msgs, gone)
+}
 
-	// Wait for the start here, so this share's start skew (how late it
-	// began, on the run's time axis) is measured and reported once.
+// awaitStart waits for the coordinator's start barrier; nil without an
+// error when the coordinator said stop first.
+func (a *agent) awaitStart(ctx context.Context, msgs <-chan Message, gone <-chan struct{}) (*Start, error) {
+	var m Message
+	select {
+	case m = <-msgs:
+	case <-gone:
+		return nil, fmt.Errorf("cluster: agent %d: the coordinator went away before the start", a.id)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if m.Kind == KindStop {
+		return nil, nil
+	}
+	if m.Kind != KindStart || m.Start == nil {
+		return nil, fail(a.t, a.id, fmt.Errorf("cluster: agent %d expected start, got %q", a.id, m.Kind))
+	}
+	return m.Start, nil
+}
+
+// waitStart waits for the start instant here, so this share's start skew
+// (how late it began, on the run's time axis) is measured and reported
+// once, in its first progress message.
+func (a *agent) waitStart(ctx context.Context, start time.Time, gone <-chan struct{}) error {
 	if wait := time.Until(start); wait > 0 {
 		t := time.NewTimer(wait)
 		select {
@@ -68,32 +96,44 @@ func (a *agent) loadgen(ctx context.Context) error {
 	}
 	started := time.Now()
 	_ = a.send(Message{Kind: KindProgress, Progress: &Progress{At: started, Started: started}})
+	return nil
+}
 
-	runCtx, cancel := context.WithDeadline(ctx, start.Add(m.Start.Duration))
-	defer cancel()
-	pieces := 0
-	sendPieces := func(upTo time.Duration) error {
-		ps, err := fleet.Drain(upTo, pieceBytes)
-		if err != nil {
+// shareStream runs one loadgen share and streams its results.
+type shareStream struct {
+	a      *agent
+	fleet  *loadgen.Fleet
+	start  time.Time
+	pieces int // results pieces sent so far
+}
+
+// send streams what the fleet recorded up to upTo from the start.
+func (s *shareStream) send(upTo time.Duration) error {
+	ps, err := s.fleet.Drain(upTo, pieceBytes)
+	if err != nil {
+		return err
+	}
+	for i := range ps {
+		if err := s.a.send(Message{Kind: KindResults, Piece: &ps[i]}); err != nil {
 			return err
 		}
-		for i := range ps {
-			if err := a.send(Message{Kind: KindResults, Piece: &ps[i]}); err != nil {
-				return err
-			}
-			pieces++
-		}
-		return nil
+		s.pieces++
 	}
-	// Progress and pieces every interval; the coordinator may stop the
-	// run early, and a closed transport (the coordinator is gone) stops
-	// it at once.
+	return nil
+}
+
+// run runs the fleet for duration from the start, sending progress and
+// pieces every interval; the coordinator may stop the run early, and a
+// closed transport (the coordinator is gone) stops it at once.
+func (s *shareStream) run(ctx context.Context, duration time.Duration, msgs <-chan Message, gone <-chan struct{}) (*results.Report, error) {
+	runCtx, cancel := context.WithDeadline(ctx, s.start.Add(duration))
+	defer cancel()
 	done := make(chan struct{})
 	streamErr := make(chan error, 1)
 	go func() {
 		tick := time.NewTicker(ProgressInterval)
 		defer tick.Stop()
-		gone := gone // this loop's own copy: the recovery wait below still needs the channel
+		gone := gone // this loop's own copy: the recovery wait after the run still needs the channel
 		for {
 			select {
 			case <-done:
@@ -107,8 +147,8 @@ func (a *agent) loadgen(ctx context.Context) error {
 				cancel()
 				gone = nil // cancelled once; the loop ends with done
 			case now := <-tick.C:
-				_ = a.send(Message{Kind: KindProgress, Progress: &Progress{At: now, Stats: fleet.Stats()}})
-				if err := sendPieces(now.Sub(start)); err != nil {
+				_ = s.a.send(Message{Kind: KindProgress, Progress: &Progress{At: now, Stats: s.fleet.Stats()}})
+				if err := s.send(now.Sub(s.start)); err != nil {
 					cancel()
 					streamErr <- err
 					return
@@ -116,40 +156,38 @@ func (a *agent) loadgen(ctx context.Context) error {
 			}
 		}
 	}()
-	rep, err := fleet.Run(runCtx)
+	rep, err := s.fleet.Run(runCtx)
 	close(done)
 	if serr := <-streamErr; err == nil {
 		err = serr
 	}
-	if err != nil {
-		return fail(a.t, a.id, err)
-	}
-	if err := sendPieces(results.End); err != nil {
-		return fail(a.t, a.id, err)
-	}
-	// The flow of transitions: what outage detection and the first-connect
-	// rate need of them, bounded by the run's length. The transitions are
-	// sorted in place for it and then for the recovery partials, which
-	// then read them without a copy each.
+	return rep, err
+}
+
+// finish sends the flow of transitions (what outage detection and the
+// first-connect rate need of them, bounded by the run's length) and the
+// final message. The transitions are sorted in place for the flow and then
+// for the recovery partials, which then read them without a copy each.
+func (s *shareStream) finish(rep *results.Report) error {
 	results.SortByTime(rep.Transitions)
 	fl := results.FlowOf(rep.Transitions)
 	results.SortByClient(rep.Transitions)
 	ps, err := fl.Pieces(pieceBytes) // not an Assembler's: it holds a cell per millisecond of the run
 	if err != nil {
-		return fail(a.t, a.id, err)
+		return fail(s.a.t, s.a.id, err)
 	}
 	for i := range ps {
-		if err := a.send(Message{Kind: KindResults, Piece: &ps[i]}); err != nil {
+		if err := s.a.send(Message{Kind: KindResults, Piece: &ps[i]}); err != nil {
 			return err
 		}
-		pieces++
+		s.pieces++
 	}
-	if err := a.send(Message{Kind: KindFinal, Final: &Final{Pieces: pieces}}); err != nil {
-		return err
-	}
+	return s.a.send(Message{Kind: KindFinal, Final: &Final{Pieces: s.pieces}})
+}
 
-	// The recovery exchange: wait for the run's events, answer with this
-	// share's partials, then stop.
+// awaitRecover is the recovery exchange: wait for the run's events, answer
+// with this share's partials, then stop.
+func (a *agent) awaitRecover(ctx context.Context, rep *results.Report, msgs <-chan Message, gone <-chan struct{}) error {
 	for {
 		select {
 		case m := <-msgs:
