@@ -22,10 +22,8 @@ package storm
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"sync"
 	"time"
 
 	"github.com/stampede-dev/stampede/chaos"
@@ -38,341 +36,232 @@ import (
 	"github.com/stampede-dev/stampede/target"
 )
 
-// Run carries out one run and writes its results folder: place the roles,
-// start barrier, progress, chaos, collect, summarise, gate. It returns the
-// Result with ErrIncomplete or ErrInterrupted when the run did not go as
-// planned but its figures were still written.
+// Run carries out one run and writes its results folder, in four phases
+// that follow the messages of docs/agent.md:
+//
+//	prepare  metrics, the load balancer's sockets, sizing, the agents' hub
+//	place    plan ──> ready: the target, the fault proxy, the loadgen shares
+//	drive    start, progress, control (chaos), sidecars, samplers,
+//	         results ──> stop ──> final
+//	finish   recover ──> recovery, summarise, SLOs, the results folder
+//
+// It returns the Result with ErrIncomplete or ErrInterrupted when the run
+// did not go as planned but its figures were still written.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	progress := &Progress{W: cfg.Log, Interval: cfg.ProgressInterval, Clients: cfg.Fleet.Clients}
-	defer progress.Stop()
-	logw := progress.Log() // chaos and agent lines, kept off the status line
-	logf := func(f string, a ...any) { fmt.Fprintf(logw, f+"\n", a...) }
-	mx, err := startMetrics(ctx, metricsConfig{cfg.MetricsAddr, cfg.MetricsLinger, cfg.Pushgateway}, progress, cfg.Fleet, logw)
-	if err != nil {
+	r := &run{cfg: cfg}
+	defer r.cleanup()
+	if err := r.prepare(ctx); err != nil {
 		return nil, err
 	}
-	defer mx.close()
+	if err := r.place(ctx); err != nil {
+		return nil, err
+	}
+	if err := r.drive(ctx); err != nil {
+		return nil, err
+	}
+	return r.finish()
+}
+
+// run is one run as it goes through its phases: what each phase made that
+// a later one needs.
+type run struct {
+	cfg      Config
+	progress *Progress
+	logw     io.Writer // chaos and agent lines, kept off the status line
+	mx       *runMetrics
+	hap      *haproxy.Sampler // nil without --haproxy-socket
+	closers  []func()         // undone on return, last first
+
+	// prepare
+	tcfg      target.Config // the target's, with its share of the accept rate
+	totalRate float64       // the group's accept rate (0 unlimited)
+	sz        Sizing
+	runID     string
+	members   []*hub.Member // the agents that joined (--agents)
+
+	// place
+	co    *cluster.Coordinator
+	watch *agentWatch
+	fleet loadgen.Config // with the target's (or the proxy's) URL
+	tgt   *cluster.RemoteTarget
+	proxy *cluster.RemoteProxy
+
+	// drive
+	sampler *hoststat.Sampler
+	kernel  *hoststat.KernelSampler
+	sup     *chaos.Supervisor // nil against --url
+	at      time.Time         // the start barrier: the run's time zero
+	drove   driven
+}
+
+// defer_ registers f to run when Run returns, after those registered
+// later.
+func (r *run) defer_(f func()) { r.closers = append(r.closers, f) }
+
+// cleanup undoes what the phases set up, last first.
+func (r *run) cleanup() {
+	for i := len(r.closers) - 1; i >= 0; i-- {
+		r.closers[i]()
+	}
+}
+
+func (r *run) logf(f string, a ...any) { fmt.Fprintf(r.logw, f+"\n", a...) }
+
+// prepare is everything before a role is placed: the progress display and
+// the metrics, the load balancer's sockets, the run's sizing for this
+// machine, its id, and with --agents the hub and the wait for them.
+func (r *run) prepare(ctx context.Context) error {
+	cfg := &r.cfg
+	r.progress = &Progress{W: cfg.Log, Interval: cfg.ProgressInterval, Clients: cfg.Fleet.Clients}
+	r.defer_(r.progress.Stop)
+	r.logw = r.progress.Log()
+	mx, err := startMetrics(ctx, metricsConfig{cfg.MetricsAddr, cfg.MetricsLinger, cfg.Pushgateway}, r.progress, cfg.Fleet, r.logw)
+	if err != nil {
+		return err
+	}
+	r.mx = mx
+	r.defer_(mx.close)
 
 	// The load balancer's sockets answer before anything starts.
-	var hap *haproxy.Sampler
 	if len(cfg.HAProxySockets) > 0 {
-		hap = &haproxy.Sampler{Interval: time.Second}
+		r.hap = &haproxy.Sampler{Interval: time.Second}
 		for _, s := range cfg.HAProxySockets {
-			hap.Clients = append(hap.Clients, &haproxy.Client{Socket: s})
+			r.hap.Clients = append(r.hap.Clients, &haproxy.Client{Socket: s})
 		}
-		if err := hap.Check(ctx); err != nil {
-			return nil, fmt.Errorf("--haproxy-socket: %w", err)
+		if err := r.hap.Check(ctx); err != nil {
+			return fmt.Errorf("--haproxy-socket: %w", err)
 		}
 	}
 
 	// Size the run for this machine's limits.
-	tcfg := cfg.Target
-	sz, err := size(&cfg, &tcfg)
+	r.tcfg = cfg.Target
+	if r.sz, err = size(cfg, &r.tcfg); err != nil {
+		return err
+	}
+	r.totalRate = r.tcfg.AcceptRate
+	if r.totalRate > 0 {
+		r.tcfg.AcceptRate = r.totalRate / float64(r.sz.TargetProcs)
+		if r.tcfg.AcceptRate < target.MinAcceptRate {
+			return fmt.Errorf("--accept-rate %g shared by %d target processes is %g each, below the least one paces (%g/s)",
+				r.totalRate, r.sz.TargetProcs, r.tcfg.AcceptRate, target.MinAcceptRate)
+		}
+	}
+
+	r.runID = results.NewRunID(time.Now(), cfg.Fleet.Seed)
+	mx.setRunID(r.runID)
+	return r.joinAgents(ctx)
+}
+
+// joinAgents starts the hub of a run with --agents and waits for them.
+func (r *run) joinAgents(ctx context.Context) error {
+	cfg := &r.cfg
+	if cfg.Agents <= 0 {
+		return nil
+	}
+	hc := cfg.Hub
+	hc.RunID, hc.Log = r.runID, r.logf
+	h, err := hub.New(hc)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	totalRate := tcfg.AcceptRate
-	if totalRate > 0 {
-		tcfg.AcceptRate = totalRate / float64(sz.TargetProcs)
-		if tcfg.AcceptRate < target.MinAcceptRate {
-			return nil, fmt.Errorf("--accept-rate %g shared by %d target processes is %g each, below the least one paces (%g/s)",
-				totalRate, sz.TargetProcs, tcfg.AcceptRate, target.MinAcceptRate)
-		}
+	r.defer_(func() { h.Close() }) // after the agents are stopped (deferred later): bye to each
+	what := "the token in"
+	if h.WroteToken() {
+		what = "a new token written to"
 	}
-
-	runID := results.NewRunID(time.Now(), cfg.Fleet.Seed)
-	mx.setRunID(runID)
-
-	// A run with --agents: the hub they join, and the wait for them.
-	var members []*hub.Member
-	if cfg.Agents > 0 {
-		hc := cfg.Hub
-		hc.RunID, hc.Log = runID, logf
-		h, err := hub.New(hc)
-		if err != nil {
-			return nil, err
-		}
-		defer h.Close() // after the agents are stopped (deferred below): bye to each
-		what := "the token in"
-		if h.WroteToken() {
-			what = "a new token written to"
-		}
-		logf("agents: waiting for %d agent(s) on %s (%s %s); on each host run:\n  %s", cfg.Agents, h.URL(), what, hc.TokenFile, h.JoinCommand())
-		timeout := cfg.AgentTimeout
-		if timeout <= 0 {
-			timeout = DefaultAgentTimeout
-		}
-		if members, err = h.Wait(ctx, cfg.Agents, timeout); err != nil {
-			return nil, err
-		}
+	r.logf("agents: waiting for %d agent(s) on %s (%s %s); on each host run:\n  %s", cfg.Agents, h.URL(), what, hc.TokenFile, h.JoinCommand())
+	timeout := cfg.AgentTimeout
+	if timeout <= 0 {
+		timeout = DefaultAgentTimeout
 	}
+	r.members, err = h.Wait(ctx, cfg.Agents, timeout)
+	return err
+}
 
+// place sends each role its plan and waits for it to be ready: the target
+// and the fault proxy (whose address becomes the fleet's URL), then the
+// loadgen shares.
+func (r *run) place(ctx context.Context) error {
+	cfg := &r.cfg
 	// Agents live until the run's end, whatever ctx does (an interrupted
 	// run still collects its loadgens' reports); they are stopped and
 	// waited for on return.
 	agentCtx, killAgents := context.WithCancel(context.Background())
-	defer killAgents()
-	var mu sync.Mutex
-	var crashes []results.Event
-	var start time.Time
-	co := &cluster.Coordinator{}
-	co.OnProgress = func(a *cluster.Agent, p cluster.Progress) {
-		if a.Plan.Role == cluster.RoleLoadgen {
-			progress.Update(a.Index(), p)
-		}
-	}
-	co.OnEvent = func(a *cluster.Agent, e cluster.Event) {
-		mu.Lock()
-		defer mu.Unlock()
-		at := time.Duration(0)
-		if !start.IsZero() {
-			at = e.At.Sub(start)
-		}
-		logf("crash: %s process %d exited (%s) at %.3fs; nothing scheduled it", e.Role, e.PID, e.Exit, at.Seconds())
-		crashes = append(crashes, results.Event{Kind: e.Kind, Mode: string(e.Role), Start: at, Role: string(e.Role), PID: e.PID, Exit: e.Exit})
-	}
-	lostAgents, aborted := 0, false
-	co.OnLost = func(a *cluster.Agent, err error) {
-		mu.Lock()
-		lostAgents++
-		at := time.Duration(0)
-		if !start.IsZero() {
-			at = time.Since(start)
-		}
-		mu.Unlock()
-		clients := 0
-		if a.Plan.Loadgen != nil {
-			clients = a.Plan.Loadgen.Clients
-		}
-		logf("lost: agent %s (%s, %d client(s)) at %.3fs, unix %.3f: %v", a.Name, a.Plan.Role, clients, at.Seconds(),
-			float64(time.Now().UnixMilli())/1000, err)
-		if cfg.OnAgentLoss == LossFail {
-			logf("lost: --on-agent-loss fail: stopping the run")
-			mu.Lock()
-			aborted = true
-			mu.Unlock()
-			co.Abort()
-		}
-	}
-	local := &cluster.Local{Exe: cfg.Exe, Logs: prefixWriter(logw, "")}
-	defer func() {
+	r.defer_(killAgents)
+	r.co = &cluster.Coordinator{}
+	r.watch = watchAgents(r.co, r.progress, cfg.OnAgentLoss, r.logf)
+	local := &cluster.Local{Exe: cfg.Exe, Logs: prefixWriter(r.logw, "")}
+	co := r.co
+	r.defer_(func() {
 		co.StopAll(10 * time.Second)
 		for _, a := range co.Agents() {
 			if a.Proc != nil {
 				a.Proc.WaitOrKill(5 * time.Second)
 			}
 		}
-	}()
-	pl := &placer{co: co, local: local, agentCtx: agentCtx, runID: runID}
-	if len(members) > 0 {
+	})
+	pl := &placer{co: co, local: local, agentCtx: agentCtx, runID: r.runID}
+	if len(r.members) > 0 {
 		co.PerMember = true
-		if pl.target, pl.loadgens, err = assignRoles(members, cfg.external(), logf); err != nil {
-			return nil, err
+		var err error
+		if pl.target, pl.loadgens, err = assignRoles(r.members, cfg.external(), r.logf); err != nil {
+			return err
 		}
 	}
-
-	// Place the target and the proxy; the fleet's URL is theirs.
-	fleet := cfg.Fleet
-	var tgt *cluster.RemoteTarget
-	var proxy *cluster.RemoteProxy
+	r.fleet = cfg.Fleet
 	if !cfg.external() {
-		ta, err := pl.place("target", cluster.Plan{RunID: runID, Role: cluster.RoleTarget,
-			Target: &cluster.TargetPlan{Config: tcfg, Procs: sz.TargetProcs}}, pl.target)
-		if err == nil {
-			err = co.WaitReady(ctx, ta)
+		if err := r.placeTarget(ctx, pl); err != nil {
+			return err
 		}
-		if err != nil {
-			return nil, fmt.Errorf("starting the target: %w", err)
-		}
-		tgt = cluster.NewRemoteTarget(ta)
-		logf("target: %d process(es) on %s, backlog %d, accept rate %s", sz.TargetProcs, ta.Ready.Addr, tcfg.Backlog, rateText(totalRate))
-		fleet.URL = ta.Ready.URL
-		if cfg.Proxy || cfg.Schedule.HasProxyEvents() {
-			cfg.Proxy = true // recorded in summary.json's config
-			if proxy, err = pl.startProxy(ctx, ta.Ready.Addr, fleet, logf); err != nil {
-				return nil, err
-			}
-			fleet.URL = proxy.URLFor(fleet.URL)
-		}
-		if tcfg.TLS && tcfg.CertFile == "" {
-			fleet.TLSInsecure = true // the target's certificate is self-signed, made at its start
-		}
-		if fleet.Ramp == 0 && totalRate > 0 {
-			fleet.Ramp = 0.9 * totalRate
-		}
-		warnRamp(logw, fleet, cfg.Schedule, cfg.Duration)
 	}
-	fleet.SourceIPs = sz.SourceIPs
+	r.fleet.SourceIPs = r.sz.SourceIPs
 
-	// Place the loadgen shares.
-	loadgens, err := pl.placeLoadgens(ctx, fleet, sz.LoadgenProcs, cfg.external())
+	loadgens, err := pl.placeLoadgens(ctx, r.fleet, r.sz.LoadgenProcs, cfg.external())
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if pl.remote() {
-		logf("loadgen: %d client(s) in %d share(s) on %d agent(s), policy %s", fleet.Clients, len(loadgens), len(pl.loadgens), fleet.Policy)
+		r.logf("loadgen: %d client(s) in %d share(s) on %d agent(s), policy %s", r.fleet.Clients, len(loadgens), len(pl.loadgens), r.fleet.Policy)
 	} else {
-		logf("loadgen: %d client(s) in %d agent process(es), %d source address(es), policy %s",
-			fleet.Clients, len(loadgens), max(1, len(sz.SourceIPs)), fleet.Policy)
+		r.logf("loadgen: %d client(s) in %d agent process(es), %d source address(es), policy %s",
+			r.fleet.Clients, len(loadgens), max(1, len(r.sz.SourceIPs)), r.fleet.Policy)
 	}
+	return nil
+}
 
-	// Resources and kernel counters.
-	sampler := hoststat.NewSampler(time.Second, func() map[string][]int32 { return rolePIDs(co) })
-	if tgt != nil {
-		sampler.CountTCP(urlPort(tgt.URL()), urlPort(fleet.URL)) // resources.csv tcp_* columns
-	} else {
-		sampler.CountTCP(urlPort(fleet.URL), urlPort(fleet.URL))
+// placeTarget places the target and, when the run has one, the fault
+// proxy in front of it; the fleet's URL is theirs.
+func (r *run) placeTarget(ctx context.Context, pl *placer) error {
+	cfg := &r.cfg
+	ta, err := pl.place("target", cluster.Plan{RunID: r.runID, Role: cluster.RoleTarget,
+		Target: &cluster.TargetPlan{Config: r.tcfg, Procs: r.sz.TargetProcs}}, pl.target)
+	if err == nil {
+		err = r.co.WaitReady(ctx, ta)
 	}
-	sampleCtx, stopSampling := context.WithCancel(context.Background())
-	defer stopSampling()
-	go sampler.Run(sampleCtx)
-	kernel := hoststat.NewKernelSampler(time.Second) // kernel.csv
-	go kernel.Run(sampleCtx)
-	hapDone := make(chan struct{})
-	if hap != nil {
-		go func() { hap.Run(sampleCtx); close(hapDone) }() // haproxy.csv
-	} else {
-		close(hapDone)
-	}
-
-	// Start barrier, chaos, collect.
-	var sup *chaos.Supervisor
-	if tgt != nil {
-		sup = &chaos.Supervisor{Schedule: cfg.Schedule, Target: tgt, Log: logf}
-		if proxy != nil {
-			sup.Proxy = proxy // never a typed nil: the supervisor checks Proxy == nil
-		}
-		progress.Event = sup.Current
-		mx.setChaos(sup)
-	}
-	at, err := co.Start(cfg.Duration)
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("starting the target: %w", err)
 	}
-	mu.Lock()
-	start = at
-	mu.Unlock()
-	progress.Start(at)
-	sideCtx, stopSide := context.WithDeadline(ctx, at.Add(cfg.Duration))
-	defer stopSide()
-	side := startSidecars(sideCtx, cfg.Sidecars, at)
-	supCtx, stopChaos := context.WithCancel(ctx)
-	defer stopChaos()
-	supDone := make(chan error, 1)
-	if sup != nil {
-		go func() { supDone <- sup.Run(supCtx, at, cfg.Duration) }()
-	} else {
-		supDone <- nil
-	}
-	report, lost := co.Collect(ctx, at, cfg.Duration)
-	interrupted := ctx.Err() != nil
-	sideEvents := side.stop()
-	progress.Stop()
-	stopChaos()
-	chaosErr := <-supDone
-	if errors.Is(chaosErr, context.Canceled) {
-		chaosErr = nil
-	}
-	for _, err := range lost {
-		logf("loadgen: %v", err)
-	}
-	sampler.Sample()
-	kernel.Stop() // the last row of kernel.csv, and the summary's kernel figures
-	stopSampling()
-	<-hapDone
-	if hap != nil {
-		hap.Sample(context.Background()) // the run's last figures
-	}
-
-	// Summarise and gate.
-	length := cfg.Duration
-	mu.Lock()
-	stoppedEarly := aborted
-	mu.Unlock()
-	if interrupted || stoppedEarly {
-		length = min(length, max(0, time.Since(at)))
-	}
-	var events []results.Event
-	if sup != nil {
-		events = sup.Events()
-	} else {
-		events = results.DetectOutages(report, cfg.Detect)
-	}
-	mu.Lock()
-	events = append(events, crashes...)
-	events = append(events, sideEvents...)
-	complete := len(crashes) == 0 && len(lost) == 0
-	// --on-agent-loss continue: a run whose only fault is its lost agents
-	// is reported (incomplete) but not failed for them.
-	accepted := cfg.OnAgentLoss == LossContinue && lostAgents > 0 && len(crashes) == lostAgents && len(lost) <= lostAgents
-	mu.Unlock()
-	// Each loadgen computes its clients' share of every event's recovery;
-	// the coordinator never holds the fleet's transitions.
-	events = results.DropExplained(events)
-	results.SortEvents(events)
-	partials, err := co.Recover(context.Background(), events, length)
-	if err != nil {
-		logf("recovery: %v", err)
-		complete = false
-	}
-	in := results.Input{
-		RunID:     runID,
-		Seed:      fleet.Seed,
-		Config:    cfg.summaryConfig(sz, tcfg),
-		Report:    report,
-		Events:    events,
-		Partials:  partials,
-		End:       length,
-		Resources: sampler.Stats(),
-	}
-	in.Kernel, in.KernelRead = kernel.Total() // kernel.csv's last row: the summary agrees with it
-	switch {
-	case !in.KernelRead:
-		in.KernelNote = "the kernel counters could not be read"
-		if err := kernel.Err(); err != nil {
-			in.KernelNote += ": " + err.Error()
+	r.tgt = cluster.NewRemoteTarget(ta)
+	r.logf("target: %d process(es) on %s, backlog %d, accept rate %s", r.sz.TargetProcs, ta.Ready.Addr, r.tcfg.Backlog, rateText(r.totalRate))
+	r.fleet.URL = ta.Ready.URL
+	if cfg.Proxy || cfg.Schedule.HasProxyEvents() {
+		cfg.Proxy = true // recorded in summary.json's config
+		if r.proxy, err = pl.startProxy(ctx, ta.Ready.Addr, r.fleet, r.logf); err != nil {
+			return err
 		}
-	case cfg.external() && !onThisHost(fleet.URL):
-		in.KernelRead, in.KernelNote = false, "the counters are this host's; the server of --url listens on another host"
+		r.fleet.URL = r.proxy.URLFor(r.fleet.URL)
 	}
-
-	loadgen.Tally(report) // lost and duplicated messages, over the whole fleet
-	sum := results.Summarize(in)
-	sum.Complete, sum.Interrupted = complete, interrupted
-	sum.Agents = agentSummaries(co, at)
-	if hap != nil {
-		sum.HAProxy = hap.Totals()
+	if r.tcfg.TLS && r.tcfg.CertFile == "" {
+		r.fleet.TLSInsecure = true // the target's certificate is self-signed, made at its start
 	}
-	sum.SetSLO(results.EvalSLOs(cfg.SLO, sum))
-	for _, sc := range cfg.Sidecars {
-		if c, ok := sc.(Checker); ok {
-			sum.AddChecks(c.Checks(events)...)
-		}
+	if r.fleet.Ramp == 0 && r.totalRate > 0 {
+		r.fleet.Ramp = 0.9 * r.totalRate
 	}
-	pushErr := mx.setSummary(sum)
-	res := &Result{Summary: sum, Report: report, Sizing: sz, HAProxy: hap}
-	if co.PerMember {
-		if res.Members, err = co.MemberReports(at); err != nil {
-			logf("agents: %v", err)
-		}
-	}
-	if cfg.Out != "" {
-		if err := writeResults(cfg.Out, res, sampler, kernel, at, cfg); err != nil {
-			return res, err
-		}
-	}
-	switch {
-	case interrupted:
-		return res, ErrInterrupted
-	case chaosErr != nil:
-		return res, fmt.Errorf("chaos schedule: %w", chaosErr)
-	case !complete && !accepted:
-		return res, ErrIncomplete
-	}
-	return res, pushErr
+	warnRamp(r.logw, r.fleet, cfg.Schedule, cfg.Duration)
+	return nil
 }
 
 // warnRamp says so when the fleet will still be ramping up at the first

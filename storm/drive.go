@@ -1,0 +1,103 @@
+package storm
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/stampede-dev/stampede/chaos"
+	"github.com/stampede-dev/stampede/hoststat"
+	"github.com/stampede-dev/stampede/results"
+)
+
+// driven is what the drive phase collected.
+type driven struct {
+	report      *results.Report // every loadgen's pieces, merged
+	lost        []error         // loadgens whose final message never came
+	interrupted bool            // ctx ended before the run did
+	sideEvents  []results.Event // the sidecars' (a drill's deploy)
+	chaosErr    error           // the schedule's, if it failed
+}
+
+// drive runs the fleet: the samplers start, the start barrier goes out,
+// the chaos schedule and the sidecars run on the run's time axis, and the
+// loadgens' results are collected until their final messages (the run's
+// end, an interrupt, a lost agent with --on-agent-loss fail). Then
+// everything that ran beside the fleet is stopped, and the samplers take
+// their last figures.
+func (r *run) drive(ctx context.Context) error {
+	cfg := &r.cfg
+	sampleCtx, stopSampling := context.WithCancel(context.Background())
+	r.defer_(stopSampling)
+	hapDone := r.startSamplers(sampleCtx)
+	if r.tgt != nil {
+		r.sup = &chaos.Supervisor{Schedule: cfg.Schedule, Target: r.tgt, Log: r.logf}
+		if r.proxy != nil {
+			r.sup.Proxy = r.proxy // never a typed nil: the supervisor checks Proxy == nil
+		}
+		r.progress.Event = r.sup.Current
+		r.mx.setChaos(r.sup)
+	}
+	at, err := r.co.Start(cfg.Duration)
+	if err != nil {
+		return err
+	}
+	r.at = at
+	r.watch.started(at)
+	r.progress.Start(at)
+	sideCtx, stopSide := context.WithDeadline(ctx, at.Add(cfg.Duration))
+	r.defer_(stopSide)
+	side := startSidecars(sideCtx, cfg.Sidecars, at)
+	supCtx, stopChaos := context.WithCancel(ctx)
+	r.defer_(stopChaos)
+	supDone := make(chan error, 1)
+	if r.sup != nil {
+		go func() { supDone <- r.sup.Run(supCtx, at, cfg.Duration) }()
+	} else {
+		supDone <- nil
+	}
+	d := &r.drove
+	d.report, d.lost = r.co.Collect(ctx, at, cfg.Duration)
+	d.interrupted = ctx.Err() != nil
+	d.sideEvents = side.stop()
+	r.progress.Stop()
+	stopChaos()
+	d.chaosErr = <-supDone
+	if errors.Is(d.chaosErr, context.Canceled) {
+		d.chaosErr = nil
+	}
+	for _, err := range d.lost {
+		r.logf("loadgen: %v", err)
+	}
+	r.sampler.Sample()
+	r.kernel.Stop() // the last row of kernel.csv, and the summary's kernel figures
+	stopSampling()
+	<-hapDone
+	if r.hap != nil {
+		r.hap.Sample(context.Background()) // the run's last figures
+	}
+	return nil
+}
+
+// startSamplers starts sampling resources, kernel counters and the load
+// balancer once a second until ctx ends; the returned channel closes when
+// the load balancer's sampler has stopped.
+func (r *run) startSamplers(ctx context.Context) (hapDone <-chan struct{}) {
+	co := r.co
+	r.sampler = hoststat.NewSampler(time.Second, func() map[string][]int32 { return rolePIDs(co) })
+	if r.tgt != nil {
+		r.sampler.CountTCP(urlPort(r.tgt.URL()), urlPort(r.fleet.URL)) // resources.csv tcp_* columns
+	} else {
+		r.sampler.CountTCP(urlPort(r.fleet.URL), urlPort(r.fleet.URL))
+	}
+	go r.sampler.Run(ctx)
+	r.kernel = hoststat.NewKernelSampler(time.Second) // kernel.csv
+	go r.kernel.Run(ctx)
+	done := make(chan struct{})
+	if r.hap != nil {
+		go func() { r.hap.Run(ctx); close(done) }() // haproxy.csv
+	} else {
+		close(done)
+	}
+	return done
+}

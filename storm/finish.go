@@ -1,0 +1,106 @@
+package storm
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/stampede-dev/stampede/loadgen"
+	"github.com/stampede-dev/stampede/results"
+)
+
+// finish turns what the run collected into its outcome: the events (the
+// supervisor's, or the outages detected from the clients' side, with the
+// crashes and the sidecars'), each loadgen's share of their recovery
+// (recover ──> recovery), the summary and its gates, the results folder.
+func (r *run) finish() (*Result, error) {
+	cfg, d := &r.cfg, &r.drove
+	crashes, lostAgents, aborted := r.watch.outcome()
+	length := cfg.Duration
+	if d.interrupted || aborted {
+		length = min(length, max(0, time.Since(r.at)))
+	}
+	var events []results.Event
+	if r.sup != nil {
+		events = r.sup.Events()
+	} else {
+		events = results.DetectOutages(d.report, cfg.Detect)
+	}
+	events = append(events, crashes...)
+	events = append(events, d.sideEvents...)
+	complete := len(crashes) == 0 && len(d.lost) == 0
+	// --on-agent-loss continue: a run whose only fault is its lost agents
+	// is reported (incomplete) but not failed for them.
+	accepted := cfg.OnAgentLoss == LossContinue && lostAgents > 0 && len(crashes) == lostAgents && len(d.lost) <= lostAgents
+	// Each loadgen computes its clients' share of every event's recovery;
+	// the coordinator never holds the fleet's transitions.
+	events = results.DropExplained(events)
+	results.SortEvents(events)
+	partials, err := r.co.Recover(context.Background(), events, length)
+	if err != nil {
+		r.logf("recovery: %v", err)
+		complete = false
+	}
+	sum := r.summarize(events, partials, length)
+	sum.Complete, sum.Interrupted = complete, d.interrupted
+	sum.Agents = agentSummaries(r.co, r.at)
+	if r.hap != nil {
+		sum.HAProxy = r.hap.Totals()
+	}
+	sum.SetSLO(results.EvalSLOs(cfg.SLO, sum))
+	for _, sc := range cfg.Sidecars {
+		if c, ok := sc.(Checker); ok {
+			sum.AddChecks(c.Checks(events)...)
+		}
+	}
+	pushErr := r.mx.setSummary(sum)
+	res := &Result{Summary: sum, Report: d.report, Sizing: r.sz, HAProxy: r.hap}
+	if r.co.PerMember {
+		if res.Members, err = r.co.MemberReports(r.at); err != nil {
+			r.logf("agents: %v", err)
+		}
+	}
+	if cfg.Out != "" {
+		if err := writeResults(cfg.Out, res, r.sampler, r.kernel, r.at, *cfg); err != nil {
+			return res, err
+		}
+	}
+	switch {
+	case d.interrupted:
+		return res, ErrInterrupted
+	case d.chaosErr != nil:
+		return res, fmt.Errorf("chaos schedule: %w", d.chaosErr)
+	case !complete && !accepted:
+		return res, ErrIncomplete
+	}
+	return res, pushErr
+}
+
+// summarize computes the run's summary from its merged report, its events
+// and their recovery partials, its resources and kernel counters; length
+// is the run's real length.
+func (r *run) summarize(events []results.Event, partials []results.RecoveryPartial, length time.Duration) *results.Summary {
+	cfg := &r.cfg
+	in := results.Input{
+		RunID:     r.runID,
+		Seed:      r.fleet.Seed,
+		Config:    cfg.summaryConfig(r.sz, r.tcfg),
+		Report:    r.drove.report,
+		Events:    events,
+		Partials:  partials,
+		End:       length,
+		Resources: r.sampler.Stats(),
+	}
+	in.Kernel, in.KernelRead = r.kernel.Total() // kernel.csv's last row: the summary agrees with it
+	switch {
+	case !in.KernelRead:
+		in.KernelNote = "the kernel counters could not be read"
+		if err := r.kernel.Err(); err != nil {
+			in.KernelNote += ": " + err.Error()
+		}
+	case cfg.external() && !onThisHost(r.fleet.URL):
+		in.KernelRead, in.KernelNote = false, "the counters are this host's; the server of --url listens on another host"
+	}
+	loadgen.Tally(r.drove.report) // lost and duplicated messages, over the whole fleet
+	return results.Summarize(in)
+}
