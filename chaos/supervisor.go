@@ -151,7 +151,8 @@ func (s *Supervisor) Run(ctx context.Context, start time.Time, end time.Duration
 	return <-errc // the first error, if any
 }
 
-// Events returns the events applied so far, in start order.
+// Events returns the events applied so far, in start order; an event
+// still under way when Run's ctx ended is among them, NeverReady.
 func (s *Supervisor) Events() []results.Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -220,6 +221,18 @@ func (s *Supervisor) apply(ctx context.Context, start time.Time, p Planned) erro
 		err = x.proxy(ctx)
 	default:
 		return fmt.Errorf("no supervisor action for %s", p.Event.Kind)
+	}
+	if err != nil && ctx.Err() != nil {
+		// The run ended (an interrupt, or the event outlasting the run)
+		// while the event was under way: it happened all the same, and
+		// its clients' figures until the end are measured. The target was
+		// not seen ready again before the end, so nothing runs from a
+		// readiness the run never saw.
+		x.rec.End, x.rec.Ready, x.rec.NeverReady = 0, 0, true
+		x.rec.Steps = nil
+		s.logf("chaos: %s still under way at the run's end", p.Text)
+		s.record(x.rec)
+		return nil
 	}
 	if err != nil {
 		return err

@@ -158,3 +158,28 @@ func TestSupervisorRejectCurrent(t *testing.T) {
 		}
 	})
 }
+
+// An event under way when the run's ctx ends is recorded all the same,
+// never ready again as far as the run saw; one not yet started is not.
+func TestSupervisorKeepsEventUnderWay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sched, err := Parse("at 1s stall for 5s; at 10s backlog 5")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &Supervisor{Schedule: sched, Target: &stepTarget{}}
+		start := time.Now()
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(3*time.Second, cancel) // an interrupt mid-stall
+		if err := s.Run(ctx, start, time.Minute); err != nil {
+			t.Fatalf("Run: %v; an interrupt is no error of the schedule", err)
+		}
+		ev := s.Events()
+		if len(ev) != 1 {
+			t.Fatalf("events %+v; want the stall alone", ev)
+		}
+		if e := ev[0]; e.Kind != "stall" || e.Start != time.Second || !e.NeverReady || e.End != 0 || e.Ready != 0 {
+			t.Errorf("event %+v; want the stall from 1s, never ready, no end", e)
+		}
+	})
+}
