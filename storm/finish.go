@@ -15,9 +15,9 @@ import (
 // (recover ──> recovery), the summary and its gates, the results folder.
 func (r *run) finish() (*Result, error) {
 	cfg, d := &r.cfg, &r.drove
-	crashes, lostAgents, aborted := r.watch.outcome()
+	crashes, lostAgents, aborted, allStopped := r.watch.outcome()
 	length := cfg.Duration
-	if d.interrupted || aborted {
+	if d.interrupted || aborted || allStopped {
 		length = min(length, max(0, time.Since(r.at)))
 	}
 	var events []results.Event
@@ -53,6 +53,7 @@ func (r *run) finish() (*Result, error) {
 			sum.AddChecks(c.Checks(events)...)
 		}
 	}
+	unreached := r.checkReached(sum)
 	pushErr := r.mx.setSummary(sum)
 	res := &Result{Summary: sum, Report: d.report, Sizing: r.sz, HAProxy: r.hap}
 	if r.co.PerMember {
@@ -72,6 +73,8 @@ func (r *run) finish() (*Result, error) {
 		return res, fmt.Errorf("chaos schedule: %w", d.chaosErr)
 	case !complete && !accepted:
 		return res, ErrIncomplete
+	case unreached != nil:
+		return res, unreached
 	}
 	return res, pushErr
 }

@@ -192,7 +192,7 @@ func (r *run) place(ctx context.Context) error {
 	agentCtx, killAgents := context.WithCancel(context.Background())
 	r.defer_(killAgents)
 	r.co = &cluster.Coordinator{}
-	r.watch = watchAgents(r.co, r.progress, cfg.OnAgentLoss, r.logf)
+	r.watch = watchAgents(r.co, r.progress, cfg.Fleet.Clients, cfg.OnAgentLoss, r.logf)
 	local := &cluster.Local{Exe: cfg.Exe, Logs: prefixWriter(r.logw, "")}
 	co := r.co
 	r.defer_(func() {

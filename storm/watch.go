@@ -1,10 +1,14 @@
 package storm
 
 import (
+	"fmt"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/stampede-dev/stampede/cluster"
+	"github.com/stampede-dev/stampede/connerr"
+	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
 )
 
@@ -20,15 +24,24 @@ type agentWatch struct {
 	crashes    []results.Event // "crash" events, in the order heard
 	lostAgents int
 	aborted    bool // --on-agent-loss fail stopped the run
+	allStopped bool // every client stopped: the run ended early
 }
 
 // watchAgents sets co's callbacks: progress goes to p, crashes and lost
 // agents are logged and kept; with LossFail a lost agent stops the run.
-func watchAgents(co *cluster.Coordinator, p *Progress, onLoss string, logf func(string, ...any)) *agentWatch {
+//
+// When every client of the fleet (clients) has stopped there is nothing
+// left to wait for: the run ends then, as ctx ending does.
+func watchAgents(co *cluster.Coordinator, p *Progress, clients int, onLoss string, logf func(string, ...any)) *agentWatch {
 	w := &agentWatch{logf: logf}
 	co.OnProgress = func(a *cluster.Agent, pr cluster.Progress) {
-		if a.Plan.Role == cluster.RoleLoadgen {
-			p.Update(a.Index(), pr)
+		if a.Plan.Role != cluster.RoleLoadgen {
+			return
+		}
+		p.Update(a.Index(), pr)
+		if t := p.Total(); t.StoppedCount() >= uint64(clients) && w.stopAll() {
+			logf("loadgen: all %d client(s) stopped (%s); ending the run", clients, stoppedText(&t))
+			co.Abort()
 		}
 	}
 	co.OnEvent = w.crash
@@ -81,9 +94,32 @@ func (w *agentWatch) lost(a *cluster.Agent, err error) {
 		float64(time.Now().UnixMilli())/1000, err)
 }
 
-// outcome returns what the watch saw by the run's end.
-func (w *agentWatch) outcome() (crashes []results.Event, lostAgents int, aborted bool) {
+// stopAll marks the run as ended because every client stopped; false
+// when it already was.
+func (w *agentWatch) stopAll() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return append([]results.Event(nil), w.crashes...), w.lostAgents, w.aborted
+	if w.allStopped {
+		return false
+	}
+	w.allStopped = true
+	return true
+}
+
+// stoppedText names the classes clients stopped on: "handshake_4xx 10".
+func stoppedText(s *loadgen.Stats) string {
+	var parts []string
+	for _, c := range connerr.Classes() {
+		if n := s.Stopped[c]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", c, n))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// outcome returns what the watch saw by the run's end.
+func (w *agentWatch) outcome() (crashes []results.Event, lostAgents int, aborted, allStopped bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]results.Event(nil), w.crashes...), w.lostAgents, w.aborted, w.allStopped
 }

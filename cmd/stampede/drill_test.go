@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -229,6 +230,31 @@ func TestDrillFailingCommand(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(out, drill.DeployLogFile)); err != nil || !strings.Contains(string(b), "broken\n") || !strings.Contains(string(b), "exit status 3") {
 		t.Errorf("deploy.log: %q, %v", b, err)
+	}
+}
+
+// TestDrillNeverConnected: a drill whose fleet never connected tested
+// nothing: it fails (exit 1, one line) though its deploy and its SLO
+// held, and its summary and JUnit file say so.
+func TestDrillNeverConnected(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	out, junit := filepath.Join(t.TempDir(), "out"), filepath.Join(t.TempDir(), "drill.xml")
+	code, stdout, stderr := runDrill(t, "--url", "ws://"+addr+"/", "--clients", "5", "--duration", "2s",
+		"--restart-cmd", "true", "--at", "500ms", "--slo", "stopped==0",
+		"--junit", junit, "--out", out, "--progress", "0")
+	if code != 1 || !strings.Contains(stderr, "stampede: unreachable: ws://"+addr+"/: no client of 5 connected") {
+		t.Fatalf("exit %d, stderr:\n%s\nwant 1 and the fleet unreachable\n%s", code, stderr, stdout)
+	}
+	if s := readDrillSummary(t, out); s.Pass || len(s.Checks) == 0 || s.Checks[len(s.Checks)-1].Name != "fleet" {
+		t.Errorf("summary: pass %v, checks %+v; want the fleet check failed", s.Pass, s.Checks)
+	}
+	if f := failedCases(readJUnit(t, junit).Suites[0]); !slices.Contains(f, "fleet") {
+		t.Errorf("junit failures %v; want fleet among them", f)
 	}
 }
 

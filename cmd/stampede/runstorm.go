@@ -14,7 +14,7 @@ import (
 )
 
 // Exit statuses of the commands that run a fleet, besides 0 (done, every
-// SLO passed) and 1 (an SLO failed): 2 for a usage error or a run that is
+// SLO passed) and 1 (an SLO failed, or the fleet never connected): 2 for a usage error or a run that is
 // incomplete (a process crashed, an agent was lost), 130 for a run stopped
 // by Ctrl-C (SIGINT or SIGTERM), its folder still written.
 const (
@@ -77,13 +77,17 @@ func interruptible(c *cli.Context) (ctx context.Context, stop func()) {
 }
 
 // runError maps the error of a run (or a bench of runs) whose figures were
-// written to its exit status: 130 interrupted, 2 incomplete or failed.
+// written to its exit status: 130 interrupted, 2 incomplete or failed, 1
+// for a run that tested nothing (its fleet never connected).
 func runError(err error) error {
+	var unreached *storm.UnreachableError
 	switch {
 	case errors.Is(err, storm.ErrInterrupted):
 		return cli.Exit("interrupted: the fleet was stopped early; the results cover what ran", exitInterrupted)
 	case errors.Is(err, storm.ErrIncomplete):
 		return cli.Exit("incomplete: part of the run is missing (a process crashed or an agent was lost; see the crash events and the log)", exitIncomplete)
+	case errors.As(err, &unreached):
+		return cli.Exit(unreached.Error(), 1)
 	}
 	return flagError(err)
 }
