@@ -1,6 +1,7 @@
 package results
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/stampede-dev/stampede/results/herd"
@@ -79,6 +80,67 @@ type Recovery struct {
 	// herd window.
 	WindowStartS *float64 `json:"window_start_s"`
 	WindowEndS   *float64 `json:"window_end_s"`
+	// MeasuredFrom names the instant R50S..R100S and the herd window
+	// count from (docs/summary-json.md "Recovery"): MeasuredReady,
+	// MeasuredLastReady, MeasuredEnd, MeasuredStart, or MeasuredNone.
+	MeasuredFrom string `json:"measured_from"`
+	// Note says, in one line, what figures that read as perfect (every R
+	// 0: all back by the instant they count from) or as failure (never:
+	// not all back by the run's end, or never ready) were measured from;
+	// empty otherwise.
+	Note string `json:"note,omitempty"`
+}
+
+// The instants a Recovery's figures count from (Recovery.MeasuredFrom).
+const (
+	// MeasuredReady: the target ready again after a restart.
+	MeasuredReady = "ready"
+	// MeasuredLastReady: the last process of a restart that went one
+	// process at a time (procs=one, rolling) ready again; clients back
+	// before it count as back at it.
+	MeasuredLastReady = "last_process_ready"
+	// MeasuredEnd: the fault lifted (a stall, reject, setting or proxy
+	// fault), or a detected outage's first reconnect.
+	MeasuredEnd = "fault_end"
+	// MeasuredStart: the event's start; when it was ready is unknown.
+	MeasuredStart = "start"
+	// MeasuredNone: no figure counts from an instant: nobody went down,
+	// or the target was not ready again before the run ended.
+	MeasuredNone = "none"
+)
+
+// measuredFrom names the instant the figures of ev count from, and in
+// words.
+func measuredFrom(ev Event) (string, string) {
+	switch {
+	case ev.NeverReady:
+		return MeasuredNone, ""
+	case ev.Ready <= ev.Start:
+		return MeasuredStart, fmt.Sprintf("the event's start at %.2fs (when it was ready is unknown)", ev.Start.Seconds())
+	case len(ev.Steps) > 0:
+		return MeasuredLastReady, fmt.Sprintf("the last restarted process ready at %.2fs (%d processes one at a time from %.2fs)", ev.Ready.Seconds(), len(ev.Steps), ev.Start.Seconds())
+	case ev.Kind == "restart":
+		return MeasuredReady, fmt.Sprintf("the target ready again at %.2fs", ev.Ready.Seconds())
+	}
+	return MeasuredEnd, fmt.Sprintf("the fault's end at %.2fs", ev.Ready.Seconds())
+}
+
+// explain sets what r's figures were measured from (MeasuredFrom), and
+// for figures that read as perfect or as failure a Note that says so. end
+// is the run's end.
+func (r *Recovery) explain(ev Event, end time.Duration) {
+	var from string
+	r.MeasuredFrom, from = measuredFrom(ev)
+	switch {
+	case r.Disconnected == 0:
+		r.MeasuredFrom = MeasuredNone
+	case ev.NeverReady:
+		r.Note = fmt.Sprintf("not ready again before the run's end at %.2fs: %d of %d back by then, no R figure", end.Seconds(), r.Recovered, r.ConnectedBefore)
+	case r.R100S == nil:
+		r.Note = fmt.Sprintf("%d of %d back by the run's end at %.2fs, counted from %s", r.Recovered, r.ConnectedBefore, end.Seconds(), from)
+	case *r.R100S == 0:
+		r.Note = fmt.Sprintf("every client was back by %s: R50-R100 count from then, not from the event's start", from)
+	}
 }
 
 // NeverReady reports whether the target was never ready again after the

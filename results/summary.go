@@ -537,11 +537,18 @@ func ReadSummary(path string) (*Summary, error) {
 
 // recoveries is FinishRecoveries on the given merged partials, or
 // Recoveries from the report's own transitions when there are none.
+// Each says what its figures were measured from (Recovery.explain).
 func recoveries(r *Report, parts []RecoveryPartial, events []Event, end time.Duration) []Recovery {
+	var out []Recovery
 	if parts == nil {
-		return Recoveries(r, events, end)
+		out = Recoveries(r, events, end)
+	} else {
+		out = FinishRecoveries(parts, r.Timeline, events, end)
 	}
-	return FinishRecoveries(parts, r.Timeline, events, end)
+	for i := range out {
+		out[i].explain(events[i], runEnd(r, end))
+	}
+	return out
 }
 
 // SortEvents sorts events by Start, stably, as Summarize orders them: the

@@ -47,6 +47,11 @@ func (s *Summary) WriteText(w io.Writer) error {
 				FloatText(r.WastedAttemptsPerClient, 2), FloatText(r.OutageAttemptsPerClient, 2))
 		}
 		ew.err = firstErr(ew.err, tw.Flush())
+		for _, r := range s.Recovery {
+			if r.Note != "" {
+				ew.printf("  event %d: %s\n", r.Event, r.Note)
+			}
+		}
 	}
 	ew.printf("latency ms: connect %s; ttr %s", lat(s.LatencyMS.Connect), lat(s.LatencyMS.TTR))
 	if s.LatencyMS.MessageRTT.Count > 0 {
