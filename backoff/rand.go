@@ -19,8 +19,7 @@ const (
 	StreamKey Stream = 4
 	// StreamMessage is the per-message draw of message timing.
 	StreamMessage Stream = 5
-	// StreamRoom is the per-client draw of room membership.
-	StreamRoom Stream = 6
+	// 6 is not used: no draw needs it.
 	// StreamProxyLoss is the fault proxy's per-connection draw of the loss
 	// fault.
 	StreamProxyLoss Stream = 7

@@ -9,8 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/stampede-dev/stampede/proxy"
-	"github.com/stampede-dev/stampede/target"
+	"github.com/stampede-dev/stampede/fault"
 )
 
 // SyntaxError is a schedule that does not parse, or that parses but says
@@ -213,8 +212,8 @@ func splitDecimal(s string) (num, rest string, ok bool) {
 // maxAcceptRate bounds accept-rate; no target accepts faster. minAcceptRate
 // is the least non-zero one a target paces.
 const (
-	maxAcceptRate = target.MaxAcceptRate
-	minAcceptRate = target.MinAcceptRate
+	maxAcceptRate = fault.MaxAcceptRate
+	minAcceptRate = fault.MinAcceptRate
 )
 
 // parseRate parses an accept rate "N/s", N a decimal number.
@@ -242,9 +241,6 @@ var rateUnits = map[string]float64{
 	"bit": 1.0 / 8, "kbit": 1e3 / 8, "Kbit": 1e3 / 8, "Mbit": 1e6 / 8, "Gbit": 1e9 / 8,
 }
 
-// maxBandwidth bounds bandwidth=, in bytes per second (1000GB/s).
-const maxBandwidth = 1e12
-
 // parseBandwidth parses a rate such as "1MB/s", "512KiB/s" or "100kbit/s"
 // into whole bytes per second, rounded to the nearest byte.
 func parseBandwidth(s string) (int64, string) {
@@ -258,7 +254,7 @@ func parseBandwidth(s string) (int64, string) {
 	v, err := strconv.ParseFloat(num, 64)
 	bps := math.Round(v * mult)
 	switch {
-	case err != nil || bps > maxBandwidth:
+	case err != nil || bps > fault.MaxBandwidth:
 		return 0, "expected a rate of at most 1000GB/s"
 	case bps < 1:
 		return 0, "expected a rate of at least 1B/s"
@@ -267,13 +263,13 @@ func parseBandwidth(s string) (int64, string) {
 }
 
 // parsePercent parses a percentage "P%" with 0 < P <= 100 and at most
-// proxy.LossDecimals decimals (trailing zeros aside) into a probability P/100.
+// fault.LossDecimals decimals (trailing zeros aside) into a probability P/100.
 func parsePercent(s string) (float64, string) {
 	num, rest, ok := splitDecimal(s)
 	if !ok || rest != "%" {
 		return 0, "expected a percentage like 1% or 0.5%"
 	}
-	if _, frac, _ := strings.Cut(num, "."); len(strings.TrimRight(frac, "0")) > proxy.LossDecimals {
+	if _, frac, _ := strings.Cut(num, "."); len(strings.TrimRight(frac, "0")) > fault.LossDecimals {
 		return 0, "expected a percentage with at most 6 decimals"
 	}
 	p, err := strconv.ParseFloat(num, 64)

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stampede-dev/stampede/proxy"
+	"github.com/stampede-dev/stampede/fault"
 )
 
 func TestScan(t *testing.T) {
@@ -121,7 +121,7 @@ func TestFormatBandwidth(t *testing.T) {
 		{999_999_999_999, "999.999999999GB/s"},
 	}
 	for _, tt := range tests {
-		got := strings.TrimPrefix(proxy.Faults{Bandwidth: tt.in}.String(), " bandwidth=")
+		got := strings.TrimPrefix(fault.Set{Bandwidth: tt.in}.String(), " bandwidth=")
 		if got != tt.want {
 			t.Errorf("Faults{Bandwidth: %d} writes %q, want %q", tt.in, got, tt.want)
 		}
@@ -168,7 +168,7 @@ func TestParseRate(t *testing.T) {
 		{"1000000000/s", 1e9},
 		{"1000000001/s", -1},
 		{"0.001/s", 0.001},
-		// Below what a target paces (target.MinAcceptRate): refused here,
+		// Below what a target paces (fault.MinAcceptRate): refused here,
 		// not when the event fires.
 		{"0.0001/s", -1},
 		{"100", -1},

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stampede-dev/stampede/proxy"
+	"github.com/stampede-dev/stampede/fault"
 )
 
 // eventWords lists the event words in the order error messages name them.
@@ -557,7 +557,7 @@ func (p *parser) proxy() (Event, error) {
 }
 
 // checkFaults rejects fault sets that cannot be applied together.
-func checkFaults(f *proxy.Faults, seen keyed, order []token) error {
+func checkFaults(f *fault.Set, seen keyed, order []token) error {
 	if len(order) > 1 {
 		for _, excl := range []string{"reset", "blackhole"} {
 			if t, ok := seen[excl]; ok {

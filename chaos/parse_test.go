@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/chaos"
-	"github.com/stampede-dev/stampede/proxy"
+	"github.com/stampede-dev/stampede/fault"
 )
 
 const (
@@ -50,7 +50,7 @@ var parseCases = []struct {
 			{Timing: at(70 * s), Event: chaos.Event{Kind: chaos.Stall, For: 5 * s},
 				Line: 1, Col: 87, Text: "at 70s stall 5s"},
 			{Timing: at(80 * s), Event: chaos.Event{Kind: chaos.ProxyEvent, For: 10 * s,
-				Proxy: proxy.Faults{Latency: 200 * ms, Loss: 0.01}},
+				Proxy: fault.Set{Latency: 200 * ms, Loss: 0.01}},
 				Line: 1, Col: 104, Text: "at 80s proxy latency=200ms loss=1% for 10s"},
 		},
 	},
@@ -65,7 +65,7 @@ var parseCases = []struct {
 				e.Procs, e.Interval = chaos.ProcsRolling, 2*s
 				return e
 			}(), Line: 1, Col: 1, Text: "at 5s restart rolling interval=2s"},
-			{Timing: at(20 * s), Event: chaos.Event{Kind: chaos.ProxyEvent, For: 5 * s, Proxy: proxy.Faults{Latency: 200 * ms}},
+			{Timing: at(20 * s), Event: chaos.Event{Kind: chaos.ProxyEvent, For: 5 * s, Proxy: fault.Set{Latency: 200 * ms}},
 				Line: 1, Col: 36, Text: "at 20s proxy latency=200ms for 5s"},
 			{Timing: at(30 * s), Event: chaos.Event{Kind: chaos.Stall, For: 3 * s},
 				Line: 1, Col: 71, Text: "at 30s stall 3s"},
@@ -137,16 +137,16 @@ var parseCases = []struct {
 		name: "proxy faults",
 		src:  "at 1s proxy latency=100ms jitter=50ms bandwidth=100kbit/s loss=0.5% for 1m\nat 2m proxy bandwidth=1.5MB/s for 1s\nat 3m proxy bandwidth=512KiB/s for 1s\nat 4m proxy reset for 1s\nat 5m proxy blackhole for 2s",
 		want: []chaos.Entry{
-			{Timing: at(s), Event: chaos.Event{Kind: chaos.ProxyEvent, For: time.Minute, Proxy: proxy.Faults{
+			{Timing: at(s), Event: chaos.Event{Kind: chaos.ProxyEvent, For: time.Minute, Proxy: fault.Set{
 				Latency: 100 * ms, Jitter: 50 * ms, Bandwidth: 12500, Loss: 0.005}},
 				Line: 1, Col: 1, Text: "at 1s proxy latency=100ms jitter=50ms bandwidth=100kbit/s loss=0.5% for 1m"},
-			{Timing: at(2 * time.Minute), Event: chaos.Event{Kind: chaos.ProxyEvent, For: s, Proxy: proxy.Faults{Bandwidth: 1500000}},
+			{Timing: at(2 * time.Minute), Event: chaos.Event{Kind: chaos.ProxyEvent, For: s, Proxy: fault.Set{Bandwidth: 1500000}},
 				Line: 2, Col: 1, Text: "at 2m proxy bandwidth=1.5MB/s for 1s"},
-			{Timing: at(3 * time.Minute), Event: chaos.Event{Kind: chaos.ProxyEvent, For: s, Proxy: proxy.Faults{Bandwidth: 512 * 1024}},
+			{Timing: at(3 * time.Minute), Event: chaos.Event{Kind: chaos.ProxyEvent, For: s, Proxy: fault.Set{Bandwidth: 512 * 1024}},
 				Line: 3, Col: 1, Text: "at 3m proxy bandwidth=512KiB/s for 1s"},
-			{Timing: at(4 * time.Minute), Event: chaos.Event{Kind: chaos.ProxyEvent, For: s, Proxy: proxy.Faults{Reset: true}},
+			{Timing: at(4 * time.Minute), Event: chaos.Event{Kind: chaos.ProxyEvent, For: s, Proxy: fault.Set{Reset: true}},
 				Line: 4, Col: 1, Text: "at 4m proxy reset for 1s"},
-			{Timing: at(5 * time.Minute), Event: chaos.Event{Kind: chaos.ProxyEvent, For: 2 * s, Proxy: proxy.Faults{Blackhole: true}},
+			{Timing: at(5 * time.Minute), Event: chaos.Event{Kind: chaos.ProxyEvent, For: 2 * s, Proxy: fault.Set{Blackhole: true}},
 				Line: 5, Col: 1, Text: "at 5m proxy blackhole for 2s"},
 		},
 	},

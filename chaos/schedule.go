@@ -1,7 +1,9 @@
 // Package chaos is the chaos schedule of a run: a small language that says
 // when the target restarts, stalls, changes its backlog or accept rate,
 // rejects upgrades, or when the fault proxy in front of it misbehaves; and the
-// supervisor and proxy that apply it.
+// supervisor that applies it, over interfaces (Target, Proxy) that the roles
+// implement: target.ChaosGroup and the proxy's Group and Proxy. chaos
+// imports no role; the fault specs it names are in package fault.
 //
 // This file holds the schedule's syntax tree and its canonical text. Parse
 // (parse.go) builds a Schedule from text such as
@@ -19,7 +21,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stampede-dev/stampede/proxy"
+	"github.com/stampede-dev/stampede/fault"
 )
 
 // Schedule is a parsed chaos schedule: its entries in source order.
@@ -173,7 +175,7 @@ type Event struct {
 	// 0 sends none.
 	RetryAfter time.Duration
 	// Proxy is the set of faults the fault proxy applies.
-	Proxy proxy.Faults
+	Proxy fault.Set
 }
 
 // String returns the schedule in canonical form: entries in source order,
@@ -259,4 +261,18 @@ func (ev Event) String() string {
 		forClause()
 	}
 	return b.String()
+}
+
+// HasProxyEvents reports whether s has proxy events, which need the fault
+// proxy between the fleet and the target. A nil schedule has none.
+func (s *Schedule) HasProxyEvents() bool {
+	if s == nil {
+		return false
+	}
+	for _, e := range s.Entries {
+		if e.Event.Kind == ProxyEvent {
+			return true
+		}
+	}
+	return false
 }

@@ -9,13 +9,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stampede-dev/stampede/fault"
 	"github.com/stampede-dev/stampede/internal/clock"
-	"github.com/stampede-dev/stampede/proxy"
 	"github.com/stampede-dev/stampede/results"
 )
 
 // Target is what the supervisor acts on: the bundled target's process
-// group (GroupTarget), or anything else that can be restarted and tuned.
+// group (target.ChaosGroup), or anything else that can be restarted and tuned.
 // Each method returns when the action has been applied; Restart returns
 // when the target is ready again.
 type Target interface {
@@ -92,8 +92,8 @@ const statsTimeout = 5 * time.Second
 
 // Proxy is the fault proxy between the fleet and the target.
 type Proxy interface {
-	// Set switches a fault on; the zero proxy.Faults switches every fault off.
-	Set(f proxy.Faults)
+	// Set switches a fault on; the zero fault.Set switches every fault off.
+	Set(f fault.Set)
 }
 
 // Supervisor applies a schedule to a target (and a proxy) on the run's time
@@ -373,7 +373,7 @@ func (x *applying) proxy(ctx context.Context) error {
 	x.s.Proxy.Set(x.p.Event.Proxy)
 	x.applied()
 	err := x.sleep(ctx, x.p.Event.For)
-	x.s.Proxy.Set(proxy.Faults{})
+	x.s.Proxy.Set(fault.Set{})
 	x.over()
 	return err
 }

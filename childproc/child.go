@@ -11,6 +11,12 @@
 // Nothing of the plan travels on the command line, so a config field can
 // not be dropped on the way (no flag to forget) and nothing in it shows in
 // ps. The wire format is in docs/agent.md.
+//
+// Spawn is the one place a child's process attributes (Pdeathsig, its own
+// process group) and pipes are set up; Start adds the plan and the ready
+// line on top of it, and an agent that speaks a message stream on its
+// stdin and stdout instead (cluster.SpawnAgent) uses Spawn alone. The child
+// side is ReadPlan and WriteReady.
 package childproc
 
 import (
@@ -25,7 +31,7 @@ import (
 	"time"
 )
 
-// Child is a process started by Start.
+// Child is a process started by Spawn or Start.
 type Child struct {
 	cmd  *exec.Cmd
 	done chan struct{}
@@ -37,52 +43,119 @@ type readyLine struct {
 	Ready bool `json:"ready"`
 }
 
+// Pipes are the parent's ends of a spawned child's standard streams.
+type Pipes struct {
+	// Stdin writes to the child's stdin; closing it tells the child its
+	// parent has nothing more to say.
+	Stdin io.WriteCloser
+	// Stdout reads the child's stdout. It stays open after the child
+	// exits until read to its end, so nothing the child wrote last is
+	// lost; the caller reads it to EOF and closes it.
+	Stdout io.ReadCloser
+	// Stderr reads the child's stderr, the same way; nil when cmd.Stderr
+	// was set.
+	Stderr io.ReadCloser
+}
+
+// Spawn starts cmd as a child with pipes on its stdin and stdout (and its
+// stderr, when cmd.Stderr is nil); cmd must not have Stdin or Stdout set.
+// The child dies with its parent (Pdeathsig) and runs in its own process
+// group, so a terminal's Ctrl-C reaches only the process that started it,
+// which then stops its children the way it chooses.
+//
+// The read ends are os.Pipe files, not exec's StdoutPipe: Wait closes those
+// as soon as the process exits, and a child that writes its last words and
+// exits at once would lose them unread ("read |0: file already closed").
+func Spawn(cmd *exec.Cmd) (*Child, Pipes, error) {
+	var p Pipes
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, p, err
+	}
+	var parentEnds, childEnds []*os.File
+	closeAll := func(fs []*os.File) {
+		for _, f := range fs {
+			f.Close()
+		}
+	}
+	pipe := func() (*os.File, *os.File, error) {
+		r, w, err := os.Pipe()
+		if err == nil {
+			parentEnds, childEnds = append(parentEnds, r), append(childEnds, w)
+		}
+		return r, w, err
+	}
+	stdout, stdoutW, err := pipe()
+	if err != nil {
+		stdin.Close()
+		return nil, p, err
+	}
+	cmd.Stdout = stdoutW
+	p.Stdin, p.Stdout = stdin, stdout
+	if cmd.Stderr == nil {
+		stderr, stderrW, err := pipe()
+		if err != nil {
+			stdin.Close()
+			closeAll(parentEnds)
+			closeAll(childEnds)
+			return nil, Pipes{}, err
+		}
+		cmd.Stderr, p.Stderr = stderrW, stderr
+	}
+	err = cmd.Start()
+	closeAll(childEnds) // the child holds its own copies
+	if err != nil {
+		closeAll(parentEnds)
+		return nil, Pipes{}, fmt.Errorf("start %s: %w", cmd.Path, err)
+	}
+	c := &Child{cmd: cmd, done: make(chan struct{})}
+	go func() { c.err = cmd.Wait(); close(c.done) }()
+	return c, p, nil
+}
+
 // Start writes plan (JSON-encoded, one line) to the stdin of cmd, starts it
-// and waits up to timeout (or until ctx is done) for the first line on its
-// stdout that is a JSON object with "ready": true, which it decodes into
-// ready. cmd must not have Stdin or Stdout set. The child dies with its
-// parent (Pdeathsig) and runs in its own process group, so a terminal's
-// Ctrl-C reaches only the process that started it, which then stops its
-// children the way it chooses. On any error the child is killed and waited
-// for; name prefixes the error ("target", "proxy group").
+// (Spawn) and waits up to timeout (or until ctx is done) for the first line
+// on its stdout that is a JSON object with "ready": true, which it decodes
+// into ready (a *ReadyLine, or a type of the caller's with "ready"). Lines
+// before it are skipped, and stdout after it is read and discarded. cmd
+// must not have Stdin or Stdout set; its stderr goes where cmd.Stderr says
+// (nowhere when nil). On any error the child is killed and waited for;
+// name prefixes the error ("target", "proxy group").
 func Start(ctx context.Context, name string, cmd *exec.Cmd, plan, ready any, timeout time.Duration) (*Child, error) {
 	b, err := json.Marshal(plan)
 	if err != nil {
 		return nil, fmt.Errorf("%s: encoding the plan: %w", name, err)
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	in, err := cmd.StdinPipe()
+	if cmd.Stderr == nil {
+		cmd.Stderr = io.Discard
+	}
+	c, p, err := Spawn(cmd)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("%s: start %s: %w", name, cmd.Path, err)
-	}
-	c := &Child{cmd: cmd, done: make(chan struct{})}
 	// The plan is small; a child that exits before reading it makes the
 	// write fail, which the wait below reports as an early exit.
 	go func() {
-		in.Write(append(b, '\n'))
-		in.Close()
+		p.Stdin.Write(append(b, '\n'))
+		p.Stdin.Close()
 	}()
 	lines := make(chan []byte, 1)
+	noReady := make(chan struct{}) // stdout ended without a ready line
 	go func() {
-		sc := bufio.NewScanner(out)
+		defer p.Stdout.Close()
+		sc := bufio.NewScanner(p.Stdout)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
 			var l readyLine
 			if json.Unmarshal(sc.Bytes(), &l) == nil && l.Ready {
 				lines <- append([]byte(nil), sc.Bytes()...)
-				break
+				io.Copy(io.Discard, p.Stdout)
+				return
 			}
 		}
-		io.Copy(io.Discard, out) // Wait must come after the last read
-		c.err = cmd.Wait()
-		close(c.done)
+		close(noReady)
+		io.Copy(io.Discard, p.Stdout)
 	}()
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
@@ -94,8 +167,15 @@ func Start(ctx context.Context, name string, cmd *exec.Cmd, plan, ready any, tim
 			return nil, fmt.Errorf("%s: process %d: ready line: %w", name, c.PID(), err)
 		}
 		return c, nil
-	case <-c.done:
-		return nil, fmt.Errorf("%s: process %d exited before ready: %v", name, c.PID(), c.err)
+	case <-noReady:
+		select {
+		case <-c.done:
+			return nil, fmt.Errorf("%s: process %d exited before ready: %v", name, c.PID(), c.err)
+		case <-timer.C:
+			err = fmt.Errorf("%s: process %d closed its stdout and is not ready within %v", name, c.PID(), timeout)
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
 	case <-timer.C:
 		err = fmt.Errorf("%s: process %d not ready within %v", name, c.PID(), timeout)
 	case <-ctx.Done():
@@ -107,9 +187,15 @@ func Start(ctx context.Context, name string, cmd *exec.Cmd, plan, ready any, tim
 }
 
 // ReadPlan is the child's side of Start: it decodes the first line of r
-// (the parent's plan) into plan.
+// (the parent's plan) into plan. Given a *bufio.Reader it reads no further
+// than that line, so the caller can go on reading r (an agent's message
+// stream after its plan).
 func ReadPlan(r io.Reader, plan any) error {
-	line, err := bufio.NewReaderSize(r, 64<<10).ReadBytes('\n')
+	br, ok := r.(*bufio.Reader)
+	if !ok {
+		br = bufio.NewReaderSize(r, 64<<10)
+	}
+	line, err := br.ReadBytes('\n')
 	if err != nil && (err != io.EOF || len(line) == 0) {
 		return fmt.Errorf("reading the plan from stdin: %w", err)
 	}

@@ -1,9 +1,11 @@
 package childproc
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -30,6 +32,17 @@ func TestMain(m *testing.M) {
 		time.Sleep(time.Minute)
 	case "exit":
 		os.Exit(3)
+	case "lastwords": // the plan's name back on stdout and stderr, then exit
+		var p testPlan
+		if err := ReadPlan(os.Stdin, &p); err != nil {
+			os.Exit(2)
+		}
+		fmt.Println("out:", p.Name)
+		fmt.Fprintln(os.Stderr, "err:", p.Name)
+		os.Exit(0)
+	case "readyexit": // a ready line, then exit at once
+		WriteReady(os.Stdout, ReadyLine{Ready: true, Addr: "127.0.0.1:1", PID: os.Getpid()})
+		os.Exit(0)
 	case "silent":
 		time.Sleep(time.Minute)
 	}
@@ -92,5 +105,61 @@ func TestStartFailures(t *testing.T) {
 	if _, err := Start(context.Background(), "test", child(t, "silent"), testPlan{}, &r, 300*time.Millisecond); err == nil ||
 		!strings.Contains(err.Error(), "not ready within") {
 		t.Errorf("silent child: %v", err)
+	}
+}
+
+// Spawn gives the parent the child's last words on stdout and stderr even
+// when the child exits right after writing them: the pipes stay open until
+// read to their end.
+func TestSpawnKeepsLastWords(t *testing.T) {
+	c, p, err := Spawn(child(t, "lastwords"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(testPlan{Name: "bye"})
+	p.Stdin.Write(append(b, '\n'))
+	p.Stdin.Close()
+	if err := c.Wait(); err != nil {
+		t.Fatalf("Wait = %v", err)
+	}
+	out, err := io.ReadAll(p.Stdout)
+	if err != nil || string(out) != "out: bye\n" {
+		t.Errorf("stdout %q, %v; want %q", out, err, "out: bye\n")
+	}
+	errOut, err := io.ReadAll(p.Stderr)
+	if err != nil || string(errOut) != "err: bye\n" {
+		t.Errorf("stderr %q, %v; want %q", errOut, err, "err: bye\n")
+	}
+	p.Stdout.Close()
+	p.Stderr.Close()
+}
+
+// A child that exits right after its ready line is still ready: Start
+// takes the line, not the race with the exit.
+func TestStartReadyThenExit(t *testing.T) {
+	for range 5 {
+		var l ReadyLine
+		c, err := Start(context.Background(), "test", child(t, "readyexit"), testPlan{}, &l, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Addr != "127.0.0.1:1" || l.PID != c.PID() {
+			t.Errorf("ready line %+v; want addr 127.0.0.1:1, pid %d", l, c.PID())
+		}
+		c.Wait()
+	}
+}
+
+// ReadPlan on a *bufio.Reader reads the plan's line and no further, so what
+// follows it can be read from the same reader.
+func TestReadPlanLeavesTheRest(t *testing.T) {
+	in := bufio.NewReader(strings.NewReader(`{"name":"a","every":1}` + "\nnext line\n"))
+	var p testPlan
+	if err := ReadPlan(in, &p); err != nil || p != (testPlan{Name: "a", Every: 1}) {
+		t.Fatalf("ReadPlan = %+v, %v", p, err)
+	}
+	rest, _ := io.ReadAll(in)
+	if string(rest) != "next line\n" {
+		t.Errorf("after the plan: %q; want %q", rest, "next line\n")
 	}
 }

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,8 @@ import (
 	"net"
 	"os"
 	"time"
+
+	"github.com/stampede-dev/stampede/childproc"
 )
 
 // ProgressInterval is how often an agent reports its live state.
@@ -73,6 +76,33 @@ func Serve(ctx context.Context, t Transport, cfg AgentConfig) error {
 	default: // RoleRelay; Validate refused any other
 		return a.relay(ctx)
 	}
+}
+
+// ServeStdio runs one agent over its standard streams, as a coordinator's
+// SpawnAgent or a group's childproc.Start starts it: the plan is the first
+// line of stdin (childproc.ReadPlan), and the messages after it and the
+// agent's own on stdout are a Stream.
+func ServeStdio(ctx context.Context, stdin io.Reader, stdout io.Writer, cfg AgentConfig) error {
+	in := bufio.NewReaderSize(stdin, 64<<10)
+	var plan Message
+	if err := childproc.ReadPlan(in, &plan); err != nil {
+		return fmt.Errorf("cluster: agent waiting for a plan: %w", err)
+	}
+	return Serve(ctx, &planFirst{Transport: NewStream(in, stdout, nil), plan: &plan}, cfg)
+}
+
+// planFirst is a Transport whose first Recv returns the plan already read.
+type planFirst struct {
+	Transport
+	plan *Message
+}
+
+func (t *planFirst) Recv() (Message, error) {
+	if m := t.plan; m != nil {
+		t.plan = nil
+		return *m, nil
+	}
+	return t.Transport.Recv()
 }
 
 // agent is one running agent.

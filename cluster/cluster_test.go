@@ -1,7 +1,9 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -210,5 +212,27 @@ func TestMergeHoldsNoAgents(t *testing.T) {
 	close(release)
 	if err := <-merged; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestServeStdioReadsThePlanFirst: an agent on its standard streams takes
+// its plan from the first line of stdin and answers on stdout as the
+// message stream; a stdin without a plan is an error that says so.
+func TestServeStdioReadsThePlanFirst(t *testing.T) {
+	bad := loadgen.Config{URL: "ws://127.0.0.1:1/", Clients: -1}
+	plan, _ := json.Marshal(Message{V: Version, Kind: KindPlan, Plan: &Plan{Role: RoleLoadgen, Loadgen: &bad}})
+	var out bytes.Buffer
+	err := ServeStdio(context.Background(), strings.NewReader(string(plan)+"\n"), &out, AgentConfig{})
+	if err == nil {
+		t.Fatal("ServeStdio with an invalid plan returned nil")
+	}
+	var m Message
+	if jerr := json.Unmarshal(out.Bytes(), &m); jerr != nil || m.Kind != KindError || !strings.Contains(m.Error, "Clients") {
+		t.Errorf("answered %q (%v); want an error message naming Clients", out.String(), jerr)
+	}
+	out.Reset()
+	err = ServeStdio(context.Background(), strings.NewReader(""), &out, AgentConfig{})
+	if err == nil || !strings.Contains(err.Error(), "waiting for a plan") {
+		t.Errorf("empty stdin: %v; want an error about the missing plan", err)
 	}
 }

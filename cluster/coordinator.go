@@ -391,6 +391,7 @@ func Split(cfg loadgen.Config, n int) []loadgen.Config {
 		c.FirstID = first
 		first += uint32(c.Clients)
 		c.Ramp = cfg.Ramp / float64(n)
+		c.MaxAttemptRate = cfg.MaxAttemptRate / float64(n)
 		c.MaxInflight = max(1, fleetInflight(cfg)/n)
 		out[i] = c
 	}
@@ -428,6 +429,7 @@ func SplitCounts(cfg loadgen.Config, counts []int) []loadgen.Config {
 		first += uint32(n)
 		frac := float64(n) / float64(max(1, cfg.Clients))
 		c.Ramp = cfg.Ramp * frac
+		c.MaxAttemptRate = cfg.MaxAttemptRate * frac
 		c.MaxInflight = max(1, int(float64(fleetInflight(cfg))*frac))
 		out = append(out, c)
 	}

@@ -276,7 +276,7 @@ func (a *Agent) lost(err error) error {
 	if a.Proc != nil {
 		ev.PID = a.Proc.PID()
 		select {
-		case <-a.Proc.done:
+		case <-a.Proc.child.Done():
 		case <-time.After(2 * time.Second):
 		}
 		if werr := a.Proc.exitErr(); werr != nil {

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/chaos"
+	"github.com/stampede-dev/stampede/fault"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/proxy"
 	"github.com/stampede-dev/stampede/results"
@@ -43,7 +44,7 @@ type Role string
 
 // The roles. Loadgen, target and proxy are what a coordinator places;
 // server and relay are one process of a target or proxy group, started by
-// that group's agent, answering with a target.ReadyLine on stdout and
+// that group's agent, answering with a childproc.ReadyLine on stdout and
 // controlled over its HTTP control API.
 const (
 	RoleLoadgen Role = "loadgen"
@@ -251,7 +252,7 @@ type Control struct {
 	Status     int           `json:"status,omitempty"`
 	RetryAfter time.Duration `json:"retry_after,omitempty"`
 	// Fault is the proxy's new fault set (zero: none).
-	Fault *proxy.Faults `json:"fault,omitempty"`
+	Fault *fault.Set `json:"fault,omitempty"`
 }
 
 // Reply answers a Control.

@@ -5,7 +5,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/childproc"
 	"github.com/stampede-dev/stampede/proxy"
 	"github.com/stampede-dev/stampede/target"
@@ -59,14 +58,14 @@ func (a *agent) proxy(ctx context.Context) error {
 // relay runs one process of a proxy group; its ready line goes to
 // cfg.Stdout, and it is controlled over its HTTP control API.
 func (a *agent) relay(ctx context.Context) error {
-	return chaos.RunProxy(ctx, chaos.ProxyRunConfig{Proxy: *a.plan.Relay, Stdout: a.cfg.Stdout})
+	return proxy.Run(ctx, proxy.RunConfig{Proxy: *a.plan.Relay, Stdout: a.cfg.Stdout})
 }
 
 // SpawnRelay returns the proxy.Spawner that starts a proxy group's
 // process as `exe args...` (`stampede agent`) with a relay plan on its
 // stdin; its stderr goes to stderr.
 func SpawnRelay(exe string, args []string, stderr io.Writer) proxy.Spawner {
-	return func(ctx context.Context, cfg proxy.Config, timeout time.Duration) (*childproc.Child, target.ReadyLine, error) {
+	return func(ctx context.Context, cfg proxy.Config, timeout time.Duration) (*childproc.Child, childproc.ReadyLine, error) {
 		return spawnMember(ctx, "proxy group", exe, args, nil, stderr, Plan{Role: RoleRelay, Relay: &cfg}, timeout)
 	}
 }

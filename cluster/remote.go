@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/chaos"
-	"github.com/stampede-dev/stampede/proxy"
+	"github.com/stampede-dev/stampede/fault"
 	"github.com/stampede-dev/stampede/target"
 )
 
@@ -119,7 +119,7 @@ func NewRemoteProxy(a *Agent, log func(format string, args ...any)) *RemoteProxy
 
 // Set switches the fault set f on in every process (the zero set: all
 // off), giving up after 5 s.
-func (p *RemoteProxy) Set(f proxy.Faults) {
+func (p *RemoteProxy) Set(f fault.Set) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if _, err := p.agent.Call(ctx, Control{Op: OpProxyFault, Fault: &f}); err != nil && p.Log != nil {

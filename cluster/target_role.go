@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"time"
 
-	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/childproc"
 	"github.com/stampede-dev/stampede/target"
 )
@@ -39,7 +38,7 @@ func (a *agent) target(ctx context.Context) error {
 		return fail(a.t, a.id, err)
 	}
 	defer g.Close()
-	gt := chaos.NewGroupTarget(g, tp.Config.Backlog, tp.Config.AcceptRate)
+	gt := target.NewChaosGroup(g, tp.Config.Backlog, tp.Config.AcceptRate)
 	pids := func() []int {
 		var out []int
 		for _, p := range g.Procs() {
@@ -79,7 +78,7 @@ func serverCommand(exe string, args []string, cfg target.Config) (string, []stri
 }
 
 // applyTarget carries out one control request on the group.
-func applyTarget(ctx context.Context, gt *chaos.GroupTarget, c *Control) Reply {
+func applyTarget(ctx context.Context, gt *target.ChaosGroup, c *Control) Reply {
 	switch c.Op {
 	case OpRestart:
 		if c.Restart == nil {
@@ -125,18 +124,18 @@ func (a *agent) server(ctx context.Context) error {
 // process as `exe args...` (`stampede agent`) with a server plan on its
 // stdin; its stderr goes to stderr.
 func SpawnServer(exe string, args []string, stderr io.Writer) target.Spawner {
-	return func(ctx context.Context, cfg target.Config, env []string, timeout time.Duration) (*childproc.Child, target.ReadyLine, error) {
+	return func(ctx context.Context, cfg target.Config, env []string, timeout time.Duration) (*childproc.Child, childproc.ReadyLine, error) {
 		return spawnMember(ctx, "target", exe, args, env, stderr, Plan{Role: RoleServer, Server: &cfg}, timeout)
 	}
 }
 
 // spawnMember starts one process of a group (a server or a relay) with
 // plan on its stdin and waits for its ready line.
-func spawnMember(ctx context.Context, name, exe string, args, env []string, stderr io.Writer, plan Plan, timeout time.Duration) (*childproc.Child, target.ReadyLine, error) {
+func spawnMember(ctx context.Context, name, exe string, args, env []string, stderr io.Writer, plan Plan, timeout time.Duration) (*childproc.Child, childproc.ReadyLine, error) {
 	cmd := exec.Command(exe, args...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = stderr
-	var l target.ReadyLine
+	var l childproc.ReadyLine
 	c, err := childproc.Start(ctx, name, cmd, Message{V: Version, Kind: KindPlan, Plan: &plan}, &l, timeout)
 	return c, l, err
 }

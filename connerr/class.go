@@ -84,16 +84,6 @@ func Classes() []Class {
 	return out
 }
 
-// ParseClass returns the class with the given name.
-func ParseClass(name string) (Class, error) {
-	for c := None; c < numClasses; c++ {
-		if classNames[c] == name {
-			return c, nil
-		}
-	}
-	return None, fmt.Errorf("connerr: unknown class %q", name)
-}
-
 // Retryable reports whether a client should try again after a failure of
 // this class. TLS failures and 4xx answers other than 429 are not: retrying
 // cannot fix a rejected certificate or credentials. status is the HTTP status

@@ -6,7 +6,7 @@ import "math"
 type state uint8
 
 const (
-	stIdle        state = iota // before its ramp slot
+	_             state = iota // the zero state: before its ramp slot
 	stWaiting                  // backing off before its next attempt
 	stConnecting               // SYN sent, waiting for the connect to complete
 	stHandshaking              // TCP up, upgrade request sent, waiting for 101

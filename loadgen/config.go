@@ -97,6 +97,13 @@ type Config struct {
 	// pointlessly; zero means DefaultMaxInflight. It never delays a
 	// reconnect: the herd after a disconnect is what a run measures.
 	MaxInflight int `json:"max_inflight"`
+	// MaxAttemptRate caps the reconnect attempts this fleet starts per
+	// second, over all its clients; a retry due when the cap is reached
+	// waits for the next free slot. Zero means no cap. It bounds what a
+	// policy with short delays can do to a server (backoff.MinDelay is the
+	// floor of each client's delay; this is the fleet's). First connects
+	// are paced by Ramp and MaxInflight instead. ws:// clients only.
+	MaxAttemptRate float64 `json:"max_attempt_rate,omitempty"`
 	// Policy is the backoff policy every client shares.
 	Policy backoff.Policy `json:"policy"`
 	// Seed makes every random draw of the run reproducible.
@@ -269,6 +276,8 @@ func (c Config) Validate() error {
 		return bad("Ramp", "must be >= 0 clients/s, got %v", c.Ramp)
 	case c.MaxInflight < 0:
 		return bad("MaxInflight", "must be >= 0, got %d", c.MaxInflight)
+	case c.MaxAttemptRate < 0 || c.MaxAttemptRate != c.MaxAttemptRate || c.MaxAttemptRate > 1e9:
+		return bad("MaxAttemptRate", "must be within 0..1e9 attempts/s, got %v", c.MaxAttemptRate)
 	case c.ConnectTimeout < 0:
 		return bad("ConnectTimeout", "must be >= 0, got %s", c.ConnectTimeout)
 	case c.HandshakeTimeout < 0:

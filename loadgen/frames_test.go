@@ -69,7 +69,7 @@ func compile(f ws.Frame) []byte {
 
 // readClientFrame reads one masked client frame and unmasks it.
 func readClientFrame(t *testing.T, br *bufio.Reader) ws.Frame {
-	f, err := ws.ReadFrame(br)
+	f, err := readFrame(br)
 	if err != nil {
 		t.Errorf("server read: %v", err)
 		return f
@@ -126,7 +126,7 @@ func TestSplitEcho(t *testing.T) {
 			}
 			dribble(t, c, compile(ws.NewTextFrame(f.Payload)), 37)
 		}
-		_, _ = ws.ReadFrame(br) // until the client goes
+		_, _ = readFrame(br) // until the client goes
 	})
 	run := start(t, Config{URL: url, Clients: 1, Policy: fast, Mode: ModeEcho, MsgRate: 20, MsgSize: 300})
 	waitFor(t, 10*time.Second, "three echoes", func(s Stats) bool { return s.MsgDelivered == 3 }, run.f)
@@ -156,7 +156,7 @@ func TestBadFrames(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			url := scripted(t, func(c net.Conn, br *bufio.Reader, answer string) {
 				_, _ = c.Write(append([]byte(answer), tc.frame...))
-				_, _ = ws.ReadFrame(br)
+				_, _ = readFrame(br)
 			})
 			pol := backoff.Policy{Kind: backoff.Fixed, Initial: time.Hour}
 			run := start(t, Config{URL: url, Clients: 1, Policy: pol})

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/connerr"
+	"github.com/stampede-dev/stampede/fault"
 	"github.com/stampede-dev/stampede/proxy"
 	"github.com/stampede-dev/stampede/results"
 )
@@ -28,13 +29,13 @@ func blackholeRun(t *testing.T, cfg Config, n int, hole time.Duration, after fun
 	srv.waitHeld(n)
 
 	ev := results.Event{Kind: "proxy", Mode: "blackhole", Start: time.Since(cfg.Start)}
-	p.Set(proxy.Faults{Blackhole: true})
+	p.Set(fault.Set{Blackhole: true})
 	if after != nil {
 		after(run.f)
 	} else {
 		time.Sleep(hole)
 	}
-	p.Set(proxy.Faults{})
+	p.Set(fault.Set{})
 	ev.End = time.Since(cfg.Start)
 	ev.Ready = ev.End
 	if after != nil {
@@ -107,10 +108,10 @@ func TestKeepaliveBlackholeWSS(t *testing.T) {
 	run := start(t, Config{URL: "wss://" + p.Addr() + "/", Clients: n, Policy: fast, Seed: 1, TLSInsecure: true,
 		PingInterval: 200 * time.Millisecond, PongTimeout: 500 * time.Millisecond, HandshakeTimeout: 300 * time.Millisecond})
 	waitFor(t, 20*time.Second, "all connected", func(s Stats) bool { return s.Connected == n }, run.f)
-	p.Set(proxy.Faults{Blackhole: true})
+	p.Set(fault.Set{Blackhole: true})
 	waitFor(t, 20*time.Second, "every dead connection found",
 		func(s Stats) bool { return s.Disconnects[connerr.PingTimeout] >= n }, run.f)
-	p.Set(proxy.Faults{})
+	p.Set(fault.Set{})
 	waitFor(t, 20*time.Second, "all back", func(s Stats) bool { return s.Connected == n }, run.f)
 	if b := totals(run.stop(t)); b.Disconnects[connerr.PingTimeout] != n || b.DisconnectCount() != n {
 		t.Errorf("disconnects %v, want %d ping_timeout and nothing else", b.Disconnects, n)

@@ -53,7 +53,7 @@ func TestIdleClientHeap(t *testing.T) {
 // at 15,000 clients, about one worker's share (a load run: take the heavy
 // lock):
 //
-//	flock /work/notes/heavy.lock go test -run '^$' -bench IdleClientHeap -benchtime 1x ./loadgen
+//	flock "$STAMPEDE_LOCK" go test -run '^$' -bench IdleClientHeap -benchtime 1x ./loadgen
 func BenchmarkIdleClientHeap(b *testing.B) {
 	for range b.N {
 		b.ReportMetric(idleClientHeap(b, 15000), "heap-B/client")

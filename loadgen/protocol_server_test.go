@@ -210,17 +210,6 @@ func (s *memServer) handle(mc *memConn, f *protocol.Frame) {
 	}
 }
 
-// stored returns the number of messages stored in every room.
-func (s *memServer) stored() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, r := range s.rooms {
-		n += len(r.ids)
-	}
-	return n
-}
-
 // The restarter methods of the storm test.
 
 func (s *memServer) URL() string { return s.url }

@@ -59,6 +59,9 @@ type reactor struct {
 	inflight    int       // attempts connecting or handshaking
 	upAtUpgrade bool      // the mode's handler.upAtUpgrade
 	maxFirst    int       // MaxInflight's share of this reactor
+	retryGap    int64     // ns between retries under MaxAttemptRate (this reactor's share), 0 without
+	nextRetry   int64     // the earliest instant the next retry may start
+	held        []int32   // retries due but held by MaxAttemptRate, in order
 
 	errConnectTimeout, errHandshakeTimeout error
 }
@@ -74,6 +77,9 @@ func newReactor(f *Fleet, r, nr int) *reactor {
 		epfd:     -1, wake: -1,
 		errConnectTimeout:   fmt.Errorf("dial tcp %s: no connection within %s", f.dst, f.cfg.ConnectTimeout),
 		errHandshakeTimeout: fmt.Errorf("no upgrade answer within %s of the TCP connect", f.cfg.HandshakeTimeout),
+	}
+	if rate := f.cfg.MaxAttemptRate; rate > 0 {
+		rc.retryGap = max(1, int64(float64(nr)*1e9/rate))
 	}
 	for i := range rc.clients {
 		rc.clients[i] = client{fd: -1, timer: noTimer, downAt: noTime}
@@ -165,6 +171,9 @@ func (r *reactor) waitMs() int {
 	if r.ka != nil {
 		next = min(next, r.ka.next)
 	}
+	if len(r.held) > 0 {
+		next = min(next, r.nextRetry)
+	}
 	if next == math.MaxInt64 {
 		return maxWait
 	}
@@ -222,6 +231,15 @@ func (r *reactor) fire() {
 	}
 	for budget := firesPerLoop; budget > 0; budget-- {
 		now := r.now()
+		if len(r.held) > 0 && now >= r.nextRetry {
+			j := r.held[0]
+			r.held = r.held[1:]
+			r.nextRetry = max(now, r.nextRetry) + r.retryGap
+			if r.clients[j].state == stWaiting {
+				r.start(j, now)
+			}
+			continue
+		}
 		if int(r.next) < len(r.clients) && r.inflight < r.maxFirst && r.slot(r.next) <= now {
 			j := r.next
 			r.next++
@@ -234,6 +252,11 @@ func (r *reactor) fire() {
 		e := r.timers.pop()
 		switch r.clients[e.c].state {
 		case stWaiting:
+			if r.retryGap > 0 && (now < r.nextRetry || len(r.held) > 0) {
+				r.held = append(r.held, e.c) // started in turn by releaseHeld
+				continue
+			}
+			r.nextRetry = now + r.retryGap
 			r.start(e.c, now)
 		case stConnecting:
 			r.fail(e.c, failure{class: connerr.Timeout, err: r.errConnectTimeout}, now)

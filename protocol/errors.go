@@ -28,9 +28,6 @@ const (
 	// CloseTooLarge (1009) closes a connection that sent a frame over
 	// MaxFrameSize.
 	CloseTooLarge = 1009
-	// CloseInternal (1011) closes a connection whose message the server
-	// could not store; the client should reconnect and resend.
-	CloseInternal = 1011
 )
 
 // Error is a frame Decode refused. Cause is one of the sentinel errors

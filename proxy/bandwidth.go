@@ -2,7 +2,7 @@ package proxy
 
 import "math"
 
-// The bandwidth fault (Faults.Bandwidth) limits each direction of each
+// The bandwidth fault (fault.Set.Bandwidth) limits each direction of each
 // link to a rate in bytes per second with a token bucket. The bucket holds
 // at most burstOf(rate) bytes (20 ms worth, between 1 B and 64 KiB), so a
 // link that was idle sends a short burst and then the rate. A bucket starts

@@ -2,7 +2,7 @@ package proxy
 
 import "golang.org/x/sys/unix"
 
-// The blackhole fault (Faults.Blackhole) swallows everything and closes
+// The blackhole fault (fault.Set.Blackhole) swallows everything and closes
 // nothing, as Toxiproxy's timeout toxic with timeout 0 does: while it lasts
 // the proxy reads both sides of every link and throws the bytes away, and
 // holds back ends of stream (FIN or RST from one side is passed on only

@@ -8,13 +8,15 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+
+	"github.com/stampede-dev/stampede/fault"
 )
 
 // Controller is what the control API drives: a Group, or one
 // Proxy (LocalController).
 type Controller interface {
 	// Apply switches the fault set f on (the zero set: all off).
-	Apply(ctx context.Context, f Faults) error
+	Apply(ctx context.Context, f fault.Set) error
 	// Stats returns the counters, summed over processes.
 	Stats(ctx context.Context) (Stats, error)
 }
@@ -24,7 +26,7 @@ func LocalController(p *Proxy) Controller { return localControl{p} }
 
 type localControl struct{ p *Proxy }
 
-func (c localControl) Apply(_ context.Context, f Faults) error {
+func (c localControl) Apply(_ context.Context, f fault.Set) error {
 	c.p.Set(f)
 	return nil
 }
@@ -43,9 +45,9 @@ func (c localControl) Stats(context.Context) (Stats, error) { return c.p.Stats()
 //	DELETE /fault                               every fault off (so is a POST with none)
 //
 // A POST or DELETE answers 204 when applied, 400 with one line of text for
-// a fault set that does not parse. chaos.RunProxy serves it behind
+// a fault set that does not parse. Run serves it behind
 // controlapi.Guard (docs/cli.md, "Control API").
-func ControlHandler(c Controller, parse func(words string) (Faults, error)) http.Handler {
+func ControlHandler(c Controller, parse func(words string) (fault.Set, error)) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
 		st, err := c.Stats(r.Context())
@@ -62,13 +64,13 @@ func ControlHandler(c Controller, parse func(words string) (Faults, error)) http
 			http.Error(w, err.Error(), http.StatusBadGateway)
 			return
 		}
-		fault := st.Fault
-		if fault == "" {
-			fault = "off"
+		words := st.Fault
+		if words == "" {
+			words = "off"
 		}
-		fmt.Fprintln(w, fault)
+		fmt.Fprintln(w, words)
 	})
-	apply := func(w http.ResponseWriter, r *http.Request, f Faults) {
+	apply := func(w http.ResponseWriter, r *http.Request, f fault.Set) {
 		if err := c.Apply(r.Context(), f); err != nil {
 			http.Error(w, err.Error(), http.StatusBadGateway)
 			return
@@ -83,7 +85,7 @@ func ControlHandler(c Controller, parse func(words string) (Faults, error)) http
 		}
 		apply(w, r, f)
 	})
-	mux.HandleFunc("DELETE /fault", func(w http.ResponseWriter, r *http.Request) { apply(w, r, Faults{}) })
+	mux.HandleFunc("DELETE /fault", func(w http.ResponseWriter, r *http.Request) { apply(w, r, fault.Set{}) })
 	return mux
 }
 

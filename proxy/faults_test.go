@@ -13,11 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stampede-dev/stampede/internal/tcptest"
-
 	"github.com/gobwas/ws"
-
 	"github.com/stampede-dev/stampede/connerr"
+	"github.com/stampede-dev/stampede/fault"
+	"github.com/stampede-dev/stampede/internal/tcptest"
 	"github.com/stampede-dev/stampede/target"
 	"github.com/stampede-dev/stampede/wsdial"
 )
@@ -94,12 +93,12 @@ func TestProxyLatencyRaisesRTT(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.Set(Faults{Latency: 200 * time.Millisecond})
+	p.Set(fault.Set{Latency: 200 * time.Millisecond})
 	slow := medianRTT(t, c, 3)
 	if slow < 400*time.Millisecond || slow < base+200*time.Millisecond {
 		t.Errorf("RTT p50 with latency=200ms is %v (direct %v): want at least 400 ms", slow, base)
 	}
-	p.Set(Faults{})
+	p.Set(fault.Set{})
 	if off := medianRTT(t, c, 3); off >= 400*time.Millisecond {
 		t.Errorf("RTT p50 after the fault ended is %v: want the fault gone (< 400 ms)", off)
 	}
@@ -109,7 +108,7 @@ func TestProxyLatencyRaisesRTT(t *testing.T) {
 // chunks get different delays, but a stream is never reordered.
 func TestProxyLatencyJitterKeepsOrder(t *testing.T) {
 	p := startProxy(t, Config{Upstream: tcptest.Echo(t), Seed: 3})
-	p.Set(Faults{Latency: 20 * time.Millisecond, Jitter: 20 * time.Millisecond})
+	p.Set(fault.Set{Latency: 20 * time.Millisecond, Jitter: 20 * time.Millisecond})
 	c := dialProxy(t, p)
 	const n = 60
 	go func() {
@@ -136,7 +135,7 @@ func TestProxyLatencyJitterKeepsOrder(t *testing.T) {
 // take at least (50,000 - 2,000 burst) / 100,000 s = 480 ms to get through.
 func TestProxyBandwidthLimitsThroughput(t *testing.T) {
 	p := startProxy(t, Config{Upstream: tcptest.Echo(t)})
-	p.Set(Faults{Bandwidth: 100_000})
+	p.Set(fault.Set{Bandwidth: 100_000})
 	c := dialProxy(t, p)
 	data := bytes.Repeat([]byte("0123456789"), 5000)
 	start := time.Now()
@@ -160,7 +159,7 @@ func TestProxyResetGives1006(t *testing.T) {
 	}
 	ended := make(chan *connerr.Error, 1)
 	go func() { ended <- c.Wait() }()
-	p.Set(Faults{Reset: true})
+	p.Set(fault.Set{Reset: true})
 	select {
 	case e := <-ended:
 		if e == nil || e.Class != connerr.Closed1006 {
@@ -177,7 +176,7 @@ func TestProxyResetGives1006(t *testing.T) {
 	if st := p.Stats(); st.Reset != 2 {
 		t.Errorf("stats reset %d, want 2 (one established, one new)", st.Reset)
 	}
-	p.Set(Faults{})
+	p.Set(fault.Set{})
 	c2, err := wsDial(t, p.Addr(), 0)
 	if err != nil {
 		t.Fatalf("dial after the fault: %v", err)
@@ -200,7 +199,7 @@ func TestProxyBlackholeTimesOut(t *testing.T) {
 	if _, err := rtt(c, "before"); err != nil {
 		t.Fatal(err)
 	}
-	p.Set(Faults{Blackhole: true})
+	p.Set(fault.Set{Blackhole: true})
 	c.NetConn().SetReadDeadline(time.Now().Add(300 * time.Millisecond))
 	_, err = rtt(c, "during")
 	var ne net.Error
@@ -216,7 +215,7 @@ func TestProxyBlackholeTimesOut(t *testing.T) {
 	if st.Blackholed != 1 || st.Swallowed == 0 {
 		t.Errorf("stats %+v: want 1 blackholed link and swallowed bytes", st)
 	}
-	p.Set(Faults{})
+	p.Set(fault.Set{})
 	c2, err := wsDial(t, p.Addr(), 0)
 	if err != nil {
 		t.Fatalf("dial after the blackhole: %v", err)
@@ -240,7 +239,7 @@ func TestProxyLossDropsSeededShare(t *testing.T) {
 		}
 		conns = append(conns, c)
 	}
-	p.Set(Faults{Loss: 0.3}) // generation 1
+	p.Set(fault.Set{Loss: 0.3}) // generation 1
 	dropped := 0
 	for i, c := range conns {
 		want := lost(seed, linkKey(0, 0, uint64(i)), 1, 0.3)
@@ -279,7 +278,7 @@ func TestProxyLossDropsSeededShare(t *testing.T) {
 // are delayed and throttled but never lost, duplicated or reordered.
 func TestProxySwitchingUnderLoad(t *testing.T) {
 	p := startProxy(t, Config{Upstream: tcptest.Echo(t), Reactors: 2, Seed: 1})
-	faults := []Faults{
+	faults := []fault.Set{
 		{Latency: 5 * time.Millisecond, Jitter: 5 * time.Millisecond},
 		{Bandwidth: 4 << 20},
 		{},

@@ -10,13 +10,13 @@ import (
 	"net/netip"
 	"net/url"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/stampede-dev/stampede/childproc"
 	"github.com/stampede-dev/stampede/controlapi"
-	"github.com/stampede-dev/stampede/target"
+	"github.com/stampede-dev/stampede/fault"
+	"github.com/stampede-dev/stampede/internal/procgroup"
 )
 
 // PerProcess is how many links one proxy process is given: each link
@@ -29,10 +29,10 @@ const PerProcess = 7500
 func ProcsFor(conns int) int { return max(1, (conns+PerProcess-1)/PerProcess) }
 
 // Spawner starts one process of a Group relaying with cfg and
-// returns it once its ready line (a target.ReadyLine) came, waiting at most
+// returns it once its ready line (a childproc.ReadyLine) came, waiting at most
 // timeout. The process gets cfg as a typed plan, never as flags:
 // cluster.SpawnRelay is the one the stampede binary uses (docs/agent.md).
-type Spawner func(ctx context.Context, cfg Config, timeout time.Duration) (*childproc.Child, target.ReadyLine, error)
+type Spawner func(ctx context.Context, cfg Config, timeout time.Duration) (*childproc.Child, childproc.ReadyLine, error)
 
 // GroupConfig configures a group of fault proxy processes.
 type GroupConfig struct {
@@ -63,16 +63,9 @@ type GroupConfig struct {
 type Group struct {
 	cfg    GroupConfig
 	addr   string
-	procs  []*proxyProc
+	procs  []*procgroup.Member
 	client *http.Client
 	once   sync.Once
-	closed atomic.Bool // Close began: exits from now on are no crash
-}
-
-type proxyProc struct {
-	*childproc.Child
-	control string // base URL of its control API
-	token   string // its control API's token
 }
 
 // StartGroup starts cfg.Procs proxy processes and returns when every
@@ -103,40 +96,31 @@ func StartGroup(ctx context.Context, cfg GroupConfig) (*Group, error) {
 		if len(cfg.SourceIPs) > 0 {
 			pc.SourceIP = cfg.SourceIPs[i%len(cfg.SourceIPs)]
 		}
-		p, line, err := g.start(ctx, pc)
+		p, err := g.start(ctx, pc)
 		if err != nil {
 			g.Close()
 			return nil, err
 		}
 		g.procs = append(g.procs, p)
 		if i == 0 {
-			listen, g.addr = line.Addr, line.Addr
+			listen, g.addr = p.Line.Addr, p.Line.Addr
 		}
 	}
 	return g, nil
 }
 
 // start runs one process and waits for its ready line.
-func (g *Group) start(ctx context.Context, pc Config) (*proxyProc, target.ReadyLine, error) {
+func (g *Group) start(ctx context.Context, pc Config) (*procgroup.Member, error) {
 	if pc.ControlToken == "" {
 		pc.ControlToken = controlapi.NewToken()
 	}
-	c, line, err := g.cfg.Spawn(ctx, pc, g.cfg.ReadyTimeout)
-	if err != nil {
-		return nil, line, err
+	m, err := procgroup.Start(func() (*childproc.Child, childproc.ReadyLine, error) {
+		return g.cfg.Spawn(ctx, pc, g.cfg.ReadyTimeout)
+	}, pc.ControlToken)
+	if err == nil && g.cfg.OnExit != nil {
+		m.Watch(func(err error) { g.cfg.OnExit(m.PID(), err) })
 	}
-	if line.Token == "" {
-		line.Token = pc.ControlToken
-	}
-	if g.cfg.OnExit != nil {
-		go func() {
-			err := c.Wait()
-			if !g.closed.Load() {
-				g.cfg.OnExit(c.PID(), err)
-			}
-		}()
-	}
-	return &proxyProc{Child: c, control: "http://" + line.Control, token: line.Token}, line, nil
+	return m, err
 }
 
 // Addr returns the group's listen address, "IP:port".
@@ -167,17 +151,17 @@ func (g *Group) PIDs() []int32 {
 
 // Children returns the ready line of each process: the group's address,
 // the process id, its control API address and token.
-func (g *Group) Children() []target.ReadyLine {
-	out := make([]target.ReadyLine, 0, len(g.procs))
+func (g *Group) Children() []childproc.ReadyLine {
+	out := make([]childproc.ReadyLine, 0, len(g.procs))
 	for _, p := range g.procs {
-		out = append(out, target.ReadyLine{Ready: true, Addr: g.addr, PID: p.PID(), Control: p.control[len("http://"):], Token: p.token})
+		out = append(out, childproc.ReadyLine{Ready: true, Addr: g.addr, PID: p.PID(), Control: p.Line.Control, Token: p.Line.Token})
 	}
 	return out
 }
 
 // Set switches the fault set f on in every process (the zero set: all
 // off), giving up on a process after 5 s; failures go to cfg.Log.
-func (g *Group) Set(f Faults) {
+func (g *Group) Set(f fault.Set) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := g.Apply(ctx, f); err != nil && g.cfg.Log != nil {
@@ -187,12 +171,12 @@ func (g *Group) Set(f Faults) {
 
 // Apply switches the fault set f on in every process at once and returns
 // when all have answered.
-func (g *Group) Apply(ctx context.Context, f Faults) error {
+func (g *Group) Apply(ctx context.Context, f fault.Set) error {
 	q := url.Values{}
-	if w := faultWords(f); w != "" {
+	if w := f.Words(); w != "" {
 		q.Set("set", w)
 	}
-	return g.each(func(p *proxyProc) error {
+	return g.each(func(p *procgroup.Member) error {
 		resp, err := g.call(ctx, p, http.MethodPost, "/fault?"+q.Encode(), http.StatusNoContent)
 		if err == nil {
 			resp.Body.Close()
@@ -204,12 +188,12 @@ func (g *Group) Apply(ctx context.Context, f Faults) error {
 // call sends one request to a process's control API, with its token, and
 // returns the response when its status is want (the caller closes its
 // body), else an error naming the process and what it answered.
-func (g *Group) call(ctx context.Context, p *proxyProc, method, path string, want int) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, method, p.control+path, nil)
+func (g *Group) call(ctx context.Context, p *procgroup.Member, method, path string, want int) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, "http://"+p.Line.Control+path, nil)
 	if err != nil {
 		return nil, err
 	}
-	controlapi.SetToken(req, p.token)
+	controlapi.SetToken(req, p.Line.Token)
 	resp, err := g.client.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("process %d: %w", p.PID(), err)
@@ -226,7 +210,7 @@ func (g *Group) call(ctx context.Context, p *proxyProc, method, path string, wan
 func (g *Group) Stats(ctx context.Context) (Stats, error) {
 	var mu sync.Mutex
 	var sum Stats
-	err := g.each(func(p *proxyProc) error {
+	err := g.each(func(p *procgroup.Member) error {
 		resp, err := g.call(ctx, p, http.MethodGet, "/stats", http.StatusOK)
 		if err != nil {
 			return err
@@ -246,40 +230,11 @@ func (g *Group) Stats(ctx context.Context) (Stats, error) {
 }
 
 // each runs f for every process concurrently and joins the errors.
-func (g *Group) each(f func(p *proxyProc) error) error {
-	errs := make([]error, len(g.procs))
-	var wg sync.WaitGroup
-	for i, p := range g.procs {
-		wg.Go(func() { errs[i] = f(p) })
-	}
-	wg.Wait()
-	return errors.Join(errs...)
-}
+func (g *Group) each(f func(p *procgroup.Member) error) error { return procgroup.Each(g.procs, f) }
 
 // Close stops every process (SIGTERM, then SIGKILL after 2 s) and waits
 // for them.
 func (g *Group) Close() error {
-	g.once.Do(func() {
-		g.closed.Store(true)
-		for _, p := range g.procs {
-			p.Signal(syscall.SIGTERM)
-		}
-		timer := time.NewTimer(2 * time.Second)
-		defer timer.Stop()
-	wait:
-		for _, p := range g.procs {
-			select {
-			case <-p.Done():
-			case <-timer.C:
-				for _, q := range g.procs {
-					q.Kill()
-				}
-				break wait
-			}
-		}
-		for _, p := range g.procs {
-			p.Wait()
-		}
-	})
+	g.once.Do(func() { procgroup.StopAll(g.procs, syscall.SIGTERM, 2*time.Second) })
 	return nil
 }

@@ -6,7 +6,7 @@ import (
 	"github.com/stampede-dev/stampede/backoff"
 )
 
-// The latency fault (Faults.Latency, Jitter) delays every chunk of data
+// The latency fault (fault.Set.Latency, Jitter) delays every chunk of data
 // the proxy reads, in each direction on its own: a message and its answer
 // are both delayed, so latency=200ms adds about 400 ms to a round trip
 // (docs/chaos.md: "delay data by D in each direction"). A chunk's release

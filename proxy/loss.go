@@ -2,7 +2,7 @@ package proxy
 
 import "github.com/stampede-dev/stampede/backoff"
 
-// The loss fault (Faults.Loss) drops connections, not packets (TCP
+// The loss fault (fault.Set.Loss) drops connections, not packets (TCP
 // would hide packet loss as retransmits): when the fault starts every
 // established link is dropped with probability Loss, and so is every
 // connection accepted while it lasts. A dropped link is reset (reset.go).

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/stampede-dev/stampede/fault"
 )
 
 // The fault proxy is a TCP relay between the fleet and the target whose
@@ -45,7 +47,7 @@ import (
 // API (ControlHandler).
 //
 // Why epoll and not a goroutine pair per link with io.Copy: measured with
-// scripts/proxy-bench.sh's setup (10,000 echo clients at 1 msg/s, two
+// lab/proxy-bench.sh's setup (10,000 echo clients at 1 msg/s, two
 // processes of 5,000 links, 2 loaded cores), this reactor added 0.18 ms to
 // the message round-trip p50 (0.18 -> 0.35 ms) with 17 MiB peak RSS and
 // 3.5 s CPU per process over 20 s. Two goroutines per link copying through
@@ -232,7 +234,7 @@ func (s *Stats) add(o *Stats) {
 // faultState is one generation of the active fault set. Set publishes a
 // new one through an atomic pointer; reactors pick it up when woken.
 type faultState struct {
-	f   Faults
+	f   fault.Set
 	gen uint64 // 1, 2, ...: the n of the loss draws
 }
 
@@ -290,10 +292,10 @@ func Start(cfg Config) (*Proxy, error) {
 func (p *Proxy) Addr() string { return p.addr.String() }
 
 // Set switches the fault set f on, replacing the previous one; the zero
-// Faults switches every fault off. It returns at once: the reactors
+// fault.Set switches every fault off. It returns at once: the reactors
 // apply it within microseconds, resetting or dropping established links
 // when f says so. Safe for concurrent use and under load.
-func (p *Proxy) Set(f Faults) {
+func (p *Proxy) Set(f fault.Set) {
 	p.setMu.Lock()
 	defer p.setMu.Unlock()
 	gen := p.fault.Load().gen + 1
@@ -307,7 +309,7 @@ func (p *Proxy) Set(f Faults) {
 }
 
 // Fault returns the fault set last given to Set.
-func (p *Proxy) Fault() Faults { return p.fault.Load().f }
+func (p *Proxy) Fault() fault.Set { return p.fault.Load().f }
 
 // Stats returns the proxy's counters summed over its reactors.
 func (p *Proxy) Stats() Stats {
@@ -316,7 +318,7 @@ func (p *Proxy) Stats() Stats {
 		st := r.stats.load()
 		s.add(&st)
 	}
-	s.Fault = faultWords(p.Fault())
+	s.Fault = p.Fault().Words()
 	return s
 }
 
@@ -336,14 +338,4 @@ func (p *Proxy) Close() error {
 		p.closed = true
 	})
 	return nil
-}
-
-// faultWords returns f in schedule words without the leading space, e.g.
-// "latency=200ms jitter=10ms"; "" for none.
-func faultWords(f Faults) string {
-	s := f.String()
-	if s != "" {
-		s = s[1:]
-	}
-	return s
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stampede-dev/stampede/fault"
 	"github.com/stampede-dev/stampede/internal/tcptest"
 )
 
@@ -166,9 +167,9 @@ func TestProxySetAfterClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.Close()
-	p.Set(Faults{Latency: time.Second})
-	p.Set(Faults{})
-	if got := p.Fault(); got != (Faults{}) {
+	p.Set(fault.Set{Latency: time.Second})
+	p.Set(fault.Set{})
+	if got := p.Fault(); got != (fault.Set{}) {
 		t.Errorf("Fault() = %+v after Set({})", got)
 	}
 	p.Close()

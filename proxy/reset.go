@@ -2,7 +2,7 @@ package proxy
 
 import "golang.org/x/sys/unix"
 
-// The reset fault (Faults.Reset) resets every link when it starts and
+// The reset fault (fault.Set.Reset) resets every link when it starts and
 // every connection accepted while it lasts: SO_LINGER with a zero timeout,
 // then close, makes the kernel send RST instead of FIN and drop unsent
 // data. Clients see ECONNRESET: a connected WebSocket client reports

@@ -30,7 +30,7 @@ type client struct {
 type state uint8
 
 const (
-	stIdle      state = iota // not started yet
+	_           state = iota // the zero state: not started yet
 	stWaiting                // backoff timer running
 	stSynSent                // SYN sent (or dropped, retransmit pending)
 	stAckFlight              // SYN answered, final ACK on its way

@@ -55,7 +55,7 @@ const (
 	// PerProcess is how many clients one target process holds by default:
 	// the layout of the first calibration runs and of the 10 M figures
 	// (docs/simulator.md). Real runs give a process 90 % of its open-file
-	// limit (storm.PerProcess, 18,000 here), and scripts/calibrate passes
+	// limit (storm.PerProcess, 18,000 here), and lab/calibrate passes
 	// each real run's layout; --procs sets either.
 	PerProcess = 15000
 	// MaxClients bounds a simulated fleet (client IDs are uint32 and the
@@ -207,7 +207,7 @@ type Config struct {
 	// server spread over a few hundred ms. Set, it also makes the fleet
 	// one machine's: its clients share that kernel's timer wheel (their
 	// retransmits fire together) and softnet backlog. 0 is unlimited: a
-	// fleet of independent devices, a kernel each; scripts/calibrate
+	// fleet of independent devices, a kernel each; lab/calibrate
 	// passes each real run's own (its fastest 100 ms of attempts).
 	IssueRate float64 `json:"issue_rate"`
 	// LB, when set, puts a load balancer in front of the target.

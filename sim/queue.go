@@ -35,7 +35,6 @@ const (
 	evConnTimeout             // a client's connect deadline or SYN give-up
 	evHSTimeout               // a client's handshake deadline
 	evUpgraded                // a client's 101 arrives
-	evRejected                // a client's upgrade is answered with an error status
 	evRamp                    // the next first connect of the ramp
 	evClosed                  // a client's connection is closed by its stopping process
 )

@@ -27,13 +27,13 @@ type recorder struct {
 // eventRec is one event's recovery as it is being counted.
 type eventRec struct {
 	started bool
-	phase   []uint64 // 2 bits per client: phaseNone, phaseUp, phaseDown, phaseBack
+	phase   []uint64 // 2 bits per client: 0, phaseUp, phaseDown, phaseBack
 	pending int      // clients in phaseDown
 	part    results.RecoveryPartial
 }
 
 const (
-	phaseNone = iota // not up just before Start (or no longer counted)
+	_         = iota // the zero phase: not up just before Start (or no longer counted)
 	phaseUp          // up just before Start, not down yet
 	phaseDown        // went down in the event, not back yet
 	phaseBack        // back

@@ -88,7 +88,7 @@ const DefaultNetdevBacklog = 1000
 // softnetDrop reports whether a retransmit the timer wheel fires at now
 // is dropped before TCP sees it. The timers of one tick run before the
 // network softirq, so their packets all wait in one CPU's backlog queue,
-// which holds netdev_max_backlog+1: measured with scripts/synwheel -n 3000
+// which holds netdev_max_backlog+1: measured with lab/synwheel -n 3000
 // -gap 10us, a burst of 1,989 SYN retransmits let exactly 1,001 through
 // and the other 988 connected at the next retransmit, 1 s later
 // (/proc/net/softnet_stat counted the drops). Such a drop is no

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/chaos"
+	"github.com/stampede-dev/stampede/internal/testenv"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
 	"github.com/stampede-dev/stampede/storm"
@@ -213,7 +214,7 @@ func TestChaosStall(t *testing.T) {
 // and restores it after D.
 func TestChaosBacklog(t *testing.T) {
 	if _, err := exec.LookPath("ss"); err != nil {
-		t.Skip("ss not installed: cannot see a listener's backlog")
+		testenv.SkipUnlessRequired(t, "ss not installed (iproute2): cannot see a listener's backlog")
 	}
 	port, err := target.FreePort()
 	if err != nil {

@@ -2,6 +2,8 @@ package storm_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -9,11 +11,38 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stampede-dev/stampede/deploy/kubernetes"
 	"github.com/stampede-dev/stampede/internal/netnshost"
 	"github.com/stampede-dev/stampede/results"
 	"github.com/stampede-dev/stampede/storm"
 )
+
+// manifestCommand returns the args and environment the Kubernetes
+// manifests give the agent of Indexed Job job at completion index index,
+// with the token file and the coordinator's URL put in. They come from
+// deploy/kubernetes/testdata/commands.json, which that module's
+// TestCommandsFile keeps equal to the manifests (decoded strictly against
+// the Kubernetes API types, which this module does not import).
+func manifestCommand(job string, index int, tokenFile, natsURL string) (args, env []string, err error) {
+	data, err := os.ReadFile("../deploy/kubernetes/testdata/commands.json")
+	if err != nil {
+		return nil, nil, err
+	}
+	var all map[string][]struct{ Args, Env []string }
+	if err := json.Unmarshal(data, &all); err != nil {
+		return nil, nil, err
+	}
+	if index < 0 || index >= len(all[job]) {
+		return nil, nil, fmt.Errorf("commands.json: no %s agent at index %d", job, index)
+	}
+	r := strings.NewReplacer("{{token-file}}", tokenFile, "{{nats-url}}", natsURL)
+	for _, a := range all[job][index].Args {
+		args = append(args, r.Replace(a))
+	}
+	for _, e := range all[job][index].Env {
+		env = append(env, r.Replace(e))
+	}
+	return args, env, nil
+}
 
 // startHostAgent starts `stampede agent` inside namespace host h with the
 // command line and environment the Kubernetes manifests give an agent
@@ -26,7 +55,7 @@ func startHostAgent(t *testing.T, h netnshost.Host, args, env []string, extra ..
 	args = append(append([]string(nil), args...), extra...)
 	name := h.Name
 	for _, e := range env {
-		if v, ok := strings.CutPrefix(e, kubernetes.EnvAgentName+"="); ok {
+		if v, ok := strings.CutPrefix(e, "STAMPEDE_AGENT_NAME="); ok {
 			name = v
 		}
 	}
@@ -53,7 +82,7 @@ func TestRunOverNamespaceHosts(t *testing.T) {
 		t.Fatalf("join URL %s, want the bridge address %s", url, set.Root)
 	}
 	tgt := set.Hosts[0]
-	args, env, err := kubernetes.TargetCommand(0, cfg.Hub.TokenFile, url)
+	args, env, err := manifestCommand("stampede-target", 0, cfg.Hub.TokenFile, url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +93,7 @@ func TestRunOverNamespaceHosts(t *testing.T) {
 		for _, a := range h.Addrs {
 			src = append(src, a.String())
 		}
-		args, env, err := kubernetes.AgentCommand(i, cfg.Hub.TokenFile, url)
+		args, env, err := manifestCommand("stampede-loadgen", i, cfg.Hub.TokenFile, url)
 		if err != nil {
 			t.Fatal(err)
 		}

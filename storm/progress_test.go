@@ -15,6 +15,7 @@ import (
 
 	"github.com/stampede-dev/stampede/cluster"
 	"github.com/stampede-dev/stampede/connerr"
+	"github.com/stampede-dev/stampede/internal/testenv"
 	"github.com/stampede-dev/stampede/loadgen"
 )
 
@@ -262,25 +263,26 @@ func TestIsTerminal(t *testing.T) {
 	}
 }
 
-// openPTY opens a pseudo-terminal's follower side, or skips.
+// openPTY opens a pseudo-terminal's follower side, or skips (fails when
+// testenv.Required).
 func openPTY(t *testing.T) *os.File {
 	t.Helper()
 	ptm, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
 	if err != nil {
-		t.Skipf("no pseudo-terminals here: %v", err)
+		testenv.SkipUnlessRequired(t, "no pseudo-terminals here: %v", err)
 	}
 	t.Cleanup(func() { ptm.Close() })
 	var unlock int32
 	if _, _, e := unix.Syscall(unix.SYS_IOCTL, ptm.Fd(), unix.TIOCSPTLCK, uintptr(unsafe.Pointer(&unlock))); e != 0 {
-		t.Skipf("unlockpt: %v", e)
+		testenv.SkipUnlessRequired(t, "unlockpt: %v", e)
 	}
 	n, err := unix.IoctlGetInt(int(ptm.Fd()), unix.TIOCGPTN)
 	if err != nil {
-		t.Skipf("ptsname: %v", err)
+		testenv.SkipUnlessRequired(t, "ptsname: %v", err)
 	}
 	pts, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
 	if err != nil {
-		t.Skipf("opening the pseudo-terminal: %v", err)
+		testenv.SkipUnlessRequired(t, "opening the pseudo-terminal: %v", err)
 	}
 	t.Cleanup(func() { pts.Close() })
 	return pts

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stampede-dev/stampede/childproc"
 	"github.com/stampede-dev/stampede/controlapi"
 )
 
@@ -100,7 +101,7 @@ func TestGroupProcsUseTheirTokens(t *testing.T) {
 // token, until ok holds or 5 s have passed, and returns the last. The
 // server counts a connection just after it wrote the 101 the client has
 // read, so a count may trail the dial by a moment.
-func pollStats(t *testing.T, line ReadyLine, ok func(Stats) bool) Stats {
+func pollStats(t *testing.T, line childproc.ReadyLine, ok func(Stats) bool) Stats {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {

@@ -53,7 +53,7 @@
 //
 // One process may hold at most 20,000 open files, so larger targets are a
 // Group of processes listening on one port with SO_REUSEPORT; `stampede
-// target` runs one (Run), prints a ready line (ReadyLine) and serves an HTTP
+// target` runs one (Run), prints a ready line (childproc.ReadyLine) and serves an HTTP
 // control API (ControlHandler) through which a chaos supervisor stalls it,
 // changes its backlog or accept rate, makes it reject upgrades, or shuts it
 // down.

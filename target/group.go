@@ -9,12 +9,12 @@ import (
 	"os"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/stampede-dev/stampede/childproc"
 	"github.com/stampede-dev/stampede/controlapi"
+	"github.com/stampede-dev/stampede/internal/procgroup"
 	"github.com/stampede-dev/stampede/store"
 )
 
@@ -24,10 +24,10 @@ const DefaultReadyTimeout = 10 * time.Second
 
 // Spawner starts one process of a Group serving cfg (its Addr is the
 // group's port, its Hold set per start) with env added to its environment,
-// and returns it once its ReadyLine came, waiting at most timeout. The
+// and returns it once its childproc.ReadyLine came, waiting at most timeout. The
 // process gets cfg as a typed plan, never as flags: cluster.SpawnServer is
 // the one the stampede binary uses (docs/agent.md); tests give their own.
-type Spawner func(ctx context.Context, cfg Config, env []string, timeout time.Duration) (*childproc.Child, ReadyLine, error)
+type Spawner func(ctx context.Context, cfg Config, env []string, timeout time.Duration) (*childproc.Child, childproc.ReadyLine, error)
 
 // GroupConfig configures a Group of target processes.
 type GroupConfig struct {
@@ -87,9 +87,7 @@ type Proc struct {
 	// Token is the token of its control API, from its ready line.
 	Token string
 
-	*childproc.Child // Signal, Kill, Wait, Done, Exited
-	line             ReadyLine
-	stopping         atomic.Bool // the group stopped it: its exit is no crash
+	*procgroup.Member // Signal, Kill, Wait, Done, Exited; its ready line
 }
 
 // ErrProcsRunning is returned by Respawn while processes of the previous
@@ -186,7 +184,7 @@ func (g *Group) Respawn(ctx context.Context, hold time.Duration, start ...func(*
 	if err := errors.Join(errs...); err != nil {
 		for _, p := range procs {
 			if p != nil {
-				p.stop(syscall.SIGKILL)
+				p.Stop(syscall.SIGKILL)
 				p.Wait()
 			}
 		}
@@ -234,7 +232,7 @@ func (g *Group) SignalProc(i int, sig os.Signal) error {
 	if i < 0 || i >= len(g.procs) {
 		return fmt.Errorf("target: no process %d in a group of %d", i, len(g.procs))
 	}
-	return g.procs[i].stop(sig)
+	return g.procs[i].Stop(sig)
 }
 
 // startProc starts one process with the given hold, its configuration
@@ -249,29 +247,18 @@ func (g *Group) startProc(ctx context.Context, hold time.Duration, start []func(
 	if cfg.ControlToken == "" {
 		cfg.ControlToken = controlapi.NewToken()
 	}
-	c, l, err := g.cfg.Spawn(ctx, cfg, []string{RetryLedgerEnv + "=" + g.ledger}, g.cfg.ReadyTimeout+cfg.Hold)
+	m, err := procgroup.Start(func() (*childproc.Child, childproc.ReadyLine, error) {
+		return g.cfg.Spawn(ctx, cfg, []string{RetryLedgerEnv + "=" + g.ledger}, g.cfg.ReadyTimeout+cfg.Hold)
+	}, cfg.ControlToken)
 	if err != nil {
 		return nil, err
 	}
-	if l.Token == "" {
-		l.Token = cfg.ControlToken
-	}
-	p := &Proc{PID: c.PID(), Control: "http://" + l.Control, Ready: l.T, Token: l.Token, Child: c, line: l}
+	l := m.Line
+	p := &Proc{PID: m.PID(), Control: "http://" + l.Control, Ready: l.T, Token: l.Token, Member: m}
 	if g.cfg.OnExit != nil {
-		go func() {
-			err := p.Wait()
-			if !p.stopping.Load() {
-				g.cfg.OnExit(p, err)
-			}
-		}()
+		m.Watch(func(err error) { g.cfg.OnExit(p, err) })
 	}
 	return p, nil
-}
-
-// stop marks the process as stopped by the group, then sends sig.
-func (p *Proc) stop(sig os.Signal) error {
-	p.stopping.Store(true)
-	return p.Signal(sig)
 }
 
 // Stats returns the process's counters from its control API.
@@ -310,7 +297,7 @@ func (p *Proc) Reject(ctx context.Context, status int, retryAfter, d time.Durati
 func (g *Group) Signal(sig os.Signal) error {
 	var errs []error
 	for _, p := range g.Procs() {
-		errs = append(errs, p.stop(sig))
+		errs = append(errs, p.Stop(sig))
 	}
 	return errors.Join(errs...)
 }
@@ -349,31 +336,24 @@ const exitGrace = time.Second
 // and turns out to be exiting is skipped, as if it had exited first; a
 // live process's refusal (a bad parameter) is returned at once.
 func (g *Group) each(f func(p *Proc) error) error {
-	procs := g.Procs()
-	errs := make([]error, len(procs))
-	var wg sync.WaitGroup
-	for i, p := range procs {
+	return procgroup.Each(g.Procs(), func(p *Proc) error {
 		if p.Exited() {
-			continue
+			return nil
 		}
-		wg.Go(func() {
-			err := f(p)
-			var re *remoteError
-			if err != nil && errors.As(err, &re) && re.status != http.StatusConflict {
-				errs[i] = err
-			} else if err != nil {
-				t := time.NewTimer(exitGrace)
-				defer t.Stop()
-				select {
-				case <-p.Done():
-				case <-t.C:
-					errs[i] = err
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+		err := f(p)
+		var re *remoteError
+		if err == nil || errors.As(err, &re) && re.status != http.StatusConflict {
+			return err
+		}
+		t := time.NewTimer(exitGrace)
+		defer t.Stop()
+		select {
+		case <-p.Done():
+			return nil
+		case <-t.C:
+			return err
+		}
+	})
 }
 
 // post sends one control request to every running process.
@@ -449,7 +429,7 @@ func rejectParams(status int, retryAfter, d time.Duration) url.Values {
 // returns at once; Wait waits for the exits.
 func (g *Group) Shutdown(ctx context.Context, mode ShutdownMode) error {
 	for _, p := range g.Procs() {
-		p.stopping.Store(true)
+		p.MarkStopped()
 	}
 	return g.post(ctx, "/shutdown", url.Values{"mode": {mode.String()}})
 }

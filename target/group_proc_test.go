@@ -8,8 +8,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/gobwas/ws"
 )
 
 // One process of a group restarts while the other keeps serving: its
@@ -51,7 +49,7 @@ func TestGroupRespawnProc(t *testing.T) {
 	var ended int
 	for _, c := range conns {
 		c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
-		if _, err := ws.ReadFrame(c); err == io.EOF {
+		if _, err := readFrame(c); err == io.EOF {
 			ended++
 		}
 	}

@@ -91,7 +91,7 @@ func TestGroup(t *testing.T) {
 	}
 	c := mustDial(t, g.URL())
 	g.Signal(syscall.SIGUSR1)
-	if _, err := ws.ReadFrame(c); err != io.EOF {
+	if _, err := readFrame(c); err != io.EOF {
 		t.Fatalf("after SIGUSR1 the client read %v; want EOF", err)
 	}
 	if err := g.Wait(); err != nil {

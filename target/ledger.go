@@ -55,7 +55,7 @@ func createLedger(dir string, now time.Time) (string, error) {
 	defer f.Close()
 	var hdr [ledgerHeader]byte
 	binary.LittleEndian.PutUint64(hdr[:], uint64(now.UnixMilli()))
-	if _, err := f.Write(hdr[:]); err == nil {
+	if _, err = f.Write(hdr[:]); err == nil {
 		err = f.Truncate(ledgerSize)
 	}
 	if err != nil {

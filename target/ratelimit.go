@@ -4,15 +4,16 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/stampede-dev/stampede/fault"
 )
 
-// The accept rates a server paces, besides 0 (unlimited). Below
-// MinAcceptRate one accept waits over a quarter of an hour, nothing a run
-// measures; rates are refused outside the range rather than wrapped into
-// a wait that overflows or a burst that does not fit an int.
+// The accept rates a server paces, besides 0 (unlimited): the bounds of
+// the accept-rate fault (fault.MinAcceptRate, fault.MaxAcceptRate), which
+// the chaos schedule checks where it is written.
 const (
-	MinAcceptRate = 1e-3
-	MaxAcceptRate = 1e9
+	MinAcceptRate = fault.MinAcceptRate
+	MaxAcceptRate = fault.MaxAcceptRate
 )
 
 // checkAcceptRate says what is wrong with an accept rate, or "".

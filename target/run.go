@@ -2,7 +2,6 @@ package target
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,33 +11,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/stampede-dev/stampede/childproc"
 	"github.com/stampede-dev/stampede/controlapi"
 )
-
-// ReadyLine is the one JSON line `stampede target` prints on stdout when it
-// starts accepting, for a supervisor to parse:
-//
-//	{"ready":true,"addr":"127.0.0.1:PORT","pid":N,"control":"127.0.0.1:CPORT","token":"HEX","t":"RFC3339Nano"}
-//
-// A process running a group (--procs N > 1) adds "children", one ReadyLine
-// per child process.
-type ReadyLine struct {
-	Ready bool `json:"ready"`
-	// Addr is the WebSocket listen address.
-	Addr string `json:"addr"`
-	// PID is the process id.
-	PID int `json:"pid"`
-	// Control is the host:port of the HTTP control API (see ControlHandler).
-	Control string `json:"control"`
-	// Token is what a request to the control API must carry, as
-	// "Authorization: Bearer TOKEN" (docs/cli.md, "Control API").
-	Token string `json:"token"`
-	// T is when the process started accepting (a group: when the last
-	// child did).
-	T time.Time `json:"t"`
-	// Children are the ready lines of a group's processes.
-	Children []ReadyLine `json:"children,omitempty"`
-}
 
 // RunConfig configures one `stampede target` process.
 type RunConfig struct {
@@ -98,7 +73,7 @@ func (rc RunConfig) Validate() error {
 
 // Run is `stampede target`: it starts the server (or, with Procs > 1, a
 // Group of child processes on one port), serves the control API, prints the
-// ReadyLine once accepting, and shuts down on a signal, on a /shutdown
+// childproc.ReadyLine once accepting, and shuts down on a signal, on a /shutdown
 // request or when ctx ends (gracefully). It returns nil after a shutdown.
 func Run(ctx context.Context, rc RunConfig) error {
 	if err := rc.Validate(); err != nil {
@@ -145,8 +120,8 @@ func Run(ctx context.Context, rc RunConfig) error {
 		select {
 		case <-ready:
 			ready = nil
-			line := ReadyLine{Ready: true, Addr: s.Addr().String(), PID: os.Getpid(), Control: ctl.addr, Token: rc.Server.ControlToken, T: s.ReadyAt()}
-			if err := writeReadyLine(rc.Stdout, line); err != nil {
+			line := childproc.ReadyLine{Ready: true, Addr: s.Addr().String(), PID: os.Getpid(), Control: ctl.addr, Token: rc.Server.ControlToken, T: s.ReadyAt()}
+			if err := childproc.WriteReady(rc.Stdout, line); err != nil {
 				s.Shutdown(Abrupt)
 				return err
 			}
@@ -177,14 +152,14 @@ func runGroup(ctx context.Context, rc RunConfig) error {
 		return err
 	}
 	defer ctl.stop()
-	line := ReadyLine{Ready: true, Addr: g.Addr(), PID: os.Getpid(), Control: ctl.addr, Token: rc.Server.ControlToken}
+	line := childproc.ReadyLine{Ready: true, Addr: g.Addr(), PID: os.Getpid(), Control: ctl.addr, Token: rc.Server.ControlToken}
 	for _, p := range g.Procs() {
-		line.Children = append(line.Children, p.line)
+		line.Children = append(line.Children, p.Line)
 		if p.Ready.After(line.T) {
 			line.T = p.Ready
 		}
 	}
-	if err := writeReadyLine(rc.Stdout, line); err != nil {
+	if err := childproc.WriteReady(rc.Stdout, line); err != nil {
 		return err
 	}
 	exited := make(chan error, 1)
@@ -216,15 +191,6 @@ func signalFor(mode ShutdownMode) os.Signal {
 		return syscall.SIGUSR1
 	}
 	return syscall.SIGTERM
-}
-
-func writeReadyLine(w io.Writer, line ReadyLine) error {
-	b, err := json.Marshal(line)
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
 }
 
 // controlServer is the HTTP server of the control API.

@@ -61,11 +61,11 @@ func testSpawner(t testing.TB, extra ...string) Spawner {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return func(ctx context.Context, cfg Config, env []string, timeout time.Duration) (*childproc.Child, ReadyLine, error) {
+	return func(ctx context.Context, cfg Config, env []string, timeout time.Duration) (*childproc.Child, childproc.ReadyLine, error) {
 		cmd := exec.Command(exe, extra...)
 		cmd.Env = append(append(os.Environ(), env...), "STAMPEDE_TARGET_CHILD=1")
 		cmd.Stderr = os.Stderr
-		var l ReadyLine
+		var l childproc.ReadyLine
 		c, err := childproc.Start(ctx, "target", cmd, childPlan{Server: cfg}, &l, timeout)
 		return c, l, err
 	}
@@ -73,7 +73,7 @@ func testSpawner(t testing.TB, extra ...string) Spawner {
 
 // startRun runs Run in this process and returns its ready line, the raw
 // line, the signal channel and Run's result.
-func startRun(t *testing.T, rc RunConfig) (ReadyLine, []byte, chan<- os.Signal, <-chan error) {
+func startRun(t *testing.T, rc RunConfig) (childproc.ReadyLine, []byte, chan<- os.Signal, <-chan error) {
 	t.Helper()
 	pr, pw := io.Pipe()
 	sigs := make(chan os.Signal, 1)
@@ -85,7 +85,7 @@ func startRun(t *testing.T, rc RunConfig) (ReadyLine, []byte, chan<- os.Signal, 
 		t.Fatalf("no ready line: %v", err)
 	}
 	go io.Copy(io.Discard, pr)
-	var line ReadyLine
+	var line childproc.ReadyLine
 	if err := json.Unmarshal(raw, &line); err != nil {
 		t.Fatalf("ready line %q: %v", raw, err)
 	}
@@ -137,7 +137,7 @@ func TestRunSIGUSR1IsAbrupt(t *testing.T) {
 	line, _, sigs, errc := startRun(t, RunConfig{})
 	conn := mustDial(t, "ws://"+line.Addr+"/")
 	sigs <- syscall.SIGUSR1
-	if _, err := ws.ReadFrame(conn); err != io.EOF {
+	if _, err := readFrame(conn); err != io.EOF {
 		t.Fatalf("after SIGUSR1 the client read %v; want EOF, no close frame", err)
 	}
 	waitRun(t, errc)
@@ -182,7 +182,7 @@ func TestRunGroup(t *testing.T) {
 		t.Fatalf("group stats = %+v; want 2 procs, 1 conn", st)
 	}
 	sigs <- syscall.SIGUSR1
-	if _, err := ws.ReadFrame(conn); err != io.EOF {
+	if _, err := readFrame(conn); err != io.EOF {
 		t.Fatalf("after SIGUSR1 the client read %v; want EOF", err)
 	}
 	waitRun(t, errc)
@@ -190,7 +190,7 @@ func TestRunGroup(t *testing.T) {
 
 // control makes a request to the control API of the ready line, with its
 // token.
-func control(t *testing.T, line ReadyLine, method, path string) (*http.Response, error) {
+func control(t *testing.T, line childproc.ReadyLine, method, path string) (*http.Response, error) {
 	t.Helper()
 	req, err := controlapi.NewRequest(context.Background(), method, "http://"+line.Control+path, line.Token)
 	if err != nil {

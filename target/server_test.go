@@ -85,11 +85,11 @@ func TestFragmentedWithPing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	f, err := ws.ReadFrame(conn)
+	f, err := readFrame(conn)
 	if err != nil || f.Header.OpCode != ws.OpPong || string(f.Payload) != "p" {
 		t.Fatalf("first frame = %v %q, %v; want pong \"p\"", f.Header.OpCode, f.Payload, err)
 	}
-	f, err = ws.ReadFrame(conn)
+	f, err = readFrame(conn)
 	if err != nil || f.Header.OpCode != ws.OpText || string(f.Payload) != "hello" {
 		t.Fatalf("second frame = %v %q, %v; want text \"hello\"", f.Header.OpCode, f.Payload, err)
 	}
@@ -102,7 +102,7 @@ func TestPingAnswered(t *testing.T) {
 		if err := ws.WriteFrame(conn, ws.MaskFrame(ws.NewPingFrame([]byte(payload)))); err != nil {
 			t.Fatal(err)
 		}
-		f, err := ws.ReadFrame(conn)
+		f, err := readFrame(conn)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,7 +128,7 @@ func TestClientClose(t *testing.T) {
 	if err := ws.WriteFrame(conn, ws.MaskFrame(ws.NewCloseFrame(body))); err != nil {
 		t.Fatal(err)
 	}
-	f, err := ws.ReadFrame(conn)
+	f, err := readFrame(conn)
 	if err != nil || f.Header.OpCode != ws.OpClose {
 		t.Fatalf("answer = %v, %v; want a close frame", f.Header.OpCode, err)
 	}
@@ -197,7 +197,7 @@ func TestShutdownAbrupt(t *testing.T) {
 	conn := mustDial(t, s.URL())
 	eventually(t, "1 conn", func() bool { return s.Stats().Conns == 1 })
 	s.Shutdown(Abrupt)
-	if f, err := ws.ReadFrame(conn); err != io.EOF {
+	if f, err := readFrame(conn); err != io.EOF {
 		t.Fatalf("read after abrupt shutdown = %v %v; want EOF without a close frame", f.Header.OpCode, err)
 	}
 	if r := dialWS(s.URL(), ""); r.err == nil {
@@ -243,7 +243,7 @@ func TestProtocolViolations(t *testing.T) {
 			if err := ws.WriteFrame(conn, f); err != nil {
 				t.Fatal(err)
 			}
-			got, err := ws.ReadFrame(conn)
+			got, err := readFrame(conn)
 			if err != nil || got.Header.OpCode != ws.OpClose {
 				t.Fatalf("answer %v, %v; want a close frame", got.Header.OpCode, err)
 			}

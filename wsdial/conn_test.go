@@ -26,7 +26,7 @@ func TestConnWaitClass(t *testing.T) {
 	}{
 		{"graceful restart sends 1001", func(c net.Conn) {
 			ws.WriteFrame(c, ws.NewCloseFrame(ws.NewCloseFrameBody(ws.StatusGoingAway, "restart")))
-			ws.ReadFrame(c) // the client's close reply
+			readFrame(c) // the client's close reply
 		}, connerr.Closed1001, nil},
 		{"abrupt exit: FIN without close frame", func(net.Conn) {}, connerr.Closed1006, io.EOF},
 		{"killed with unread data: RST without close frame", func(c net.Conn) {
@@ -34,7 +34,7 @@ func TestConnWaitClass(t *testing.T) {
 		}, connerr.Closed1006, syscall.ECONNRESET},
 		{"close 1011 is protocol", func(c net.Conn) {
 			ws.WriteFrame(c, ws.NewCloseFrame(ws.NewCloseFrameBody(ws.StatusInternalServerError, "oops")))
-			ws.ReadFrame(c)
+			readFrame(c)
 		}, connerr.Protocol, nil},
 		{"a masked frame from the server is protocol", func(c net.Conn) {
 			ws.WriteFrame(c, ws.MaskFrame(ws.NewTextFrame([]byte("x"))))
@@ -60,14 +60,14 @@ func TestConnWaitAnswersPing(t *testing.T) {
 	pong := make(chan ws.OpCode, 1)
 	url := wsServer(t, func(c net.Conn) {
 		ws.WriteFrame(c, ws.NewPingFrame([]byte("p")))
-		f, err := ws.ReadFrame(c)
+		f, err := readFrame(c)
 		if err != nil {
 			pong <- 0
 			return
 		}
 		pong <- f.Header.OpCode
 		ws.WriteFrame(c, ws.NewCloseFrame(ws.NewCloseFrameBody(ws.StatusGoingAway, "")))
-		ws.ReadFrame(c)
+		readFrame(c)
 	})
 	c, err := dial(t, &Dialer{}, url)
 	if err != nil {
@@ -174,7 +174,7 @@ func TestConnEchoWithHeaderProtocolAndSource(t *testing.T) {
 func TestConnMessageTooLarge(t *testing.T) {
 	url := wsServer(t, func(c net.Conn) {
 		wsutil.WriteServerBinary(c, make([]byte, 2048))
-		ws.ReadFrame(c)
+		readFrame(c)
 	})
 	c, err := dial(t, &Dialer{MaxMessageSize: 1024}, url)
 	if err != nil {

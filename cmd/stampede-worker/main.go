@@ -40,7 +40,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := cluster.Serve(ctx, cluster.NewStream(os.Stdin, os.Stdout, nil), cluster.AgentConfig{}); err != nil {
+	if err := cluster.ServeStdio(ctx, os.Stdin, os.Stdout, cluster.AgentConfig{}); err != nil {
 		fmt.Fprintln(os.Stderr, "stampede-worker:", err)
 		os.Exit(1)
 	}

@@ -66,7 +66,7 @@ func agentAction(c *cli.Context) error {
 		if c.IsSet("role") {
 			return errors.New("--role: only with --nats")
 		}
-		return cluster.Serve(ctx, cluster.NewStream(os.Stdin, os.Stdout, nil), cluster.AgentConfig{})
+		return cluster.ServeStdio(ctx, os.Stdin, os.Stdout, cluster.AgentConfig{})
 	}
 	if c.String("token-file") == "" {
 		return errors.New("--token-file: required with --nats (the coordinator's token file)")

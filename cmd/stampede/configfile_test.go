@@ -263,12 +263,20 @@ func TestConfigFileErrors(t *testing.T) {
 // TestConfigFileRequiredFlag: a flag the command requires may come from
 // the file.
 func TestConfigFileRequiredFlag(t *testing.T) {
-	got, err := settingsOf(t, "drill", "--config", writeFile(t, "d.yaml", "url: wss://u:p@127.0.0.1:9/x?token=abc\nwait-for-outage: true\n"))
+	got, err := settingsOf(t, "drill", "--config", writeFile(t, "d.yaml",
+		"url: wss://u:p@127.0.0.1:9/x?token=abc&tenant=t1&x-client=k9\nwait-for-outage: true\nsecret-header: [X-Client]\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(got, `"url":"wss://<redacted>@127.0.0.1:9/x`) || !strings.Contains(got, `"wait-for-outage":true`) {
+	if !strings.Contains(got, `"url":"wss://<redacted>@127.0.0.1:9/x?`) || !strings.Contains(got, `"wait-for-outage":true`) ||
+		!strings.Contains(got, "tenant=t1") {
 		t.Errorf("config %s", got)
+	}
+	// A secret-looking query parameter and one named by --secret-header.
+	for _, secret := range []string{"abc", "k9"} {
+		if strings.Contains(got, secret) {
+			t.Errorf("config holds the secret %q: %s", secret, got)
+		}
 	}
 }
 

@@ -74,7 +74,7 @@ func renderSettings(c *cli.Context) settings {
 	if c.NArg() > 0 {
 		args := make([]string, c.NArg())
 		for i, a := range c.Args().Slice() {
-			args[i] = redactText(a)
+			args[i] = redactText(a, secretHeaders)
 		}
 		out = append(out, setting{"args", args})
 	}
@@ -101,21 +101,21 @@ func flagSetting(c *cli.Context, f cli.Flag, secretHeaders []string) any {
 	case time.Duration:
 		return formatDuration(v)
 	case string:
-		return redactText(v)
+		return redactText(v, secretHeaders)
 	case cli.StringSlice:
-		return redactList(v.Value())
+		return redactList(v.Value(), secretHeaders)
 	case *cli.StringSlice:
-		return redactList(v.Value())
+		return redactList(v.Value(), secretHeaders)
 	case []string:
-		return redactList(v)
+		return redactList(v, secretHeaders)
 	case int, int64, uint, uint64, float64, bool:
 		return v
 	case fmt.Stringer:
-		return redactText(v.String())
+		return redactText(v.String(), secretHeaders)
 	case nil:
 		return nil
 	default:
-		return redactText(fmt.Sprint(v))
+		return redactText(fmt.Sprint(v), secretHeaders)
 	}
 }
 
@@ -131,18 +131,19 @@ func flagValue(c *cli.Context, name string) (v any) {
 }
 
 // redactText hides the user info and secret query parameters of a value
-// that is a URL.
-func redactText(s string) string {
+// that is a URL: those named like a secret and those named by
+// --secret-header (extra).
+func redactText(s string, extra []string) string {
 	if strings.Contains(s, "://") {
-		return redact.URL(s)
+		return redact.URLWith(s, extra)
 	}
 	return s
 }
 
-func redactList(in []string) []string {
+func redactList(in, extra []string) []string {
 	out := make([]string, len(in))
 	for i, s := range in {
-		out[i] = redactText(s)
+		out[i] = redactText(s, extra)
 	}
 	return out
 }

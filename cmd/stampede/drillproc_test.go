@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/drill"
+	"github.com/stampede-dev/stampede/internal/testenv"
 )
 
 // stampedeProc is stampede run as a real process: this test binary with
@@ -298,7 +299,7 @@ func TestDrillCtrlC(t *testing.T) {
 func TestDrillRefusesRemoteWithoutSocket(t *testing.T) {
 	strace, err := exec.LookPath("strace")
 	if err != nil {
-		t.Skip("strace is not installed (apt-get install -y strace): cannot watch the process's system calls")
+		testenv.SkipUnlessRequired(t, "strace is not installed (apt-get install -y strace): cannot watch the process's system calls")
 	}
 	exe, err := os.Executable()
 	if err != nil {

@@ -29,6 +29,7 @@ func fleetFlags(d fleetDefaults) []cli.Flag {
 		&cli.IntFlag{Name: "clients", Value: 100, Usage: fmt.Sprintf("number of clients `N`; above %s they run in several worker processes", thousands(storm.PerProcess))},
 		&cli.IntFlag{Name: "loadgen-procs", Usage: "loadgen processes `N` (0 = as many as the fleet needs; 1 = this process)"},
 		&cli.Float64Flag{Name: "ramp", Usage: "first connects per second `R` (0 = all at once, bounded by --max-inflight; run and bench: 90% of --accept-rate when one is set)"},
+		&cli.Float64Flag{Name: "max-attempt-rate", Usage: "reconnect attempts per second `R` the whole fleet starts at most, shared among its processes; a retry due beyond it waits (0 = no cap; ws:// clients)"},
 		&cli.IntFlag{Name: "max-inflight", Usage: "first connects in flight at once `N` over the whole fleet, shared among its processes (0 = 2000); never limits reconnects"},
 		&cli.StringFlag{Name: "policy", Value: d.policy, Usage: "reconnect backoff policy `SPEC` (see stampede policy)"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "run seed `S`: every random draw is reproducible"},

@@ -127,7 +127,7 @@ func httpRequest(c *cli.Context) (*http.Request, error) {
 	raw := c.Args().First()
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("http: bad URL %q: want http://HOST[:PORT]/PATH or https://...", redact.URL(raw))
+		return nil, fmt.Errorf("http: bad URL %q: want http[s]://HOST[:PORT]/PATH", redact.URL(raw))
 	}
 	var body []byte
 	if c.IsSet("data") {

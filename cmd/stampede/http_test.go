@@ -287,7 +287,7 @@ func TestHTTPBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{name: "no scheme", args: []string{"example.com/x"}, want: `http: bad URL "example.com/x": want http://HOST[:PORT]/PATH or https://...`},
+		{name: "no scheme", args: []string{"example.com/x"}, want: `http: bad URL "example.com/x": want http[s]://HOST[:PORT]/PATH`},
 		{name: "not http", args: []string{"ftp://127.0.0.1/x"}, want: `http: bad URL "ftp://127.0.0.1/x"`},
 		{name: "websocket", args: []string{"ws://127.0.0.1/x"}, want: `http: bad URL "ws://127.0.0.1/x"`},
 		{name: "no host", args: []string{"http:///x"}, want: `http: bad URL "http:///x"`},

@@ -116,6 +116,7 @@ func fleetConfig(c *cli.Context) (loadgen.Config, error) {
 		Clients:          c.Int("clients"),
 		Ramp:             c.Float64("ramp"),
 		MaxInflight:      c.Int("max-inflight"),
+		MaxAttemptRate:   c.Float64("max-attempt-rate"),
 		Seed:             c.Uint64("seed"),
 		SourceIPs:        ips,
 		ConnectTimeout:   c.Duration("connect-timeout"),
@@ -152,7 +153,7 @@ func fleetConfig(c *cli.Context) (loadgen.Config, error) {
 
 // loadgenFlags names the flag behind each Config field.
 var loadgenFlags = map[string]string{
-	"URL": "url", "Clients": "clients", "Ramp": "ramp", "MaxInflight": "max-inflight",
+	"URL": "url", "Clients": "clients", "Ramp": "ramp", "MaxInflight": "max-inflight", "MaxAttemptRate": "max-attempt-rate",
 	"ConnectTimeout": "connect-timeout", "HandshakeTimeout": "handshake-timeout",
 	"SynRetries": "syn-retries", "Header": "header", "Protocols": "subprotocol", "Mode": "mode",
 	"MsgRate": "msg-rate", "MsgSize": "msg-size", "Reactors": "reactors", "SourceIPs": "source-ips",

@@ -77,9 +77,6 @@ func main() {
 	os.Exit(runApp(args, os.Stdout, os.Stderr))
 }
 
-// run executes the app on the process's standard streams.
-func run(args []string) int { return runApp(args, os.Stdout, os.Stderr) }
-
 // runApp executes the app and maps its error to an exit status: 0 on
 // success, the status of a cli.ExitCoder, otherwise 2 for usage and run
 // errors. The error is printed to stderr as one line, never a stack trace.

@@ -55,7 +55,7 @@ var proxyCmd = &cli.Command{
 
 func init() { register(proxyCmd) }
 
-// proxyAction maps the flags to a chaos.ProxyRunConfig and runs the proxy
+// proxyAction maps the flags to a proxy.RunConfig and runs the proxy
 // until the duration ends or a signal arrives.
 func proxyAction(c *cli.Context) error {
 	if c.NArg() > 0 {
@@ -69,7 +69,7 @@ func proxyAction(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("proxy: finding the stampede binary: %w", err)
 	}
-	rc := chaos.ProxyRunConfig{
+	rc := proxy.RunConfig{
 		Proxy:       pc,
 		Procs:       c.Int("procs"),
 		ControlAddr: c.String("control-addr"),
@@ -93,7 +93,7 @@ func proxyAction(c *cli.Context) error {
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	rc.Initial = fault
-	return flagError(chaos.RunProxy(ctx, rc))
+	return flagError(proxy.Run(ctx, rc))
 }
 
 // proxyConfig maps the proxy flags to a proxy.Config.
@@ -148,8 +148,12 @@ func scheduleFlag(c *cli.Context) (*chaos.Schedule, error) {
 	return s, nil
 }
 
-// proxyFlags names the flag behind each proxy.Config field.
+// proxyFlags names the flag behind each proxy.Config and proxy.RunConfig
+// field.
 var proxyFlags = map[string]string{
 	"Listen": "listen", "Upstream": "upstream", "Reactors": "reactors", "Backlog": "backlog",
 	"MaxConns": "max-conns", "ConnectTimeout": "connect-timeout", "Proc": "proc",
+	// proxy.RunConfig's own fields.
+	"Procs": "procs", "Duration": "duration", "ControlAddr": "control-addr",
+	"Schedule": "chaos", "Initial": "fault",
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stampede-dev/stampede/childproc"
 	"github.com/stampede-dev/stampede/target"
 )
 
@@ -70,7 +71,7 @@ func TestProxyCommandRelays(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no ready line: %v", err)
 	}
-	var line target.ReadyLine
+	var line childproc.ReadyLine
 	if err := json.Unmarshal(buf[:n], &line); err != nil || !line.Ready {
 		t.Fatalf("ready line %q: %v", buf[:n], err)
 	}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"net"
 	"strings"
 	"testing"
 )
@@ -35,5 +37,33 @@ func TestRemoteRefused(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want 2 and one line starting %q", code, stderr.String(), tc.want)
 			}
 		})
+	}
+}
+
+// --max-attempt-rate caps the fleet's retries: ten clients refused at
+// once and retrying every millisecond (the floor) would make thousands of
+// attempts in half a second; capped at 40/s they make their 10 first
+// connects and at most 20 retries (one more per reactor at most, for the
+// first slot).
+func TestMaxAttemptRate(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	code, out, errOut := runLoadgen(t, "--url", "ws://"+addr+"/", "--clients", "10", "--duration", "500ms",
+		"--policy", "fixed:initial=1ms", "--max-attempt-rate", "40", "--reactors", "2", "--progress", "0")
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	var attempts int
+	for _, line := range strings.Split(out, "\n") {
+		if rest, ok := strings.CutPrefix(line, "connect: "); ok {
+			fmt.Sscanf(rest, "%d attempts", &attempts)
+		}
+	}
+	if attempts < 10 || attempts > 10+20+2 {
+		t.Errorf("%d attempts in 500ms at --max-attempt-rate 40, want 10 first connects and at most 22 retries:\n%s", attempts, out)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stampede-dev/stampede/internal/testenv"
 	"github.com/stampede-dev/stampede/results"
 	"github.com/stampede-dev/stampede/target"
 )
@@ -173,8 +174,11 @@ func checkPage(t *testing.T, path string, clients int) {
 	if int(peak) != clients || len(r.Events) == 0 || r.Latency["connect"] == nil || r.Latency["ttr"] == nil {
 		t.Errorf("%s: connected peak %v, events %v, latency %v", path, peak, r.Events, len(r.Latency))
 	}
-	script, _ := filepath.Abs("../../scripts/check-report.sh")
+	script, _ := filepath.Abs("../../lab/check-report.sh")
 	if _, err := exec.LookPath("chromium"); err != nil {
+		if testenv.Required() {
+			t.Fatalf("chromium not installed: %s not rendered (STAMPEDE_REQUIRE_SERVICES=1 requires it)", path)
+		}
 		t.Logf("chromium not installed: %s not rendered", path)
 		return
 	}

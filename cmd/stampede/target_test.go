@@ -13,6 +13,7 @@ import (
 	"github.com/gobwas/ws"
 	"github.com/gobwas/ws/wsutil"
 
+	"github.com/stampede-dev/stampede/childproc"
 	"github.com/stampede-dev/stampede/controlapi"
 	"github.com/stampede-dev/stampede/target"
 )
@@ -70,7 +71,7 @@ func TestTargetRun(t *testing.T) {
 		t.Fatalf("no ready line: %v (stderr %q)", err, stderr.String())
 	}
 	go io.Copy(io.Discard, pr)
-	var line target.ReadyLine
+	var line childproc.ReadyLine
 	if err := json.Unmarshal(raw, &line); err != nil || !line.Ready || line.Control == "" {
 		t.Fatalf("ready line %q: %v", raw, err)
 	}
@@ -121,7 +122,7 @@ func TestTargetHTTPLimit(t *testing.T) {
 		t.Fatalf("no ready line: %v (stderr %q)", err, stderr.String())
 	}
 	go io.Copy(io.Discard, pr)
-	var line target.ReadyLine
+	var line childproc.ReadyLine
 	if err := json.Unmarshal(raw, &line); err != nil {
 		t.Fatalf("ready line %q: %v", raw, err)
 	}

@@ -11,8 +11,10 @@
 //	extra/token-secret.yaml    the Secret's shape (made with kubectl create secret)
 //	extra/results-reader.yaml  a pod to copy results out of the volume
 //
-// Only this package imports the Kubernetes API modules; the stampede
-// binary does not.
+// This package is a Go module of its own, so that only it requires the
+// Kubernetes API modules: the stampede module's go.mod does not name them.
+// The agents' commands it resolves are kept in testdata/commands.json
+// (TestCommandsFile) for the main module's tests.
 package kubernetes
 
 import (

@@ -450,7 +450,7 @@ func (s *Store) trim(ctx context.Context, room string) {
 // Trim is the store's retention purge of one room: it purges the room's
 // messages m.<room>.* and its dedupe markers d.<room>.* of stream down to
 // the last keep of each. A Store calls it every Retention/8 appends to a
-// room once its seq passes Retention; scripts/jsrecover calls it the same
+// room once its seq passes Retention; lab/jsrecover calls it the same
 // way to write through retention.
 func Trim(ctx context.Context, js jetstream.JetStream, stream, room string, keep uint64) error {
 	st, err := js.Stream(ctx, stream)

@@ -127,7 +127,7 @@ func TestRetentionBoundsGrowth(t *testing.T) {
 }
 
 // TestTrimKeepsTheLastOfARoom: Trim (the store's retention purge, which
-// scripts/jsrecover calls too) keeps the last keep messages of one room
+// lab/jsrecover calls too) keeps the last keep messages of one room
 // and as many markers, and leaves other rooms alone.
 func TestTrimKeepsTheLastOfARoom(t *testing.T) {
 	ctx := context.Background()

@@ -1,0 +1,285 @@
+package target
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/stampede-dev/stampede/chaos"
+	"github.com/stampede-dev/stampede/internal/clock"
+)
+
+// ChaosGroup is the bundled server as the chaos supervisor's Target: a
+// Group of `stampede target` processes that the supervisor signals, waits
+// out and respawns on the same port.
+type ChaosGroup struct {
+	// Group is the running process group.
+	Group *Group
+	// Now reads the clock; nil means time.Now.
+	Now func() time.Time
+	// Sleep waits for d or until ctx is done; nil means a timer.
+	Sleep func(ctx context.Context, d time.Duration) error
+
+	mu         sync.Mutex
+	backlog    int
+	acceptRate float64 // per process
+	nextOne    int     // the process the next procs=one restart stops
+
+	// The stall and reject windows under way, which a process started
+	// during them joins for what is left of them.
+	stallUntil, rejectUntil time.Time
+	rejectStatus            int
+	rejectRetryAfter        time.Duration
+}
+
+// A ChaosGroup restarts one process at a time when asked and counts early
+// retries, so the supervisor records steps and early retries for it.
+var (
+	_ chaos.Target        = (*ChaosGroup)(nil)
+	_ chaos.StepRestarter = (*ChaosGroup)(nil)
+	_ chaos.RetryCounter  = (*ChaosGroup)(nil)
+)
+
+// NewChaosGroup wraps g, whose processes started with the given backlog
+// (0: DefaultBacklog) and per-process accept rate (0: unlimited).
+func NewChaosGroup(g *Group, backlog int, acceptRatePerProc float64) *ChaosGroup {
+	if backlog == 0 {
+		backlog = DefaultBacklog
+	}
+	return &ChaosGroup{Group: g, backlog: backlog, acceptRate: acceptRatePerProc}
+}
+
+// signals maps a restart mode to how the processes are stopped: graceful
+// sends close 1001 to every client first, abrupt closes every connection
+// without close frames, kill is SIGKILL (the kernel closes the sockets).
+var signals = map[string]syscall.Signal{
+	chaos.ModeGraceful: syscall.SIGTERM,
+	chaos.ModeAbrupt:   syscall.SIGUSR1,
+	chaos.ModeKill:     syscall.SIGKILL,
+}
+
+// Restart is RestartSteps without the steps.
+func (t *ChaosGroup) Restart(ctx context.Context, ev chaos.Event) (listening, ready time.Time, err error) {
+	res, err := t.RestartSteps(ctx, ev)
+	return res.Listening, res.Ready, err
+}
+
+// RestartSteps restarts processes of the group the way ev says and returns when
+// the last of them is accepting again:
+//
+//   - procs=all stops every process (ev.Mode's signal), waits for them to
+//     exit and brings a new generation up;
+//   - procs=one does that to one process (the next in turn: successive
+//     one-process restarts go round the group); the others keep serving;
+//   - rolling does it to each process in turn, waiting ev.Interval after
+//     one is accepting again before stopping the next, so at most one
+//     process is ever down.
+//
+// A stopped process comes back after ev.Down with the closed shape (its
+// share of the port refuses nothing, since the others still listen, but
+// with procs=all connects are refused), or at once with a hold of ev.Down
+// with the stall shape (the port is open, nothing is accepted, its share of
+// the SYNs goes unanswered). Restarted.Listening is when the last process
+// was started again, Restarted.Ready when it began accepting, and Steps
+// has one entry per process restarted one at a time.
+func (t *ChaosGroup) RestartSteps(ctx context.Context, ev chaos.Event) (chaos.Restarted, error) {
+	var res chaos.Restarted
+	sig, ok := signals[ev.Mode]
+	if !ok {
+		return res, fmt.Errorf("unknown restart mode %q", ev.Mode)
+	}
+	n := len(t.Group.Procs())
+	switch ev.Procs {
+	case chaos.ProcsAll, "":
+		return t.restartAll(ctx, ev, sig)
+	case chaos.ProcsOne:
+		t.mu.Lock()
+		i := t.nextOne % n
+		t.nextOne++
+		t.mu.Unlock()
+		step, err := t.restartProc(ctx, ev, sig, i)
+		res.Steps = append(res.Steps, step)
+		res.Listening, res.Ready = step.Listening, step.Ready
+		return res, err
+	case chaos.ProcsRolling:
+		_, sleep := t.clock()
+		for i := range n {
+			if i > 0 {
+				if err := sleep(ctx, ev.Interval); err != nil {
+					return res, err
+				}
+			}
+			step, err := t.restartProc(ctx, ev, sig, i)
+			res.Steps = append(res.Steps, step)
+			res.Listening, res.Ready = step.Listening, step.Ready
+			if err != nil {
+				return res, err
+			}
+		}
+		return res, nil
+	default:
+		return res, fmt.Errorf("unknown restart procs=%q", ev.Procs)
+	}
+}
+
+// restartAll stops every process, waits out the down time and brings a
+// new generation up.
+func (t *ChaosGroup) restartAll(ctx context.Context, ev chaos.Event, sig syscall.Signal) (chaos.Restarted, error) {
+	now, sleep := t.clock()
+	var res chaos.Restarted
+	if err := t.Group.Signal(sig); err != nil {
+		return res, err
+	}
+	// A killed process exits with a signal status: that is the point.
+	_ = t.Group.Wait()
+	hold := time.Duration(0)
+	if ev.Shape == chaos.ShapeStall {
+		hold = ev.Down
+	} else if err := sleep(ctx, ev.Down); err != nil {
+		return res, err
+	}
+	res.Listening = now()
+	if err := t.Group.Respawn(ctx, hold, t.current); err != nil {
+		return res, err
+	}
+	for _, p := range t.Group.Procs() {
+		if p.Ready.After(res.Ready) {
+			res.Ready = p.Ready
+		}
+	}
+	return res, nil
+}
+
+// restartProc stops process i, waits out the down time and starts it
+// again, the others untouched.
+func (t *ChaosGroup) restartProc(ctx context.Context, ev chaos.Event, sig syscall.Signal, i int) (chaos.Step, error) {
+	now, sleep := t.clock()
+	old := t.Group.Procs()[i]
+	step := chaos.Step{Proc: i, Conns: -1}
+	if st, err := old.Stats(ctx); err == nil {
+		step.Conns = st.Conns
+	}
+	step.Stop = now()
+	if err := t.Group.SignalProc(i, sig); err != nil {
+		return step, err
+	}
+	select {
+	case <-old.Done():
+	case <-ctx.Done():
+		return step, ctx.Err()
+	}
+	hold := time.Duration(0)
+	if ev.Shape == chaos.ShapeStall {
+		hold = ev.Down
+	} else if err := sleep(ctx, ev.Down); err != nil {
+		return step, err
+	}
+	step.Listening = now()
+	if err := t.Group.RespawnProc(ctx, i, hold, t.current); err != nil {
+		return step, err
+	}
+	step.Ready = t.Group.Procs()[i].Ready
+	return step, nil
+}
+
+// current gives a (re)started process the group's state as the schedule
+// left it: its backlog and accept rate, and the rest of a stall (a hold)
+// or reject window under way, so it never admits a client in a state the
+// schedule has changed. (Applied after the process accepts, a reject
+// raced the clients waiting at the door, and on a loaded machine they
+// won.)
+func (t *ChaosGroup) current(c *Config) {
+	now, _ := t.clock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c.Backlog, c.AcceptRate = t.backlog, t.acceptRate
+	if left := t.stallUntil.Sub(now()); left > c.Hold {
+		c.Hold = left
+	}
+	if left := t.rejectUntil.Sub(now()); left > 0 {
+		c.StartReject = &Rejection{Status: t.rejectStatus, RetryAfter: t.rejectRetryAfter, For: left}
+	}
+}
+
+// EarlyRetries returns each running process's count of clients that came
+// back before their Retry-After (Stats.EarlyRetries), by PID; a
+// process exiting meanwhile (a restart under way) is left out.
+func (t *ChaosGroup) EarlyRetries(ctx context.Context) (map[int]uint64, error) {
+	stats, err := t.Group.StatsByPID(ctx)
+	out := make(map[int]uint64, len(stats))
+	for pid, st := range stats {
+		out[pid] = st.EarlyRetries
+	}
+	return out, err
+}
+
+// Stall stops every process accepting for d.
+// A process (re)started during the stall joins it for the rest of d.
+func (t *ChaosGroup) Stall(ctx context.Context, d time.Duration) error {
+	now, _ := t.clock()
+	t.mu.Lock()
+	t.stallUntil = now().Add(d)
+	t.mu.Unlock()
+	return t.Group.Stall(ctx, d)
+}
+
+// SetBacklog sets every process's listen backlog.
+func (t *ChaosGroup) SetBacklog(ctx context.Context, n int) error {
+	if err := t.Group.SetBacklog(ctx, n); err != nil {
+		return err
+	}
+	t.mu.Lock()
+	t.backlog = n
+	t.mu.Unlock()
+	return nil
+}
+
+// SetAcceptRate sets the group's accept rate, shared evenly by its
+// processes (SO_REUSEPORT spreads connections evenly).
+func (t *ChaosGroup) SetAcceptRate(ctx context.Context, perSecond float64) error {
+	per := perSecond / float64(max(1, len(t.Group.Procs())))
+	if err := t.Group.SetAcceptRate(ctx, per); err != nil {
+		return err
+	}
+	t.mu.Lock()
+	t.acceptRate = per
+	t.mu.Unlock()
+	return nil
+}
+
+// Reject makes every process answer upgrades with status and Retry-After.
+// A process (re)started during the window joins it for the rest of d.
+func (t *ChaosGroup) Reject(ctx context.Context, status int, retryAfter, d time.Duration) error {
+	now, _ := t.clock()
+	t.mu.Lock()
+	t.rejectUntil, t.rejectStatus, t.rejectRetryAfter = now().Add(d), status, retryAfter
+	t.mu.Unlock()
+	return t.Group.Reject(ctx, status, retryAfter, d)
+}
+
+// Backlog returns the current listen backlog.
+func (t *ChaosGroup) Backlog() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.backlog
+}
+
+// AcceptRate returns the group's current accept rate.
+func (t *ChaosGroup) AcceptRate() float64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.acceptRate * float64(max(1, len(t.Group.Procs())))
+}
+
+func (t *ChaosGroup) clock() (func() time.Time, func(context.Context, time.Duration) error) {
+	now, sleep := t.Now, t.Sleep
+	if now == nil {
+		now = time.Now
+	}
+	if sleep == nil {
+		sleep = clock.Sleep
+	}
+	return now, sleep
+}
