@@ -36,7 +36,7 @@ var parseCases = []struct {
 	want []chaos.Entry
 }{
 	{
-		// The example of docs/chaos.md and of issue 3, every construct
+		// The example of docs/chaos.md, every construct
 		// of the first version on one line.
 		name: "docs example",
 		src:  "at 10s restart abrupt down=3s; every 30s restart graceful down=1s; at 60s backlog 16; at 70s stall 5s; at 80s proxy latency=200ms loss=1% for 10s",
@@ -55,9 +55,9 @@ var parseCases = []struct {
 		},
 	},
 	{
-		// Issue 6: a rolling restart, a proxy fault, a stall and a
+		// A rolling restart, a proxy fault, a stall and a
 		// rejection window.
-		name: "issue 6 example",
+		name: "rolling, proxy, stall and reject",
 		src:  "at 5s restart rolling interval=2s; at 20s proxy latency=200ms for 5s; at 30s stall 3s; at 40s reject 503 retry-after=2s for 3s",
 		want: []chaos.Entry{
 			{Timing: at(5 * s), Event: func() chaos.Event {

@@ -200,7 +200,7 @@ func TestCheck(t *testing.T) {
 			runEnd: 100 * s,
 		},
 		{
-			name:   "issue 6 example fits 1m",
+			name:   "rolling, proxy, stall and reject fit 1m",
 			src:    "at 5s restart rolling interval=2s; at 20s proxy latency=200ms for 5s; at 30s stall 3s; at 40s reject 503 retry-after=2s for 3s",
 			runEnd: time.Minute,
 		},

@@ -19,7 +19,7 @@ func TestString(t *testing.T) {
 		{"docs example",
 			"at 10s restart abrupt down=3s; every 30s restart graceful down=1s; at 60s backlog 16; at 70s stall 5s; at 80s proxy latency=200ms loss=1% for 10s",
 			"at 10s restart abrupt down=3s; every 30s restart graceful down=1s; at 1m0s backlog 16; at 1m10s stall 5s; at 1m20s proxy latency=200ms loss=1% for 10s"},
-		{"issue 6 example",
+		{"rolling, proxy, stall and reject",
 			"at 5s restart rolling interval=2s; at 20s proxy latency=200ms for 5s; at 30s stall 3s; at 40s reject 503 retry-after=2s for 3s",
 			"at 5s restart abrupt rolling interval=2s; at 20s proxy latency=200ms for 5s; at 30s stall 3s; at 40s reject 503 retry-after=2s for 3s"},
 		// Defaults are left out; the mode is always written.

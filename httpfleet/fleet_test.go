@@ -173,7 +173,7 @@ func TestGraceIsNotADeadline(t *testing.T) {
 	}
 }
 
-// TestOverloaded529 is issue 12's second acceptance case: every client's
+// TestOverloaded529 is the overloaded-server case: every client's
 // first request gets 529 with Retry-After: 2. No retry may come sooner
 // than 2 s after a 529 (checked at the server: the k-th earliest retry
 // against the k-th earliest 529), and the retries are spread: at most a

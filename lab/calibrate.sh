@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Calibration of the simulator (issue 13): real storms and the same storms
+# Calibration of the simulator: real storms and the same storms
 # simulated, side by side with relative errors.
 #
 #   flock "$STAMPEDE_LOCK" lab/calibrate.sh [flags of lab/calibrate]
@@ -14,8 +14,8 @@
 # does not starve the machine) and `stampede simulate` with the same flags
 # and the real run's layout and restart timing, then prints R50/R90/R99,
 # herd peak, wasted attempts per client and ListenOverflows, real beside
-# simulated, whether the policies rank the same, and whether issue 13's
-# criterion holds. Each real run's lines say how busy the machine was. The
+# simulated, whether the policies rank the same, and whether the
+# calibration criterion holds. Each real run's lines say how busy the machine was. The
 # real runs are heavy (50,000 connections, about 4 minutes each; 15 minutes
 # in all): run it under the shared lock. STAMPEDE=path uses a built binary.
 set -euo pipefail

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# drill-lb.sh: issue 11's acceptance through a real load balancer
+# drill-lb.sh: the drill's acceptance through a real load balancer
 # (docs/loadbalancer.md). Heavy: run it under the shared lock,
 #   flock "$STAMPEDE_LOCK" lab/drill-lb.sh [--clients N] [--out DIR] [--duration D] [--accept-rate R]
 #       [--lb 'LB.SH FLAGS'] [--deploy 'ROLLING-DEPLOY.SH FLAGS'] [--policies jittered,fixed] [--no-wss]

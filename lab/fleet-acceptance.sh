@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fleet-acceptance.sh: issue 10's acceptance at scale, on 4 network-namespace
+# fleet-acceptance.sh: the several-host acceptance at scale, on 4 network-namespace
 # hosts of this machine (scripts/hosts.sh; docs/fleet.md). Needs root.
 #
 #   lab/fleet-acceptance.sh [all|storm|kill|coordinator|nats]...

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# http-limits.sh: issue 12's acceptance against a real rate limiter. nginx
+# http-limits.sh: honouring Retry-After against a real rate limiter. nginx
 # limit_req at RATE requests/s (scripts/nginx-limit.sh) answers the rest
 # 429 with Retry-After; an HTTP fleet offering three times that runs twice,
 # honouring the hint and ignoring it (--no-retry-after), first without a

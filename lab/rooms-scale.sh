@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Rooms across processes at scale (issue 15, item 4): `stampede run` in
+# Rooms across processes at scale: `stampede run` in
 # --mode stampede on at least 7 target processes sharing one store, with a
 # SIGKILL of the group every 10 s, once per store, and prints per store the
 # figures that matter: lost, dup_delivered, acked, deliveries, resumes.

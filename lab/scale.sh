@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Scale benchmark (issue 3): 50,000 WebSocket connections on this machine.
+# Scale benchmark: 50,000 WebSocket connections on this machine.
 #
 #   lab/scale.sh [flags of lab/scale]     e.g. -only memory, -clients 50000
 #

@@ -55,7 +55,7 @@ func ContentionPolicies() []ContentionPolicy {
 	}
 }
 
-// ContentionReference is the study's figures at 100 clients (issue 13):
+// ContentionReference is the study's figures at 100 clients:
 // calls and completion time in ms.
 var ContentionReference = map[string][2]float64{
 	"none":         {2429, 2032},

@@ -308,7 +308,7 @@ func TestSizes(t *testing.T) {
 	}
 }
 
-// BenchmarkSimulate1M is issue 13's acceptance run at a tenth of its
+// BenchmarkSimulate1M is the simulator's acceptance run at a tenth of its
 // size: 1,000,000 clients with the default sizing, an abrupt restart at
 // 10 s, the jittered policy, 30 s of virtual time.
 func BenchmarkSimulate1M(b *testing.B) {

@@ -11,7 +11,7 @@ import (
 	"github.com/stampede-dev/stampede/results"
 )
 
-// TestHTTPFleetClosedPort is issue 12's last acceptance case: a fleet
+// TestHTTPFleetClosedPort is the HTTP fleet's closed-port case: a fleet
 // against a closed loopback port ends with every request refused, and
 // --slo goodput>0 exits 1; the results folder holds the summary's http
 // object, the timeline and the hlogs.

@@ -11,7 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// agentFlags are the flags of `stampede agent` (issue 10): the agents'
+// agentFlags are the flags of `stampede agent`: the agents'
 // args may use these and no others.
 var agentFlags = []string{"--nats", "--token-file", "--name", "--role", "--capacity", "--source-ips", "--nats-creds", "--tls-cert", "--tls-key", "--ca", "--join-timeout"}
 

@@ -1,5 +1,4 @@
-// Command calibrate checks the simulator against real sockets (issue 13,
-// run by lab/calibrate.sh): for each fleet size and policy it runs the
+// Command calibrate checks the simulator against real sockets (run by lab/calibrate.sh): for each fleet size and policy it runs the
 // real storm (`stampede run`) and the same storm simulated (`stampede
 // simulate`) with the same parameters, and prints R50, R90, R99, herd peak,
 // wasted attempts per client and ListenOverflows side by side with the
@@ -262,7 +261,7 @@ func main() {
 		}
 	}
 
-	// Issue 13's criterion: the jittered policy's R90, R99 and herd peak
+	// The calibration criterion: the jittered policy's R90, R99 and herd peak
 	// within 15 % of the real runs, and the same ranking on every figure.
 	fmt.Println()
 	for _, n := range ns {

@@ -1,4 +1,4 @@
-// Command scale is the scale benchmark of issue 3 (run by lab/scale.sh):
+// Command scale is the scale benchmark (run by lab/scale.sh):
 // it drives the stampede binary and prints the figures the README states.
 //
 //  1. Hold and recover: `stampede run --clients 50000` with an abrupt
