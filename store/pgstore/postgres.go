@@ -81,6 +81,7 @@ func Open(ctx context.Context, u *url.URL, opt store.Options) (*Store, error) {
 		return nil, fmt.Errorf("store: postgres table %q: want [a-z_][a-z0-9_]*, at most 51 characters", table)
 	}
 	q.Del("table")
+	q.Del("keep") // the run's (store.ForRun), not the driver's
 	u2 := *u
 	u2.RawQuery = q.Encode()
 	cfg, err := pgxpool.ParseConfig(u2.String())
@@ -264,6 +265,9 @@ func (s *Store) Close() error {
 	s.pool.Close()
 	return nil
 }
+
+// Drop implements store.Dropper: it removes the store's tables.
+func (s *Store) Drop(ctx context.Context) error { return s.DropTables(ctx) }
 
 // DropTables removes the store's tables (for tests and clean-up).
 func (s *Store) DropTables(ctx context.Context) error {

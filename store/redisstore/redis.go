@@ -23,6 +23,10 @@ import (
 )
 
 func init() {
+	// go-redis logs what it also returns (a refused dial, a failed AUTH)
+	// on stderr, where it would reach the terminal around stampede's own
+	// one-line error; every error reaches the caller, so the log is off.
+	redis.SetLogger(quiet{})
 	store.Register("redis", func(ctx context.Context, u *url.URL, opt store.Options) (store.Store, error) {
 		s, err := Open(ctx, u, opt)
 		if err != nil {
@@ -103,6 +107,7 @@ return out
 //	prefix=P    every key begins with P; default "stampede:"
 //	cluster=1   u is one node of a Redis Cluster (database 0 only); more
 //	            seed nodes may follow as &addr=host:port
+//	keep=1      read by the run (store.ForRun), not here
 //	wait-aof=1  every append waits for WAITAOF 1 0 (the local AOF fsynced,
 //	            Redis 7.2 or later, appendonly yes) before it returns, so
 //	            an ACK survives a crash of the Redis host
@@ -125,7 +130,7 @@ func Open(ctx context.Context, u *url.URL, opt store.Options) (*Store, error) {
 	if s.waitAOF, err = flag(q, "wait-aof"); err != nil {
 		return nil, err
 	}
-	for _, k := range []string{"prefix", "cluster", "wait-aof"} {
+	for _, k := range []string{"prefix", "cluster", "wait-aof", "keep"} {
 		q.Del(k)
 	}
 	u2 := *u
@@ -152,6 +157,10 @@ func Open(ctx context.Context, u *url.URL, opt store.Options) (*Store, error) {
 		s.c.Close()
 		return nil, fmt.Errorf("store: redis %s: %w", u.Host, err)
 	}
+	if err := s.checkAuth(ctx, u); err != nil {
+		s.c.Close()
+		return nil, err
+	}
 	if s.waitAOF {
 		if err := s.eachMaster(ctx, checkAOF); err != nil {
 			s.c.Close()
@@ -159,6 +168,28 @@ func Open(ctx context.Context, u *url.URL, opt store.Options) (*Store, error) {
 		}
 	}
 	return s, nil
+}
+
+// checkAuth sends the URL's password again with AUTH: go-redis lets a
+// password pass that a server without one refuses (its HELLO fails, the
+// AUTH it falls back to fails, and a later step of the handshake clears
+// the error), and a password the server does not expect is a mistake
+// worth telling, such as the wrong server.
+func (s *Store) checkAuth(ctx context.Context, u *url.URL) error {
+	pw, ok := u.User.Password()
+	if !ok || pw == "" {
+		return nil
+	}
+	args := []any{"auth", pw}
+	if name := u.User.Username(); name != "" {
+		args = []any{"auth", name, pw}
+	}
+	return s.eachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
+		if err := c.Do(ctx, args...).Err(); err != nil {
+			return fmt.Errorf("store: redis %s: AUTH: %s", c.Options().Addr, strings.ReplaceAll(err.Error(), pw, "xxxxx"))
+		}
+		return nil
+	})
 }
 
 // flag reads a 0/1 URL option.
@@ -399,6 +430,56 @@ func (s *Store) Head(ctx context.Context, room string) (uint64, error) {
 
 // Close implements store.Store.
 func (s *Store) Close() error { return s.c.Close() }
+
+// quiet is go-redis's logger: it prints nothing.
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
+
+// dropBatch is how many keys one SCAN step asks for and one pipeline of
+// UNLINKs removes.
+const dropBatch = 1000
+
+// Drop implements store.Dropper: it removes every key under the store's
+// prefix (SCAN MATCH prefix*, UNLINK in batches), on every master of a
+// cluster. Each UNLINK names one key, so no command spans two slots.
+func (s *Store) Drop(ctx context.Context) error {
+	match := globEscape(s.prefix) + "*"
+	return s.eachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
+		var cursor uint64
+		for {
+			keys, next, err := c.Scan(ctx, cursor, match, dropBatch).Result()
+			if err != nil {
+				return err
+			}
+			if len(keys) > 0 {
+				if _, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+					for _, k := range keys {
+						p.Unlink(ctx, k)
+					}
+					return nil
+				}); err != nil {
+					return err
+				}
+			}
+			if cursor = next; cursor == 0 {
+				return nil
+			}
+		}
+	})
+}
+
+// globEscape quotes the glob characters of s for a SCAN MATCH pattern.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
 
 // FeedMaxLen is about how many entries the feed stream keeps (XADD
 // MAXLEN ~): one per appended batch, naming the room and its new head.

@@ -1,0 +1,103 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Dropper is implemented by a store that can remove everything it holds:
+// the Redis backend's keys under its prefix, the PostgreSQL backend's
+// tables. Drop is what ends a run that scoped its store (ForRun).
+type Dropper interface {
+	// Drop removes the store's data. The store stays open; only Close
+	// follows.
+	Drop(ctx context.Context) error
+}
+
+// ForRun scopes a store URL to one run: a redis:// URL without prefix=
+// gets the prefix "stampede:RUNID:", a postgres:// one without table= the
+// table "stampede_runid" (lower case, "-" as "_"), so the run's keys or
+// rows are its own. owned reports that the run named the scope and should
+// remove it when it ends (Drop): not when the URL has keep=1, nor when the
+// user named the prefix or table (that data is the user's). Any other URL
+// comes back as it is, not owned.
+func ForRun(rawURL, runID string) (scoped string, owned bool, err error) {
+	if !strings.Contains(rawURL, "://") {
+		return rawURL, false, nil
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "", false, fmt.Errorf("store: bad URL %q", redactRaw(rawURL))
+	}
+	var key, val string
+	switch u.Scheme {
+	case "redis":
+		key, val = "prefix", "stampede:"+runID+":"
+	case "postgres", "postgresql":
+		key, val = "table", "stampede_"+strings.ReplaceAll(strings.ToLower(runID), "-", "_")
+	default:
+		return rawURL, false, nil
+	}
+	q := u.Query()
+	if q.Get(key) != "" {
+		return rawURL, false, nil
+	}
+	q.Set(key, val)
+	u.RawQuery = q.Encode()
+	return u.String(), !Keep(u.Query()), nil
+}
+
+// Keep reports a store URL's keep=1 (or keep=true): the run leaves its
+// data in the store. The backends accept the parameter and ignore it.
+func Keep(q url.Values) bool {
+	k := q.Get("keep")
+	return k == "1" || k == "true"
+}
+
+// Drop opens the store of rawURL and removes its data (Dropper). A store
+// that cannot drop is left as it is.
+func Drop(ctx context.Context, rawURL string) error {
+	s, err := Open(ctx, rawURL, Options{})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	d, ok := s.(Dropper)
+	if !ok {
+		return nil
+	}
+	if err := d.Drop(ctx); err != nil {
+		return fmt.Errorf("store: removing the run's data from %q: %w", redactRaw(rawURL), err)
+	}
+	return nil
+}
+
+// CheckTimeout bounds Check.
+const CheckTimeout = 5 * time.Second
+
+// Check tells, before a run opens any socket of its own, whether the store
+// of rawURL can be opened: its scheme is known and linked, and a networked
+// store answers (opened, pinged, closed within CheckTimeout). An embedded
+// store (a path, file://, jetstream:///dir) is opened by the target itself
+// and only its URL is checked. The error is one line that starts with the
+// URL, its password hidden, and never quotes the password.
+func Check(ctx context.Context, rawURL string) error {
+	_, u, err := resolve(rawURL)
+	if err != nil || u == nil || u.Scheme == "file" || u.Scheme == "jetstream" {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, CheckTimeout)
+	defer cancel()
+	s, err := Open(ctx, rawURL, Options{})
+	if err != nil {
+		msg := strings.ReplaceAll(err.Error(), "\n", " ")
+		if pw, ok := u.User.Password(); ok && pw != "" {
+			msg = strings.ReplaceAll(msg, pw, "xxxxx")
+		}
+		return fmt.Errorf("%s: %s", shown(u), strings.TrimPrefix(msg, "store: "))
+	}
+	return s.Close()
+}
