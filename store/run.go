@@ -83,7 +83,8 @@ const CheckTimeout = 5 * time.Second
 // store answers (opened, pinged, closed within CheckTimeout). An embedded
 // store (a path, file://, jetstream:///dir) is opened by the target itself
 // and only its URL is checked. The error is one line that starts with the
-// URL, its password hidden, and never quotes the password.
+// URL without its query, its password hidden, and never quotes the
+// password.
 func Check(ctx context.Context, rawURL string) error {
 	_, u, err := resolve(rawURL)
 	if err != nil || u == nil || u.Scheme == "file" || u.Scheme == "jetstream" {
@@ -97,7 +98,9 @@ func Check(ctx context.Context, rawURL string) error {
 		if pw, ok := u.User.Password(); ok && pw != "" {
 			msg = strings.ReplaceAll(msg, pw, "xxxxx")
 		}
-		return fmt.Errorf("%s: %s", shown(u), strings.TrimPrefix(msg, "store: "))
+		at := *u
+		at.RawQuery = "" // the server, not the options (nor the run's prefix)
+		return fmt.Errorf("%s: %s", shown(&at), strings.TrimPrefix(msg, "store: "))
 	}
 	return s.Close()
 }

@@ -159,6 +159,9 @@ func (r *run) prepare(ctx context.Context) error {
 
 	r.runID = results.NewRunID(time.Now(), cfg.Fleet.Seed)
 	mx.setRunID(r.runID)
+	if err := r.scopeStore(ctx); err != nil {
+		return err
+	}
 	return r.joinAgents(ctx)
 }
 
