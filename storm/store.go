@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/store"
-	"github.com/stampede-dev/stampede/target"
 )
 
 // scopeStore puts the run's data in the target's store under its run id
@@ -27,7 +27,7 @@ func (r *run) scopeStore(ctx context.Context) error {
 		err = store.Check(ctx, u)
 	}
 	if err != nil {
-		return &target.ConfigError{Field: "Store", Reason: err.Error()}
+		return spec.Wrap("Server.Store", err)
 	}
 	r.tcfg.Store = u
 	if owned && local {

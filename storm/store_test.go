@@ -10,8 +10,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/stampede-dev/stampede/loadgen"
+	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/storm"
-	"github.com/stampede-dev/stampede/target"
 
 	// storm.Run checks and cleans the target's store from this process.
 	_ "github.com/stampede-dev/stampede/store/pgstore"
@@ -87,9 +87,9 @@ func TestStoreChecked(t *testing.T) {
 		var log lockedBuffer
 		cfg.Log = &log
 		_, err := storm.Run(context.Background(), cfg)
-		var ce *target.ConfigError
-		if !errors.As(err, &ce) || ce.Field != "Store" {
-			t.Fatalf("Run with store %s: %v; want a ConfigError on Store", u, err)
+		var fe *spec.FieldError
+		if !errors.As(err, &fe) || fe.Field != "Server.Store" {
+			t.Fatalf("Run with store %s: %v; want a FieldError on Server.Store", u, err)
 		}
 		if strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "\n") {
 			t.Errorf("error %q: want one line without the password", err)
