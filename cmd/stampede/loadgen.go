@@ -6,7 +6,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/storm"
 )
@@ -95,15 +94,6 @@ func loadgenConfig(c *cli.Context) (loadgen.Config, error) {
 		return cfg, err
 	}
 	return cfg, nil // storm.Run validates it, once, before any socket opens
-}
-
-// parsePolicyFlag parses --policy.
-func parsePolicyFlag(spec string) (backoff.Policy, error) {
-	pol, err := backoff.Parse(spec)
-	if err != nil {
-		return pol, fmt.Errorf("--policy: %w", err)
-	}
-	return pol, nil
 }
 
 // fleetConfig maps the fleet flags shared by loadgen, run and bench to a
