@@ -176,56 +176,9 @@ func join(ctx context.Context, nc *nats.Conn, cfg JoinConfig, signKey []byte, d 
 		Host: host, PID: os.Getpid(), Addr: addr, SourceIPs: cfg.SourceIPs}
 	body, _ := json.Marshal(he)
 
-	// Say hello until a coordinator answers. A refusal signed with the
-	// run's key is final. An unsigned one may come from another run's
-	// coordinator on the same server, or from anyone who can publish
-	// there: it is only remembered, for the error if no coordinator of
-	// this run answers before the join timeout.
-	var ch challenge
-	var unsigned string
-	for answered := false; !answered; {
-		if err := nc.PublishMsg(&nats.Msg{Subject: JoinSubject, Reply: down.Subject, Data: body,
-			Header: newMsg(signKey, JoinSubject, 0, kHello, 0, body).Header}); err != nil {
-			return nil, err
-		}
-		resend := time.Now().Add(2 * time.Second)
-		for !answered {
-			if time.Now().After(deadline) {
-				if unsigned != "" {
-					return nil, &RefusedError{fmt.Sprintf("no coordinator on %s took this agent in time; one that cannot sign for this run answered: %s", cfg.NATS, unsigned)}
-				}
-				return nil, fmt.Errorf("no coordinator on %s took this agent in time: is `stampede run --agents N` running there?", cfg.NATS)
-			}
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			if time.Now().After(resend) {
-				break
-			}
-			m, err := down.NextMsg(250 * time.Millisecond)
-			if errors.Is(err, nats.ErrTimeout) {
-				continue
-			}
-			if err != nil {
-				return nil, err
-			}
-			p, verr := verify(signKey, m)
-			switch {
-			case verr == nil && p.kind == kRefused: // this run's coordinator refused: final
-				return nil, &RefusedError{Printable(string(p.body))}
-			case verr != nil && m.Header.Get(hKind) == kRefused:
-				if unsigned == "" {
-					unsigned = Printable(string(m.Data))
-					logf("ignoring an unsigned refusal (not from this run's coordinator): %s", unsigned)
-				}
-			case verr != nil:
-				if unsigned == "" {
-					unsigned = "the coordinator refused the token: it is not this run's (check --token-file)"
-				}
-			case p.kind == kChallenge && json.Unmarshal(p.body, &ch) == nil && ch.Nonce != "":
-				answered = true
-			}
-		}
+	ch, err := sayHello(ctx, nc, cfg, signKey, down, body, deadline, logf)
+	if err != nil {
+		return nil, err
 	}
 	key := sessionKey(signKey, sid, nonceA, ch.Nonce)
 	if err := nc.PublishMsg(newMsg(key, upSubject(sid), 0, kAuth, 0, []byte(ch.Nonce))); err != nil {
@@ -278,6 +231,63 @@ func join(ctx context.Context, nc *nats.Conn, cfg JoinConfig, signKey []byte, d 
 	s.shift = off.Offset
 	addr, _ = d.ip.Load().(string)
 	return &Joined{s: s, nc: nc, Offset: off.Offset, Bound: off.Bound, Addr: addr}, nil
+}
+
+// sayHello says hello on the join subject until a coordinator of this run
+// answers with its challenge, which it returns.
+func sayHello(ctx context.Context, nc *nats.Conn, cfg JoinConfig, signKey []byte, down *nats.Subscription, body []byte, deadline time.Time, logf func(string, ...any)) (challenge, error) {
+	// Say hello until a coordinator answers. A refusal signed with the
+	// run's key is final. An unsigned one may come from another run's
+	// coordinator on the same server, or from anyone who can publish
+	// there: it is only remembered, for the error if no coordinator of
+	// this run answers before the join timeout.
+	var ch challenge
+	var unsigned string
+	for answered := false; !answered; {
+		if err := nc.PublishMsg(&nats.Msg{Subject: JoinSubject, Reply: down.Subject, Data: body,
+			Header: newMsg(signKey, JoinSubject, 0, kHello, 0, body).Header}); err != nil {
+			return ch, err
+		}
+		resend := time.Now().Add(2 * time.Second)
+		for !answered {
+			if time.Now().After(deadline) {
+				if unsigned != "" {
+					return ch, &RefusedError{fmt.Sprintf("no coordinator on %s took this agent in time; one that cannot sign for this run answered: %s", cfg.NATS, unsigned)}
+				}
+				return ch, fmt.Errorf("no coordinator on %s took this agent in time: is `stampede run --agents N` running there?", cfg.NATS)
+			}
+			if ctx.Err() != nil {
+				return ch, ctx.Err()
+			}
+			if time.Now().After(resend) {
+				break
+			}
+			m, err := down.NextMsg(250 * time.Millisecond)
+			if errors.Is(err, nats.ErrTimeout) {
+				continue
+			}
+			if err != nil {
+				return ch, err
+			}
+			p, verr := verify(signKey, m)
+			switch {
+			case verr == nil && p.kind == kRefused: // this run's coordinator refused: final
+				return ch, &RefusedError{Printable(string(p.body))}
+			case verr != nil && m.Header.Get(hKind) == kRefused:
+				if unsigned == "" {
+					unsigned = Printable(string(m.Data))
+					logf("ignoring an unsigned refusal (not from this run's coordinator): %s", unsigned)
+				}
+			case verr != nil:
+				if unsigned == "" {
+					unsigned = "the coordinator refused the token: it is not this run's (check --token-file)"
+				}
+			case p.kind == kChallenge && json.Unmarshal(p.body, &ch) == nil && ch.Nonce != "":
+				answered = true
+			}
+		}
+	}
+	return ch, nil
 }
 
 // estimate makes ClockRounds round trips and keeps the shortest: the
