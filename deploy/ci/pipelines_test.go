@@ -12,30 +12,30 @@ import (
 	"testing"
 	"time"
 
-	"sigs.k8s.io/yaml"
+	"gopkg.in/yaml.v3"
 )
 
 // githubWorkflow is the part of a GitHub Actions workflow the test runs.
 type githubWorkflow struct {
 	Jobs map[string]struct {
-		Env   map[string]string `json:"env"`
+		Env   map[string]string `yaml:"env"`
 		Steps []struct {
-			Name string `json:"name"`
-			Uses string `json:"uses"`
-			Run  string `json:"run"`
-		} `json:"steps"`
-	} `json:"jobs"`
+			Name string `yaml:"name"`
+			Uses string `yaml:"uses"`
+			Run  string `yaml:"run"`
+		} `yaml:"steps"`
+	} `yaml:"jobs"`
 }
 
 // gitlabJob is the part of a GitLab CI job the test runs.
 type gitlabJob struct {
-	Variables    map[string]string `json:"variables"`
-	BeforeScript []string          `json:"before_script"`
-	Script       []string          `json:"script"`
+	Variables    map[string]string `yaml:"variables"`
+	BeforeScript []string          `yaml:"before_script"`
+	Script       []string          `yaml:"script"`
 	Artifacts    struct {
-		Paths   []string          `json:"paths"`
-		Reports map[string]string `json:"reports"`
-	} `json:"artifacts"`
+		Paths   []string          `yaml:"paths"`
+		Reports map[string]string `yaml:"reports"`
+	} `yaml:"artifacts"`
 }
 
 func readYAML(t *testing.T, name string, v any) {
@@ -69,15 +69,14 @@ func githubCommands(t *testing.T) (cmds []string, env map[string]string) {
 // gitlabCommands returns the drill job's before_script and script as one
 // shell script (GitLab runs them in one shell), and its variables.
 func gitlabCommands(t *testing.T) (cmds []string, vars map[string]string, job gitlabJob) {
-	var f map[string]any
+	var f struct {
+		Job *gitlabJob `yaml:"stampede-drill"`
+	}
 	readYAML(t, "gitlab-ci.yml", &f)
-	b, err := yaml.Marshal(f["stampede-drill"])
-	if err != nil {
-		t.Fatal(err)
+	if f.Job == nil {
+		t.Fatal("gitlab-ci.yml: no job stampede-drill")
 	}
-	if err := yaml.Unmarshal(b, &job); err != nil {
-		t.Fatalf("gitlab-ci.yml: job stampede-drill: %v", err)
-	}
+	job = *f.Job
 	lines := append(append([]string{}, job.BeforeScript...), job.Script...)
 	return []string{strings.Join(lines, "\n")}, job.Variables, job
 }
@@ -164,7 +163,7 @@ func TestPipelines(t *testing.T) {
 	}
 	bin := t.TempDir()
 	exe := filepath.Join(bin, "stampede")
-	if b, err := exec.Command("go", "build", "-o", exe, "github.com/stampede-dev/stampede/cmd/stampede").CombinedOutput(); err != nil {
+	if b, err := exec.Command("make", "-s", "-C", root, "release", "RELEASE_DIR="+bin).CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, b)
 	}
 
