@@ -276,7 +276,7 @@ func TestDashboardQueriesHaveData(t *testing.T) {
 		t.Skip("prometheus not found on PATH: apt-get install prometheus to run the dashboard's queries against a real run")
 	}
 	if testing.Short() {
-		t.Skip("builds stampede and runs it for 8 s (-short skips)")
+		t.Skip("builds stampede and runs it for 9 s (-short skips)")
 	}
 	d := loadDashboard(t)
 	dir := t.TempDir()
@@ -297,7 +297,7 @@ func TestDashboardQueriesHaveData(t *testing.T) {
 	promAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	cfg := fmt.Sprintf(`global:
   scrape_interval: 250ms
-  scrape_timeout: 200ms
+  scrape_timeout: 250ms
 scrape_configs:
   - job_name: stampede
     static_configs:
@@ -327,8 +327,8 @@ scrape_configs:
 	}
 
 	began := time.Now()
-	start(t, dir, "stampede", exec.CommandContext(ctx, exe, "run", "--clients", "50", "--duration", "8s",
-		"--chaos", "at 3s restart abrupt down=1s", "--metrics-addr", metricsAddr, "--metrics-linger", "40s",
+	start(t, dir, "stampede", exec.CommandContext(ctx, exe, "run", "--clients", "50", "--duration", "9s",
+		"--chaos", "at 3s restart abrupt down=2s", "--metrics-addr", metricsAddr, "--metrics-linger", "40s",
 		"--quiet", "--out", filepath.Join(dir, "results")))
 
 	// The herd's peak in a recovery is known once the run is summarised:
