@@ -1,7 +1,7 @@
 GO ?= go
 BIN := bin/stampede
 
-.PHONY: all build test vet lint bench fuzz clean
+.PHONY: all build release test vet lint bench fuzz clean
 
 all: build
 
@@ -10,6 +10,13 @@ build:
 	# Without cgo the worker maps no libc: about 1.4 MiB less RSS in each
 	# of a run's loadgen and target processes (docs/sizing.md).
 	CGO_ENABLED=0 $(GO) build -o bin/stampede-worker ./cmd/stampede-worker
+
+# A release build into RELEASE_DIR: static, without the build machine's
+# paths or symbol table, stamped with the commit; the same commit and Go
+# give the same bytes (lab/reproducible.sh checks; docs/install.md).
+RELEASE_DIR ?= bin/release
+release:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags=-s -o $(RELEASE_DIR)/ ./cmd/stampede ./cmd/stampede-worker
 
 # The Go modules of the tree: the main one, and deploy/kubernetes (the
 # manifests' strict decoding, the only requirer of the Kubernetes modules).
