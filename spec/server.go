@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"runtime"
 	"time"
+
+	"github.com/stampede-dev/stampede/fault"
 )
 
 // Defaults and bounds of a Server.
@@ -23,13 +25,12 @@ const (
 	DefaultLimitRetryAfter        = time.Second
 )
 
-// The accept rates a server paces, besides 0 (unlimited). Below
-// MinAcceptRate one accept waits over a quarter of an hour, nothing a run
-// measures; rates are refused outside the range rather than wrapped into
-// a wait that overflows or a burst that does not fit an int.
+// The accept rates a server paces, besides 0 (unlimited): the bounds of
+// the accept-rate fault, which the chaos schedule checks where it is
+// written (fault.MinAcceptRate says why these).
 const (
-	MinAcceptRate = 1e-3
-	MaxAcceptRate = 1e9
+	MinAcceptRate = fault.MinAcceptRate
+	MaxAcceptRate = fault.MaxAcceptRate
 )
 
 // Server is the spec of the WebSocket server a storm is aimed at: what

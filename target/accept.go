@@ -150,7 +150,7 @@ func (s *Server) Stall(d time.Duration) error {
 // SetAcceptRate changes the accept rate (accepts per second, 0 =
 // unlimited); the token bucket restarts full.
 func (s *Server) SetAcceptRate(r float64) error {
-	if err := checkAcceptRate(r); err != "" {
+	if err := spec.CheckAcceptRate(r); err != "" {
 		return spec.Errorf("Server.AcceptRate", "%v %s", r, err)
 	}
 	return s.poke(func(g *gate, now time.Time) { g.setRateLocked(now, r) })

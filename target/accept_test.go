@@ -240,8 +240,8 @@ func TestAcceptRateBounds(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "AcceptRate") {
 			t.Errorf("AcceptRate %v: %v, want an AcceptRate error saying %q", tc.rate, err, tc.want)
 		}
-		if msg := checkAcceptRate(tc.rate); !strings.Contains(msg, tc.want) {
-			t.Errorf("checkAcceptRate(%v) = %q, want %q", tc.rate, msg, tc.want)
+		if msg := spec.CheckAcceptRate(tc.rate); !strings.Contains(msg, tc.want) {
+			t.Errorf("spec.CheckAcceptRate(%v) = %q, want %q", tc.rate, msg, tc.want)
 		}
 	}
 }

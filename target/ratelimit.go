@@ -1,35 +1,18 @@
 package target
 
 import (
-	"fmt"
 	"math"
 	"time"
 
-	"github.com/stampede-dev/stampede/fault"
+	"github.com/stampede-dev/stampede/spec"
 )
 
-// The accept rates a server paces, besides 0 (unlimited): the bounds of
-// the accept-rate fault (fault.MinAcceptRate, fault.MaxAcceptRate), which
-// the chaos schedule checks where it is written.
+// The accept rates a server paces, besides 0 (unlimited): the server
+// spec's (spec.MinAcceptRate, spec.MaxAcceptRate).
 const (
-	MinAcceptRate = fault.MinAcceptRate
-	MaxAcceptRate = fault.MaxAcceptRate
+	MinAcceptRate = spec.MinAcceptRate
+	MaxAcceptRate = spec.MaxAcceptRate
 )
-
-// checkAcceptRate says what is wrong with an accept rate, or "".
-func checkAcceptRate(r float64) string {
-	switch {
-	case r == 0:
-		return ""
-	case r != r || r < 0:
-		return "must be a non-negative number"
-	case r < MinAcceptRate:
-		return fmt.Sprintf("is too small: 0 (unlimited) or at least %g per second", MinAcceptRate)
-	case r > MaxAcceptRate:
-		return fmt.Sprintf("is too large: at most %g per second", float64(MaxAcceptRate))
-	}
-	return ""
-}
 
 // bucket is the token bucket that paces accepts: it holds at most burst
 // tokens, gains rate tokens per second, and one accept takes one token. A
