@@ -81,13 +81,17 @@ const CheckTimeout = 5 * time.Second
 // Check tells, before a run opens any socket of its own, whether the store
 // of rawURL can be opened: its scheme is known and linked, and a networked
 // store answers (opened, pinged, closed within CheckTimeout). An embedded
-// store (a path, file://, jetstream:///dir) is opened by the target itself
-// and only its URL is checked. The error is one line that starts with the
+// store (a path, file://, jetstream:///dir) is opened by the target group
+// itself, which reports a bad one, so Check leaves it alone and the
+// process that checks need not link its backend. The error is one line that starts with the
 // URL without its query, its password hidden, and never quotes the
 // password.
 func Check(ctx context.Context, rawURL string) error {
+	if embedded(rawURL) {
+		return nil // started by the target group itself, in a folder of this host
+	}
 	_, u, err := resolve(rawURL)
-	if err != nil || u == nil || u.Scheme == "file" || u.Scheme == "jetstream" {
+	if err != nil || u == nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, CheckTimeout)
@@ -103,4 +107,15 @@ func Check(ctx context.Context, rawURL string) error {
 		return fmt.Errorf("%s: %s", shown(&at), strings.TrimPrefix(msg, "store: "))
 	}
 	return s.Close()
+}
+
+// embedded reports a store the target group runs itself: a folder
+// ("DIR" or file:///DIR) or the embedded JetStream (jetstream:///DIR).
+// The process that checks a run's store need not link its backend.
+func embedded(rawURL string) bool {
+	if !strings.Contains(rawURL, "://") {
+		return true
+	}
+	u, err := url.Parse(rawURL)
+	return err == nil && (u.Scheme == "file" || u.Scheme == "jetstream")
 }
