@@ -216,7 +216,7 @@ func (s *Supervisor) apply(ctx context.Context, start time.Time, p Planned) erro
 		err = x.reject(ctx)
 	case ProxyEvent:
 		if s.Proxy == nil {
-			return fmt.Errorf("a proxy event needs the fault proxy (--proxy)")
+			return fmt.Errorf("a proxy event needs the fault proxy, and this run has none")
 		}
 		err = x.proxy(ctx)
 	default:

@@ -61,7 +61,7 @@ func CheckLimits(clients, sourceIPs int) error {
 	if clients > ports {
 		return &LimitError{
 			Limit: "ephemeral ports", Clients: clients, Need: clients, Have: ports,
-			Hint: fmt.Sprintf("%s is %d-%d (%d ports) per source address and destination, with %d source address(es); add source addresses (--source-ips 127.0.0.2-127.0.0.9) or widen the range",
+			Hint: fmt.Sprintf("%s is %d-%d (%d ports) per source address and destination, with %d source address(es); add source addresses (such as 127.0.0.2-127.0.0.9) or widen the range",
 				portRangeFile, lo, hi, hi-lo+1, ips),
 		}
 	}

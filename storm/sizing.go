@@ -152,7 +152,7 @@ func (l Limits) Size(clients, loadgenProcs, targetProcs int, sourceIPs []netip.A
 	if len(s.SourceIPs) == 0 {
 		loop := dst.IsLoopback() && dst.Is4()
 		if needIPs > 1 && !loop {
-			return s, fmt.Errorf("%d clients need %d source addresses (%d ephemeral ports each towards one destination); give --source-ips", clients, needIPs, perIP)
+			return s, spec.Errorf("Client.SourceIPs", "%d clients need %d source addresses (%d ephemeral ports each towards one destination); give that many", clients, needIPs, perIP)
 		}
 		if n := ceilDiv(clients, l.ChosenPerSourceIP()); n > 1 && loop {
 			s.SourceIPs, s.PerSourceIP = LoopbackSources(n), l.ChosenPerSourceIP()

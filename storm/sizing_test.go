@@ -51,7 +51,7 @@ func TestLimitsSize(t *testing.T) {
 		{name: "ports, chosen addresses", lim: Limits{OpenFiles: 20000, EphemeralPorts: 1000}, clients: 1000, dst: loop,
 			want: Sizing{LoadgenProcs: 1, TargetProcs: 1, PerProcess: 18000, PerSourceIP: 225}},
 		{name: "ports, remote target", lim: Limits{OpenFiles: 20000, EphemeralPorts: 1000}, clients: 1000, dst: netip.MustParseAddr("10.0.0.7"),
-			err: []string{"1000 clients need 3 source addresses", "give --source-ips"}},
+			err: []string{"Client.SourceIPs: 1000 clients need 3 source addresses", "give that many"}},
 		// Memory: 1 GiB holds 2 processes of 20 MiB and (1 GiB - 40 MiB) / 12 KiB clients.
 		{name: "memory", lim: Limits{OpenFiles: 1 << 20, EphemeralPorts: 1 << 20, MemAvailable: 1 << 30}, clients: 100000, dst: loop,
 			err: []string{"Client.Clients: 100000 needs about 1.2 GiB", "12 KiB per client", "20 MiB for each of 2 processes", "1.0 GiB is available (MemAvailable)", "0.2 GiB short", "about 83968 clients fit"}},

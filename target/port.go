@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"net"
 	"syscall"
+
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // Target ports are drawn from this range: below the default ephemeral range
@@ -29,7 +31,7 @@ func FreePort() (int, error) {
 		ln.Close()
 		return port, nil
 	}
-	return 0, fmt.Errorf("no free port in %d-%d on 127.0.0.1; give --addr", portLow, portHigh)
+	return 0, spec.Errorf("Server.Addr", "no free port in %d-%d on 127.0.0.1; give one", portLow, portHigh)
 }
 
 // OnFreePort calls start with a free loopback address ("127.0.0.1:PORT")

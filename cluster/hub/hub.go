@@ -303,7 +303,7 @@ func (h *Hub) hello(m *nats.Msg) {
 	who := fmt.Sprintf("agent %q on %s", Printable(he.Name), Printable(he.Host))
 	if _, err := verify(h.keys.sign, m); err != nil {
 		h.logf("hub: refused %s: its token is not this run's", who)
-		h.refuse(m.Reply, nil, "the coordinator refused the token: it is not this run's (check --token-file)")
+		h.refuse(m.Reply, nil, "the coordinator refused the token: it is not this run's (check the token file)")
 		return
 	}
 	if he.V != cluster.Version {
@@ -327,7 +327,7 @@ func (h *Hub) hello(m *nats.Msg) {
 	if taken {
 		h.mu.Unlock()
 		h.logf("hub: refused %s: an agent of that name has joined", who)
-		h.refuse(m.Reply, h.keys.sign, fmt.Sprintf("an agent named %q has already joined this run: give each agent its own --name", he.Name))
+		h.refuse(m.Reply, h.keys.sign, fmt.Sprintf("an agent named %q has already joined this run: give each agent its own name", he.Name))
 		return
 	}
 	if h.want > 0 && len(h.members) >= h.want {

@@ -138,7 +138,7 @@ func Join(ctx context.Context, cfg JoinConfig) (*Joined, error) {
 			break
 		}
 		if errors.Is(err, nats.ErrAuthorization) || strings.Contains(strings.ToLower(err.Error()), "authorization") {
-			return nil, &RefusedError{fmt.Sprintf("the NATS server at %s refused this agent's credentials (authorization violation): wrong --token-file or --nats-creds", cfg.NATS)}
+			return nil, &RefusedError{fmt.Sprintf("the NATS server at %s refused this agent's credentials (authorization violation): wrong token file or NATS credentials file", cfg.NATS)}
 		}
 		if time.Now().After(deadline) {
 			return nil, spec.Errorf("Join.NATS", "%s: %w", cfg.NATS, err)
@@ -280,7 +280,7 @@ func sayHello(ctx context.Context, nc *nats.Conn, cfg JoinConfig, signKey []byte
 				}
 			case verr != nil:
 				if unsigned == "" {
-					unsigned = "the coordinator refused the token: it is not this run's (check --token-file)"
+					unsigned = "the coordinator refused the token: it is not this run's (check the token file)"
 				}
 			case p.kind == kChallenge && json.Unmarshal(p.body, &ch) == nil && ch.Nonce != "":
 				answered = true
