@@ -1,7 +1,7 @@
 package main
 
 import (
-	"net/url"
+	"regexp"
 	"strings"
 	"unsafe"
 
@@ -12,12 +12,16 @@ import (
 // command line, so that `ps` and /proc/PID/cmdline show '*' in their place
 // from the moment it runs (as mysql does with -pPASSWORD): the values of
 // Authorization, Cookie, Proxy-Authorization and --secret-header NAME
-// headers given with --header or -H, and the user info of --url. The
-// process's command line is the memory os.Args' strings point into (the
-// runtime does not copy argv), so the caller must parse a copy
-// (cloneArgs) and call this only on os.Args, never on strings in
-// read-only memory. Until it runs (the first moments of the process) the
-// secrets are visible; docs/drill.md "Secrets" says so.
+// headers given with --header or -H; in every argument that holds a URL
+// (--url, --store, --nats, the http command's URL), its user info and the
+// values of its secret query parameters (redact.IsSecretName, or named by
+// --secret-header); the secret fields of a --data body (JSON string values
+// and form fields under a secret name); and the whole --restart-cmd, which
+// may carry a bare token. The process's command line is the memory
+// os.Args' strings point into (the runtime does not copy argv), so the
+// caller must parse a copy (cloneArgs) and call this only on os.Args,
+// never on strings in read-only memory. Until it runs (the first moments
+// of the process) the secrets are visible; docs/secrets.md says so.
 func hideArgSecrets(args []string) {
 	var extra []string
 	flagValues(args, []string{"secret-header"}, func(v string, _ int) { extra = append(extra, v) })
@@ -27,15 +31,85 @@ func hideArgSecrets(args []string) {
 			blank(value)
 		}
 	})
-	flagValues(args, []string{"url"}, func(v string, _ int) {
-		if u, err := url.Parse(v); err == nil && u.User != nil {
-			if at := strings.LastIndex(v, "@"); at >= 0 {
-				if i := strings.Index(v, "://"); i >= 0 && i+3 < at {
-					blank(v[i+3 : at])
-				}
+	flagValues(args, []string{"restart-cmd"}, func(v string, _ int) { blank(v) })
+	flagValues(args, []string{"data", "body"}, func(v string, _ int) { blankBody(v, extra) })
+	for _, a := range args[1:] {
+		if strings.Contains(a, "://") {
+			blankURL(a, extra)
+		}
+	}
+}
+
+// blankURL overwrites the user info and the secret query values of the
+// URL in s (which may be "--flag=URL"), working on the raw text so that
+// what is overwritten is exactly what was typed.
+func blankURL(s string, extra []string) {
+	i := strings.Index(s, "://")
+	rest := s[i+3:]
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	if at := strings.LastIndex(rest[:end], "@"); at > 0 {
+		blank(rest[:at])
+	}
+	q := strings.IndexByte(rest, '?')
+	if q < 0 {
+		return
+	}
+	query := rest[q+1:]
+	if h := strings.IndexByte(query, '#'); h >= 0 {
+		query = query[:h]
+	}
+	blankPairs(query, "&", extra)
+}
+
+// blankPairs overwrites the value of every name=value pair of s (split on
+// sep) whose name is secret.
+func blankPairs(s, sep string, extra []string) {
+	for len(s) > 0 {
+		pair, tail, _ := strings.Cut(s, sep)
+		if name, value, ok := strings.Cut(pair, "="); ok && secretArgName(name, extra) {
+			blank(value)
+		}
+		s = tail
+	}
+}
+
+// jsonStringField matches a JSON object member whose value is a string.
+var jsonStringField = regexp.MustCompile(`"((?:[^"\\]|\\.)*)"\s*:\s*"((?:[^"\\]|\\.)*)"`)
+
+// blankBody overwrites the secret fields of a request body given on the
+// command line: string members of a JSON object whose key is secret, or
+// the values of secret form fields (a=1&password=x). @FILE names a file:
+// nothing to hide.
+func blankBody(v string, extra []string) {
+	if strings.HasPrefix(v, "@") {
+		return
+	}
+	if strings.HasPrefix(strings.TrimSpace(v), "{") || strings.HasPrefix(strings.TrimSpace(v), "[") {
+		for _, m := range jsonStringField.FindAllStringSubmatchIndex(v, -1) {
+			if secretArgName(v[m[2]:m[3]], extra) {
+				blank(v[m[4]:m[5]])
 			}
 		}
-	})
+		return
+	}
+	blankPairs(v, "&", extra)
+}
+
+// secretArgName is redact.IsSecretName or one of extra, without regard to
+// case.
+func secretArgName(name string, extra []string) bool {
+	if redact.IsSecretName(name) {
+		return true
+	}
+	for _, e := range extra {
+		if strings.EqualFold(e, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // flagValues calls fn with the value of every occurrence of the named
