@@ -52,8 +52,8 @@ func agentRunConfig(c *cli.Context, cfg *storm.Config) error {
 				return fmt.Errorf("--%s: only with --agents N", f)
 			}
 		}
-		if c.Command.Name == "run" && c.IsSet("allow-remote") {
-			return errors.New("--allow-remote: only with --agents N (the bundled target of a run on this machine is on loopback)")
+		if c.IsSet("allow-remote") && !hasFlag(c, "url") {
+			return errors.New("--allow-remote: only with --agents N (the bundled target on this machine is on loopback)")
 		}
 		if c.IsSet("on-agent-loss") {
 			cfg.OnAgentLoss = c.String("on-agent-loss")
