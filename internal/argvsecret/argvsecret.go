@@ -1,12 +1,26 @@
-package main
+// Package argvsecret overwrites the secrets typed on the command line in
+// the process's own argv as the process starts, before the packages that
+// take long to initialise (docs/secrets.md "Command lines"): imported by
+// cmd/stampede for its init alone, it keeps a copy of the arguments for
+// the program to parse.
+package argvsecret
 
 import (
-	"regexp"
+	"os"
 	"strings"
 	"unsafe"
 
-	"github.com/stampede-dev/stampede/internal/redact"
+	"github.com/stampede-dev/stampede/internal/redact/names"
 )
+
+// Args is a copy of os.Args as the program was started, secrets and all,
+// for the program to parse: os.Args itself is overwritten by init.
+var Args []string
+
+func init() {
+	Args = cloneArgs(os.Args)
+	hideArgSecrets(os.Args)
+}
 
 // hideArgSecrets overwrites, in place, the secrets a user typed on the
 // command line, so that `ps` and /proc/PID/cmdline show '*' in their place
@@ -14,7 +28,7 @@ import (
 // Authorization, Cookie, Proxy-Authorization and --secret-header NAME
 // headers given with --header or -H; in every argument that holds a URL
 // (--url, --store, --nats, the http command's URL), its user info and the
-// values of its secret query parameters (redact.IsSecretName, or named by
+// values of its secret query parameters (names.Match, or named by
 // --secret-header); the secret fields of a --data body (JSON string values
 // and form fields under a secret name); and the whole --restart-cmd, which
 // may carry a bare token. The process's command line is the memory
@@ -27,7 +41,7 @@ func hideArgSecrets(args []string) {
 	flagValues(args, []string{"secret-header"}, func(v string, _ int) { extra = append(extra, v) })
 	flagValues(args, []string{"header", "H"}, func(v string, _ int) {
 		name, value, ok := strings.Cut(v, ":")
-		if ok && redact.IsSecretHeader(strings.TrimSpace(name), extra) {
+		if ok && secretHeader(strings.TrimSpace(name), extra) {
 			blank(value)
 		}
 	})
@@ -76,9 +90,6 @@ func blankPairs(s, sep string, extra []string) {
 	}
 }
 
-// jsonStringField matches a JSON object member whose value is a string.
-var jsonStringField = regexp.MustCompile(`"((?:[^"\\]|\\.)*)"\s*:\s*"((?:[^"\\]|\\.)*)"`)
-
 // blankBody overwrites the secret fields of a request body given on the
 // command line: string members of a JSON object whose key is secret, or
 // the values of secret form fields (a=1&password=x). @FILE names a file:
@@ -87,21 +98,76 @@ func blankBody(v string, extra []string) {
 	if strings.HasPrefix(v, "@") {
 		return
 	}
-	if strings.HasPrefix(strings.TrimSpace(v), "{") || strings.HasPrefix(strings.TrimSpace(v), "[") {
-		for _, m := range jsonStringField.FindAllStringSubmatchIndex(v, -1) {
-			if secretArgName(v[m[2]:m[3]], extra) {
-				blank(v[m[4]:m[5]])
+	if t := strings.TrimSpace(v); strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") {
+		jsonMembers(v, func(key, value string) {
+			if secretArgName(key, extra) {
+				blank(value)
 			}
-		}
+		})
 		return
 	}
 	blankPairs(v, "&", extra)
 }
 
-// secretArgName is redact.IsSecretName or one of extra, without regard to
-// case.
+// jsonMembers calls fn with the key and the value (without quotes, as
+// substrings of s) of every member of a JSON text whose value is a
+// string: "key" : "value". It is a scanner, not a parser: nothing in s is
+// checked, and a string that is a key is told by the ':' after it.
+func jsonMembers(s string, fn func(key, value string)) {
+	var key string
+	cand, colon := false, false // a string just ended; then a ':' followed it
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '"':
+			end := stringEnd(s, i+1)
+			str := s[i+1 : end]
+			if colon {
+				fn(key, str)
+				cand, colon = false, false
+			} else {
+				key, cand = str, true
+			}
+			i = end
+		case ':':
+			colon, cand = cand, false
+		case ' ', '\t', '\n', '\r':
+		default:
+			cand, colon = false, false
+		}
+	}
+}
+
+// stringEnd returns the index of the quote that closes the JSON string
+// starting at i (after its opening quote), or len(s).
+func stringEnd(s string, i int) int {
+	for i < len(s) {
+		switch s[i] {
+		case '\\':
+			i += 2
+		case '"':
+			return i
+		default:
+			i++
+		}
+	}
+	return len(s)
+}
+
+// secretHeader is redact.IsSecretHeader over the default lists: a header
+// in names.DefaultHeaders or extra, or whose name holds a secret word.
+func secretHeader(name string, extra []string) bool {
+	for _, h := range append(names.DefaultHeaders[:len(names.DefaultHeaders):len(names.DefaultHeaders)], extra...) {
+		if strings.EqualFold(h, name) {
+			return true
+		}
+	}
+	return names.Match(name, names.Words, names.NotSecret)
+}
+
+// secretArgName is a name holding a secret word (names.Match), or one of
+// extra, without regard to case.
 func secretArgName(name string, extra []string) bool {
-	if redact.IsSecretName(name) {
+	if names.Match(name, names.Words, names.NotSecret) {
 		return true
 	}
 	for _, e := range extra {
