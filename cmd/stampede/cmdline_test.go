@@ -38,7 +38,7 @@ func TestRunCmdlineHoldsNoSecret(t *testing.T) {
 		mu       sync.Mutex
 		children = map[int]bool{}
 		leaks    = map[int]string{} // one command line per process
-		started  bool // stampede printed its first line
+		started  bool               // stampede printed its first line
 	)
 	stop := make(chan struct{})
 	sampled := make(chan struct{})
