@@ -26,7 +26,10 @@
 # every flag but the http command's URL in a --config file of mode 0600,
 # the way docs/secrets.md recommends; both (default) runs each.
 # The sampler never holds a secret in its own arguments (grep -f FILE).
-# Exit status 0 when every line passes. STAMPEDE=path uses a built binary.
+# A secret seen in a process's command line only in its first 2 s (the
+# arguments the kernel was given, before stampede's first package init
+# overwrote them) is reported "exec", a later one FAIL. Exit status 0 when
+# no line fails. STAMPEDE=path uses a built binary.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 via="argv config" keep=0
@@ -69,7 +72,10 @@ sample() {
 			p=${f#/proc/}
 			p=${p%/cmdline}
 			places=$(tr '\0' '\n' <"$f" 2>/dev/null | grep -a -o "${base}[a-z]*" | sort -u | tr '\n' ' ')
-			echo "$p $(cat "/proc/$p/comm" 2>/dev/null) ${places//$base/}"
+			# the process's age, ms: a hit in its first moments is the
+			# argv the kernel was given, before stampede hid it
+			age=$(awk -v u="$(cut -d' ' -f1 /proc/uptime)" '{ printf "%d", u * 1000 - $22 * 10 }' "/proc/$p/stat" 2>/dev/null)
+			echo "$p $(cat "/proc/$p/comm" 2>/dev/null) ${age:-?}ms ${places//$base/}"
 		done
 		sleep 0.01
 	done
@@ -127,10 +133,15 @@ config() {
 	A=("$cmd" --config "$2")
 }
 
-fails=0
+fails=0 windows=0
+# A process whose command line held a secret only in its first startms
+# milliseconds showed what the kernel was given at exec, before stampede's
+# first package init hid it (docs/secrets.md): verdict "exec", not counted
+# as a failure but counted; later than that is a FAIL.
+startms=2000
 row() { # command via place check verdict
 	printf '%-8s %-6s %-10s %-8s %s\n' "$1" "$2" "$3" "$4" "$5"
-	[ "$5" = PASS ] || [ "$5" = n/a ] || fails=$((fails + 1))
+	case $5 in PASS | n/a | exec) ;; *) fails=$((fails + 1)) ;; esac
 }
 printf '%-8s %-6s %-10s %-8s %s\n' command via place check verdict
 
@@ -165,7 +176,12 @@ for v in $via; do
 		echo "# $name ($v): exit $status" >&2
 		for place in $P; do
 			s="${base}${place}"
-			grep -q -w "$place" "$work/$v-$name.cmdline" && r=FAIL || r=PASS
+			r=PASS
+			if grep -q -w "$place" "$work/$v-$name.cmdline"; then
+				# late: seen when the process was older than startms
+				late=$(grep -w "$place" "$work/$v-$name.cmdline" | awk -v m="$startms" '$3+0 > m || $3 == "?ms"' | wc -l)
+				if [ "$late" -gt 0 ]; then r=FAIL; else r=exec windows=$((windows + 1)); fi
+			fi
 			row "$name" "$v" "$place" cmdline "$r"
 			if [ "$name" = http1 ]; then r=n/a; else
 				grep -r -a -q -F "$s" "$dir" 2>/dev/null && r=FAIL || r=PASS
@@ -183,5 +199,5 @@ for v in $via; do
 		fi
 	done
 done
-if [ "$fails" = 0 ]; then echo "all PASS"; else echo "$fails FAIL"; fi
+echo "$fails FAIL; $windows secret(s) seen in a command line only in the process's first ${startms} ms (exec)"
 [ "$fails" = 0 ]
