@@ -55,7 +55,7 @@ func hideArgSecrets(args []string) {
 }
 
 // blankURL overwrites the user info and the secret query values of the
-// URL in s (which may be "--flag=URL"), working on the raw text so that
+// URL in s (which may be a flag=URL argument), working on the raw text so that
 // what is overwritten is exactly what was typed.
 func blankURL(s string, extra []string) {
 	i := strings.Index(s, "://")
