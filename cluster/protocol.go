@@ -115,6 +115,11 @@ type Plan struct {
 	Server *target.Config `json:"server,omitempty"`
 	// Relay is one process of a proxy group.
 	Relay *proxy.Config `json:"relay,omitempty"`
+	// Allow is the coordinator's allow list: the hosts and address
+	// prefixes beyond loopback and NamespaceHosts its load may go to. An
+	// agent joined over NATS refuses a plan whose load goes elsewhere, or
+	// where its own list does not allow (CheckPlanLoad).
+	Allow []string `json:"allow,omitempty"`
 }
 
 // TargetPlan is a target group: Procs processes of Config on one port.

@@ -24,7 +24,8 @@ type Config struct {
 	// drill may send load to (--allow-remote); the URL's host must be
 	// loopback (127.0.0.0/8, ::1, localhost) or one of these, exactly.
 	AllowRemote []string
-	// RestartCmd is the deploy command, run as `sh -c RestartCmd` at At.
+	// RestartCmd is the deploy command, run by /bin/sh at At (read from a
+	// pipe, never given as an argument: Deploy).
 	RestartCmd string
 	// At is when RestartCmd starts, from the start barrier; it must fall
 	// inside Run.Duration.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/chaos"
+	"github.com/stampede-dev/stampede/cluster"
 	"github.com/stampede-dev/stampede/cluster/hub"
 	"github.com/stampede-dev/stampede/haproxy"
 	"github.com/stampede-dev/stampede/internal/redact"
@@ -90,6 +91,11 @@ type Config struct {
 	// Hub is how the agents reach this coordinator: the embedded NATS
 	// server's address or an existing server, the token file, TLS.
 	Hub hub.Config `json:"-"`
+	// AllowRemote is the coordinator's allow list (cluster.Plan.Allow):
+	// the hosts and address prefixes beyond loopback and the namespace
+	// hosts that the agents' load may go to. Each agent refuses a plan
+	// whose load goes elsewhere, or where its own list does not allow.
+	AllowRemote []string `json:"-"`
 	// AgentTimeout bounds the wait for the agents to join
 	// (--agent-timeout); zero means DefaultAgentTimeout.
 	AgentTimeout time.Duration `json:"-"`
@@ -187,6 +193,9 @@ func (c *Config) Validate() error {
 	case "", LossFail, LossContinue:
 	default:
 		return spec.Errorf("Storm.OnAgentLoss", "%q: fail or continue", c.OnAgentLoss)
+	}
+	if err := cluster.ValidAllow(c.AllowRemote); err != nil {
+		return spec.Errorf("Storm.AllowRemote", "%v", err)
 	}
 	if c.Agents < 0 {
 		return spec.Errorf("Storm.Agents", "must not be negative, got %d", c.Agents)

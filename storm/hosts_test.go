@@ -18,11 +18,11 @@ import (
 
 // manifestCommand returns the args and environment the Kubernetes
 // manifests give the agent of Indexed Job job at completion index index,
-// with the token file and the coordinator's URL put in. They come from
+// with the token file, the coordinator's URL and its CA put in. They come from
 // deploy/kubernetes/testdata/commands.json, which that module's
 // TestCommandsFile keeps equal to the manifests (decoded strictly against
 // the Kubernetes API types, which this module does not import).
-func manifestCommand(job string, index int, tokenFile, natsURL string) (args, env []string, err error) {
+func manifestCommand(job string, index int, tokenFile, natsURL, caFile string) (args, env []string, err error) {
 	data, err := os.ReadFile("../deploy/kubernetes/testdata/commands.json")
 	if err != nil {
 		return nil, nil, err
@@ -34,7 +34,7 @@ func manifestCommand(job string, index int, tokenFile, natsURL string) (args, en
 	if index < 0 || index >= len(all[job]) {
 		return nil, nil, fmt.Errorf("commands.json: no %s agent at index %d", job, index)
 	}
-	r := strings.NewReplacer("{{token-file}}", tokenFile, "{{nats-url}}", natsURL)
+	r := strings.NewReplacer("{{token-file}}", tokenFile, "{{nats-url}}", natsURL, "{{nats-ca}}", caFile)
 	for _, a := range all[job][index].Args {
 		args = append(args, r.Replace(a))
 	}
@@ -76,17 +76,17 @@ func TestRunOverNamespaceHosts(t *testing.T) {
 	set := netnshost.UpAddrs(t, 3, 2)
 	cfg := agentsConfig(t, 3, "at 3s restart abrupt down=1s")
 	cfg.Hub.Listen = netip.AddrPortFrom(set.Root, 0).String()
-	// The bridge is the test's own, with no way out: its messages in
-	// clear are accepted, as the manifests' coordinator accepts its pod
-	// network's.
-	cfg.Hub.InsecureListen = true
+	// TLS as in the manifests: a certificate for the bridge address,
+	// which the agents verify with its CA (--ca).
+	ca, cert, key := testPKI(t, t.TempDir(), set.Root.AsSlice())
+	cfg.Hub.TLSCert, cfg.Hub.TLSKey = cert, key
 	log, done := runAsync(&cfg)
 	url := waitURL(t, log)
 	if !strings.Contains(url, set.Root.String()) {
 		t.Fatalf("join URL %s, want the bridge address %s", url, set.Root)
 	}
 	tgt := set.Hosts[0]
-	args, env, err := manifestCommand("stampede-target", 0, cfg.Hub.TokenFile, url)
+	args, env, err := manifestCommand("stampede-target", 0, cfg.Hub.TokenFile, url, ca)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestRunOverNamespaceHosts(t *testing.T) {
 		for _, a := range h.Addrs {
 			src = append(src, a.String())
 		}
-		args, env, err := manifestCommand("stampede-loadgen", i, cfg.Hub.TokenFile, url)
+		args, env, err := manifestCommand("stampede-loadgen", i, cfg.Hub.TokenFile, url, ca)
 		if err != nil {
 			t.Fatal(err)
 		}

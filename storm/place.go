@@ -27,6 +27,9 @@ type placer struct {
 	// the members that run the fleet (nil: this machine).
 	target   *hub.Member
 	loadgens []*hub.Member
+	// allow is the coordinator's allow list, sent with every plan placed
+	// on a member (cluster.Plan.Allow).
+	allow []string
 }
 
 // remote says whether the roles go to members.
@@ -38,6 +41,7 @@ func (p *placer) place(name string, plan cluster.Plan, m *hub.Member) (*cluster.
 		return p.local.Launch(p.agentCtx, p.co, name, plan)
 	}
 	plan.Name = name
+	plan.Allow = p.allow
 	a := &cluster.Agent{Name: name, Transport: m.Channel(), Plan: plan, Member: m.Name, MemberHost: m.Host, MemberPID: m.PID,
 		Offset: m.Offset, OffsetError: m.OffsetError}
 	if err := p.co.Place(a); err != nil {

@@ -213,7 +213,7 @@ func (r *run) place(ctx context.Context) error {
 			}
 		}
 	})
-	pl := &placer{co: co, local: local, agentCtx: agentCtx, runID: r.runID}
+	pl := &placer{co: co, local: local, agentCtx: agentCtx, runID: r.runID, allow: r.cfg.AllowRemote}
 	if len(r.members) > 0 {
 		co.PerMember = true
 		var err error

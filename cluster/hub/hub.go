@@ -130,10 +130,11 @@ func New(cfg Config) (*Hub, error) {
 	}
 	h.keys = deriveKeys(token)
 	opts := []nats.Option{nats.Name("stampede coordinator"), nats.MaxReconnects(-1), nats.ReconnectWait(200 * time.Millisecond)}
-	if cfg.CA != "" {
-		opts = append(opts, nats.RootCAs(cfg.CA))
-	}
+	connectURL := cfg.NATS
 	if cfg.NATS != "" {
+		if cfg.CA != "" {
+			opts = append(opts, nats.RootCAs(cfg.CA))
+		}
 		h.url = cfg.NATS
 		if cfg.Creds != "" {
 			opts = append(opts, nats.UserCredentials(cfg.Creds))
@@ -145,12 +146,14 @@ func New(cfg Config) (*Hub, error) {
 		if err := h.startServer(); err != nil {
 			return nil, err
 		}
-		opts = append(opts, nats.Token(h.keys.nats))
-		if cfg.TLSCert != "" && cfg.CA != "" {
-			opts = append(opts, nats.ClientCert(cfg.TLSCert, cfg.TLSKey))
-		}
+		// The coordinator reaches its own server in-process: no socket,
+		// so no TLS to verify (the server's certificate need not name
+		// the address it listens on here, nor be signed by a CA this
+		// host trusts) and no client certificate to present.
+		opts = append(opts, nats.Token(h.keys.nats), nats.InProcessServer(h.srv))
+		connectURL = "nats://" + strings.SplitN(h.url, "://", 2)[1]
 	}
-	if h.nc, err = nats.Connect(h.url, opts...); err != nil {
+	if h.nc, err = nats.Connect(connectURL, opts...); err != nil {
 		h.Close()
 		return nil, spec.Errorf("Hub.NATS", "%s: %w", h.url, err)
 	}

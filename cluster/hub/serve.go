@@ -21,6 +21,10 @@ type Roles struct {
 	// Agent configures the roles run in this process (Host: where a
 	// target or proxy listens).
 	Agent cluster.AgentConfig
+	// Allow is the agent's own allow list (cluster.CheckPlanLoad): a plan
+	// whose load goes to a host that neither it nor loopback and the
+	// namespace hosts allow is refused, whatever the coordinator signed.
+	Allow []string
 }
 
 // Serve runs the role whose plan comes first on t.
@@ -28,6 +32,12 @@ func (r *Roles) Serve(ctx context.Context, t cluster.Transport) error {
 	m, err := t.Recv()
 	if err != nil {
 		return err
+	}
+	if m.Kind == cluster.KindPlan && m.Plan != nil {
+		if err := cluster.CheckPlanLoad(m.Plan, r.Allow); err != nil {
+			_ = t.Send(cluster.Message{V: cluster.Version, Kind: cluster.KindError, Agent: m.Agent, Error: "agent refused the plan: " + err.Error()})
+			return err
+		}
 	}
 	if m.Kind == cluster.KindPlan && m.Plan != nil && m.Plan.Role == cluster.RoleLoadgen {
 		return r.relay(ctx, t, m)

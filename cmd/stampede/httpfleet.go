@@ -31,14 +31,14 @@ func httpFleetFlags() []cli.Flag {
 		&cli.IntFlag{Name: "attempts", Usage: "attempts `N` per request, the first included (instead of --retries)"},
 		&cli.StringFlag{Name: "out", Usage: "fleet: results folder `DIR` (summary.json, http_timeline.csv, .hlog files)"},
 		forceFlag(),
-		&cli.StringSliceFlag{Name: "secret-header", Usage: "fleet: header or query parameter `NAME` whose value is secret too, written <redacted> in the results (repeatable; docs/secrets.md)"},
+		&cli.StringSliceFlag{Name: "secret-header", Usage: "header or query parameter `NAME` whose value is secret too, written <redacted> in the results and lines printed (repeatable; docs/secrets.md)"},
 		&cli.StringFlag{Name: "policies", Usage: "fleet: run once per policy `A,B,C` and compare them side by side"},
 		sloFlag(),
 	}
 }
 
 // fleetOnly are the flags that mean nothing without --clients.
-var fleetOnly = []string{"rate", "duration", "grace", "deadline", "idempotency-key", "out", "force", "secret-header", "policies", "slo"}
+var fleetOnly = []string{"rate", "duration", "grace", "deadline", "idempotency-key", "out", "force", "policies", "slo"}
 
 // httpFleetAction runs `stampede http --clients N ...`: one fleet, or one
 // per --policies entry.

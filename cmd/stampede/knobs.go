@@ -155,6 +155,7 @@ var knobs = []knob{
 	{flag: "fault", field: "Proxy.Initial"},
 	{flag: "out", field: "Sim.Out"},
 	{flag: "allow-remote", field: "Drill.AllowRemote"},
+	{flag: "allow-remote", field: "Storm.AllowRemote"},
 	{flag: "token-file", field: "Hub.TokenFile"},
 	{flag: "nats", field: "Hub.NATS"},
 	{flag: "listen", field: "Hub.Listen"},

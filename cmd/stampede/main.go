@@ -13,6 +13,8 @@ import (
 	"sort"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/stampede-dev/stampede/internal/argvsecret"
 )
 
 // commands is filled by each subcommand file's init, so adding a subcommand
@@ -72,9 +74,9 @@ func rootAction(c *cli.Context) error {
 }
 
 func main() {
-	args := cloneArgs(os.Args)
-	hideArgSecrets(os.Args) // ps shows '*' for header secrets and URL user info
-	os.Exit(runApp(args, os.Stdout, os.Stderr))
+	// os.Args holds '*' in place of the secrets typed on the command line
+	// since argvsecret's init: the program parses the copy.
+	os.Exit(runApp(argvsecret.Args, os.Stdout, os.Stderr))
 }
 
 // runApp executes the app and maps its error to an exit status: 0 on

@@ -47,6 +47,7 @@ func runFlags() []cli.Flag {
 	flags := knobFlags(runTargetFields...)
 	flags = append(flags, fleetFlags(fleetDefaults{policy: defaultRunPolicy, out: "stampede-results/TIME"})...)
 	flags = append(flags, stormFlags()...)
+	flags = append(flags, runAllowFlag)
 	return append(flags, agentFlags()...)
 }
 
