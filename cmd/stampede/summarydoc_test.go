@@ -369,7 +369,8 @@ func (d *summaryDoc) checkSummary(kind string, b []byte) []string {
 	}
 	var errs []string
 	d.walk(kind, d.root, v, &errs)
-	return errs
+	slices.Sort(errs) // once each, not once per array element
+	return slices.Compact(errs)
 }
 
 func (d *summaryDoc) walk(kind string, f *docField, v any, errs *[]string) {
