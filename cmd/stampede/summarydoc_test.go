@@ -369,8 +369,88 @@ func (d *summaryDoc) checkSummary(kind string, b []byte) []string {
 	}
 	var errs []string
 	d.walk(kind, d.root, v, &errs)
+	errs = append(errs, d.checkOrder(b)...)
 	slices.Sort(errs) // once each, not once per array element
 	return slices.Compact(errs)
+}
+
+// checkOrder: the keys of every documented object are written in the
+// order of the page's rows ("keys in the order of the tables below").
+func (d *summaryDoc) checkOrder(b []byte) []string {
+	orders := map[string][]string{}
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	if err := keyOrders(dec, "", orders); err != nil {
+		return []string{"summary.json: " + err.Error()}
+	}
+	var errs []string
+	for path, written := range orders {
+		f := d.root
+		if path != "" {
+			f = d.fields[path]
+		}
+		if f == nil || f.shape != objectShape {
+			continue // a map, or a key reported as undocumented
+		}
+		var want []string
+		for _, k := range f.children {
+			if slices.Contains(written, k) {
+				want = append(want, k)
+			}
+		}
+		var got []string
+		for _, k := range written {
+			if slices.Contains(f.children, k) {
+				got = append(got, k)
+			}
+		}
+		if !slices.Equal(got, want) {
+			errs = append(errs, fmt.Sprintf("%s: keys written in the order %s; the page's order is %s", orDoc(path), strings.Join(got, ", "), strings.Join(want, ", ")))
+		}
+	}
+	return errs
+}
+
+func orDoc(path string) string {
+	if path == "" {
+		return "summary.json"
+	}
+	return path
+}
+
+// keyOrders records, for each object path ("events[]" for the elements
+// of an array), the order of its keys where it first appears.
+func keyOrders(dec *json.Decoder, path string, out map[string][]string) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	switch tok {
+	case json.Delim('{'):
+		var keys []string
+		for dec.More() {
+			k, err := dec.Token()
+			if err != nil {
+				return err
+			}
+			keys = append(keys, k.(string))
+			if err := keyOrders(dec, joinPath(path, k.(string)), out); err != nil {
+				return err
+			}
+		}
+		if _, ok := out[path]; !ok {
+			out[path] = keys
+		}
+	case json.Delim('['):
+		for dec.More() {
+			if err := keyOrders(dec, path+"[]", out); err != nil {
+				return err
+			}
+		}
+	default:
+		return nil
+	}
+	_, err = dec.Token() // the closing delimiter
+	return err
 }
 
 func (d *summaryDoc) walk(kind string, f *docField, v any, errs *[]string) {
