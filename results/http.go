@@ -151,9 +151,12 @@ func SummarizeHTTP(in Input, clients int, h HTTP) *Summary {
 	return &Summary{
 		RunID: in.RunID, Seed: in.Seed, Config: configJSON(in.Config),
 		Clients: clients, Processes: 1, DurationS: in.End.Seconds(),
-		Events: []EventSummary{}, Stopped: map[string]Stopped{}, Recovery: []Recovery{},
-		Resources: map[string]ResourceStats{RoleLoadgen: {}, RoleTarget: {}},
-		SLO:       []SLOResult{}, Pass: true, Complete: true, HTTP: &h,
+		// Class maps hold every class, 0 included, in every kind of
+		// run (docs/summary-json.md "Class maps").
+		Events: []EventSummary{}, Connect: connectOf(nil), Stopped: map[string]Stopped{}, Recovery: []Recovery{},
+		KernelNote: "an HTTP fleet reads no kernel counters",
+		Resources:  map[string]ResourceStats{RoleLoadgen: {}, RoleTarget: {}},
+		SLO:        []SLOResult{}, Pass: true, Complete: true, HTTP: &h,
 	}
 }
 
