@@ -48,11 +48,11 @@ func targetAction(c *cli.Context) error {
 	rc := target.RunConfig{
 		Server:      targetConfig(c, targetFields...),
 		ControlAddr: c.String("control-addr"),
-		Procs:       c.Int("procs"),
 		Stdout:      c.App.Writer,
 		Exit:        os.Exit,
 	}
-	if rc.Procs > 1 {
+	rc.Server.Procs = c.Int("procs")
+	if rc.Server.Procs > 1 {
 		exe, err := os.Executable()
 		if err != nil {
 			return fmt.Errorf("target: finding the stampede binary for --procs: %w", err)
