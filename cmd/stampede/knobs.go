@@ -20,7 +20,7 @@ import (
 
 // knob ties one flag to one config field. The knobs table is the only
 // place that knows both: the flags of the specs (spec.Client,
-// spec.Server) and of the simulator's model are defined from it, with
+// spec.Server, spec.HTTPFleet) and of the simulator's model are defined from it, with
 // their defaults taken from the spec; fillKnobs copies their values into
 // the specs; flagError names the flag of a field error. A field whose flag
 // a command defines by hand (--duration, --out) is listed too, so its
@@ -45,7 +45,7 @@ type knob struct {
 	parse func(string) (any, error)
 }
 
-// knobs is the table. Fields under Client, Server and Sim are defined and
+// knobs is the table. Fields under Client, Server, HTTPFleet and Sim are defined and
 // filled from it (knobFlags, fillKnobs); the rest are defined by their
 // commands and listed here for flagError.
 var knobs = []knob{
