@@ -59,10 +59,7 @@ func targetAction(c *cli.Context) error {
 		}
 		rc.Spawn = cluster.SpawnServer(exe, []string{"agent"}, c.App.ErrWriter)
 	}
-	if err := rc.Validate(); err != nil {
-		return flagError(err)
-	}
-	return flagError(target.Run(c.Context, rc))
+	return flagError(target.Run(c.Context, rc)) // Run validates rc once, before any socket opens
 }
 
 // targetConfig maps the flags of the given server knobs to a
