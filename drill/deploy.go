@@ -67,7 +67,7 @@ type Deploy struct {
 // group when ctx ends first.
 func (d *Deploy) Run(ctx context.Context, start time.Time) {
 	if clock.Sleep(ctx, time.Until(start.Add(d.At))) != nil {
-		d.finish(false, time.Since(start), "not started: the run ended before --at")
+		d.finish(false, time.Since(start), "not started: the run ended before the deploy's start time")
 		return
 	}
 	if d.Timeout > 0 {

@@ -49,11 +49,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cfg = cfg.withClock()
+	cfg = cfg.withDefaults()
 	grace := cfg.Grace
-	if grace == 0 {
-		grace = DefaultGrace
-	}
 	m := newMeter(cfg)
 	start := cfg.Now()
 	m.start = start

@@ -27,11 +27,10 @@ import (
 type Config struct {
 	// Target configures every target process. Its Addr empty means a free
 	// loopback port outside the ephemeral range; AcceptRate is the whole
-	// group's rate, shared by its processes. Unused with Fleet.URL.
+	// group's rate, shared by its processes; Procs is the size of the
+	// group, zero sizing it for the fleet (PerProcess connections each).
+	// Unused with Fleet.URL.
 	Target target.Config `json:"target"`
-	// TargetProcs is the size of the target's SO_REUSEPORT group; zero
-	// sizes it for the fleet (PerProcess connections each).
-	TargetProcs int `json:"target_procs"`
 	// Fleet is the loadgen fleet. An empty URL aims it at the run's own
 	// target (the bundled server, restarted by the schedule); a URL aims
 	// it at any server, and outages are then detected from the clients'
@@ -333,7 +332,7 @@ func messageProtocol(cfg *Config, tcfg *target.Config) (targetProcs int, err err
 		if wantsStore(tcfg.Server) {
 			return 0, errNotProtocol(cfg.Fleet.Mode)
 		}
-		return cfg.TargetProcs, nil
+		return cfg.Target.Procs, nil
 	}
 	if tcfg.Store == "" {
 		dir := cfg.Out
@@ -350,16 +349,16 @@ func messageProtocol(cfg *Config, tcfg *target.Config) (targetProcs int, err err
 		// fsync'd append, no broker round trip); rooms shared by several
 		// processes need the embedded JetStream, which they can share.
 		tcfg.Store = "file://" + abs
-		if cfg.TargetProcs > 1 || cfg.Fleet.Clients > PerProcess {
+		if cfg.Target.Procs > 1 || cfg.Fleet.Clients > PerProcess {
 			tcfg.Store = "jetstream://" + abs
 		}
 	}
-	if cfg.TargetProcs > 1 || cfg.Fleet.Clients > PerProcess {
+	if cfg.Target.Procs > 1 || cfg.Fleet.Clients > PerProcess {
 		if err := store.CheckShared(tcfg.Store); err != nil {
-			return 0, spec.Errorf("Server.Store", "%d clients need %d target processes: %w", cfg.Fleet.Clients, max(cfg.TargetProcs, ceilDiv(cfg.Fleet.Clients, PerProcess)), err)
+			return 0, spec.Errorf("Server.Store", "%d clients need %d target processes: %w", cfg.Fleet.Clients, max(cfg.Target.Procs, ceilDiv(cfg.Fleet.Clients, PerProcess)), err)
 		}
 	}
-	return cfg.TargetProcs, nil
+	return cfg.Target.Procs, nil
 }
 
 // runConfig is what summary.json records as the run's config.

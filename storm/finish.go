@@ -102,7 +102,7 @@ func (r *run) summarize(events []results.Event, partials []results.RecoveryParti
 			in.KernelNote += ": " + err.Error()
 		}
 	case cfg.external() && !onThisHost(r.fleet.URL):
-		in.KernelRead, in.KernelNote = false, "the counters are this host's; the server of --url listens on another host"
+		in.KernelRead, in.KernelNote = false, "the counters are this host's; the server at the fleet's URL listens on another host"
 	}
 	loadgen.Tally(r.drove.report) // lost and duplicated messages, over the whole fleet
 	return results.Summarize(in)

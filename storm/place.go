@@ -74,7 +74,7 @@ func assignRoles(members []*hub.Member, external bool, logf func(string, ...any)
 		case m.Role == hub.RoleLoadgen || m.Role == hub.RoleAny:
 			loadgens = append(loadgens, m)
 		default:
-			logf("agents: %s (role %s) has nothing to run against --url", m.Name, m.Role)
+			logf("agents: %s (role %s) has nothing to run against an external server", m.Name, m.Role)
 		}
 	}
 	if len(loadgens) == 0 && tgt != nil && tgt.Role == hub.RoleAny {

@@ -287,7 +287,7 @@ func warnRamp(w io.Writer, fleet loadgen.Config, s *chaos.Schedule, d time.Durat
 	}
 	ramp := time.Duration(float64(fleet.Clients) / fleet.Ramp * float64(time.Second))
 	if ramp >= plan[0].At {
-		fmt.Fprintf(w, "warning: ramping %d clients at %.0f/s takes %s, past the first chaos event at %s; raise --ramp or schedule the event later\n",
+		fmt.Fprintf(w, "warning: ramping %d clients at %.0f/s takes %s, past the first chaos event at %s; raise the ramp rate or schedule the event later\n",
 			fleet.Clients, fleet.Ramp, ramp.Round(100*time.Millisecond), plan[0].At)
 	}
 }

@@ -42,7 +42,7 @@ func TestLimitsSize(t *testing.T) {
 		{name: "open files, loadgen", lim: Limits{OpenFiles: 1000, EphemeralPorts: 28232}, clients: 2000, loadgen: 2, dst: loop,
 			err: []string{"Storm.LoadgenProcs: 2 cannot hold 2000 clients", "at most 900", "open-file limit 1000", "200 short", "use at least 3"}},
 		{name: "open files, target", lim: Limits{OpenFiles: 1000, EphemeralPorts: 28232}, clients: 2000, tproc: 1, dst: loop,
-			err: []string{"Storm.TargetProcs: 1 cannot hold 2000", "at most 900", "1100 short", "Storm.TargetProcs 3"}},
+			err: []string{"Server.Procs: 1 cannot hold 2000", "at most 900", "1100 short", "Server.Procs 3"}},
 		{name: "open files, too many processes", lim: Limits{OpenFiles: 100, EphemeralPorts: 28232}, clients: 30000, dst: loop,
 			err: []string{"Client.Clients: 30000 needs 334 processes", "at 90 connections each", "open-file limit 100", "over the 256", "6960 clients more than 23040 fit"}},
 		// Ephemeral ports: 1,000 ports give an address 450 clients.

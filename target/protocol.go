@@ -263,7 +263,7 @@ func closeProtocol(p *Protocol) {
 func storeNeedsOneProc(procs int, cfg Config) error {
 	if procs > 1 && cfg.Store != "" {
 		if err := store.CheckShared(cfg.Store); err != nil {
-			return spec.Errorf("RunConfig.Procs", "%v", err)
+			return spec.Errorf("Server.Procs", "%v", err)
 		}
 	}
 	return nil

@@ -48,6 +48,17 @@ type Config struct {
 	RunID string
 	// Log, if set, hears of agents joining, refused and gone.
 	Log func(format string, args ...any)
+	// JoinCommand, if set, spells what to run on another host to join
+	// this run, in the caller's command language (the library knows no
+	// command line); nil: the join's parts in plain words.
+	JoinCommand func(JoinHint) string
+}
+
+// JoinHint is what an agent on another host needs to join a run: the NATS
+// URL, the token file (a copy of it there), and the credentials and CA
+// files when the run uses them (empty when not).
+type JoinHint struct {
+	NATS, TokenFile, Creds, CA string
 }
 
 // Hub is the coordinator's side: a NATS connection (and the embedded
@@ -272,17 +283,22 @@ func (h *Hub) URL() string { return h.url }
 // read one that was there).
 func (h *Hub) WroteToken() bool { return h.wrote }
 
-// JoinCommand is the command line that joins this run from another host
-// (the token file copied there).
+// JoinCommand is what joins this run from another host (the token file
+// copied there): Config.JoinCommand's line, or the join's parts in plain
+// words without it.
 func (h *Hub) JoinCommand() string {
-	cmd := fmt.Sprintf("stampede agent --nats %s --token-file %s --name NAME --role loadgen|target|any", h.url, h.cfg.TokenFile)
-	if h.cfg.Creds != "" {
-		cmd += " --nats-creds " + h.cfg.Creds
+	j := JoinHint{NATS: h.url, TokenFile: h.cfg.TokenFile, Creds: h.cfg.Creds, CA: h.cfg.CA}
+	if h.cfg.JoinCommand != nil {
+		return h.cfg.JoinCommand(j)
 	}
-	if h.cfg.CA != "" {
-		cmd += " --ca " + h.cfg.CA
+	s := fmt.Sprintf("an agent joining %s with the token in %s", j.NATS, j.TokenFile)
+	if j.Creds != "" {
+		s += ", the NATS credentials in " + j.Creds
 	}
-	return cmd
+	if j.CA != "" {
+		s += ", the server verified by the CA in " + j.CA
+	}
+	return s
 }
 
 func (h *Hub) logf(format string, args ...any) {

@@ -254,7 +254,7 @@ func sayHello(ctx context.Context, nc *nats.Conn, cfg JoinConfig, signKey []byte
 				if unsigned != "" {
 					return ch, &RefusedError{fmt.Sprintf("no coordinator on %s took this agent in time; one that cannot sign for this run answered: %s", cfg.NATS, unsigned)}
 				}
-				return ch, fmt.Errorf("no coordinator on %s took this agent in time: is `stampede run --agents N` running there?", cfg.NATS)
+				return ch, fmt.Errorf("no coordinator on %s took this agent in time: is a run waiting for agents there?", cfg.NATS)
 			}
 			if ctx.Err() != nil {
 				return ch, ctx.Err()

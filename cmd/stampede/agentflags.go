@@ -81,6 +81,20 @@ func agentRunConfig(c *cli.Context, cfg *storm.Config) error {
 	cfg.Hub = hub.Config{
 		Listen: c.String("listen"), InsecureListen: c.Bool("insecure-listen"), NATS: c.String("nats"), Creds: c.String("nats-creds"), TokenFile: c.String("token-file"),
 		TLSCert: c.String("tls-cert"), TLSKey: c.String("tls-key"), CA: c.String("ca"),
+		JoinCommand: agentJoinCommand,
 	}
 	return nil
+}
+
+// agentJoinCommand is the `stampede agent` line that joins a run from
+// another host, for the coordinator to print.
+func agentJoinCommand(j hub.JoinHint) string {
+	cmd := fmt.Sprintf("stampede agent --nats %s --token-file %s --name NAME --role loadgen|target|any", j.NATS, j.TokenFile)
+	if j.Creds != "" {
+		cmd += " --nats-creds " + j.Creds
+	}
+	if j.CA != "" {
+		cmd += " --ca " + j.CA
+	}
+	return cmd
 }

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -20,12 +19,7 @@ import (
 // httpFleetFlags are the flags of `stampede http` that run a fleet
 // (--clients); without --clients the command sends one request.
 func httpFleetFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.IntFlag{Name: "clients", Usage: "run a fleet of `N` clients instead of one request", DefaultText: "none"},
-		&cli.Float64Flag{Name: "rate", Usage: "fleet: offered load `R` in requests per second, shared by the clients", DefaultText: "1 per client"},
-		&cli.DurationFlag{Name: "duration", Value: 10 * time.Second, Usage: "fleet: how long requests are scheduled `D`"},
-		&cli.DurationFlag{Name: "grace", Value: httpfleet.DefaultGrace, Usage: "fleet: time `D` the last requests may finish in"},
-		&cli.DurationFlag{Name: "deadline", Usage: "fleet: each request's deadline `D` from its scheduled send; a retry that cannot start before it is not made", DefaultText: "none"},
+	return append(knobFlags(httpFleetFields...),
 		&cli.StringFlag{Name: "idempotency-key", Usage: "fleet: 'auto' gives each logical request its own Idempotency-Key (kept across its retries)"},
 		&cli.BoolFlag{Name: "no-retry-after", Usage: "ignore Retry-After hints: wait by policy (same as --retry-after=false)"},
 		&cli.IntFlag{Name: "attempts", Usage: "attempts `N` per request, the first included (instead of --retries)"},
@@ -34,7 +28,7 @@ func httpFleetFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "secret-header", Usage: "header or query parameter `NAME` whose value is secret too, written <redacted> in the results and lines printed (repeatable; docs/secrets.md)"},
 		&cli.StringFlag{Name: "policies", Usage: "fleet: run once per policy `A,B,C` and compare them side by side"},
 		sloFlag(),
-	}
+	)
 }
 
 // fleetOnly are the flags that mean nothing without --clients.
@@ -138,9 +132,9 @@ func httpFleetConfig(c *cli.Context) (httpfleet.Config, error) {
 	if err != nil {
 		return httpfleet.Config{}, err
 	}
-	cfg := httpfleet.Config{URL: req.URL.String(), Method: req.Method, Header: req.Header, Host: req.Host,
-		Clients: c.Int("clients"), Duration: c.Duration("duration"), Grace: c.Duration("grace"), Deadline: c.Duration("deadline"), Retry: retry,
+	cfg := httpfleet.Config{URL: req.URL.String(), Method: req.Method, Header: req.Header, Host: req.Host, Retry: retry,
 		SecretHeaders: c.StringSlice("secret-header")}
+	_ = fillKnobs(c, &cfg.HTTPFleet, httpFleetFields...) // no HTTP fleet knob parses a string
 	if req.Host == req.URL.Host {
 		cfg.Host = ""
 	}
@@ -149,10 +143,6 @@ func httpFleetConfig(c *cli.Context) (httpfleet.Config, error) {
 			return cfg, fmt.Errorf("--data: %w", err)
 		}
 	}
-	cfg.Rate = float64(cfg.Clients)
-	if c.IsSet("rate") {
-		cfg.Rate = c.Float64("rate")
-	}
 	switch k := c.String("idempotency-key"); k {
 	case "":
 	case "auto":
@@ -160,10 +150,7 @@ func httpFleetConfig(c *cli.Context) (httpfleet.Config, error) {
 	default:
 		return cfg, fmt.Errorf("--idempotency-key: %q: the only value is auto (a fixed key is a -H 'Idempotency-Key: ...')", k)
 	}
-	if err := cfg.Validate(); err != nil {
-		return cfg, flagError(err)
-	}
-	return cfg, nil
+	return cfg, nil // httpfleet.Run validates it, before any socket opens
 }
 
 // fleetRetryConfig is httpConfig with the fleet's --attempts and

@@ -75,7 +75,6 @@ func stormConfig(c *cli.Context, defaultOut string) (storm.Config, error) {
 	}
 	cfg := storm.Config{
 		Target:       targetConfig(c, runTargetFields...),
-		TargetProcs:  c.Int("procs"),
 		Fleet:        fleet,
 		LoadgenProcs: c.Int("loadgen-procs"),
 		Proxy:        c.Bool("proxy"),
@@ -84,6 +83,7 @@ func stormConfig(c *cli.Context, defaultOut string) (storm.Config, error) {
 		return cfg, err
 	}
 	cfg.Target.Addr = "" // a free port outside the ephemeral range
+	cfg.Target.Procs = c.Int("procs")
 	text := c.String("chaos")
 	if f := c.String("chaos-file"); f != "" {
 		if text != "" {

@@ -120,7 +120,8 @@ func simulateAction(c *cli.Context) error {
 
 // simConfig maps the flags to a sim.Config and the results folder.
 func simConfig(c *cli.Context) (sim.Config, string, error) {
-	cfg := sim.Config{Duration: c.Duration("duration"), Procs: c.Int("procs")}
+	cfg := sim.Config{Duration: c.Duration("duration")}
+	cfg.Server.Procs = c.Int("procs")
 	if err := fillKnobs(c, &cfg.Client, simFleetFields...); err != nil {
 		return cfg, "", err
 	}

@@ -51,21 +51,18 @@ func targetAction(c *cli.Context) error {
 	rc := target.RunConfig{
 		Server:      targetConfig(c, targetFields...),
 		ControlAddr: c.String("control-addr"),
-		Procs:       c.Int("procs"),
 		Stdout:      c.App.Writer,
 		Exit:        os.Exit,
 	}
-	if rc.Procs > 1 {
+	rc.Server.Procs = c.Int("procs")
+	if rc.Server.Procs > 1 {
 		exe, err := os.Executable()
 		if err != nil {
 			return fmt.Errorf("target: finding the stampede binary for --procs: %w", err)
 		}
 		rc.Spawn = cluster.SpawnServer(exe, []string{"agent"}, c.App.ErrWriter)
 	}
-	if err := rc.Validate(); err != nil {
-		return flagError(err)
-	}
-	return flagError(target.Run(c.Context, rc))
+	return flagError(target.Run(c.Context, rc)) // Run validates rc once, before any socket opens
 }
 
 // targetConfig maps the flags of the given server knobs to a
