@@ -109,6 +109,7 @@ func agentAction(c *cli.Context) error {
 		Local: &cluster.Local{Logs: c.App.ErrWriter},
 		Agent: cluster.AgentConfig{Host: j.Addr},
 	}
+	defer roles.Close()
 	if err := j.Serve(ctx, roles.Serve); err != nil {
 		logf("%v", err)
 		return cli.Exit("", 1)
