@@ -32,7 +32,9 @@
 # refused; 2 carry them),
 # RUN_FLAGS (more flags of every run; default "--backlog 4096 --ramp 10000",
 # so the whole fleet is connected before the restart at 20 s),
-# HOSTS_SH (scripts/hosts.sh), KEEP=1 keeps the work folder. Run it under the
+# HOSTS_SH (scripts/hosts.sh), BIN_DIR (a folder holding stampede and
+# stampede-worker built from this tree; default: build them into the work
+# folder), KEEP=1 keeps the work folder. Run it under the
 # shared lock on a shared machine: flock "$STAMPEDE_LOCK" lab/...
 # It prints figures; it exits 1 when a figure misses its acceptance.
 set -euo pipefail
@@ -62,9 +64,13 @@ cleanup() {
 trap cleanup EXIT
 miss() { echo "MISS: $*"; failed=1; }
 
-echo "== building"
-(cd "$root" && go build -o "$work/bin/stampede" ./cmd/stampede && go build -o "$work/bin/stampede-worker" ./cmd/stampede-worker)
-bin=$work/bin/stampede
+if [ -n "${BIN_DIR:-}" ]; then
+	bin=$BIN_DIR/stampede
+else
+	echo "== building"
+	(cd "$root" && go build -o "$work/bin/stampede" ./cmd/stampede && go build -o "$work/bin/stampede-worker" ./cmd/stampede-worker)
+	bin=$work/bin/stampede
+fi
 ulimit -n 20000 2>/dev/null || true
 
 echo "== hosts"
