@@ -12,7 +12,9 @@ import (
 // (naming it), never the coordinator's or a loadgen host's; a run whose
 // target ran on no agent keeps its own.
 func TestTargetKernel(t *testing.T) {
-	k := func(passive int64) *results.KernelDelta { return &results.KernelDelta{PassiveOpens: passive, ListenOverflows: passive / 10} }
+	k := func(passive int64) *results.KernelDelta {
+		return &results.KernelDelta{PassiveOpens: passive, ListenOverflows: passive / 10}
+	}
 	co := results.HostSummary{Name: "coordinator", Roles: []string{"coordinator"}, Kernel: k(16)}
 	cases := []struct {
 		name  string
