@@ -86,6 +86,11 @@ type Summary struct {
 	Interrupted bool `json:"interrupted"`
 	// Agents lists the run's agents (docs/agent.md).
 	Agents []AgentSummary `json:"agents,omitempty"`
+	// Hosts lists the hosts of a run spread over several (--agents), each
+	// with the kernel counters and resources read there: the
+	// coordinator's first, then each agent's in the order they were
+	// placed. Absent from a run on one host.
+	Hosts []HostSummary `json:"hosts,omitempty"`
 	// HTTP holds the figures of an HTTP fleet run (stampede http
 	// --clients); absent from a WebSocket run.
 	HTTP *HTTP `json:"http,omitempty"`

@@ -78,6 +78,14 @@ func (s *Summary) WriteText(w io.Writer) error {
 	} else {
 		ew.printf("kernel: - (%s)\n", kernelNote(Input{KernelNote: s.KernelNote}))
 	}
+	for _, h := range s.Hosts {
+		if h.Kernel == nil {
+			ew.printf("  host %s (%s): - (%s)\n", h.Name, strings.Join(h.Roles, ", "), h.KernelNote)
+			continue
+		}
+		ew.printf("  host %s (%s): ListenOverflows %d, PassiveOpens %d, ActiveOpens %d, TCPSynRetrans %d\n",
+			h.Name, strings.Join(h.Roles, ", "), h.Kernel.ListenOverflows, h.Kernel.PassiveOpens, h.Kernel.ActiveOpens, h.Kernel.TCPSynRetrans)
+	}
 	if s.HAProxy != nil {
 		writeHAProxy(ew, s.HAProxy)
 	}

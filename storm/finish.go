@@ -104,6 +104,18 @@ func (r *run) summarize(events []results.Event, partials []results.RecoveryParti
 	case cfg.external() && !onThisHost(r.fleet.URL):
 		in.KernelRead, in.KernelNote = false, "the counters are this host's; the server at the fleet's URL listens on another host"
 	}
+	var hosts []results.HostSummary
+	if spread(r.co) {
+		// Each host's figures are read there; the target's counters are
+		// its hosts', never the coordinator's.
+		hosts = hostFigures(r.co, in.Kernel, in.KernelRead, in.KernelNote, in.Resources)
+		if k, ok, why := targetKernel(hosts); ok || why != "" {
+			in.Kernel, in.KernelRead, in.KernelNote = k, ok, why
+		}
+		in.Resources = hostResources(in.Resources, hosts)
+	}
 	loadgen.Tally(r.drove.report) // lost and duplicated messages, over the whole fleet
-	return results.Summarize(in)
+	s := results.Summarize(in)
+	s.Hosts = hosts
+	return s
 }

@@ -220,6 +220,9 @@ func (r *run) place(ctx context.Context) error {
 		if pl.target, pl.loadgens, err = assignRoles(r.members, cfg.external(), r.logf); err != nil {
 			return err
 		}
+		if err := checkMemberPorts(cfg.Fleet.Clients, pl.loadgens); err != nil {
+			return err
+		}
 	}
 	r.fleet = cfg.Fleet
 	if !cfg.external() {

@@ -95,6 +95,9 @@ type Member struct {
 	// SourceIPs are the addresses its loadgen shares' clients connect
 	// from (stampede agent --source-ips); empty: the kernel's choice.
 	SourceIPs []netip.Addr
+	// EphemeralPorts is the size of its host's ephemeral port range, as
+	// the agent read it there (0: not known, an older agent).
+	EphemeralPorts int
 	// Offset is the coordinator's clock minus the agent's, within
 	// OffsetError (half the round trip of the best of ClockRounds).
 	Offset, OffsetError time.Duration
@@ -390,7 +393,7 @@ func (h *Hub) admit(he hello, nonce string, up *nats.Subscription) {
 		break
 	}
 	s := newSession(h.nc, key, downSubject(he.SID), up, 0, 0)
-	mem := &Member{Name: he.Name, Role: he.Role, Capacity: he.Capacity, Host: he.Host, PID: he.PID, Addr: he.Addr, SourceIPs: he.SourceIPs, s: s, joined: make(chan struct{})}
+	mem := &Member{Name: he.Name, Role: he.Role, Capacity: he.Capacity, Host: he.Host, PID: he.PID, Addr: he.Addr, SourceIPs: he.SourceIPs, EphemeralPorts: he.EphemeralPorts, s: s, joined: make(chan struct{})}
 	s.onMsg = func(p parsed) {
 		switch p.kind {
 		case kClock:

@@ -120,6 +120,7 @@ func agentAction(c *cli.Context) error {
 	// A refused plan ends the agent at once, whatever its coordinator
 	// does next: one that signs a plan to a host nobody allowed is not
 	// to be trusted with another.
+	defer roles.Close()
 	serveCtx, refuse := context.WithCancel(ctx)
 	defer refuse()
 	var refused atomic.Pointer[cluster.PlanLoadError]
