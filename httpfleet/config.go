@@ -99,6 +99,11 @@ func (c Config) Validate() error {
 	switch {
 	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
 		return spec.Errorf("HTTP.URL", "%q is not an absolute http or https URL", redact.URLWith(c.URL, c.SecretHeaders))
+	}
+	if _, err := spec.CheckURL("HTTP.URL", c.URL, "http", "https"); err != nil {
+		return err
+	}
+	switch {
 	case c.Clients <= 0:
 		return spec.Errorf("HTTP.Clients", "must be positive, got %d", c.Clients)
 	case !(c.Rate > 0) || math.IsInf(c.Rate, 0):

@@ -50,7 +50,7 @@ func httpFleetAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	slos, err := sloFlagValue(c)
+	slos, err := sloFlagValue(c, true)
 	if err != nil {
 		return err
 	}
