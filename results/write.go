@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/stampede-dev/stampede/internal/redact"
@@ -158,6 +159,15 @@ func Private(dir string) error {
 		}
 		return nil
 	})
+}
+
+// PolicyDir is the folder of the i-th run (from 0) of a comparison of
+// policies, inside the comparison's folder: "1-exp_initial-1s_max-60s".
+// The bench and the HTTP fleet's --policies name their runs' folders
+// alike, in the order they ran.
+func PolicyDir(i int, spec string) string {
+	r := strings.NewReplacer(":", "_", ",", "_", "=", "-", "/", "-", " ", "")
+	return safeName(fmt.Sprintf("%d-%s", i+1, r.Replace(spec)))
 }
 
 // safeName is name as one path element.

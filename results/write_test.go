@@ -165,7 +165,13 @@ func TestHTTPTimelineRoundTrip(t *testing.T) {
 	if !slices.Equal(got.Buckets, tl.Buckets) {
 		t.Errorf("read %+v, wrote %+v", got.Buckets, tl.Buckets)
 	}
-	for _, bad := range []string{"", "t_ms,attempts\n", "t_ms,attempts,ok_2xx,status_429,status_5xx,status_other,conn_error\n150,1,1,0,0,0,0\n",
+	// A folder written with t_ms (milliseconds) reads the same.
+	legacy := "t_ms,attempts,ok_2xx,status_429,status_5xx,status_other,conn_error\n0,2,1,1,0,0,0\n200,4,0,0,2,1,1\n"
+	if old, err := ReadHTTPTimelineCSV(strings.NewReader(legacy)); err != nil || len(old.Buckets) != 3 || old.Buckets[2].Attempts != 4 {
+		t.Errorf("t_ms timeline: %+v, %v", old, err)
+	}
+	for _, bad := range []string{"", "t_s,attempts\n", "t_s,attempts,ok_2xx,status_429,status_5xx,status_other,conn_error\n0.15,1,1,0,0,0,0\n",
+		"t_s,attempts,ok_2xx,status_429,status_5xx,status_other,conn_error\nNaN,1,1,0,0,0,0\n", "t_ms,attempts\n", "t_ms,attempts,ok_2xx,status_429,status_5xx,status_other,conn_error\n150,1,1,0,0,0,0\n",
 		"t_ms,attempts,ok_2xx,status_429,status_5xx,status_other,conn_error\n0,x,1,0,0,0,0\n"} {
 		if _, err := ReadHTTPTimelineCSV(strings.NewReader(bad)); err == nil {
 			t.Errorf("%q: no error", bad)
