@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/stampede-dev/stampede/storm"
 )
 
 // TestArgsOneVoice: an error names its flag once, not the flag and then
@@ -30,5 +34,19 @@ func TestArgsOneVoice(t *testing.T) {
 	}
 	if got := countsText(nil); got != "none" {
 		t.Errorf("countsText(nil) = %q", got)
+	}
+}
+
+// TestBenchTableFirstLine: the bench's table is the first thing on its
+// standard output: its header, not a blank line.
+func TestBenchTableFirstLine(t *testing.T) {
+	var b bytes.Buffer
+	c := cli.NewContext(&cli.App{Writer: &b}, nil, nil)
+	runs := []storm.BenchRun{{Policy: "fixed:initial=1s"}, {Policy: "exp:initial=1s"}}
+	if err := writeBenchTable(c, runs, "out"); err != nil {
+		t.Fatal(err)
+	}
+	if first, _, _ := strings.Cut(b.String(), "\n"); !strings.HasPrefix(first, "policy") {
+		t.Errorf("first line %q; want the table's header\n%s", first, b.String())
 	}
 }
