@@ -178,3 +178,34 @@ func TestHTTPTimelineRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckFile: a file can be written where its folder exists or can be
+// made; under a regular file, or at a folder, it cannot, said plainly.
+// Nothing is left behind.
+func TestCheckFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "a-file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, ok := range []string{filepath.Join(dir, "x.html"), filepath.Join(dir, "new", "deeper", "x.xml"), file} {
+		if err := CheckFile(ok); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "new")); err == nil {
+		t.Errorf("the check left %s behind", filepath.Join(dir, "new"))
+	}
+	for path, want := range map[string]string{
+		filepath.Join(file, "x.html"):       file + " is a file, not a folder",
+		filepath.Join(file, "sub", "x.xml"): file + " is a file, not a folder",
+		dir:                                 dir + " is a folder; give a file name",
+	} {
+		if err := CheckFile(path); err == nil || err.Error() != want {
+			t.Errorf("%s: %v; want %q", path, err, want)
+		}
+	}
+	if err := CheckFolder(filepath.Join(file, "out"), false); err == nil || err.Error() != file+" is a file, not a folder" {
+		t.Errorf("CheckFolder under a file: %v", err)
+	}
+}
