@@ -41,7 +41,7 @@ func reportAction(c *cli.Context) error {
 	}
 	runs, err := report.LoadDirs(c.Args().Slice())
 	if err != nil {
-		return err
+		return fmt.Errorf("report: %w", err)
 	}
 	if len(runs) > 1 {
 		rows := make([]results.Row, len(runs))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -48,5 +49,24 @@ func TestBenchTableFirstLine(t *testing.T) {
 	}
 	if first, _, _ := strings.Cut(b.String(), "\n"); !strings.HasPrefix(first, "policy") {
 		t.Errorf("first line %q; want the table's header\n%s", first, b.String())
+	}
+}
+
+// TestErrorsNameTheirFlag: a library's error reaches the terminal after
+// the flag or command it concerns, without the library's own prefix.
+func TestErrorsNameTheirFlag(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"target", "--store", "bogus://x"}, `stampede: --store: unknown scheme "bogus"`},
+		{[]string{"report", filepath.Join(dir, "none")}, "stampede: report: open " + filepath.Join(dir, "none", "summary.json") + ": "},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := runApp(append([]string{"stampede"}, tc.args...), &stdout, &stderr)
+		if code != 2 || !strings.HasPrefix(stderr.String(), tc.want) || strings.Count(stderr.String(), "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line %q...", tc.args, code, stderr.String(), tc.want)
+		}
 	}
 }
