@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/internal/redact"
+	"github.com/stampede-dev/stampede/results"
 	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/storm"
 )
@@ -70,6 +71,11 @@ func (c *Config) Validate() error {
 		return spec.Errorf("Drill.At", "only with {Drill.RestartCmd}")
 	case c.CommandTimeout < 0:
 		return spec.Errorf("Drill.CommandTimeout", "must not be negative, got %s", c.CommandTimeout)
+	}
+	if c.JUnit != "" {
+		if err := results.CheckFile(c.JUnit); err != nil {
+			return spec.Wrap("Drill.JUnit", err)
+		}
 	}
 	return c.Run.Validate()
 }

@@ -331,15 +331,15 @@ func (s *Sampler) Samples() []ResourceSample {
 }
 
 // WriteResourcesCSV writes samples as resources.csv: one row per role and
-// sample, time_s in seconds from start (the run's start), then the role's
+// sample, t_s in seconds from start (the run's start), then the role's
 // TCP sockets by state (tcp_established ... tcp_closing, TCPStateNames),
 // empty when not counted.
 //
-//	time_s,role,processes,rss_bytes,cpu_s,fds,threads,tcp_established,...
+//	t_s,role,processes,rss_bytes,cpu_s,fds,threads,tcp_established,...
 //	0.5,loadgen,2,73400320,1.25,10043,14,10000,...
 func WriteResourcesCSV(w io.Writer, start time.Time, samples []ResourceSample) error {
 	cw := csv.NewWriter(w)
-	header := []string{"time_s", "role", "processes", "rss_bytes", "cpu_s", "fds", "threads"}
+	header := []string{"t_s", "role", "processes", "rss_bytes", "cpu_s", "fds", "threads"}
 	for _, n := range TCPStateNames() {
 		header = append(header, "tcp_"+n)
 	}

@@ -75,6 +75,9 @@ func (c Config) Validate() error {
 	if u, err := url.Parse(c.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return spec.Errorf("HTTP.URL", "%q is not an absolute http or https URL", redact.URLWith(c.URL, c.SecretHeaders))
 	}
+	if _, err := spec.CheckURL("HTTP.URL", c.URL, "http", "https"); err != nil {
+		return err
+	}
 	if err := c.HTTPFleet.Validate(); err != nil {
 		return err
 	}

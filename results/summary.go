@@ -525,11 +525,11 @@ func (s *Summary) redactedJSON(p redact.Policy) ([]byte, error) {
 func ReadSummary(path string) (*Summary, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("results: reading summary: %w", err)
+		return nil, err // *fs.PathError: "open DIR/summary.json: ..."
 	}
 	s := &Summary{}
 	if err := json.Unmarshal(b, s); err != nil {
-		return nil, fmt.Errorf("results: reading summary %s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	// Config is kept compact, as Summarize makes it, whatever the file's
 	// indentation.

@@ -139,20 +139,22 @@ func WriteSideBySide(w io.Writer, a, b Row) error {
 		v := float64(*p)
 		return &v
 	}
+	// Counts print whole (65, not 65.00); seconds and ratios to 2 decimals.
 	for _, f := range []struct {
-		name string
-		x, y *float64
+		name   string
+		x, y   *float64
+		digits int
 	}{
-		{"R50 s", ra.R50S, rb.R50S}, {"R90 s", ra.R90S, rb.R90S}, {"R99 s", ra.R99S, rb.R99S}, {"R100 s", ra.R100S, rb.R100S},
-		{"herd peak/100ms", peak(ra.HerdPeakPer100ms), peak(rb.HerdPeakPer100ms)},
-		{"wasted/client", ra.WastedAttemptsPerClient, rb.WastedAttemptsPerClient},
-		{"ListenOverflows", lo(a.Summary), lo(b.Summary)},
+		{"R50 s", ra.R50S, rb.R50S, 2}, {"R90 s", ra.R90S, rb.R90S, 2}, {"R99 s", ra.R99S, rb.R99S, 2}, {"R100 s", ra.R100S, rb.R100S, 2},
+		{"herd peak/100ms", peak(ra.HerdPeakPer100ms), peak(rb.HerdPeakPer100ms), 0},
+		{"wasted/client", ra.WastedAttemptsPerClient, rb.WastedAttemptsPerClient, 2},
+		{"ListenOverflows", lo(a.Summary), lo(b.Summary), 0},
 	} {
 		e := "-"
 		if f.x != nil && f.y != nil && *f.x != 0 {
 			e = fmt.Sprintf("%+.0f %%", 100*(*f.y-*f.x)/(*f.x))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", f.name, FloatText(f.x, 2), FloatText(f.y, 2), e)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", f.name, FloatText(f.x, f.digits), FloatText(f.y, f.digits), e)
 	}
 	return tw.Flush()
 }

@@ -202,6 +202,11 @@ func (c *Config) Validate() error {
 	if c.Duration <= 0 {
 		return spec.Errorf("Storm.Duration", "must be positive, got %s", c.Duration)
 	}
+	if c.Agents == 0 { // with agents, each host brings its own addresses
+		if err := loadgen.CheckLocalSources(c.Fleet.SourceIPs); err != nil {
+			return err
+		}
+	}
 	if c.external() {
 		if c.Schedule != nil || c.Proxy {
 			return spec.Errorf("Storm.Schedule", "{Storm.Schedule} and {Storm.Proxy} need the run's own target; a fleet against {Client.URL} detects outages itself")

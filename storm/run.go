@@ -24,6 +24,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/url"
 	"time"
 
 	"github.com/stampede-dev/stampede/chaos"
@@ -122,6 +123,12 @@ func (r *run) logf(f string, a ...any) { fmt.Fprintf(r.logw, f+"\n", a...) }
 // machine, its id, and with --agents the hub and the wait for them.
 func (r *run) prepare(ctx context.Context) error {
 	cfg := &r.cfg
+	if cfg.external() { // a name that does not resolve fails here, not as dns for the whole run
+		u, _ := url.Parse(cfg.Fleet.URL) // Validate parsed it
+		if err := spec.CheckResolves(ctx, "Client.URL", u); err != nil {
+			return err
+		}
+	}
 	r.progress = &Progress{W: cfg.Log, Interval: cfg.ProgressInterval, Clients: cfg.Fleet.Clients}
 	r.defer_(r.progress.Stop)
 	r.logw = r.progress.Log()

@@ -241,7 +241,7 @@ func startProtocol(cfg *Config) (*Protocol, error) {
 	defer cancel()
 	st, err := store.Open(ctx, cfg.Store, store.Options{Retention: cfg.Retention, NoDedupe: cfg.NoDedupe})
 	if err != nil {
-		return nil, err
+		return nil, spec.Wrap("Server.Store", err)
 	}
 	p := NewProtocol(st)
 	cfg.Handler = p

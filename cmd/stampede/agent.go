@@ -83,6 +83,9 @@ func agentAction(c *cli.Context) error {
 		if sources, err = loadgen.ParseSourceIPs(s); err != nil {
 			return fmt.Errorf("--source-ips: %w", err)
 		}
+		if err := loadgen.CheckLocalSources(sources); err != nil {
+			return flagError(err)
+		}
 	}
 	allow := c.StringSlice("allow-remote")
 	if err := cluster.ValidAllow(allow); err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/httpretry"
 	"github.com/stampede-dev/stampede/internal/redact"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 func init() {
@@ -139,6 +140,12 @@ func httpRequest(c *cli.Context) (*http.Request, error) {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("http: bad URL %q: want http[s]://HOST[:PORT]/PATH", redact.URL(raw))
+	}
+	if _, err := spec.CheckURL("URL", raw, "http", "https"); err != nil {
+		return nil, fmt.Errorf("http: bad URL: %s", err.(*spec.FieldError).Reason)
+	}
+	if err := spec.CheckResolves(c.Context, "URL", u); err != nil {
+		return nil, fmt.Errorf("http: bad URL: %s", err.(*spec.FieldError).Reason)
 	}
 	var body []byte
 	if c.IsSet("data") {

@@ -44,7 +44,7 @@ func httpFleetAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	slos, err := sloFlagValue(c)
+	slos, err := sloFlagValue(c, true)
 	if err != nil {
 		return err
 	}
@@ -59,8 +59,8 @@ func httpFleetAction(c *cli.Context) error {
 	}
 	out := c.String("out")
 	if out != "" { // before any socket opens
-		for _, spec := range specs {
-			if err := checkOut(c, fleetDir(out, spec, len(specs))); err != nil {
+		for i, spec := range specs {
+			if err := checkOut(c, fleetDir(out, i, spec, len(specs))); err != nil {
 				return err
 			}
 		}
@@ -68,7 +68,7 @@ func httpFleetAction(c *cli.Context) error {
 	flags := renderSettings(c)
 	var sums []*results.Summary
 	var names []string
-	for _, spec := range specs {
+	for i, spec := range specs {
 		run := cfg
 		name := httpretry.DefaultPolicy.String()
 		if cfg.Retry.Policy != nil {
@@ -88,7 +88,7 @@ func httpFleetAction(c *cli.Context) error {
 		}
 		sum := httpfleet.Summarize(run, res, run.Settings, slos)
 		if out != "" {
-			if err := httpfleet.WriteResults(fleetDir(out, spec, len(specs)), run, res, sum); err != nil {
+			if err := httpfleet.WriteResults(fleetDir(out, i, spec, len(specs)), run, res, sum); err != nil {
 				return err
 			}
 		}
@@ -209,24 +209,14 @@ func splitPolicies(s string) ([]string, error) {
 	return specs, nil
 }
 
-// fleetDir is the results folder of the run of policy spec: out itself
-// for a single run, a folder inside it per policy when there are n > 1.
-func fleetDir(out, spec string, n int) string {
+// fleetDir is the results folder of the i-th run, of policy spec: out
+// itself for a single run, a folder inside it per policy when there are
+// n > 1, named as the bench names its runs' (results.PolicyDir).
+func fleetDir(out string, i int, spec string, n int) string {
 	if n <= 1 {
 		return out
 	}
-	p, _ := backoff.Parse(spec) // splitPolicies parsed it
-	return filepath.Join(out, policyDir(p.String()))
-}
-
-// policyDir is a folder name for a policy spec.
-func policyDir(spec string) string {
-	return strings.Map(func(r rune) rune {
-		if r == ':' || r == ',' || r == '=' || r == '/' {
-			return '_'
-		}
-		return r
-	}, spec)
+	return filepath.Join(out, results.PolicyDir(i, spec))
 }
 
 // writeFleetSummary prints a fleet's figures.

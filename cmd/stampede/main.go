@@ -30,6 +30,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	for _, c := range commands {
 		c.OnUsageError = usageError
 		c.HelpName = "" // set by Run; a second app (tests) would prefix it again
+		checkFinite(c)
 		if slices.Contains(configCommands, c.Name) {
 			withConfigFile(c)
 		}

@@ -99,7 +99,7 @@ func simulateAction(c *cli.Context) error {
 	if err != nil {
 		return flagError(err)
 	}
-	slos, err := sloFlagValue(c)
+	slos, err := sloFlagValue(c, false)
 	if err != nil {
 		return err
 	}
