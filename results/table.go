@@ -106,7 +106,24 @@ func WriteComparison(w io.Writer, rows []Row) error {
 			CountText(rec.HerdPeakPer100ms), FloatText(rec.HerdPeakToMean, 1), FloatText(rec.WastedAttemptsPerClient, 2),
 			FloatText(rec.OutageAttemptsPerClient, 2), row.Summary.Kernel.ListenOverflows)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return writeBusy(w, rows)
+}
+
+// writeBusy says, under a comparison, which runs were taken on a busy
+// machine (MachineLoad.Busy): their figures may not compare with the
+// others'.
+func writeBusy(w io.Writer, rows []Row) error {
+	for _, row := range rows {
+		if s := row.Summary; s != nil && s.Machine != nil && s.Machine.Busy {
+			if _, err := fmt.Fprintf(w, "busy machine: %s: %s; its figures may differ on a quiet machine\n", row.Policy, s.Machine.BusyReason); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // allHTTP reports whether every row is an HTTP fleet's run.
