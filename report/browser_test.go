@@ -186,6 +186,6 @@ func TestPagesInBrowser(t *testing.T) {
 		}
 	}
 	if len(g.Cut) > 0 || len(g.Midword) > 0 || len(g.Overlaps) > 0 {
-		t.Errorf("compare: %+v", g)
+		t.Errorf("compare: cut %s, wrapped inside a word %q, overlapping labels %q", g.Cut, g.Midword, g.Overlaps)
 	}
 }
