@@ -209,7 +209,7 @@ func runView(r *Run) runV {
 	s := r.Summary
 	v := runV{
 		Label: r.Label, RunID: s.RunID, Dir: r.Dir, Seed: s.Seed, Clients: s.Clients, Processes: s.Processes,
-		Duration: strconv.FormatFloat(s.DurationS, 'f', -1, 64) + " s",
+		Duration: strings.TrimSuffix(strings.TrimRight(f2(s.DurationS), "0"), ".") + " s", // 11.94 s, 12 s
 		SLO:      s.SLO, Checks: s.Checks, Pass: s.Pass,
 		Attempts: s.Connect.Attempts, Successes: s.Connect.Successes,
 		Failures: nonZero(s.Connect.Failures), Disconnects: nonZero(s.Connect.Disconnects),

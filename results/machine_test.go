@@ -39,3 +39,24 @@ func TestBusyMachineSaid(t *testing.T) {
 		t.Errorf("comparison:\n%s", got)
 	}
 }
+
+// The simulator's error table prints counts as integers and an R figure
+// never reached as "never", as every other table does.
+func TestSideBySideText(t *testing.T) {
+	real, sim := Summarize(summaryInput()), Summarize(summaryInput())
+	for i := range real.Recovery {
+		real.Recovery[i].R99S, real.Recovery[i].R100S = nil, nil // not all back
+	}
+	sim.Kernel.ListenOverflows = 2 * real.Kernel.ListenOverflows
+	var b strings.Builder
+	if err := WriteSideBySide(&b, Row{Policy: "real", Summary: real}, Row{Policy: "sim", Summary: sim}); err != nil {
+		t.Fatal(err)
+	}
+	got := b.String()
+	for _, want := range []string{"R99 s            never  5.00  -\n", "herd peak/100ms  10     10    +0 %\n",
+		"ListenOverflows  249    498   +100 %\n"} { // integers, and never, as the other tables
+		if !strings.Contains(got, want) {
+			t.Errorf("side by side lacks %q:\n%s", want, got)
+		}
+	}
+}
