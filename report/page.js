@@ -60,11 +60,13 @@
   // the first row from the top where it overlaps no label placed before:
   // events close in time ("deploy command" and the outage it caused) stack
   // instead of writing over each other. A label that would run past the
-  // plot's right edge is put on the left of its line.
+  // plot's right edge is put on the left of its line; one for which no row
+  // is left (many events at once) is not drawn.
   function layoutLabels(ctx, u, events, dpr) {
     const pad = 4 * dpr, gap = 6 * dpr, lineH = 14 * dpr;
     const left = u.bbox.left, right = u.bbox.left + u.bbox.width;
     const rows = [], boxes = [];
+    const maxRows = Math.max(1, Math.floor((u.bbox.height - 2 * dpr) / lineH));
     events.forEach(e => {
       if (!e.name) return;
       const x0 = u.valToPos(e.start, "x", true);
@@ -73,6 +75,7 @@
       if (x + w > right) x = Math.max(left, x0 - pad - w);
       let r = 0;
       while (rows[r] && rows[r].some(b => x < b[1] + gap && b[0] < x + w + gap)) r++;
+      if (r >= maxRows) return; // no room left: the event keeps its line and shade
       (rows[r] = rows[r] || []).push([x, x + w]);
       boxes.push({ name: e.name, x: x, y: u.bbox.top + 2 * dpr + r * lineH, w: w, h: lineH - dpr });
     });
