@@ -297,7 +297,8 @@ func compareRow(r *Run) compareV {
 	}
 	c := compareV{Name: r.Name, Policy: policy, Event: "-", Recovered: "-", R50: "-", R90: "-", R99: "-", R100: "-",
 		Peak: "-", PeakToMean: "-", Wasted: "-", Outage: "-",
-		Overflows: strconv.FormatInt(s.Kernel.ListenOverflows, 10), ConnectP99: f2(s.LatencyMS.Connect.P99), TTRP99: f2(s.LatencyMS.TTR.P99)}
+		Overflows:  strconv.FormatInt(s.Kernel.ListenOverflows, 10),
+		ConnectP99: latencyOf("", s.LatencyMS.Connect).P99, TTRP99: latencyOf("", s.LatencyMS.TTR).P99}
 	if rec, ok := s.WorstRecovery(); ok {
 		if rec.Event < len(s.Events) {
 			c.Event = results.EventName(s.Events[rec.Event])
