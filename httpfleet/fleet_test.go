@@ -302,7 +302,13 @@ func TestClosedPort(t *testing.T) {
 	}
 	dir := t.TempDir()
 	cfg := Config{URL: "http://" + addr + "/", HTTPFleet: spec.HTTPFleet{Clients: 5}}
-	if err := WriteResults(dir, cfg, res, Summarize(cfg, res, nil, nil)); err != nil {
+	sum := Summarize(cfg, res, nil, nil)
+	// The machine's load while the fleet ran: at least the first and the
+	// last sample, on this machine's cores.
+	if m := sum.Machine; m == nil || m.Samples < 2 || m.Cores < 1 {
+		t.Errorf("machine %+v", m)
+	}
+	if err := WriteResults(dir, cfg, res, sum); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []string{results.SummaryFile, results.HTTPTimelineFile, results.HTTPLatencyLogFile, results.HTTPAttemptLogFile, "report.html"} {

@@ -168,7 +168,7 @@ func TestLabels(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"x/run", "y/run"} {
-		if !strings.Contains(b.String(), `<td class="name">`+name+`</td>`) {
+		if !strings.Contains(b.String(), `<td class="name"><span class="nw">`+name+`</span><br>`) {
 			t.Errorf("the comparison table has no row for %s", name)
 		}
 	}

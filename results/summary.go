@@ -68,6 +68,9 @@ type Summary struct {
 	// are always present (all zero when the role was not sampled, e.g. a
 	// target stampede does not run).
 	Resources map[string]ResourceStats `json:"resources"`
+	// Machine is how busy the machine was while the run went, the run's
+	// own processes apart (MachineLoad); null when it was not sampled.
+	Machine *MachineLoad `json:"machine"`
 	// SLO holds each SLO's outcome; empty when none was given.
 	SLO []SLOResult `json:"slo"`
 	// Checks holds the outcomes of the run's other gates: a drill's

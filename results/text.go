@@ -89,6 +89,9 @@ func (s *Summary) WriteText(w io.Writer) error {
 	if s.HAProxy != nil {
 		writeHAProxy(ew, s.HAProxy)
 	}
+	if m := s.Machine; m != nil {
+		ew.printf("machine: %s\n", m.Text())
+	}
 	for _, role := range []string{RoleLoadgen, RoleTarget, RoleProxy, RoleCoordinator} {
 		r, ok := s.Resources[role]
 		if !ok || r.Processes == 0 {

@@ -44,6 +44,7 @@ func (r *run) finish() (*Result, error) {
 	sum := r.summarize(events, partials, length)
 	sum.Complete, sum.Interrupted = complete, d.interrupted
 	sum.Agents = agentSummaries(r.co, r.at)
+	sum.Machine = r.sampler.Machine()
 	if r.hap != nil {
 		sum.HAProxy = r.hap.Totals()
 	}

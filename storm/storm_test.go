@@ -344,6 +344,17 @@ func TestResultsFolder(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(cfg.Out, results.ResourcesFile)); err != nil {
 		t.Errorf("resources file: %v", err)
 	}
+	// The machine's load while the run went: this machine's cores, a
+	// sample a second, the run's own CPU counted apart.
+	if v, _ := lookup(doc, "machine.cores"); v == nil || v.(float64) < 1 {
+		t.Errorf("machine.cores = %v", v)
+	}
+	if v, _ := lookup(doc, "machine.samples"); v == nil || v.(float64) < 2 {
+		t.Errorf("machine.samples = %v", v)
+	}
+	if v, _ := lookup(doc, "machine.own_cpu_share"); v == nil || v.(float64) <= 0 {
+		t.Errorf("machine.own_cpu_share = %v", v)
+	}
 	// Every agent is listed, with the largest message it sent: streamed in
 	// pieces, never over 1 MiB.
 	if v, _ := lookup(doc, "complete"); v != true {
