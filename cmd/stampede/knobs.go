@@ -169,6 +169,12 @@ var knobs = []knob{
 	{flag: "duration", field: "HTTP.Duration"},
 	{flag: "grace", field: "HTTP.Grace"},
 	{flag: "deadline", field: "HTTP.Deadline"},
+	{flag: "objective", field: "Advise.Objective"},
+	{flag: "max-delay", field: "Advise.MaxDelay"},
+	{flag: "seeds", field: "Advise.Seeds"},
+	{flag: "candidates", field: "Advise.Budget"},
+	{flag: "from", field: "Advise.From"},
+	{flag: "from", field: "Advise.Capacity"},
 }
 
 // Which commands take which knobs.

@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/stampede-dev/stampede/advise"
+	"github.com/stampede-dev/stampede/backoff"
+	"github.com/stampede-dev/stampede/chaos"
+	"github.com/stampede-dev/stampede/loadgen"
+	"github.com/stampede-dev/stampede/report"
+	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/sim"
+	"github.com/stampede-dev/stampede/storm"
+	"github.com/stampede-dev/stampede/target"
+)
+
+// verifyTolerance is the relative error of the recommended policy's R99
+// that --verify calls a kept prediction.
+const verifyTolerance = 0.15
+
+func init() {
+	register(&cli.Command{
+		Name:      "advise",
+		Usage:     "search reconnect policies with the simulator for a fleet and a server's capacity, recommend one",
+		UsageText: "stampede advise [--clients N] [--accept-rate R] [--backlog N] [--from DIR] --chaos SCHEDULE [--policy SPEC] [--max-delay D] [--objective r99|wasted|peak] [--verify]",
+		Description: "Simulates the current --policy and a bounded, seeded set of candidate policies (kinds,\n" +
+			"initial, multiplier, max, jitter, spread) over --seeds seeds against the server's capacity\n" +
+			"(--accept-rate, --backlog, --handshake-cost, --lb-rate, --lb-queue, or inferred from a real\n" +
+			"run's results folder with --from), prints the best beside the current policy (R50/R99/R100,\n" +
+			"herd peak against the capacity per 100 ms, wasted attempts, the physical bound clients /\n" +
+			"accept rate), recommends one, and writes a results folder whose report.html plots them.\n" +
+			"--verify runs the recommended and the current policy for real against the bundled target\n" +
+			"with the same capacity and prints predicted against measured. Guide: docs/advise.md.\n\n" +
+			"Example: stampede advise --clients 10000 --accept-rate 2000 --backlog 128 \\\n" +
+			"           --chaos 'at 8s restart abrupt down=2s' --verify",
+		Flags:  adviseFlags(),
+		Action: adviseAction,
+	})
+}
+
+func adviseFlags() []cli.Flag {
+	var flags []cli.Flag
+	for _, f := range simulateFlags() {
+		switch f.Names()[0] {
+		case "syn-retries": // the bench's storm, which --verify runs
+			flags = append(flags, withDefault(f, benchSynRetries))
+		case "handshake-timeout":
+			flags = append(flags, withDefault(f, benchHandshakeTimeout))
+		case "duration":
+			flags = append(flags, withDefault(f, benchDuration))
+		case "out":
+			flags = append(flags, withDefaultText(f, "stampede-results/advise-TIME"))
+		default:
+			flags = append(flags, f)
+		}
+	}
+	return append(flags,
+		&cli.StringFlag{Name: "from", Usage: "infer the server's accept rate, backlog, fleet and event from the results folder `DIR` of a real run or drill (flags given win)"},
+		&cli.DurationFlag{Name: "max-delay", Usage: "no recommended policy waits longer than `D` between attempts (0 = no limit)"},
+		&cli.StringFlag{Name: "objective", Value: string(advise.R99), Usage: "what to minimise among policies that bring the fleet back within capacity: `r99`, wasted or peak"},
+		&cli.IntFlag{Name: "seeds", Value: advise.DefaultSeeds, Usage: "simulate every candidate with `N` seeds (--seed, --seed+1, ...)"},
+		&cli.IntFlag{Name: "candidates", Value: advise.DefaultBudget, Usage: "candidate policies `N` to simulate (each with every seed)"},
+		&cli.BoolFlag{Name: "verify", Usage: "run the recommended and the current policy for real against the bundled target with the same capacity, and print predicted against measured"},
+	)
+}
+
+func adviseAction(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return fmt.Errorf("advise: unexpected argument %q", c.Args().First())
+	}
+	cfg, out, err := adviseConfig(c)
+	if err != nil {
+		return err
+	}
+	settings := renderSettings(c)
+	ctx, stop := interruptible(c)
+	defer stop()
+	started := time.Now()
+	res, err := advise.Search(ctx, cfg)
+	if err != nil {
+		return flagError(err)
+	}
+	if err := res.WriteText(c.App.Writer); err != nil {
+		return err
+	}
+	if !c.Bool("quiet") {
+		fmt.Fprintf(c.App.ErrWriter, "advise: %d simulations in %s\n", res.Simulations, time.Since(started).Round(time.Millisecond))
+	}
+	sum := res.Summary(settings)
+	var verr error
+	if c.Bool("verify") {
+		fmt.Fprintf(c.App.ErrWriter, "advise: verifying with real sockets: %s, then %s\n", res.Recommended().Policy, res.Current.Policy)
+		sum.Advise.Verify, verr = advise.Verify(ctx, res, out, adviseRunner(c, res.Config.Sim, settings))
+		fmt.Fprintln(c.App.Writer)
+		if err := advise.WriteVerify(c.App.Writer, sum.Advise.Verify, res.Capacity.Per100ms(), verifyTolerance); err != nil {
+			return err
+		}
+	}
+	if err := results.Write(out, results.Folder{Summary: sum, Report: res.Report(), Render: report.Render}); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.Writer, "results: %s\n", out)
+	if verr != nil {
+		return runError(verr)
+	}
+	return nil
+}
+
+// adviseConfig maps the flags to a search and its results folder.
+func adviseConfig(c *cli.Context) (advise.Config, string, error) {
+	var m *advise.Measured
+	if dir := c.String("from"); dir != "" {
+		got, err := advise.InferDir(dir)
+		if err != nil {
+			return advise.Config{}, "", flagError(err)
+		}
+		m = &got
+	}
+	if m != nil && !c.IsSet("chaos") && !c.IsSet("chaos-file") && m.Chaos != "" {
+		if err := c.Set("chaos", m.Chaos); err != nil {
+			return advise.Config{}, "", err
+		}
+	}
+	if c.String("chaos") == "" && c.String("chaos-file") == "" {
+		return advise.Config{}, "", fmt.Errorf("--chaos: advise needs an event to recover from, e.g. --chaos 'at 8s restart abrupt down=2s' (or --from a run that had one)")
+	}
+	sc, _, err := simConfig(c)
+	if err != nil {
+		return advise.Config{}, "", err
+	}
+	cfg := advise.Config{Sim: sc, Objective: advise.Objective(c.String("objective")), MaxDelay: c.Duration("max-delay"),
+		Seeds: c.Int("seeds"), Budget: c.Int("candidates")}
+	if m != nil {
+		applyMeasured(c, &cfg, *m)
+	}
+	out := c.String("out")
+	if out == "" {
+		out = filepath.Join("stampede-results", "advise-"+time.Now().UTC().Format("2006-01-02T15-04-05Z"))
+	}
+	if err := checkOut(c, out); err != nil {
+		return cfg, "", err
+	}
+	return cfg, out, nil // advise.Search validates it
+}
+
+// applyMeasured puts what a results folder measured into the search,
+// where the flags did not say otherwise.
+func applyMeasured(c *cli.Context, cfg *advise.Config, m advise.Measured) {
+	if !c.IsSet("clients") && m.Clients > 0 {
+		cfg.Sim.Clients = m.Clients
+	}
+	if !c.IsSet("backlog") && m.Backlog > 0 {
+		cfg.Sim.Backlog = m.Backlog
+	}
+	if !c.IsSet("procs") && m.Procs > 0 {
+		cfg.Sim.Procs = m.Procs
+	}
+	if c.IsSet("accept-rate") {
+		return // the flags' capacity
+	}
+	cfg.Sim.AcceptRate = m.Capacity.AcceptRate
+	if !c.IsSet("ramp") {
+		cfg.Sim.Ramp = 0.9 * cfg.Sim.AcceptRate
+	}
+	cfg.Capacity = advise.CapacityOf(cfg.Sim)
+	cfg.Capacity.Source = m.Capacity.Source
+}
+
+// adviseRunner runs a real storm of the searched fleet, server and chaos
+// with one policy against the bundled target (storm.Run), as bench does.
+func adviseRunner(c *cli.Context, sc sim.Config, settings settings) advise.Runner {
+	return func(ctx context.Context, p backoff.Policy, dir string) (*results.Summary, error) {
+		var fleet loadgen.Config
+		fleet.Client = sc.Client
+		fleet.Policy = p
+		fleet.PingInterval = loadgen.FleetPingInterval(sc.Clients)
+		var tgt target.Config
+		tgt.Server = sc.Server
+		cfg := storm.Config{Target: tgt, TargetProcs: sc.Procs, Fleet: fleet, Schedule: sc.Schedule, ScheduleText: sc.ScheduleText,
+			Duration: sc.Duration, Out: dir, Settings: settings.with("policy", p.String(), "seed")}
+		if cfg.TargetProcs == 0 {
+			cfg.TargetProcs = max(1, (sc.Clients+sim.PerProcess-1)/sim.PerProcess) // the simulated layout
+		}
+		if !c.Bool("quiet") {
+			cfg.Log = c.App.ErrWriter
+		}
+		if cfg.Schedule == nil && sc.ScheduleText != "" {
+			cfg.Schedule, _ = chaos.Parse(sc.ScheduleText)
+		}
+		res, err := storm.Run(ctx, cfg)
+		if res == nil {
+			return nil, err
+		}
+		return res.Summary, err
+	}
+}
