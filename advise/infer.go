@@ -2,6 +2,7 @@ package advise
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,9 +18,10 @@ type Measured struct {
 	// the backlog from the run's config (0 when it does not say), and how
 	// they were read.
 	Capacity Capacity
-	// Saturated is true when the herd failed attempts after ready: the
-	// server was at capacity, so the plateau is its accept rate. False
-	// makes AcceptRate a lower bound.
+	// Saturated is true when the herd failed attempts after ready or the
+	// kernel dropped connections on a full accept queue: the server was
+	// at capacity, so the plateau is its accept rate. False makes
+	// AcceptRate a lower bound.
 	Saturated bool
 	// Backlog and Procs are the listen backlog of one target process and
 	// the processes, from the run's config; 0 when it does not say.
@@ -35,8 +37,43 @@ type Measured struct {
 }
 
 // InferDir reads dir's summary.json and timeline.csv and infers the
-// server's capacity (Infer).
+// server's capacity (Infer). A bench's folder (bench.json) is read run
+// by run, and the run with the highest rate is the measure: the herd
+// that kept the server busiest.
 func InferDir(dir string) (Measured, error) {
+	b, err := os.ReadFile(filepath.Join(dir, results.BenchFile))
+	if err != nil {
+		return inferRun(dir)
+	}
+	var idx struct {
+		Runs []struct {
+			Dir string `json:"dir"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(b, &idx); err != nil {
+		return Measured{}, spec.Wrap("Advise.From", err)
+	}
+	var best Measured
+	var errs []error
+	for _, r := range idx.Runs {
+		m, err := inferRun(filepath.Join(dir, r.Dir))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if m.Capacity.AcceptRate > best.Capacity.AcceptRate {
+			best = m
+		}
+	}
+	if best.Capacity.AcceptRate == 0 {
+		return best, spec.Wrap("Advise.From", fmt.Errorf("no run of the bench %s gave a measure: %w", dir, errors.Join(errs...)))
+	}
+	best.Capacity.Source += fmt.Sprintf(" (the highest of the bench's %d runs)", len(idx.Runs))
+	return best, nil
+}
+
+// inferRun is InferDir of one run's folder.
+func inferRun(dir string) (Measured, error) {
 	sum, err := results.ReadSummary(filepath.Join(dir, results.SummaryFile))
 	if err != nil {
 		return Measured{}, spec.Wrap("Advise.From", err)
@@ -79,7 +116,7 @@ func Infer(sum *results.Summary, tl []results.TimelineRow) (Measured, error) {
 	if e.OutageS != nil {
 		m.OutageS = *e.OutageS
 	}
-	m.Saturated = rec.WastedAttempts != nil && *rec.WastedAttempts > 0
+	m.Saturated = rec.WastedAttempts != nil && *rec.WastedAttempts > 0 || sum.KernelRead && sum.Kernel.ListenOverflows > 0
 	from, to := *rec.WindowStartS, *rec.WindowEndS
 	best, at := 0.0, from
 	for i := range tl {
@@ -102,7 +139,7 @@ func Infer(sum *results.Summary, tl []results.TimelineRow) (Measured, error) {
 	m.Capacity.Backlog = m.Backlog * max(1, m.Procs)
 	m.Capacity.Source = fmt.Sprintf("accept rate %.0f/s: the most clients connected in one second (%.1f-%.1fs) of the herd after %s", best, at, at+1, m.Event)
 	if !m.Saturated {
-		m.Capacity.Source += " (no attempt failed after ready: the server was not saturated, so this is a lower bound)"
+		m.Capacity.Source += " (no attempt failed after ready and no accept queue overflowed: the server was not saturated, so this is a lower bound)"
 	}
 	if m.Capacity.Backlog > 0 {
 		m.Capacity.Source += fmt.Sprintf("; backlog %d from the run's config", m.Capacity.Backlog)

@@ -115,9 +115,29 @@ func Search(ctx context.Context, cfg Config) (*Result, error) {
 	if len(pool) == 0 {
 		return nil, spec.Errorf("Advise.MaxDelay", "no policy fits under %s", cfg.MaxDelay)
 	}
-	res.Best = pool[:min(cfg.Shown, len(pool))]
+	res.Best = distinct(pool, cfg.Shown)
 	res.Reason = res.reason()
 	return res, nil
+}
+
+// distinct returns up to n of the ranked candidates, leaving out one
+// whose figures are those of a better one: a ceiling the fleet never
+// reaches changes the spec, not the herd.
+func distinct(ranked []Candidate, n int) []Candidate {
+	type figures struct{ r50, r99, r100, peak, wasted float64 }
+	seen := map[figures]bool{}
+	var out []Candidate
+	for _, c := range ranked {
+		f := figures{round3(c.R50), round3(c.R99), round3(c.R100), c.Peak, round3(c.Wasted)}
+		if seen[f] {
+			continue
+		}
+		seen[f] = true
+		if out = append(out, c); len(out) == n {
+			break
+		}
+	}
+	return out
 }
 
 // within reports whether p never waits longer than limit.
