@@ -44,7 +44,7 @@ func TestSearchDeterministic(t *testing.T) {
 	var got [2][]byte
 	for i, workers := range []int{1, 2} {
 		cfg := small(t, "fixed:initial=1s")
-		cfg.Workers = workers
+		cfg.Workers, cfg.Budget = workers, 16 // 10 in the first stage: 5 anchors, 5 drawn
 		res, err := Search(context.Background(), cfg)
 		if err != nil {
 			t.Fatal(err)
