@@ -55,6 +55,7 @@ func adviseFlags() []cli.Flag {
 			flags = append(flags, withDefault(f, benchDuration))
 		case "out":
 			flags = append(flags, withDefaultText(f, "stampede-results/advise-TIME"))
+		case "slo": // the search has no run to gate
 		default:
 			flags = append(flags, f)
 		}
