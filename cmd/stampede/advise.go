@@ -11,6 +11,7 @@ import (
 	"github.com/stampede-dev/stampede/advise"
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/chaos"
+	"github.com/stampede-dev/stampede/drill"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/report"
 	"github.com/stampede-dev/stampede/results"
@@ -66,7 +67,11 @@ func adviseFlags() []cli.Flag {
 		&cli.StringFlag{Name: "objective", Value: string(advise.R99), Usage: "what to minimise among policies that bring the fleet back within capacity: `r99`, wasted or peak"},
 		&cli.IntFlag{Name: "seeds", Value: advise.DefaultSeeds, Usage: "simulate every candidate with `N` seeds (--seed, --seed+1, ...)"},
 		&cli.IntFlag{Name: "candidates", Value: advise.DefaultBudget, Usage: "candidate policies `N` to simulate (each with every seed)"},
-		&cli.BoolFlag{Name: "verify", Usage: "run the recommended and the current policy for real against the bundled target with the same capacity, and print predicted against measured"},
+		&cli.BoolFlag{Name: "verify", Usage: "run the recommended and the current policy for real against the bundled target with the same capacity (or --url), and print predicted against measured"},
+		&cli.StringFlag{Name: "url", Usage: "--verify against your server at `URL` (ws:// or wss://) as stampede drill does, its deploy --restart-cmd run in each of the two runs"},
+		&cli.StringSliceFlag{Name: "allow-remote", Usage: "with --url: allow load to `HOST` (exactly the URL's host) although it is not loopback (repeatable)"},
+		&cli.StringFlag{Name: "restart-cmd", Usage: "with --url: the deploy `CMD` (sh -c) each verifying run starts at --at"},
+		&cli.DurationFlag{Name: "at", DefaultText: "the chaos event's start", Usage: "with --url: when `T` the --restart-cmd starts, from the start"},
 	)
 }
 
@@ -96,7 +101,11 @@ func adviseAction(c *cli.Context) error {
 	var verr error
 	if c.Bool("verify") {
 		fmt.Fprintf(c.App.ErrWriter, "advise: verifying with real sockets: %s, then %s\n", res.Recommended().Policy, res.Current.Policy)
-		sum.Advise.Verify, verr = advise.Verify(ctx, res, out, adviseRunner(c, res.Config.Sim, settings))
+		run := adviseRunner(c, res.Config.Sim, settings)
+		if c.String("url") != "" {
+			run = adviseDrillRunner(c, res.Config.Sim, settings)
+		}
+		sum.Advise.Verify, verr = advise.Verify(ctx, res, out, run)
 		fmt.Fprintln(c.App.Writer)
 		if err := advise.WriteVerify(c.App.Writer, sum.Advise.Verify, res.Capacity.Per100ms(), verifyTolerance); err != nil {
 			return err
@@ -114,6 +123,9 @@ func adviseAction(c *cli.Context) error {
 
 // adviseConfig maps the flags to a search and its results folder.
 func adviseConfig(c *cli.Context) (advise.Config, string, error) {
+	if err := checkVerifyURL(c); err != nil {
+		return advise.Config{}, "", err
+	}
 	var m *advise.Measured
 	if dir := c.String("from"); dir != "" {
 		got, err := advise.InferDir(dir)
@@ -196,6 +208,61 @@ func adviseRunner(c *cli.Context, sc sim.Config, settings settings) advise.Runne
 		res, err := storm.Run(ctx, cfg)
 		if res == nil {
 			return nil, err
+		}
+		return res.Summary, err
+	}
+}
+
+// checkVerifyURL checks --url and its rails before anything happens: a
+// host other than loopback is refused unless --allow-remote names it, and
+// the two runs need --verify and a deploy command.
+func checkVerifyURL(c *cli.Context) error {
+	u := c.String("url")
+	if u == "" {
+		for _, f := range []string{"allow-remote", "restart-cmd", "at"} {
+			if c.IsSet(f) {
+				return fmt.Errorf("--%s: only with --url", f)
+			}
+		}
+		return nil
+	}
+	if err := drill.CheckTarget(u, c.StringSlice("allow-remote")); err != nil {
+		return flagError(err)
+	}
+	switch {
+	case !c.Bool("verify"):
+		return fmt.Errorf("--url: only with --verify (the search itself needs no server)")
+	case c.String("restart-cmd") == "":
+		return fmt.Errorf("--restart-cmd: required with --url: the deploy each verifying run starts")
+	}
+	return nil
+}
+
+// adviseDrillRunner runs a drill against --url with one policy: the
+// fleet, the deploy command at --at (the chaos event's start by default),
+// the drill's rails (drill.Run checks the host again).
+func adviseDrillRunner(c *cli.Context, sc sim.Config, settings settings) advise.Runner {
+	at := c.Duration("at")
+	if !c.IsSet("at") && sc.Schedule != nil {
+		if planned := sc.Schedule.Plan(sc.Duration); len(planned) > 0 {
+			at = planned[0].At
+		}
+	}
+	return func(ctx context.Context, p backoff.Policy, dir string) (*results.Summary, error) {
+		var fleet loadgen.Config
+		fleet.Client = sc.Client
+		fleet.URL, fleet.Policy = c.String("url"), p
+		fleet.PingInterval = loadgen.FleetPingInterval(sc.Clients)
+		cfg := drill.Config{
+			Run:         storm.Config{Fleet: fleet, Duration: sc.Duration, Out: dir, Settings: settings.with("policy", p.String(), "seed")},
+			AllowRemote: c.StringSlice("allow-remote"), RestartCmd: c.String("restart-cmd"), At: at,
+		}
+		if !c.Bool("quiet") {
+			cfg.Log, cfg.Run.Log = c.App.ErrWriter, c.App.ErrWriter
+		}
+		res, err := drill.Run(ctx, cfg)
+		if res == nil {
+			return nil, flagError(err)
 		}
 		return res.Summary, err
 	}

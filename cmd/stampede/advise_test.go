@@ -5,8 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/stampede-dev/stampede/advise"
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/results"
 )
@@ -86,6 +89,76 @@ func TestAdviseVerify(t *testing.T) {
 	for _, want := range []string{"Candidates", "<polyline", "<circle", "Verified with real sockets", "server capacity per 100 ms"} {
 		if !bytes.Contains(page, []byte(want)) {
 			t.Errorf("report.html lacks %q", want)
+		}
+	}
+}
+
+// TestAdviseURLRails: --url is checked before anything is simulated: a
+// host other than loopback needs --allow-remote, and --url needs
+// --verify and a deploy command.
+func TestAdviseURLRails(t *testing.T) {
+	ev := []string{"--chaos", "at 3s restart abrupt down=1s", "--out", filepath.Join(t.TempDir(), "a")}
+	for _, tc := range []struct {
+		name, want string
+		args       []string
+	}{
+		{"remote", "stampede: --url: ws://example.com/ws: host example.com is not loopback", []string{"--url", "ws://example.com/ws", "--verify", "--restart-cmd", "true"}},
+		{"no verify", "stampede: --url: only with --verify", []string{"--url", "ws://127.0.0.1:1/ws", "--restart-cmd", "true"}},
+		{"no deploy", "stampede: --restart-cmd: required with --url", []string{"--url", "ws://127.0.0.1:1/ws", "--verify"}},
+		{"rail without url", "stampede: --allow-remote: only with --url", []string{"--allow-remote", "example.com"}},
+	} {
+		code, out, errOut := runAdvise(t, append(tc.args, ev...)...)
+		if code != 2 || !strings.HasPrefix(errOut, tc.want) || strings.Count(errOut, "\n") != 1 || out != "" {
+			t.Errorf("%s: exit %d, stderr %q, stdout %q; want exit 2 and one line %q...", tc.name, code, errOut, out, tc.want)
+		}
+	}
+}
+
+// TestAdviseVerifyURL: --verify against a server of the user's (a small
+// WebSocket server that restarts with 1012 and answers 503 for a second
+// when the deploy command touches a file), as a drill: both runs have the
+// deploy event and their figures beside the prediction.
+func TestAdviseVerifyURL(t *testing.T) {
+	t.Setenv(testMainEnv, "1")
+	srv := newDrillServer(t)
+	dir := t.TempDir()
+	trigger := filepath.Join(dir, "deployed")
+	var restarts atomic.Int32
+	var watch func()
+	watch = func() {
+		onFile(t, trigger, func() {
+			srv.restart(1012, time.Second, "1")
+			os.Remove(trigger)
+			if restarts.Add(1) < 2 {
+				watch()
+			}
+		})
+	}
+	watch()
+	out := filepath.Join(dir, "advise")
+	code, stdout, stderr := runAdvise(t, "--clients", "50", "--accept-rate", "500", "--chaos", "at 2s restart graceful down=1s",
+		"--duration", "8s", "--candidates", "3", "--seeds", "1", "--verify", "--quiet", "--out", out,
+		"--url", srv.url, "--restart-cmd", "touch "+trigger)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	sum, err := results.ReadSummary(filepath.Join(out, results.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Advise.Verify) != 2 || restarts.Load() != 2 {
+		t.Fatalf("verify %+v, %d restarts; want two runs, each with its deploy", sum.Advise.Verify, restarts.Load())
+	}
+	for _, v := range sum.Advise.Verify {
+		run, err := results.ReadSummary(filepath.Join(out, v.Dir, results.SummaryFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(run.Events) == 0 || run.Events[0].Kind != "deploy" || run.Connect.Disconnects["closed_1012"] == 0 {
+			t.Errorf("%s run: events %+v, disconnects %v; want the deploy and the 1012 closes", v.Role, run.Events, run.Connect.Disconnects)
+		}
+		if f, _ := advise.Figure(v, "r99_s"); f.Measured == nil {
+			t.Errorf("%s run: no measured R99", v.Role)
 		}
 	}
 }
