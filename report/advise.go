@@ -16,7 +16,23 @@ import (
 //go:embed advise.html.tmpl
 var adviseTmpl string
 
-var advisePage = template.Must(template.New("advise").Funcs(template.FuncMap{"mul100": func(v float64) float64 { return v * 100 }}).Parse(adviseTmpl))
+var advisePage = template.Must(template.New("advise").Funcs(template.FuncMap{"fig": fig, "pct": pct}).Parse(adviseTmpl))
+
+// fig writes a figure that may be null ("never").
+func fig(v *float64) string {
+	if v == nil {
+		return "never"
+	}
+	return fmt.Sprintf("%.2f", *v)
+}
+
+// pct writes a relative error as a signed percentage; "-" for null.
+func pct(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%+.0f %%", *v*100)
+}
 
 // The plots' size in SVG units, and their margins for the axes.
 const (
@@ -208,11 +224,11 @@ func curvePlot(a *results.Advice) svgPlot {
 	capY := y(a.Capacity.Per100ms)
 	p.Rules = append(p.Rules, svgRule{X1: plotL, Y1: capY, X2: plotL + innerW, Y2: capY, Label: "server capacity per 100 ms"})
 	colors := map[string]string{"recommended": "#d62728", "current": "#888888"}
+	if len(a.Curves) > 0 { // one event: the same ready for both policies
+		rx := x(a.Curves[0].ReadyS - a.Curves[0].StartS)
+		p.Rules = append(p.Rules, svgRule{X1: rx, Y1: plotT, X2: rx, Y2: plotT + innerH, Label: "server ready"})
+	}
 	for i, c := range a.Curves {
-		if len(c.Attempts) > 0 {
-			rx := x(c.ReadyS - c.StartS)
-			p.Rules = append(p.Rules, svgRule{X1: rx, Y1: plotT, X2: rx, Y2: plotT + innerH, Label: "ready (" + c.Role + ")"})
-		}
 		var b strings.Builder
 		for j, v := range c.Attempts {
 			fmt.Fprintf(&b, "%.1f,%.1f ", x(float64(j)/10), y(float64(v)))

@@ -91,6 +91,9 @@ func TestAdviseVerify(t *testing.T) {
 			t.Errorf("report.html lacks %q", want)
 		}
 	}
+	if i := bytes.Index(page, []byte("%!")); i >= 0 {
+		t.Errorf("report.html has a formatting error: %s", page[i:min(len(page), i+60)])
+	}
 }
 
 // TestAdviseURLRails: --url is checked before anything is simulated: a
