@@ -99,7 +99,14 @@ func TestVerifyFigures(t *testing.T) {
 			t.Errorf("%s: error %v, want %v", name, got.RelError, *w)
 		}
 	}
-	lines := strings.Join(Verdict(vs, 328, 0.15), "\n")
+	got, held := Verdict(vs, 328, 0.15)
+	lines := strings.Join(got, "\n")
+	if !held {
+		t.Errorf("a prediction 10 %% off with the peak within capacity did not hold:\n%s", lines)
+	}
+	if _, held := Verdict(vs, 200, 0.15); held {
+		t.Error("a real herd peak of 250 held against a capacity of 200")
+	}
 	for _, s := range []string{"predicted 5.50s, measured 5.00s (+10 %): within 15 %", "250 per 100 ms against the server's 328: within capacity"} {
 		if !strings.Contains(lines, s) {
 			t.Errorf("verdict lacks %q:\n%s", s, lines)

@@ -53,8 +53,9 @@ func sec(v *float64) string {
 }
 
 // WriteVerify prints a verification: each policy's figures predicted
-// against measured with the relative error, then the verdict lines.
-func WriteVerify(w io.Writer, vs []results.AdviceVerify, capacity, tolerance float64) error {
+// against measured with the relative error, then the verdict lines; held
+// is Verdict's.
+func WriteVerify(w io.Writer, vs []results.AdviceVerify, capacity, tolerance float64) (held bool, err error) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "\tpolicy\tfigure\tpredicted\tmeasured\terror\t")
 	for _, v := range vs {
@@ -67,14 +68,15 @@ func WriteVerify(w io.Writer, vs []results.AdviceVerify, capacity, tolerance flo
 		}
 	}
 	if err := tw.Flush(); err != nil {
-		return err
+		return false, err
 	}
-	for _, l := range Verdict(vs, capacity, tolerance) {
+	lines, held := Verdict(vs, capacity, tolerance)
+	for _, l := range lines {
 		if _, err := fmt.Fprintln(w, l); err != nil {
-			return err
+			return false, err
 		}
 	}
-	return nil
+	return held, nil
 }
 
 func num(v *float64) string {

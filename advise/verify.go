@@ -97,23 +97,27 @@ func Figure(v results.AdviceVerify, name string) (f results.AdviceFigure, ok boo
 
 // Verdict is the verification's outcome for a person: whether the
 // recommended policy's real R99 came within tolerance of its prediction,
-// how it compares with the current policy's real R99, and whether its
-// real herd stayed within the server's capacity.
-func Verdict(vs []results.AdviceVerify, capacity float64, tolerance float64) []string {
+// whether its real herd stayed within the server's capacity, and how its
+// real R99 compares with the current policy's. held is true when the
+// first two did.
+func Verdict(vs []results.AdviceVerify, capacity float64, tolerance float64) (lines []string, held bool) {
 	if len(vs) == 0 || vs[0].Role != "recommended" {
-		return []string{"verify: the recommended policy did not run"}
+		return []string{"verify: the recommended policy did not run"}, false
 	}
-	var lines []string
+	held = true
 	r99, _ := Figure(vs[0], "r99_s")
 	switch {
 	case r99.RelError == nil:
+		held = false
 		lines = append(lines, "verify: the recommended policy's R99 has no prediction or no measure to compare")
 	default:
 		ok := math.Abs(*r99.RelError) <= tolerance
+		held = held && ok
 		lines = append(lines, fmt.Sprintf("verify: recommended R99 predicted %.2fs, measured %.2fs (%+.0f %%): %s",
 			*r99.Predicted, *r99.Measured, *r99.RelError*100, verdictWord(ok, fmt.Sprintf("within %.0f %%", tolerance*100))))
 	}
 	if peak, ok := Figure(vs[0], "herd_peak_per_100ms"); ok && peak.Measured != nil {
+		held = held && *peak.Measured <= capacity
 		lines = append(lines, fmt.Sprintf("verify: recommended real herd peak %.0f per 100 ms against the server's %.0f: %s",
 			*peak.Measured, capacity, verdictWord(*peak.Measured <= capacity, "within capacity")))
 	}
@@ -124,7 +128,7 @@ func Verdict(vs []results.AdviceVerify, capacity float64, tolerance float64) []s
 			lines = append(lines, fmt.Sprintf("verify: recommended real R99 %.2fs against the current policy's %.2fs (%+.0f %%)", *r99.Measured, *cur.Measured, d*100))
 		}
 	}
-	return lines
+	return lines, held
 }
 
 func verdictWord(ok bool, what string) string {

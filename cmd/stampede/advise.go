@@ -99,6 +99,7 @@ func adviseAction(c *cli.Context) error {
 	}
 	sum := res.Summary(settings)
 	var verr error
+	held := true
 	if c.Bool("verify") {
 		fmt.Fprintf(c.App.ErrWriter, "advise: verifying with real sockets: %s, then %s\n", res.Recommended().Policy, res.Current.Policy)
 		run := adviseRunner(c, res.Config.Sim, settings)
@@ -107,7 +108,7 @@ func adviseAction(c *cli.Context) error {
 		}
 		sum.Advise.Verify, verr = advise.Verify(ctx, res, out, run)
 		fmt.Fprintln(c.App.Writer)
-		if err := advise.WriteVerify(c.App.Writer, sum.Advise.Verify, res.Capacity.Per100ms(), verifyTolerance); err != nil {
+		if held, err = advise.WriteVerify(c.App.Writer, sum.Advise.Verify, res.Capacity.Per100ms(), verifyTolerance); err != nil {
 			return err
 		}
 	}
@@ -117,6 +118,9 @@ func adviseAction(c *cli.Context) error {
 	fmt.Fprintf(c.App.Writer, "results: %s\n", out)
 	if verr != nil {
 		return runError(verr)
+	}
+	if !held {
+		return cli.Exit("verify: the recommended policy did not hold its prediction with real sockets (above)", 1)
 	}
 	return nil
 }
