@@ -3,7 +3,9 @@ package advise
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -110,6 +112,43 @@ func TestVerifyFigures(t *testing.T) {
 	for _, s := range []string{"predicted 5.50s, measured 5.00s (+10 %): within 15 %", "250 per 100 ms against the server's 328: within capacity"} {
 		if !strings.Contains(lines, s) {
 			t.Errorf("verdict lacks %q:\n%s", s, lines)
+		}
+	}
+}
+
+// TestInferDirBench: a bench's folder is read run by run from its
+// bench.json, and the run whose herd kept the server busiest gives the
+// rate: here the jittered fleet's, whose herd saturates the server,
+// rather than a fleet that trickles back.
+func TestInferDirBench(t *testing.T) {
+	bench := t.TempDir()
+	var runs []string
+	for i, policy := range []string{"fixed:initial=20s", ReferencePolicy} {
+		cfg := benchLike(t, 2000, policy)
+		cfg.Settings = json.RawMessage(`{"backlog": 128}`)
+		res, err := sim.Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := fmt.Sprintf("%d-run", i+1)
+		if err := sim.WriteResults(filepath.Join(bench, dir), sim.Summarize(res, nil), res.Report); err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, `{"policy": "`+policy+`", "dir": "`+dir+`"}`)
+	}
+	if err := os.WriteFile(filepath.Join(bench, results.BenchFile), []byte(`{"runs": [`+strings.Join(runs, ",")+`]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m, err := InferDir(bench)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Capacity.AcceptRate; math.Abs(got-400)/400 > 0.10 {
+		t.Errorf("inferred %.0f/s from the bench, want 400 within 10 %%: %s", got, m.Capacity.Source)
+	}
+	for _, want := range []string{filepath.Join(bench, "2-run") + ": accept rate", "the highest of the bench's 2 runs"} {
+		if !strings.Contains(m.Capacity.Source, want) {
+			t.Errorf("source %q lacks %q", m.Capacity.Source, want)
 		}
 	}
 }
