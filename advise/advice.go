@@ -19,7 +19,7 @@ func (r *Result) reason() string {
 	case !b.Recovered():
 		return "no policy tried brought 99 % of the fleet back within the run: lengthen the run or raise the server's capacity"
 	case !b.WithinCapacity:
-		why = fmt.Sprintf("no policy tried kept the herd within the server's %.0f attempts per 100 ms; this one comes closest to the objective (%s)", capy, r.Config.Objective)
+		why = fmt.Sprintf("no policy tried kept the herd within the server's %.0f attempts per 100 ms; this one comes closest (%.0f, R99 %s)", capy, b.Peak, secs(b.R99))
 	case r.Config.Objective == Wasted:
 		why = fmt.Sprintf("fewest failed attempts after ready (%.2f per client) with the herd within the server's %.0f per 100 ms", b.Wasted, capy)
 	case r.Config.Objective == Peak:

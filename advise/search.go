@@ -264,8 +264,9 @@ func outageOf(c Candidate) time.Duration {
 }
 
 // rank sorts candidates best first: those that bring 99 % of the fleet
-// back, then those whose herd stays within the server's capacity, then by
-// the objective, then R99, wasted attempts, peak and the spec.
+// back, then those whose herd stays within the server's capacity (among
+// those that do not, the lowest herd peak first), then by the objective,
+// then R99, wasted attempts, peak and the spec.
 func (r *Result) rank(cs []Candidate) []Candidate {
 	obj := func(c Candidate) float64 {
 		switch r.Config.Objective {
@@ -282,6 +283,11 @@ func (r *Result) rank(cs []Candidate) []Candidate {
 		}
 		if d := -cmp.Compare(boolInt(a.WithinCapacity), boolInt(b.WithinCapacity)); d != 0 {
 			return d
+		}
+		if !a.WithinCapacity { // neither is: the herd closest to capacity first
+			if d := cmp.Compare(a.Peak, b.Peak); d != 0 {
+				return d
+			}
 		}
 		for _, f := range []func(Candidate) float64{obj, func(c Candidate) float64 { return c.R99 },
 			func(c Candidate) float64 { return c.Wasted }, func(c Candidate) float64 { return c.Peak }} {

@@ -138,6 +138,7 @@ func TestObjectives(t *testing.T) {
 		mk("full:initial=1s", 7, 100, 0.2, true),               // flattest
 		mk("equal:initial=1s", 6, 200, 0.01, true),             // fewest wasted
 		mk("decorrelated:initial=1s", math.NaN(), 50, 0, true), // never recovers
+		mk("exp:initial=2s", 2, 1000, 0.1, false),              // faster, but further over capacity
 	}
 	for _, tc := range []struct {
 		obj  Objective
@@ -197,4 +198,17 @@ func TestExplore(t *testing.T) {
 		t.Logf("%-60s r50 %.2f r99 %.2f r100 %.2f peak %.0f wasted %.3f within %v", c.Policy, c.R50, c.R99, c.R100, c.Peak, c.Wasted, c.WithinCapacity)
 	}
 	t.Log(res.Reason)
+}
+
+// TestRankOverCapacity: when no candidate keeps the herd within capacity,
+// the one closest to it comes first, whatever the objective.
+func TestRankOverCapacity(t *testing.T) {
+	mk := func(spec string, r99, peak float64) Candidate {
+		return Candidate{Policy: backoff.MustParse(spec), R99: r99, Peak: peak}
+	}
+	r := &Result{Config: Config{Objective: R99}}
+	got := r.rank([]Candidate{mk("fixed:initial=1s", 5.1, 650), mk("exp:initial=1s", 5.2, 350), mk("full:initial=1s", 5.0, 900)})
+	if got[0].Policy.Kind != backoff.Exp {
+		t.Errorf("first %s (peak %v), want the herd closest to capacity, exp (peak 350)", got[0].Policy, got[0].Peak)
+	}
 }
