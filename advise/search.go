@@ -265,7 +265,8 @@ func outageOf(c Candidate) time.Duration {
 
 // rank sorts candidates best first: those that bring 99 % of the fleet
 // back, then those whose herd stays within the server's capacity (among
-// those that do not, the lowest herd peak first), then by the objective,
+// those that do not, the lowest herd peak first, in steps of 5 % of the
+// capacity), then by the objective,
 // then R99, wasted attempts, peak and the spec.
 func (r *Result) rank(cs []Candidate) []Candidate {
 	obj := func(c Candidate) float64 {
@@ -285,7 +286,7 @@ func (r *Result) rank(cs []Candidate) []Candidate {
 			return d
 		}
 		if !a.WithinCapacity { // neither is: the herd closest to capacity first
-			if d := cmp.Compare(a.Peak, b.Peak); d != 0 {
+			if d := cmp.Compare(r.peakStep(a.Peak), r.peakStep(b.Peak)); d != 0 {
 				return d
 			}
 		}
@@ -298,6 +299,17 @@ func (r *Result) rank(cs []Candidate) []Candidate {
 		return cmp.Compare(a.Policy.String(), b.Policy.String())
 	})
 	return cs
+}
+
+// peakStep is a herd peak in steps of 5 % of the capacity per 100 ms:
+// peaks a step apart are the same herd to the server, and the objective
+// decides between them.
+func (r *Result) peakStep(peak float64) float64 {
+	step := 0.05 * r.Capacity.Per100ms()
+	if step <= 0 {
+		return peak
+	}
+	return math.Floor(peak / step)
 }
 
 func boolInt(b bool) int {

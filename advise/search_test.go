@@ -211,4 +211,11 @@ func TestRankOverCapacity(t *testing.T) {
 	if got[0].Policy.Kind != backoff.Exp {
 		t.Errorf("first %s (peak %v), want the herd closest to capacity, exp (peak 350)", got[0].Policy, got[0].Peak)
 	}
+	// Peaks within 5 % of the capacity of each other are one herd: R99
+	// decides.
+	r.Capacity = Capacity{AcceptRate: 2000, Backlog: 128} // 328 per 100 ms
+	got = r.rank([]Candidate{mk("full:initial=5s,max=5s", 5.33, 348), mk("exp:initial=1s", 5.21, 349), mk("fixed:initial=1s", 5.0, 666)})
+	if got[0].Policy.Kind != backoff.Exp || got[2].Policy.Kind != backoff.Fixed {
+		t.Errorf("order %s, %s, %s; want exp (349, R99 5.21s) before full (348, 5.33s), fixed (666) last", got[0].Policy, got[1].Policy, got[2].Policy)
+	}
 }
