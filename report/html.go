@@ -123,6 +123,9 @@ func Render(dir string) error {
 	if err != nil {
 		return err
 	}
+	if run.Summary.Advise != nil {
+		return renderAdvise(dir, run.Summary)
+	}
 	return WriteFile(filepath.Join(dir, File), []*Run{run})
 }
 

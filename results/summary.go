@@ -100,6 +100,9 @@ type Summary struct {
 	// HAProxy holds the load balancer's own counters for the run
 	// (--haproxy-socket; docs/loadbalancer.md); absent without it.
 	HAProxy *haproxy.Totals `json:"haproxy,omitempty"`
+	// Advise holds what `stampede advise` found (Advice); absent from
+	// every other run.
+	Advise *Advice `json:"advise,omitempty"`
 }
 
 // AgentSummary is one agent of the run in summary.json.

@@ -170,6 +170,12 @@ var knobs = []knob{
 	{flag: "name", field: "Join.Name"},
 	{flag: "capacity", field: "Join.Capacity"},
 	{flag: "nats", field: "Join.NATS"},
+	{flag: "objective", field: "Advise.Objective"},
+	{flag: "max-delay", field: "Advise.MaxDelay"},
+	{flag: "seeds", field: "Advise.Seeds"},
+	{flag: "candidates", field: "Advise.Budget"},
+	{flag: "from", field: "Advise.From"},
+	{flag: "from", field: "Advise.Capacity"},
 }
 
 // Which commands take which knobs.

@@ -1,0 +1,71 @@
+package advise
+
+import (
+	"time"
+
+	"github.com/stampede-dev/stampede/sim"
+)
+
+// Capacity is what a server admits of a reconnect herd: a server that
+// accepts A connections a second brings N clients back in no less than
+// N/A seconds, and takes at most A × 0.1 s + backlog attempts in one
+// 100 ms window without dropping a SYN (docs/advise.md).
+type Capacity struct {
+	// AcceptRate is the connections per second the server admits.
+	AcceptRate float64
+	// Backlog is the connections its accept queues hold: every process's,
+	// or the load balancer's.
+	Backlog int
+	// Source says where the figures came from, for a person: "flags",
+	// or the measured figure of a results folder.
+	Source string
+}
+
+// Per100ms is what the server takes in one 100 ms window.
+func (c Capacity) Per100ms() float64 { return c.AcceptRate*0.1 + float64(c.Backlog) }
+
+// Bound is the physical bound of a fleet: clients over the accept rate,
+// the least time after ready in which all of them can be back.
+func (c Capacity) Bound(clients int) time.Duration {
+	if c.AcceptRate <= 0 {
+		return 0
+	}
+	return time.Duration(float64(clients) / c.AcceptRate * float64(time.Second))
+}
+
+// CapacityOf is the capacity of the simulated server of cfg: the accept
+// rate (or, without one, every process's upgrade capacity with its
+// handshake cost), the backlog of every process, and the load balancer's
+// rate and queue when it has one and they are lower.
+func CapacityOf(cfg sim.Config) Capacity {
+	d := sim.Defaults()
+	procs := cfg.Procs
+	if procs == 0 {
+		procs = max(1, (cfg.Clients+sim.PerProcess-1)/sim.PerProcess)
+	}
+	backlog := cfg.Backlog
+	if backlog == 0 {
+		backlog = d.Backlog
+	}
+	rate := cfg.AcceptRate
+	if rate <= 0 {
+		per := cfg.ProcCapacity
+		if per <= 0 {
+			per = d.ProcCapacity
+		}
+		sec := 1/per + cfg.HandshakeCost.Seconds()
+		rate = float64(procs) / sec
+	}
+	c := Capacity{AcceptRate: rate, Backlog: procs * backlog, Source: "flags"}
+	if cfg.LB != nil {
+		if cfg.LB.Rate > 0 && cfg.LB.Rate < c.AcceptRate {
+			c.AcceptRate = cfg.LB.Rate
+		}
+		q := cfg.LB.Queue
+		if q == 0 {
+			q = d.Backlog
+		}
+		c.Backlog = q
+	}
+	return c
+}

@@ -1,0 +1,154 @@
+package advise
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stampede-dev/stampede/backoff"
+	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/sim"
+)
+
+// simulated runs cfg and returns its summary and timeline rows, as a
+// results folder would hold them.
+func simulated(t *testing.T, cfg sim.Config) (*results.Summary, []results.TimelineRow) {
+	t.Helper()
+	res, err := sim.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sim.Summarize(res, nil)
+	return sum, results.TimelineRows(res.Report.Timeline, sum.Events, sum.DurationS)
+}
+
+// TestInferAcceptRate: from a run whose herd saturated a server of 400
+// accepts a second, the inferred rate is within 10 % of it, the backlog
+// is the config's, and the event's schedule text is kept.
+func TestInferAcceptRate(t *testing.T) {
+	cfg := benchLike(t, 2000, ReferencePolicy)
+	cfg.Settings = json.RawMessage(`{"backlog": 128, "sizing": {"target_procs": 1}}`)
+	sum, tl := simulated(t, cfg)
+	m, err := Infer(sum, tl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Capacity.AcceptRate; math.Abs(got-400)/400 > 0.10 {
+		t.Errorf("inferred accept rate %.0f/s, want 400 within 10 %%", got)
+	}
+	if !m.Saturated || m.Capacity.Backlog != 128 || m.Clients != 2000 || m.Chaos != "at 8s restart abrupt down=2s" {
+		t.Errorf("measured %+v", m)
+	}
+	if !strings.Contains(m.Capacity.Source, "most clients connected in one second") {
+		t.Errorf("source %q does not say which figure it used", m.Capacity.Source)
+	}
+}
+
+// TestInferLowerBound: a server that the herd never saturated (no
+// failure after ready) gives a lower bound, and says so.
+func TestInferLowerBound(t *testing.T) {
+	cfg := benchLike(t, 300, ReferencePolicy)
+	cfg.AcceptRate, cfg.Backlog = 0, 1024 // the loopback's own capacity: nothing queues
+	cfg.Ramp = 0
+	sum, tl := simulated(t, cfg)
+	m, err := Infer(sum, tl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Saturated || !strings.Contains(m.Capacity.Source, "lower bound") {
+		t.Errorf("an unsaturated run: saturated %v, source %q", m.Saturated, m.Capacity.Source)
+	}
+	if m.Capacity.Backlog != 0 {
+		t.Errorf("backlog %d from a config that does not say", m.Capacity.Backlog)
+	}
+}
+
+// TestVerifyFigures: a real run's figures are set against the
+// prediction, with (predicted - measured) / measured as the error, the
+// recommended policy first.
+func TestVerifyFigures(t *testing.T) {
+	res := &Result{Current: Candidate{Policy: backoff.MustParse("fixed:initial=1s")}}
+	res.Best = []Candidate{{Policy: backoff.MustParse(ReferencePolicy), R50: 2, R99: 5.5, R100: 8, Peak: 300, Wasted: 0.1}}
+	f := func(v float64) *float64 { return &v }
+	peak := uint32(250)
+	var dirs []string
+	run := func(_ context.Context, p backoff.Policy, dir string) (*results.Summary, error) {
+		dirs = append(dirs, dir)
+		return &results.Summary{Recovery: []results.Recovery{{Disconnected: 10, R50S: f(2.5), R99S: f(5), R100S: nil,
+			HerdPeakPer100ms: &peak, WastedAttemptsPerClient: f(0)}}}, nil
+	}
+	vs, err := Verify(context.Background(), res, "out", run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vs) != 2 || vs[0].Role != "recommended" || vs[1].Role != "current" || dirs[0] != filepath.Join("out", "verify-recommended") {
+		t.Fatalf("runs %+v in %v", vs, dirs)
+	}
+	want := map[string]*float64{"r50_s": f(-0.2), "r99_s": f(0.1), "r100_s": nil, "herd_peak_per_100ms": f(0.2), "wasted_attempts_per_client": nil}
+	for name, w := range want {
+		got, ok := Figure(vs[0], name)
+		switch {
+		case !ok:
+			t.Errorf("%s missing", name)
+		case w == nil && got.RelError != nil:
+			t.Errorf("%s: error %v, want null (never reached, or measured 0)", name, *got.RelError)
+		case w != nil && (got.RelError == nil || math.Abs(*got.RelError-*w) > 1e-9):
+			t.Errorf("%s: error %v, want %v", name, got.RelError, *w)
+		}
+	}
+	got, held := Verdict(vs, 328, 0.15)
+	lines := strings.Join(got, "\n")
+	if !held {
+		t.Errorf("a prediction 10 %% off with the peak within capacity did not hold:\n%s", lines)
+	}
+	if _, held := Verdict(vs, 200, 0.15); held {
+		t.Error("a real herd peak of 250 held against a capacity of 200")
+	}
+	for _, s := range []string{"predicted 5.50s, measured 5.00s (+10 %): within 15 %", "250 per 100 ms against the server's 328: within capacity"} {
+		if !strings.Contains(lines, s) {
+			t.Errorf("verdict lacks %q:\n%s", s, lines)
+		}
+	}
+}
+
+// TestInferDirBench: a bench's folder is read run by run from its
+// bench.json, and the run whose herd kept the server busiest gives the
+// rate: here the jittered fleet's, whose herd saturates the server,
+// rather than a fleet that trickles back.
+func TestInferDirBench(t *testing.T) {
+	bench := t.TempDir()
+	var runs []string
+	for i, policy := range []string{"fixed:initial=20s", ReferencePolicy} {
+		cfg := benchLike(t, 2000, policy)
+		cfg.Settings = json.RawMessage(`{"backlog": 128}`)
+		res, err := sim.Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := fmt.Sprintf("%d-run", i+1)
+		if err := sim.WriteResults(filepath.Join(bench, dir), sim.Summarize(res, nil), res.Report); err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, `{"policy": "`+policy+`", "dir": "`+dir+`"}`)
+	}
+	if err := os.WriteFile(filepath.Join(bench, results.BenchFile), []byte(`{"runs": [`+strings.Join(runs, ",")+`]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m, err := InferDir(bench)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Capacity.AcceptRate; math.Abs(got-400)/400 > 0.10 {
+		t.Errorf("inferred %.0f/s from the bench, want 400 within 10 %%: %s", got, m.Capacity.Source)
+	}
+	for _, want := range []string{filepath.Join(bench, "2-run") + ": accept rate", "the highest of the bench's 2 runs"} {
+		if !strings.Contains(m.Capacity.Source, want) {
+			t.Errorf("source %q lacks %q", m.Capacity.Source, want)
+		}
+	}
+}
