@@ -101,6 +101,10 @@ var contractRuns = []contractRun{
 		return []string{"simulate", "--clients", "1000", "--policy", contractPolicy, "--chaos", "at 1s restart abrupt down=300ms",
 			"--duration", "5s", "--slo", "connect_p99<60s", "-q"}
 	}},
+	{"advise", func(*testing.T) []string {
+		return []string{"advise", "--clients", "1000", "--accept-rate", "2000", "--chaos", "at 1s restart abrupt down=300ms",
+			"--duration", "5s", "--seeds", "1", "--candidates", "4", "-q"}
+	}},
 }
 
 // TestSummaryContract: docs/summary-json.md and the summary.json of a real

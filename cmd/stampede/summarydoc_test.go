@@ -22,7 +22,7 @@ import (
 // person.
 
 // runKinds are the kinds of run that write a summary.json.
-var runKinds = []string{"run", "bench", "loadgen", "drill", "http", "simulate"}
+var runKinds = []string{"run", "bench", "loadgen", "drill", "http", "simulate", "advise"}
 
 // presence is whether a kind's summary.json has a documented field.
 type presence int
