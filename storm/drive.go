@@ -30,6 +30,7 @@ func (r *run) drive(ctx context.Context) error {
 	sampleCtx, stopSampling := context.WithCancel(context.Background())
 	r.defer_(stopSampling)
 	hapDone := r.startSamplers(sampleCtx)
+	r.mx.setResources(r.sampler)
 	if r.tgt != nil {
 		r.sup = &chaos.Supervisor{Schedule: cfg.Schedule, Target: r.tgt, Log: r.logf}
 		if r.proxy != nil {

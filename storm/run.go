@@ -125,7 +125,7 @@ func (r *run) prepare(ctx context.Context) error {
 	r.progress = &Progress{W: cfg.Log, Interval: cfg.ProgressInterval, Clients: cfg.Fleet.Clients}
 	r.defer_(r.progress.Stop)
 	r.logw = r.progress.Log()
-	mx, err := startMetrics(ctx, metricsConfig{cfg.MetricsAddr, cfg.MetricsLinger, cfg.Pushgateway}, r.progress, cfg.Fleet, r.logw)
+	mx, err := startMetrics(ctx, metricsConfig{cfg.MetricsAddr, cfg.MetricsLinger, cfg.Pushgateway, cfg.OTLP}, r.progress, cfg.Fleet, r.logw)
 	if err != nil {
 		return err
 	}
@@ -158,7 +158,9 @@ func (r *run) prepare(ctx context.Context) error {
 	}
 
 	r.runID = results.NewRunID(time.Now(), cfg.Fleet.Seed)
-	mx.setRunID(r.runID)
+	if err := mx.setRunID(r.runID); err != nil {
+		return err
+	}
 	if err := r.scopeStore(ctx); err != nil {
 		return err
 	}

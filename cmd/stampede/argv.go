@@ -12,7 +12,8 @@ import (
 // command line, so that `ps` and /proc/PID/cmdline show '*' in their place
 // from the moment it runs (as mysql does with -pPASSWORD): the values of
 // Authorization, Cookie, Proxy-Authorization and --secret-header NAME
-// headers given with --header or -H, and the user info of --url. The
+// headers given with --header or -H, every --otlp-header value, and the
+// user info of --url and --otlp-endpoint. The
 // process's command line is the memory os.Args' strings point into (the
 // runtime does not copy argv), so the caller must parse a copy
 // (cloneArgs) and call this only on os.Args, never on strings in
@@ -27,7 +28,12 @@ func hideArgSecrets(args []string) {
 			blank(value)
 		}
 	})
-	flagValues(args, []string{"url"}, func(v string, _ int) {
+	flagValues(args, []string{"otlp-header"}, func(v string, _ int) {
+		if _, value, ok := strings.Cut(v, "="); ok {
+			blank(value) // every OTLP header is secret
+		}
+	})
+	flagValues(args, []string{"url", "otlp-endpoint"}, func(v string, _ int) {
 		if u, err := url.Parse(v); err == nil && u.User != nil {
 			if at := strings.LastIndex(v, "@"); at >= 0 {
 				if i := strings.Index(v, "://"); i >= 0 && i+3 < at {
