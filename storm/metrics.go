@@ -25,10 +25,10 @@ type runMetrics struct {
 	exp  *metrics.Exporter
 	srv  *metrics.Server // nil without an address
 	otlp *metrics.OTLP   // nil without an OTLP endpoint, or once closed
-	cfg metrics.Config
-	mc  metricsConfig
-	ctx context.Context
-	log io.Writer
+	cfg  metrics.Config
+	mc   metricsConfig
+	ctx  context.Context
+	log  io.Writer
 }
 
 // metricsConfig is where a run's metrics go: the fields of Config and
