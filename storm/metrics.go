@@ -78,7 +78,11 @@ func (m *runMetrics) setRunID(id string) error {
 	if m.otlp, err = metrics.StartOTLP(m.ctx, m.exp, m.mc.OTLP, res, m.log); err != nil {
 		return err
 	}
-	fmt.Fprintf(m.log, "metrics: OTLP to %s every %s\n", redact.URL(m.mc.OTLP.Endpoint), m.mc.OTLP.Interval)
+	every := m.mc.OTLP.Interval
+	if every == 0 {
+		every = metrics.DefaultOTLPInterval
+	}
+	fmt.Fprintf(m.log, "metrics: OTLP to %s every %s\n", redact.URL(m.mc.OTLP.Endpoint), every)
 	return nil
 }
 
