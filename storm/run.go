@@ -98,10 +98,12 @@ type run struct {
 
 	// drive
 	sampler *hoststat.Sampler
-	kernel  *hoststat.KernelSampler
-	sup     *chaos.Supervisor // nil against --url
-	at      time.Time         // the start barrier: the run's time zero
-	drove   driven
+	// samplerDone closes when the sampler's Run has taken its last sample.
+	samplerDone <-chan struct{}
+	kernel      *hoststat.KernelSampler
+	sup         *chaos.Supervisor // nil against --url
+	at          time.Time         // the start barrier: the run's time zero
+	drove       driven
 }
 
 // defer_ registers f to run when Run returns, after those registered

@@ -56,7 +56,7 @@ var counters = []string{"stampede.connect.attempts", "stampede.connect.successes
 	"stampede.disconnects", "stampede.messages.sent", "stampede.messages.acked", "stampede.messages.delivered",
 	"process.cpu.time"}
 
-// TestOTLPToCollector runs a real `stampede run` (100 clients, 5 s, one
+// TestOTLPToCollector runs a real `stampede run` (100 clients, 6 s, one
 // abrupt restart) with --otlp-endpoint, once over OTLP/HTTP and once over
 // OTLP/gRPC, into a real collector whose file exporter writes what it
 // receives; every metric must arrive, with OpenTelemetry's units and the
@@ -132,7 +132,7 @@ service:
 	}
 
 	results := filepath.Join(dir, "results")
-	sc := exec.CommandContext(ctx, exe, "run", "--clients", "100", "--duration", "5s",
+	sc := exec.CommandContext(ctx, exe, "run", "--clients", "100", "--duration", "6s",
 		"--chaos", "at 1s restart abrupt down=1s", "--quiet", "--out", results,
 		"--otlp-endpoint", endpoint, "--otlp-interval", "500ms", "--otlp-header", "X-Api-Key="+secret)
 	var stampedeOut bytes.Buffer
