@@ -118,7 +118,7 @@ service:
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	var colLog bytes.Buffer
-	cc := exec.CommandContext(ctx, col, "--config", cfgPath)
+	cc := exec.CommandContext(ctx, col, "--config", "file:"+cfgPath)
 	cc.Stdout, cc.Stderr = &colLog, &colLog
 	if err := cc.Start(); err != nil {
 		t.Fatal(err)
