@@ -123,10 +123,12 @@ service:
 	if err := cc.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cc.Process.Kill(); _ = cc.Wait() })
+	exited := make(chan struct{})
+	go func() { _ = cc.Wait(); close(exited) }()
+	t.Cleanup(func() { _ = cc.Process.Kill(); <-exited })
 	endpoint := "http://" + httpAddr
-	waitListening(t, ctx, httpAddr, &colLog)
-	waitListening(t, ctx, grpcAddr, &colLog)
+	waitListening(t, ctx, exited, httpAddr, &colLog)
+	waitListening(t, ctx, exited, grpcAddr, &colLog)
 	if scheme == "grpc" {
 		endpoint = "grpc://" + grpcAddr
 	}
@@ -177,7 +179,9 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-func waitListening(t *testing.T, ctx context.Context, addr string, log *bytes.Buffer) {
+// waitListening waits for the collector to listen on addr; it fails at
+// once when the collector has exited.
+func waitListening(t *testing.T, ctx context.Context, exited <-chan struct{}, addr string, log *bytes.Buffer) {
 	t.Helper()
 	for {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
@@ -185,10 +189,13 @@ func waitListening(t *testing.T, ctx context.Context, addr string, log *bytes.Bu
 			c.Close()
 			return
 		}
-		if ctx.Err() != nil {
+		select {
+		case <-exited:
+			t.Fatalf("the collector exited:\n%s", log.String())
+		case <-ctx.Done():
 			t.Fatalf("the collector never listened on %s:\n%s", addr, log.String())
+		case <-time.After(100 * time.Millisecond):
 		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }
 
