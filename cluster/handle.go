@@ -52,6 +52,27 @@ type Agent struct {
 	lostFlag  atomic.Bool   // its messages ended before its final one
 	started   time.Time     // when a loadgen began (its Progress.Started)
 	lostAt    time.Time     // when it was found lost
+	host      *HostStats    // the latest figures of its host (another host's agent)
+}
+
+// HostStats returns the latest figures of the agent's host that it sent
+// (the highest HostStats.N), or nil: an agent of this machine sends none.
+func (a *Agent) HostStats() *HostStats {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.host
+}
+
+// keepHost keeps h when it is later than what the agent sent before.
+func (a *Agent) keepHost(h *HostStats) {
+	if h == nil {
+		return
+	}
+	a.mu.Lock()
+	if a.host == nil || h.N > a.host.N {
+		a.host = h
+	}
+	a.mu.Unlock()
 }
 
 // Started returns when a loadgen agent began its load, on the
@@ -207,6 +228,7 @@ func (a *Agent) dispatch(m Message, st *readState) {
 			a.Ready = *m.Ready
 			a.pids = m.Ready.PIDs
 			a.mu.Unlock()
+			a.keepHost(m.Ready.HostStats)
 			st.readied = true
 			a.readyc <- nil
 		}
@@ -222,6 +244,7 @@ func (a *Agent) dispatch(m Message, st *readState) {
 			a.started = m.Progress.Started
 		}
 		a.mu.Unlock()
+		a.keepHost(m.Progress.HostStats)
 		if a.co.OnProgress != nil {
 			a.co.OnProgress(a, *m.Progress)
 		}
@@ -248,6 +271,9 @@ func (a *Agent) dispatch(m Message, st *readState) {
 			a.final <- fmt.Errorf("refused a results piece: %w", err)
 		}
 	case KindFinal:
+		if m.Final != nil {
+			a.keepHost(m.Final.HostStats)
+		}
 		if !st.finished {
 			st.finished = true
 			a.final <- nil

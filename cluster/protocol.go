@@ -115,6 +115,11 @@ type Plan struct {
 	Server *target.Config `json:"server,omitempty"`
 	// Relay is one process of a proxy group.
 	Relay *proxy.Config `json:"relay,omitempty"`
+	// Allow is the coordinator's allow list: the hosts and address
+	// prefixes beyond loopback and NamespaceHosts its load may go to. An
+	// agent joined over NATS refuses a plan whose load goes elsewhere, or
+	// where its own list does not allow (CheckPlanLoad).
+	Allow []string `json:"allow,omitempty"`
 }
 
 // TargetPlan is a target group: Procs processes of Config on one port.
@@ -198,6 +203,10 @@ type Ready struct {
 	// PIDs are the processes of a target or proxy group, for resource
 	// sampling.
 	PIDs []int `json:"pids,omitempty"`
+	// HostStats are the figures of the agent's host when it said ready
+	// (set by an agent on another host, docs/fleet.md "Figures of each
+	// host"); nil from an agent of the coordinator's machine.
+	HostStats *HostStats `json:"host_stats,omitempty"`
 }
 
 // Start is the barrier: every agent begins at At (wall clock) and a
@@ -218,6 +227,8 @@ type Progress struct {
 	Stats loadgen.Stats `json:"stats"`
 	// PIDs are a target or proxy group's current processes.
 	PIDs []int `json:"pids,omitempty"`
+	// HostStats are the figures of the agent's host now, as in Ready.
+	HostStats *HostStats `json:"host_stats,omitempty"`
 }
 
 // Op names a control request.
@@ -290,6 +301,30 @@ const EventCrash = "crash"
 type Final struct {
 	// Pieces is how many results pieces the agent sent in all.
 	Pieces int `json:"pieces,omitempty"`
+	// HostStats are the figures of the agent's host at its end, as in
+	// Ready.
+	HostStats *HostStats `json:"host_stats,omitempty"`
+}
+
+// HostStats are figures of the host an agent on another host runs on,
+// read there: its network namespace's kernel counters and the resources of
+// the processes of the roles it runs. They ride on the agent's own
+// messages (ready, progress, final), so they are signed as every message
+// is; the coordinator keeps the latest of each agent process.
+type HostStats struct {
+	// N numbers one agent process's readings: of two, the one with the
+	// higher N is the later.
+	N uint64 `json:"n"`
+	// Kernel is the change of the herd counters of the agent's network
+	// namespace since the agent took its first plan; nil when they could
+	// not be read (KernelError says why).
+	Kernel *results.KernelDelta `json:"kernel,omitempty"`
+	// KernelError says why Kernel is nil.
+	KernelError string `json:"kernel_error,omitempty"`
+	// Resources are each role's processes on the host ("loadgen",
+	// "target", "proxy", "agent": the agent process itself), sampled there
+	// once a second.
+	Resources map[string]results.ResourceStats `json:"resources,omitempty"`
 }
 
 // Recover gives the loadgen agents the run's events, once it is over, so

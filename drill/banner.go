@@ -9,8 +9,9 @@ import (
 	"github.com/stampede-dev/stampede/loadgen"
 )
 
-// InsecureWarning is printed on every run with --insecure.
-const InsecureWarning = "warning: --insecure: the server's certificate is not verified; anyone on the path can read and change the fleet's traffic, tokens included"
+// InsecureWarning is printed on every run whose fleet does not verify the
+// server's certificate (Client.TLSInsecure).
+const InsecureWarning = "warning: insecure: the server's certificate is not verified; anyone on the path can read and change the fleet's traffic, tokens included"
 
 // Banner writes what the drill is about to do, before any socket opens:
 // the target (redacted), the client count, the connect rate, the duration

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/internal/redact"
+	"github.com/stampede-dev/stampede/results"
 	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/storm"
 )
@@ -24,7 +25,8 @@ type Config struct {
 	// drill may send load to (--allow-remote); the URL's host must be
 	// loopback (127.0.0.0/8, ::1, localhost) or one of these, exactly.
 	AllowRemote []string
-	// RestartCmd is the deploy command, run as `sh -c RestartCmd` at At.
+	// RestartCmd is the deploy command, run by /bin/sh at At (read from a
+	// pipe, never given as an argument: Deploy).
 	RestartCmd string
 	// At is when RestartCmd starts, from the start barrier; it must fall
 	// inside Run.Duration.
@@ -69,6 +71,11 @@ func (c *Config) Validate() error {
 		return spec.Errorf("Drill.At", "only with {Drill.RestartCmd}")
 	case c.CommandTimeout < 0:
 		return spec.Errorf("Drill.CommandTimeout", "must not be negative, got %s", c.CommandTimeout)
+	}
+	if c.JUnit != "" {
+		if err := results.CheckFile(c.JUnit); err != nil {
+			return spec.Wrap("Drill.JUnit", err)
+		}
 	}
 	return c.Run.Validate()
 }

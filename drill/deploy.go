@@ -30,8 +30,9 @@ const maxDeployOutput = 4 << 20
 // SIGTERM and SIGKILL when the run ends (or Ctrl-C) before it did.
 const killGrace = 2 * time.Second
 
-// Deploy is the drill's deploy command as a storm.Sidecar: `sh -c
-// Command` at At from the start barrier, in its own process group, with
+// Deploy is the drill's deploy command as a storm.Sidecar: Command run by
+// /bin/sh (read from a pipe, never from the command line: see
+// shellCommand) at At from the start barrier, in its own process group, with
 // stdin /dev/null and the drill's environment. Its output goes to
 // deploy.log (and Log, each line prefixed "deploy: "), with every secret
 // of Secrets replaced by <redacted>; its start, end and exit status become
@@ -66,7 +67,7 @@ type Deploy struct {
 // group when ctx ends first.
 func (d *Deploy) Run(ctx context.Context, start time.Time) {
 	if clock.Sleep(ctx, time.Until(start.Add(d.At))) != nil {
-		d.finish(false, time.Since(start), "not started: the run ended before --at")
+		d.finish(false, time.Since(start), "not started: the run ended before the deploy's start time")
 		return
 	}
 	if d.Timeout > 0 {
@@ -74,7 +75,11 @@ func (d *Deploy) Run(ctx context.Context, start time.Time) {
 		ctx, cancel = context.WithTimeout(ctx, d.Timeout)
 		defer cancel()
 	}
-	cmd := exec.Command("/bin/sh", "-c", d.Command)
+	cmd, script, err := shellCommand(d.Command)
+	if err != nil {
+		d.finish(false, time.Since(start), fmt.Sprintf("not started: %v", err))
+		return
+	}
 	cmd.Stdout, cmd.Stderr = d, d
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	d.mu.Lock()
@@ -82,7 +87,9 @@ func (d *Deploy) Run(ctx context.Context, start time.Time) {
 	d.started, d.start = true, time.Since(start)
 	d.mu.Unlock()
 	d.logf("started `%s` at %.3fs", d.shown(), d.start.Seconds())
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	script(err == nil)
+	if err != nil {
 		d.finish(false, time.Since(start), fmt.Sprintf("not started: %v", err))
 		return
 	}
@@ -91,7 +98,6 @@ func (d *Deploy) Run(ctx context.Context, start time.Time) {
 	d.mu.Unlock()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	var err error
 	killed := ""
 	select {
 	case err = <-done:
@@ -240,4 +246,34 @@ func (d *Deploy) WriteFiles(dir string) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return os.Chmod(path, 0o600) // an existing file keeps its mode otherwise
+}
+
+// shellScriptFD is the descriptor the shell reads the command from.
+const shellScriptFD = 3
+
+// shellCommand returns `/bin/sh -c '. /dev/fd/3'` with command on a pipe
+// at descriptor 3: the shell runs it as it would run `sh -c command`, but
+// the command, which may hold a token, never appears in the shell's
+// /proc/PID/cmdline or environment (docs/secrets.md). Stdin stays
+// /dev/null, so a command that reads stdin (ssh) cannot eat the script.
+// The caller calls script after Start, with whether it succeeded: it
+// closes the child's end and feeds the pipe.
+func shellCommand(command string) (cmd *exec.Cmd, script func(started bool), err error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd = exec.Command("/bin/sh", "-c", fmt.Sprintf(". /dev/fd/%d", shellScriptFD))
+	cmd.ExtraFiles = []*os.File{r} // descriptor 3
+	return cmd, func(started bool) {
+		r.Close()
+		if !started {
+			w.Close()
+			return
+		}
+		go func() {
+			_, _ = io.WriteString(w, command+"\n")
+			w.Close()
+		}()
+	}, nil
 }

@@ -82,3 +82,25 @@ func TestDeployRunEndsFirst(t *testing.T) {
 type syncWriter struct{ w *bytes.Buffer }
 
 func (s *syncWriter) Write(p []byte) (int, error) { return s.w.Write(p) }
+
+// TestDeployCommandNotInArgv: the shell that runs the deploy command gets
+// it on a pipe, not in its arguments or environment: the command prints
+// its own shell's /proc/PID/cmdline and environ, and neither holds the
+// command's text (a token inside a command would be there otherwise).
+func TestDeployCommandNotInArgv(t *testing.T) {
+	var log bytes.Buffer
+	cmd := ": marker-in-command; tr '\\0' ' ' </proc/$$/cmdline; echo; tr '\\0' ' ' </proc/$$/environ; echo; echo done"
+	d := &Deploy{Command: cmd, Log: &syncWriter{w: &log}}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	d.Run(ctx, time.Now())
+	out := log.String()
+	if !strings.Contains(out, "/bin/sh -c") || !strings.Contains(out, "deploy: done") {
+		t.Fatalf("the command did not print its shell's command line:\n%s", out)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "deploy: ") && strings.Contains(line, "marker-in-command") {
+			t.Errorf("the command's text is in its shell's arguments or environment: %q", line)
+		}
+	}
+}

@@ -126,18 +126,18 @@ func kernelColumns() []string {
 	return out
 }
 
-// WriteCSV writes kernel.csv: time_s from start (the run's start), then
+// WriteCSV writes kernel.csv: t_s from start (the run's start), then
 // each herd counter as its change since the first sample (cumulative, so
 // a missed sample loses nothing; a plot differentiates):
 //
-//	time_s,ListenOverflows,ListenDrops,TCPSynRetrans,...
+//	t_s,ListenOverflows,ListenDrops,TCPSynRetrans,...
 //	1.002,249,249,83,...
 func (k *KernelSampler) WriteCSV(w io.Writer, start time.Time) error {
 	k.mu.Lock()
 	samples := append([]kernelSample(nil), k.samples...)
 	k.mu.Unlock()
 	cw := csv.NewWriter(w)
-	if err := cw.Write(append([]string{"time_s"}, kernelColumns()...)); err != nil {
+	if err := cw.Write(append([]string{"t_s"}, kernelColumns()...)); err != nil {
 		return err
 	}
 	for _, s := range samples {

@@ -41,7 +41,7 @@ func TestKernelSamplerCSV(t *testing.T) {
 	if err := k.WriteCSV(&b, start); err != nil {
 		t.Fatal(err)
 	}
-	want := "time_s,ListenOverflows,ListenDrops,TCPSynRetrans,TCPReqQFullDoCookies,TCPReqQFullDrop,SyncookiesSent," +
+	want := "t_s,ListenOverflows,ListenDrops,TCPSynRetrans,TCPReqQFullDoCookies,TCPReqQFullDrop,SyncookiesSent," +
 		"SyncookiesRecv,SyncookiesFailed,TCPTimeouts,TCPAbortOnTimeout,TCPBacklogDrop,ActiveOpens,PassiveOpens," +
 		"AttemptFails,EstabResets,RetransSegs,OutRsts\n" +
 		"0.000,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n" +
@@ -75,7 +75,7 @@ func TestKernelSamplerRun(t *testing.T) {
 	}
 	var b bytes.Buffer
 	k.WriteCSV(&b, time.Now())
-	if !strings.HasPrefix(b.String(), "time_s,ListenOverflows,") {
+	if !strings.HasPrefix(b.String(), "t_s,ListenOverflows,") {
 		t.Errorf("kernel.csv %q", b.String())
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"context"
 	"encoding/csv"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -94,6 +95,9 @@ type Sampler struct {
 	read     func(pid int32) (procSample, error) // gopsutil, or a fake in tests
 	now      func() time.Time
 	tcp      func() map[string]PortSockets // CountTCP; nil counts none
+	// machine reads the machine's CPU times and 1-minute load average
+	// (readMachine, or a fake in tests); its readings give Machine.
+	machine func() (CPUTimes, float64, error)
 
 	tcpMu   sync.Mutex // one TCP count at a time
 	tcpNext time.Time  // no TCP count before this (TCPBudget)
@@ -106,6 +110,7 @@ type Sampler struct {
 	mu      sync.Mutex
 	roles   map[string]*roleState
 	samples []ResourceSample
+	mach    machineState // readings of the machine that did not fail
 }
 
 // NewSampler returns a sampler that reads the processes pids returns (role
@@ -117,7 +122,7 @@ func NewSampler(interval time.Duration, pids func() map[string][]int32) *Sampler
 	if pids == nil {
 		pids = func() map[string][]int32 { return nil }
 	}
-	return &Sampler{interval: interval, pids: pids, read: readProc, now: time.Now, roles: map[string]*roleState{}}
+	return &Sampler{interval: interval, pids: pids, read: readProc, now: time.Now, machine: readMachine, roles: map[string]*roleState{}}
 }
 
 // TCPBudget is the share of the sampler's time the TCP count may take. A
@@ -259,6 +264,7 @@ func (s *Sampler) sample(tcp func(at time.Time) map[string]PortSockets) {
 			}
 		}
 	}
+	mc, load1, merr := s.machine()
 	counted := tcp(at)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -291,6 +297,22 @@ func (s *Sampler) sample(tcp func(at time.Time) map[string]PortSockets) {
 		st.stats.PerConn()
 		s.samples = append(s.samples, row)
 	}
+	if merr == nil {
+		var own float64 // every role's, in a fixed order
+		for _, r := range slices.Sorted(maps.Keys(s.roles)) {
+			own += s.roles[r].stats.CPUSeconds
+		}
+		s.mach.note(at, mc, load1, own)
+	}
+}
+
+// Machine returns how busy the machine was from the first sample to the
+// last, the sampled processes' CPU apart (results.MachineLoad); nil before
+// two samples, or when /proc/stat could not be read.
+func (s *Sampler) Machine() *results.MachineLoad {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mach.load()
 }
 
 // countTCP counts the TCP sockets for a sample taken at, unless the last
@@ -347,15 +369,15 @@ func (s *Sampler) Samples() []ResourceSample {
 }
 
 // WriteResourcesCSV writes samples as resources.csv: one row per role and
-// sample, time_s in seconds from start (the run's start), then the role's
+// sample, t_s in seconds from start (the run's start), then the role's
 // TCP sockets by state (tcp_established ... tcp_closing, TCPStateNames),
 // empty when not counted.
 //
-//	time_s,role,processes,rss_bytes,cpu_s,fds,threads,tcp_established,...
+//	t_s,role,processes,rss_bytes,cpu_s,fds,threads,tcp_established,...
 //	0.5,loadgen,2,73400320,1.25,10043,14,10000,...
 func WriteResourcesCSV(w io.Writer, start time.Time, samples []ResourceSample) error {
 	cw := csv.NewWriter(w)
-	header := []string{"time_s", "role", "processes", "rss_bytes", "cpu_s", "fds", "threads"}
+	header := []string{"t_s", "role", "processes", "rss_bytes", "cpu_s", "fds", "threads"}
 	for _, n := range TCPStateNames() {
 		header = append(header, "tcp_"+n)
 	}

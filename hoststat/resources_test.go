@@ -82,7 +82,7 @@ func TestSamplerAggregates(t *testing.T) {
 		t.Fatal(err)
 	}
 	// No TCP states counted: their columns are empty.
-	wantCSV := `time_s,role,processes,rss_bytes,cpu_s,fds,threads,tcp_established,tcp_syn_sent,tcp_syn_recv,tcp_fin_wait1,tcp_fin_wait2,tcp_time_wait,tcp_close,tcp_close_wait,tcp_last_ack,tcp_listen,tcp_closing
+	wantCSV := `t_s,role,processes,rss_bytes,cpu_s,fds,threads,tcp_established,tcp_syn_sent,tcp_syn_recv,tcp_fin_wait1,tcp_fin_wait2,tcp_time_wait,tcp_close,tcp_close_wait,tcp_last_ack,tcp_listen,tcp_closing
 0.000,loadgen,2,150,1.5,9,5,,,,,,,,,,,
 0.000,target,1,300,2,9,4,,,,,,,,,,,
 0.500,loadgen,2,180,2.25,8,5,,,,,,,,,,,

@@ -90,7 +90,7 @@ func TestRetryAfterHonoured(t *testing.T) {
 	}{{"honoured", false}, {"ignored", true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			res := run(t, Config{URL: limited(t), Clients: 20, Rate: 60, Duration: 1500 * time.Millisecond,
+			res := run(t, Config{URL: limited(t), HTTPFleet: spec.HTTPFleet{Clients: 20, Rate: 60, Duration: 1500 * time.Millisecond},
 				Retry: httpretry.Config{MaxRetries: 2, Policy: &short, IgnoreRetryAfter: tc.ignore, Seed: 7}})
 			s := res.Summary
 			if s.GoodputPerS <= 0 || s.Statuses["429"] == 0 || s.RetryAfterSeen == 0 {
@@ -130,7 +130,7 @@ func TestDeadline(t *testing.T) {
 	}{{"honoured", false}, {"ignored", true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			res := run(t, Config{URL: limited(t), Clients: 20, Rate: 60, Duration: 1500 * time.Millisecond, Deadline: 800 * time.Millisecond,
+			res := run(t, Config{URL: limited(t), HTTPFleet: spec.HTTPFleet{Clients: 20, Rate: 60, Duration: 1500 * time.Millisecond, Deadline: 800 * time.Millisecond},
 				Retry: httpretry.Config{MaxRetries: 3, Policy: &short, IgnoreRetryAfter: tc.ignore, Seed: 7}})
 			s := res.Summary
 			if s.DeadlineS == nil || *s.DeadlineS != 0.8 {
@@ -165,7 +165,7 @@ func TestGraceIsNotADeadline(t *testing.T) {
 		w.WriteHeader(http.StatusTooManyRequests)
 	}))
 	t.Cleanup(srv.Close)
-	res := run(t, Config{URL: srv.URL, Clients: 2, Rate: 10, Duration: 300 * time.Millisecond, Grace: 500 * time.Millisecond})
+	res := run(t, Config{URL: srv.URL, HTTPFleet: spec.HTTPFleet{Clients: 2, Rate: 10, Duration: 300 * time.Millisecond, Grace: 500 * time.Millisecond}})
 	s := res.Summary
 	if s.Requests == 0 || s.Outcomes[OutcomeUnfinished] != s.Requests || s.Abandoned != 0 || s.DeadlineS != nil {
 		t.Errorf("requests %d, outcomes %v, abandoned %d, deadline_s %v; want all unfinished, none abandoned, no deadline",
@@ -205,7 +205,7 @@ func TestOverloaded529(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	// One request per client, all scheduled within the first 600 ms.
-	res := run(t, Config{URL: srv.URL, Clients: clients, Rate: clients / 0.6, Duration: 600 * time.Millisecond,
+	res := run(t, Config{URL: srv.URL, HTTPFleet: spec.HTTPFleet{Clients: clients, Rate: clients / 0.6, Duration: 600 * time.Millisecond},
 		Retry: httpretry.Config{Seed: 3}})
 	s := res.Summary
 	mu.Lock()
@@ -260,7 +260,7 @@ func TestPostIdempotency(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	fast := backoff.Policy{Kind: backoff.Exp, Initial: 10 * time.Millisecond, Multiplier: 1, Max: 10 * time.Millisecond}
-	cfg := Config{URL: srv.URL, Method: http.MethodPost, Body: []byte(`{"n":1}`), Clients: 10, Rate: 50, Duration: 400 * time.Millisecond,
+	cfg := Config{URL: srv.URL, Method: http.MethodPost, Body: []byte(`{"n":1}`), HTTPFleet: spec.HTTPFleet{Clients: 10, Rate: 50, Duration: 400 * time.Millisecond},
 		Retry: httpretry.Config{Policy: &fast}}
 
 	s := run(t, cfg).Summary
@@ -294,15 +294,21 @@ func TestClosedPort(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	res := run(t, Config{URL: "http://" + addr + "/", Clients: 5, Rate: 20, Duration: 300 * time.Millisecond,
+	res := run(t, Config{URL: "http://" + addr + "/", HTTPFleet: spec.HTTPFleet{Clients: 5, Rate: 20, Duration: 300 * time.Millisecond},
 		Retry: httpretry.Config{MaxRetries: -1}})
 	s := res.Summary
 	if s.Requests == 0 || s.Outcomes["refused"] != s.Requests || s.Succeeded != 0 || s.GoodputPerS != 0 {
 		t.Errorf("closed port: %d requests, outcomes %v, goodput %v; want all refused", s.Requests, s.Outcomes, s.GoodputPerS)
 	}
 	dir := t.TempDir()
-	cfg := Config{URL: "http://" + addr + "/", Clients: 5}
-	if err := WriteResults(dir, cfg, res, Summarize(cfg, res, nil, nil)); err != nil {
+	cfg := Config{URL: "http://" + addr + "/", HTTPFleet: spec.HTTPFleet{Clients: 5}}
+	sum := Summarize(cfg, res, nil, nil)
+	// The machine's load while the fleet ran: at least the first and the
+	// last sample, on this machine's cores.
+	if m := sum.Machine; m == nil || m.Samples < 2 || m.Cores < 1 {
+		t.Errorf("machine %+v", m)
+	}
+	if err := WriteResults(dir, cfg, res, sum); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []string{results.SummaryFile, results.HTTPTimelineFile, results.HTTPLatencyLogFile, results.HTTPAttemptLogFile, "report.html"} {
@@ -314,22 +320,22 @@ func TestClosedPort(t *testing.T) {
 
 // TestValidate names the bad field.
 func TestValidate(t *testing.T) {
-	good := Config{URL: "http://127.0.0.1:1/", Clients: 1, Rate: 1, Duration: time.Second}
+	good := Config{URL: "http://127.0.0.1:1/", HTTPFleet: spec.HTTPFleet{Clients: 1, Rate: 1, Duration: time.Second}}
 	for _, tc := range []struct {
 		field string
 		edit  func(*Config)
 	}{
-		{"URL", func(c *Config) { c.URL = "ftp://x" }},
-		{"Clients", func(c *Config) { c.Clients = 0 }},
-		{"Rate", func(c *Config) { c.Rate = 0 }},
-		{"Duration", func(c *Config) { c.Duration = 0 }},
-		{"Grace", func(c *Config) { c.Grace = -1 }},
+		{"HTTP.URL", func(c *Config) { c.URL = "ftp://x" }},
+		{"HTTPFleet.Clients", func(c *Config) { c.Clients = 0 }},
+		{"HTTPFleet.Rate", func(c *Config) { c.Rate = -1 }},
+		{"HTTPFleet.Duration", func(c *Config) { c.Duration = -1 }},
+		{"HTTPFleet.Grace", func(c *Config) { c.Grace = -1 }},
 	} {
 		c := good
 		tc.edit(&c)
 		err := c.Validate()
 		ce, ok := err.(*spec.FieldError)
-		if !ok || ce.Field != "HTTP."+tc.field {
+		if !ok || ce.Field != tc.field {
 			t.Errorf("%s: got %v", tc.field, err)
 		}
 	}
@@ -354,7 +360,7 @@ func TestHTTP2OverTLS(t *testing.T) {
 				protos[r.ProtoMajor]++
 				mu.Unlock()
 			}))
-			cfg := Config{Clients: 3, Rate: 30, Duration: 200 * time.Millisecond}
+			cfg := Config{HTTPFleet: spec.HTTPFleet{Clients: 3, Rate: 30, Duration: 200 * time.Millisecond}}
 			if tc.tls {
 				srv.EnableHTTP2 = true
 				srv.StartTLS()

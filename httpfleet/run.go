@@ -8,12 +8,14 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/stampede-dev/stampede/hoststat"
 	"github.com/stampede-dev/stampede/httpretry"
 	"github.com/stampede-dev/stampede/internal/redact"
 	"github.com/stampede-dev/stampede/results"
@@ -32,6 +34,9 @@ type Result struct {
 	// grace included.
 	Start   time.Time
 	Elapsed time.Duration
+	// Machine is how busy the machine was while the fleet ran, this
+	// process apart (hoststat.Sampler.Machine); nil when not read.
+	Machine *results.MachineLoad
 }
 
 // Outcome names of Summary.Outcomes besides status_NNN and the connection
@@ -49,11 +54,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cfg = cfg.withClock()
+	cfg = cfg.withDefaults()
 	grace := cfg.Grace
-	if grace == 0 {
-		grace = DefaultGrace
-	}
 	m := newMeter(cfg)
 	start := cfg.Now()
 	m.start = start
@@ -88,8 +90,28 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			}
 		}()
 	}
+	load := sampleMachine()
 	clients.Wait()
-	return m.result(cfg, cfg.Now().Sub(start)), nil
+	res := m.result(cfg, cfg.Now().Sub(start))
+	res.Machine = load()
+	return res, nil
+}
+
+// sampleMachine samples the machine's load, this process's CPU apart,
+// once a second until the returned function is called; that function
+// takes the last sample and returns the load.
+func sampleMachine() func() *results.MachineLoad {
+	s := hoststat.NewSampler(time.Second, func() map[string][]int32 {
+		return map[string][]int32{results.RoleCoordinator: {int32(os.Getpid())}}
+	})
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { s.Run(ctx); close(done) }()
+	return func() *results.MachineLoad {
+		stop()
+		<-done // Run's last sample
+		return s.Machine()
+	}
 }
 
 // newTransport is one client's connections: keep-alive, HTTP/2 when a

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # check-report.sh REPORT.html [SCREENSHOT.png]
 #
-# Opens a stampede report.html in headless Chromium with no network (a
-# fresh network namespace when unshare works, a dead proxy otherwise) and
-# checks that every plot was drawn: one uPlot canvas per chart element and
-# no script error on the console. With a second argument it also saves a
-# full-page screenshot to look at.
+# Opens a stampede report.html in headless Chromium at 1,400 px wide with no
+# network (a fresh network namespace when unshare works, a dead proxy
+# otherwise) and checks that every plot was drawn: one uPlot canvas per
+# chart element and no script error on the console. It then measures the
+# laid-out page (check-report/geometry.js) and fails when a table is cut at
+# the window's edge, a folder name or policy wrapped inside a word, or two
+# event labels of a chart overlap. With a second argument it also saves a
+# full-page screenshot to look at. CHECK_REPORT_DOM=FILE keeps the measured
+# page's DOM, with the figures in <pre id="geometry">.
 #
 # Needs chromium (apt-get install -y chromium). Exit status 0 when the page
 # is fine, 1 when a plot is missing, 2 when it cannot run.
@@ -25,14 +29,22 @@ url="file://$(cd "$(dirname "$page")" && pwd)/$(basename "$page")"
 flags=(--headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update
   --no-first-run --no-default-browser-check --disable-sync --user-data-dir="$profile"
   --proxy-server=http://127.0.0.1:9 --proxy-bypass-list='<-loopback>'
-  --enable-logging=stderr --v=0 --virtual-time-budget=10000 --window-size=1400,900)
+  --enable-logging=stderr --v=0 --virtual-time-budget=10000 --window-size=1400,1000
+  --disable-quic)
 
 # No network: a namespace of its own when we may make one.
 run=()
 if unshare -n true 2>/dev/null; then run=(unshare -n); fi
 
-"${run[@]}" "$chrome" "${flags[@]}" --dump-dom "$url" >"$out/dom.html" 2>"$out/console.log" || {
+# One load of the page with check-report/geometry.js appended, in a copy
+# (the report itself is untouched): the DOM after the scripts ran, and the
+# layout as a person sees it.
+measured="$out/measured.html"
+sed '$d' "$page" >"$measured" # the closing </html>
+{ echo '<script>'; cat "$(dirname "$0")/check-report/geometry.js"; echo '</script></html>'; } >>"$measured"
+"${run[@]}" "$chrome" "${flags[@]}" --dump-dom "file://$measured" >"$out/dom.html" 2>"$out/console.log" || {
   echo "check-report: chromium failed:" >&2; tail -5 "$out/console.log" >&2; exit 2; }
+[ -n "${CHECK_REPORT_DOM:-}" ] && cp "$out/dom.html" "$CHECK_REPORT_DOM"
 
 charts=$(grep -o 'data-chart="[^"]*"' "$out/dom.html" | wc -l)
 canvases=$(grep -o '<canvas' "$out/dom.html" | wc -l)
@@ -54,9 +66,18 @@ if [ -n "$shot" ]; then
   # The page's height, to shoot it whole.
   height=$(grep -o '<section' "$out/dom.html" | wc -l)
   height=$(( 900 + charts * 180 + height * 600 ))
-  "${run[@]}" "$chrome" "${flags[@]/--window-size=1400,900/--window-size=1400,$height}" \
+  "${run[@]}" "$chrome" "${flags[@]/--window-size=1400,1000/--window-size=1400,$height}" \
     --hide-scrollbars --screenshot="$(realpath -m "$shot")" "$url" 2>/dev/null || true
   [ -s "$shot" ] && echo "check-report: screenshot $shot (1400x$height)"
+fi
+geometry=$(sed -n 's:.*<pre id="geometry">\(.*\)</pre>.*:\1:p' "$out/dom.html")
+echo "check-report: geometry $geometry"
+if [ -z "$geometry" ]; then
+  echo "check-report: FAIL: the page was not measured" >&2
+  status=1
+elif ! grep -q '"cut":\[\],"midword":\[\],"overlaps":\[\],"outside":\[\]' <<<"$geometry"; then
+  echo "check-report: FAIL: a table is cut, a name wrapped inside a word, or event labels overlap (see geometry)" >&2
+  status=1
 fi
 [ $status -eq 0 ] && echo "check-report: ok"
 exit $status

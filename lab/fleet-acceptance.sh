@@ -7,9 +7,14 @@
 #   storm        target agent on h1, loadgen agents on h2..h4 (capacity and
 #                source addresses each), coordinator in the root namespace;
 #                CLIENTS clients, 'at 20s restart abrupt down=2s': recovered
-#                clients, the agents' clock offsets and bounds, and the merged
-#                connect and TTR percentiles against an offline merge of the
-#                agents' own agents/*/ histograms (stampede hlog).
+#                clients, the agents' clock offsets and bounds, each host's
+#                kernel counters (the target host's PassiveOpens at least
+#                CLIENTS, listen_overflows gating on the target host's), and
+#                the merged connect and TTR percentiles against an offline
+#                merge of the agents' own agents/*/ histograms (stampede
+#                hlog). When the loadgen hosts' addresses cannot carry
+#                their shares, the run must be refused before it starts,
+#                in one line naming the limit (exit status 2).
 #   kill         the same fleet, --on-agent-loss continue, kill -9 of the h4
 #                loadgen agent mid-run: how long until it is marked lost, its
 #                clients_lost, the exit status.
@@ -23,9 +28,13 @@
 #
 # Environment: CLIENTS (120000), DURATION (100s: the 2-core machine needs
 # about 25 s after the target is ready to bring 120,000 back), SET (hosts.sh set, 9),
+# ADDRS (source addresses per host, 1: 40,000 clients on one address are
+# refused; 2 carry them),
 # RUN_FLAGS (more flags of every run; default "--backlog 4096 --ramp 10000",
 # so the whole fleet is connected before the restart at 20 s),
-# HOSTS_SH (scripts/hosts.sh), KEEP=1 keeps the work folder. Run it under the
+# HOSTS_SH (scripts/hosts.sh), BIN_DIR (a folder holding stampede and
+# stampede-worker built from this tree; default: build them into the work
+# folder), KEEP=1 keeps the work folder. Run it under the
 # shared lock on a shared machine: flock "$STAMPEDE_LOCK" lab/...
 # It prints figures; it exits 1 when a figure misses its acceptance.
 set -euo pipefail
@@ -34,6 +43,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 CLIENTS=${CLIENTS:-120000}
 DURATION=${DURATION:-100s}
 SET=${SET:-9}
+ADDRS=${ADDRS:-1}
 RUN_FLAGS=${RUN_FLAGS:---backlog 4096 --ramp 10000}
 HOSTS_SH=${HOSTS_SH:-$root/scripts/hosts.sh}
 scenarios=("$@")
@@ -54,13 +64,17 @@ cleanup() {
 trap cleanup EXIT
 miss() { echo "MISS: $*"; failed=1; }
 
-echo "== building"
-(cd "$root" && go build -o "$work/bin/stampede" ./cmd/stampede && go build -o "$work/bin/stampede-worker" ./cmd/stampede-worker)
-bin=$work/bin/stampede
+if [ -n "${BIN_DIR:-}" ]; then
+	bin=$BIN_DIR/stampede
+else
+	echo "== building"
+	(cd "$root" && go build -o "$work/bin/stampede" ./cmd/stampede && go build -o "$work/bin/stampede-worker" ./cmd/stampede-worker)
+	bin=$work/bin/stampede
+fi
 ulimit -n 20000 2>/dev/null || true
 
 echo "== hosts"
-line=$("$HOSTS_SH" up 4 --set "$SET" --addrs 3 | tail -n 1)
+line=$("$HOSTS_SH" up 4 --set "$SET" --addrs "$ADDRS" | tail -n 1)
 echo "$line"
 bridge_ip=$(sed -n 's/.* root=\([^ ]*\).*/\1/p' <<<"$line")
 declare -a hname haddrs
@@ -128,6 +142,13 @@ for a in s.get("agents", []):
           f"offset {a['clock_offset_ms']:+.3f} ms ± {a['offset_error_ms']:.3f} ms  start skew {a['start_skew_ms']:.1f} ms  "
           f"lost {a['lost']} clients_lost {a['clients_lost']}")
 print(f"complete: {s.get('complete')}")
+for h in s.get("hosts", []):
+    k = h["kernel"]
+    fig = (f"PassiveOpens {k['PassiveOpens']} ActiveOpens {k['ActiveOpens']} ListenOverflows {k['ListenOverflows']} "
+           f"ListenDrops {k['ListenDrops']} TCPSynRetrans {k['TCPSynRetrans']}") if k else f"- ({h.get('kernel_note')})"
+    print(f"host {h['name']:<16} {','.join(h['roles']):<12} {fig}")
+for o in s.get("slo", []):
+    print(f"slo {o['expr']}: value {o['value']} pass {o['pass']}")
 PY
 	for f in connect ttr; do
 		m=$("$bin" hlog "$dir/$f.hlog")
@@ -139,19 +160,30 @@ PY
 }
 
 storm() {
-	echo "== storm: $CLIENTS clients over 4 hosts, at 20s restart abrupt down=2s"
-	coordinator storm --listen "$bridge_ip:0" --chaos 'at 20s restart abrupt down=2s' --duration "$DURATION"
+	echo "== storm: $CLIENTS clients over 4 hosts ($ADDRS address(es) each), at 20s restart abrupt down=2s"
+	coordinator storm --listen "$bridge_ip:0" --chaos 'at 20s restart abrupt down=2s' --duration "$DURATION" --slo 'listen_overflows<=1000000000'
 	agents "$(wait_url "$work/storm.log")" storm
 	rc=0
 	wait "$co_pid" || rc=$?
 	echo "exit status: $rc"
+	if [ ! -s "$work/storm/summary.json" ]; then
+		# Refused before the run: one line naming the limit, exit status 2.
+		refusal=$(grep '^stampede:' "$work/storm.log" || true)
+		echo "refused before the run: $refusal"
+		[ "$rc" = 2 ] && [ "$(printf '%s\n' "$refusal" | grep -c .)" = 1 ] || miss "no run and no one-line refusal (exit status $rc)"
+		return
+	fi
 	grep -E '^(hub|target|loadgen|chaos|lost):' "$work/storm.log" || true
 	figures storm
-	python3 - "$work/storm/summary.json" "$CLIENTS" <<'PY' || miss "not every client recovered, or not 4 agents with clock bounds"
+	python3 - "$work/storm/summary.json" "$CLIENTS" <<'PY' || miss "not every client recovered, or not 4 agents with clock bounds, or the target host's counters missing"
 import json, sys
 s = json.load(open(sys.argv[1])); n = int(sys.argv[2])
 r = s["recovery"][0]
 ok = r["connected_before"] == n and r["recovered"] == n and len(s["agents"]) == 4 and all(a["offset_error_ms"] > 0 for a in s["agents"])
+targets = [h for h in s.get("hosts", []) if "target" in h["roles"]]
+ok = ok and len(s.get("hosts", [])) == 5 and all(h["kernel"] is not None for h in s["hosts"])
+ok = ok and len(targets) == 1 and targets[0]["kernel"]["PassiveOpens"] >= n
+ok = ok and s["kernel_read"] and s["slo"][0]["value"] == targets[0]["kernel"]["ListenOverflows"]
 sys.exit(0 if ok else 1)
 PY
 }

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/stampede-dev/stampede/connerr"
+	"github.com/stampede-dev/stampede/internal/epoll"
 )
 
 // epollFlags are set once per socket: edge-triggered, so a socket is never
@@ -39,8 +40,7 @@ func (r *reactor) start(j int32, now int64) {
 		return
 	}
 	c.fd = int32(fd)
-	ev := unix.EpollEvent{Events: epollFlags, Fd: j, Pad: int32(c.sockets)}
-	if err := unix.EpollCtl(r.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+	if err := r.ep.Add(fd, epollFlags, epoll.Pair(j, int32(c.sockets))); err != nil {
 		r.fail(j, r.dialFailure("epoll_ctl", toErrno(err)), now)
 		return
 	}

@@ -2,7 +2,6 @@ package loadgen
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"math"
 	"net"
@@ -12,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/stampede-dev/stampede/connerr"
+	"github.com/stampede-dev/stampede/internal/epoll"
 )
 
 // Reactor sizes.
@@ -21,8 +21,7 @@ const (
 	eventBatch    = 256      // epoll events per wait
 	firesPerLoop  = 512      // timer firings and ramp starts per loop, so events are not starved
 	maxReadsPerFD = 16       // full reads of one socket per event before it is revisited
-	maxWait       = 10e3     // longest epoll wait in ms, a safety net: the eventfd wakes a stop
-	wakeToken     = -1       // EpollEvent.Fd of the reactor's eventfd
+	maxWait       = 10e3     // longest epoll wait in ms, a safety net: a wake-up stops it
 	maxFreeExtras = 256      // recycled extras kept per reactor
 )
 
@@ -41,16 +40,15 @@ type reactor struct {
 	mode    handler
 	ka      *keepalives // nil when keepalive pings are off
 
-	epfd, wake int
-	events     []unix.EpollEvent
-	rbuf       []byte
-	wbuf       []byte
-	pbuf       []byte // scratch for echo payloads being built (MsgSize)
-	rd         bytes.Reader
-	hdr        [ws.MaxHeaderSize]byte
-	aw         appendWriter
-	free       []*extras
-	again      []int32 // sockets with unread data left after maxReadsPerFD reads
+	ep    *epoll.Poller // the shard's sockets, token (client index, socket number)
+	rbuf  []byte
+	wbuf  []byte
+	pbuf  []byte // scratch for echo payloads being built (MsgSize)
+	rd    bytes.Reader
+	hdr   [ws.MaxHeaderSize]byte
+	aw    appendWriter
+	free  []*extras
+	again []int32 // sockets with unread data left after maxReadsPerFD reads
 
 	epoch       time.Time // monotonic reference for now()
 	startOff    int64     // epoch minus the run's start, ns
@@ -70,11 +68,10 @@ func newReactor(f *Fleet, r, nr int) *reactor {
 	n := (f.cfg.Clients - r + nr - 1) / nr
 	rc := &reactor{
 		f: f, r: r, nr: nr,
-		clients:  make([]client, n),
-		dial:     newDialer(f.dst, f.cfg.SourceIPs, f.cfg.SynRetries, f.cfg.Mode != ModeNone),
-		rec:      newRecorder(f.cfg.Start, n, f.cfg.HistInterval, f.streamed),
-		maxFirst: max(1, (f.cfg.MaxInflight+nr-1)/nr),
-		epfd:     -1, wake: -1,
+		clients:             make([]client, n),
+		dial:                newDialer(f.dst, f.cfg.SourceIPs, f.cfg.SynRetries, f.cfg.Mode != ModeNone),
+		rec:                 newRecorder(f.cfg.Start, n, f.cfg.HistInterval, f.streamed),
+		maxFirst:            max(1, (f.cfg.MaxInflight+nr-1)/nr),
 		errConnectTimeout:   fmt.Errorf("dial tcp %s: no connection within %s", f.dst, f.cfg.ConnectTimeout),
 		errHandshakeTimeout: fmt.Errorf("no upgrade answer within %s of the TCP connect", f.cfg.HandshakeTimeout),
 	}
@@ -105,21 +102,13 @@ func (r *reactor) slot(j int32) int64 {
 	return int64(float64(int(j)*r.nr+r.r) * r.slotNs)
 }
 
-// open creates the reactor's epoll instance and wake-up eventfd.
+// open creates the reactor's poller.
 func (r *reactor) open(epoch time.Time, start time.Time) error {
 	r.epoch, r.startOff = epoch, int64(epoch.Sub(start))
 	var err error
-	if r.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
-		return fmt.Errorf("loadgen: epoll_create1: %w", err)
+	if r.ep, err = epoll.New(eventBatch); err != nil {
+		return fmt.Errorf("loadgen: %w", err)
 	}
-	if r.wake, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC); err != nil {
-		return fmt.Errorf("loadgen: eventfd: %w", err)
-	}
-	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: wakeToken}
-	if err := unix.EpollCtl(r.epfd, unix.EPOLL_CTL_ADD, r.wake, &ev); err != nil {
-		return fmt.Errorf("loadgen: epoll_ctl eventfd: %w", err)
-	}
-	r.events = make([]unix.EpollEvent, eventBatch)
 	r.rbuf = make([]byte, readBufSize)
 	r.wbuf = make([]byte, 0, writeBufSize)
 	if r.f.cfg.Mode == ModeEcho {
@@ -129,26 +118,23 @@ func (r *reactor) open(epoch time.Time, start time.Time) error {
 }
 
 // stop wakes the reactor so it returns; safe from any goroutine.
-func (r *reactor) stop() {
-	var one = [8]byte{1}
-	_, _ = unix.Write(r.wake, one[:])
-}
+func (r *reactor) stop() { r.ep.Wake() }
 
 // run is the reactor's loop. It returns when stop is called, after closing
 // every socket.
 func (r *reactor) run() error {
 	defer r.shutdown()
 	for {
-		n, err := unix.EpollWait(r.epfd, r.events, r.waitMs())
-		if err != nil && !errors.Is(err, unix.EINTR) {
-			return fmt.Errorf("loadgen: epoll_wait: %w", err)
+		evs, woken, err := r.ep.Wait(r.waitMs())
+		if err != nil {
+			return fmt.Errorf("loadgen: %w", err)
 		}
-		for i := 0; i < n; i++ {
-			ev := &r.events[i]
-			if ev.Fd == wakeToken {
-				return nil
-			}
-			r.event(ev.Fd, uint32(ev.Pad), ev.Events)
+		if woken {
+			return nil // stop
+		}
+		for i := range evs {
+			tok := epoll.TokenOf(&evs[i])
+			r.event(tok.Lo(), uint32(tok.Hi()), evs[i].Events)
 		}
 		r.readAgain()
 		r.fire()
@@ -289,19 +275,14 @@ func (r *reactor) shutdown() {
 // recorder stays for the last drains.
 func (r *reactor) dropClients() {
 	r.clients, r.timers, r.ka, r.mode = nil, timerHeap{}, nil, nil
-	r.events, r.rbuf, r.wbuf, r.pbuf, r.free, r.again = nil, nil, nil, nil, nil, nil
+	r.rbuf, r.wbuf, r.pbuf, r.free, r.again = nil, nil, nil, nil, nil
 }
 
-// close releases the epoll instance and the eventfd, once run has returned
-// and no stop can come.
+// close releases the poller, once run has returned and no stop can come.
 func (r *reactor) close() {
-	if r.epfd >= 0 {
-		unix.Close(r.epfd)
-		r.epfd = -1
-	}
-	if r.wake >= 0 {
-		unix.Close(r.wake)
-		r.wake = -1
+	if r.ep != nil {
+		r.ep.Close()
+		r.ep = nil
 	}
 }
 

@@ -2,8 +2,12 @@ package loadgen
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
+	"slices"
 	"strings"
+
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // MaxSourceIPs bounds the addresses ParseSourceIPs expands a list to.
@@ -45,4 +49,52 @@ func ParseSourceIPs(s string) ([]netip.Addr, error) {
 		}
 	}
 	return out, nil
+}
+
+// CheckLocalSources returns a *spec.FieldError on Client.SourceIPs naming
+// the first address that is not this host's: a client cannot bind to it,
+// so every attempt of a run from it would fail as local. An address is
+// this host's when an interface has it, or when it falls in a prefix of a
+// loopback interface (all of 127.0.0.0/8 on Linux). It reads the
+// interfaces; it opens no socket.
+func CheckLocalSources(ips []netip.Addr) error {
+	if len(ips) == 0 {
+		return nil
+	}
+	var own []netip.Addr
+	var loops []netip.Prefix
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return spec.Errorf("Client.SourceIPs", "cannot list this host's addresses: %w", err)
+	}
+	for _, ifc := range ifs {
+		addrs, err := ifc.Addrs()
+		if err != nil {
+			continue
+		}
+		for _, a := range addrs {
+			n, ok := a.(*net.IPNet)
+			if !ok {
+				continue
+			}
+			ip, ok := netip.AddrFromSlice(n.IP)
+			if !ok {
+				continue
+			}
+			ip = ip.Unmap()
+			own = append(own, ip)
+			if ifc.Flags&net.FlagLoopback != 0 {
+				ones, _ := n.Mask.Size()
+				loops = append(loops, netip.PrefixFrom(ip, ones).Masked())
+			}
+		}
+	}
+	for _, ip := range ips {
+		ip = ip.Unmap()
+		if slices.Contains(own, ip) || slices.ContainsFunc(loops, func(p netip.Prefix) bool { return p.Contains(ip) }) {
+			continue
+		}
+		return spec.Errorf("Client.SourceIPs", "%s is not an address of this host (ip addr lists them); a client cannot connect from it", ip)
+	}
+	return nil
 }

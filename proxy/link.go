@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"golang.org/x/sys/unix"
+
+	"github.com/stampede-dev/stampede/internal/epoll"
 )
 
 // Per-direction bounds of a link.
@@ -40,7 +42,7 @@ type link struct {
 	dir      [2]direction
 }
 
-// token is the EpollEvent.Pad of a side: the slot's generation and the side.
+// token is the high half of a side's epoll token: the slot's generation and the side.
 func (l *link) token(side int) int32 { return int32(l.gen&0x3fffffff)<<1 | int32(side) }
 
 // direction is one direction of a link: bytes read from its source that
@@ -148,8 +150,7 @@ func (r *reactor) open(cfd int) {
 
 // register adds side of l to the epoll set, edge-triggered.
 func (r *reactor) register(l *link, side int) bool {
-	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET, Fd: l.slot, Pad: l.token(side)}
-	return unix.EpollCtl(r.epfd, unix.EPOLL_CTL_ADD, l.fd[side], &ev) == nil
+	return r.ep.Add(l.fd[side], unix.EPOLLIN|unix.EPOLLOUT|unix.EPOLLRDHUP|unix.EPOLLET, epoll.Pair(l.slot, l.token(side))) == nil
 }
 
 // dial opens a non-blocking upstream socket and starts its connect.

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/stampede-dev/stampede/internal/epoll"
 )
 
 // Mirroring a refusing upstream. A relay accepts a client before it
@@ -29,7 +31,7 @@ const (
 	// full, or it stalls): the proxy listens again and clients wait as
 	// they would on the target.
 	proxyProbeHang = 200 * time.Millisecond
-	// tokenProbe is the EpollEvent.Fd of the probe socket.
+	// tokenProbe is the low half of the probe socket's epoll token.
 	tokenProbe = -3
 	// timerProbe is the timer kind that drives the probe (slot -1).
 	timerProbe = 3
@@ -79,8 +81,7 @@ func (r *reactor) probe() {
 		r.probeAt(now + int64(proxyProbeInterval))
 		return
 	}
-	ev := unix.EpollEvent{Events: unix.EPOLLOUT | unix.EPOLLET, Fd: tokenProbe}
-	if unix.EpollCtl(r.epfd, unix.EPOLL_CTL_ADD, fd, &ev) != nil {
+	if r.ep.Add(fd, unix.EPOLLOUT|unix.EPOLLET, epoll.Pair(tokenProbe, 0)) != nil {
 		unix.Close(fd)
 		r.probeAt(now + int64(proxyProbeInterval))
 		return
@@ -116,7 +117,7 @@ func (r *reactor) relisten() bool {
 	if err != nil {
 		return false
 	}
-	if unix.EpollCtl(r.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLET, Fd: tokenListener}) != nil {
+	if r.ep.Add(fd, unix.EPOLLIN|unix.EPOLLET, epoll.Pair(tokenListener, 0)) != nil {
 		unix.Close(fd)
 		return false
 	}

@@ -8,17 +8,18 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/stampede-dev/stampede/internal/epoll"
 )
 
 // Reactor sizes.
 const (
 	proxyReadBuf     = 64 << 10 // the shared read buffer of a reactor
 	proxyEventBatch  = 256      // epoll events per wait
-	proxyMaxWaitMs   = 1000     // longest epoll wait; the eventfd wakes a Set or stop
+	proxyMaxWaitMs   = 1000     // longest epoll wait; a wake-up ends it for a Set or stop
 	proxyMaxAccepts  = 64       // accepts per listener event before others are served
 	proxyTimersPerGo = 1024     // timer firings per loop
-	tokenWake        = -1       // EpollEvent.Fd of the eventfd
-	tokenListener    = -2       // EpollEvent.Fd of the listener
+	tokenListener    = -2       // low half of the listener's epoll token
 )
 
 // proxyCounters are a reactor's Stats, written by the reactor and read
@@ -48,12 +49,13 @@ type reactor struct {
 	source   unix.Sockaddr  // bind address of upstream sockets, nil for none
 	family   int            // of the upstream
 
-	lfd, epfd, wake int
-	probeFD         int   // the upstream probe while the listener is closed (mirror.go), -1 for none
-	probeStart      int64 // when the probe's connect started, ns
-	probeTimer      int64 // when the probe's one live timer fires, ns; 0: none
-	probes          atomic.Uint64
-	stopping        atomic.Bool
+	ep         *epoll.Poller // tokens: (slot, side token) of a link, tokenListener, tokenProbe
+	lfd        int
+	probeFD    int   // the upstream probe while the listener is closed (mirror.go), -1 for none
+	probeStart int64 // when the probe's connect started, ns
+	probeTimer int64 // when the probe's one live timer fires, ns; 0: none
+	probes     atomic.Uint64
+	stopping   atomic.Bool
 
 	cur     *faultState // the fault set this reactor applies
 	links   []*link     // by slot; a closed link's slot is reused
@@ -64,7 +66,6 @@ type reactor struct {
 	again   []againEntry // links (or the listener) with unread data after a bounded pump
 	paused  bool         // accept hit EMFILE/ENFILE or MaxConns: retry when a link closes
 	buf     []byte
-	events  []unix.EpollEvent
 	epoch   time.Time
 	stats   proxyCounters
 	maxLive int
@@ -77,7 +78,7 @@ type againEntry struct {
 }
 
 func newReactor(p *Proxy, idx int, listen, upstream netip.AddrPort) (*reactor, error) {
-	r := &reactor{p: p, idx: idx, lfd: -1, epfd: -1, wake: -1, probeFD: -1, cur: p.fault.Load(), epoch: time.Now(),
+	r := &reactor{p: p, idx: idx, lfd: -1, probeFD: -1, cur: p.fault.Load(), epoch: time.Now(),
 		maxLive: max(1, p.cfg.MaxConns/p.cfg.Reactors)}
 	r.family = unix.AF_INET
 	if !upstream.Addr().Unmap().Is4() {
@@ -95,20 +96,14 @@ func newReactor(p *Proxy, idx int, listen, upstream netip.AddrPort) (*reactor, e
 	if r.lfd, r.addr, err = listenReusePort(listen, p.cfg.Backlog); err != nil {
 		return fail("listen on "+listen.String(), err)
 	}
-	if r.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
-		return fail("epoll_create1", err)
+	if r.ep, err = epoll.New(proxyEventBatch); err != nil {
+		r.release()
+		return nil, fmt.Errorf("proxy: %w", err)
 	}
-	if r.wake, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC); err != nil {
-		return fail("eventfd", err)
-	}
-	if err := unix.EpollCtl(r.epfd, unix.EPOLL_CTL_ADD, r.wake, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: tokenWake}); err != nil {
-		return fail("epoll_ctl eventfd", err)
-	}
-	if err := unix.EpollCtl(r.epfd, unix.EPOLL_CTL_ADD, r.lfd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLET, Fd: tokenListener}); err != nil {
+	if err := r.ep.Add(r.lfd, unix.EPOLLIN|unix.EPOLLET, epoll.Pair(tokenListener, 0)); err != nil {
 		return fail("epoll_ctl listener", err)
 	}
 	r.buf = make([]byte, proxyReadBuf)
-	r.events = make([]unix.EpollEvent, proxyEventBatch)
 	return r, nil
 }
 
@@ -167,10 +162,7 @@ func addrPortOf(sa unix.Sockaddr) netip.AddrPort {
 func (r *reactor) now() int64 { return int64(time.Since(r.epoch)) }
 
 // wakeUp interrupts epoll_wait; safe from any goroutine.
-func (r *reactor) wakeUp() {
-	one := [8]byte{1}
-	unix.Write(r.wake, one[:])
-}
+func (r *reactor) wakeUp() { r.ep.Wake() }
 
 // stop makes run return after closing every link.
 func (r *reactor) stop() {
@@ -180,11 +172,15 @@ func (r *reactor) stop() {
 
 // release closes the reactor's own descriptors, after run returned.
 func (r *reactor) release() {
-	for _, fd := range []*int{&r.lfd, &r.epfd, &r.wake, &r.probeFD} {
+	for _, fd := range []*int{&r.lfd, &r.probeFD} {
 		if *fd >= 0 {
 			unix.Close(*fd)
 			*fd = -1
 		}
+	}
+	if r.ep != nil {
+		r.ep.Close()
+		r.ep = nil
 	}
 }
 
@@ -192,7 +188,7 @@ func (r *reactor) release() {
 func (r *reactor) run() {
 	defer r.closeAll()
 	for !r.stopping.Load() {
-		n, err := r.wait()
+		evs, err := r.wait()
 		if err != nil {
 			return // the epoll fd is gone: nothing more can be relayed
 		}
@@ -201,18 +197,14 @@ func (r *reactor) run() {
 		if st := r.p.fault.Load(); st != r.cur {
 			r.apply(st)
 		}
-		for i := 0; i < n; i++ {
-			ev := &r.events[i]
-			switch ev.Fd {
-			case tokenWake:
-				var b [8]byte
-				unix.Read(r.wake, b[:])
+		for i := range evs {
+			switch tok := epoll.TokenOf(&evs[i]); tok.Lo() {
 			case tokenListener:
 				r.accept()
 			case tokenProbe:
 				r.probeEvent()
 			default:
-				r.event(ev.Fd, ev.Pad, ev.Events)
+				r.event(tok.Lo(), tok.Hi(), evs[i].Events)
 			}
 		}
 		r.pumpAgain()
@@ -221,8 +213,9 @@ func (r *reactor) run() {
 }
 
 // wait returns the next batch of epoll events, blocking in epoll_wait
-// until there are some or the earliest timer is due (then it returns
-// none); with links left to pump it does not block.
+// until there are some, a wake-up comes (a Set or a stop: run checks both)
+// or the earliest timer is due (then it returns none); with links left to
+// pump it does not block.
 //
 // Measured against parking in Go's netpoller instead (the epoll fd made
 // pollable through os.NewFile and SyscallConn): that took 4x the futex
@@ -230,7 +223,7 @@ func (r *reactor) run() {
 // wake-up passes through the runtime's own poller and a second thread. A
 // thread blocked in epoll_wait is woken by the kernel directly, and the
 // runtime keeps its P while other Ps are idle.
-func (r *reactor) wait() (int, error) {
+func (r *reactor) wait() ([]unix.EpollEvent, error) {
 	ms := proxyMaxWaitMs
 	switch {
 	case len(r.again) > 0:
@@ -239,11 +232,8 @@ func (r *reactor) wait() (int, error) {
 		d := r.timers.peek().at - r.now()
 		ms = int(max(0, min((d+int64(time.Millisecond)-1)/int64(time.Millisecond), proxyMaxWaitMs)))
 	}
-	n, err := unix.EpollWait(r.epfd, r.events, ms)
-	if err == unix.EINTR {
-		return 0, nil
-	}
-	return n, err
+	evs, _, err := r.ep.Wait(ms)
+	return evs, err
 }
 
 // accept takes new connections until the queue is empty (or a bound, so

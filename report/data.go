@@ -192,14 +192,14 @@ func percentileCurve(h *hdrhistogram.Histogram) percentiles {
 
 // resourceSeries lays resources.csv out per role on one time axis: the
 // sampler reads every role at one instant, so rows of a sample share
-// time_s. CPU is turned from cumulative seconds into percent of one core
+// t_s. CPU is turned from cumulative seconds into percent of one core
 // between samples.
 func resourceSeries(t *Table) (series, map[string]roleSeries) {
 	out := map[string]roleSeries{}
 	if t.Rows() == 0 {
 		return series{}, out
 	}
-	times := slices.Clone(t.Num["time_s"])
+	times := slices.Clone(timeColumn(t))
 	slices.Sort(times)
 	times = slices.CompactFunc(times, func(a, b float64) bool { return a == b })
 	times = slices.DeleteFunc(times, math.IsNaN)
@@ -210,7 +210,7 @@ func resourceSeries(t *Table) (series, map[string]roleSeries) {
 	lastCPU := map[string][2]float64{}
 	for i := range t.Rows() {
 		role := t.Text["role"][i]
-		ts := t.Num["time_s"][i]
+		ts := timeColumn(t)[i]
 		j, ok := idx[ts]
 		if !ok || role == "" {
 			continue
@@ -234,6 +234,15 @@ func resourceSeries(t *Table) (series, map[string]roleSeries) {
 	return series(times), out
 }
 
+// timeColumn is a CSV's time column, t_s: seconds from the run's start
+// (time_s in folders written before the CSVs shared one name).
+func timeColumn(t *Table) []float64 {
+	if ts, ok := t.Num["t_s"]; ok {
+		return ts
+	}
+	return t.Num["time_s"]
+}
+
 // kernelRates turns kernel.csv's cumulative counters into per-second
 // rates between samples, for the counters the report plots; the first
 // sample has no rate.
@@ -243,7 +252,7 @@ func kernelRates(t *Table) (series, map[string]series) {
 	if n == 0 {
 		return series{}, out
 	}
-	ts := t.Num["time_s"]
+	ts := timeColumn(t)
 	for _, name := range kernelPlotted {
 		col, ok := t.Num[name]
 		if !ok {

@@ -32,15 +32,20 @@ var (
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{"breakable": breakable}).Parse(pageTmpl))
 
-// breakable escapes s for HTML and lets a line break after each sep, so a
-// long folder name or policy spec wraps in a table cell at its natural
-// joints (`exp:initial=1s,<wbr>max=60s`) instead of widening the table.
+// breakable escapes s for HTML and lets a line break after each sep, and
+// only there, so a long folder name or policy spec wraps in a table cell
+// at its natural joints (`exp:initial=1s,<wbr>max=60s`) instead of
+// widening the table: each part is a span that never wraps, since a
+// browser would otherwise break "initial-1s" after its hyphen.
 func breakable(s, sep string) template.HTML {
 	parts := strings.Split(s, sep)
 	for i, p := range parts {
-		parts[i] = template.HTMLEscapeString(p)
+		if i < len(parts)-1 {
+			p += sep
+		}
+		parts[i] = `<span class="nw">` + template.HTMLEscapeString(p) + `</span>`
 	}
-	return template.HTML(strings.Join(parts, template.HTMLEscapeString(sep)+"<wbr>"))
+	return template.HTML(strings.Join(parts, "<wbr>"))
 }
 
 // Write renders report.html for one run, or a comparison of several (the
@@ -59,22 +64,21 @@ func Write(w io.Writer, runs []*Run) error {
 		UPlotCSS: template.CSS(uplotCSS),
 		PageJS:   template.JS(pageJS),
 	}
-	if len(runs) == 1 {
+	// The title says what the page is; each run's section says its run
+	// id, seed and folder once, under its label (the title's, for one run).
+	v.Title = fmt.Sprintf("stampede: %d runs compared", len(runs))
+	if v.Single = len(runs) == 1; v.Single {
 		v.Title = "stampede: " + runs[0].Label
-		v.Subtitle = "run " + runs[0].Summary.RunID
-	} else {
-		v.Title = fmt.Sprintf("stampede: %d runs compared", len(runs))
-		labels := make([]string, len(runs))
-		for i, r := range runs {
-			labels[i] = r.Label
-		}
-		v.Subtitle = strings.Join(labels, " · ")
 	}
 	for _, r := range runs {
 		v.Runs = append(v.Runs, runView(r))
 		v.Compare = append(v.Compare, compareRow(r))
+		if m := r.Summary.Machine; m != nil && m.Busy {
+			v.Busy = append(v.Busy, nameValue{r.Name, m.BusyReason})
+		}
 	}
 	v.HTTPCompare = httpCompare(runs)
+	v.SimError = simError(runs)
 	var b bytes.Buffer
 	if err := page.Execute(&b, v); err != nil {
 		return fmt.Errorf("report: %w", err)
@@ -124,16 +128,25 @@ func Render(dir string) error {
 
 // view is what the template renders.
 type view struct {
-	Title, Subtitle string
-	Runs            []runV
-	Compare         []compareV
+	Title string
+	// Single is a page of one run: its section has no heading of its
+	// own, the title being its label.
+	Single  bool
+	Runs    []runV
+	Compare []compareV
 	// HTTPCompare is set when every run is an HTTP fleet's: their
 	// figures side by side instead of a WebSocket comparison.
 	HTTPCompare []httpCompareV
-	Data        template.JS
-	UPlotJS     template.JS
-	UPlotCSS    template.CSS
-	PageJS      template.JS
+	// SimError is a simulated run beside the real one it models, with
+	// the simulator's error (results.SideBySide): set for two runs of
+	// which one is simulated, as the terminal prints it.
+	SimError *simErrorV
+	// Busy names the runs taken on a busy machine, with why.
+	Busy     []nameValue
+	Data     template.JS
+	UPlotJS  template.JS
+	UPlotCSS template.CSS
+	PageJS   template.JS
 }
 
 type nameValue struct{ Name, Value string }
@@ -153,9 +166,15 @@ type runV struct {
 	Latency                     []latencyV
 	Messages, Kernel            []nameValue
 	Resources                   []resourceV
-	AnyFailure, HasRTT          bool
-	HasResume, HasMessages      bool
-	HasResources, HasKernel     bool
+	// Machine is the machine's load while the run went
+	// (results.MachineLoad.Text), and Busy whether it was busy; "" when
+	// not sampled.
+	Machine                 string
+	Busy                    bool
+	Simulated               bool
+	AnyFailure, HasRTT      bool
+	HasResume, HasMessages  bool
+	HasResources, HasKernel bool
 	// HTTP is an HTTP fleet's figures; nil for a WebSocket run, whose
 	// plots and tables the page then shows instead.
 	HTTP *httpV
@@ -166,6 +185,9 @@ type eventV struct {
 	R50, R90, R99, R100              string
 	Peak, PeakToMean, Wasted         string
 	OutageAttempts                   string
+	// From is the instant the R figures count from, in words
+	// (results.Recovery.MeasuredFrom); Note the recovery's note, if any.
+	From, Note string
 }
 
 type latencyV struct {
@@ -187,7 +209,7 @@ func runView(r *Run) runV {
 	s := r.Summary
 	v := runV{
 		Label: r.Label, RunID: s.RunID, Dir: r.Dir, Seed: s.Seed, Clients: s.Clients, Processes: s.Processes,
-		Duration: strconv.FormatFloat(s.DurationS, 'f', -1, 64) + " s",
+		Duration: strings.TrimSuffix(strings.TrimRight(f2(s.DurationS), "0"), ".") + " s", // 11.94 s, 12 s
 		SLO:      s.SLO, Checks: s.Checks, Pass: s.Pass,
 		Attempts: s.Connect.Attempts, Successes: s.Connect.Successes,
 		Failures: nonZero(s.Connect.Failures), Disconnects: nonZero(s.Connect.Disconnects),
@@ -196,6 +218,10 @@ func runView(r *Run) runV {
 		HasResources: r.Resources.Rows() > 0, HasKernel: r.Kernel.Rows() > 1,
 	}
 	v.AnyFailure = len(v.Failures) > 0
+	v.Simulated = s.Simulated
+	if m := s.Machine; m != nil {
+		v.Machine, v.Busy = m.Text(), m.Busy
+	}
 	v.HTTP = httpView(s.HTTP)
 	if len(r.Missing) > 0 {
 		v.Missing = strings.Join(r.Missing, ", ")
@@ -211,6 +237,7 @@ func runView(r *Run) runV {
 			ev.R50, ev.R90, ev.R99, ev.R100 = secs(rec, rec.R50S), secs(rec, rec.R90S), secs(rec, rec.R99S), secs(rec, rec.R100S)
 			ev.Peak = results.CountText(rec.HerdPeakPer100ms)
 			ev.PeakToMean, ev.Wasted, ev.OutageAttempts = f2p(rec.HerdPeakToMean), f2p(rec.WastedAttemptsPerClient), f2p(rec.OutageAttemptsPerClient)
+			ev.From, ev.Note = measuredFromText[rec.MeasuredFrom], rec.Note
 		}
 		v.Events = append(v.Events, ev)
 	}
@@ -228,8 +255,7 @@ func runView(r *Run) runV {
 		l    results.Latency
 	}{{"connect", s.LatencyMS.Connect}, {"ttr", s.LatencyMS.TTR}, {"message_rtt", s.LatencyMS.MessageRTT},
 		{"message_rtt_scheduled", s.LatencyMS.MessageRTTScheduled}, {"resume", s.LatencyMS.Resume}} {
-		v.Latency = append(v.Latency, latencyV{Name: l.name, Count: l.l.Count,
-			P50: f2(l.l.P50), P90: f2(l.l.P90), P99: f2(l.l.P99), Max: f2(l.l.Max), Mean: f2(l.l.Mean)})
+		v.Latency = append(v.Latency, latencyOf(l.name, l.l))
 	}
 	m := s.Messages
 	if v.HasMessages {
@@ -271,7 +297,8 @@ func compareRow(r *Run) compareV {
 	}
 	c := compareV{Name: r.Name, Policy: policy, Event: "-", Recovered: "-", R50: "-", R90: "-", R99: "-", R100: "-",
 		Peak: "-", PeakToMean: "-", Wasted: "-", Outage: "-",
-		Overflows: strconv.FormatInt(s.Kernel.ListenOverflows, 10), ConnectP99: f2(s.LatencyMS.Connect.P99), TTRP99: f2(s.LatencyMS.TTR.P99)}
+		Overflows:  strconv.FormatInt(s.Kernel.ListenOverflows, 10),
+		ConnectP99: latencyOf("", s.LatencyMS.Connect).P99, TTRP99: latencyOf("", s.LatencyMS.TTR).P99}
 	if rec, ok := s.WorstRecovery(); ok {
 		if rec.Event < len(s.Events) {
 			c.Event = results.EventName(s.Events[rec.Event])
@@ -313,6 +340,47 @@ func nonZero(m map[string]uint64) []nameValue {
 }
 
 func f2(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+
+// latencyOf is one row of a latency table: "-" for the figures of a
+// distribution with nothing recorded, whose zeros are no latency.
+func latencyOf(name string, l results.Latency) latencyV {
+	if l.Count == 0 {
+		return latencyV{Name: name, P50: "-", P90: "-", P99: "-", Max: "-", Mean: "-"}
+	}
+	return latencyV{Name: name, Count: l.Count, P50: f2(l.P50), P90: f2(l.P90), P99: f2(l.P99), Max: f2(l.Max), Mean: f2(l.Mean)}
+}
+
+// measuredFromText says in words what an event's R figures count from
+// (results.Recovery.MeasuredFrom).
+var measuredFromText = map[string]string{
+	results.MeasuredReady:     "target ready",
+	results.MeasuredLastReady: "last process ready",
+	results.MeasuredEnd:       "fault's end",
+	results.MeasuredStart:     "event's start",
+	results.MeasuredNone:      "-",
+}
+
+type simErrorV struct {
+	Real, Sim string // the runs' labels
+	Figures   []results.SideFigure
+}
+
+// simError is the simulator's error table of two runs, one of them
+// simulated; nil otherwise.
+func simError(runs []*Run) *simErrorV {
+	if len(runs) != 2 || runs[0].Summary.Simulated == runs[1].Summary.Simulated {
+		return nil
+	}
+	real, sim := runs[0], runs[1]
+	if real.Summary.Simulated {
+		real, sim = sim, real
+	}
+	figs := results.SideBySide(results.Row{Policy: real.Label, Summary: real.Summary}, results.Row{Policy: sim.Label, Summary: sim.Summary})
+	if figs == nil {
+		return nil
+	}
+	return &simErrorV{Real: real.Name, Sim: sim.Name, Figures: figs}
+}
 
 // secs is an R figure of rec: "never" when not reached, "-" when not
 // measured (results.RText).

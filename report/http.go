@@ -114,8 +114,7 @@ func httpView(h *results.HTTP) *httpV {
 		name string
 		l    results.Latency
 	}{{"request (from scheduled send)", h.LatencyMS}, {"attempt", h.AttemptLatencyMS}} {
-		v.Latency = append(v.Latency, latencyV{Name: l.name, Count: l.l.Count,
-			P50: f2(l.l.P50), P90: f2(l.l.P90), P99: f2(l.l.P99), Max: f2(l.l.Max), Mean: f2(l.l.Mean)})
+		v.Latency = append(v.Latency, latencyOf(l.name, l.l))
 	}
 	return v
 }

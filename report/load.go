@@ -154,6 +154,11 @@ func Load(dir string) (*Run, error) {
 			return nil, err
 		}
 	}
+	if sum.Simulated {
+		// The simulator samples no process and reads no kernel: its
+		// folder never has these files, so nothing is missing.
+		return run, nil
+	}
 	if err := open(results.ResourcesFile, func(r io.Reader) (err error) {
 		run.Resources, err = ReadTable(r)
 		return err

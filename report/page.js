@@ -5,9 +5,13 @@
   const COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22", "#393b79", "#637939"];
   const EVENT_FILL = "rgba(214, 39, 40, 0.10)";
   const EVENT_LINE = "rgba(214, 39, 40, 0.85)";
+  const LABEL_BACK = "rgba(255, 255, 255, 0.85)";
   const HEIGHT = 260;
 
-  // Shades each event from its start to its ready time and labels it.
+  // Shades each event from its start to its ready time and labels it. The
+  // labels are laid out so that none overlaps another (layoutLabels); the
+  // boxes they take are left on the chart element as data-labels (CSS
+  // pixels in the canvas) for the report's browser test.
   function eventsPlugin(events) {
     return {
       hooks: {
@@ -16,7 +20,7 @@
           const ctx = u.ctx, dpr = window.devicePixelRatio || 1;
           ctx.save();
           ctx.font = (11 * dpr) + "px system-ui, sans-serif";
-          events.forEach((e, i) => {
+          events.forEach(e => {
             const x0 = u.valToPos(e.start, "x", true);
             const x1 = u.valToPos(Math.max(e.ready, e.start), "x", true);
             ctx.fillStyle = EVENT_FILL;
@@ -27,13 +31,55 @@
             ctx.moveTo(x0, u.bbox.top);
             ctx.lineTo(x0, u.bbox.top + u.bbox.height);
             ctx.stroke();
+          });
+          // uPlot leaves its axes' alignment on the context: the boxes
+          // are measured from the left edge, the text must start there.
+          ctx.textAlign = "left";
+          ctx.textBaseline = "alphabetic";
+          const boxes = layoutLabels(ctx, u, events, dpr);
+          boxes.forEach(b => {
+            ctx.fillStyle = LABEL_BACK;
+            ctx.fillRect(b.x - dpr, b.y, b.w + 2 * dpr, b.h);
             ctx.fillStyle = EVENT_LINE;
-            ctx.fillText(e.name, x0 + 4 * dpr, u.bbox.top + (14 + 13 * (i % 3)) * dpr);
+            ctx.fillText(b.name, b.x, b.y + b.h - 3 * dpr);
           });
           ctx.restore();
+          const el = u.root.parentNode;
+          if (el) {
+            el.setAttribute("data-labels", JSON.stringify(boxes.map(b => ({
+              name: b.name, x: b.x / dpr, y: b.y / dpr, w: b.w / dpr, h: b.h / dpr }))));
+            el.setAttribute("data-plot", JSON.stringify({ x: u.bbox.left / dpr, y: u.bbox.top / dpr,
+              w: u.bbox.width / dpr, h: u.bbox.height / dpr }));
+          }
         }],
       },
     };
+  }
+
+  // Places each event's label (in canvas pixels) beside its start line, in
+  // the first row from the top where it overlaps no label placed before:
+  // events close in time ("deploy command" and the outage it caused) stack
+  // instead of writing over each other. A label that would run past the
+  // plot's right edge is put on the left of its line; one for which no row
+  // is left (many events at once) is not drawn.
+  function layoutLabels(ctx, u, events, dpr) {
+    const pad = 4 * dpr, gap = 6 * dpr, lineH = 14 * dpr;
+    const left = u.bbox.left, right = u.bbox.left + u.bbox.width;
+    const rows = [], boxes = [];
+    const maxRows = Math.max(1, Math.floor((u.bbox.height - 2 * dpr) / lineH));
+    events.forEach(e => {
+      if (!e.name) return;
+      const x0 = u.valToPos(e.start, "x", true);
+      const w = ctx.measureText(e.name).width;
+      let x = x0 + pad;
+      if (x + w > right) x = Math.max(left, x0 - pad - w);
+      let r = 0;
+      while (rows[r] && rows[r].some(b => x < b[1] + gap && b[0] < x + w + gap)) r++;
+      if (r >= maxRows) return; // no room left: the event keeps its line and shade
+      (rows[r] = rows[r] || []).push([x, x + w]);
+      boxes.push({ name: e.name, x: x, y: u.bbox.top + 2 * dpr + r * lineH, w: w, h: lineH - dpr });
+    });
+    return boxes;
   }
 
   function width(el) {

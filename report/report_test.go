@@ -73,7 +73,7 @@ func synthetic(t *testing.T, dir, policy string, slowdown int) {
 	var rc bytes.Buffer
 	hoststat.WriteResourcesCSV(&rc, start, samples)
 	os.WriteFile(filepath.Join(dir, results.ResourcesFile), rc.Bytes(), 0o644)
-	os.WriteFile(filepath.Join(dir, results.KernelFile), []byte("time_s,ListenOverflows,ListenDrops\n0,0,0\n1,0,0\n2,12,12\n3,12,12\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, results.KernelFile), []byte("t_s,ListenOverflows,ListenDrops\n0,0,0\n1,0,0\n2,12,12\n3,12,12\n"), 0o644)
 }
 
 // stubAssets replaces uPlot with placeholders, so the golden file holds
@@ -168,7 +168,7 @@ func TestLabels(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"x/run", "y/run"} {
-		if !strings.Contains(b.String(), `<td class="name">`+name+`</td>`) {
+		if !strings.Contains(b.String(), `<td class="name"><span class="nw">`+name+`</span><br>`) {
 			t.Errorf("the comparison table has no row for %s", name)
 		}
 	}

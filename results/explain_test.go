@@ -24,6 +24,13 @@ func TestRecoveryMeasuredFrom(t *testing.T) {
 			[]Transition{downAt(0, ms(1000)), upAt(0, ms(1300)), downAt(1, ms(2200)), upAt(1, ms(2300))},
 			Event{Kind: "restart", Start: ms(1000), End: ms(2300), Ready: ms(2400), Steps: steps},
 			MeasuredLastReady, "every client was back by the last restarted process ready at 2.40s (2 processes one at a time from 1.00s)", false},
+		// A rolling restart whose first process's clients were back on
+		// the other before the last one was ready, and the rest after:
+		// R50 is 0, R100 is not.
+		{"rolling, half back before the last ready",
+			[]Transition{downAt(0, ms(1000)), upAt(0, ms(1300)), downAt(1, ms(2200)), upAt(1, ms(2900))},
+			Event{Kind: "restart", Start: ms(1000), End: ms(2300), Ready: ms(2400), Steps: steps},
+			MeasuredLastReady, "half the clients or more were back by the last restarted process ready at 2.40s (2 processes one at a time from 1.00s): R figures count from then", false},
 		// A blackhole: the fault lifted at 5 s, nobody back by the end.
 		{"fault lifted, nobody back",
 			[]Transition{downAt(0, ms(4000)), downAt(1, ms(4500))},

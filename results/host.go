@@ -1,5 +1,10 @@
 package results
 
+import (
+	"fmt"
+	"strings"
+)
+
 // What the host sampling (package hoststat) reports into a run's results:
 // plain data, so the data model does not depend on how it is read.
 
@@ -121,4 +126,75 @@ type KernelDelta struct {
 	RetransSegs int64 `json:"RetransSegs"`
 	// OutRsts counts RSTs sent (Tcp).
 	OutRsts int64 `json:"OutRsts"`
+}
+
+// The busy-machine thresholds (MachineLoad.Judge; docs/summary-json.md
+// "machine"). A bench's headline moved from 3.4x to 1.9x with other work
+// on a 2-core machine: a starved loadgen cannot fire a fixed herd in one
+// tick. The load average is recorded but not judged: it counts the run's
+// own processes, and it decays over a minute, so a bench's second policy
+// would start under the first one's load.
+const (
+	// BusyOtherCPUShare is the share of all cores' time that processes
+	// other than the run's may take before the machine counts as busy.
+	BusyOtherCPUShare = 0.25
+	// BusyStealShare is the share of all cores' time a hypervisor may
+	// steal before the machine counts as busy.
+	BusyStealShare = 0.10
+)
+
+// MachineLoad is how busy the machine was while a run went (summary.json
+// "machine"): read from /proc/stat and /proc/loadavg at the resource
+// sampler's samples. Shares are of all cores' time between the first and
+// the last sample, from 0 to 1.
+type MachineLoad struct {
+	// Cores is the number of CPUs /proc/stat lists.
+	Cores int `json:"cores"`
+	// WindowS is the time from the first sample to the last, in seconds.
+	WindowS float64 `json:"window_s"`
+	// Samples is the number of readings taken.
+	Samples int `json:"samples"`
+	// Load1Start is the 1-minute load average at the first sample, and
+	// Load1Max the largest at any sample (the run's own processes count
+	// in both).
+	Load1Start float64 `json:"load1_start"`
+	Load1Max   float64 `json:"load1_max"`
+	// OwnCPUShare is the CPU time of the run's own processes on this
+	// machine (every sampled role's).
+	OwnCPUShare float64 `json:"own_cpu_share"`
+	// OtherCPUShare is the machine's busy CPU time (user, nice, system,
+	// irq, softirq) minus the run's own: what other processes took.
+	OtherCPUShare float64 `json:"other_cpu_share"`
+	// StealShare is the time a hypervisor gave to other guests.
+	StealShare float64 `json:"steal_share"`
+	// Busy is true when OtherCPUShare is over BusyOtherCPUShare or
+	// StealShare over BusyStealShare: the figures of the run were taken on
+	// a busy machine and may differ on a quiet one. BusyReason says which,
+	// in words; empty when Busy is false.
+	Busy       bool   `json:"busy"`
+	BusyReason string `json:"busy_reason,omitempty"`
+}
+
+// Judge sets Busy and BusyReason from the shares.
+func (m *MachineLoad) Judge() {
+	var why []string
+	if m.OtherCPUShare > BusyOtherCPUShare {
+		why = append(why, fmt.Sprintf("other processes took %.0f %% of the CPU (more than %.0f %%)", 100*m.OtherCPUShare, 100*BusyOtherCPUShare))
+	}
+	if m.StealShare > BusyStealShare {
+		why = append(why, fmt.Sprintf("the hypervisor stole %.0f %% of the CPU (more than %.0f %%)", 100*m.StealShare, 100*BusyStealShare))
+	}
+	m.Busy, m.BusyReason = len(why) > 0, strings.Join(why, "; ")
+}
+
+// Text is the machine's load in one line for a person: "2 cores, load
+// 0.41 at the start (max 1.90), this run 62 % of the CPU, other processes
+// 3 %, steal 0 %", then "; BUSY: ..." when it was busy.
+func (m *MachineLoad) Text() string {
+	s := fmt.Sprintf("%d cores, load %.2f at the start (max %.2f), this run %.0f %% of the CPU, other processes %.0f %%, steal %.0f %%",
+		m.Cores, m.Load1Start, m.Load1Max, 100*m.OwnCPUShare, 100*m.OtherCPUShare, 100*m.StealShare)
+	if m.Busy {
+		s += "; BUSY: " + m.BusyReason + ": the figures may differ on a quiet machine"
+	}
+	return s
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -123,6 +124,9 @@ func (t *HTTPTimeline) Add(off time.Duration, status int) {
 	}
 }
 
+// httpTimelineHeader is http_timeline.csv's header.
+const httpTimelineHeader = "t_s,attempts,ok_2xx,status_429,status_5xx,status_other,conn_error"
+
 // PeakRejected returns the most 429 and 5xx answers in one bucket.
 func (t *HTTPTimeline) PeakRejected() uint64 {
 	var p uint64
@@ -133,12 +137,13 @@ func (t *HTTPTimeline) PeakRejected() uint64 {
 }
 
 // WriteCSV writes the timeline as http_timeline.csv: a header, then one
-// row per bucket, t_ms being the bucket's start.
+// row per bucket, t_s being the bucket's start in seconds from the run's
+// start (the time column of every CSV a run writes).
 func (t *HTTPTimeline) WriteCSV(w io.Writer) error {
 	bw := bufio.NewWriter(w)
-	fmt.Fprintln(bw, "t_ms,attempts,ok_2xx,status_429,status_5xx,status_other,conn_error")
+	fmt.Fprintln(bw, httpTimelineHeader)
 	for i, b := range t.Buckets {
-		fmt.Fprintf(bw, "%d,%d,%d,%d,%d,%d,%d\n", int64(i)*HTTPBucketWidth.Milliseconds(),
+		fmt.Fprintf(bw, "%s,%d,%d,%d,%d,%d,%d\n", strconv.FormatFloat((time.Duration(i)*HTTPBucketWidth).Seconds(), 'f', 1, 64),
 			b.Attempts, b.OK, b.TooMany, b.ServerErr, b.OtherStatus, b.ConnErr)
 	}
 	return bw.Flush()
@@ -151,17 +156,21 @@ func SummarizeHTTP(in Input, clients int, h HTTP) *Summary {
 	return &Summary{
 		RunID: in.RunID, Seed: in.Seed, Config: configJSON(in.Config),
 		Clients: clients, Processes: 1, DurationS: in.End.Seconds(),
-		Events: []EventSummary{}, Stopped: map[string]Stopped{}, Recovery: []Recovery{},
-		Resources: map[string]ResourceStats{RoleLoadgen: {}, RoleTarget: {}},
-		SLO:       []SLOResult{}, Pass: true, Complete: true, HTTP: &h,
+		// Class maps hold every class, 0 included, in every kind of
+		// run (docs/summary-json.md "Class maps").
+		Events: []EventSummary{}, Connect: connectOf(nil), Stopped: map[string]Stopped{}, Recovery: []Recovery{},
+		KernelNote: "an HTTP fleet reads no kernel counters",
+		Resources:  map[string]ResourceStats{RoleLoadgen: {}, RoleTarget: {}},
+		SLO:        []SLOResult{}, Pass: true, Complete: true, HTTP: &h,
 	}
 }
 
 // ReadHTTPTimelineCSV reads an http_timeline.csv as WriteCSV wrote it
-// (its header checked; a row's t_ms places it, so a missing row is an
-// empty bucket).
+// (its header checked; a row's t_s places it, so a missing row is an
+// empty bucket). A folder written before the CSVs shared one time column
+// has t_ms, milliseconds, instead; it is read too.
 func ReadHTTPTimelineCSV(r io.Reader) (*HTTPTimeline, error) {
-	const header = "t_ms,attempts,ok_2xx,status_429,status_5xx,status_other,conn_error"
+	header := httpTimelineHeader
 	sc := bufio.NewScanner(r)
 	if !sc.Scan() {
 		if err := sc.Err(); err != nil {
@@ -169,7 +178,9 @@ func ReadHTTPTimelineCSV(r io.Reader) (*HTTPTimeline, error) {
 		}
 		return nil, fmt.Errorf("empty, want the header %q", header)
 	}
-	if got := strings.TrimSpace(sc.Text()); got != header {
+	got := strings.TrimSpace(sc.Text())
+	ms := got == "t_ms"+strings.TrimPrefix(header, "t_s")
+	if got != header && !ms {
 		return nil, fmt.Errorf("header %q, want %q", got, header)
 	}
 	t := &HTTPTimeline{}
@@ -179,6 +190,13 @@ func ReadHTTPTimelineCSV(r io.Reader) (*HTTPTimeline, error) {
 			return nil, fmt.Errorf("line %d: %d fields, want 7", line, len(f))
 		}
 		var v [7]uint64
+		if !ms { // seconds to one decimal: the bucket's start in ms
+			sec, err := strconv.ParseFloat(f[0], 64)
+			if err != nil || !(sec >= 0) || sec > 1<<24 {
+				return nil, fmt.Errorf("line %d: t_s %q is not a time", line, f[0])
+			}
+			f[0] = strconv.FormatInt(int64(math.Round(sec*1000)), 10)
+		}
 		for i, s := range f {
 			n, err := strconv.ParseUint(s, 10, 64)
 			if err != nil {
@@ -188,7 +206,7 @@ func ReadHTTPTimelineCSV(r io.Reader) (*HTTPTimeline, error) {
 		}
 		i := v[0] / uint64(HTTPBucketWidth.Milliseconds())
 		if i > 1<<24 || v[0]%uint64(HTTPBucketWidth.Milliseconds()) != 0 {
-			return nil, fmt.Errorf("line %d: t_ms %d is not a bucket's start", line, v[0])
+			return nil, fmt.Errorf("line %d: %s ms is not a bucket's start", line, f[0])
 		}
 		for uint64(len(t.Buckets)) <= i {
 			t.Buckets = append(t.Buckets, HTTPBucket{})

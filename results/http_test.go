@@ -23,8 +23,8 @@ func TestHTTPTimeline(t *testing.T) {
 	if err := tl.WriteCSV(&b); err != nil {
 		t.Fatal(err)
 	}
-	want := "t_ms,attempts,ok_2xx,status_429,status_5xx,status_other,conn_error\n" +
-		"0,2,1,1,0,0,0\n100,0,0,0,0,0,0\n200,4,0,0,2,1,1\n"
+	want := "t_s,attempts,ok_2xx,status_429,status_5xx,status_other,conn_error\n" +
+		"0.0,2,1,1,0,0,0\n0.1,0,0,0,0,0,0\n0.2,4,0,0,2,1,1\n"
 	if b.String() != want {
 		t.Errorf("CSV:\n%s\nwant:\n%s", b.String(), want)
 	}

@@ -85,7 +85,8 @@ type Recovery struct {
 	// MeasuredLastReady, MeasuredEnd, MeasuredStart, or MeasuredNone.
 	MeasuredFrom string `json:"measured_from"`
 	// Note says, in one line, what figures that read as perfect (every R
-	// 0: all back by the instant they count from) or as failure (never:
+	// 0: all back by the instant they count from; or R50 0: half back by
+	// it, as in a rolling restart) or as failure (never:
 	// not all back by the run's end, or never ready) were measured from;
 	// empty otherwise.
 	Note string `json:"note,omitempty"`
@@ -140,6 +141,10 @@ func (r *Recovery) explain(ev Event, end time.Duration) {
 		r.Note = fmt.Sprintf("%d of %d back by the run's end at %.2fs, counted from %s", r.Recovered, r.ConnectedBefore, end.Seconds(), from)
 	case *r.R100S == 0:
 		r.Note = fmt.Sprintf("every client was back by %s: R50-R100 count from then, not from the event's start", from)
+	case r.R50S != nil && *r.R50S == 0:
+		// A rolling restart: the clients of the processes restarted first
+		// are back on the others before the last one is ready.
+		r.Note = fmt.Sprintf("half the clients or more were back by %s: R figures count from then, not from the event's start", from)
 	}
 }
 

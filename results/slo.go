@@ -85,6 +85,9 @@ type figure struct {
 	// get returns the figure's value (seconds for durations); ok false is
 	// null, with why saying so for a person.
 	get func(s *Summary) (v float64, ok bool, why string)
+	// http marks a figure of an HTTP fleet run; the others are figures of
+	// WebSocket runs (run, loadgen, drill, bench, simulate).
+	http bool
 }
 
 // SLOFigures returns the names an SLO can compare, with a line of help
@@ -185,7 +188,7 @@ var figures = func() []*figure {
 		} {
 			get, pick := l.get, q.get
 			name := l.name
-			fs = append(fs, &figure{name: l.name + "_" + q.name, kind: kindDuration,
+			fs = append(fs, &figure{name: l.name + "_" + q.name, kind: kindDuration, http: strings.HasPrefix(name, "http"),
 				doc: fmt.Sprintf("%s latency %s (null when nothing was recorded)", l.name, q.name),
 				get: func(s *Summary) (float64, bool, string) {
 					x := get(s)
@@ -361,7 +364,7 @@ func (s *SLO) parseValue(lit string) string {
 			if v, err := strconv.ParseFloat(lit, 64); err != nil {
 				return fmt.Sprintf("bad number %q", lit)
 			} else if v == 0 {
-				return "" // 0 needs no unit
+				return s.checkPassable() // 0 needs no unit
 			}
 			return fmt.Sprintf("%s is a duration: give a unit, e.g. %ss or %sms", s.Figure, lit, lit)
 		}
@@ -370,7 +373,7 @@ func (s *SLO) parseValue(lit string) string {
 			return fmt.Sprintf("bad duration %q: want a number and a unit (ns, us, ms, s, m, h), e.g. 250ms", lit)
 		}
 		s.dur, s.Limit = d, d.Seconds()
-		return ""
+		return s.checkPassable()
 	}
 	n := 0
 	for n < len(lit) && isNumber(lit[n:n+1]) {
@@ -400,7 +403,45 @@ func (s *SLO) parseValue(lit string) string {
 		return fmt.Sprintf("%s is a share from 0 to 1 (or 0%% to 100%%), got %s", s.Figure, lit)
 	}
 	s.Limit = v
+	return s.checkPassable()
+}
+
+// checkPassable returns why the SLO can never pass, or "": every figure is
+// zero or more, and a share at most 1, so `r99<-5s`, `lost<0` and
+// `recovered_share>100%` gate nothing.
+func (s *SLO) checkPassable() string {
+	v := strconv.FormatFloat(s.Limit, 'g', -1, 64)
+	if s.fig.kind == kindDuration {
+		v = s.dur.String()
+	}
+	switch {
+	case s.Limit < 0:
+		return fmt.Sprintf("%s is never negative: a limit of %s gates nothing", s.Figure, v)
+	case s.Limit == 0 && s.Op == "<":
+		return fmt.Sprintf("%s is never negative: %s<0 cannot pass; write %s==0", s.Figure, s.Figure, s.Figure)
+	case s.fig.kind == kindShare && s.Limit == 1 && s.Op == ">":
+		return fmt.Sprintf("%s is at most 1 (100%%): %s>1 cannot pass; write %s>=1", s.Figure, s.Figure, s.Figure)
+	}
 	return ""
+}
+
+// CheckSLOKind returns an *SLOError for the first SLO that gates on a
+// figure the kind of run never measures: an HTTP fleet's figures
+// (http_p99, goodput) on a WebSocket run, or a WebSocket run's (r99,
+// connect_p99) on an HTTP fleet (http true). Such an SLO is null, and
+// fails, whatever happens in the run: it is refused before the run.
+func CheckSLOKind(slos []SLO, http bool) error {
+	for _, s := range slos {
+		if s.fig == nil || s.fig.http == http {
+			continue
+		}
+		msg := fmt.Sprintf("%s is a figure of an HTTP fleet run (stampede http --clients), not of a WebSocket run", s.Figure)
+		if http {
+			msg = fmt.Sprintf("%s is a figure of a WebSocket run, not of an HTTP fleet run", s.Figure)
+		}
+		return &SLOError{Expr: s.Expr, Col: strings.Index(strings.ToLower(s.Expr), s.Figure) + 1, Msg: msg}
+	}
+	return nil
 }
 
 // isNumber reports whether s is made of the characters of a decimal
@@ -571,7 +612,7 @@ func (r SLOResult) Line() string {
 // fleets"): null in a run without the summary's http object.
 func httpFigures() []*figure {
 	fig := func(name string, kind figureKind, doc string, get func(h *HTTP) (float64, bool, string)) *figure {
-		return &figure{name: name, kind: kind, doc: doc + " (HTTP fleet; null otherwise)",
+		return &figure{name: name, kind: kind, doc: doc + " (HTTP fleet; null otherwise)", http: true,
 			get: func(s *Summary) (float64, bool, string) {
 				if s.HTTP == nil {
 					return 0, false, "not measured: not an HTTP fleet run"

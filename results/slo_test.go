@@ -316,3 +316,54 @@ func FuzzParseSLO(f *testing.F) {
 		s.Eval(sloSummary()) // must not panic
 	})
 }
+
+// TestSLOCannotPass: a limit no figure can meet is refused when parsed:
+// every figure is zero or more, a share at most 1.
+func TestSLOCannotPass(t *testing.T) {
+	for _, tc := range []struct{ expr, want string }{
+		{"r99<-5s", "r99 is never negative: a limit of -5s gates nothing"},
+		{"r99>=-1ms", "r99 is never negative"},
+		{"stopped<=-1", "stopped is never negative: a limit of -1 gates nothing"},
+		{"lost<0", "lost is never negative: lost<0 cannot pass; write lost==0"},
+		{"ttr_p99<0", "ttr_p99 is never negative: ttr_p99<0 cannot pass"},
+		{"recovered_share>100%", "recovered_share is at most 1 (100%): recovered_share>1 cannot pass"},
+		{"recovered_share>1", "recovered_share is at most 1"},
+	} {
+		_, err := ParseSLO(tc.expr)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v; want %q", tc.expr, err, tc.want)
+		}
+	}
+	for _, ok := range []string{"lost==0", "lost<=0", "r99<=0", "recovered_share>=1", "recovered_share>=100%", "herd_peak>0"} {
+		if _, err := ParseSLO(ok); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+}
+
+// TestCheckSLOKind: an HTTP fleet's figures only on an HTTP fleet, a
+// WebSocket run's only on a WebSocket run.
+func TestCheckSLOKind(t *testing.T) {
+	parse := func(exprs ...string) []SLO {
+		s, err := ParseSLOs(exprs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	ws, web := parse("r99<20s", "connect_p99<1s", "lost==0"), parse("goodput>10", "http_p99<1s", "http_attempt_max<2s", "amplification<2")
+	if err := CheckSLOKind(ws, false); err != nil {
+		t.Errorf("WebSocket figures on a WebSocket run: %v", err)
+	}
+	if err := CheckSLOKind(web, true); err != nil {
+		t.Errorf("HTTP figures on an HTTP fleet: %v", err)
+	}
+	err := CheckSLOKind(parse("lost==0", "HTTP_P99<1s"), false)
+	if want := `slo "HTTP_P99<1s": col 1: http_p99 is a figure of an HTTP fleet run`; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("http_p99 on a WebSocket run: %v; want %q...", err, want)
+	}
+	err = CheckSLOKind(parse("goodput>1", " r99<1s"), true)
+	if want := `slo " r99<1s": col 2: r99 is a figure of a WebSocket run`; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("r99 on an HTTP fleet: %v; want %q...", err, want)
+	}
+}

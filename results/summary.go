@@ -68,6 +68,9 @@ type Summary struct {
 	// are always present (all zero when the role was not sampled, e.g. a
 	// target stampede does not run).
 	Resources map[string]ResourceStats `json:"resources"`
+	// Machine is how busy the machine was while the run went, the run's
+	// own processes apart (MachineLoad); null when it was not sampled.
+	Machine *MachineLoad `json:"machine"`
 	// SLO holds each SLO's outcome; empty when none was given.
 	SLO []SLOResult `json:"slo"`
 	// Checks holds the outcomes of the run's other gates: a drill's
@@ -86,6 +89,11 @@ type Summary struct {
 	Interrupted bool `json:"interrupted"`
 	// Agents lists the run's agents (docs/agent.md).
 	Agents []AgentSummary `json:"agents,omitempty"`
+	// Hosts lists the hosts of a run spread over several (--agents), each
+	// with the kernel counters and resources read there: the
+	// coordinator's first, then each agent's in the order they were
+	// placed. Absent from a run on one host.
+	Hosts []HostSummary `json:"hosts,omitempty"`
 	// HTTP holds the figures of an HTTP fleet run (stampede http
 	// --clients); absent from a WebSocket run.
 	HTTP *HTTP `json:"http,omitempty"`
@@ -520,11 +528,11 @@ func (s *Summary) redactedJSON(p redact.Policy) ([]byte, error) {
 func ReadSummary(path string) (*Summary, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("results: reading summary: %w", err)
+		return nil, err // *fs.PathError: "open DIR/summary.json: ..."
 	}
 	s := &Summary{}
 	if err := json.Unmarshal(b, s); err != nil {
-		return nil, fmt.Errorf("results: reading summary %s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	// Config is kept compact, as Summarize makes it, whatever the file's
 	// indentation.

@@ -106,7 +106,24 @@ func WriteComparison(w io.Writer, rows []Row) error {
 			CountText(rec.HerdPeakPer100ms), FloatText(rec.HerdPeakToMean, 1), FloatText(rec.WastedAttemptsPerClient, 2),
 			FloatText(rec.OutageAttemptsPerClient, 2), row.Summary.Kernel.ListenOverflows)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return writeBusy(w, rows)
+}
+
+// writeBusy says, under a comparison, which runs were taken on a busy
+// machine (MachineLoad.Busy): their figures may not compare with the
+// others'.
+func writeBusy(w io.Writer, rows []Row) error {
+	for _, row := range rows {
+		if s := row.Summary; s != nil && s.Machine != nil && s.Machine.Busy {
+			if _, err := fmt.Fprintf(w, "busy machine: %s: %s; its figures may differ on a quiet machine\n", row.Policy, s.Machine.BusyReason); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // allHTTP reports whether every row is an HTTP fleet's run.
@@ -119,40 +136,64 @@ func allHTTP(rows []Row) bool {
 	return len(rows) > 0
 }
 
-// WriteSideBySide writes the key figures of two runs' worst events figure
-// by figure, b beside a, with b's error relative to a: how `stampede
-// report` sets a simulated run beside the real one it models (a is the
-// real run).
-func WriteSideBySide(w io.Writer, a, b Row) error {
+// SideFigure is one line of a side-by-side comparison of two runs
+// (SideBySide): the figure's name, its text in each run, and b's error
+// relative to a ("-" when either has no value or a's is 0).
+type SideFigure struct {
+	Name, A, B, Error string
+}
+
+// SideBySide sets the key figures of two runs' worst events beside each
+// other, with b's error relative to a: how `stampede report` sets a
+// simulated run beside the real one it models (a is the real run). R
+// figures read as in the tables (RText), counts as integers. Nil when
+// either run has no event.
+func SideBySide(a, b Row) []SideFigure {
 	ra, oka := a.Summary.WorstRecovery()
 	rb, okb := b.Summary.WorstRecovery()
 	if !oka || !okb {
 		return nil
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "figure\t%s\t%s\terror\n", a.Policy, b.Policy)
-	lo := func(s *Summary) *float64 { v := float64(s.Kernel.ListenOverflows); return &v }
+	count := func(v float64) *float64 { return &v }
 	peak := func(p *uint32) *float64 {
 		if p == nil {
 			return nil
 		}
-		v := float64(*p)
-		return &v
+		return count(float64(*p))
 	}
+	var out []SideFigure
 	for _, f := range []struct {
-		name string
-		x, y *float64
+		name   string
+		x, y   *float64
+		digits int // -1: an R figure, as RText
 	}{
-		{"R50 s", ra.R50S, rb.R50S}, {"R90 s", ra.R90S, rb.R90S}, {"R99 s", ra.R99S, rb.R99S}, {"R100 s", ra.R100S, rb.R100S},
-		{"herd peak/100ms", peak(ra.HerdPeakPer100ms), peak(rb.HerdPeakPer100ms)},
-		{"wasted/client", ra.WastedAttemptsPerClient, rb.WastedAttemptsPerClient},
-		{"ListenOverflows", lo(a.Summary), lo(b.Summary)},
+		{"R50 s", ra.R50S, rb.R50S, -1}, {"R90 s", ra.R90S, rb.R90S, -1}, {"R99 s", ra.R99S, rb.R99S, -1}, {"R100 s", ra.R100S, rb.R100S, -1},
+		{"herd peak/100ms", peak(ra.HerdPeakPer100ms), peak(rb.HerdPeakPer100ms), 0},
+		{"wasted/client", ra.WastedAttemptsPerClient, rb.WastedAttemptsPerClient, 2},
+		{"ListenOverflows", count(float64(a.Summary.Kernel.ListenOverflows)), count(float64(b.Summary.Kernel.ListenOverflows)), 0},
 	} {
-		e := "-"
-		if f.x != nil && f.y != nil && *f.x != 0 {
-			e = fmt.Sprintf("%+.0f %%", 100*(*f.y-*f.x)/(*f.x))
+		sf := SideFigure{Name: f.name, A: RText(ra, f.x), B: RText(rb, f.y), Error: "-"}
+		if f.digits >= 0 {
+			sf.A, sf.B = FloatText(f.x, f.digits), FloatText(f.y, f.digits)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", f.name, FloatText(f.x, 2), FloatText(f.y, 2), e)
+		if f.x != nil && f.y != nil && *f.x != 0 {
+			sf.Error = fmt.Sprintf("%+.0f %%", 100*(*f.y-*f.x)/(*f.x))
+		}
+		out = append(out, sf)
+	}
+	return out
+}
+
+// WriteSideBySide writes SideBySide(a, b) as an aligned table.
+func WriteSideBySide(w io.Writer, a, b Row) error {
+	figs := SideBySide(a, b)
+	if figs == nil {
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "figure\t%s\t%s\terror\n", a.Policy, b.Policy)
+	for _, f := range figs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", f.Name, f.A, f.B, f.Error)
 	}
 	return tw.Flush()
 }

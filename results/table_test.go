@@ -59,3 +59,36 @@ full                          -          -           -      -       -           
 		t.Errorf("table:\n%s\nwant\n%s", b.String(), want)
 	}
 }
+
+// TestSideBySideCounts: the printer that sets a simulated run beside a real
+// one writes counts whole (herd peak 65, ListenOverflows 249), never 65.00;
+// seconds and ratios keep their two decimals.
+func TestSideBySideCounts(t *testing.T) {
+	real := &Summary{
+		Events:   []EventSummary{{Kind: "restart"}},
+		Recovery: []Recovery{{ConnectedBefore: 10, Disconnected: 10, Recovered: 10, R99S: sec(2), HerdPeakPer100ms: u32(65), WastedAttemptsPerClient: f(0.5)}},
+		Kernel:   KernelDelta{ListenOverflows: 249},
+	}
+	sim := &Summary{
+		Events:   []EventSummary{{Kind: "restart"}},
+		Recovery: []Recovery{{ConnectedBefore: 10, Disconnected: 10, Recovered: 10, R99S: sec(2.5), HerdPeakPer100ms: u32(52), WastedAttemptsPerClient: f(0.25)}},
+		Kernel:   KernelDelta{ListenOverflows: 200},
+	}
+	var b strings.Builder
+	if err := WriteSideBySide(&b, Row{Policy: "real", Summary: real}, Row{Policy: "sim", Summary: sim}); err != nil {
+		t.Fatal(err)
+	}
+	// Columns are compared with their padding squeezed: the widths follow
+	// the widest cell ("never").
+	squeezed := strings.Join(strings.Fields(b.String()), " ")
+	for _, want := range []string{"herd peak/100ms 65 52", "ListenOverflows 249 200", "R99 s 2.00 2.50", "wasted/client 0.50 0.25"} {
+		if !strings.Contains(squeezed, want) {
+			t.Errorf("side by side lacks %q:\n%s", want, b.String())
+		}
+	}
+	for _, line := range strings.Split(b.String(), "\n") {
+		if (strings.HasPrefix(line, "herd peak") || strings.HasPrefix(line, "ListenOverflows")) && strings.Contains(line, ".00") {
+			t.Errorf("a count with decimals: %q", line)
+		}
+	}
+}

@@ -65,7 +65,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 	case m.Tracked:
 		ew.printf("messages: sent %d, acked %d, retried %d, dup_suppressed %d, dup_delivered %d, lost %d, resumed %d\n",
 			m.Sent, m.Acked, m.Retried, m.DupSuppressed, m.DupDelivered, m.Lost, m.Resumed)
-		ew.printf("deliveries: expected %d, received %d, unsynced %d, unacked %d, bad_frames %d, resume gaps %d, dropped unacked (--no-retry-queue) %d\n",
+		ew.printf("deliveries: expected %d, received %d, unsynced %d, unacked %d, bad_frames %d, resume gaps %d, dropped unacked (retry queue off) %d\n",
 			m.Expected, m.Received, m.Unsynced, m.Unacked, m.BadFrames, m.ResumeGap, m.UnackedDropped)
 	case m.Sent > 0:
 		ew.printf("messages: sent %d, delivered %d; deliveries not checked (no message protocol): lost, unsynced, unacked, bad_frames -\n",
@@ -78,8 +78,19 @@ func (s *Summary) WriteText(w io.Writer) error {
 	} else {
 		ew.printf("kernel: - (%s)\n", kernelNote(Input{KernelNote: s.KernelNote}))
 	}
+	for _, h := range s.Hosts {
+		if h.Kernel == nil {
+			ew.printf("  host %s (%s): - (%s)\n", h.Name, strings.Join(h.Roles, ", "), h.KernelNote)
+			continue
+		}
+		ew.printf("  host %s (%s): ListenOverflows %d, PassiveOpens %d, ActiveOpens %d, TCPSynRetrans %d\n",
+			h.Name, strings.Join(h.Roles, ", "), h.Kernel.ListenOverflows, h.Kernel.PassiveOpens, h.Kernel.ActiveOpens, h.Kernel.TCPSynRetrans)
+	}
 	if s.HAProxy != nil {
 		writeHAProxy(ew, s.HAProxy)
+	}
+	if m := s.Machine; m != nil {
+		ew.printf("machine: %s\n", m.Text())
 	}
 	for _, role := range []string{RoleLoadgen, RoleTarget, RoleProxy, RoleCoordinator} {
 		r, ok := s.Resources[role]

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/stampede-dev/stampede/internal/redact"
@@ -160,6 +161,15 @@ func Private(dir string) error {
 	})
 }
 
+// PolicyDir is the folder of the i-th run (from 0) of a comparison of
+// policies, inside the comparison's folder: "1-exp_initial-1s_max-60s".
+// The bench and the HTTP fleet's --policies name their runs' folders
+// alike, in the order they ran.
+func PolicyDir(i int, spec string) string {
+	r := strings.NewReplacer(":", "_", ",", "_", "=", "-", "/", "-", " ", "")
+	return safeName(fmt.Sprintf("%d-%s", i+1, r.Replace(spec)))
+}
+
 // safeName is name as one path element.
 func safeName(name string) string {
 	b := []byte(name)
@@ -192,15 +202,36 @@ func CheckFolder(dir string, overwrite bool) error {
 			}
 		}
 	}
+	return checkWritable(dir)
+}
+
+// CheckFile makes sure a file can be written at path (a report page, a
+// JUnit file) before the work that produces it starts: path is not a
+// folder, and its folder exists or can be created, and takes a new file.
+// The file system is left as it was found.
+func CheckFile(path string) error {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("%s is a folder; give a file name", path)
+	}
+	return checkWritable(filepath.Dir(path))
+}
+
+// checkWritable makes sure dir exists or can be created, and takes a new
+// file; what it created it removes. A file where a folder has to be is
+// said in those words, not as mkdir's "not a directory".
+func checkWritable(dir string) error {
 	var missing []string // deepest first
 	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
-		if _, err := os.Lstat(d); !errors.Is(err, fs.ErrNotExist) {
+		fi, err := os.Stat(d)
+		if err == nil && !fi.IsDir() {
+			return fmt.Errorf("%s is a file, not a folder", d)
+		}
+		if err == nil || filepath.Dir(d) == d {
 			break
 		}
-		missing = append(missing, d)
-		if filepath.Dir(d) == d {
-			break
-		}
+		if errors.Is(err, fs.ErrNotExist) {
+			missing = append(missing, d)
+		} // else under a file (ENOTDIR), or unreadable: look further up
 	}
 	defer func() {
 		for _, d := range missing {

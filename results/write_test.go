@@ -165,10 +165,47 @@ func TestHTTPTimelineRoundTrip(t *testing.T) {
 	if !slices.Equal(got.Buckets, tl.Buckets) {
 		t.Errorf("read %+v, wrote %+v", got.Buckets, tl.Buckets)
 	}
-	for _, bad := range []string{"", "t_ms,attempts\n", "t_ms,attempts,ok_2xx,status_429,status_5xx,status_other,conn_error\n150,1,1,0,0,0,0\n",
+	// A folder written with t_ms (milliseconds) reads the same.
+	legacy := "t_ms,attempts,ok_2xx,status_429,status_5xx,status_other,conn_error\n0,2,1,1,0,0,0\n200,4,0,0,2,1,1\n"
+	if old, err := ReadHTTPTimelineCSV(strings.NewReader(legacy)); err != nil || len(old.Buckets) != 3 || old.Buckets[2].Attempts != 4 {
+		t.Errorf("t_ms timeline: %+v, %v", old, err)
+	}
+	for _, bad := range []string{"", "t_s,attempts\n", "t_s,attempts,ok_2xx,status_429,status_5xx,status_other,conn_error\n0.15,1,1,0,0,0,0\n",
+		"t_s,attempts,ok_2xx,status_429,status_5xx,status_other,conn_error\nNaN,1,1,0,0,0,0\n", "t_ms,attempts\n", "t_ms,attempts,ok_2xx,status_429,status_5xx,status_other,conn_error\n150,1,1,0,0,0,0\n",
 		"t_ms,attempts,ok_2xx,status_429,status_5xx,status_other,conn_error\n0,x,1,0,0,0,0\n"} {
 		if _, err := ReadHTTPTimelineCSV(strings.NewReader(bad)); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
+	}
+}
+
+// TestCheckFile: a file can be written where its folder exists or can be
+// made; under a regular file, or at a folder, it cannot, said plainly.
+// Nothing is left behind.
+func TestCheckFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "a-file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, ok := range []string{filepath.Join(dir, "x.html"), filepath.Join(dir, "new", "deeper", "x.xml"), file} {
+		if err := CheckFile(ok); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "new")); err == nil {
+		t.Errorf("the check left %s behind", filepath.Join(dir, "new"))
+	}
+	for path, want := range map[string]string{
+		filepath.Join(file, "x.html"):       file + " is a file, not a folder",
+		filepath.Join(file, "sub", "x.xml"): file + " is a file, not a folder",
+		dir:                                 dir + " is a folder; give a file name",
+	} {
+		if err := CheckFile(path); err == nil || err.Error() != want {
+			t.Errorf("%s: %v; want %q", path, err, want)
+		}
+	}
+	if err := CheckFolder(filepath.Join(file, "out"), false); err == nil || err.Error() != file+" is a file, not a folder" {
+		t.Errorf("CheckFolder under a file: %v", err)
 	}
 }

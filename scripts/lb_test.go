@@ -372,7 +372,7 @@ func TestLBTLS(t *testing.T) {
 		t.Errorf("no CA: exit %d, want 1 and every attempt failed as tls:\n%s", code, out)
 	}
 	out, code = drill("--insecure")
-	if m := connect.FindStringSubmatch(out); code != 0 || m == nil || m[2] != "10" || !strings.Contains(out, "warning: --insecure") {
+	if m := connect.FindStringSubmatch(out); code != 0 || m == nil || m[2] != "10" || !strings.Contains(out, "warning: insecure:") {
 		t.Errorf("--insecure: exit %d, want 0, 10 successes and a warning:\n%s", code, out)
 	}
 }

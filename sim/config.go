@@ -120,8 +120,9 @@ type Retry struct {
 // zero value of every field but Clients, Duration and Policy means the
 // default. Of the specs the model uses the fleet's size, ramp, policy,
 // seed, timeouts, TCP_SYNCNT and Retry-After switch, and the server's
-// backlog, accept rate and burst and handshake cost; the other fields are
-// a real run's only.
+// process count (Procs: 0 is one per PerProcess clients, as run),
+// backlog, accept rate and burst and handshake cost; the other fields
+// are a real run's only.
 type Config struct {
 	spec.Client `json:"fleet"`
 	spec.Server `json:"target"`
@@ -131,10 +132,6 @@ type Config struct {
 	// text, recorded in the results.
 	Schedule     *chaos.Schedule `json:"-"`
 	ScheduleText string          `json:"chaos,omitempty"`
-
-	// Procs is the number of target processes, each a listener of its own
-	// in one SO_REUSEPORT group; 0 is one per PerProcess clients, as run.
-	Procs int `json:"procs"`
 
 	// ProcCapacity is the upgrades per second one process completes when
 	// nothing else limits it; 0 is DefaultProcCapacity.
@@ -273,8 +270,6 @@ func (c Config) Validate() error {
 	switch {
 	case c.Duration <= 0 || c.Duration > 24*time.Hour:
 		return bad("Duration", "must be within (0, 24h], got %s", c.Duration)
-	case c.Procs < 0 || c.Procs > 1<<16:
-		return bad("Procs", "must be within 0..65536, got %d", c.Procs)
 	case c.IssueRate < 0:
 		return bad("IssueRate", "must not be negative, got %g", c.IssueRate)
 	case c.ProcCapacity < 0:

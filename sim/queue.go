@@ -39,24 +39,13 @@ const (
 	evClosed                  // a client's connection is closed by its stopping process
 )
 
-// less orders entries by time, then kind, then who.
-func less(a, b *entry) bool {
-	if a.at != b.at {
-		return a.at < b.at
-	}
-	if a.kind != b.kind {
-		return a.kind < b.kind
-	}
-	return a.who < b.who
-}
-
 // calendar is the event queue: one bucket per millisecond of the run.
 // A future bucket holds its entries packed in one uint64 each (packKey),
 // appended unordered in chunks; when the run reaches it, it is sorted once, and
 // entries pushed into the running millisecond meanwhile go to a small
 // 4-ary heap merged with it. Sorting a bucket of b entries is O(b log b)
-// on 8-byte integers, sequential in memory; the order is the same as
-// less's (time, kind, who), entries that differ only in gen being one
+// on 8-byte integers, sequential in memory; the order is time, then
+// kind, then who (the tests' less), entries that differ only in gen being one
 // live entry and stale ones that do nothing.
 type calendar struct {
 	buckets []bucket

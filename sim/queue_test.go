@@ -6,6 +6,17 @@ import (
 	"time"
 )
 
+// less is the queue's reference order: by time, then kind, then who.
+func less(a, b *entry) bool {
+	if a.at != b.at {
+		return a.at < b.at
+	}
+	if a.kind != b.kind {
+		return a.kind < b.kind
+	}
+	return a.who < b.who
+}
+
 // TestCalendarOrder pushes entries at random instants over a few
 // milliseconds, some of them while the calendar runs (into the running
 // millisecond, as the engine does), and checks that every entry comes out

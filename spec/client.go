@@ -3,7 +3,6 @@ package spec
 import (
 	"net/http"
 	"net/netip"
-	"net/url"
 	"runtime"
 	"strings"
 	"time"
@@ -219,16 +218,9 @@ var reservedHeaders = []string{
 // does not check the host's limits.
 func (c Client) Validate() error {
 	bad := func(field, format string, a ...any) error { return Errorf("Client."+field, format, a...) }
-	u, err := url.Parse(c.URL)
-	switch {
-	case c.URL == "":
-		return bad("URL", "missing")
-	case err != nil:
-		return bad("URL", "%q does not parse", redact.URL(c.URL))
-	case u.Scheme != "ws" && u.Scheme != "wss":
-		return bad("URL", "scheme must be ws or wss, got %q", u.Scheme)
-	case u.Hostname() == "":
-		return bad("URL", "no host in %q", redact.URL(c.URL))
+	u, err := CheckURL("Client.URL", c.URL, "ws", "wss")
+	if err != nil {
+		return err
 	}
 	if err := c.validateFleet(u.Scheme == "wss"); err != nil {
 		return err

@@ -23,6 +23,10 @@ const (
 	DefaultMaxMessageSize         = 1 << 20
 	DefaultLimitStatus            = 429
 	DefaultLimitRetryAfter        = time.Second
+	// MaxProcs caps Server.Procs as a spec: a simulated group may be
+	// large; a real run's cap, what one host starts, is lower (target,
+	// storm).
+	MaxProcs = 1 << 16
 )
 
 // The accept rates a server paces, besides 0 (unlimited): the bounds of
@@ -42,6 +46,12 @@ type Server struct {
 	// Addr is the listen address, "IP:port" (IPv6 bracketed); port 0 picks
 	// a free port. Default 127.0.0.1:0.
 	Addr string `json:"addr"`
+	// Procs is the number of server processes in one SO_REUSEPORT group on
+	// Addr's port, each holding its share of the connections (and of
+	// AcceptRate, where a run shares it out). 0: one for a lone server;
+	// where a run or a simulation sizes the group, one per PerProcess
+	// clients of its fleet. At most MaxProcs.
+	Procs int `json:"procs,omitempty"`
 	// Backlog is the listen backlog (accept queue length; the kernel holds
 	// Backlog+1 and caps it at net.core.somaxconn). Default 128, the
 	// historical SOMAXCONN, small enough that a reconnect herd overflows it.
@@ -154,7 +164,7 @@ func (c Server) Validate() error {
 		name string
 		v    int64
 	}{
-		{"Backlog", int64(c.Backlog)}, {"AcceptBurst", int64(c.AcceptBurst)},
+		{"Procs", int64(c.Procs)}, {"Backlog", int64(c.Backlog)}, {"AcceptBurst", int64(c.AcceptBurst)},
 		{"MaxConns", int64(c.MaxConns)}, {"Workers", int64(c.Workers)},
 		{"Upgraders", int64(c.Upgraders)}, {"MaxMessageSize", c.MaxMessageSize},
 		{"HandshakeCost", int64(c.HandshakeCost)}, {"HandshakeTimeout", int64(c.HandshakeTimeout)},
@@ -166,6 +176,9 @@ func (c Server) Validate() error {
 		if f.v < 0 {
 			return bad(f.name, "%d must not be negative", f.v)
 		}
+	}
+	if c.Procs > MaxProcs {
+		return bad("Procs", "%d is above the cap of %d processes", c.Procs, MaxProcs)
 	}
 	if r := c.StartReject; r != nil && (r.Status < 400 || r.Status > 599 || r.RetryAfter < 0 || r.For < 0) {
 		return bad("StartReject", "status %d must be 400-599 and durations not negative", r.Status)

@@ -84,6 +84,8 @@ func TestServerValidate(t *testing.T) {
 		{"Server.NoDedupe", Server{NoDedupe: true}},
 		{"Server.HandshakeCost", Server{HandshakeCost: 6 * time.Second}},
 		{"Server.Addr", Server{Addr: "example.com:80"}},
+		{"Server.Procs", Server{Procs: -1}},
+		{"Server.Procs", Server{Procs: MaxProcs + 1}},
 	} {
 		var fe *FieldError
 		if err := tc.s.Validate(); !errors.As(err, &fe) || fe.Field != tc.field {
@@ -121,5 +123,33 @@ func TestWithDefaults(t *testing.T) {
 	s := Server{}.WithDefaults()
 	if s.Backlog != DefaultBacklog || s.HandshakeTimeout != DefaultServerHandshakeTimeout || s.LimitStatus != DefaultLimitStatus {
 		t.Errorf("server defaults: %+v", s)
+	}
+}
+
+// TestHTTPFleet: a zero rate is one request per client a second, zero
+// durations their defaults; a negative value names its field.
+func TestHTTPFleet(t *testing.T) {
+	got := HTTPFleet{Clients: 20}.WithDefaults()
+	want := HTTPFleet{Clients: 20, Rate: 20, Duration: DefaultHTTPDuration, Grace: DefaultHTTPGrace}
+	if got != want {
+		t.Errorf("WithDefaults = %+v, want %+v", got, want)
+	}
+	if err := (HTTPFleet{Clients: 1}).Validate(); err != nil {
+		t.Errorf("zero rate and durations: %v", err)
+	}
+	for _, tc := range []struct {
+		field string
+		s     HTTPFleet
+	}{
+		{"HTTPFleet.Clients", HTTPFleet{}},
+		{"HTTPFleet.Rate", HTTPFleet{Clients: 1, Rate: -1}},
+		{"HTTPFleet.Duration", HTTPFleet{Clients: 1, Duration: -1}},
+		{"HTTPFleet.Grace", HTTPFleet{Clients: 1, Grace: -1}},
+		{"HTTPFleet.Deadline", HTTPFleet{Clients: 1, Deadline: -1}},
+	} {
+		var fe *FieldError
+		if err := tc.s.Validate(); !errors.As(err, &fe) || fe.Field != tc.field {
+			t.Errorf("%s: Validate = %v", tc.field, err)
+		}
 	}
 }

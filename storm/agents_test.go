@@ -59,7 +59,7 @@ func runAgent(t *testing.T, name, where string, cmd *exec.Cmd) *agentProc {
 	return a
 }
 
-var natsURL = regexp.MustCompile(`nats://[0-9.]+:[0-9]+`)
+var natsURL = regexp.MustCompile(`(nats|tls)://[0-9.]+:[0-9]+`)
 
 // waitURL returns the hub's URL once the run's log prints it.
 func waitURL(t *testing.T, log *lockedBuffer) string {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"time"
 
 	"github.com/stampede-dev/stampede/backoff"
@@ -112,7 +111,7 @@ func Bench(ctx context.Context, cfg BenchConfig) ([]BenchRun, error) {
 		}
 		dir := ""
 		if cfg.Out != "" {
-			dir = filepath.Join(cfg.Out, fmt.Sprintf("%d-%s", i+1, dirName(spec)))
+			dir = filepath.Join(cfg.Out, results.PolicyDir(i, spec))
 			run.Out = dir
 		}
 		if cfg.Progress != nil {
@@ -194,10 +193,4 @@ func writeBenchReport(dir string) error {
 		return err
 	}
 	return results.Private(dir)
-}
-
-// dirName turns a policy spec into a folder name.
-func dirName(spec string) string {
-	r := strings.NewReplacer(":", "_", ",", "_", "=", "-", "/", "-", " ", "")
-	return r.Replace(spec)
 }

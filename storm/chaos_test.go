@@ -31,6 +31,13 @@ import (
 // only after the kernel's 1 s retransmit, into the test's event.
 var bigBacklog = target.Config{Server: spec.Server{Backlog: 1024}}
 
+// bigBacklogProcs is bigBacklog in a group of n processes.
+func bigBacklogProcs(n int) target.Config {
+	c := bigBacklog
+	c.Procs = n
+	return c
+}
+
 // fixed is a fixed-interval policy without jitter.
 func fixed(d time.Duration) backoff.Policy {
 	return backoff.Policy{Kind: backoff.Fixed, Initial: d, Multiplier: 1}
@@ -48,7 +55,7 @@ func chaosStorm(t *testing.T, cfg storm.Config, schedule string) *storm.Result {
 	cfg.Exe = stampedeExe
 	cfg.Out = t.TempDir()
 	cfg.LoadgenProcs = max(cfg.LoadgenProcs, 1)
-	cfg.TargetProcs = max(cfg.TargetProcs, 1)
+	cfg.Target.Procs = max(cfg.Target.Procs, 1)
 	var log lockedBuffer
 	cfg.Log = &log
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Duration+30*time.Second)
@@ -118,10 +125,9 @@ func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Se
 func TestChaosRollingRestart(t *testing.T) {
 	const clients, procs = 300, 3
 	res := chaosStorm(t, storm.Config{
-		TargetProcs: procs,
-		Target:      bigBacklog,
-		Fleet:       loadgen.Config{Client: spec.Client{Clients: clients, Policy: fixed(300 * time.Millisecond), Seed: 1}},
-		Duration:    3500 * time.Millisecond,
+		Target:   bigBacklogProcs(procs),
+		Fleet:    loadgen.Config{Client: spec.Client{Clients: clients, Policy: fixed(300 * time.Millisecond), Seed: 1}},
+		Duration: 3500 * time.Millisecond,
 	}, "at 700ms restart abrupt rolling interval=700ms")
 	ev := onlyEvent(t, res.Summary, "restart")
 	if len(ev.Steps) != procs {
@@ -308,7 +314,7 @@ func TestChaosRejectEarlyRetries(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel() // two small fleets; the counts do not depend on timing
 			res := chaosStorm(t, storm.Config{
-				TargetProcs: 2,
+				Target: target.Config{Server: spec.Server{Procs: 2}},
 				// First connects arrive over 1.2 s, into the window.
 				Fleet: loadgen.Config{Client: spec.Client{Clients: clients, Ramp: 100, Policy: fixed(100 * time.Millisecond), Seed: 6,
 					NoRetryAfter: c.ignore}},
@@ -335,10 +341,9 @@ func TestChaosRejectEarlyRetries(t *testing.T) {
 func TestChaosRestartDuringReject(t *testing.T) {
 	const clients = 100
 	res := chaosStorm(t, storm.Config{
-		TargetProcs: 2,
-		Target:      bigBacklog,
-		Fleet:       loadgen.Config{Client: spec.Client{Clients: clients, Policy: fixed(100 * time.Millisecond), Seed: 7, NoRetryAfter: true}},
-		Duration:    3 * time.Second,
+		Target:   bigBacklogProcs(2),
+		Fleet:    loadgen.Config{Client: spec.Client{Clients: clients, Policy: fixed(100 * time.Millisecond), Seed: 7, NoRetryAfter: true}},
+		Duration: 3 * time.Second,
 	}, "at 500ms reject 503 retry-after=1s for 1500ms; at 700ms restart abrupt")
 	ev := onlyEvent(t, res.Summary, "restart")
 	if n := ev.Failures["http_503"]; n < clients {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/chaos"
+	"github.com/stampede-dev/stampede/cluster"
 	"github.com/stampede-dev/stampede/cluster/hub"
 	"github.com/stampede-dev/stampede/haproxy"
 	"github.com/stampede-dev/stampede/internal/redact"
@@ -27,11 +28,10 @@ import (
 type Config struct {
 	// Target configures every target process. Its Addr empty means a free
 	// loopback port outside the ephemeral range; AcceptRate is the whole
-	// group's rate, shared by its processes. Unused with Fleet.URL.
+	// group's rate, shared by its processes; Procs is the size of the
+	// group, zero sizing it for the fleet (PerProcess connections each).
+	// Unused with Fleet.URL.
 	Target target.Config `json:"target"`
-	// TargetProcs is the size of the target's SO_REUSEPORT group; zero
-	// sizes it for the fleet (PerProcess connections each).
-	TargetProcs int `json:"target_procs"`
 	// Fleet is the loadgen fleet. An empty URL aims it at the run's own
 	// target (the bundled server, restarted by the schedule); a URL aims
 	// it at any server, and outages are then detected from the clients'
@@ -95,6 +95,11 @@ type Config struct {
 	// Hub is how the agents reach this coordinator: the embedded NATS
 	// server's address or an existing server, the token file, TLS.
 	Hub hub.Config `json:"-"`
+	// AllowRemote is the coordinator's allow list (cluster.Plan.Allow):
+	// the hosts and address prefixes beyond loopback and the namespace
+	// hosts that the agents' load may go to. Each agent refuses a plan
+	// whose load goes elsewhere, or where its own list does not allow.
+	AllowRemote []string `json:"-"`
 	// AgentTimeout bounds the wait for the agents to join
 	// (--agent-timeout); zero means DefaultAgentTimeout.
 	AgentTimeout time.Duration `json:"-"`
@@ -193,6 +198,9 @@ func (c *Config) Validate() error {
 	default:
 		return spec.Errorf("Storm.OnAgentLoss", "%q: fail or continue", c.OnAgentLoss)
 	}
+	if err := cluster.ValidAllow(c.AllowRemote); err != nil {
+		return spec.Errorf("Storm.AllowRemote", "%v", err)
+	}
 	if c.Agents < 0 {
 		return spec.Errorf("Storm.Agents", "must not be negative, got %d", c.Agents)
 	}
@@ -201,6 +209,11 @@ func (c *Config) Validate() error {
 	}
 	if err := c.OTLP.Validate(); err != nil {
 		return err
+	}
+	if c.Agents == 0 { // with agents, each host brings its own addresses
+		if err := loadgen.CheckLocalSources(c.Fleet.SourceIPs); err != nil {
+			return err
+		}
 	}
 	if c.external() {
 		if c.Schedule != nil || c.Proxy {
@@ -332,7 +345,7 @@ func messageProtocol(cfg *Config, tcfg *target.Config) (targetProcs int, err err
 		if wantsStore(tcfg.Server) {
 			return 0, errNotProtocol(cfg.Fleet.Mode)
 		}
-		return cfg.TargetProcs, nil
+		return cfg.Target.Procs, nil
 	}
 	if tcfg.Store == "" {
 		dir := cfg.Out
@@ -349,16 +362,16 @@ func messageProtocol(cfg *Config, tcfg *target.Config) (targetProcs int, err err
 		// fsync'd append, no broker round trip); rooms shared by several
 		// processes need the embedded JetStream, which they can share.
 		tcfg.Store = "file://" + abs
-		if cfg.TargetProcs > 1 || cfg.Fleet.Clients > PerProcess {
+		if cfg.Target.Procs > 1 || cfg.Fleet.Clients > PerProcess {
 			tcfg.Store = "jetstream://" + abs
 		}
 	}
-	if cfg.TargetProcs > 1 || cfg.Fleet.Clients > PerProcess {
+	if cfg.Target.Procs > 1 || cfg.Fleet.Clients > PerProcess {
 		if err := store.CheckShared(tcfg.Store); err != nil {
-			return 0, spec.Errorf("Server.Store", "%d clients need %d target processes: %w", cfg.Fleet.Clients, max(cfg.TargetProcs, ceilDiv(cfg.Fleet.Clients, PerProcess)), err)
+			return 0, spec.Errorf("Server.Store", "%d clients need %d target processes: %w", cfg.Fleet.Clients, max(cfg.Target.Procs, ceilDiv(cfg.Fleet.Clients, PerProcess)), err)
 		}
 	}
-	return cfg.TargetProcs, nil
+	return cfg.Target.Procs, nil
 }
 
 // runConfig is what summary.json records as the run's config.

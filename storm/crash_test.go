@@ -58,7 +58,7 @@ func TestStormCrashOfATargetProcess(t *testing.T) {
 	cfg := stormConfig(t, "")
 	cfg.Schedule, cfg.ScheduleText = nil, ""
 	cfg.Duration = 6 * time.Second
-	cfg.TargetProcs = 2
+	cfg.Target.Procs = 2
 	log := &lockedBuffer{}
 	cfg.Log = log
 	killed := make(chan int, 1)

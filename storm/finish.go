@@ -44,6 +44,7 @@ func (r *run) finish() (*Result, error) {
 	sum := r.summarize(events, partials, length)
 	sum.Complete, sum.Interrupted = complete, d.interrupted
 	sum.Agents = agentSummaries(r.co, r.at)
+	sum.Machine = r.sampler.Machine()
 	if r.hap != nil {
 		sum.HAProxy = r.hap.Totals()
 	}
@@ -102,8 +103,20 @@ func (r *run) summarize(events []results.Event, partials []results.RecoveryParti
 			in.KernelNote += ": " + err.Error()
 		}
 	case cfg.external() && !onThisHost(r.fleet.URL):
-		in.KernelRead, in.KernelNote = false, "the counters are this host's; the server of --url listens on another host"
+		in.KernelRead, in.KernelNote = false, "the counters are this host's; the server at the fleet's URL listens on another host"
+	}
+	var hosts []results.HostSummary
+	if spread(r.co) {
+		// Each host's figures are read there; the target's counters are
+		// its hosts', never the coordinator's.
+		hosts = hostFigures(r.co, in.Kernel, in.KernelRead, in.KernelNote, in.Resources)
+		if k, ok, why := targetKernel(hosts); ok || why != "" {
+			in.Kernel, in.KernelRead, in.KernelNote = k, ok, why
+		}
+		in.Resources = hostResources(in.Resources, hosts)
 	}
 	loadgen.Tally(r.drove.report) // lost and duplicated messages, over the whole fleet
-	return results.Summarize(in)
+	s := results.Summarize(in)
+	s.Hosts = hosts
+	return s
 }

@@ -18,11 +18,11 @@ import (
 
 // manifestCommand returns the args and environment the Kubernetes
 // manifests give the agent of Indexed Job job at completion index index,
-// with the token file and the coordinator's URL put in. They come from
+// with the token file, the coordinator's URL and its CA put in. They come from
 // deploy/kubernetes/testdata/commands.json, which that module's
 // TestCommandsFile keeps equal to the manifests (decoded strictly against
 // the Kubernetes API types, which this module does not import).
-func manifestCommand(job string, index int, tokenFile, natsURL string) (args, env []string, err error) {
+func manifestCommand(job string, index int, tokenFile, natsURL, caFile string) (args, env []string, err error) {
 	data, err := os.ReadFile("../deploy/kubernetes/testdata/commands.json")
 	if err != nil {
 		return nil, nil, err
@@ -34,7 +34,7 @@ func manifestCommand(job string, index int, tokenFile, natsURL string) (args, en
 	if index < 0 || index >= len(all[job]) {
 		return nil, nil, fmt.Errorf("commands.json: no %s agent at index %d", job, index)
 	}
-	r := strings.NewReplacer("{{token-file}}", tokenFile, "{{nats-url}}", natsURL)
+	r := strings.NewReplacer("{{token-file}}", tokenFile, "{{nats-url}}", natsURL, "{{nats-ca}}", caFile)
 	for _, a := range all[job][index].Args {
 		args = append(args, r.Replace(a))
 	}
@@ -76,17 +76,17 @@ func TestRunOverNamespaceHosts(t *testing.T) {
 	set := netnshost.UpAddrs(t, 3, 2)
 	cfg := agentsConfig(t, 3, "at 3s restart abrupt down=1s")
 	cfg.Hub.Listen = netip.AddrPortFrom(set.Root, 0).String()
-	// The bridge is the test's own, with no way out: its messages in
-	// clear are accepted, as the manifests' coordinator accepts its pod
-	// network's.
-	cfg.Hub.InsecureListen = true
+	// TLS as in the manifests: a certificate for the bridge address,
+	// which the agents verify with its CA (--ca).
+	ca, cert, key := testPKI(t, t.TempDir(), set.Root.AsSlice())
+	cfg.Hub.TLSCert, cfg.Hub.TLSKey = cert, key
 	log, done := runAsync(&cfg)
 	url := waitURL(t, log)
 	if !strings.Contains(url, set.Root.String()) {
 		t.Fatalf("join URL %s, want the bridge address %s", url, set.Root)
 	}
 	tgt := set.Hosts[0]
-	args, env, err := manifestCommand("stampede-target", 0, cfg.Hub.TokenFile, url)
+	args, env, err := manifestCommand("stampede-target", 0, cfg.Hub.TokenFile, url, ca)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestRunOverNamespaceHosts(t *testing.T) {
 		for _, a := range h.Addrs {
 			src = append(src, a.String())
 		}
-		args, env, err := manifestCommand("stampede-loadgen", i, cfg.Hub.TokenFile, url)
+		args, env, err := manifestCommand("stampede-loadgen", i, cfg.Hub.TokenFile, url, ca)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -139,5 +139,74 @@ func TestRunOverNamespaceHosts(t *testing.T) {
 		if merged.TotalCount() == 0 || !own.Equals(merged) {
 			t.Errorf("%s: merged %d values differ from the agents' own merged (%d)", f, merged.TotalCount(), own.TotalCount())
 		}
+	}
+}
+
+// TestHostFiguresFromEachHost: a fleet over two namespace hosts (the
+// target agent on one, a loadgen agent on the other) gets each host's
+// kernel counters and resources from that host, through the agents'
+// messages: the target's host accepted every client (PassiveOpens), the
+// loadgen's host opened them (ActiveOpens), the run's kernel figures and
+// its listen_overflows gate are the target host's, never the
+// coordinator's, whose namespace saw none of the fleet.
+func TestHostFiguresFromEachHost(t *testing.T) {
+	set := netnshost.Up(t, 2)
+	cfg := agentsConfig(t, 2, "at 2s restart abrupt down=1s")
+	cfg.Duration = 5 * time.Second
+	cfg.Hub.Listen = netip.AddrPortFrom(set.Root, 0).String()
+	cfg.Hub.InsecureListen = true
+	slo, err := results.ParseSLO("listen_overflows<=1000000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.SLO = []results.SLO{slo}
+	log, done := runAsync(&cfg)
+	url := waitURL(t, log)
+	tgt, lg := set.Hosts[0], set.Hosts[1]
+	common := []string{"agent", "--nats", url, "--token-file", cfg.Hub.TokenFile}
+	runAgent(t, "h1", tgt.Name, tgt.Command(context.Background(), stampedeExe, append(common, "--name", "h1", "--role", "target")...))
+	runAgent(t, "h2", lg.Name, lg.Command(context.Background(), stampedeExe, append(common, "--name", "h2", "--role", "loadgen", "--source-ips", lg.Addr.String())...))
+	o := awaitRun(t, done, log, 120*time.Second)
+	if o.err != nil {
+		t.Fatalf("run: %v\n%s", o.err, log.String())
+	}
+	sum := o.res.Summary
+	hosts := map[string]results.HostSummary{}
+	for _, h := range sum.Hosts {
+		hosts[h.Name] = h
+	}
+	if len(sum.Hosts) != 3 || sum.Hosts[0].Name != results.RoleCoordinator {
+		t.Fatalf("hosts %+v, want the coordinator's, h1's and h2's", sum.Hosts)
+	}
+	th, lh := hosts["h1"], hosts["h2"]
+	if fmt.Sprint(th.Roles) != "[target]" || fmt.Sprint(lh.Roles) != "[loadgen]" {
+		t.Errorf("roles: h1 %v, h2 %v; want [target], [loadgen]", th.Roles, lh.Roles)
+	}
+	if th.Kernel == nil || lh.Kernel == nil {
+		t.Fatalf("kernel counters not read: h1 %v (%s), h2 %v (%s)", th.Kernel, th.KernelNote, lh.Kernel, lh.KernelNote)
+	}
+	if th.Kernel.PassiveOpens < testClients {
+		t.Errorf("the target's host accepted %d connections (PassiveOpens), want at least %d", th.Kernel.PassiveOpens, testClients)
+	}
+	if lh.Kernel.ActiveOpens < testClients {
+		t.Errorf("the loadgen's host opened %d connections (ActiveOpens), want at least %d", lh.Kernel.ActiveOpens, testClients)
+	}
+	if lh.Kernel.PassiveOpens >= testClients {
+		t.Errorf("the loadgen's host accepted %d connections: another host's figures?", lh.Kernel.PassiveOpens)
+	}
+	if !sum.KernelRead || sum.Kernel != *th.Kernel {
+		t.Errorf("run's kernel figures %+v (read %v, %s), want the target host's %+v", sum.Kernel, sum.KernelRead, sum.KernelNote, *th.Kernel)
+	}
+	if len(sum.SLO) != 1 || sum.SLO[0].Value == nil || *sum.SLO[0].Value != float64(th.Kernel.ListenOverflows) {
+		t.Errorf("listen_overflows gate %+v, want it on the target host's %d", sum.SLO, th.Kernel.ListenOverflows)
+	}
+	if r := th.Resources["target"]; r.Processes < 1 || r.PeakRSSBytes == 0 {
+		t.Errorf("target's resources on its host: %+v", r)
+	}
+	if r := lh.Resources["loadgen"]; r.Processes < 1 || r.PeakRSSBytes == 0 {
+		t.Errorf("loadgen's resources on its host: %+v", r)
+	}
+	if r := sum.Resources["target"]; r.Processes < 1 {
+		t.Errorf("the run's target resources %+v: the host's figures not added", r)
 	}
 }

@@ -27,6 +27,9 @@ type placer struct {
 	// the members that run the fleet (nil: this machine).
 	target   *hub.Member
 	loadgens []*hub.Member
+	// allow is the coordinator's allow list, sent with every plan placed
+	// on a member (cluster.Plan.Allow).
+	allow []string
 }
 
 // remote says whether the roles go to members.
@@ -38,6 +41,7 @@ func (p *placer) place(name string, plan cluster.Plan, m *hub.Member) (*cluster.
 		return p.local.Launch(p.agentCtx, p.co, name, plan)
 	}
 	plan.Name = name
+	plan.Allow = p.allow
 	a := &cluster.Agent{Name: name, Transport: m.Channel(), Plan: plan, Member: m.Name, MemberHost: m.Host, MemberPID: m.PID,
 		Offset: m.Offset, OffsetError: m.OffsetError}
 	if err := p.co.Place(a); err != nil {
@@ -70,7 +74,7 @@ func assignRoles(members []*hub.Member, external bool, logf func(string, ...any)
 		case m.Role == hub.RoleLoadgen || m.Role == hub.RoleAny:
 			loadgens = append(loadgens, m)
 		default:
-			logf("agents: %s (role %s) has nothing to run against --url", m.Name, m.Role)
+			logf("agents: %s (role %s) has nothing to run against an external server", m.Name, m.Role)
 		}
 	}
 	if len(loadgens) == 0 && tgt != nil && tgt.Role == hub.RoleAny {
@@ -234,3 +238,36 @@ func agentSummaries(co *cluster.Coordinator, at time.Time) []results.AgentSummar
 
 // ms is d in milliseconds.
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// checkMemberPorts refuses, before any role starts, a fleet whose share on
+// some loadgen member needs more ephemeral ports than that member's source
+// addresses hold towards the target's one address and port: each address
+// carries Limits.PerSourceIP clients of that host's port range (the
+// member's own, as it read it; PerSourceIP when it did not say), and
+// beyond it connect() scans the used half of the range under a lock and
+// the rest of the share times out (measured: 84,000 of 120,000 connected
+// on 3 hosts of one address each, 27,768 ports of one parity each).
+func checkMemberPorts(clients int, loadgens []*hub.Member) error {
+	caps := make([]int, len(loadgens))
+	for i, m := range loadgens {
+		caps[i] = m.Capacity
+	}
+	counts, err := cluster.ShareByCapacity(clients, caps)
+	if err != nil {
+		return err
+	}
+	for i, m := range loadgens {
+		addrs := max(1, len(m.SourceIPs))
+		perIP, how := PerSourceIP, fmt.Sprintf("at most %d", PerSourceIP)
+		if m.EphemeralPorts > 0 {
+			perIP = Limits{EphemeralPorts: m.EphemeralPorts}.PerSourceIP()
+			how = fmt.Sprintf("90 %% of half its %d ephemeral ports, at most %d", m.EphemeralPorts, PerSourceIP)
+		}
+		if counts[i] <= addrs*perIP {
+			continue
+		}
+		return spec.Errorf("Storm.Agents", "agent %s takes %d clients on %d source address(es), but one address carries %d clients towards the target's one port (%s; connect() takes ports of one parity first): %d clients over; give that agent %d source addresses, or add agents",
+			m.Name, counts[i], addrs, perIP, how, counts[i]-addrs*perIP, (counts[i]+perIP-1)/perIP)
+	}
+	return nil
+}

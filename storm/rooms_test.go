@@ -91,7 +91,7 @@ func roomsSchedule(t *testing.T, store, schedule string) storm.Config {
 	cfg.Fleet.Mode = loadgen.ModeStampede
 	cfg.Fleet.Rooms = 24
 	cfg.Fleet.MsgRate = 2
-	cfg.TargetProcs = 3
+	cfg.Target.Procs = 3
 	cfg.Target.Store = store
 	cfg.Duration = 11 * time.Second
 	return cfg

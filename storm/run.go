@@ -24,6 +24,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/url"
 	"time"
 
 	"github.com/stampede-dev/stampede/chaos"
@@ -124,6 +125,12 @@ func (r *run) logf(f string, a ...any) { fmt.Fprintf(r.logw, f+"\n", a...) }
 // machine, its id, and with --agents the hub and the wait for them.
 func (r *run) prepare(ctx context.Context) error {
 	cfg := &r.cfg
+	if cfg.external() { // a name that does not resolve fails here, not as dns for the whole run
+		u, _ := url.Parse(cfg.Fleet.URL) // Validate parsed it
+		if err := spec.CheckResolves(ctx, "Client.URL", u); err != nil {
+			return err
+		}
+	}
 	r.progress = &Progress{W: cfg.Log, Interval: cfg.ProgressInterval, Clients: cfg.Fleet.Clients}
 	r.defer_(r.progress.Stop)
 	r.logw = r.progress.Log()
@@ -217,11 +224,14 @@ func (r *run) place(ctx context.Context) error {
 			}
 		}
 	})
-	pl := &placer{co: co, local: local, agentCtx: agentCtx, runID: r.runID}
+	pl := &placer{co: co, local: local, agentCtx: agentCtx, runID: r.runID, allow: r.cfg.AllowRemote}
 	if len(r.members) > 0 {
 		co.PerMember = true
 		var err error
 		if pl.target, pl.loadgens, err = assignRoles(r.members, cfg.external(), r.logf); err != nil {
+			return err
+		}
+		if err := checkMemberPorts(cfg.Fleet.Clients, pl.loadgens); err != nil {
 			return err
 		}
 	}
@@ -291,7 +301,7 @@ func warnRamp(w io.Writer, fleet loadgen.Config, s *chaos.Schedule, d time.Durat
 	}
 	ramp := time.Duration(float64(fleet.Clients) / fleet.Ramp * float64(time.Second))
 	if ramp >= plan[0].At {
-		fmt.Fprintf(w, "warning: ramping %d clients at %.0f/s takes %s, past the first chaos event at %s; raise --ramp or schedule the event later\n",
+		fmt.Fprintf(w, "warning: ramping %d clients at %.0f/s takes %s, past the first chaos event at %s; raise the ramp rate or schedule the event later\n",
 			fleet.Clients, fleet.Ramp, ramp.Round(100*time.Millisecond), plan[0].At)
 	}
 }

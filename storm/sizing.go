@@ -124,7 +124,7 @@ func (l Limits) Size(clients, loadgenProcs, targetProcs int, sourceIPs []netip.A
 	for _, p := range []struct {
 		field string
 		n     int
-	}{{"Storm.LoadgenProcs", loadgenProcs}, {"Storm.TargetProcs", targetProcs}} {
+	}{{"Storm.LoadgenProcs", loadgenProcs}, {"Server.Procs", targetProcs}} {
 		if p.n < 0 || p.n > MaxProcs {
 			return Sizing{}, spec.Errorf(p.field, "%d is outside 0..%d (0 sizes it for the fleet)", p.n, MaxProcs)
 		}
@@ -145,7 +145,7 @@ func (l Limits) Size(clients, loadgenProcs, targetProcs int, sourceIPs []netip.A
 	if s.TargetProcs == 0 {
 		s.TargetProcs = need
 	} else if s.TargetProcs < need {
-		return s, spec.Errorf("Storm.TargetProcs", "%d cannot hold %d connections: one target process holds at most %d (open-file limit %d), %d short; use {Storm.TargetProcs} %d or more",
+		return s, spec.Errorf("Server.Procs", "%d cannot hold %d connections: one target process holds at most %d (open-file limit %d), %d short; use {Server.Procs} %d or more",
 			targetProcs, clients, perProc, l.OpenFiles, clients-targetProcs*perProc, need)
 	}
 	needIPs := ceilDiv(clients, perIP)

@@ -4,6 +4,8 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/stampede-dev/stampede/cluster/hub"
 )
 
 // TestLimitsSize sizes runs against small injected limits: nothing here
@@ -42,7 +44,7 @@ func TestLimitsSize(t *testing.T) {
 		{name: "open files, loadgen", lim: Limits{OpenFiles: 1000, EphemeralPorts: 28232}, clients: 2000, loadgen: 2, dst: loop,
 			err: []string{"Storm.LoadgenProcs: 2 cannot hold 2000 clients", "at most 900", "open-file limit 1000", "200 short", "use at least 3"}},
 		{name: "open files, target", lim: Limits{OpenFiles: 1000, EphemeralPorts: 28232}, clients: 2000, tproc: 1, dst: loop,
-			err: []string{"Storm.TargetProcs: 1 cannot hold 2000", "at most 900", "1100 short", "Storm.TargetProcs 3"}},
+			err: []string{"Server.Procs: 1 cannot hold 2000", "at most 900", "1100 short", "Server.Procs 3"}},
 		{name: "open files, too many processes", lim: Limits{OpenFiles: 100, EphemeralPorts: 28232}, clients: 30000, dst: loop,
 			err: []string{"Client.Clients: 30000 needs 334 processes", "at 90 connections each", "open-file limit 100", "over the 256", "6960 clients more than 23040 fit"}},
 		// Ephemeral ports: 1,000 ports give an address 450 clients.
@@ -88,5 +90,49 @@ func TestLimitsSize(t *testing.T) {
 				t.Errorf("%d source addresses, want %d", len(got.SourceIPs), wantIPs)
 			}
 		})
+	}
+}
+
+// TestCheckMemberPorts: a loadgen agent's share must fit its source
+// addresses' ports towards the target's one port, each address holding
+// PerSourceIP clients of its own host's range; the refusal names the
+// agent, the limit and by how much, before anything starts.
+func TestCheckMemberPorts(t *testing.T) {
+	ip := netip.MustParseAddr
+	hostsRange := 65535 - 10000 + 1 // scripts/hosts.sh sets 10000-65535
+	one := func(name string, n int) *hub.Member {
+		return &hub.Member{Name: name, Role: hub.RoleLoadgen, Capacity: n, SourceIPs: []netip.Addr{ip("10.0.0.1")}, EphemeralPorts: hostsRange}
+	}
+	three := func(name string, n int) *hub.Member {
+		m := one(name, n)
+		m.SourceIPs = []netip.Addr{ip("10.0.0.1"), ip("10.0.0.2"), ip("10.0.0.3")}
+		return m
+	}
+	cases := []struct {
+		name    string
+		clients int
+		members []*hub.Member
+		want    string // "" fits
+	}{
+		// The fleet of the several-host acceptance with one address per
+		// host: 40,000 each, 20,000 per address.
+		{"one address each", 120000, []*hub.Member{one("h2", 40000), one("h3", 40000), one("h4", 40000)},
+			"agent h2 takes 40000 clients on 1 source address(es), but one address carries 20000 clients towards the target's one port (90 % of half its 55536 ephemeral ports, at most 20000; connect() takes ports of one parity first): 20000 clients over; give that agent 2 source addresses"},
+		{"three addresses each", 120000, []*hub.Member{three("h2", 40000), three("h3", 40000), three("h4", 40000)}, ""},
+		{"20,000 on one address", 60000, []*hub.Member{one("h2", 20000), one("h3", 20000), one("h4", 20000)}, ""},
+		// A host with the default range: 90 % of half of 28,232.
+		{"default range", 13000, []*hub.Member{{Name: "h5", EphemeralPorts: 28232}},
+			"agent h5 takes 13000 clients on 1 source address(es), but one address carries 12704 clients"},
+		// An agent that did not say its range is held to PerSourceIP.
+		{"range not known", 20001, []*hub.Member{{Name: "h6"}}, "one address carries 20000 clients towards the target's one port (at most 20000;"},
+	}
+	for _, c := range cases {
+		err := checkMemberPorts(c.clients, c.members)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v, want it to fit", c.name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
 	}
 }

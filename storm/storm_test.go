@@ -161,7 +161,7 @@ func TestRestartModes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			cfg := stormConfig(t, tc.schedule)
-			cfg.LoadgenProcs, cfg.TargetProcs = tc.procs, tc.procs
+			cfg.LoadgenProcs, cfg.Target.Procs = tc.procs, tc.procs
 			res := runStorm(t, cfg)
 			sum := res.Summary
 			if tc.procs > 0 && (res.Sizing.LoadgenProcs != tc.procs || res.Sizing.TargetProcs != tc.procs) {
@@ -241,11 +241,11 @@ func TestSizeErrors(t *testing.T) {
 		// One loadgen process is capped by the open-file limit.
 		{"one loadgen process", 20000, 1, 0, "", []string{"Storm.LoadgenProcs: 1", "open-file limit", "use at least 2"}},
 		// So is one target process.
-		{"one target process", 20000, 0, 1, "", []string{"Storm.TargetProcs: 1", "open-file limit", "Storm.TargetProcs 2"}},
+		{"one target process", 20000, 0, 1, "", []string{"Server.Procs: 1", "open-file limit", "Server.Procs 2"}},
 		// A process count past the cap is refused, not forked.
 		{"too many loadgen processes", 100, storm.MaxProcs + 1, 0, "", []string{"Storm.LoadgenProcs: 257", "0..256"}},
-		{"too many target processes", 100, 0, 100000, "", []string{"Storm.TargetProcs: 100000", "0..256"}},
-		{"negative target processes", 100, 0, -1, "", []string{"Storm.TargetProcs: -1", "0..256"}},
+		{"too many target processes", 100, 0, 1000, "", []string{"Server.Procs: 1000", "0..256"}},
+		{"negative target processes", 100, 0, -1, "", []string{"Server.Procs: -1", "must not be negative"}},
 		// An accept rate split among the target processes below what one
 		// paces.
 		{"accept rate too small to share", 100, 0, 2, "", []string{"Server.AcceptRate: 0.001", "2 target processes", "0.0005"}},
@@ -256,7 +256,7 @@ func TestSizeErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := stormConfig(t, "")
 			cfg.Fleet.Clients = tc.clients
-			cfg.LoadgenProcs, cfg.TargetProcs = tc.loadgen, tc.target
+			cfg.LoadgenProcs, cfg.Target.Procs = tc.loadgen, tc.target
 			if strings.HasPrefix(tc.name, "accept rate") {
 				cfg.Target.AcceptRate = target.MinAcceptRate
 			}
@@ -343,6 +343,17 @@ func TestResultsFolder(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(cfg.Out, results.ResourcesFile)); err != nil {
 		t.Errorf("resources file: %v", err)
+	}
+	// The machine's load while the run went: this machine's cores, a
+	// sample a second, the run's own CPU counted apart.
+	if v, _ := lookup(doc, "machine.cores"); v == nil || v.(float64) < 1 {
+		t.Errorf("machine.cores = %v", v)
+	}
+	if v, _ := lookup(doc, "machine.samples"); v == nil || v.(float64) < 2 {
+		t.Errorf("machine.samples = %v", v)
+	}
+	if v, _ := lookup(doc, "machine.own_cpu_share"); v == nil || v.(float64) <= 0 {
+		t.Errorf("machine.own_cpu_share = %v", v)
 	}
 	// Every agent is listed, with the largest message it sent: streamed in
 	// pieces, never over 1 MiB.

@@ -48,7 +48,7 @@ func watchAgents(co *cluster.Coordinator, p *Progress, clients int, onLoss strin
 	co.OnLost = func(a *cluster.Agent, err error) {
 		w.lost(a, err)
 		if onLoss == LossFail {
-			logf("lost: --on-agent-loss fail: stopping the run")
+			logf("lost: the run fails when an agent is lost: stopping the run")
 			w.mu.Lock()
 			w.aborted = true
 			w.mu.Unlock()

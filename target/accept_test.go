@@ -249,12 +249,12 @@ func TestAcceptRateBounds(t *testing.T) {
 // TestRunProcsCap: a server process count past MaxProcs is refused with
 // the cap, not forked.
 func TestRunProcsCap(t *testing.T) {
-	if err := (RunConfig{Procs: MaxProcs}).Validate(); err != nil {
+	if err := (RunConfig{Server: Config{Server: spec.Server{Procs: MaxProcs}}}).Validate(); err != nil {
 		t.Fatalf("Procs %d: %v", MaxProcs, err)
 	}
-	err := RunConfig{Procs: MaxProcs + 1}.Validate()
+	err := RunConfig{Server: Config{Server: spec.Server{Procs: MaxProcs + 1}}}.Validate()
 	var ce *spec.FieldError
-	if !errors.As(err, &ce) || ce.Field != "RunConfig.Procs" || !strings.Contains(ce.Reason, "cap of 256") {
+	if !errors.As(err, &ce) || ce.Field != "Server.Procs" || !strings.Contains(ce.Reason, "cap of 256") {
 		t.Fatalf("Procs %d: %v, want a Procs error naming the cap", MaxProcs+1, err)
 	}
 }

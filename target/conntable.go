@@ -17,11 +17,9 @@ type connTable struct {
 	n    int // connections in the table
 }
 
-// key is the epoll data of c's fd.
+// key is the epoll token of c's fd. No fd is 2^32-1, so no key is
+// epoll.WakeToken.
 func (c *Conn) key() uint64 { return uint64(uint32(c.sock.fd)) | uint64(uint32(c.id))<<32 }
-
-// wakeKey is the epoll data of the reactor's eventfd: no fd is 2^32-1.
-const wakeKey = 1<<64 - 1
 
 func (t *connTable) add(c *Conn) {
 	fd := int(c.sock.fd)

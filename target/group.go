@@ -112,6 +112,7 @@ func StartGroup(ctx context.Context, cfg GroupConfig) (*Group, error) {
 		return nil, err
 	}
 	cfg.Procs = max(cfg.Procs, 1)
+	cfg.Config.Procs = 0 // each member is one process, never a group of its own
 	if cfg.ReadyTimeout == 0 {
 		cfg.ReadyTimeout = DefaultReadyTimeout
 	}

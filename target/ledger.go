@@ -86,9 +86,6 @@ func openLedger(path string) (*retryLedger, error) {
 	return &retryLedger{mem: mem, words: words, epoch: epoch}, nil
 }
 
-// close unmaps the ledger.
-func (l *retryLedger) close() error { return unix.Munmap(l.mem) }
-
 // slot returns the key's set and fingerprint.
 func (l *retryLedger) slot(key string) (set []uint64, fp uint64) {
 	h := fnv.New64a()

@@ -8,7 +8,13 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
+
+// close unmaps the ledger. A server keeps its ledger mapped until the
+// process exits; tests open several.
+func (l *retryLedger) close() error { return unix.Munmap(l.mem) }
 
 // Two mappings of one ledger, as two processes of a group have: a note
 // made through one is seen through the other, to the millisecond.

@@ -241,7 +241,7 @@ func startProtocol(cfg *Config) (*Protocol, error) {
 	defer cancel()
 	st, err := store.Open(ctx, cfg.Store, store.Options{Retention: cfg.Retention, NoDedupe: cfg.NoDedupe})
 	if err != nil {
-		return nil, err
+		return nil, spec.Wrap("Server.Store", err)
 	}
 	p := NewProtocol(st)
 	cfg.Handler = p
@@ -263,7 +263,7 @@ func closeProtocol(p *Protocol) {
 func storeNeedsOneProc(procs int, cfg Config) error {
 	if procs > 1 && cfg.Store != "" {
 		if err := store.CheckShared(cfg.Store); err != nil {
-			return spec.Errorf("RunConfig.Procs", "%v", err)
+			return spec.Errorf("Server.Procs", "%v", err)
 		}
 	}
 	return nil

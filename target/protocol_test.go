@@ -410,7 +410,7 @@ func TestProtocolConfig(t *testing.T) {
 		{"no-dedupe without store", Config{Server: spec.Server{NoDedupe: true}}.Validate()},
 		{"retention without store", Config{Server: spec.Server{Retention: 5}}.Validate()},
 		{"negative retention", Config{Server: spec.Server{Store: "x", Retention: -1}}.Validate()},
-		{"store with several procs", RunConfig{Procs: 2, Server: Config{Server: spec.Server{Store: "x"}}}.Validate()},
+		{"store with several procs", RunConfig{Server: Config{Server: spec.Server{Procs: 2, Store: "x"}}}.Validate()},
 	} {
 		if !errors.As(tc.err, &ce) {
 			t.Errorf("%s: Validate = %v, want a *spec.FieldError", tc.name, tc.err)

@@ -9,68 +9,61 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/stampede-dev/stampede/internal/epoll"
 )
 
-// reactor watches every idle connection's fd in one epoll set and hands a
-// readable connection to a worker. Each fd is registered EPOLLONESHOT: after
-// it fires it stays disarmed until the worker that read it re-arms it, so a
-// connection is served by one worker at a time, and level-triggered re-arming
-// fires again at once if bytes are still pending.
+// reactor watches every idle connection's fd in one poller
+// (internal/epoll) and hands a readable connection to a worker. Each fd is
+// registered EPOLLONESHOT: after it fires it stays disarmed until the
+// worker that read it re-arms it, so a connection is served by one worker
+// at a time, and level-triggered re-arming fires again at once if bytes
+// are still pending.
 //
-// The event's 64-bit data carries the connection's key (connTable: its fd
-// and id), so an event that was in flight when a connection closed finds
+// The event's token carries the connection's key (connTable: its fd and
+// id), so an event that was in flight when a connection closed finds
 // nothing rather than a new connection that got the same fd number.
 type reactor struct {
-	epfd   int
-	wakefd int // eventfd: a write wakes EpollWait to stop the loop
+	ep *epoll.Poller
 }
+
+// reactorBatch is the number of epoll events per wait.
+const reactorBatch = 256
 
 const armEvents = unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLONESHOT
 
 func newReactor() (*reactor, error) {
-	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	ep, err := epoll.New(reactorBatch)
 	if err != nil {
-		return nil, fmt.Errorf("target: epoll_create1: %w", err)
+		return nil, fmt.Errorf("target: %w", err)
 	}
-	wakefd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
-	if err != nil {
-		unix.Close(epfd)
-		return nil, fmt.Errorf("target: eventfd: %w", err)
-	}
-	ev := unix.EpollEvent{Events: unix.EPOLLIN}
-	setKey(&ev, wakeKey)
-	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, wakefd, &ev); err != nil {
-		unix.Close(epfd)
-		unix.Close(wakefd)
-		return nil, fmt.Errorf("target: epoll_ctl: %w", err)
-	}
-	return &reactor{epfd: epfd, wakefd: wakefd}, nil
-}
-
-func setKey(ev *unix.EpollEvent, key uint64) {
-	ev.Fd, ev.Pad = int32(uint32(key)), int32(uint32(key>>32))
-}
-
-func eventKey(ev *unix.EpollEvent) uint64 {
-	return uint64(uint32(ev.Fd)) | uint64(uint32(ev.Pad))<<32
+	return &reactor{ep: ep}, nil
 }
 
 // ctl applies an epoll operation to c's fd while the fd is guaranteed open.
 func (r *reactor) ctl(op int, c *Conn) error {
-	ev := unix.EpollEvent{Events: armEvents}
-	setKey(&ev, c.key())
 	if c.tls == nil {
 		if !c.sock.acquire() {
 			return errSockClosed
 		}
 		defer c.sock.release()
-		return os.NewSyscallError("epoll_ctl", unix.EpollCtl(r.epfd, op, int(c.sock.fd), &ev))
+		return os.NewSyscallError("epoll_ctl", r.ctlFD(op, int(c.sock.fd), c))
 	}
 	var cerr error
 	err := c.tls.raw.Control(func(fd uintptr) {
-		cerr = unix.EpollCtl(r.epfd, op, int(fd), &ev)
+		cerr = r.ctlFD(op, int(fd), c)
 	})
 	return errors.Join(err, cerr)
+}
+
+func (r *reactor) ctlFD(op, fd int, c *Conn) error {
+	switch op {
+	case unix.EPOLL_CTL_ADD:
+		return r.ep.Add(fd, armEvents, epoll.Token(c.key()))
+	case unix.EPOLL_CTL_MOD:
+		return r.ep.Mod(fd, armEvents, epoll.Token(c.key()))
+	}
+	return r.ep.Del(fd)
 }
 
 func (r *reactor) add(c *Conn) error    { return r.ctl(unix.EPOLL_CTL_ADD, c) }
@@ -80,36 +73,25 @@ func (r *reactor) remove(c *Conn) error { return r.ctl(unix.EPOLL_CTL_DEL, c) }
 // run waits for events and calls dispatch with each ready connection's key
 // until stop is called.
 func (r *reactor) run(dispatch func(key uint64)) error {
-	events := make([]unix.EpollEvent, 256)
 	for {
-		n, err := unix.EpollWait(r.epfd, events, -1)
-		if err == unix.EINTR {
-			continue
-		}
+		evs, woken, err := r.ep.Wait(-1)
 		if err != nil {
-			return fmt.Errorf("target: epoll_wait: %w", err)
+			return fmt.Errorf("target: %w", err)
 		}
-		for i := range events[:n] {
-			key := eventKey(&events[i])
-			if key == wakeKey {
-				return nil // stop
-			}
-			dispatch(key)
+		if woken {
+			return nil // stop
+		}
+		for i := range evs {
+			dispatch(uint64(epoll.TokenOf(&evs[i])))
 		}
 	}
 }
 
 // stop makes run return.
-func (r *reactor) stop() {
-	var one = [8]byte{1}
-	unix.Write(r.wakefd, one[:])
-}
+func (r *reactor) stop() { r.ep.Wake() }
 
-// close releases the epoll set; call it after run returned.
-func (r *reactor) close() {
-	unix.Close(r.epfd)
-	unix.Close(r.wakefd)
-}
+// close releases the poller; call it after run returned.
+func (r *reactor) close() { r.ep.Close() }
 
 // runReactor is the reactor goroutine: it feeds ready connections to the
 // workers and closes the work queue when the reactor stops.

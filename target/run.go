@@ -18,15 +18,14 @@ import (
 
 // RunConfig configures one `stampede target` process.
 type RunConfig struct {
-	// Server configures the WebSocket server (each one, with Procs > 1).
+	// Server configures the WebSocket server; with Server.Procs above 1,
+	// Run starts a Group of that many child processes on one port, each
+	// with this configuration, and controls them. Default 1.
 	Server Config
 	// ControlAddr is where the HTTP control API listens. Default
 	// 127.0.0.1:0. Beyond loopback, Run warns on Stderr.
 	ControlAddr string
-	// Procs is the number of server processes; above 1, Run starts a Group
-	// of child processes on one port and controls them. Default 1.
-	Procs int
-	// Spawn starts one child process, with Procs > 1. Required then.
+	// Spawn starts one child process, with Server.Procs > 1. Required then.
 	Spawn Spawner
 	// Stdout receives the ready line. Default os.Stdout.
 	Stdout io.Writer
@@ -53,26 +52,23 @@ type RunConfig struct {
 	JoinGroup bool
 }
 
-// MaxProcs caps RunConfig.Procs. One process holds about 15,000
+// MaxProcs caps the Server.Procs that Run starts. One process holds about 15,000
 // connections (docs/sizing.md), so 256 hold far more than one machine's
 // ports; a larger number is a typo that would fork a process storm.
 const MaxProcs = 256
 
 // Validate reports an invalid field.
 func (rc RunConfig) Validate() error {
-	if rc.Procs < 0 {
-		return spec.Errorf("RunConfig.Procs", "must not be negative")
-	}
-	if rc.Procs > MaxProcs {
-		return spec.Errorf("RunConfig.Procs", "%d is above the cap of %d server processes", rc.Procs, MaxProcs)
-	}
-	if err := storeNeedsOneProc(rc.Procs, rc.Server); err != nil {
+	if err := rc.Server.Validate(); err != nil {
 		return err
 	}
-	return rc.Server.Validate()
+	if rc.Server.Procs > MaxProcs {
+		return spec.Errorf("Server.Procs", "%d is above the cap of %d server processes on one host", rc.Server.Procs, MaxProcs)
+	}
+	return storeNeedsOneProc(rc.Server.Procs, rc.Server)
 }
 
-// Run is `stampede target`: it starts the server (or, with Procs > 1, a
+// Run is `stampede target`: it starts the server (or, with Server.Procs > 1, a
 // Group of child processes on one port), serves the control API, prints the
 // childproc.ReadyLine once accepting, and shuts down on a signal, on a /shutdown
 // request or when ctx ends (gracefully). It returns nil after a shutdown.
@@ -103,7 +99,7 @@ func Run(ctx context.Context, rc RunConfig) error {
 		defer signal.Stop(ch)
 		rc.Signals = ch
 	}
-	if rc.Procs > 1 {
+	if rc.Server.Procs > 1 {
 		return runGroup(ctx, rc)
 	}
 	s, err := Start(rc.Server)
@@ -139,11 +135,11 @@ func Run(ctx context.Context, rc RunConfig) error {
 	}
 }
 
-// runGroup runs Procs child processes as a Group and controls them.
+// runGroup runs Server.Procs child processes as a Group and controls them.
 func runGroup(ctx context.Context, rc RunConfig) error {
 	member := rc.Server
 	member.ControlToken = "" // each process its own (StartGroup)
-	g, err := StartGroup(ctx, GroupConfig{Spawn: rc.Spawn, Procs: rc.Procs, Config: member})
+	g, err := StartGroup(ctx, GroupConfig{Spawn: rc.Spawn, Procs: rc.Server.Procs, Config: member})
 	if err != nil {
 		return err
 	}

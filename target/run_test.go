@@ -168,7 +168,7 @@ func TestRunInvalid(t *testing.T) {
 // With Procs 2, Run starts a group of children (this test binary), prints
 // one ready line listing them, and forwards signals.
 func TestRunGroup(t *testing.T) {
-	line, _, sigs, errc := startRun(t, RunConfig{Procs: 2, Spawn: testSpawner(t)})
+	line, _, sigs, errc := startRun(t, RunConfig{Server: Config{Server: spec.Server{Procs: 2}}, Spawn: testSpawner(t)})
 	if len(line.Children) != 2 || line.PID != os.Getpid() || line.Children[0].Addr != line.Addr {
 		t.Fatalf("ready line = %+v; want this process and 2 children on its addr", line)
 	}

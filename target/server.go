@@ -92,7 +92,7 @@ func Start(cfg Config) (*Server, error) {
 		closeProtocol(proto)
 		return nil, err
 	}
-	presizeFDTable(s.reactor.wakefd)
+	presizeFDTable(s.reactor.ep.FD())
 	if s.ln, err = Listen(cfg.Addr, cfg.Backlog); err != nil {
 		s.reactor.close()
 		closeProtocol(proto)

@@ -48,6 +48,17 @@ type Config struct {
 	RunID string
 	// Log, if set, hears of agents joining, refused and gone.
 	Log func(format string, args ...any)
+	// JoinCommand, if set, spells what to run on another host to join
+	// this run, in the caller's command language (the library knows no
+	// command line); nil: the join's parts in plain words.
+	JoinCommand func(JoinHint) string
+}
+
+// JoinHint is what an agent on another host needs to join a run: the NATS
+// URL, the token file (a copy of it there), and the credentials and CA
+// files when the run uses them (empty when not).
+type JoinHint struct {
+	NATS, TokenFile, Creds, CA string
 }
 
 // Hub is the coordinator's side: a NATS connection (and the embedded
@@ -84,6 +95,9 @@ type Member struct {
 	// SourceIPs are the addresses its loadgen shares' clients connect
 	// from (stampede agent --source-ips); empty: the kernel's choice.
 	SourceIPs []netip.Addr
+	// EphemeralPorts is the size of its host's ephemeral port range, as
+	// the agent read it there (0: not known, an older agent).
+	EphemeralPorts int
 	// Offset is the coordinator's clock minus the agent's, within
 	// OffsetError (half the round trip of the best of ClockRounds).
 	Offset, OffsetError time.Duration
@@ -130,10 +144,11 @@ func New(cfg Config) (*Hub, error) {
 	}
 	h.keys = deriveKeys(token)
 	opts := []nats.Option{nats.Name("stampede coordinator"), nats.MaxReconnects(-1), nats.ReconnectWait(200 * time.Millisecond)}
-	if cfg.CA != "" {
-		opts = append(opts, nats.RootCAs(cfg.CA))
-	}
+	connectURL := cfg.NATS
 	if cfg.NATS != "" {
+		if cfg.CA != "" {
+			opts = append(opts, nats.RootCAs(cfg.CA))
+		}
 		h.url = cfg.NATS
 		if cfg.Creds != "" {
 			opts = append(opts, nats.UserCredentials(cfg.Creds))
@@ -145,12 +160,14 @@ func New(cfg Config) (*Hub, error) {
 		if err := h.startServer(); err != nil {
 			return nil, err
 		}
-		opts = append(opts, nats.Token(h.keys.nats))
-		if cfg.TLSCert != "" && cfg.CA != "" {
-			opts = append(opts, nats.ClientCert(cfg.TLSCert, cfg.TLSKey))
-		}
+		// The coordinator reaches its own server in-process: no socket,
+		// so no TLS to verify (the server's certificate need not name
+		// the address it listens on here, nor be signed by a CA this
+		// host trusts) and no client certificate to present.
+		opts = append(opts, nats.Token(h.keys.nats), nats.InProcessServer(h.srv))
+		connectURL = "nats://" + strings.SplitN(h.url, "://", 2)[1]
 	}
-	if h.nc, err = nats.Connect(h.url, opts...); err != nil {
+	if h.nc, err = nats.Connect(connectURL, opts...); err != nil {
 		h.Close()
 		return nil, spec.Errorf("Hub.NATS", "%s: %w", h.url, err)
 	}
@@ -269,17 +286,22 @@ func (h *Hub) URL() string { return h.url }
 // read one that was there).
 func (h *Hub) WroteToken() bool { return h.wrote }
 
-// JoinCommand is the command line that joins this run from another host
-// (the token file copied there).
+// JoinCommand is what joins this run from another host (the token file
+// copied there): Config.JoinCommand's line, or the join's parts in plain
+// words without it.
 func (h *Hub) JoinCommand() string {
-	cmd := fmt.Sprintf("stampede agent --nats %s --token-file %s --name NAME --role loadgen|target|any", h.url, h.cfg.TokenFile)
-	if h.cfg.Creds != "" {
-		cmd += " --nats-creds " + h.cfg.Creds
+	j := JoinHint{NATS: h.url, TokenFile: h.cfg.TokenFile, Creds: h.cfg.Creds, CA: h.cfg.CA}
+	if h.cfg.JoinCommand != nil {
+		return h.cfg.JoinCommand(j)
 	}
-	if h.cfg.CA != "" {
-		cmd += " --ca " + h.cfg.CA
+	s := fmt.Sprintf("an agent joining %s with the token in %s", j.NATS, j.TokenFile)
+	if j.Creds != "" {
+		s += ", the NATS credentials in " + j.Creds
 	}
-	return cmd
+	if j.CA != "" {
+		s += ", the server verified by the CA in " + j.CA
+	}
+	return s
 }
 
 func (h *Hub) logf(format string, args ...any) {
@@ -371,7 +393,7 @@ func (h *Hub) admit(he hello, nonce string, up *nats.Subscription) {
 		break
 	}
 	s := newSession(h.nc, key, downSubject(he.SID), up, 0, 0)
-	mem := &Member{Name: he.Name, Role: he.Role, Capacity: he.Capacity, Host: he.Host, PID: he.PID, Addr: he.Addr, SourceIPs: he.SourceIPs, s: s, joined: make(chan struct{})}
+	mem := &Member{Name: he.Name, Role: he.Role, Capacity: he.Capacity, Host: he.Host, PID: he.PID, Addr: he.Addr, SourceIPs: he.SourceIPs, EphemeralPorts: he.EphemeralPorts, s: s, joined: make(chan struct{})}
 	s.onMsg = func(p parsed) {
 		switch p.kind {
 		case kClock:

@@ -405,7 +405,7 @@ func TestMachineNATS(t *testing.T) {
 func TestWaitNamesWhoIsMissing(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	h := newHub(t, Config{})
+	h := newHub(t, Config{JoinCommand: func(j JoinHint) string { return "join " + j.NATS + " with " + j.TokenFile }})
 	tok, _ := ReadToken(h.cfg.TokenFile)
 	joinT(t, ctx, h.URL(), tok, "only", RoleLoadgen, 0)
 	_, err := Join(ctx, JoinConfig{NATS: h.URL(), Token: tok, Name: "only", Role: RoleAny, JoinTimeout: 10 * time.Second})
@@ -416,9 +416,25 @@ func TestWaitNamesWhoIsMissing(t *testing.T) {
 	if err == nil {
 		t.Fatal("Wait for 2 agents with 1 joined succeeded")
 	}
-	for _, want := range []string{"Storm.Agents: 2", "1 of 2 agents joined", "only (loadgen on ", "1 missing", "stampede agent --nats " + h.URL()} {
+	for _, want := range []string{"Storm.Agents: 2", "1 of 2 agents joined", "only (loadgen on ", "1 missing", "join " + h.URL() + " with " + h.cfg.TokenFile} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Wait: %q lacks %q", err, want)
 		}
+	}
+}
+
+// TestJoinCommandPlainWithoutHook: without Config.JoinCommand the hub
+// names the join's parts in words and no command-line flag (only the
+// command knows its flags).
+func TestJoinCommandPlainWithoutHook(t *testing.T) {
+	h := &Hub{cfg: Config{TokenFile: "/t/token", Creds: "/t/creds", CA: "/t/ca.pem"}, url: "nats://10.0.0.1:4222"}
+	got := h.JoinCommand()
+	for _, want := range []string{"nats://10.0.0.1:4222", "/t/token", "/t/creds", "/t/ca.pem"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("JoinCommand() = %q lacks %q", got, want)
+		}
+	}
+	if strings.Contains(got, "--") {
+		t.Errorf("JoinCommand() = %q names a flag", got)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/stampede-dev/stampede/cluster"
+	"github.com/stampede-dev/stampede/hoststat"
 	"github.com/stampede-dev/stampede/spec"
 )
 
@@ -173,7 +174,7 @@ func join(ctx context.Context, nc *nats.Conn, cfg JoinConfig, signKey []byte, d 
 	host, _ := os.Hostname()
 	addr, _ := d.ip.Load().(string)
 	he := hello{V: cluster.Version, SID: sid, Nonce: nonceA, Name: cfg.Name, Role: cfg.Role, Capacity: cfg.Capacity,
-		Host: host, PID: os.Getpid(), Addr: addr, SourceIPs: cfg.SourceIPs}
+		Host: host, PID: os.Getpid(), Addr: addr, SourceIPs: cfg.SourceIPs, EphemeralPorts: hoststat.EphemeralPorts()}
 	body, _ := json.Marshal(he)
 
 	ch, err := sayHello(ctx, nc, cfg, signKey, down, body, deadline, logf)
@@ -254,7 +255,7 @@ func sayHello(ctx context.Context, nc *nats.Conn, cfg JoinConfig, signKey []byte
 				if unsigned != "" {
 					return ch, &RefusedError{fmt.Sprintf("no coordinator on %s took this agent in time; one that cannot sign for this run answered: %s", cfg.NATS, unsigned)}
 				}
-				return ch, fmt.Errorf("no coordinator on %s took this agent in time: is `stampede run --agents N` running there?", cfg.NATS)
+				return ch, fmt.Errorf("no coordinator on %s took this agent in time: is a run waiting for agents there?", cfg.NATS)
 			}
 			if ctx.Err() != nil {
 				return ch, ctx.Err()

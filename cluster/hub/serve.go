@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/stampede-dev/stampede/cluster"
+	"github.com/stampede-dev/stampede/hoststat"
 )
 
 // Roles runs the roles placed on a joined agent: a loadgen share in a
@@ -21,6 +23,37 @@ type Roles struct {
 	// Agent configures the roles run in this process (Host: where a
 	// target or proxy listens).
 	Agent cluster.AgentConfig
+	// Allow is the agent's own allow list (cluster.CheckPlanLoad): a plan
+	// whose load goes to a host that neither it nor loopback and the
+	// namespace hosts allow is refused, whatever the coordinator signed.
+	Allow []string
+	// ReadKernel reads this host's kernel counters; nil means
+	// hoststat.KernelSnapshot (this process's network namespace).
+	ReadKernel func() (hoststat.KernelCounters, error)
+
+	once  sync.Once
+	watch *hostWatch
+}
+
+// host returns the watch of this host's figures, started with the first
+// plan: the kernel counters' baseline is read then.
+func (r *Roles) host() *hostWatch {
+	r.once.Do(func() {
+		read := r.ReadKernel
+		if read == nil {
+			read = hoststat.KernelSnapshot
+		}
+		r.watch = newHostWatch(read)
+	})
+	return r.watch
+}
+
+// Close stops sampling this host's figures.
+func (r *Roles) Close() {
+	r.once.Do(func() {}) // none started: none will be
+	if r.watch != nil {
+		r.watch.stop()
+	}
 }
 
 // Serve runs the role whose plan comes first on t.
@@ -29,10 +62,18 @@ func (r *Roles) Serve(ctx context.Context, t cluster.Transport) error {
 	if err != nil {
 		return err
 	}
-	if m.Kind == cluster.KindPlan && m.Plan != nil && m.Plan.Role == cluster.RoleLoadgen {
-		return r.relay(ctx, t, m)
+	if m.Kind != cluster.KindPlan || m.Plan == nil {
+		return cluster.Serve(ctx, &first{Transport: t, m: &m}, r.Agent) // it refuses what is no plan
 	}
-	return cluster.Serve(ctx, &first{Transport: t, m: &m}, r.Agent)
+	if err := cluster.CheckPlanLoad(m.Plan, r.Allow); err != nil {
+		_ = t.Send(cluster.Message{V: cluster.Version, Kind: cluster.KindError, Agent: m.Agent, Error: "agent refused the plan: " + err.Error()})
+		return err
+	}
+	tp := &tap{Transport: t, w: r.host(), role: m.Plan.Role}
+	if m.Plan.Role == cluster.RoleLoadgen {
+		return r.relay(ctx, tp, m)
+	}
+	return cluster.Serve(ctx, &first{Transport: tp, m: &m}, r.Agent)
 }
 
 // relay runs a loadgen share in a child process and relays its messages
@@ -40,7 +81,7 @@ func (r *Roles) Serve(ctx context.Context, t cluster.Transport) error {
 // stdin, which stops its load and has it report; the coordinator's loss
 // kills it at once. The child's messages are read to their end whatever
 // happens, so it never blocks on a full pipe.
-func (r *Roles) relay(ctx context.Context, t cluster.Transport, plan cluster.Message) error {
+func (r *Roles) relay(ctx context.Context, t *tap, plan cluster.Message) error {
 	exe, args, err := r.Local.Command(cluster.RoleLoadgen)
 	if err != nil {
 		return err
@@ -53,6 +94,7 @@ func (r *Roles) relay(ctx context.Context, t cluster.Transport, plan cluster.Mes
 	if err != nil {
 		return err
 	}
+	t.w.setPIDs(t, []int{p.PID()})
 	if err := p.Send(plan); err != nil {
 		p.Kill()
 		return fmt.Errorf("%s: %w", name, err)

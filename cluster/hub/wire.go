@@ -319,6 +319,10 @@ type hello struct {
 	// SourceIPs are the addresses its loadgen shares' clients connect
 	// from (empty: the kernel's choice).
 	SourceIPs []netip.Addr `json:"source_ips,omitempty"`
+	// EphemeralPorts is the size of the agent host's ephemeral port range
+	// (net.ipv4.ip_local_port_range): how many clients one of its source
+	// addresses carries towards one destination (0: not known).
+	EphemeralPorts int `json:"ephemeral_ports,omitempty"`
 }
 
 // challenge answers a hello whose token matches.

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/netip"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -45,6 +47,7 @@ func init() {
 			&cli.StringFlag{Name: "tls-cert", Usage: "this agent's TLS certificate `FILE` (mutual TLS)"},
 			&cli.StringFlag{Name: "tls-key", Usage: "the key `FILE` of --tls-cert"},
 			&cli.StringFlag{Name: "ca", Usage: "the certificate authority `FILE` that signed the NATS server's certificate"},
+			&cli.StringSliceFlag{Name: "allow-remote", Usage: "allow load to `HOST` or address prefix (10.244.0.0/16) beyond loopback and the namespace hosts 10.203.0.0/16: a plan sending load elsewhere is refused, whatever the coordinator allows (repeatable)"},
 			&cli.DurationFlag{Name: "join-timeout", Value: hub.DefaultJoinTimeout, Usage: "give up when no coordinator takes this agent within `D`"},
 		},
 		Action: agentAction,
@@ -58,7 +61,7 @@ func agentAction(c *cli.Context) error {
 		return fmt.Errorf("agent: unexpected argument %q", c.Args().First())
 	}
 	if c.String("nats") == "" {
-		for _, f := range []string{"token-file", "capacity", "source-ips", "nats-creds", "tls-cert", "tls-key", "ca"} {
+		for _, f := range []string{"token-file", "capacity", "source-ips", "nats-creds", "tls-cert", "tls-key", "ca", "allow-remote"} {
 			if c.IsSet(f) {
 				return fmt.Errorf("--%s: only with --nats", f)
 			}
@@ -80,6 +83,13 @@ func agentAction(c *cli.Context) error {
 		if sources, err = loadgen.ParseSourceIPs(s); err != nil {
 			return fmt.Errorf("--source-ips: %w", err)
 		}
+		if err := loadgen.CheckLocalSources(sources); err != nil {
+			return flagError(err)
+		}
+	}
+	allow := c.StringSlice("allow-remote")
+	if err := cluster.ValidAllow(allow); err != nil {
+		return fmt.Errorf("--allow-remote: %w", err)
 	}
 	token, err := hub.ReadToken(c.String("token-file"))
 	if err != nil {
@@ -108,8 +118,27 @@ func agentAction(c *cli.Context) error {
 	roles := &hub.Roles{
 		Local: &cluster.Local{Logs: c.App.ErrWriter},
 		Agent: cluster.AgentConfig{Host: j.Addr},
+		Allow: allow,
 	}
-	if err := j.Serve(ctx, roles.Serve); err != nil {
+	// A refused plan ends the agent at once, whatever its coordinator
+	// does next: one that signs a plan to a host nobody allowed is not
+	// to be trusted with another.
+	defer roles.Close()
+	serveCtx, refuse := context.WithCancel(ctx)
+	defer refuse()
+	var refused atomic.Pointer[cluster.PlanLoadError]
+	serve := func(ctx context.Context, t cluster.Transport) error {
+		err := roles.Serve(ctx, t)
+		if pe := (*cluster.PlanLoadError)(nil); errors.As(err, &pe) {
+			refused.CompareAndSwap(nil, pe)
+			refuse()
+		}
+		return err
+	}
+	if err := j.Serve(serveCtx, serve); err != nil {
+		if pe := refused.Load(); pe != nil {
+			return cli.Exit("agent refused the plan: "+hub.Printable(pe.Error()), 1)
+		}
 		logf("%v", err)
 		return cli.Exit("", 1)
 	}

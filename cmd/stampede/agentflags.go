@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/stampede-dev/stampede/cluster"
 	"github.com/stampede-dev/stampede/cluster/hub"
 	"github.com/stampede-dev/stampede/storm"
 )
@@ -32,6 +33,12 @@ func agentFlags() []cli.Flag {
 	}
 }
 
+// runAllowFlag is run's --allow-remote: with --agents, the hosts beyond
+// loopback and the namespace hosts that the agents may be sent to load
+// (the target's agent, on another network). loadgen's allowRemoteFlag
+// plays this part too.
+var runAllowFlag = &cli.StringSliceFlag{Name: "allow-remote", Usage: "with --agents: allow the agents' load to `HOST` or address prefix (10.244.0.0/16) beyond loopback and the namespace hosts 10.203.0.0/16; each agent also needs it in its own --allow-remote (repeatable)"}
+
 // agentRunConfig maps the agent flags into cfg; without --agents they are
 // refused, except --on-agent-loss.
 func agentRunConfig(c *cli.Context, cfg *storm.Config) error {
@@ -44,6 +51,9 @@ func agentRunConfig(c *cli.Context, cfg *storm.Config) error {
 			if c.IsSet(f) {
 				return fmt.Errorf("--%s: only with --agents N", f)
 			}
+		}
+		if c.IsSet("allow-remote") && !hasFlag(c, "url") {
+			return errors.New("--allow-remote: only with --agents N (the bundled target on this machine is on loopback)")
 		}
 		if c.IsSet("on-agent-loss") {
 			cfg.OnAgentLoss = c.String("on-agent-loss")
@@ -59,12 +69,32 @@ func agentRunConfig(c *cli.Context, cfg *storm.Config) error {
 	if l := c.String("listen"); hub.ClearListen(l, c.String("tls-cert") != "", c.Bool("insecure-listen")) != nil {
 		return fmt.Errorf("--listen %s: beyond loopback without --tls-cert, agents' messages would cross the network in clear: add --tls-cert/--tls-key, or --insecure-listen to accept that", l)
 	}
+	if hasFlag(c, "allow-remote") {
+		cfg.AllowRemote = c.StringSlice("allow-remote")
+		if err := cluster.ValidAllow(cfg.AllowRemote); err != nil {
+			return fmt.Errorf("--allow-remote: %w", err)
+		}
+	}
 	cfg.Agents = n
 	cfg.AgentTimeout = c.Duration("agent-timeout")
 	cfg.OnAgentLoss = c.String("on-agent-loss")
 	cfg.Hub = hub.Config{
 		Listen: c.String("listen"), InsecureListen: c.Bool("insecure-listen"), NATS: c.String("nats"), Creds: c.String("nats-creds"), TokenFile: c.String("token-file"),
 		TLSCert: c.String("tls-cert"), TLSKey: c.String("tls-key"), CA: c.String("ca"),
+		JoinCommand: agentJoinCommand,
 	}
 	return nil
+}
+
+// agentJoinCommand is the `stampede agent` line that joins a run from
+// another host, for the coordinator to print.
+func agentJoinCommand(j hub.JoinHint) string {
+	cmd := fmt.Sprintf("stampede agent --nats %s --token-file %s --name NAME --role loadgen|target|any", j.NATS, j.TokenFile)
+	if j.Creds != "" {
+		cmd += " --nats-creds " + j.Creds
+	}
+	if j.CA != "" {
+		cmd += " --ca " + j.CA
+	}
+	return cmd
 }

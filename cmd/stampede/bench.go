@@ -104,7 +104,6 @@ func benchAction(c *cli.Context) error {
 
 func writeBenchTable(c *cli.Context, runs []storm.BenchRun, dir string) error {
 	w := c.App.Writer
-	fmt.Fprintln(w)
 	if err := results.WriteComparison(w, storm.Rows(runs)); err != nil {
 		return err
 	}

@@ -169,7 +169,10 @@ func checkFlagValue(f cli.Flag, v string) error {
 	case *cli.UintFlag, *cli.Uint64Flag:
 		_, err = strconv.ParseUint(v, 0, 64)
 	case *cli.Float64Flag:
-		_, err = strconv.ParseFloat(v, 64)
+		var x float64
+		if x, err = strconv.ParseFloat(v, 64); err == nil && !isFinite(x) {
+			return errors.New(finiteWant)
+		}
 	case *cli.DurationFlag:
 		_, err = time.ParseDuration(v)
 	case *cli.BoolFlag:

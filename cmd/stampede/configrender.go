@@ -109,6 +109,9 @@ func flagSetting(c *cli.Context, f cli.Flag, secretHeaders []string) any {
 	case time.Duration:
 		return formatDuration(v)
 	case string:
+		if name == "data" {
+			return redact.Body(v, secretHeaders)
+		}
 		return redactText(v, secretHeaders)
 	case cli.StringSlice:
 		return redactList(v.Value(), secretHeaders)

@@ -31,7 +31,7 @@ var drillCmd = &cli.Command{
 	Flags: append(append(append([]cli.Flag{
 		&cli.StringFlag{Name: "url", Usage: "your server's `URL` (ws:// or wss://; required)"},
 		&cli.StringSliceFlag{Name: "allow-remote", Usage: "allow load to `HOST` (exactly the URL's host) although it is not loopback (repeatable)"},
-		&cli.StringFlag{Name: "restart-cmd", Usage: "deploy `CMD`, run as sh -c CMD at --at; its output goes to deploy.log; a non-zero exit fails the drill"},
+		&cli.StringFlag{Name: "restart-cmd", Usage: "deploy `CMD`, run by /bin/sh (as sh -c CMD, but read from a pipe: never in ps) at --at; its output goes to deploy.log; a non-zero exit fails the drill"},
 		&cli.DurationFlag{Name: "at", Usage: "when `T` the --restart-cmd starts, from the start barrier (inside --duration)"},
 		&cli.DurationFlag{Name: "restart-timeout", DefaultText: "until the run's end", Usage: "kill the --restart-cmd (and fail) after `D`"},
 		&cli.BoolFlag{Name: "wait-for-outage", Usage: "run no command: you deploy by hand during the run; the drill fails unless the clients saw an outage"},

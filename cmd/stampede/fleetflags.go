@@ -91,7 +91,7 @@ func fleetRunConfig(c *cli.Context, defaultOut string, cfg *storm.Config) error 
 		}
 	}
 	var err error
-	if cfg.SLO, err = sloFlagValue(c); err != nil {
+	if cfg.SLO, err = sloFlagValue(c, false); err != nil {
 		return err
 	}
 	if cfg.Out == "" {

@@ -17,6 +17,7 @@ import (
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/httpretry"
 	"github.com/stampede-dev/stampede/internal/redact"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 func init() {
@@ -109,16 +110,27 @@ func httpOnce(c *cli.Context, cfg httpretry.Config) error {
 	if err != nil {
 		var tooLong *httpretry.RetryAfterTooLongError
 		if errors.As(err, &tooLong) {
-			return cli.Exit(fmt.Sprintf("%s %s: %v (--max-retry-after)", req.Method, req.URL.Redacted(), tooLong), 1)
+			return cli.Exit(fmt.Sprintf("%s %s: %v (--max-retry-after)", req.Method, shownURL(c, req), tooLong), 1)
 		}
 		return cli.Exit(err.Error(), 1)
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return cli.Exit(fmt.Sprintf("%s %s: final status %s (redirects are not followed)", req.Method, req.URL.Redacted(), resp.Status), 1)
+		return cli.Exit(fmt.Sprintf("%s %s: final status %s (redirects are not followed)", req.Method, shownURL(c, req), resp.Status), 1)
 	}
 	return nil
+}
+
+// shownURL is the request's URL as printed: without user info or the
+// values of secret query parameters (redact.URLWith, --secret-header
+// names too).
+func shownURL(c *cli.Context, req *http.Request) string {
+	var extra []string
+	if hasFlag(c, "secret-header") {
+		extra = c.StringSlice("secret-header")
+	}
+	return redact.URLWith(req.URL.String(), extra)
 }
 
 // httpRequest builds the request from the URL argument, --method, --data
@@ -128,6 +140,12 @@ func httpRequest(c *cli.Context) (*http.Request, error) {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("http: bad URL %q: want http[s]://HOST[:PORT]/PATH", redact.URL(raw))
+	}
+	if _, err := spec.CheckURL("URL", raw, "http", "https"); err != nil {
+		return nil, fmt.Errorf("http: bad URL: %s", err.(*spec.FieldError).Reason)
+	}
+	if err := spec.CheckResolves(c.Context, "URL", u); err != nil {
+		return nil, fmt.Errorf("http: bad URL: %s", err.(*spec.FieldError).Reason)
 	}
 	var body []byte
 	if c.IsSet("data") {

@@ -311,3 +311,21 @@ func TestHTTPBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestHTTPFinalStatusLineRedacted: the line of a final status that is not
+// 2xx (a redirect here) shows the URL without its query token, user info
+// or a --secret-header parameter.
+func TestHTTPFinalStatusLineRedacted(t *testing.T) {
+	_, u := newRecorder(t, func(_ int, w http.ResponseWriter) {
+		w.Header().Set("Location", "/elsewhere")
+		w.WriteHeader(http.StatusMovedPermanently)
+	})
+	target := strings.Replace(u, "http://", "http://bob:pw-s3cr3t@", 1) + "/x?token=tok-s3cr3t&page=2"
+	code, stdout, stderr := runHTTP(t, target)
+	if code != 1 || !strings.Contains(stderr, "final status 301") {
+		t.Fatalf("exit %d, stderr %q; want 1 and a final status 301", code, stderr)
+	}
+	if strings.Contains(stdout+stderr, "s3cr3t") || !strings.Contains(stderr, "token=<redacted>&page=2") {
+		t.Errorf("the secret is shown, or the URL is not: stdout %q stderr %q", stdout, stderr)
+	}
+}

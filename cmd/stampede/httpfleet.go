@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -20,25 +19,20 @@ import (
 // httpFleetFlags are the flags of `stampede http` that run a fleet
 // (--clients); without --clients the command sends one request.
 func httpFleetFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.IntFlag{Name: "clients", Usage: "run a fleet of `N` clients instead of one request", DefaultText: "none"},
-		&cli.Float64Flag{Name: "rate", Usage: "fleet: offered load `R` in requests per second, shared by the clients", DefaultText: "1 per client"},
-		&cli.DurationFlag{Name: "duration", Value: 10 * time.Second, Usage: "fleet: how long requests are scheduled `D`"},
-		&cli.DurationFlag{Name: "grace", Value: httpfleet.DefaultGrace, Usage: "fleet: time `D` the last requests may finish in"},
-		&cli.DurationFlag{Name: "deadline", Usage: "fleet: each request's deadline `D` from its scheduled send; a retry that cannot start before it is not made", DefaultText: "none"},
+	return append(knobFlags(httpFleetFields...),
 		&cli.StringFlag{Name: "idempotency-key", Usage: "fleet: 'auto' gives each logical request its own Idempotency-Key (kept across its retries)"},
 		&cli.BoolFlag{Name: "no-retry-after", Usage: "ignore Retry-After hints: wait by policy (same as --retry-after=false)"},
 		&cli.IntFlag{Name: "attempts", Usage: "attempts `N` per request, the first included (instead of --retries)"},
 		&cli.StringFlag{Name: "out", Usage: "fleet: results folder `DIR` (summary.json, http_timeline.csv, .hlog files)"},
 		forceFlag(),
-		&cli.StringSliceFlag{Name: "secret-header", Usage: "fleet: header or query parameter `NAME` whose value is secret too, written <redacted> in the results (repeatable; docs/secrets.md)"},
+		&cli.StringSliceFlag{Name: "secret-header", Usage: "header or query parameter `NAME` whose value is secret too, written <redacted> in the results and lines printed (repeatable; docs/secrets.md)"},
 		&cli.StringFlag{Name: "policies", Usage: "fleet: run once per policy `A,B,C` and compare them side by side"},
 		sloFlag(),
-	}
+	)
 }
 
 // fleetOnly are the flags that mean nothing without --clients.
-var fleetOnly = []string{"rate", "duration", "grace", "deadline", "idempotency-key", "out", "force", "secret-header", "policies", "slo"}
+var fleetOnly = []string{"rate", "duration", "grace", "deadline", "idempotency-key", "out", "force", "policies", "slo"}
 
 // httpFleetAction runs `stampede http --clients N ...`: one fleet, or one
 // per --policies entry.
@@ -50,7 +44,7 @@ func httpFleetAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	slos, err := sloFlagValue(c)
+	slos, err := sloFlagValue(c, true)
 	if err != nil {
 		return err
 	}
@@ -65,8 +59,8 @@ func httpFleetAction(c *cli.Context) error {
 	}
 	out := c.String("out")
 	if out != "" { // before any socket opens
-		for _, spec := range specs {
-			if err := checkOut(c, fleetDir(out, spec, len(specs))); err != nil {
+		for i, spec := range specs {
+			if err := checkOut(c, fleetDir(out, i, spec, len(specs))); err != nil {
 				return err
 			}
 		}
@@ -74,7 +68,7 @@ func httpFleetAction(c *cli.Context) error {
 	flags := renderSettings(c)
 	var sums []*results.Summary
 	var names []string
-	for _, spec := range specs {
+	for i, spec := range specs {
 		run := cfg
 		name := httpretry.DefaultPolicy.String()
 		if cfg.Retry.Policy != nil {
@@ -94,7 +88,7 @@ func httpFleetAction(c *cli.Context) error {
 		}
 		sum := httpfleet.Summarize(run, res, run.Settings, slos)
 		if out != "" {
-			if err := httpfleet.WriteResults(fleetDir(out, spec, len(specs)), run, res, sum); err != nil {
+			if err := httpfleet.WriteResults(fleetDir(out, i, spec, len(specs)), run, res, sum); err != nil {
 				return err
 			}
 		}
@@ -138,9 +132,9 @@ func httpFleetConfig(c *cli.Context) (httpfleet.Config, error) {
 	if err != nil {
 		return httpfleet.Config{}, err
 	}
-	cfg := httpfleet.Config{URL: req.URL.String(), Method: req.Method, Header: req.Header, Host: req.Host,
-		Clients: c.Int("clients"), Duration: c.Duration("duration"), Grace: c.Duration("grace"), Deadline: c.Duration("deadline"), Retry: retry,
+	cfg := httpfleet.Config{URL: req.URL.String(), Method: req.Method, Header: req.Header, Host: req.Host, Retry: retry,
 		SecretHeaders: c.StringSlice("secret-header")}
+	_ = fillKnobs(c, &cfg.HTTPFleet, httpFleetFields...) // no HTTP fleet knob parses a string
 	if req.Host == req.URL.Host {
 		cfg.Host = ""
 	}
@@ -149,10 +143,6 @@ func httpFleetConfig(c *cli.Context) (httpfleet.Config, error) {
 			return cfg, fmt.Errorf("--data: %w", err)
 		}
 	}
-	cfg.Rate = float64(cfg.Clients)
-	if c.IsSet("rate") {
-		cfg.Rate = c.Float64("rate")
-	}
 	switch k := c.String("idempotency-key"); k {
 	case "":
 	case "auto":
@@ -160,10 +150,7 @@ func httpFleetConfig(c *cli.Context) (httpfleet.Config, error) {
 	default:
 		return cfg, fmt.Errorf("--idempotency-key: %q: the only value is auto (a fixed key is a -H 'Idempotency-Key: ...')", k)
 	}
-	if err := cfg.Validate(); err != nil {
-		return cfg, flagError(err)
-	}
-	return cfg, nil
+	return cfg, nil // httpfleet.Run validates it, before any socket opens
 }
 
 // fleetRetryConfig is httpConfig with the fleet's --attempts and
@@ -222,24 +209,14 @@ func splitPolicies(s string) ([]string, error) {
 	return specs, nil
 }
 
-// fleetDir is the results folder of the run of policy spec: out itself
-// for a single run, a folder inside it per policy when there are n > 1.
-func fleetDir(out, spec string, n int) string {
+// fleetDir is the results folder of the i-th run, of policy spec: out
+// itself for a single run, a folder inside it per policy when there are
+// n > 1, named as the bench names its runs' (results.PolicyDir).
+func fleetDir(out string, i int, spec string, n int) string {
 	if n <= 1 {
 		return out
 	}
-	p, _ := backoff.Parse(spec) // splitPolicies parsed it
-	return filepath.Join(out, policyDir(p.String()))
-}
-
-// policyDir is a folder name for a policy spec.
-func policyDir(spec string) string {
-	return strings.Map(func(r rune) rune {
-		if r == ':' || r == ',' || r == '=' || r == '/' {
-			return '_'
-		}
-		return r
-	}, spec)
+	return filepath.Join(out, results.PolicyDir(i, spec))
 }
 
 // writeFleetSummary prints a fleet's figures.

@@ -20,7 +20,7 @@ import (
 
 // knob ties one flag to one config field. The knobs table is the only
 // place that knows both: the flags of the specs (spec.Client,
-// spec.Server) and of the simulator's model are defined from it, with
+// spec.Server, spec.HTTPFleet) and of the simulator's model are defined from it, with
 // their defaults taken from the spec; fillKnobs copies their values into
 // the specs; flagError names the flag of a field error. A field whose flag
 // a command defines by hand (--duration, --out) is listed too, so its
@@ -45,7 +45,7 @@ type knob struct {
 	parse func(string) (any, error)
 }
 
-// knobs is the table. Fields under Client, Server and Sim are defined and
+// knobs is the table. Fields under Client, Server, HTTPFleet and Sim are defined and
 // filled from it (knobFlags, fillKnobs); the rest are defined by their
 // commands and listed here for flagError.
 var knobs = []knob{
@@ -102,6 +102,13 @@ var knobs = []knob{
 	{flag: "no-dedupe", field: "Server.NoDedupe", usage: "store and deliver a resent message again under a new seq (shows what dedupe prevents; needs --store)"},
 	{flag: "retention", field: "Server.Retention", defText: fmt.Sprint(store.DefaultRetention), usage: "messages `N` per room the store keeps for resume (needs --store)"},
 
+	// The HTTP fleet's load: spec.HTTPFleet.
+	{flag: "clients", field: "HTTPFleet.Clients", defText: "none", usage: "run a fleet of `N` clients instead of one request"},
+	{flag: "rate", field: "HTTPFleet.Rate", defText: "1 per client", usage: "fleet: offered load `R` in requests per second, shared by the clients"},
+	{flag: "duration", field: "HTTPFleet.Duration", def: true, usage: "fleet: how long requests are scheduled `D`"},
+	{flag: "grace", field: "HTTPFleet.Grace", def: true, usage: "fleet: time `D` the last requests may finish in"},
+	{flag: "deadline", field: "HTTPFleet.Deadline", defText: "none", usage: "fleet: each request's deadline `D` from its scheduled send; a retry that cannot start before it is not made"},
+
 	// The simulator's model: sim.Config.
 	{flag: "syn-schedule", field: "Sim.SynSchedule", defText: "1s,2s,3s,4s,5s,7s,11s,19s,35s,67s,131s (this kernel's)", usage: "model: SYN retransmit times `LIST` from the first SYN", parse: parseDurations},
 	{flag: "kernel-hz", field: "Sim.HZ", def: true, usage: "model: the kernel's tick rate `HZ`: its TCP retransmit timers fire together on a timer wheel of that many jiffies a second (negative: exact timers)"},
@@ -114,7 +121,6 @@ var knobs = []knob{
 	{flag: "start-time", field: "Sim.StartTime", def: true, usage: "model: a restarted process's start, from listening to accepting, `D` (negative: none)"},
 	{flag: "close-rate", field: "Sim.CloseRate", def: true, usage: "model: connections per second `R` a stopping target process closes (negative: all at once)"},
 	{flag: "issue-rate", field: "Sim.IssueRate", usage: "model: attempts per second `R` the fleet's machine can start; given, the fleet also shares that machine's kernel timers and softnet backlog (0 = unlimited: independent devices, each its own kernel; this machine's loadgens started 48,000-106,000 a second in their fastest 100 ms in calibration)"},
-	{flag: "procs", field: "Sim.Procs"},
 	{flag: "duration", field: "Sim.Duration"},
 	{flag: "lb-rate", field: "Sim.LB.Rate"},
 	{flag: "lb-queue", field: "Sim.LB.Queue"},
@@ -127,11 +133,10 @@ var knobs = []knob{
 	{flag: "chaos", field: "Storm.Schedule"},
 	{flag: "proxy", field: "Storm.Proxy"},
 	{flag: "loadgen-procs", field: "Storm.LoadgenProcs"},
-	{flag: "procs", field: "Storm.TargetProcs"},
+	{flag: "procs", field: "Server.Procs"},
 	{flag: "out", field: "Storm.Out"},
 	{flag: "policies", field: "Storm.Policies"},
 	{flag: "haproxy-socket", field: "Storm.HAProxySockets"},
-	{flag: "procs", field: "RunConfig.Procs"},
 	{flag: "control-addr", field: "RunConfig.ControlAddr"},
 	{flag: "url", field: "Drill.URL"},
 	{flag: "restart-cmd", field: "Drill.RestartCmd"},
@@ -159,6 +164,7 @@ var knobs = []knob{
 	{flag: "fault", field: "Proxy.Initial"},
 	{flag: "out", field: "Sim.Out"},
 	{flag: "allow-remote", field: "Drill.AllowRemote"},
+	{flag: "allow-remote", field: "Storm.AllowRemote"},
 	{flag: "token-file", field: "Hub.TokenFile"},
 	{flag: "nats", field: "Hub.NATS"},
 	{flag: "listen", field: "Hub.Listen"},
@@ -168,11 +174,6 @@ var knobs = []knob{
 	{flag: "name", field: "Join.Name"},
 	{flag: "capacity", field: "Join.Capacity"},
 	{flag: "nats", field: "Join.NATS"},
-	{flag: "clients", field: "HTTP.Clients"},
-	{flag: "rate", field: "HTTP.Rate"},
-	{flag: "duration", field: "HTTP.Duration"},
-	{flag: "grace", field: "HTTP.Grace"},
-	{flag: "deadline", field: "HTTP.Deadline"},
 }
 
 // Which commands take which knobs.
@@ -206,12 +207,16 @@ var (
 		"Sim.RTT", "Sim.DataRTO", "Sim.StopTime", "Sim.StartTime", "Sim.CloseRate", "Sim.IssueRate"}
 )
 
+// httpFleetFields are the HTTP fleet's knobs, which `http` takes.
+var httpFleetFields = []string{"HTTPFleet.Clients", "HTTPFleet.Rate", "HTTPFleet.Duration", "HTTPFleet.Grace", "HTTPFleet.Deadline"}
+
 // knobRoots are the types whose fields the table defines flags for, with
 // the value that holds every default.
 var knobRoots = map[string]reflect.Value{
-	"Client": reflect.ValueOf(spec.Client{}.WithDefaults()),
-	"Server": reflect.ValueOf(spec.Server{}.WithDefaults()),
-	"Sim":    reflect.ValueOf(sim.Defaults()),
+	"Client":    reflect.ValueOf(spec.Client{}.WithDefaults()),
+	"Server":    reflect.ValueOf(spec.Server{}.WithDefaults()),
+	"Sim":       reflect.ValueOf(sim.Defaults()),
+	"HTTPFleet": reflect.ValueOf(spec.HTTPFleet{}.WithDefaults()),
 }
 
 // knobOf returns the knob of a field path; a missing one is a programming

@@ -41,7 +41,7 @@ func loadgenFlagList() []cli.Flag {
 		&headersFlag{cli.GenericFlag{Name: "header", Value: &headerFlag{}, Usage: "upgrade request header `'Name: value'` (repeatable; -H is the same)"}},
 		&headersFlag{cli.GenericFlag{Name: "H", Value: &headerFlag{}, Hidden: true}},
 	)
-	flags = append(flags, knobFlags("Client.Protocols", "Client.TLSInsecure")...)
+	flags = append(flags, knobFlags("Client.Protocols", "Client.TLSInsecure", "Client.SecretHeaders")...)
 	flags = append(flags, haproxySocketFlag, allowRemoteFlag)
 	return append(flags, agentFlags()...)
 }

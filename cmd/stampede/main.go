@@ -13,6 +13,8 @@ import (
 	"sort"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/stampede-dev/stampede/internal/argvsecret"
 )
 
 // commands is filled by each subcommand file's init, so adding a subcommand
@@ -28,6 +30,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	for _, c := range commands {
 		c.OnUsageError = usageError
 		c.HelpName = "" // set by Run; a second app (tests) would prefix it again
+		checkFinite(c)
 		if slices.Contains(configCommands, c.Name) {
 			withConfigFile(c)
 		}
@@ -72,9 +75,9 @@ func rootAction(c *cli.Context) error {
 }
 
 func main() {
-	args := cloneArgs(os.Args)
-	hideArgSecrets(os.Args) // ps shows '*' for header secrets and URL user info
-	os.Exit(runApp(args, os.Stdout, os.Stderr))
+	// os.Args holds '*' in place of the secrets typed on the command line
+	// since argvsecret's init: the program parses the copy.
+	os.Exit(runApp(argvsecret.Args, os.Stdout, os.Stderr))
 }
 
 // runApp executes the app and maps its error to an exit status: 0 on

@@ -24,11 +24,13 @@ var proxyCmd = &cli.Command{
 		"connection), loss=P% (connections dropped), reset (RST every connection), blackhole\n" +
 		"(swallow everything, close nothing). With no fault active it adds well under 1 ms.\n" +
 		"When it accepts it prints one JSON line on stdout:\n" +
-		`  {"ready":true,"addr":"127.0.0.1:PORT","pid":N,"control":"127.0.0.1:CPORT","t":"..."}` + "\n" +
+		`  {"ready":true,"addr":"127.0.0.1:PORT","pid":N,"control":"127.0.0.1:CPORT","token":"TOKEN","t":"..."}` + "\n" +
 		"Faults come from --fault (at start), --chaos (proxy events on a time axis from the ready\n" +
-		"line, e.g. 'at 5s proxy latency=200ms for 10s') or the HTTP control API on --control-addr:\n" +
-		"  curl -X POST 'http://CPORT/fault?latency=200ms&jitter=20ms'   curl -X DELETE http://CPORT/fault\n" +
-		"  curl http://CPORT/stats\n" +
+		"line, e.g. 'at 5s proxy latency=200ms for 10s') or the HTTP control API on --control-addr,\n" +
+		"each request with the ready line's token (else 401; docs/cli.md \"Control API\"):\n" +
+		"  curl -H 'Authorization: Bearer TOKEN' -X POST 'http://127.0.0.1:CPORT/fault?latency=200ms&jitter=20ms'\n" +
+		"  curl -H 'Authorization: Bearer TOKEN' -X DELETE http://127.0.0.1:CPORT/fault\n" +
+		"  curl -H 'Authorization: Bearer TOKEN' http://127.0.0.1:CPORT/stats\n" +
 		"Each connection takes two open files; one process relays up to about 7,500, so --procs N\n" +
 		"runs N processes on one port (SO_REUSEPORT) and the control API reaches all of them.",
 	Flags: []cli.Flag{

@@ -33,11 +33,16 @@ func reportAction(c *cli.Context) error {
 	if c.NArg() == 0 {
 		return fmt.Errorf("report: give at least one results folder DIR")
 	}
+	out := c.String("out")
+	if out != "" { // before the runs are read and compared
+		if err := results.CheckFile(out); err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+	}
 	runs, err := report.LoadDirs(c.Args().Slice())
 	if err != nil {
-		return err
+		return fmt.Errorf("report: %w", err)
 	}
-	out := c.String("out")
 	if len(runs) > 1 {
 		rows := make([]results.Row, len(runs))
 		for i, r := range runs {

@@ -47,6 +47,7 @@ func runFlags() []cli.Flag {
 	flags := knobFlags(runTargetFields...)
 	flags = append(flags, fleetFlags(fleetDefaults{policy: defaultRunPolicy, out: "stampede-results/TIME"})...)
 	flags = append(flags, stormFlags()...)
+	flags = append(flags, runAllowFlag)
 	return append(flags, agentFlags()...)
 }
 
@@ -74,7 +75,6 @@ func stormConfig(c *cli.Context, defaultOut string) (storm.Config, error) {
 	}
 	cfg := storm.Config{
 		Target:       targetConfig(c, runTargetFields...),
-		TargetProcs:  c.Int("procs"),
 		Fleet:        fleet,
 		LoadgenProcs: c.Int("loadgen-procs"),
 		Proxy:        c.Bool("proxy"),
@@ -83,6 +83,7 @@ func stormConfig(c *cli.Context, defaultOut string) (storm.Config, error) {
 		return cfg, err
 	}
 	cfg.Target.Addr = "" // a free port outside the ephemeral range
+	cfg.Target.Procs = c.Int("procs")
 	text := c.String("chaos")
 	if f := c.String("chaos-file"); f != "" {
 		if text != "" {

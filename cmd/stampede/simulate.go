@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/stampede-dev/stampede/chaos"
+	"github.com/stampede-dev/stampede/results"
 	"github.com/stampede-dev/stampede/sim"
 )
 
@@ -25,15 +26,29 @@ func init() {
 			"--backlog, --accept-rate, SYN drops and retransmits on the kernel's schedule, final-ACK drops\n" +
 			"(handshake_timeout), refusals while the port is closed, restart modes, stalls, SYN cookies and\n" +
 			"an optional load balancer. Every client draws exactly the delays it would draw in a real run.\n" +
-			"Ten million clients fit one process (about 2.2 GiB). It writes the same results folder as run\n" +
-			"(summary.json marked \"simulated\": true, timeline.csv, *.hlog, report.html); compare it with\n" +
-			"a real run with `stampede report SIMDIR REALDIR`. The model and its calibration against real\n" +
-			"runs: docs/simulator.md.\n\n" +
+			"Ten million clients fit one process (the example below: 0.65 GiB, docs/measurements.md).\n" +
+			"It writes a results folder as run does, less what only real processes give (no resources.csv,\n" +
+			"kernel.csv): summary.json marked \"simulated\": true, timeline.csv, *.hlog, report.html;\n" +
+			"compare it with a real run with `stampede report SIMDIR REALDIR`. The model and its\n" +
+			"calibration against real runs: docs/simulator.md.\n\n" +
 			"Example: stampede simulate --clients 10000000 --chaos 'at 10s restart abrupt down=2s' \\\n" +
 			"           --policy exp:initial=1s,max=60s,jitter=0.5,spread=100ms-500ms",
 		Flags:  simulateFlags(),
 		Action: simulateAction,
 	})
+}
+
+// simUsage is the help of the flags of run whose words there (worker
+// processes, files a simulation does not write) are not true of a
+// simulation.
+var simUsage = map[string]string{
+	"clients":      "number of clients `N`, all simulated in this one process",
+	"max-inflight": "first connects in flight at once `N` over the whole fleet (0 = 2000); never limits reconnects",
+	"out": fmt.Sprintf("results folder `DIR`: %s, %s, %s, %s, %s, %s, %s, report.html (nothing is sampled: no %s or %s)",
+		results.SummaryFile, results.TimelineFile, results.ConnectLogFile, results.TTRLogFile, results.RTTLogFile,
+		results.RTTScheduledLogFile, results.ResumeLogFile, results.ResourcesFile, results.KernelFile),
+	"quiet": "print no line on stderr about the simulation's events and time",
+	"procs": "model: target processes `N` in one SO_REUSEPORT group",
 }
 
 func simulateFlags() []cli.Flag {
@@ -53,6 +68,14 @@ func simulateFlags() []cli.Flag {
 	}
 	flags = append(flags, knobFlags(simServerFields...)...)
 	flags = append(flags, pickFlags(stormFlags(), "procs", "chaos", "chaos-file")...)
+	for i, f := range flags {
+		if u, ok := simUsage[f.Names()[0]]; ok {
+			flags[i] = withUsage(f, u)
+		}
+		if p, ok := flags[i].(*cli.IntFlag); ok && p.Name == "procs" {
+			p.DefaultText = fmt.Sprintf("0, one per %s clients", thousands(sim.PerProcess))
+		}
+	}
 	flags = append(flags, knobFlags(simModelFields...)...)
 	return append(flags,
 		&cli.Float64Flag{Name: "lb-rate", Usage: "model: put a load balancer in front taking `R` connections per second (0 with --lb-queue: unlimited)"},
@@ -76,7 +99,7 @@ func simulateAction(c *cli.Context) error {
 	if err != nil {
 		return flagError(err)
 	}
-	slos, err := sloFlagValue(c)
+	slos, err := sloFlagValue(c, false)
 	if err != nil {
 		return err
 	}
@@ -97,7 +120,8 @@ func simulateAction(c *cli.Context) error {
 
 // simConfig maps the flags to a sim.Config and the results folder.
 func simConfig(c *cli.Context) (sim.Config, string, error) {
-	cfg := sim.Config{Duration: c.Duration("duration"), Procs: c.Int("procs")}
+	cfg := sim.Config{Duration: c.Duration("duration")}
+	cfg.Server.Procs = c.Int("procs")
 	if err := fillKnobs(c, &cfg.Client, simFleetFields...); err != nil {
 		return cfg, "", err
 	}
@@ -139,4 +163,23 @@ func simConfig(c *cli.Context) (sim.Config, string, error) {
 		return cfg, "", err
 	}
 	return cfg, out, nil // sim.Run validates it, once, before it simulates
+}
+
+// withUsage is f with another help text.
+func withUsage(f cli.Flag, usage string) cli.Flag {
+	switch f := f.(type) {
+	case *cli.IntFlag:
+		g := *f
+		g.Usage = usage
+		return &g
+	case *cli.StringFlag:
+		g := *f
+		g.Usage = usage
+		return &g
+	case *cli.BoolFlag:
+		g := *f
+		g.Usage = usage
+		return &g
+	}
+	panic(fmt.Sprintf("stampede: withUsage: unsupported flag type %T", f))
 }

@@ -16,9 +16,13 @@ func sloFlag() cli.Flag {
 		"'herd_peak_to_mean<5', 'connect_p99<=250ms' (repeatable; exit status 1 when one fails; figures in docs/results.md)"}
 }
 
-// sloFlagValue parses every --slo.
-func sloFlagValue(c *cli.Context) ([]results.SLO, error) {
+// sloFlagValue parses every --slo of a WebSocket run, or of an HTTP fleet
+// (http): a figure the run never measures is refused with the rest.
+func sloFlagValue(c *cli.Context, http bool) ([]results.SLO, error) {
 	slos, err := results.ParseSLOs(c.StringSlice("slo"))
+	if err == nil {
+		err = results.CheckSLOKind(slos, http)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("--slo: %w", err)
 	}

@@ -20,11 +20,14 @@ var targetCmd = &cli.Command{
 	Description: "An echo WebSocket server on an epoll reactor whose capacity is a set of knobs: an explicit\n" +
 		"listen backlog, an accept rate, CPU per handshake, a connection cap answered 503 with\n" +
 		"Retry-After. When it starts accepting it prints one JSON line on stdout:\n" +
-		`  {"ready":true,"addr":"127.0.0.1:PORT","pid":N,"control":"127.0.0.1:CPORT","t":"..."}` + "\n" +
+		`  {"ready":true,"addr":"127.0.0.1:PORT","pid":N,"control":"127.0.0.1:CPORT","token":"TOKEN","t":"..."}` + "\n" +
 		"SIGTERM sends close 1001 to every client and exits 0; SIGUSR1 closes everything without\n" +
 		"close frames (clients see 1006) and exits 0. The HTTP control API on --control-addr takes\n" +
 		"POST /stall?for=3s, /backlog?n=16, /accept-rate?r=500,\n" +
-		"/reject?status=503&retry_after=2s&for=3s, /shutdown?mode=graceful|abrupt and GET /stats.\n" +
+		"/reject?status=503&retry_after=2s&for=3s, /shutdown?mode=graceful|abrupt and GET /stats,\n" +
+		"each with the ready line's token (else 401; docs/cli.md \"Control API\"):\n" +
+		"  curl -H 'Authorization: Bearer TOKEN' http://127.0.0.1:CPORT/stats\n" +
+		"  curl -H 'Authorization: Bearer TOKEN' -X POST 'http://127.0.0.1:CPORT/stall?for=3s'\n" +
 		"--procs N runs N processes on one port (SO_REUSEPORT); signals and control requests go to all.\n" +
 		"--store URL makes it speak the message protocol (msg/ack/deliver, join, resume) instead of echo;\n" +
 		"the store keeps messages across restarts (one process per store).\n" +
@@ -48,21 +51,18 @@ func targetAction(c *cli.Context) error {
 	rc := target.RunConfig{
 		Server:      targetConfig(c, targetFields...),
 		ControlAddr: c.String("control-addr"),
-		Procs:       c.Int("procs"),
 		Stdout:      c.App.Writer,
 		Exit:        os.Exit,
 	}
-	if rc.Procs > 1 {
+	rc.Server.Procs = c.Int("procs")
+	if rc.Server.Procs > 1 {
 		exe, err := os.Executable()
 		if err != nil {
 			return fmt.Errorf("target: finding the stampede binary for --procs: %w", err)
 		}
 		rc.Spawn = cluster.SpawnServer(exe, []string{"agent"}, c.App.ErrWriter)
 	}
-	if err := rc.Validate(); err != nil {
-		return flagError(err)
-	}
-	return flagError(target.Run(c.Context, rc))
+	return flagError(target.Run(c.Context, rc)) // Run validates rc once, before any socket opens
 }
 
 // targetConfig maps the flags of the given server knobs to a

@@ -2,8 +2,13 @@ package main
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/stampede-dev/stampede/storm"
 )
 
 // TestArgsOneVoice: an error names its flag once, not the flag and then
@@ -30,5 +35,38 @@ func TestArgsOneVoice(t *testing.T) {
 	}
 	if got := countsText(nil); got != "none" {
 		t.Errorf("countsText(nil) = %q", got)
+	}
+}
+
+// TestBenchTableFirstLine: the bench's table is the first thing on its
+// standard output: its header, not a blank line.
+func TestBenchTableFirstLine(t *testing.T) {
+	var b bytes.Buffer
+	c := cli.NewContext(&cli.App{Writer: &b}, nil, nil)
+	runs := []storm.BenchRun{{Policy: "fixed:initial=1s"}, {Policy: "exp:initial=1s"}}
+	if err := writeBenchTable(c, runs, "out"); err != nil {
+		t.Fatal(err)
+	}
+	if first, _, _ := strings.Cut(b.String(), "\n"); !strings.HasPrefix(first, "policy") {
+		t.Errorf("first line %q; want the table's header\n%s", first, b.String())
+	}
+}
+
+// TestErrorsNameTheirFlag: a library's error reaches the terminal after
+// the flag or command it concerns, without the library's own prefix.
+func TestErrorsNameTheirFlag(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"target", "--store", "bogus://x"}, `stampede: --store: unknown scheme "bogus"`},
+		{[]string{"report", filepath.Join(dir, "none")}, "stampede: report: open " + filepath.Join(dir, "none", "summary.json") + ": "},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := runApp(append([]string{"stampede"}, tc.args...), &stdout, &stderr)
+		if code != 2 || !strings.HasPrefix(stderr.String(), tc.want) || strings.Count(stderr.String(), "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line %q...", tc.args, code, stderr.String(), tc.want)
+		}
 	}
 }

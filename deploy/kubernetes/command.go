@@ -27,6 +27,17 @@ const (
 	// mount). AgentCommand replaces them.
 	EnvNATSURL   = "STAMPEDE_NATS_URL"
 	EnvTokenFile = "STAMPEDE_TOKEN_FILE"
+	// EnvNATSCA is where an agent finds the CA that signed the
+	// coordinator's NATS certificate (the TLSSecret's CAKey, mounted);
+	// off the cluster, a test's own CA. AgentCommand replaces it too.
+	EnvNATSCA = "STAMPEDE_NATS_CA"
+	// TLSSecret holds the coordinator's NATS certificate and key
+	// (TLSCertKey, TLSKeyKey) and the CA the agents verify it with
+	// (CAKey).
+	TLSSecret  = "stampede-nats-tls"
+	TLSCertKey = "tls.crt"
+	TLSKeyKey  = "tls.key"
+	CAKey      = "ca.crt"
 	// EnvAgentName is the agent's name, which `stampede agent` also reads
 	// when --name is not given.
 	EnvAgentName = "STAMPEDE_AGENT_NAME"
@@ -39,19 +50,20 @@ const (
 // entrypoint `stampede`) and the environment ("NAME=VALUE", in the
 // manifest's order) of the loadgen agent with completion index index, as
 // loadgen.yaml gives them and the kubelet resolves them, with the token
-// file at tokenFile and the coordinator at natsURL. A test starts its
+// file at tokenFile, the coordinator at natsURL and the CA that signed its
+// certificate at caFile. A test starts its
 // agents with these, so they run as they would on a cluster.
-func AgentCommand(index int, tokenFile, natsURL string) (args []string, env []string, err error) {
-	return JobCommand(LoadgenJob, index, tokenFile, natsURL)
+func AgentCommand(index int, tokenFile, natsURL, caFile string) (args []string, env []string, err error) {
+	return JobCommand(LoadgenJob, index, tokenFile, natsURL, caFile)
 }
 
 // TargetCommand is AgentCommand for the target agent (target.yaml).
-func TargetCommand(index int, tokenFile, natsURL string) (args []string, env []string, err error) {
-	return JobCommand(TargetJob, index, tokenFile, natsURL)
+func TargetCommand(index int, tokenFile, natsURL, caFile string) (args []string, env []string, err error) {
+	return JobCommand(TargetJob, index, tokenFile, natsURL, caFile)
 }
 
 // JobCommand is AgentCommand for the Indexed Job named job.
-func JobCommand(job string, index int, tokenFile, natsURL string) (args []string, env []string, err error) {
+func JobCommand(job string, index int, tokenFile, natsURL, caFile string) (args []string, env []string, err error) {
 	f, err := Load()
 	if err != nil {
 		return nil, nil, err
@@ -60,7 +72,7 @@ func JobCommand(job string, index int, tokenFile, natsURL string) (args []string
 	if !ok {
 		return nil, nil, fmt.Errorf("kubernetes: no Job %q in the manifests", job)
 	}
-	return Command(j, index, map[string]string{EnvNATSURL: natsURL, EnvTokenFile: tokenFile})
+	return Command(j, index, map[string]string{EnvNATSURL: natsURL, EnvTokenFile: tokenFile, EnvNATSCA: caFile})
 }
 
 // Command resolves the one container of an Indexed Job's pod template for

@@ -13,7 +13,7 @@ import (
 
 // agentFlags are the flags of `stampede agent`: the agents'
 // args may use these and no others.
-var agentFlags = []string{"--nats", "--token-file", "--name", "--role", "--capacity", "--source-ips", "--nats-creds", "--tls-cert", "--tls-key", "--ca", "--join-timeout"}
+var agentFlags = []string{"--nats", "--token-file", "--name", "--role", "--capacity", "--source-ips", "--nats-creds", "--tls-cert", "--tls-key", "--ca", "--allow-remote", "--join-timeout"}
 
 // TestAgentCommand: each completion index gives its own agent: named by
 // the index, joining the given URL with the given token file, with the
@@ -21,11 +21,11 @@ var agentFlags = []string{"--nats", "--token-file", "--name", "--role", "--capac
 // $(VAR) resolved.
 func TestAgentCommand(t *testing.T) {
 	f := load(t)
-	const tokenFile, url = "/tmp/run/token", "nats://10.203.0.1:4222"
+	const tokenFile, url, ca = "/tmp/run/token", "tls://10.203.0.1:4222", "/tmp/run/ca.crt"
 	for job, role := range agentJobs {
 		n := int(*f.Jobs[job].Spec.Completions)
 		for i := range n {
-			args, env, err := JobCommand(job, i, tokenFile, url)
+			args, env, err := JobCommand(job, i, tokenFile, url, ca)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -38,12 +38,12 @@ func TestAgentCommand(t *testing.T) {
 					t.Errorf("%s[%d]: flag %s is not one of stampede agent's %v", job, i, a, agentFlags)
 				}
 			}
-			for flag, want := range map[string]string{"--nats": url, "--token-file": tokenFile, "--name": name, "--role": role} {
+			for flag, want := range map[string]string{"--nats": url, "--token-file": tokenFile, "--name": name, "--role": role, "--ca": ca} {
 				if got, ok := flagValue(args, flag); got != want {
 					t.Errorf("%s[%d]: %s %q (given: %v), want %q", job, i, flag, got, ok, want)
 				}
 			}
-			for _, kv := range []string{"JOB_COMPLETION_INDEX=" + strconv.Itoa(i), EnvAgentName + "=" + name, EnvNATSURL + "=" + url, EnvTokenFile + "=" + tokenFile} {
+			for _, kv := range []string{"JOB_COMPLETION_INDEX=" + strconv.Itoa(i), EnvAgentName + "=" + name, EnvNATSURL + "=" + url, EnvTokenFile + "=" + tokenFile, EnvNATSCA + "=" + ca} {
 				if !slices.Contains(env, kv) {
 					t.Errorf("%s[%d]: env %q lacks %s", job, i, env, kv)
 				}
@@ -54,21 +54,21 @@ func TestAgentCommand(t *testing.T) {
 				}
 			}
 		}
-		if _, _, err := JobCommand(job, n, tokenFile, url); err == nil {
+		if _, _, err := JobCommand(job, n, tokenFile, url, ca); err == nil {
 			t.Errorf("%s: index %d (= completions) accepted", job, n)
 		}
-		if _, _, err := JobCommand(job, -1, tokenFile, url); err == nil {
+		if _, _, err := JobCommand(job, -1, tokenFile, url, ca); err == nil {
 			t.Errorf("%s: index -1 accepted", job)
 		}
 	}
-	a1, _, _ := AgentCommand(1, tokenFile, url)
-	l1, _, _ := JobCommand(LoadgenJob, 1, tokenFile, url)
-	t0, _, _ := TargetCommand(0, tokenFile, url)
-	g0, _, _ := JobCommand(TargetJob, 0, tokenFile, url)
+	a1, _, _ := AgentCommand(1, tokenFile, url, ca)
+	l1, _, _ := JobCommand(LoadgenJob, 1, tokenFile, url, ca)
+	t0, _, _ := TargetCommand(0, tokenFile, url, ca)
+	g0, _, _ := JobCommand(TargetJob, 0, tokenFile, url, ca)
 	if !slices.Equal(a1, l1) || !slices.Equal(t0, g0) {
 		t.Errorf("AgentCommand is not the loadgen Job's (%q, %q) or TargetCommand not the target's (%q, %q)", a1, l1, t0, g0)
 	}
-	if _, _, err := JobCommand("stampede-nothing", 0, tokenFile, url); err == nil {
+	if _, _, err := JobCommand("stampede-nothing", 0, tokenFile, url, ca); err == nil {
 		t.Error("a Job the manifests do not have gave a command")
 	}
 }
@@ -76,17 +76,19 @@ func TestAgentCommand(t *testing.T) {
 // ExampleAgentCommand: the second loadgen agent, joining a coordinator
 // on the namespace hosts' bridge (docs/hosts.md).
 func ExampleAgentCommand() {
-	args, env, err := AgentCommand(1, "/tmp/run/token", "nats://10.203.0.1:4222")
+	args, env, err := AgentCommand(1, "/tmp/run/token", "tls://10.203.0.1:4222", "/tmp/run/ca.crt")
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println(strings.Join(args, " "))
 	fmt.Println(strings.Join(env, "\n"))
 	// Output:
-	// agent --nats nats://10.203.0.1:4222 --token-file /tmp/run/token --name loadgen-1 --role loadgen
+	// agent --nats tls://10.203.0.1:4222 --token-file /tmp/run/token --name loadgen-1 --role loadgen --ca /tmp/run/ca.crt --allow-remote 10.244.0.0/16
 	// JOB_COMPLETION_INDEX=1
 	// STAMPEDE_AGENT_NAME=loadgen-1
-	// STAMPEDE_NATS_URL=nats://10.203.0.1:4222
+	// STAMPEDE_NATS_URL=tls://10.203.0.1:4222
+	// STAMPEDE_NATS_CA=/tmp/run/ca.crt
+	// STAMPEDE_POD_CIDR=10.244.0.0/16
 	// STAMPEDE_TOKEN_FILE=/tmp/run/token
 }
 

@@ -12,8 +12,8 @@ var update = flag.Bool("update", false, "rewrite testdata/commands.json from the
 
 // CommandsFile holds every agent's command line and environment as the
 // manifests give them (JobCommand at each completion index), with the two
-// values that differ off the cluster left as the placeholders TokenFileVar
-// and NATSURLVar. Tests of the main module (storm's several-host test)
+// values that differ off the cluster left as the placeholders TokenFileVar,
+// NATSURLVar and NATSCAVar. Tests of the main module (storm's several-host test)
 // start their agents from it without importing the Kubernetes API
 // modules; TestCommandsFile keeps it equal to the manifests.
 const CommandsFile = "testdata/commands.json"
@@ -23,6 +23,7 @@ const CommandsFile = "testdata/commands.json"
 const (
 	TokenFileVar = "{{token-file}}"
 	NATSURLVar   = "{{nats-url}}"
+	NATSCAVar    = "{{nats-ca}}"
 )
 
 // jobCommand is one agent's entry in CommandsFile.
@@ -39,7 +40,7 @@ func TestCommandsFile(t *testing.T) {
 	all := map[string][]jobCommand{}
 	for job := range agentJobs {
 		for i := range int(*f.Jobs[job].Spec.Completions) {
-			args, env, err := JobCommand(job, i, TokenFileVar, NATSURLVar)
+			args, env, err := JobCommand(job, i, TokenFileVar, NATSURLVar, NATSCAVar)
 			if err != nil {
 				t.Fatal(err)
 			}

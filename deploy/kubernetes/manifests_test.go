@@ -46,7 +46,7 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 	}
 	want := []string{
 		"Service/stampede-coordinator", "Job/stampede-coordinator", // coordinator.yaml
-		"Pod/stampede-results-reader", "Secret/stampede-run-token", // extra/
+		"Secret/stampede-nats-tls", "Pod/stampede-results-reader", "Secret/stampede-run-token", // extra/
 		"Job/stampede-loadgen", "PersistentVolumeClaim/stampede-results", "Job/stampede-target",
 	}
 	if !slices.Equal(kinds, want) {
@@ -212,7 +212,7 @@ func TestServiceReachesCoordinator(t *testing.T) {
 			t.Errorf("Service selector %v matches %s's pods too", svc.Spec.Selector, name)
 		}
 		e := env(t, f.Jobs[name], EnvNATSURL)
-		if want := "nats://" + svc.Name + ":" + port; e != want {
+		if want := "tls://" + svc.Name + ":" + port; e != want {
 			t.Errorf("%s: %s=%q, want %q (the Service's name and port)", name, EnvNATSURL, e, want)
 		}
 	}
@@ -379,4 +379,100 @@ func TestPodsLockedDown(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestNATSOverTLS: the coordinator's embedded NATS server speaks TLS with
+// the certificate and key of the TLSSecret, mounted read-only where its
+// --tls-cert and --tls-key look, the key readable by the pod's group
+// alone, with no --insecure-listen left; every agent dials tls:// and
+// verifies the server with the Secret's CA (--ca), mounted where its
+// environment says; no agent mounts the key. The Secret's shape has the
+// three keys, and its placeholders are no PEM a run could start with.
+func TestNATSOverTLS(t *testing.T) {
+	f := load(t)
+	sec := f.Secrets[TLSSecret]
+	if sec == nil {
+		t.Fatalf("no Secret %s", TLSSecret)
+	}
+	for _, k := range []string{TLSCertKey, TLSKeyKey, CAKey} {
+		if v, ok := sec.StringData[k]; !ok || strings.Contains(v, "BEGIN") {
+			t.Errorf("Secret %s: key %q missing or a real PEM in the shape: %q", TLSSecret, k, v)
+		}
+	}
+	co := f.Jobs[CoordinatorJob]
+	c, err := Container(co)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(c.Args, "--insecure-listen") {
+		t.Errorf("coordinator: --insecure-listen is still given: %q", c.Args)
+	}
+	mounts := secretFiles(t, co, TLSSecret)
+	for flag, key := range map[string]string{"--tls-cert": TLSCertKey, "--tls-key": TLSKeyKey} {
+		v, _ := flagValue(c.Args, flag)
+		if m, ok := mounts[key]; !ok || v != m.path {
+			t.Errorf("coordinator: %s %q, but the Secret's %s is mounted as %q", flag, v, key, m.path)
+		}
+	}
+	if m := mounts[TLSKeyKey]; m.mode&0o007 != 0 || m.mode&0o200 != 0 {
+		t.Errorf("coordinator: the key's mode %o gives others access or is writable", m.mode)
+	}
+	for name := range agentJobs {
+		j := f.Jobs[name]
+		c, err := Container(j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, _ := flagValue(c.Args, "--ca"); v != "$("+EnvNATSCA+")" {
+			t.Errorf("%s: --ca %q, want $(%s)", name, v, EnvNATSCA)
+		}
+		mounts := secretFiles(t, j, TLSSecret)
+		if m, ok := mounts[CAKey]; !ok || m.path != env(t, j, EnvNATSCA) {
+			t.Errorf("%s: %s=%q, but the Secret's %s is mounted as %q", name, EnvNATSCA, env(t, j, EnvNATSCA), CAKey, m.path)
+		}
+		if _, ok := mounts[TLSKeyKey]; ok {
+			t.Errorf("%s: mounts the server's private key", name)
+		}
+		if u := env(t, j, EnvNATSURL); !strings.HasPrefix(u, "tls://") {
+			t.Errorf("%s: %s=%q, want tls://", name, EnvNATSURL, u)
+		}
+	}
+}
+
+// secretFile is one key of a Secret as a container sees it.
+type secretFile struct {
+	path string
+	mode int32
+}
+
+// secretFiles returns where the Job's container finds each key of the
+// Secret named secret, through read-only mounts of its volumes.
+func secretFiles(t *testing.T, j *batchv1.Job, secret string) map[string]secretFile {
+	t.Helper()
+	c, err := Container(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]secretFile{}
+	for _, v := range j.Spec.Template.Spec.Volumes {
+		if v.Secret == nil || v.Secret.SecretName != secret {
+			continue
+		}
+		for _, m := range c.VolumeMounts {
+			if m.Name != v.Name {
+				continue
+			}
+			if !m.ReadOnly {
+				t.Errorf("%s: volume %s of Secret %s mounted writable", j.Name, v.Name, secret)
+			}
+			for _, it := range v.Secret.Items {
+				mode := derefMode(v.Secret.DefaultMode)
+				if it.Mode != nil {
+					mode = *it.Mode
+				}
+				out[it.Key] = secretFile{path: m.MountPath + "/" + it.Path, mode: mode}
+			}
+		}
+	}
+	return out
 }

@@ -9,41 +9,30 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/stampede-dev/stampede/internal/redact/names"
 )
 
 // Mark replaces every secret value.
 const Mark = "<redacted>"
 
 // DefaultHeaders are the header names whose values are always secret.
-var DefaultHeaders = []string{"Authorization", "Cookie", "Proxy-Authorization"}
+var DefaultHeaders = slices.Clone(names.DefaultHeaders)
 
 // Words are the parts of a name that make it secret: a header or a query
 // parameter whose name holds one of them (case-insensitive, as a
 // substring: access_token, api_key, X-Api-Key, client_secret) has its
 // value written as Mark. A program may append to it before anything is
-// written; docs/secrets.md lists the defaults.
-var Words = []string{"token", "key", "secret", "password", "passwd", "auth", "signature", "credential"}
+// written; docs/secrets.md lists the defaults (names.Words).
+var Words = slices.Clone(names.Words)
 
 // NotSecret are parts of a name that make it not secret though it holds
 // one of Words: an Idempotency-Key names a request, not a credential.
-var NotSecret = []string{"idempotency"}
+var NotSecret = slices.Clone(names.NotSecret)
 
 // IsSecretName reports whether name holds one of Words and none of
 // NotSecret, without regard to case.
-func IsSecretName(name string) bool {
-	n := strings.ToLower(name)
-	for _, w := range NotSecret {
-		if w != "" && strings.Contains(n, strings.ToLower(w)) {
-			return false
-		}
-	}
-	for _, w := range Words {
-		if w != "" && strings.Contains(n, strings.ToLower(w)) {
-			return true
-		}
-	}
-	return false
-}
+func IsSecretName(name string) bool { return names.Match(name, Words, NotSecret) }
 
 // IsSecretHeader reports whether the header name carries a secret: one of
 // DefaultHeaders or of extra (compared without regard to case), or a name
@@ -164,12 +153,15 @@ func redactQuery(q string, extra []string) (string, bool) {
 // Values returns the secret strings of h (the values of its secret
 // headers) and of the URLs (user name, password and secret query
 // parameters), for a caller that must make sure none of them appears in a
-// text it writes (Scrub). Empty strings are left out. A value "Bearer T"
-// yields T too, so the token is found without its scheme.
+// text it writes (Scrub). Strings shorter than MinScrub are left out:
+// scrubbed wherever they appear, a user name "u" would cut every u out of
+// a text (their own places, the URL's user info or the header's value,
+// are hidden all the same). A value "Bearer T" yields T too, so the token
+// is found without its scheme.
 func Values(h http.Header, extra []string, urls ...string) []string {
 	var out []string
 	add := func(v string) {
-		if v != "" && v != Mark && !slices.Contains(out, v) {
+		if len(v) >= MinScrub && v != Mark && !slices.Contains(out, v) {
 			out = append(out, v)
 		}
 	}
@@ -203,6 +195,32 @@ func Values(h http.Header, extra []string, urls ...string) []string {
 		}
 	}
 	return out
+}
+
+// MinScrub is the length below which Values leaves a secret out.
+const MinScrub = 3
+
+// Body returns a request body as given on a command line (--data) with
+// the values of its secret fields replaced by Mark: in a JSON text, every
+// string under a key that names a secret (as Policy.JSON hides them); in
+// a form (a=1&password=x), every field whose name is secret
+// (IsSecretName, or one of extra). A JSON-looking text that does not
+// parse is Mark whole; any other text is returned unchanged.
+func Body(s string, extra []string) string {
+	t := strings.TrimSpace(s)
+	if strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") {
+		b, err := Policy{Headers: extra}.JSON([]byte(t))
+		if err != nil {
+			return Mark
+		}
+		return string(b)
+	}
+	if strings.Contains(s, "=") {
+		if q, ok := redactQuery(s, extra); ok {
+			return q
+		}
+	}
+	return s
 }
 
 // Scrub replaces every occurrence of each secret in s by Mark.

@@ -129,3 +129,33 @@ func TestPolicyJSON(t *testing.T) {
 		t.Error("JSON of a truncated text: no error")
 	}
 }
+
+// TestBody: a JSON body loses the values under secret keys, a form body
+// its secret fields; a body with none is unchanged, a broken JSON one is
+// hidden whole.
+func TestBody(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"user":"u","password":"p","n":1}`, `{"user":"u","password":"<redacted>","n":1}`},
+		{`{"auth":{"client_secret":"s"},"x":["a"]}`, `{"auth":{"client_secret":"<redacted>"},"x":["a"]}`},
+		{"a=1&client_secret=s3&b=2", "a=1&client_secret=<redacted>&b=2"},
+		{"sid=abc&x=1", "sid=abc&x=1"},
+		{"plain text, no fields", "plain text, no fields"},
+		{`{"password": "p"`, "<redacted>"},
+	} {
+		if got := Body(tc.in, nil); got != tc.want {
+			t.Errorf("Body(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	if got := Body("sid=abc&x=1", []string{"SID"}); got != "sid=<redacted>&x=1" {
+		t.Errorf("a field named by extra: %q", got)
+	}
+}
+
+// TestValuesSkipShort: a user name of one or two letters is not scrubbed
+// everywhere.
+func TestValuesSkipShort(t *testing.T) {
+	v := Values(nil, nil, "ws://u:longer-secret@127.0.0.1/")
+	if len(v) != 1 || v[0] != "longer-secret" {
+		t.Errorf("Values = %q, want only the password", v)
+	}
+}

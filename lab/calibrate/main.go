@@ -388,7 +388,7 @@ func herdCPU(dir string, s *summary) string {
 	if len(rows) < 2 {
 		return "no resources.csv"
 	}
-	tc, rc, cc := index(rows[0], "time_s"), index(rows[0], "role"), index(rows[0], "cpu_s")
+	tc, rc, cc := index(rows[0], "t_s"), index(rows[0], "role"), index(rows[0], "cpu_s")
 	first, last := map[string]float64{}, map[string]float64{}
 	var t0, t1, tp, busiest float64
 	var prev float64 // CPU of all roles at the previous sample time tp

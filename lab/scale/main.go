@@ -193,7 +193,7 @@ func idleSample(dir string, before float64) map[string]string {
 		col[h] = i
 	}
 	for _, r := range rows[1:] {
-		at, _ := strconv.ParseFloat(r[col["time_s"]], 64)
+		at, _ := strconv.ParseFloat(r[col["t_s"]], 64)
 		if at >= before {
 			break
 		}
