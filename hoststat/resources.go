@@ -344,6 +344,22 @@ func (s *Sampler) Stats() map[string]results.ResourceStats {
 	return out
 }
 
+// Latest returns the latest sample of every role, by role.
+func (s *Sampler) Latest() []ResourceSample {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []ResourceSample
+	seen := map[string]bool{}
+	for i := len(s.samples) - 1; i >= 0 && len(seen) < len(s.roles); i-- {
+		if r := s.samples[i]; !seen[r.Role] {
+			seen[r.Role] = true
+			out = append(out, r)
+		}
+	}
+	slices.SortFunc(out, func(a, b ResourceSample) int { return cmp.Compare(a.Role, b.Role) })
+	return out
+}
+
 // Samples returns a copy of every sample so far, in time order (roles by
 // name within one sample).
 func (s *Sampler) Samples() []ResourceSample {

@@ -70,6 +70,13 @@ func TestSamplerAggregates(t *testing.T) {
 		}
 	}
 
+	// Latest is the last sample of each role, by role.
+	latest := s.Latest()
+	if len(latest) != 2 || latest[0].Role != results.RoleLoadgen || latest[0].RSSBytes != 90 || latest[0].CPUSeconds != 2.75 ||
+		latest[1].Role != results.RoleTarget || latest[1].FDs != 4 || latest[1].Processes != 2 {
+		t.Errorf("Latest: %+v", latest)
+	}
+
 	var b strings.Builder
 	if err := WriteResourcesCSV(&b, t0, s.Samples()); err != nil {
 		t.Fatal(err)

@@ -23,14 +23,12 @@ package metrics
 
 import (
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/stampede-dev/stampede/connerr"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
 )
@@ -65,6 +63,9 @@ type Exporter struct {
 	herd float64
 	hist history
 	sum  *results.Summary
+	// resources, if set, returns the latest process resources per role
+	// and host.
+	resources func() []Resource
 }
 
 // New returns an exporter with its own registry, holding the fleet's
@@ -89,6 +90,15 @@ func (e *Exporter) SetChaos(current func() string, events func() []results.Event
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.cfg.Current, e.cfg.Events = current, events
+}
+
+// SetResources sets where the exporter finds the latest resources of
+// the run's processes per role and host, once they are sampled; nil for
+// none.
+func (e *Exporter) SetResources(latest func() []Resource) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.resources = latest
 }
 
 // SetRun sets the labels of stampede_run_info, once the run has an id.
@@ -139,31 +149,6 @@ const (
 	NameHerdPeak     = "stampede_recovery_herd_peak_per_100ms"
 )
 
-var (
-	descRunInfo   = prometheus.NewDesc(NameRunInfo, "Always 1; labels name the run and its backoff policy.", []string{"run_id", "policy"}, nil)
-	descElapsed   = prometheus.NewDesc(NameElapsed, "Seconds from the fleet's start to the latest counters.", nil, nil)
-	descClients   = prometheus.NewDesc(NameClients, "Size of the fleet: the target of connected clients.", nil, nil)
-	descConnected = prometheus.NewDesc(NameConnected, "Clients connected now.", nil, nil)
-	descInflight  = prometheus.NewDesc(NameInflight, "Connection attempts connecting or handshaking now.", nil, nil)
-	descAttempts  = prometheus.NewDesc(NameAttempts, "Connection attempts started.", nil, nil)
-	descSuccesses = prometheus.NewDesc(NameSuccesses, "Connection attempts that ended connected.", nil, nil)
-	descFailures  = prometheus.NewDesc(NameFailures, "Failed connection attempts by connect-error class.", []string{"class"}, nil)
-	descDisconn   = prometheus.NewDesc(NameDisconnects, "Established connections that ended, by class.", []string{"class"}, nil)
-	descStopped   = prometheus.NewDesc(NameStopped, "Clients that gave up, by the class of their last failure.", []string{"class"}, nil)
-	descSent      = prometheus.NewDesc(NameMsgSent, "Messages sent by the clients.", nil, nil)
-	descAcked     = prometheus.NewDesc(NameMsgAcked, "Messages the server ACKed (stampede mode).", nil, nil)
-	descDelivered = prometheus.NewDesc(NameMsgDelivered, "Messages delivered to the clients (echo mode: echoed back).", nil, nil)
-	descHerd      = prometheus.NewDesc(NameHerd, "Connection attempts per 100 ms over the latest progress interval.", nil, nil)
-	descChaos     = prometheus.NewDesc(NameChaosEvent, "1 while a chaos event is under way; the label is its schedule text.", []string{"event"}, nil)
-	descR         = [4]*prometheus.Desc{
-		prometheus.NewDesc(NameR50, "Seconds from the target being ready until 50% of the clients connected before the event were back.", []string{"event", "spec"}, nil),
-		prometheus.NewDesc(NameR90, "Seconds from the target being ready until 90% of the clients connected before the event were back.", []string{"event", "spec"}, nil),
-		prometheus.NewDesc(NameR99, "Seconds from the target being ready until 99% of the clients connected before the event were back.", []string{"event", "spec"}, nil),
-		prometheus.NewDesc(NameR100, "Seconds from the target being ready until every client connected before the event was back.", []string{"event", "spec"}, nil),
-	}
-	descHerdPeak = prometheus.NewDesc(NameHerdPeak, "Most connection attempts in one 100 ms window of the event's recovery (known at the end of the run).", []string{"event", "spec"}, nil)
-)
-
 // descRunInfoPushed is stampede_run_info as pushed: the Pushgateway adds
 // run_id, the grouping key, to every metric of the group.
 var descRunInfoPushed = prometheus.NewDesc(NameRunInfo, "Always 1; labels name the run and its backoff policy.", []string{"policy"}, nil)
@@ -182,78 +167,27 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	if c.pushed {
 		info = descRunInfoPushed
 	}
-	for _, d := range []*prometheus.Desc{info, descElapsed, descClients, descConnected, descInflight,
-		descAttempts, descSuccesses, descFailures, descDisconn, descStopped, descSent, descAcked, descDelivered,
-		descHerd, descChaos, descR[0], descR[1], descR[2], descR[3], descHerdPeak} {
-		ch <- d
+	ch <- info
+	for _, f := range families {
+		ch <- f.desc
 	}
 }
 
 func (c collector) Collect(ch chan<- prometheus.Metric) {
 	e := c.e
 	e.mu.Lock()
-	cfg, at, s, herd, sum := e.cfg, e.at, e.st, e.herd, e.sum
-	var live []estimate
-	if sum == nil && cfg.Events != nil {
-		live = e.hist.recovery(cfg.Events(), at)
-	}
+	runID, policy := e.cfg.RunID, e.cfg.Policy
 	e.mu.Unlock()
-
-	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
-	}
-	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
-	}
 	if c.pushed {
-		gauge(descRunInfoPushed, 1, cfg.Policy)
+		ch <- prometheus.MustNewConstMetric(descRunInfoPushed, prometheus.GaugeValue, 1, policy)
 	} else {
-		gauge(descRunInfo, 1, cfg.RunID, cfg.Policy)
+		ch <- prometheus.MustNewConstMetric(descRunInfo, prometheus.GaugeValue, 1, runID, policy)
 	}
-	gauge(descElapsed, at.Seconds())
-	gauge(descClients, float64(cfg.Clients))
-	gauge(descConnected, float64(s.Connected))
-	gauge(descInflight, float64(s.Inflight))
-	counter(descAttempts, s.Attempts)
-	counter(descSuccesses, s.Successes)
-	for _, cl := range connerr.Classes() {
-		counter(descFailures, s.Failures[cl], cl.String())
-		counter(descDisconn, s.Disconnects[cl], cl.String())
-		gauge(descStopped, float64(s.Stopped[cl]), cl.String())
-	}
-	counter(descSent, s.MsgSent)
-	counter(descAcked, s.MsgAcked)
-	counter(descDelivered, s.MsgDelivered)
-	gauge(descHerd, herd)
-	if cfg.Current != nil {
-		if ev := cfg.Current(); ev != "" {
-			gauge(descChaos, 1, ev)
+	for _, f := range e.figures() {
+		vt := prometheus.GaugeValue
+		if f.fam.counter {
+			vt = prometheus.CounterValue
 		}
-	}
-	if sum != nil {
-		for _, r := range sum.Recovery {
-			spec := ""
-			if r.Event >= 0 && r.Event < len(sum.Events) {
-				spec = sum.Events[r.Event].Spec
-			}
-			ev := strconv.Itoa(r.Event)
-			for i, v := range []*float64{r.R50S, r.R90S, r.R99S, r.R100S} {
-				if v != nil {
-					gauge(descR[i], *v, ev, spec)
-				}
-			}
-			if r.HerdPeakPer100ms != nil {
-				gauge(descHerdPeak, float64(*r.HerdPeakPer100ms), ev, spec)
-			}
-		}
-		return
-	}
-	for _, l := range live {
-		ev := strconv.Itoa(l.event)
-		for i, v := range l.r {
-			if v >= 0 {
-				gauge(descR[i], v.Seconds(), ev, l.spec)
-			}
-		}
+		ch <- prometheus.MustNewConstMetric(f.fam.desc, vt, f.v, f.labels...)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/stampede-dev/stampede/haproxy"
 	"github.com/stampede-dev/stampede/internal/redact"
 	"github.com/stampede-dev/stampede/loadgen"
+	"github.com/stampede-dev/stampede/metrics"
 	"github.com/stampede-dev/stampede/results"
 	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/store"
@@ -75,6 +76,10 @@ type Config struct {
 	// final metrics are pushed to when the run ends, job "stampede" grouped
 	// by run_id (--pushgateway).
 	Pushgateway string `json:"-"`
+	// OTLP, when its Endpoint is set, exports the same metrics over OTLP
+	// to an OpenTelemetry collector: every OTLP.Interval and once more
+	// with the final figures when the run ends. Its headers are secret.
+	OTLP metrics.OTLPConfig `json:"-"`
 	// SLO are the gates the run is judged by (--slo): evaluated on the
 	// summary, recorded in summary.json "slo" and "pass"; none passes.
 	SLO []results.SLO `json:"slo,omitempty"`
@@ -201,6 +206,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Duration <= 0 {
 		return spec.Errorf("Storm.Duration", "must be positive, got %s", c.Duration)
+	}
+	if err := c.OTLP.Validate(); err != nil {
+		return err
 	}
 	if c.Agents == 0 { // with agents, each host brings its own addresses
 		if err := loadgen.CheckLocalSources(c.Fleet.SourceIPs); err != nil {

@@ -30,6 +30,7 @@ func (r *run) drive(ctx context.Context) error {
 	sampleCtx, stopSampling := context.WithCancel(context.Background())
 	r.defer_(stopSampling)
 	hapDone := r.startSamplers(sampleCtx)
+	r.mx.setResources(r.sampler)
 	if r.tgt != nil {
 		r.sup = &chaos.Supervisor{Schedule: cfg.Schedule, Target: r.tgt, Log: r.logf}
 		if r.proxy != nil {
@@ -72,6 +73,7 @@ func (r *run) drive(ctx context.Context) error {
 	r.sampler.Sample()
 	r.kernel.Stop() // the last row of kernel.csv, and the summary's kernel figures
 	stopSampling()
+	<-r.samplerDone // its last sample lands before the summary and the final export read it
 	<-hapDone
 	if r.hap != nil {
 		r.hap.Sample(context.Background()) // the run's last figures
@@ -90,7 +92,9 @@ func (r *run) startSamplers(ctx context.Context) (hapDone <-chan struct{}) {
 	} else {
 		r.sampler.CountTCP(urlPort(r.fleet.URL), urlPort(r.fleet.URL))
 	}
-	go r.sampler.Run(ctx)
+	samplerDone := make(chan struct{})
+	r.samplerDone = samplerDone
+	go func() { r.sampler.Run(ctx); close(samplerDone) }()
 	r.kernel = hoststat.NewKernelSampler(time.Second) // kernel.csv
 	go r.kernel.Run(ctx)
 	done := make(chan struct{})

@@ -99,10 +99,12 @@ type run struct {
 
 	// drive
 	sampler *hoststat.Sampler
-	kernel  *hoststat.KernelSampler
-	sup     *chaos.Supervisor // nil against --url
-	at      time.Time         // the start barrier: the run's time zero
-	drove   driven
+	// samplerDone closes when the sampler's Run has taken its last sample.
+	samplerDone <-chan struct{}
+	kernel      *hoststat.KernelSampler
+	sup         *chaos.Supervisor // nil against --url
+	at          time.Time         // the start barrier: the run's time zero
+	drove       driven
 }
 
 // defer_ registers f to run when Run returns, after those registered
@@ -132,7 +134,7 @@ func (r *run) prepare(ctx context.Context) error {
 	r.progress = &Progress{W: cfg.Log, Interval: cfg.ProgressInterval, Clients: cfg.Fleet.Clients}
 	r.defer_(r.progress.Stop)
 	r.logw = r.progress.Log()
-	mx, err := startMetrics(ctx, metricsConfig{cfg.MetricsAddr, cfg.MetricsLinger, cfg.Pushgateway}, r.progress, cfg.Fleet, r.logw)
+	mx, err := startMetrics(ctx, metricsConfig{cfg.MetricsAddr, cfg.MetricsLinger, cfg.Pushgateway, cfg.OTLP}, r.progress, cfg.Fleet, r.logw)
 	if err != nil {
 		return err
 	}
@@ -165,7 +167,9 @@ func (r *run) prepare(ctx context.Context) error {
 	}
 
 	r.runID = results.NewRunID(time.Now(), cfg.Fleet.Seed)
-	mx.setRunID(r.runID)
+	if err := mx.setRunID(r.runID); err != nil {
+		return err
+	}
 	if err := r.scopeStore(ctx); err != nil {
 		return err
 	}

@@ -54,8 +54,10 @@ func writeResults(dir string, res *Result, sampler *hoststat.Sampler, kernel *ho
 
 // secrets names what the run's results must hide besides what every text
 // hides: its --secret-header names, and the values of its secret headers
-// and of the passwords in its URLs (fleet, store, NATS).
+// and of the passwords in its URLs (fleet, store, NATS), and the OTLP
+// headers' values.
 func (c Config) secrets() redact.Policy {
 	f := c.Fleet
-	return redact.Policy{Headers: f.SecretHeaders, Values: redact.Values(f.Header, f.SecretHeaders, f.URL, c.Target.Store, c.Hub.NATS)}
+	values := redact.Values(f.Header, f.SecretHeaders, f.URL, c.Target.Store, c.Hub.NATS)
+	return redact.Policy{Headers: f.SecretHeaders, Values: append(values, c.OTLP.Secrets()...)}
 }

@@ -97,6 +97,14 @@ func flagSetting(c *cli.Context, f cli.Flag, secretHeaders []string) any {
 		}
 		return list
 	}
+	if name == "otlp-header" { // every OTLP header's value is secret
+		list := []string{}
+		for _, h := range c.StringSlice(name) {
+			k, _, _ := strings.Cut(h, "=")
+			list = append(list, k+"="+redact.Mark)
+		}
+		return list
+	}
 	switch v := flagValue(c, name).(type) {
 	case time.Duration:
 		return formatDuration(v)

@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/stampede-dev/stampede/metrics"
 	"github.com/stampede-dev/stampede/results"
 	"github.com/stampede-dev/stampede/storm"
 )
@@ -38,6 +40,10 @@ func fleetFlags(d fleetDefaults) []cli.Flag {
 		&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus metrics on `ADDR`/metrics while the run goes, e.g. 127.0.0.1:9100"},
 		&cli.DurationFlag{Name: "metrics-linger", Usage: "keep serving --metrics-addr for `D` after the run, with the final figures, so a scrape sees them"},
 		&cli.StringFlag{Name: "pushgateway", Usage: "push the final metrics to the Prometheus Pushgateway at `URL` when the run ends (job stampede, grouped by run_id), e.g. http://127.0.0.1:9091"},
+		&cli.StringFlag{Name: "otlp-endpoint", Usage: "export the same metrics over OTLP to the OpenTelemetry collector at `URL` while the run goes and once at its end: http[s]://HOST:4318 (OTLP/HTTP) or grpc[s]://HOST:4317 (OTLP/gRPC)"},
+		&cli.StringFlag{Name: "otlp-protocol", Usage: "OTLP `PROTOCOL`, grpc or http/protobuf, instead of the one --otlp-endpoint's scheme picks"},
+		&cli.StringSliceFlag{Name: "otlp-header", Usage: "header `NAME=VALUE` sent with every OTLP export (repeatable); secret: hidden in ps, logs and results"},
+		&cli.DurationFlag{Name: "otlp-interval", Value: metrics.DefaultOTLPInterval, Usage: "time `D` between OTLP exports"},
 		sloFlag(),
 	}...)
 }
@@ -60,6 +66,9 @@ func fleetRunConfig(c *cli.Context, defaultOut string, cfg *storm.Config) error 
 	cfg.MetricsAddr = c.String("metrics-addr")
 	cfg.MetricsLinger = c.Duration("metrics-linger")
 	cfg.Pushgateway = c.String("pushgateway")
+	if err := otlpFlags(c, &cfg.OTLP); err != nil {
+		return err
+	}
 	if cfg.Duration <= 0 {
 		return fmt.Errorf("--duration: must be positive, got %s", cfg.Duration)
 	}
@@ -122,4 +131,24 @@ func thousands(n int) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// otlpFlags maps the --otlp-* flags into c, and checks them before
+// anything connects. A header's value is never quoted back: it is secret.
+func otlpFlags(c *cli.Context, o *metrics.OTLPConfig) error {
+	o.Endpoint, o.Protocol = c.String("otlp-endpoint"), c.String("otlp-protocol")
+	if c.IsSet("otlp-interval") || o.Endpoint != "" {
+		o.Interval = c.Duration("otlp-interval")
+	}
+	for _, h := range c.StringSlice("otlp-header") {
+		k, v, ok := strings.Cut(h, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return fmt.Errorf("--otlp-header: want NAME=VALUE, got a value without a name and '='")
+		}
+		if o.Headers == nil {
+			o.Headers = map[string]string{}
+		}
+		o.Headers[strings.TrimSpace(k)] = v
+	}
+	return flagError(o.Validate())
 }

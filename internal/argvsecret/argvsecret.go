@@ -31,9 +31,9 @@ func init() {
 // values of its secret query parameters (names.Match, or named by
 // --secret-header); the secret fields of a --data body (JSON string values
 // and form fields under a secret name); and the whole --restart-cmd, which
-// may carry a bare token. The process's command line is the memory
-// os.Args' strings point into (the runtime does not copy argv), so the
-// caller must parse a copy (cloneArgs) and call this only on os.Args,
+// may carry a bare token; and every --otlp-header value. The process's
+// command line is the memory os.Args' strings point into (the runtime does
+// not copy argv), so the caller must parse a copy (cloneArgs) and call this only on os.Args,
 // never on strings in read-only memory. Until it runs (the first moments
 // of the process) the secrets are visible; docs/secrets.md says so.
 func hideArgSecrets(args []string) {
@@ -46,6 +46,11 @@ func hideArgSecrets(args []string) {
 		}
 	})
 	flagValues(args, []string{"restart-cmd"}, func(v string, _ int) { blank(v) })
+	flagValues(args, []string{"otlp-header"}, func(v string, _ int) {
+		if _, value, ok := strings.Cut(v, "="); ok {
+			blank(value) // every OTLP header is secret
+		}
+	})
 	flagValues(args, []string{"data", "body"}, func(v string, _ int) { blankBody(v, extra) })
 	for _, a := range args[1:] {
 		if strings.Contains(a, "://") {

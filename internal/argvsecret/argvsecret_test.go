@@ -49,3 +49,18 @@ func TestHideArgSecretsEverywhere(t *testing.T) {
 		}
 	}
 }
+
+// TestHideArgSecretsOTLP: every --otlp-header value and the user info of
+// --otlp-endpoint are overwritten; the header's name stays.
+func TestHideArgSecretsOTLP(t *testing.T) {
+	in := []string{"stampede", "run", "--otlp-header", "X-Team=t34m", "--otlp-header=Authorization=Bearer x",
+		"--otlp-endpoint", "https://u:pw@otel.example:4318", "--otlp-interval", "5s"}
+	args := cloneArgs(in)
+	hideArgSecrets(args)
+	got := strings.Join(args, " ")
+	want := "stampede run --otlp-header X-Team=**** --otlp-header=Authorization=******** " +
+		"--otlp-endpoint https://****@otel.example:4318 --otlp-interval 5s"
+	if got != want {
+		t.Errorf("hidden:\n%s\nwant\n%s", got, want)
+	}
+}
