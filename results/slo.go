@@ -435,7 +435,7 @@ func CheckSLOKind(slos []SLO, http bool) error {
 		if s.fig == nil || s.fig.http == http {
 			continue
 		}
-		msg := fmt.Sprintf("%s is a figure of an HTTP fleet run (stampede http --clients), not of a WebSocket run", s.Figure)
+		msg := fmt.Sprintf("%s is a figure of an HTTP fleet run, not of a WebSocket run", s.Figure)
 		if http {
 			msg = fmt.Sprintf("%s is a figure of a WebSocket run, not of an HTTP fleet run", s.Figure)
 		}
