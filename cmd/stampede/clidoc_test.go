@@ -86,6 +86,12 @@ func commandsOfFlags(cmds []*cli.Command) (on map[string][]string, canonical map
 		for _, c := range cs {
 			name := strings.TrimSpace(prefix + " " + c.Name)
 			for _, f := range c.Flags {
+				if f == cli.HelpFlag {
+					// urfave/cli adds it to a command the first time an
+					// app runs it (so after other tests); the doc says
+					// once that --help is on every command.
+					continue
+				}
 				for _, n := range f.Names() {
 					on[n] = append(on[n], name)
 					canonical[n] = f.Names()[0]
