@@ -104,10 +104,10 @@ type event struct {
 type output struct{ test, text string }
 
 // pkg is a package whose test binary has not finished: its output so far
-// and the tests that failed.
+// and how each test ended ("pass", "fail" or "skip"; none while it runs).
 type pkg struct {
-	out    []output
-	failed map[string]bool
+	out   []output
+	ended map[string]string
 }
 
 // printer turns events into the log.
@@ -139,24 +139,28 @@ func (p *printer) handle(line []byte) {
 	}
 	k := p.pkgs[e.Package]
 	if k == nil {
-		k = &pkg{failed: map[string]bool{}}
+		k = &pkg{ended: map[string]string{}}
 		p.pkgs[e.Package] = k
 	}
 	switch {
 	case e.Action == "output":
 		k.out = append(k.out, output{e.Test, e.Output})
-	case e.Test != "" && e.Action == "fail":
-		k.failed[e.Test] = true
-		p.failed++
-	case e.Test != "" && e.Action == "skip":
-		p.skips = append(p.skips, fmt.Sprintf("%s %s: %s", e.Package, e.Test, k.message(e.Test)))
+	case e.Test != "" && (e.Action == "pass" || e.Action == "fail" || e.Action == "skip"):
+		k.ended[e.Test] = e.Action
+		if e.Action == "fail" {
+			p.failed++
+		}
+		if e.Action == "skip" {
+			p.skips = append(p.skips, fmt.Sprintf("%s %s: %s", e.Package, e.Test, k.message(e.Test)))
+		}
 	case e.Test == "" && (e.Action == "pass" || e.Action == "skip" || e.Action == "fail"):
 		p.finish(e.Package, k, e.Action == "fail")
 	}
 }
 
 // finish prints a package whose test binary ended: its ok or ? line when
-// it passed, else its own output and that of its failed tests, in order.
+// it passed, else its own output and that of its tests that failed or
+// never ended (a timeout's panic is the running test's), in order.
 func (p *printer) finish(name string, k *pkg, failed bool) {
 	delete(p.pkgs, name)
 	if failed {
@@ -164,7 +168,8 @@ func (p *printer) finish(name string, k *pkg, failed bool) {
 	}
 	for _, o := range k.out {
 		status := o.test == "" && (strings.HasPrefix(o.text, "ok  ") || strings.HasPrefix(o.text, "?   "))
-		if failed && (o.test == "" || k.failed[o.test]) || status {
+		shown := o.test == "" || k.ended[o.test] == "" || k.ended[o.test] == "fail"
+		if failed && shown || status {
 			io.WriteString(p.w, o.text)
 		}
 	}
@@ -192,16 +197,12 @@ func (k *pkg) message(test string) string {
 	return strings.Join(lines, "; ")
 }
 
-// summary prints the whole output of each package that never finished
-// (go test was killed), then the skipped tests.
+// summary prints each package that never finished (go test was killed)
+// as failed, then the skipped tests.
 func (p *printer) summary() {
 	for _, name := range slices.Sorted(maps.Keys(p.pkgs)) {
-		k := p.pkgs[name]
-		for _, o := range k.out {
-			k.failed[o.test] = true
-		}
 		fmt.Fprintf(p.w, "testlog: %s did not finish\n", name)
-		p.finish(name, k, true)
+		p.finish(name, p.pkgs[name], true)
 	}
 	fmt.Fprintf(p.w, "skipped: %d tests\n", len(p.skips))
 	for _, s := range p.skips {

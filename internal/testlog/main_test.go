@@ -12,7 +12,8 @@ import (
 // TestPrinter feeds events recorded from go test -json (go 1.26): a
 // package with a failed test, a skipped test and a skipped subtest, a
 // package that failed to build, one whose init panicked, one without
-// test files, one that passed, and non-JSON lines.
+// test files, one that passed, one that timed out (the panic is the
+// running test's, which never ends), and non-JSON lines.
 func TestPrinter(t *testing.T) {
 	f, err := os.Open("testdata/events.json")
 	if err != nil {
@@ -44,6 +45,12 @@ tiny/f.init.0()
 FAIL	tiny/f	0.052s
 ?   	tiny/d	[no test files]
 ok  	tiny/e	0.020s
+=== RUN   TestHang
+    h_test.go:5: hanging
+panic: test timed out after 2s
+
+tiny/h.TestHang(0x3d4ba0854248?)
+FAIL	tiny/h	2.027s
 # tiny/g
 g/g_test.go:5:42: a non-JSON line, as an older go printed build errors
 skipped: 2 tests
@@ -53,19 +60,21 @@ tiny/a TestSkip: a_test.go:8: no widget here
 	if got := out.String(); got != want {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
 	}
-	// One failed test and three failed packages.
-	if p.failed != 4 {
-		t.Errorf("failed = %d, want 4", p.failed)
+	// One failed test and four failed packages.
+	if p.failed != 5 {
+		t.Errorf("failed = %d, want 5", p.failed)
 	}
 }
 
 // TestPrinterUnfinished: a package whose events stop (go test was killed)
-// is printed whole, running test included.
+// is printed as failed, the running test's output included.
 func TestPrinterUnfinished(t *testing.T) {
 	var out bytes.Buffer
 	p := newPrinter(&out)
 	for _, l := range []string{
 		`{"Action":"start","Package":"x"}`,
+		`{"Action":"output","Package":"x","Test":"TestOK","Output":"=== RUN   TestOK\n"}`,
+		`{"Action":"pass","Package":"x","Test":"TestOK"}`,
 		`{"Action":"run","Package":"x","Test":"TestHang"}`,
 		`{"Action":"output","Package":"x","Test":"TestHang","Output":"=== RUN   TestHang\n"}`,
 		`{"Action":"output","Package":"x","Test":"TestHang","Output":"    x_test.go:3: waiting\n"}`,
