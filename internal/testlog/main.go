@@ -9,7 +9,9 @@
 // Plain `go test` without -v never says that a test skipped, so a skip
 // under STAMPEDE_REQUIRE_SERVICES=1 would pass unseen. testlog exits with
 // the status of `go test` (1 if that was 0 but a test failed) and passes
-// SIGINT and SIGTERM on to it. $GO names the go command (default go).
+// SIGINT and SIGTERM on to it and the test binaries it runs (its process
+// group: go test does not pass SIGTERM on). $GO names the go command
+// (default go).
 //
 // Usage, from a module's directory:
 //
@@ -44,6 +46,7 @@ func run(dir string, args []string, stdout, stderr io.Writer) int {
 	cmd := exec.Command(cmp.Or(os.Getenv("GO"), "go"), append([]string{"test", "-json"}, args...)...)
 	cmd.Dir = dir
 	cmd.Stderr = stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	pipe, err := cmd.StdoutPipe()
 	if err != nil {
 		fmt.Fprintln(stderr, "testlog:", err)
@@ -57,7 +60,7 @@ func run(dir string, args []string, stdout, stderr io.Writer) int {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		for s := range sigs {
-			_ = cmd.Process.Signal(s)
+			_ = syscall.Kill(-cmd.Process.Pid, s.(syscall.Signal))
 		}
 	}()
 	p := newPrinter(stdout)
