@@ -40,8 +40,13 @@ lint: $(STATICCHECK)
 
 # go vet, staticcheck, then the whole test suite with the race detector,
 # every module; tests use small fleets on loopback and need no host tuning.
+# bin/testlog runs go test -json and prints what plain go test prints, then
+# each module's skipped tests with their messages (docs/testing.md); its
+# exit status is go test's.
+TESTLOG := $(CURDIR)/bin/testlog
 test: vet lint
-	set -e; for m in $(MODULES); do (cd $$m && $(GO) test -race -shuffle=on -timeout 20m ./...); done
+	$(GO) build -o $(TESTLOG) ./internal/testlog
+	set -e; for m in $(MODULES); do (cd $$m && GO=$(GO) $(TESTLOG) -race -shuffle=on -timeout 20m ./...); done
 
 # The main job: a restart storm of 10,000 real WebSocket clients against the
 # bundled target, once per backoff policy, then the comparison table. Results
