@@ -45,6 +45,7 @@ lint: $(STATICCHECK)
 # exit status is go test's.
 TESTLOG := $(CURDIR)/bin/testlog
 test: vet lint
+	bash scripts/services.sh
 	$(GO) build -o $(TESTLOG) ./internal/testlog
 	set -e; for m in $(MODULES); do (cd $$m && GO=$(GO) $(TESTLOG) -race -shuffle=on -timeout 20m ./...); done
 
