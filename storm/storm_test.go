@@ -141,6 +141,8 @@ func nonZero(m map[string]uint64) map[string]uint64 {
 // TestRestartModes restarts the target once in each mode and checks how the
 // clients saw it go (the disconnect class) and that all of them came back.
 // The port is closed while the target is down, so reconnects are refused.
+// The event comes at 2.5 s: under -race on a busy machine a second loadgen
+// process has connected its share only after 1.5 s.
 func TestRestartModes(t *testing.T) {
 	cases := []struct {
 		name       string
@@ -150,12 +152,12 @@ func TestRestartModes(t *testing.T) {
 		otherClose string
 	}{
 		// graceful: close 1001 to every client, then exit.
-		{"graceful", "at 1500ms restart graceful down=1s", 0, "closed_1001", "closed_1006"},
+		{"graceful", "at 2500ms restart graceful down=1s", 0, "closed_1001", "closed_1006"},
 		// abrupt: exit without close frames: the clients read EOF.
-		{"abrupt", "at 1500ms restart abrupt down=1s", 0, "closed_1006", "closed_1001"},
+		{"abrupt", "at 2500ms restart abrupt down=1s", 0, "closed_1006", "closed_1001"},
 		// kill: SIGKILL from the supervisor, here to a group of two
 		// target processes with the fleet in two loadgen workers.
-		{"kill", "at 1500ms restart kill down=1s", 2, "closed_1006", "closed_1001"},
+		{"kill", "at 2500ms restart kill down=1s", 2, "closed_1006", "closed_1001"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
