@@ -301,7 +301,7 @@ func needsValue(t token, example string) error {
 
 // restart parses
 // "restart [graceful|abrupt|kill] [rolling | procs=all|one|rolling]
-// [interval=D] [down=D] [shape=closed|stall]".
+// [interval=D] [down=D] [shape=closed|stall] [spread=D] [hint=D]".
 func (p *parser) restart() (Event, error) {
 	ev := Event{Kind: Restart, Mode: ModeAbrupt, Procs: ProcsAll, Shape: ShapeClosed}
 	seen := keyed{}
@@ -331,12 +331,12 @@ func (p *parser) restart() (Event, error) {
 				continue
 			case "procs":
 				return ev, needsValue(t, "procs=one")
-			case "interval", "down":
+			case "interval", "down", "spread", "hint":
 				return ev, needsValue(t, t.text+"=1s")
 			case "shape":
 				return ev, needsValue(t, "shape=stall")
 			}
-			return ev, errorf(t, "unknown restart option %q: expected graceful, abrupt, kill, rolling, procs=, interval=, down= or shape=", t.text)
+			return ev, errorf(t, "unknown restart option %q: expected graceful, abrupt, kill, rolling, procs=, interval=, down=, shape=, spread= or hint=", t.text)
 		}
 		v := value(t, key)
 		switch key {
@@ -351,9 +351,9 @@ func (p *parser) restart() (Event, error) {
 			}
 			ev.Procs = v.text
 			continue
-		case "interval", "down", "shape":
+		case "interval", "down", "shape", "spread", "hint":
 		default:
-			return ev, errorf(t, "unknown restart option %q: expected graceful, abrupt, kill, rolling, procs=, interval=, down= or shape=", key+"=")
+			return ev, errorf(t, "unknown restart option %q: expected graceful, abrupt, kill, rolling, procs=, interval=, down=, shape=, spread= or hint=", key+"=")
 		}
 		if err := seen.once(key+"=", t); err != nil {
 			return ev, err
@@ -364,6 +364,10 @@ func (p *parser) restart() (Event, error) {
 			ev.Interval, err = duration(v, true, "interval=", positive)
 		case "down":
 			ev.Down, err = duration(v, true, "down=", nonNegative)
+		case "spread":
+			ev.Spread, err = duration(v, true, "spread=", positive)
+		case "hint":
+			ev.Hint, err = duration(v, true, "hint=", positive)
 		case "shape":
 			if v.text != ShapeClosed && v.text != ShapeStall {
 				err = errorf(v, "expected closed or stall after \"shape=\", found %s", quoteValue(v))
@@ -376,6 +380,11 @@ func (p *parser) restart() (Event, error) {
 	}
 	if t, ok := seen["interval="]; ok && ev.Procs != ProcsRolling {
 		return ev, errorf(t, "\"interval=\" needs a rolling restart: add \"rolling\", or drop %q", t.text)
+	}
+	for _, key := range []string{"spread=", "hint="} {
+		if t, ok := seen[key]; ok && ev.Mode != ModeGraceful {
+			return ev, errorf(t, "%q needs a graceful restart (it shapes the close frames, which only a graceful stop sends): add \"graceful\"", key)
+		}
 	}
 	if ev.Procs == ProcsRolling && ev.Interval == 0 {
 		ev.Interval = DefaultRollingInterval

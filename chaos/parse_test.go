@@ -103,6 +103,13 @@ var parseCases = []struct {
 			Down: 1500 * ms, Shape: "stall"}, Line: 1, Col: 1, Text: "at 1m30s restart shape=stall down=1.5s procs=one graceful"}},
 	},
 	{
+		// A deploy's close frames spread out, and the fleet told when to return.
+		name: "restart spread and hint",
+		src:  "at 8s restart graceful down=2s spread=5s hint=4s",
+		want: []chaos.Entry{{Timing: at(8 * s), Event: chaos.Event{Kind: chaos.Restart, Mode: "graceful", Procs: "all",
+			Down: 2 * s, Shape: "closed", Spread: 5 * s, Hint: 4 * s}, Line: 1, Col: 1, Text: "at 8s restart graceful down=2s spread=5s hint=4s"}},
+	},
+	{
 		name: "every from until",
 		src:  "every 10s from 0s until 1m stall 2s",
 		want: []chaos.Entry{{Timing: chaos.Timing{At: 0, Every: 10 * s, From: 0, Until: time.Minute, Repeat: true},
@@ -186,6 +193,12 @@ var parseErrorCases = []struct {
 	src  string
 	want string
 }{
+	{"spread without graceful", "at 1s restart abrupt spread=5s",
+		`chaos: line 1, col 22: "spread=" needs a graceful restart (it shapes the close frames, which only a graceful stop sends): add "graceful"`},
+	{"hint without graceful", "at 1s restart down=2s hint=5s",
+		`chaos: line 1, col 23: "hint=" needs a graceful restart (it shapes the close frames, which only a graceful stop sends): add "graceful"`},
+	{"hint zero", "at 1s restart graceful hint=0s",
+		`chaos: line 1, col 29: expected a positive duration after "hint=", found "0s"`},
 	{"bad down value", "every 5s restart kill down=2x",
 		`chaos: line 1, col 28: expected a duration after "down=", found "2x"`},
 	{"empty value", "at 1s restart down= shape=stall",
@@ -215,7 +228,7 @@ var parseErrorCases = []struct {
 	{"unknown event on line 2", "at 1s stall 1s\nat 10s restrat abrupt",
 		`chaos: line 2, col 8: unknown event "restrat": expected one of restart, stall, backlog, accept-rate, reject, proxy`},
 	{"unknown restart option", "at 1s restart fast",
-		`chaos: line 1, col 15: unknown restart option "fast": expected graceful, abrupt, kill, rolling, procs=, interval=, down= or shape=`},
+		`chaos: line 1, col 15: unknown restart option "fast": expected graceful, abrupt, kill, rolling, procs=, interval=, down=, shape=, spread= or hint=`},
 	{"two modes", "at 1s restart graceful abrupt",
 		`chaos: line 1, col 24: restart mode given twice: "graceful", then "abrupt"`},
 	{"duplicate down", "at 1s restart down=1s down=2s",
@@ -317,6 +330,7 @@ func FuzzParse(f *testing.F) {
 		"at 10s restart abrupt down=3s; every 30s restart graceful down=1s; at 60s backlog 16; at 70s stall 5s; at 80s proxy latency=200ms loss=1% for 10s",
 		"at 5s restart rolling interval=2s; at 20s proxy latency=200ms for 5s; at 30s stall 3s; at 40s reject 503 retry-after=2s for 3s",
 		"every 5s restart kill down=1s",
+		"at 8s restart graceful rolling down=2s spread=5s hint=4s",
 		"every 10s from 0s until 1m restart procs=one shape=stall down=1.5s\n# comment\nat 1s accept-rate 2.5/s for 1m",
 		"at 1s proxy latency=100ms jitter=50ms bandwidth=100kbit/s loss=0.0001% for 1m",
 		"at 1s proxy bandwidth=1.234567MB/s for 1s; at 2s proxy reset for 1s; at 3s backlog 1 for 1ns",

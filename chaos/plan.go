@@ -56,18 +56,24 @@ func (t Timing) Next(after time.Duration) (time.Duration, bool) {
 
 // Duration is how long the event keeps the target (or proxy) in its fault
 // state, not counting the time processes take to start: Down for a
-// restart, or for a rolling restart of procs processes
-// procs*Down + (procs-1)*Interval; For for the other kinds (0 for a backlog
-// or accept-rate change that stays).
+// restart (Spread+Down when its closes are spread: the process stops
+// accepting at the start and exits after the last close), or for a
+// rolling restart of procs processes procs*(Spread+Down) +
+// (procs-1)*Interval; For for the other kinds (0 for a backlog or
+// accept-rate change that stays).
 func (ev Event) Duration(procs int) time.Duration {
 	if ev.Kind != Restart {
 		return ev.For
 	}
+	one := satAdd(ev.Spread, ev.Down)
 	if ev.Procs != ProcsRolling || procs <= 1 {
-		return ev.Down
+		return one
 	}
 	n := time.Duration(procs)
-	return satAdd(ev.Down*n, ev.Interval*(n-1))
+	if one > 0 && n > math.MaxInt64/one {
+		return math.MaxInt64
+	}
+	return satAdd(one*n, ev.Interval*(n-1))
 }
 
 // satAdd adds two non-negative durations, saturating instead of wrapping.

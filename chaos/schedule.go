@@ -162,6 +162,15 @@ type Event struct {
 	Down time.Duration
 	// Shape is what the port does while down: ShapeClosed or ShapeStall.
 	Shape string
+	// Spread is a graceful restart's close window: each stopping process
+	// sends its close frames spread evenly over it, then exits. 0 sends
+	// them all at once.
+	Spread time.Duration
+	// Hint is a graceful restart's return window: each client is closed
+	// with 1013 (try again later) and a delay in the close reason drawn
+	// uniformly from [Down, Down+Hint], so the fleet comes back spread
+	// over the window instead of at once. 0 closes with 1001 and no hint.
+	Hint time.Duration
 	// For is how long the event lasts; after it the previous state is
 	// restored. 0 means a backlog or accept-rate change that stays.
 	For time.Duration
@@ -237,6 +246,12 @@ func (ev Event) String() string {
 		}
 		if ev.Shape != ShapeClosed && ev.Shape != "" {
 			b.WriteString(" shape=" + ev.Shape)
+		}
+		if ev.Spread > 0 {
+			b.WriteString(" spread=" + ev.Spread.String())
+		}
+		if ev.Hint > 0 {
+			b.WriteString(" hint=" + ev.Hint.String())
 		}
 	case Stall:
 		b.WriteString(" " + ev.For.String())

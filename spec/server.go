@@ -64,6 +64,22 @@ type Server struct {
 	// moment when AcceptRate is set. Default: 10 ms worth of AcceptRate,
 	// at least 1.
 	AcceptBurst int `json:"accept_burst"`
+	// AdmitRamp is an admission ramp: for AdmitRamp after a process starts
+	// accepting, its accept rate rises linearly from AdmitFloor to
+	// AcceptRate, so a restarted server takes the returning herd slowly
+	// while its caches and pools warm up (a gateway's 5/s, then 20/s, then
+	// full). Needs AcceptRate. 0: full rate at once.
+	AdmitRamp time.Duration `json:"admit_ramp,omitempty"`
+	// AdmitFloor is the accept rate an admission ramp starts from. Default
+	// a tenth of AcceptRate (at least MinAcceptRate).
+	AdmitFloor float64 `json:"admit_floor,omitempty"`
+	// Shed is load shedding with a hint: while over capacity (more
+	// upgrades than AcceptRate allows), a new upgrade is answered 503 with
+	// a Retry-After drawn uniformly from 1 s to Shed in whole seconds,
+	// instead of waiting in a full accept queue; accepts are then not
+	// paced, since a rejection is cheap. Needs AcceptRate; at least 1 s.
+	// 0: no shedding, the queue fills and SYNs are dropped.
+	Shed time.Duration `json:"shed,omitempty"`
 	// HandshakeCost is CPU time burned (a busy loop) for every admitted
 	// upgrade, standing in for TLS and authentication work. Default 0.
 	HandshakeCost time.Duration `json:"handshake_cost"`
@@ -172,6 +188,7 @@ func (c Server) Validate() error {
 		{"FrameTimeout", int64(c.FrameTimeout)}, {"WriteTimeout", int64(c.WriteTimeout)},
 		{"CloseTimeout", int64(c.CloseTimeout)}, {"Retention", int64(c.Retention)},
 		{"HTTPBurst", int64(c.HTTPBurst)}, {"LimitRetryAfter", int64(c.LimitRetryAfter)},
+		{"AdmitRamp", int64(c.AdmitRamp)}, {"Shed", int64(c.Shed)},
 	} {
 		if f.v < 0 {
 			return bad(f.name, "%d must not be negative", f.v)
@@ -188,6 +205,25 @@ func (c Server) Validate() error {
 	}
 	if err := CheckAcceptRate(c.HTTPLimit); err != "" {
 		return bad("HTTPLimit", "%v %s", c.HTTPLimit, err)
+	}
+	if c.AdmitFloor != 0 && c.AdmitRamp == 0 {
+		return bad("AdmitFloor", "needs {Server.AdmitRamp} (the ramp it starts)")
+	}
+	if c.AdmitRamp > 0 {
+		switch {
+		case c.AcceptRate == 0:
+			return bad("AdmitRamp", "needs {Server.AcceptRate} (the rate it ramps up to)")
+		case c.AdmitFloor != 0 && (c.AdmitFloor != c.AdmitFloor || c.AdmitFloor < MinAcceptRate || c.AdmitFloor > c.AcceptRate):
+			return bad("AdmitFloor", "%v must be between %g and {Server.AcceptRate} %v", c.AdmitFloor, MinAcceptRate, c.AcceptRate)
+		}
+	}
+	if c.Shed > 0 {
+		switch {
+		case c.AcceptRate == 0:
+			return bad("Shed", "needs {Server.AcceptRate} (the capacity above which it sheds)")
+		case c.Shed < time.Second:
+			return bad("Shed", "%v is below 1s: Retry-After carries whole seconds", c.Shed)
+		}
 	}
 	switch c.LimitStatus {
 	case 0, 429, 503, 529:
@@ -231,6 +267,9 @@ func (c Server) WithDefaults() Server {
 	def(&c.LimitRetryAfter, DefaultLimitRetryAfter)
 	if c.LimitStatus == 0 {
 		c.LimitStatus = DefaultLimitStatus
+	}
+	if c.AdmitRamp > 0 && c.AdmitFloor == 0 {
+		c.AdmitFloor = max(MinAcceptRate, c.AcceptRate/10)
 	}
 	if c.HTTPBurst == 0 {
 		c.HTTPBurst = max(1, int(c.HTTPLimit/10))
@@ -277,4 +316,16 @@ func ParseAddr(addr string) (netip.AddrPort, error) {
 		return netip.AddrPort{}, fmt.Errorf("address %q: want a literal IP and a port, like 127.0.0.1:0 or [::1]:8080", addr)
 	}
 	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), nil
+}
+
+// AdmitRate is the accept rate of a process that began accepting since
+// ago under an admission ramp (AdmitRamp): AdmitFloor rising linearly to
+// AcceptRate over AdmitRamp, then AcceptRate. Without a ramp it is
+// AcceptRate. c must have its defaults (WithDefaults).
+func (c Server) AdmitRate(since time.Duration) float64 {
+	if c.AdmitRamp <= 0 || c.AcceptRate <= 0 || since >= c.AdmitRamp {
+		return c.AcceptRate
+	}
+	f := max(0, float64(since)/float64(c.AdmitRamp))
+	return c.AdmitFloor + (c.AcceptRate-c.AdmitFloor)*f
 }
