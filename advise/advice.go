@@ -83,6 +83,9 @@ func (r *Result) Advice() *results.Advice {
 		a.Candidates = append(a.Candidates, r.candidateOf(c))
 	}
 	a.Curves = []results.AdviceCurve{curveOf("recommended", r.Recommended()), curveOf("current", r.Current)}
+	for _, m := range r.Mitigations {
+		a.Mitigations = append(a.Mitigations, results.AdviceMitigation{Mitigation: m.Mitigation.String(), AdviceCandidate: r.candidateOf(m.Candidate)})
+	}
 	return a
 }
 

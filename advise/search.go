@@ -59,6 +59,11 @@ type Result struct {
 	Simulations int
 	// Reason is the one line of reasoning behind Best[0].
 	Reason string
+	// Mitigations are the current policy's predictions under each
+	// server-side mitigation the server can take (Mitigations), with the
+	// window the server needs to take the fleet back; empty when the
+	// schedule restarts nothing.
+	Mitigations []Mitigated
 }
 
 // Recommended is the recommended candidate.
@@ -83,6 +88,7 @@ func Search(ctx context.Context, cfg Config) (*Result, error) {
 	if ref.String() == cfg.Sim.Policy.String() {
 		start = start[:1]
 	}
+	var n int
 	first, err := res.evaluate(ctx, start)
 	if err != nil {
 		return nil, err
@@ -117,6 +123,11 @@ func Search(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	res.Best = distinct(pool, cfg.Shown)
 	res.Reason = res.reason()
+	ms := mitigationsFor(cfg.Sim.Server, cfg.Sim.Schedule, cfg.Sim.Clients, capy.AcceptRate)
+	if res.Mitigations, n, err = Mitigations(ctx, cfg, ms); err != nil {
+		return nil, err
+	}
+	res.Simulations += n
 	return res, nil
 }
 

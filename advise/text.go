@@ -40,8 +40,20 @@ func (r *Result) WriteText(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "\nrecommended: %s\n  because %s\n", a.Candidates[a.Recommended].Policy, a.Reason)
-	return err
+	if _, err := fmt.Fprintf(w, "\nrecommended: %s\n  because %s\n", a.Candidates[a.Recommended].Policy, a.Reason); err != nil {
+		return err
+	}
+	if len(a.Mitigations) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "\nwhat the server can do for the current policy (a fleet already in the field), restarts graceful:\n")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "mitigation\tR50\tR99\tR100\therd peak/100ms\tof capacity\twasted/client\t")
+	for _, m := range a.Mitigations {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.0f\t%.2f\t%.2f\t\n", m.Mitigation, sec(m.R50S), sec(m.R99S), sec(m.R100S),
+			m.HerdPeakPer100ms, m.HerdPeakPer100ms/a.Capacity.Per100ms, m.WastedAttemptsPerClient)
+	}
+	return tw.Flush()
 }
 
 // sec writes seconds, or "never" / "unbounded" for null.

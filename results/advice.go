@@ -32,6 +32,10 @@ type Advice struct {
 	// Curves are the predicted attempt arrivals of the recommended and the
 	// current policy (first seed), recommended first.
 	Curves []AdviceCurve `json:"curves"`
+	// Mitigations are the current policy's predictions under each
+	// server-side mitigation the server can take ("none" first), for a
+	// fleet that cannot change; absent when the schedule restarts nothing.
+	Mitigations []AdviceMitigation `json:"mitigations,omitempty"`
 	// Verify holds the real storms of a verification, one per policy;
 	// absent without one.
 	Verify []AdviceVerify `json:"verify,omitempty"`
@@ -72,6 +76,17 @@ type AdviceCandidate struct {
 	// WithinCapacity is true when the herd peak stayed within
 	// Capacity.Per100ms in every seed.
 	WithinCapacity bool `json:"within_capacity"`
+}
+
+// AdviceMitigation is the current policy's prediction under one
+// server-side mitigation.
+type AdviceMitigation struct {
+	// Mitigation names it: "none", "admit-ramp=5s", "shed=5s",
+	// "spread=5s" or "hint=5s" (package mitigation).
+	Mitigation string `json:"mitigation"`
+	// Figures are the current policy's under it (Policy is the current
+	// policy's spec).
+	AdviceCandidate
 }
 
 // AdviceCurve is one policy's predicted attempts and successes per

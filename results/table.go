@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"text/tabwriter"
 )
@@ -12,6 +13,9 @@ import (
 type Row struct {
 	// Policy names the run's backoff policy as written on the command line.
 	Policy string
+	// Mitigation names the server-side mitigation of a run in a
+	// comparison of mitigations ("none", "shed=5s"); empty otherwise.
+	Mitigation string
 	// Summary is the run's summary; nil prints a row of dashes.
 	Summary *Summary
 }
@@ -86,8 +90,15 @@ func WriteComparison(w io.Writer, rows []Row) error {
 		}
 		return tw.Flush()
 	}
+	mitigations := slices.ContainsFunc(rows, func(r Row) bool { return r.Mitigation != "" })
+	if mitigations {
+		fmt.Fprint(tw, "mitigation\t")
+	}
 	fmt.Fprintln(tw, "policy\tevent\trecovered\tR99 s\tR100 s\tpeak/100ms\tpeak:mean\twasted/client\toutage/client\tListenOverflows")
 	for _, row := range rows {
+		if mitigations {
+			fmt.Fprintf(tw, "%s\t", row.Mitigation)
+		}
 		var rec Recovery
 		ok := row.Summary != nil
 		if ok {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/internal/clock"
+	"github.com/stampede-dev/stampede/mitigation"
 	"github.com/stampede-dev/stampede/report"
 	"github.com/stampede-dev/stampede/results"
 	"github.com/stampede-dev/stampede/spec"
@@ -37,6 +38,12 @@ type BenchConfig struct {
 	// Policies are policy specs (backoff.Parse); empty means
 	// DefaultBenchPolicies.
 	Policies []string
+	// Mitigations, when set, makes the bench compare server-side
+	// mitigations instead of policies: one run per mitigation, all with
+	// the one policy of Policies (the first default when empty), each
+	// with the storm's server and schedule as the mitigation changes
+	// them (mitigation.Mitigation.Apply).
+	Mitigations []mitigation.Mitigation
 	// Out is the bench folder: one sub-folder per policy and bench.json.
 	Out string
 	// Pause is the quiet time between runs, so one run's TIME_WAIT sockets
@@ -53,6 +60,9 @@ type BenchConfig struct {
 type BenchRun struct {
 	// Policy is the spec as given.
 	Policy string `json:"policy"`
+	// Mitigation names the run's server-side mitigation in a bench of
+	// mitigations ("none", "shed=5s"); empty in a bench of policies.
+	Mitigation string `json:"mitigation,omitempty"`
 	// Dir is the run's results folder.
 	Dir string `json:"dir"`
 	// Summary is the run's summary; nil when it failed.
@@ -78,6 +88,28 @@ func Bench(ctx context.Context, cfg BenchConfig) ([]BenchRun, error) {
 	if len(specs) == 0 {
 		specs = DefaultBenchPolicies
 	}
+	type variant struct {
+		policy     string
+		mitigation *mitigation.Mitigation
+	}
+	var variants []variant
+	if len(cfg.Mitigations) > 0 {
+		if len(cfg.Policies) > 1 {
+			return nil, spec.Errorf("Storm.Policies", "a bench of mitigations takes one policy, not %d", len(cfg.Policies))
+		}
+		specs = specs[:1]
+		for i := range cfg.Mitigations {
+			m := &cfg.Mitigations[i]
+			if err := m.Check(cfg.Storm.Target.Server); err != nil {
+				return nil, fmt.Errorf("mitigation %s: %w", m, err)
+			}
+			variants = append(variants, variant{specs[0], m})
+		}
+	} else {
+		for _, p := range specs {
+			variants = append(variants, variant{policy: p})
+		}
+	}
 	policies := make([]backoff.Policy, len(specs))
 	for i, s := range specs {
 		p, err := backoff.Parse(s)
@@ -95,36 +127,45 @@ func Bench(ctx context.Context, cfg BenchConfig) ([]BenchRun, error) {
 	if pause <= 0 {
 		pause = 2 * time.Second
 	}
-	runs := make([]BenchRun, 0, len(specs))
+	runs := make([]BenchRun, 0, len(variants))
 	var errs []error
-	for i, spec := range specs {
+	for i, v := range variants {
 		if i > 0 {
 			if err := clock.Sleep(ctx, pause); err != nil {
 				break
 			}
 		}
 		run := base
-		run.Fleet.Policy = policies[i]
+		run.Fleet.Policy = policies[i%len(policies)]
 		run.Out = ""
+		name, what := v.policy, "policy "+v.policy
+		if m := v.mitigation; m != nil {
+			name, what = m.String(), "mitigation "+m.String()
+			run.Target.Server, run.Schedule = m.Apply(run.Target.Server, run.Schedule)
+			run.ScheduleText = run.Schedule.String()
+		}
 		if cfg.Settings != nil {
-			run.Settings = cfg.Settings(spec)
+			run.Settings = cfg.Settings(v.policy)
 		}
 		dir := ""
 		if cfg.Out != "" {
-			dir = filepath.Join(cfg.Out, results.PolicyDir(i, spec))
+			dir = filepath.Join(cfg.Out, results.PolicyDir(i, name))
 			run.Out = dir
 		}
 		if cfg.Progress != nil {
-			fmt.Fprintf(cfg.Progress, "bench: run %d of %d, policy %s\n", i+1, len(specs), spec)
+			fmt.Fprintf(cfg.Progress, "bench: run %d of %d, %s\n", i+1, len(variants), what)
 		}
 		res, err := RunValid(ctx, run) // base was validated once above; Parse checked the policy
-		br := BenchRun{Policy: spec, Dir: dir, OpenFiles: openFiles(), Goroutines: runtime.NumGoroutine()}
+		br := BenchRun{Policy: v.policy, Dir: dir, OpenFiles: openFiles(), Goroutines: runtime.NumGoroutine()}
+		if v.mitigation != nil {
+			br.Mitigation = v.mitigation.String()
+		}
 		if res != nil {
 			br.Summary = res.Summary
 		}
 		if err != nil {
 			br.Err = err.Error()
-			errs = append(errs, fmt.Errorf("policy %s: %w", spec, err))
+			errs = append(errs, fmt.Errorf("%s: %w", what, err))
 		}
 		runs = append(runs, br)
 		if ctx.Err() != nil {
@@ -155,7 +196,7 @@ func openFiles() int {
 func Rows(runs []BenchRun) []results.Row {
 	rows := make([]results.Row, len(runs))
 	for i, r := range runs {
-		rows[i] = results.Row{Policy: r.Policy, Summary: r.Summary}
+		rows[i] = results.Row{Policy: r.Policy, Mitigation: r.Mitigation, Summary: r.Summary}
 	}
 	return rows
 }

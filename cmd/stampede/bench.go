@@ -27,16 +27,27 @@ const (
 
 func init() {
 	register(&cli.Command{
-		Name:      "bench",
-		Usage:     "the same storm once per backoff policy, then a comparison table",
-		UsageText: "stampede bench [--policies SPEC ...] [--clients N] [--chaos SCHEDULE] [--out DIR] [flags]",
+		Name:  "bench",
+		Usage: "the same storm once per backoff policy, then a comparison table",
+		UsageText: "stampede bench [--policies SPEC ...] [--clients N] [--chaos SCHEDULE] [--out DIR] [flags]\n" +
+			"stampede bench --mitigations [--policy SPEC] [--mitigation-window D] [flags]",
 		Description: "Runs `stampede run` once per --policies entry against the same target, schedule and\n" +
 			"fleet, each into DIR/N-POLICY/, writes DIR/bench.json, and prints one row per policy:\n" +
 			"R99, R100, herd peak per 100 ms, peak-to-mean, failed attempts per client after the\n" +
 			"target was ready (wasted) and during the outage, and ListenOverflows.\n" +
 			"The defaults (10,000 clients, backlog 128, 2,000 accepts/s, an abrupt restart with 2 s\n" +
 			"down, TCP_SYNCNT 2, 5 s upgrade timeout) make the herd visible on a 2-core machine\n" +
-			"and finish in under five minutes.",
+			"and finish in under five minutes.\n\n" +
+			"With --mitigations it compares what the server can do for a fleet it cannot change: one\n" +
+			"policy (--policy, default fixed:initial=1s) against the server as it is (none), an\n" +
+			"admission ramp (admit-ramp), shedding with a Retry-After spread over a window (shed), a\n" +
+			"restart whose close frames are spread over a window (spread) and one that closes 1013\n" +
+			"telling each client when to return (hint). Every restart of the schedule is graceful in\n" +
+			"every row (a crash sends no close frames). The window is --mitigation-window, by default\n" +
+			"the time the server needs to take the fleet back (clients over --accept-rate). Below the\n" +
+			"measured table the simulator's prediction of each row, and whether it orders the\n" +
+			"mitigations as measured (by wasted attempts per client, then R99).\n\n" +
+			"Example: stampede bench --mitigations --policy fixed:initial=1s",
 		Flags:  benchFlags(),
 		Action: benchAction,
 	})
@@ -48,7 +59,11 @@ func benchFlags() []cli.Flag {
 	for _, f := range flags {
 		switch f.Names()[0] {
 		case "policy":
-			out = append(out, &cli.StringSliceFlag{Name: "policies", Usage: "policy `SPEC` to compare (repeatable; default: fixed, exp, exp with jitter and spread, full)"})
+			out = append(out, &cli.StringSliceFlag{Name: "policies", Usage: "policy `SPEC` to compare (repeatable; default: fixed, exp, exp with jitter and spread, full)"},
+				withDefaultText(withUsage(f, "one policy `SPEC` to bench: the same as --policies SPEC"), "none; with --mitigations "+benchMitigationPolicy),
+				&cli.BoolFlag{Name: "mitigations", Usage: "compare server-side mitigations for one policy instead of policies"},
+				&cli.DurationFlag{Name: "mitigation-window", DefaultText: "clients over --accept-rate, whole seconds, at least 1s",
+					Usage: "the mitigations' window `D`: the ramp's length, the Retry-After range, the closes' spread, the return window"})
 		case "clients":
 			out = append(out, withDefault(f, benchClients))
 		case "backlog":
@@ -81,6 +96,20 @@ func benchAction(c *cli.Context) error {
 		return err
 	}
 	bc := storm.BenchConfig{Storm: cfg, Policies: c.StringSlice("policies"), Out: cfg.Out, Progress: c.App.ErrWriter}
+	if c.IsSet("policy") {
+		if c.IsSet("policies") {
+			return fmt.Errorf("--policy: give one policy with --policy or several with --policies, not both")
+		}
+		bc.Policies = []string{c.String("policy")}
+	}
+	if c.IsSet("mitigation-window") && !c.Bool("mitigations") {
+		return fmt.Errorf("--mitigation-window: only with --mitigations")
+	}
+	if c.Bool("mitigations") {
+		if err := benchMitigations(c, &bc); err != nil {
+			return err
+		}
+	}
 	flags := renderSettings(c)
 	bc.Settings = func(policy string) any { return flags.with("policy", policy, "policies") }
 	ctx, stop := interruptible(c)
@@ -88,6 +117,11 @@ func benchAction(c *cli.Context) error {
 	runs, err := storm.Bench(ctx, bc)
 	if len(runs) > 0 {
 		if perr := writeBenchTable(c, runs, cfg.Out); perr != nil {
+			return perr
+		}
+	}
+	if len(bc.Mitigations) > 0 && len(runs) == len(bc.Mitigations) && ctx.Err() == nil {
+		if perr := predictMitigations(ctx, c, bc, runs); perr != nil {
 			return perr
 		}
 	}

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/stampede-dev/stampede/advise"
+	"github.com/stampede-dev/stampede/backoff"
+	"github.com/stampede-dev/stampede/chaos"
+	"github.com/stampede-dev/stampede/mitigation"
+	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/sim"
+	"github.com/stampede-dev/stampede/storm"
+)
+
+// benchMitigationPolicy is the policy a bench of mitigations runs without
+// --policy: the fixed interval a fleet already in the field may have.
+const benchMitigationPolicy = "fixed:initial=1s"
+
+// benchMitigations sets a bench up to compare the mitigations: one
+// policy, every kind with one window, checked before any socket opens.
+func benchMitigations(c *cli.Context, bc *storm.BenchConfig) error {
+	switch n := len(bc.Policies); {
+	case n == 0:
+		bc.Policies = []string{benchMitigationPolicy}
+	case n > 1:
+		return fmt.Errorf("--policy: --mitigations compares one policy, not %d", n)
+	}
+	if bc.Storm.Schedule == nil || !slices.ContainsFunc(bc.Storm.Schedule.Entries, isRestart) {
+		return fmt.Errorf("--chaos: --mitigations needs a restart in the schedule (the mitigations act on one)")
+	}
+	window := mitigation.Window(bc.Storm.Fleet.Clients, bc.Storm.Target.AcceptRate)
+	if c.IsSet("mitigation-window") {
+		window = c.Duration("mitigation-window")
+		if window < 1e9 {
+			return fmt.Errorf("--mitigation-window: %v is below 1s (Retry-After carries whole seconds)", window)
+		}
+	}
+	bc.Mitigations = mitigation.All(window)
+	for _, m := range bc.Mitigations {
+		if err := m.Check(bc.Storm.Target.Server); err != nil {
+			return fmt.Errorf("--mitigations: %s: %w", m, flagError(err))
+		}
+	}
+	return nil
+}
+
+// mitigationFigures are one row's figures, measured or predicted.
+type mitigationFigures struct {
+	Mitigation string   `json:"mitigation"`
+	R99S       *float64 `json:"r99_s"`
+	Wasted     *float64 `json:"wasted_attempts_per_client"`
+	Peak       *float64 `json:"herd_peak_per_100ms"`
+}
+
+// predictMitigations simulates every mitigation of the bench with the
+// simulator, prints its figures under the measured table with whether
+// both order the mitigations alike, and writes DIR/mitigations.json.
+func predictMitigations(ctx context.Context, c *cli.Context, bc storm.BenchConfig, runs []storm.BenchRun) error {
+	st := bc.Storm
+	sc := sim.Config{Client: st.Fleet.Client, Server: st.Target.Server, Duration: st.Duration,
+		Schedule: st.Schedule, ScheduleText: st.ScheduleText}
+	p, err := backoff.Parse(bc.Policies[0])
+	if err != nil {
+		return err
+	}
+	sc.Policy = p
+	if sc.Procs == 0 {
+		sc.Procs = max(1, (sc.Clients+storm.PerProcess-1)/storm.PerProcess) // the run's layout
+	}
+	pred, n, err := advise.Mitigations(ctx, advise.Config{Sim: sc}, bc.Mitigations)
+	if err != nil {
+		return err
+	}
+	var measured, predicted []mitigationFigures
+	names := make([]string, len(runs))
+	mw, mr, pw, pr := make([]float64, len(runs)), make([]float64, len(runs)), make([]float64, len(runs)), make([]float64, len(runs))
+	for i, r := range runs {
+		names[i] = r.Mitigation
+		f := mitigationFigures{Mitigation: r.Mitigation}
+		if r.Summary != nil {
+			if rec, ok := r.Summary.WorstRecovery(); ok {
+				f.R99S, f.Wasted = rec.R99S, rec.WastedAttemptsPerClient
+				if rec.HerdPeakPer100ms != nil {
+					v := float64(*rec.HerdPeakPer100ms)
+					f.Peak = &v
+				}
+			}
+		}
+		measured = append(measured, f)
+		mw[i], mr[i] = orInf(f.Wasted), orInf(f.R99S)
+		p := pred[i]
+		predicted = append(predicted, mitigationFigures{Mitigation: p.Mitigation.String(),
+			R99S: finite(p.R99), Wasted: finite(p.Wasted), Peak: finite(p.Peak)})
+		pw[i], pr[i] = nanInf(p.Wasted), nanInf(p.R99)
+	}
+	w := c.App.Writer
+	fmt.Fprintf(w, "\npredicted by the simulator (%d simulations, %d seeds each):\n", n, advise.DefaultSeeds)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "mitigation\tR99 s\twasted/client\tpeak/100ms")
+	for _, p := range predicted {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Mitigation, results.FloatText(p.R99S, 2), results.FloatText(p.Wasted, 2), results.FloatText(p.Peak, 0))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	mo, po := advise.Order(names, mw, mr), advise.Order(names, pw, pr)
+	same := "the same order"
+	if !slices.Equal(mo, po) {
+		same = "a different order"
+	}
+	fmt.Fprintf(w, "order by wasted attempts, then R99: measured %s; predicted %s: %s\n",
+		advise.OrderText(mo), advise.OrderText(po), same)
+	if bc.Out == "" {
+		return nil
+	}
+	b, err := json.MarshalIndent(struct {
+		Measured       []mitigationFigures `json:"measured"`
+		Predicted      []mitigationFigures `json:"predicted"`
+		MeasuredOrder  []string            `json:"measured_order"`
+		PredictedOrder []string            `json:"predicted_order"`
+		SameOrder      bool                `json:"same_order"`
+	}{measured, predicted, mo, po, slices.Equal(mo, po)}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(bc.Out, "mitigations.json"), append(b, '\n'), results.FileMode)
+}
+
+func isRestart(e chaos.Entry) bool { return e.Event.Kind == chaos.Restart }
+
+func orInf(p *float64) float64 {
+	if p == nil {
+		return math.Inf(1)
+	}
+	return *p
+}
+
+func nanInf(v float64) float64 {
+	if math.IsNaN(v) {
+		return math.Inf(1)
+	}
+	return v
+}
+
+func finite(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
