@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/internal/netnshost"
+	"github.com/stampede-dev/stampede/internal/testpki"
 	"github.com/stampede-dev/stampede/results"
 	"github.com/stampede-dev/stampede/storm"
 )
@@ -78,8 +79,9 @@ func TestRunOverNamespaceHosts(t *testing.T) {
 	cfg.Hub.Listen = netip.AddrPortFrom(set.Root, 0).String()
 	// TLS as in the manifests: a certificate for the bridge address,
 	// which the agents verify with its CA (--ca).
-	ca, cert, key := testPKI(t, t.TempDir(), set.Root.AsSlice())
-	cfg.Hub.TLSCert, cfg.Hub.TLSKey = cert, key
+	pki := testpki.Write(t, t.TempDir(), set.Root.AsSlice())
+	ca := pki.CA
+	cfg.Hub.TLSCert, cfg.Hub.TLSKey = pki.Cert, pki.Key
 	log, done := runAsync(&cfg)
 	url := waitURL(t, log)
 	if !strings.Contains(url, set.Root.String()) {

@@ -2,61 +2,14 @@ package hub
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-)
 
-// testPKI writes a CA and one leaf certificate for 127.0.0.1, good for both
-// server and client authentication, into dir; it returns the files.
-func testPKI(t *testing.T, dir string) (caFile, certFile, keyFile string) {
-	t.Helper()
-	write := func(name, typ string, der []byte) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
-	ca := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "stampede test CA"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageCertSign}
-	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leafKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "stampede run"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour), IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
-	leafDER, err := x509.CreateCertificate(rand.Reader, leaf, ca, &leafKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(leafKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return write("ca.pem", "CERTIFICATE", caDER), write("cert.pem", "CERTIFICATE", leafDER), write("key.pem", "EC PRIVATE KEY", keyDER)
-}
+	"github.com/stampede-dev/stampede/internal/testpki"
+)
 
 // TestTLS: with --tls-cert/--tls-key/--ca the embedded server speaks TLS
 // and asks for client certificates: an agent with the CA and a certificate
@@ -65,7 +18,8 @@ func testPKI(t *testing.T, dir string) (caFile, certFile, keyFile string) {
 // refused by the server.
 func TestTLS(t *testing.T) {
 	dir := t.TempDir()
-	ca, cert, key := testPKI(t, dir)
+	pki := testpki.Write(t, dir, net.IPv4(127, 0, 0, 1), x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth)
+	ca, cert, key := pki.CA, pki.Cert, pki.Key
 	h := newHub(t, Config{TLSCert: cert, TLSKey: key, CA: ca})
 	if !strings.HasPrefix(h.URL(), "tls://") {
 		t.Fatalf("hub URL %q, want tls://", h.URL())

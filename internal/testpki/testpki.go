@@ -1,4 +1,8 @@
-package storm_test
+// Package testpki writes a throwaway certificate authority and one leaf
+// certificate for tests that need TLS with a CA: the hub's NATS server,
+// the coordinator on a namespace host. It is for tests only; the keys are
+// fresh on every call and valid for an hour.
+package testpki
 
 import (
 	"crypto/ecdsa"
@@ -15,11 +19,19 @@ import (
 	"time"
 )
 
-// testPKI writes a CA and a server certificate for the address ip into
-// dir, as the manifests' stampede-nats-tls Secret holds them; it returns
-// the files.
-func testPKI(t *testing.T, dir string, ip []byte) (caFile, certFile, keyFile string) {
+// Files are the PEM files Write wrote.
+type Files struct {
+	CA, Cert, Key string
+}
+
+// Write writes into dir a CA (ca.pem) and a leaf certificate (cert.pem,
+// key.pem) it signed for ip, with the given extended key usages (server
+// authentication when none), and returns their paths.
+func Write(t testing.TB, dir string, ip net.IP, usage ...x509.ExtKeyUsage) Files {
 	t.Helper()
+	if len(usage) == 0 {
+		usage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+	}
 	write := func(name, typ string, der []byte) string {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
@@ -43,9 +55,9 @@ func testPKI(t *testing.T, dir string, ip []byte) (caFile, certFile, keyFile str
 	if err != nil {
 		t.Fatal(err)
 	}
-	leaf := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "stampede-coordinator"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour), IPAddresses: []net.IP{net.IP(ip)},
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	leaf := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "stampede test"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour), IPAddresses: []net.IP{ip},
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: usage}
 	leafDER, err := x509.CreateCertificate(rand.Reader, leaf, ca, &key.PublicKey, caKey)
 	if err != nil {
 		t.Fatal(err)
@@ -54,5 +66,9 @@ func testPKI(t *testing.T, dir string, ip []byte) (caFile, certFile, keyFile str
 	if err != nil {
 		t.Fatal(err)
 	}
-	return write("ca.crt", "CERTIFICATE", caDER), write("tls.crt", "CERTIFICATE", leafDER), write("tls.key", "EC PRIVATE KEY", keyDER)
+	return Files{
+		CA:   write("ca.pem", "CERTIFICATE", caDER),
+		Cert: write("cert.pem", "CERTIFICATE", leafDER),
+		Key:  write("key.pem", "EC PRIVATE KEY", keyDER),
+	}
 }
