@@ -95,6 +95,7 @@ func simulateAction(c *cli.Context) error {
 	ctx, stop := interruptible(c)
 	defer stop()
 	started := time.Now()
+	cfg.Start = started.UTC() // the run ID names when it was simulated
 	res, err := sim.Run(ctx, cfg)
 	if err != nil {
 		return flagError(err)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stampede-dev/stampede/results"
 )
@@ -45,6 +46,9 @@ func TestSimulate(t *testing.T) {
 	var sum results.Summary
 	if err := json.Unmarshal(b, &sum); err != nil || !sum.Simulated || len(sum.Recovery) != 1 || sum.Recovery[0].R99S == nil {
 		t.Fatalf("summary.json: simulated %v, recovery %+v, err %v", sum.Simulated, sum.Recovery, err)
+	}
+	if year := time.Now().UTC().Format("2006"); !strings.HasPrefix(sum.RunID, year) {
+		t.Errorf("run_id %q does not name the day it was simulated", sum.RunID)
 	}
 
 	// Mark a copy real, as if it came from `stampede run`.
