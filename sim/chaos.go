@@ -177,7 +177,7 @@ func (s *sim) stopProcs(procs []int, mode string, stall bool, now int64) {
 				continue
 			}
 			s.closed(uint32(id), now)
-		case stUpgrading:
+		case stUpgrading, stShedding:
 			s.reset(uint32(id), now) // accepted, so closed with the process's connections
 		}
 	}
@@ -205,7 +205,7 @@ func (s *sim) exitProcs(procs []int, stall bool, now int64) {
 			continue
 		}
 		switch c.state {
-		case stAckFlight, stStalled, stQueued, stUpgrading:
+		case stAckFlight, stStalled, stQueued, stUpgrading, stShedding:
 			s.reset(uint32(id), now)
 		}
 	}
@@ -259,6 +259,7 @@ func (s *sim) readyProcs(procs []int, now int64) {
 		if l.rate > 0 {
 			l.setRate(now, l.rate, s.cfg.AcceptBurst)
 		}
+		s.admit(l, now)
 		s.arm(p, now)
 	}
 }
@@ -288,7 +289,8 @@ func (s *sim) setBacklog(n int) {
 	}
 }
 
-// setRate sets the group's accept rate (0: unlimited), shared equally.
+// setRate sets the group's accept rate (0: unlimited), shared equally:
+// under an admission ramp, the rate it rises to.
 func (s *sim) setRate(rate float64, now int64) {
 	s.cfg.AcceptRate = rate
 	for i := range s.procs {

@@ -37,6 +37,7 @@ const (
 	stStalled                // final ACK dropped: TCP connected for the client, not for the server
 	stQueued                 // in an accept queue
 	stUpgrading              // accepted, 101 on its way
+	stShedding               // accepted and shed, 503 on its way
 	stConnected              // 101 received
 	stStopped                // gave up
 )
@@ -83,7 +84,7 @@ func (s *sim) retry(id uint32, f failure, now int64) {
 	}
 	d := s.cfg.Policy.Wait(s.cfg.Seed, uint64(id), attempt, hint)
 	if s.cfg.OnRetry != nil {
-		s.cfg.OnRetry(Retry{Client: id, Attempt: attempt, Class: f.class.String(), Delay: d, At: time.Duration(now)})
+		s.cfg.OnRetry(Retry{Client: id, Attempt: attempt, Class: f.class.String(), Hint: f.hint, Delay: d, At: time.Duration(now)})
 	}
 	c.setState(stWaiting)
 	s.q.push(entry{at: addSat(now, d), who: id, gen: c.gen, kind: evStart})
