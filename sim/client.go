@@ -68,7 +68,9 @@ type failure struct {
 
 // retry counts the attempt and schedules the next one, or stops the
 // client, by the loadgen's rules (loadgen/attempt.go nextWait): the same
-// class test, attempt limit, and backoff.Policy.Wait.
+// class test, attempt limit, and backoff.Policy.Wait, with the server's
+// hint when connerr.HonorsHint honours it (a Retry-After, or the delay of
+// a 1012 or 1013 close).
 func (s *sim) retry(id uint32, f failure, now int64) {
 	c := &s.clients[id]
 	c.attempt++
@@ -79,7 +81,7 @@ func (s *sim) retry(id uint32, f failure, now int64) {
 		return
 	}
 	var hint time.Duration
-	if f.hint > 0 && connerr.HonorsRetryAfter(f.status) && !s.cfg.NoRetryAfter {
+	if f.hint > 0 && connerr.HonorsHint(f.class, f.status) && !s.cfg.NoRetryAfter {
 		hint = f.hint
 	}
 	d := s.cfg.Policy.Wait(s.cfg.Seed, uint64(id), attempt, hint)

@@ -3,6 +3,8 @@ package sim
 import (
 	"math"
 	"time"
+
+	"github.com/stampede-dev/stampede/connerr"
 )
 
 // qent is one connection in an accept queue: the client and the socket
@@ -47,8 +49,13 @@ type listener struct {
 	rampAt    int64   // when the ramp began: the process became ready
 	rampLen   int64   // the ramp's length, ns; 0: none
 	shed      bool    // the process sheds: accepts unpaced, upgrades without a token answered 503
-	lb        bool
-	epoch     uint16 // bumped when the listener closes: its orphans go with it
+
+	// How the connections of the process's last stop end: their class,
+	// and for 1013 the restart's down= and hint= that make their hint.
+	closeClass           connerr.Class
+	closeDown, closeHint time.Duration
+	lb                   bool
+	epoch                uint16 // bumped when the listener closes: its orphans go with it
 }
 
 // full reports whether the accept queue is full.

@@ -166,3 +166,103 @@ func TestShed(t *testing.T) {
 		t.Errorf("shedding: %d orphans, want none (no final ACK dropped)", res.Orphans)
 	}
 }
+
+// TestSpread: a graceful restart with spread=4s closes its connections
+// over the 4 s from Start, keeps its listener open (nothing refused)
+// until it exits StopTime after the spread, and its End and Ready come
+// 4 s later than without the spread; a rolling restart's steps shift
+// likewise.
+func TestSpread(t *testing.T) {
+	const start, spread, down = 5 * time.Second, 4 * time.Second, time.Second
+	cfg := func(sched string, onRetry func(Retry)) Config {
+		return Config{Client: spec.Client{Clients: 2000, Policy: backoff.MustParse("exp:initial=1s,max=8s,jitter=0.5"), Seed: 1,
+			Ramp: 20000}, Server: spec.Server{Procs: 2, Backlog: 128},
+			Duration: 30 * time.Second, Schedule: mustSchedule(t, sched), OnRetry: onRetry,
+		}
+	}
+	first, last := time.Duration(math.MaxInt64), time.Duration(0)
+	var closes, early int
+	exit := start + spread + DefaultStopTime
+	res, sum := run(t, cfg("at 5s restart graceful down=1s spread=4s", func(r Retry) {
+		switch r.Class {
+		case connerr.Closed1001.String():
+			closes++
+			first, last = min(first, r.At), max(last, r.At)
+		case connerr.Refused.String():
+			if r.At < exit {
+				early++
+			}
+		}
+	}))
+	if closes != 2000 || first < start || last > start+spread || first > start+spread/20 || last < start+spread*19/20 {
+		t.Errorf("%d closes from %v to %v, want 2,000 spanning about %v-%v", closes, first, last, start, start+spread)
+	}
+	if early != 0 {
+		t.Errorf("%d connects refused before the exit at %v", early, exit)
+	}
+	plain, _ := run(t, cfg("at 5s restart graceful down=1s", nil))
+	ev, pe := res.Events[0], plain.Events[0]
+	if want := exit + down; ev.End != want || ev.End-pe.End != spread || ev.Ready-pe.Ready != spread {
+		t.Errorf("End %v Ready %v (without spread %v, %v): want End %v, both %v later", ev.End, ev.Ready, pe.End, pe.Ready, want, spread)
+	}
+	if rc := sum.Recovery[0]; rc.Recovered != 2000 {
+		t.Errorf("%d recovered, want 2,000", rc.Recovered)
+	}
+
+	roll := func(sched string) []results.Step {
+		c := cfg(sched, nil)
+		c.Clients = 10
+		res, _ := run(t, c)
+		return res.Events[0].Steps
+	}
+	spreadSteps := roll("at 5s restart graceful rolling interval=2s down=1s spread=4s")
+	plainSteps := roll("at 5s restart graceful rolling interval=2s down=1s")
+	if len(spreadSteps) != 2 || len(plainSteps) != 2 {
+		t.Fatalf("rolling steps %v and %v, want 2 each", spreadSteps, plainSteps)
+	}
+	for i, want := range []struct{ start, end time.Duration }{{0, spread}, {spread, 2 * spread}} {
+		s, p := spreadSteps[i], plainSteps[i]
+		if s.Start-p.Start != want.start || s.End-p.End != want.end || s.Ready-p.Ready != want.end {
+			t.Errorf("rolling step %d: %+v, without spread %+v: want Start %v, End and Ready %v later", i, s, p, want.start, want.end)
+		}
+	}
+}
+
+// hintStorm is a fleet of 4,000 on one process of 2,000 accepts a
+// second, through a graceful restart with down=2s and the given options.
+func hintStorm(t *testing.T, opts string, onRetry func(Retry)) *results.Summary {
+	sched := "at 10s restart graceful down=2s" + opts
+	_, sum := run(t, Config{Client: spec.Client{Clients: 4000, Policy: backoff.MustParse("exp:initial=1s,max=8s,jitter=0.5"), Seed: 1,
+		Ramp: 20000}, Server: spec.Server{Procs: 1, Backlog: 128, AcceptRate: 2000},
+		Duration: 45 * time.Second, Schedule: mustSchedule(t, sched), IssueRate: 40000, OnRetry: onRetry,
+	})
+	return sum
+}
+
+// TestHint: a graceful restart with hint=4s closes every connection with
+// 1013 and a delay of down + u·hint; the clients honour it (no retry
+// before down), so the herd after Ready is spread over the window and
+// its peak a 100 ms is lower than without the hint.
+func TestHint(t *testing.T) {
+	plain := hintStorm(t, "", nil)
+	var closes, early int
+	hinted := hintStorm(t, " hint=4s", func(r Retry) {
+		if r.Class != connerr.Closed1013.String() {
+			return
+		}
+		closes++
+		if r.Hint < 2*time.Second || r.Hint > 6*time.Second || r.Delay < r.Hint {
+			early++
+		}
+	})
+	if closes != 4000 || early != 0 {
+		t.Errorf("%d closed with 1013, %d of them with a hint outside 2-6 s or retried before it: want 4,000 and none", closes, early)
+	}
+	p, h := plain.Recovery[0], hinted.Recovery[0]
+	if *h.HerdPeakPer100ms*3/2 > *p.HerdPeakPer100ms {
+		t.Errorf("herd peak a 100 ms after Ready: %d with hint=4s, %d without: want it at least a third lower", *h.HerdPeakPer100ms, *p.HerdPeakPer100ms)
+	}
+	if h.Recovered != 4000 {
+		t.Errorf("hint: %d recovered, want 4,000", h.Recovered)
+	}
+}

@@ -53,8 +53,6 @@ type sim struct {
 	issueGap  int64 // ns between attempt starts (IssueRate); 0 unlimited
 	issueFree int64 // the next attempt may start at
 
-	closeClass connerr.Class // how the connections of the last restart end
-
 	rejectUntil int64
 	rejectCode  int
 	rejectAfter time.Duration
