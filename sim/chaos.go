@@ -93,7 +93,10 @@ func (s *sim) plan() ([]results.Event, error) {
 
 // restart plans a restart at offset at: the processes it stops, exit,
 // listen and are ready again, one at a time when it is rolling, and the
-// instants (Steps, End, Ready) the supervisor would record in rec.
+// instants (Steps, End, Ready) the supervisor would record in rec. A
+// graceful restart with spread= closes its connections over the spread
+// and exits after it: the exit, and every instant after it, comes Spread
+// later.
 func (s *sim) restart(rec *results.Event, ev chaos.Event, at int64) []action {
 	rec.Mode = ev.Mode
 	procs := []int{}
@@ -105,7 +108,7 @@ func (s *sim) restart(rec *results.Event, ev chaos.Event, at int64) []action {
 			procs = append(procs, i)
 		}
 	}
-	exit := int64(s.cfg.StopTime)
+	exit := int64(ev.Spread) + int64(s.cfg.StopTime)
 	down, start := int64(ev.Down)+exit, int64(s.cfg.StartTime)
 	stall := ev.Shape == chaos.ShapeStall
 	var acts []action
@@ -116,7 +119,7 @@ func (s *sim) restart(rec *results.Event, ev chaos.Event, at int64) []action {
 			stop, listen := t, t+down
 			ready := listen + start
 			acts = append(acts,
-				action{stop, func(now int64) { s.stopProcs([]int{pi}, ev.Mode, stall, now) }},
+				action{stop, func(now int64) { s.stopProcs([]int{pi}, ev, now) }},
 				action{stop + exit, func(now int64) { s.exit([]int{pi}, stall, now) }},
 				action{listen, func(int64) { s.listenProcs([]int{pi}) }},
 				action{ready, func(now int64) { s.readyProcs([]int{pi}, now) }})
@@ -128,14 +131,15 @@ func (s *sim) restart(rec *results.Event, ev chaos.Event, at int64) []action {
 	}
 	rec.End, rec.Ready = time.Duration(at+down), time.Duration(at+down+start)
 	return append(acts,
-		action{at, func(now int64) { s.stopProcs(procs, ev.Mode, stall, now) }},
+		action{at, func(now int64) { s.stopProcs(procs, ev, now) }},
 		action{at + exit, func(now int64) { s.exit(procs, stall, now) }},
 		action{at + down, func(int64) { s.listenProcs(procs) }},
 		action{at + down + start, func(now int64) { s.readyProcs(procs, now) }})
 }
 
 // stopProcs stops target processes: their connections end (1006, or 1001
-// for a graceful restart), spread over conns/CloseRate, and they accept
+// for a graceful restart, 1013 with a hint when it has hint=), spread
+// over conns/CloseRate (over spread= when given), and they accept
 // nothing more. Until a process has exited (exitProcs, StopTime later) its
 // listener is still open: SYNs fill its accept queue and the rest are
 // dropped, as real runs show (a restart of 10,000 clients resets exactly
@@ -143,20 +147,28 @@ func (s *sim) restart(rec *results.Event, ev chaos.Event, at int64) []action {
 // processes 3·(backlog+1), and no connect is refused before the processes
 // have exited). With shape=stall the port stays open throughout: the
 // processes' queues are reset now, and the new generation holds.
-func (s *sim) stopProcs(procs []int, mode string, stall bool, now int64) {
+func (s *sim) stopProcs(procs []int, ev chaos.Event, now int64) {
+	class := connerr.Closed1006
+	if ev.Mode == chaos.ModeGraceful {
+		class = connerr.Closed1001
+		if ev.Hint > 0 {
+			class = connerr.Closed1013
+		}
+	}
 	in := make([]bool, s.procs)
 	for _, p := range procs {
 		l := &s.lsts[p]
 		in[p] = true
 		l.accepting, l.down = false, true
-	}
-	s.closeClass = connerr.Closed1006
-	if mode == chaos.ModeGraceful {
-		s.closeClass = connerr.Closed1001
+		l.closeClass, l.closeDown, l.closeHint = class, ev.Down, ev.Hint
 	}
 	// How long each process takes to close its connections.
 	span := make([]float64, s.procs)
-	if s.cfg.CloseRate > 0 {
+	if ev.Spread > 0 {
+		for _, p := range procs {
+			span[p] = float64(ev.Spread)
+		}
+	} else if s.cfg.CloseRate > 0 {
 		for id := range s.clients {
 			if c := &s.clients[id]; c.state == stConnected && int(c.lst) < s.procs && in[c.lst] {
 				span[c.lst] += 1e9 / s.cfg.CloseRate
@@ -177,11 +189,11 @@ func (s *sim) stopProcs(procs []int, mode string, stall bool, now int64) {
 				continue
 			}
 			s.closed(uint32(id), now)
-		case stUpgrading:
+		case stUpgrading, stShedding:
 			s.reset(uint32(id), now) // accepted, so closed with the process's connections
 		}
 	}
-	if stall {
+	if ev.Shape == chaos.ShapeStall {
 		s.exitProcs(procs, true, now)
 	}
 }
@@ -205,7 +217,7 @@ func (s *sim) exitProcs(procs []int, stall bool, now int64) {
 			continue
 		}
 		switch c.state {
-		case stAckFlight, stStalled, stQueued, stUpgrading:
+		case stAckFlight, stStalled, stQueued, stUpgrading, stShedding:
 			s.reset(uint32(id), now)
 		}
 	}
@@ -229,17 +241,29 @@ func (s *sim) reset(id uint32, now int64) {
 	}
 }
 
-// closed ends a connected client's connection as its process stops.
+// closed ends a connected client's connection as its process stops: a
+// 1013 carries the hint Down + u·Hint, u drawn per connection.
 func (s *sim) closed(id uint32, now int64) {
-	if s.closeClass != connerr.Closed1001 {
+	c := &s.clients[id]
+	l := &s.lsts[c.lst]
+	f := failure{class: l.closeClass}
+	switch l.closeClass {
+	case connerr.Closed1006:
 		s.kern.EstabResets++
+	case connerr.Closed1013:
+		u := backoff.U(s.cfg.Seed, streamCloseHint, uint64(id), uint64(c.sockets))
+		f.hint = l.closeDown + time.Duration(u*float64(l.closeHint))
 	}
-	s.drop(id, failure{class: s.closeClass}, now)
+	s.drop(id, f, now)
 }
 
 // streamClose is the draw of the order a stopping process closes its
 // connections in.
 const streamClose backoff.Stream = 1<<32 + 2
+
+// streamCloseHint is the draw of the delay a graceful restart with hint=
+// puts in a connection's close frame.
+const streamCloseHint backoff.Stream = 1<<32 + 5
 
 // listenProcs binds the restarted processes' port again: SYNs are taken
 // into the queue, nothing is accepted yet.
@@ -259,6 +283,7 @@ func (s *sim) readyProcs(procs []int, now int64) {
 		if l.rate > 0 {
 			l.setRate(now, l.rate, s.cfg.AcceptBurst)
 		}
+		s.admit(l, now)
 		s.arm(p, now)
 	}
 }
@@ -288,7 +313,8 @@ func (s *sim) setBacklog(n int) {
 	}
 }
 
-// setRate sets the group's accept rate (0: unlimited), shared equally.
+// setRate sets the group's accept rate (0: unlimited), shared equally:
+// under an admission ramp, the rate it rises to.
 func (s *sim) setRate(rate float64, now int64) {
 	s.cfg.AcceptRate = rate
 	for i := range s.procs {

@@ -37,6 +37,7 @@ const (
 	stStalled                // final ACK dropped: TCP connected for the client, not for the server
 	stQueued                 // in an accept queue
 	stUpgrading              // accepted, 101 on its way
+	stShedding               // accepted and shed, 503 on its way
 	stConnected              // 101 received
 	stStopped                // gave up
 )
@@ -67,7 +68,9 @@ type failure struct {
 
 // retry counts the attempt and schedules the next one, or stops the
 // client, by the loadgen's rules (loadgen/attempt.go nextWait): the same
-// class test, attempt limit, and backoff.Policy.Wait.
+// class test, attempt limit, and backoff.Policy.Wait, with the server's
+// hint when connerr.HonorsHint honours it (a Retry-After, or the delay of
+// a 1012 or 1013 close).
 func (s *sim) retry(id uint32, f failure, now int64) {
 	c := &s.clients[id]
 	c.attempt++
@@ -78,12 +81,12 @@ func (s *sim) retry(id uint32, f failure, now int64) {
 		return
 	}
 	var hint time.Duration
-	if f.hint > 0 && connerr.HonorsRetryAfter(f.status) && !s.cfg.NoRetryAfter {
+	if f.hint > 0 && connerr.HonorsHint(f.class, f.status) && !s.cfg.NoRetryAfter {
 		hint = f.hint
 	}
 	d := s.cfg.Policy.Wait(s.cfg.Seed, uint64(id), attempt, hint)
 	if s.cfg.OnRetry != nil {
-		s.cfg.OnRetry(Retry{Client: id, Attempt: attempt, Class: f.class.String(), Delay: d, At: time.Duration(now)})
+		s.cfg.OnRetry(Retry{Client: id, Attempt: attempt, Class: f.class.String(), Hint: f.hint, Delay: d, At: time.Duration(now)})
 	}
 	c.setState(stWaiting)
 	s.q.push(entry{at: addSat(now, d), who: id, gen: c.gen, kind: evStart})

@@ -54,6 +54,12 @@ const (
 	// limit (storm.PerProcess, 18,000 here), and lab/calibrate passes
 	// each real run's layout; --procs sets either.
 	PerProcess = 15000
+	// ShedCost is the CPU a shedding target process spends on an upgrade
+	// it answers 503 (Server.Shed): reading the request and writing a
+	// short answer, a fifth of an upgrade at DefaultProcCapacity (100 µs)
+	// and no handshake cost. Not measured: the figure of a handler that
+	// parses the request and closes.
+	ShedCost = 20 * time.Microsecond
 	// MaxClients bounds a simulated fleet (client IDs are uint32 and the
 	// timeline counts are uint32).
 	MaxClients = 1 << 30
@@ -104,12 +110,14 @@ type LB struct {
 }
 
 // Retry is one retry decision of a simulated client, as loadgen.Retry
-// reports a real client's: which client, its attempt number, and the wait
-// it drew.
+// reports a real client's: which client, its attempt number, the
+// server's hint (a Retry-After or a close frame's delay; 0 none) and the
+// wait it drew.
 type Retry struct {
 	Client  uint32        `json:"client"`
 	Attempt int           `json:"attempt"`
 	Class   string        `json:"class"`
+	Hint    time.Duration `json:"hint,omitempty"`
 	Delay   time.Duration `json:"delay"`
 	At      time.Duration `json:"at"`
 }
@@ -121,8 +129,8 @@ type Retry struct {
 // default. Of the specs the model uses the fleet's size, ramp, policy,
 // seed, timeouts, TCP_SYNCNT and Retry-After switch, and the server's
 // process count (Procs: 0 is one per PerProcess clients, as run),
-// backlog, accept rate and burst and handshake cost; the other fields
-// are a real run's only.
+// backlog, accept rate and burst, handshake cost and the mitigations
+// (AdmitRamp, AdmitFloor, Shed); the other fields are a real run's only.
 type Config struct {
 	spec.Client `json:"fleet"`
 	spec.Server `json:"target"`
@@ -214,6 +222,7 @@ func (c Config) withDefaults() Config {
 	if c.Backlog == 0 {
 		c.Backlog = DefaultBacklog
 	}
+	c.AdmitFloor = c.Server.WithDefaults().AdmitFloor
 	if c.ProcCapacity == 0 {
 		c.ProcCapacity = DefaultProcCapacity
 	}

@@ -20,11 +20,13 @@
 //	         │                                  retried at the loss probe, data RTOs and
 //	         │                                  SYN-ACK retransmits; at the client's
 //	         │                                  deadline an orphan the target may accept
-//	         ├ listener events: accept at the accept rate, upgrade at the
-//	         │  process's capacity and handshake cost, answer 101
+//	         ├ listener events: accept at the accept rate (ramped after
+//	         │  each start with an admission ramp), upgrade at the
+//	         │  process's capacity and handshake cost, answer 101 (or,
+//	         │  shedding without a token, 503 with a Retry-After)
 //	         └ chaos events: restart (abrupt, graceful, kill; all, one,
-//	              rolling; closed or stalled port), stall, backlog,
-//	              accept-rate, reject
+//	              rolling; closed or stalled port; spread closes and a
+//	              return hint), stall, backlog, accept-rate, reject
 //	    ─> results.Stream (timeline, connect and TTR histograms), Flow,
 //	       recovery partials computed online, kernel counters
 //	    ─> results.Summarize ─> summary.json, timeline.csv, *.hlog, report.html

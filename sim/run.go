@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/connerr"
 	"github.com/stampede-dev/stampede/results"
 )
@@ -52,8 +53,6 @@ type sim struct {
 	issueGap  int64 // ns between attempt starts (IssueRate); 0 unlimited
 	issueFree int64 // the next attempt may start at
 
-	closeClass connerr.Class // how the connections of the last restart end
-
 	rejectUntil int64
 	rejectCode  int
 	rejectAfter time.Duration
@@ -98,6 +97,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		l.service = service
 		if cfg.AcceptRate > 0 {
 			l.setRate(0, cfg.AcceptRate/float64(cfg.Procs), cfg.AcceptBurst)
+		}
+		if i < cfg.Procs {
+			s.admit(l, 0)
+			l.shed = cfg.Shed > 0
 		}
 	}
 	if cfg.LB != nil {
@@ -235,8 +238,11 @@ func (s *sim) dispatch(e entry) {
 			s.closed(e.who, e.at)
 		}
 	case evUpgraded:
-		if c.state == stUpgrading {
+		switch c.state {
+		case stUpgrading:
 			s.upgraded(e.who, e.at)
+		case stShedding:
+			s.shed(e.who, e.at)
 		}
 	}
 }
@@ -539,7 +545,7 @@ func (s *sim) hsTimeout(id uint32, now int64) {
 			s.lsts[c.lst].synq--
 		}
 		s.lsts[c.lst].inflight--
-	case stQueued, stUpgrading, stSynSent:
+	case stQueued, stUpgrading, stShedding, stSynSent:
 	default:
 		return
 	}
@@ -567,20 +573,32 @@ func (s *sim) accept(li int, now int64) {
 			s.q.push(entry{at: l.busy, who: uint32(li), kind: evAccept})
 			return
 		}
-		if wait, ok := l.take(now); !ok {
-			l.tick = true
-			s.q.push(entry{at: now + wait, who: uint32(li), kind: evAccept})
-			return
+		if !l.shed {
+			if wait, ok := l.take(now); !ok {
+				l.tick = true
+				s.q.push(entry{at: now + wait, who: uint32(li), kind: evAccept})
+				return
+			}
 		}
 		e := l.pop()
 		c := &s.clients[e.c]
 		s.kern.PassiveOpens++
+		// A shedding process upgrades a connection when its bucket has a
+		// token, and answers it 503 otherwise.
+		shed := false
+		if l.shed {
+			_, ok := l.take(now)
+			shed = !ok
+		}
 		if c.sockets != e.sock || c.state != stQueued || int(c.lst) != li {
 			// The client gave up on it: an orphan. The target reads its
 			// request (sent before the client closed), upgrades it at the
-			// usual cost, and finds the client gone.
+			// usual cost (or sheds it), and finds the client gone.
 			s.orphansAccepted++
-			if !l.lb {
+			switch {
+			case shed:
+				l.busy = max(l.busy, now) + int64(ShedCost)
+			case !l.lb:
 				l.busy = max(l.busy, now) + l.service
 			}
 			continue
@@ -594,12 +612,17 @@ func (s *sim) accept(li int, now int64) {
 			s.q.push(entry{at: max(c.deadline, now), who: e.c, gen: c.gen, kind: evHSTimeout})
 			continue
 		}
-		l.busy = max(l.busy, now) + l.service
-		c.setState(stUpgrading)
+		if shed {
+			l.busy = max(l.busy, now) + int64(ShedCost)
+			c.setState(stShedding)
+		} else {
+			l.busy = max(l.busy, now) + l.service
+			c.setState(stUpgrading)
+		}
 		s.q.push(entry{at: l.busy, who: e.c, gen: c.gen, kind: evUpgraded})
-		// A deadline after the 101 could only find the client moved on:
-		// evUpgraded changes its state whatever it finds, so the entry
-		// is pushed only when it can run first (at the same instant,
+		// A deadline after the 101 (or 503) could only find the client
+		// moved on: evUpgraded changes its state whatever it finds, so the
+		// entry is pushed only when it can run first (at the same instant,
 		// kind orders it before the 101).
 		if c.deadline != noTime && c.deadline <= l.busy {
 			s.q.push(entry{at: max(c.deadline, now), who: e.c, gen: c.gen, kind: evHSTimeout})
@@ -624,6 +647,27 @@ func (s *sim) upgraded(id uint32, now int64) {
 	c.attempt = 0
 	s.rec.upgraded(c.attemptAt, now)
 	s.rec.up(id, c, now)
+}
+
+// shed is a shedding process's 503 reaching the client, with a
+// Retry-After of 1 to ceil(Shed) seconds drawn per attempt.
+func (s *sim) shed(id uint32, now int64) {
+	c := &s.clients[id]
+	w := int64((s.cfg.Shed + time.Second - 1) / time.Second)
+	k := min(w, 1+int64(backoff.U(s.cfg.Seed, streamShed, uint64(id), uint64(c.sockets))*float64(w)))
+	s.fail(id, failure{class: connerr.Handshake5xx, status: 503, hint: time.Duration(k) * time.Second}, now)
+}
+
+// streamShed is the draw of a shed upgrade's Retry-After.
+const streamShed backoff.Stream = 1<<32 + 4
+
+// admit starts target process l's admission ramp at now, when the
+// server has one: the process's share of AdmitFloor, rising to its
+// share of the accept rate over AdmitRamp.
+func (s *sim) admit(l *listener, now int64) {
+	if s.cfg.AdmitRamp > 0 {
+		l.ramp(now, s.cfg.AdmitFloor/float64(s.procs), s.cfg.AdmitRamp)
+	}
 }
 
 // fail ends an attempt that did not connect, then retries or stops.
