@@ -99,8 +99,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			l.setRate(0, cfg.AcceptRate/float64(cfg.Procs), cfg.AcceptBurst)
 		}
 		if i < cfg.Procs {
-			s.admit(l, 0)
-			l.shed = cfg.Shed > 0
+			l.shed = cfg.Shed > 0 // an admission ramp starts at a restart, not the run's start
 		}
 	}
 	if cfg.LB != nil {

@@ -64,11 +64,14 @@ type Server struct {
 	// moment when AcceptRate is set. Default: 10 ms worth of AcceptRate,
 	// at least 1.
 	AcceptBurst int `json:"accept_burst"`
-	// AdmitRamp is an admission ramp: for AdmitRamp after a process starts
-	// accepting, its accept rate rises linearly from AdmitFloor to
-	// AcceptRate, so a restarted server takes the returning herd slowly
-	// while its caches and pools warm up (a gateway's 5/s, then 20/s, then
-	// full). Needs AcceptRate. 0: full rate at once.
+	// AdmitRamp is an admission ramp: for AdmitRamp after a restarted
+	// process starts accepting, its accept rate rises linearly from
+	// AdmitFloor to AcceptRate, so a restarted server takes the returning
+	// herd slowly while its caches and pools warm up (a gateway's 5/s,
+	// then 20/s, then full). A lone `stampede target` ramps from its start
+	// (it is the restart); in a run, the processes the run starts begin at
+	// full rate and those the chaos schedule restarts ramp. Needs
+	// AcceptRate. 0: full rate at once.
 	AdmitRamp time.Duration `json:"admit_ramp,omitempty"`
 	// AdmitFloor is the accept rate an admission ramp starts from. Default
 	// a tenth of AcceptRate (at least MinAcceptRate).
