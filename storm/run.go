@@ -164,6 +164,15 @@ func (r *run) prepare(ctx context.Context) error {
 			return spec.Errorf("Server.AcceptRate", "%g shared by %d target processes is %g each, below the least one paces (%g/s)",
 				r.totalRate, r.sz.TargetProcs, r.tcfg.AcceptRate, target.MinAcceptRate)
 		}
+		// An admission ramp's floor is the group's too (its default, a
+		// tenth of the rate, is then each process's own).
+		if floor := r.tcfg.AdmitFloor; floor > 0 {
+			r.tcfg.AdmitFloor = floor / float64(r.sz.TargetProcs)
+			if r.tcfg.AdmitFloor < target.MinAcceptRate {
+				return spec.Errorf("Server.AdmitFloor", "%g shared by %d target processes is %g each, below the least one paces (%g/s)",
+					floor, r.sz.TargetProcs, r.tcfg.AdmitFloor, target.MinAcceptRate)
+			}
+		}
 	}
 
 	r.runID = results.NewRunID(time.Now(), cfg.Fleet.Seed)

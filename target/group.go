@@ -430,10 +430,41 @@ func rejectParams(status int, retryAfter, d time.Duration) url.Values {
 // Shutdown asks every process to shut down (see Server.Shutdown) and
 // returns at once; Wait waits for the exits.
 func (g *Group) Shutdown(ctx context.Context, mode ShutdownMode) error {
+	return g.ShutdownWith(ctx, ShutdownOptions{Mode: mode})
+}
+
+// ShutdownWith asks every process to shut down with o (see
+// Server.ShutdownWith) and returns at once; Wait waits for the exits.
+func (g *Group) ShutdownWith(ctx context.Context, o ShutdownOptions) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
 	for _, p := range g.Procs() {
 		p.MarkStopped()
 	}
-	return g.post(ctx, "/shutdown", url.Values{"mode": {mode.String()}})
+	return g.post(ctx, "/shutdown", shutdownParams(o))
+}
+
+// ShutdownWith asks the process to shut down with o (see
+// Server.ShutdownWith) and returns at once; its Wait waits for the exit.
+func (p *Proc) ShutdownWith(ctx context.Context, o ShutdownOptions) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	p.MarkStopped()
+	return p.post(ctx, "/shutdown", shutdownParams(o))
+}
+
+func shutdownParams(o ShutdownOptions) url.Values {
+	v := url.Values{"mode": {o.Mode.String()}}
+	if o.Spread > 0 {
+		v.Set("spread", o.Spread.String())
+	}
+	if o.Hint > 0 {
+		v.Set("hint", o.Hint.String())
+		v.Set("hint_after", o.HintAfter.String())
+	}
+	return v
 }
 
 // Handler returns the control API of the whole group (the endpoints of
