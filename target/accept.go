@@ -187,11 +187,9 @@ func (s *Server) acceptOne() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !s.gate.shed {
-			s.gate.mu.Lock()
-			s.gate.bucket.take(s.clock.Now())
-			s.gate.mu.Unlock()
-		}
+		s.gate.mu.Lock()
+		s.gate.bucket.take(s.clock.Now()) // unused when shedding
+		s.gate.mu.Unlock()
 		s.stats.accepted.Add(1)
 		return nc, nil
 	}
