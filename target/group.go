@@ -42,6 +42,11 @@ type GroupConfig struct {
 	// ReadyTimeout bounds the wait for a process's ready line, on top of
 	// its Hold. Default 10 s.
 	ReadyTimeout time.Duration
+	// FirstAtFullRate starts the first generation (StartGroup's) without
+	// the admission ramp (Config.AdmitRamp); processes started later by
+	// Respawn or RespawnProc ramp. A run's first connects are not a
+	// restart; a lone `stampede target` is one, and ramps from its start.
+	FirstAtFullRate bool
 	// OnExit, if set, is called once for every process that exits when the
 	// group did not stop it (no Signal, Kill, Shutdown or Close reached
 	// it): a crash, or a kill from outside. err is its exit error.
@@ -140,7 +145,11 @@ func StartGroup(ctx context.Context, cfg GroupConfig) (*Group, error) {
 	}
 	cfg.Config.Store = shared
 	g := &Group{cfg: cfg, res: res, addr: res.addr, ledger: ledger, storeStop: storeStop}
-	if err := g.Respawn(ctx, cfg.Config.Hold); err != nil {
+	var first []func(*Config)
+	if cfg.FirstAtFullRate {
+		first = append(first, func(c *Config) { c.AdmitRamp, c.AdmitFloor = 0, 0 })
+	}
+	if err := g.Respawn(ctx, cfg.Config.Hold, first...); err != nil {
 		res.Close()
 		os.Remove(ledger)
 		storeStop()

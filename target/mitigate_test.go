@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -408,4 +409,40 @@ func readAll(conns []net.Conn) []closeSeen {
 	}
 	wg.Wait()
 	return out
+}
+
+// A run's group starts its first generation at full rate
+// (FirstAtFullRate); a process it starts again ramps.
+func TestGroupFirstAtFullRate(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cfg := Config{Server: spec.Server{AcceptRate: 100, AdmitRamp: 10 * time.Minute, AdmitFloor: 0.1, Backlog: 64}}
+	g, err := StartGroup(ctx, GroupConfig{Spawn: testSpawner(t), Procs: 1, Config: cfg, FirstAtFullRate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	const n = 30
+	accepted := func() uint64 {
+		st, err := g.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Accepted
+	}
+	// Ramped from 0.1/s, 30 accepts would take 19 s.
+	dialTCP(t, g.Addr(), n, 5*time.Second)
+	eventually(t, "the first generation accepts all at full rate", func() bool { return accepted() == n })
+	if err := g.Signal(syscall.SIGUSR1); err != nil {
+		t.Fatal(err)
+	}
+	g.Wait()
+	if err := g.Respawn(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	dialTCP(t, g.Addr(), n, 5*time.Second)
+	time.Sleep(time.Second)
+	if got := accepted(); got > n/3 {
+		t.Fatalf("a restarted process accepted %d of %d in its first second; want it ramping from 0.1/s", got, n)
+	}
 }
