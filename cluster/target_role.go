@@ -20,7 +20,10 @@ func (a *agent) target(ctx context.Context) error {
 		Spawn:  a.serverSpawner(tp.Config),
 		Procs:  max(1, tp.Procs),
 		Config: tp.Config,
-		OnExit: func(p *target.Proc, err error) { a.crash(RoleTarget, p.PID, err) },
+		// The run's first connects are not a restart: an admission ramp
+		// applies to the processes the chaos schedule restarts.
+		FirstAtFullRate: true,
+		OnExit:          func(p *target.Proc, err error) { a.crash(RoleTarget, p.PID, err) },
 	}
 	var g *target.Group
 	start := func(addr string) (err error) {

@@ -21,7 +21,7 @@ const epollFlags = unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET
 type failure struct {
 	class  connerr.Class
 	status int           // HTTP status of a non-101 answer
-	hint   time.Duration // Retry-After of a 429, 502, 503 or 504 answer
+	hint   time.Duration // Retry-After of a 429, 502, 503 or 504 answer, or the delay of a 1012 or 1013 close
 	err    error         // the cause, for the text kept by a stopped client
 }
 
@@ -161,9 +161,10 @@ func (r *reactor) retry(j int32, f failure, now int64) {
 
 // nextWait returns the wait before retry number attempt of client id after
 // failure f at offset now: the policy's delay, or, when longer, the
-// server's Retry-After hint of a 429, 502, 503 or 504 spread upwards
-// (never shorter than asked; the policy's delay is the floor; ignored with
-// Config.NoRetryAfter). ok is
+// server's hint spread upwards: the Retry-After of a 429, 502, 503 or 504,
+// or the delay in the reason of a 1012 or 1013 close
+// (connerr.ParseCloseHint), never shorter than asked; the policy's delay
+// is the floor; ignored with Config.NoRetryAfter. ok is
 // false when the client must stop: a class that is not retryable, or the
 // policy's attempts exhausted. It calls Config.OnRetry.
 func nextWait(cfg *Config, id uint32, attempt int, f failure, now int64) (d time.Duration, ok bool) {
@@ -171,7 +172,7 @@ func nextWait(cfg *Config, id uint32, attempt int, f failure, now int64) (d time
 		return 0, false
 	}
 	var hint time.Duration
-	if f.hint > 0 && connerr.HonorsRetryAfter(f.status) && !cfg.NoRetryAfter {
+	if f.hint > 0 && connerr.HonorsHint(f.class, f.status) && !cfg.NoRetryAfter {
 		hint = f.hint
 	}
 	d = cfg.Policy.Wait(cfg.Seed, uint64(id), attempt, hint)

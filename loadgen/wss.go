@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gobwas/ws"
+	"github.com/gobwas/ws/wsutil"
 
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/connerr"
@@ -205,7 +206,12 @@ func (w *wssFleet) hold(ctx context.Context, conn *wsdial.Conn, id uint32, socke
 	if ce == nil || ctx.Err() != nil {
 		return failure{}, false
 	}
-	return failure{class: ce.Class, err: ce.Err}, true
+	f = failure{class: ce.Class, err: ce.Err}
+	var closed wsutil.ClosedError
+	if (f.class == connerr.Closed1012 || f.class == connerr.Closed1013) && errors.As(ce.Err, &closed) {
+		f.hint, _ = connerr.ParseCloseHint(closed.Reason, cfg.RetryAfterCap)
+	}
+	return f, true
 }
 
 // send writes echo stamps every 1/MsgRate from a seeded phase until done;

@@ -125,3 +125,32 @@ func TestWSSStops(t *testing.T) {
 		})
 	}
 }
+
+// TestWSSCloseHint: a wss:// client closed with 1013 "retry after 1.5s"
+// waits at least that before it attempts again.
+func TestWSSCloseHint(t *testing.T) {
+	const n = 3
+	const hint = 1500 * time.Millisecond
+	srv := newTLSServer(t, 0)
+	var rs retries
+	run := start(t, Config{Client: spec.Client{URL: srv.url, Clients: n, Policy: fast, TLSInsecure: true}, OnRetry: rs.add})
+	waitFor(t, 10*time.Second, "connected", func(s Stats) bool { return s.Connected == n }, run.f)
+	for srv.held() != n {
+		time.Sleep(5 * time.Millisecond)
+	}
+	srv.mu.Lock()
+	for c := range srv.conns {
+		_ = ws.WriteFrame(c, ws.NewCloseFrame(ws.NewCloseFrameBody(1013, connerr.CloseHintReason(hint))))
+		c.Close()
+		delete(srv.conns, c)
+	}
+	srv.mu.Unlock()
+	waitFor(t, 10*time.Second, "disconnects", func(s Stats) bool { return s.DisconnectCount() == n }, run.f)
+	for id := range uint32(n) {
+		waitFor(t, 10*time.Second, "a retry", func(Stats) bool { return len(rs.of(id)) > 0 }, run.f)
+		r := rs.of(id)[0]
+		if r.Class != connerr.Closed1013 || r.Hint != hint || r.Delay < hint {
+			t.Errorf("client %d: retry %+v; want closed_1013 with hint %v, waiting at least that", id, r, hint)
+		}
+	}
+}

@@ -158,12 +158,8 @@ func (r *run) prepare(ctx context.Context) error {
 		return err
 	}
 	r.totalRate = r.tcfg.AcceptRate
-	if r.totalRate > 0 {
-		r.tcfg.AcceptRate = r.totalRate / float64(r.sz.TargetProcs)
-		if r.tcfg.AcceptRate < target.MinAcceptRate {
-			return spec.Errorf("Server.AcceptRate", "%g shared by %d target processes is %g each, below the least one paces (%g/s)",
-				r.totalRate, r.sz.TargetProcs, r.tcfg.AcceptRate, target.MinAcceptRate)
-		}
+	if err := shareRates(&r.tcfg, r.sz.TargetProcs); err != nil {
+		return err
 	}
 
 	r.runID = results.NewRunID(time.Now(), cfg.Fleet.Seed)
@@ -311,4 +307,30 @@ func rateText(r float64) string {
 		return "unlimited"
 	}
 	return fmt.Sprintf("%g/s", r)
+}
+
+// shareRates divides the target's rates, the whole group's, among its
+// procs processes (SO_REUSEPORT spreads connections evenly): the accept
+// rate and an admission ramp's floor (whose default, a tenth of the
+// rate, is then each process's own). A share below the least rate a
+// process paces is refused.
+func shareRates(c *target.Config, procs int) error {
+	if c.AcceptRate <= 0 {
+		return nil
+	}
+	for _, f := range []struct {
+		field string
+		v     *float64
+	}{{"Server.AcceptRate", &c.AcceptRate}, {"Server.AdmitFloor", &c.AdmitFloor}} {
+		total := *f.v
+		if total <= 0 {
+			continue
+		}
+		*f.v = total / float64(procs)
+		if *f.v < target.MinAcceptRate {
+			return spec.Errorf(f.field, "%g shared by %d target processes is %g each, below the least one paces (%g/s)",
+				total, procs, *f.v, target.MinAcceptRate)
+		}
+	}
+	return nil
 }

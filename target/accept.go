@@ -14,10 +14,18 @@ import (
 // accept rate. While the gate is shut nothing is accepted, so the queue
 // fills to Backlog+1 and the kernel drops further SYNs, as in a server that
 // is up but overloaded or restarting.
+//
+// Under an admission ramp (AdmitRamp) the rate rises from AdmitFloor once
+// the process begins accepting. With shedding (Shed) the accept loop is
+// not paced at all: admit, the same ramped rate, decides in the upgrade
+// which requests are admitted and which are answered 503 (upgrade.go).
 type gate struct {
 	mu         sync.Mutex
 	stallUntil time.Time
-	bucket     bucket
+	bucket     bucket        // paces accepts; unused when shedding
+	admit      bucket        // admits upgrades when shedding
+	shed       bool          // Config.Shed > 0
+	rejectEnd  time.Time     // the end of StartReject's window
 	burst      int           // Config.AcceptBurst; 0 = derived from the rate
 	wake       chan struct{} // a control changed the gate
 }
@@ -26,20 +34,70 @@ func (g *gate) init(now time.Time, cfg Config) {
 	g.wake = make(chan struct{}, 1)
 	g.stallUntil = now.Add(cfg.Hold)
 	g.burst = cfg.AcceptBurst
+	g.shed = cfg.Shed > 0
+	if r := cfg.StartReject; r != nil {
+		g.rejectEnd = now.Add(r.For)
+	}
+	// Until the process accepts, the ramp is reckoned from the end of
+	// its hold; startRampLocked moves it to the moment it does.
+	g.setRampLocked(newRamp(cfg.Server, g.rampStart(now.Add(cfg.Hold))))
 	g.setRateLocked(now, cfg.AcceptRate)
 }
 
-func (g *gate) setRateLocked(now time.Time, rate float64) {
-	burst := g.burst
-	if burst == 0 {
-		burst = defaultBurst(rate)
+// rampStart is when the ramp of a process that begins accepting at t
+// starts: then, or at the end of a StartReject window, which admits
+// nobody.
+func (g *gate) rampStart(t time.Time) time.Time {
+	if g.rejectEnd.After(t) {
+		return g.rejectEnd
 	}
-	g.bucket.reset(now, rate, burst)
+	return t
 }
+
+func (g *gate) setRampLocked(r ramp) {
+	g.bucket.ramp, g.admit.ramp = r, r
+}
+
+// startRampLocked starts the ramp at now, when the process begins
+// accepting (after its Hold, or a Stall that ended the Hold early), with
+// the buckets filled to the burst of the floor.
+func (g *gate) startRampLocked(now time.Time) {
+	if g.bucket.ramp.d == 0 {
+		return
+	}
+	r := g.bucket.ramp
+	r.start = g.rampStart(now)
+	g.setRampLocked(r)
+	g.setRateLocked(now, g.bucket.rate)
+}
+
+// setRateLocked sets the rate the gate paces at (the rate a ramp rises
+// to); the buckets restart full.
+func (g *gate) setRateLocked(now time.Time, rate float64) {
+	g.bucket.reset(now, rate, g.burst)
+	g.admit.reset(now, rate, g.burst)
+}
+
+// rateLocked is the rate the gate paces accepts (or, when shedding,
+// admits upgrades) at, at now: the ramp's rate, 0 = unlimited.
+func (g *gate) rateLocked(now time.Time) float64 { return g.bucket.rateAt(now) }
 
 // waitLocked returns how long to wait at now before accepting; 0 = accept.
 func (g *gate) waitLocked(now time.Time) time.Duration {
+	if g.shed {
+		return max(g.stallUntil.Sub(now), 0)
+	}
 	return max(g.stallUntil.Sub(now), g.bucket.wait(now), 0)
+}
+
+// admitLocked takes an admission token at now when shedding: false means
+// over capacity, shed the request.
+func (g *gate) admitLocked(now time.Time) bool {
+	if g.admit.wait(now) > 0 {
+		return false
+	}
+	g.admit.take(now)
+	return true
 }
 
 // gateWait returns how long the accept loop must wait. When the gate is
@@ -130,7 +188,7 @@ func (s *Server) acceptOne() (net.Conn, error) {
 			return nil, err
 		}
 		s.gate.mu.Lock()
-		s.gate.bucket.take(s.clock.Now())
+		s.gate.bucket.take(s.clock.Now()) // unused when shedding
 		s.gate.mu.Unlock()
 		s.stats.accepted.Add(1)
 		return nc, nil
@@ -148,7 +206,9 @@ func (s *Server) Stall(d time.Duration) error {
 }
 
 // SetAcceptRate changes the accept rate (accepts per second, 0 =
-// unlimited); the token bucket restarts full.
+// unlimited); the token bucket restarts full. Under an admission ramp it
+// is the rate the ramp rises to (a floor above it is taken as r); when
+// shedding it is the rate upgrades are admitted at.
 func (s *Server) SetAcceptRate(r float64) error {
 	if err := spec.CheckAcceptRate(r); err != "" {
 		return spec.Errorf("Server.AcceptRate", "%v %s", r, err)

@@ -77,6 +77,12 @@ func (t *ChaosGroup) Restart(ctx context.Context, ev chaos.Event) (listening, re
 //     one is accepting again before stopping the next, so at most one
 //     process is ever down.
 //
+// A graceful restart with ev.Spread or ev.Hint stops its processes through
+// the control API (Proc.ShutdownWith): each stops accepting at once, sends
+// its close frames spread over ev.Spread (1013 with a return hint drawn
+// from [ev.Down, ev.Down+ev.Hint) when ev.Hint is set) and exits after its
+// clients answered.
+//
 // A stopped process comes back after ev.Down with the closed shape (its
 // share of the port refuses nothing, since the others still listen, but
 // with procs=all connects are refused), or at once with a hold of ev.Down
@@ -124,12 +130,27 @@ func (t *ChaosGroup) RestartSteps(ctx context.Context, ev chaos.Event) (chaos.Re
 	}
 }
 
+// shapedStop is the shutdown of a graceful restart whose close frames are
+// spread (ev.Spread) or carry a return hint (ev.Hint): a signal cannot say
+// that, so such a stop goes through the control API's /shutdown. The hint
+// window starts at ev.Down, when the process comes back.
+func shapedStop(ev chaos.Event) (ShutdownOptions, bool) {
+	if ev.Mode != chaos.ModeGraceful || ev.Spread <= 0 && ev.Hint <= 0 {
+		return ShutdownOptions{}, false
+	}
+	return ShutdownOptions{Mode: Graceful, Spread: ev.Spread, HintAfter: ev.Down, Hint: ev.Hint}, true
+}
+
 // restartAll stops every process, waits out the down time and brings a
 // new generation up.
 func (t *ChaosGroup) restartAll(ctx context.Context, ev chaos.Event, sig syscall.Signal) (chaos.Restarted, error) {
 	now, sleep := t.clock()
 	var res chaos.Restarted
-	if err := t.Group.Signal(sig); err != nil {
+	if o, ok := shapedStop(ev); ok {
+		if err := t.Group.ShutdownWith(ctx, o); err != nil {
+			return res, err
+		}
+	} else if err := t.Group.Signal(sig); err != nil {
 		return res, err
 	}
 	// A killed process exits with a signal status: that is the point.
@@ -162,7 +183,11 @@ func (t *ChaosGroup) restartProc(ctx context.Context, ev chaos.Event, sig syscal
 		step.Conns = st.Conns
 	}
 	step.Stop = now()
-	if err := t.Group.SignalProc(i, sig); err != nil {
+	if o, ok := shapedStop(ev); ok {
+		if err := old.ShutdownWith(ctx, o); err != nil {
+			return step, err
+		}
+	} else if err := t.Group.SignalProc(i, sig); err != nil {
 		return step, err
 	}
 	select {
@@ -195,6 +220,12 @@ func (t *ChaosGroup) current(c *Config) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	c.Backlog, c.AcceptRate = t.backlog, t.acceptRate
+	if c.AcceptRate == 0 {
+		// Unlimited: nothing to ramp up to, no capacity to shed above.
+		c.AdmitRamp, c.AdmitFloor, c.Shed = 0, 0, 0
+	} else if c.AdmitFloor > c.AcceptRate {
+		c.AdmitFloor = c.AcceptRate
+	}
 	if left := t.stallUntil.Sub(now()); left > c.Hold {
 		c.Hold = left
 	}

@@ -35,6 +35,10 @@ type Config struct {
 	// it for its processes in the plan on their stdin, never on a command
 	// line, where any user of the machine could read it.
 	ControlToken string `json:"control_token,omitempty"`
+	// Seed seeds the server's random draws: a shed request's Retry-After
+	// (Shed) and the order and return hints of a spread graceful shutdown
+	// (ShutdownWith). 0: seeded from the time.
+	Seed uint64 `json:"seed,omitempty"`
 
 	// Handler handles the messages of every connection. Default Echo.
 	Handler Handler `json:"-"`

@@ -23,7 +23,7 @@ type controller interface {
 	SetBacklog(ctx context.Context, n int) error
 	SetAcceptRate(ctx context.Context, r float64) error
 	Reject(ctx context.Context, status int, retryAfter, d time.Duration) error
-	Shutdown(ctx context.Context, mode ShutdownMode) error
+	ShutdownWith(ctx context.Context, o ShutdownOptions) error
 	Stats(ctx context.Context) (Stats, error)
 }
 
@@ -39,8 +39,11 @@ func (c serverControl) SetAcceptRate(_ context.Context, r float64) error {
 func (c serverControl) Reject(_ context.Context, status int, ra, d time.Duration) error {
 	return c.s.Reject(status, ra, d)
 }
-func (c serverControl) Shutdown(_ context.Context, mode ShutdownMode) error {
-	go c.s.Shutdown(mode)
+func (c serverControl) ShutdownWith(_ context.Context, o ShutdownOptions) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	go c.s.ShutdownWith(o)
 	return nil
 }
 func (c serverControl) Stats(context.Context) (Stats, error) { return c.s.Stats(), nil }
@@ -54,6 +57,12 @@ func (c serverControl) Stats(context.Context) (Stats, error) { return c.s.Stats(
 //	POST /accept-rate?r=500                       SetAcceptRate
 //	POST /reject?status=503&retry_after=2s&for=3s Reject
 //	POST /shutdown?mode=graceful|abrupt           Shutdown, in the background
+//	     [&spread=5s][&hint_after=2s&hint=4s]     (ShutdownWith, graceful only)
+//
+// /shutdown's optional spread= sends the close frames spread evenly over
+// it (in a random order) before the process exits; hint= closes each
+// client with 1013 and "retry after D" in the reason, D drawn uniformly
+// from [hint_after, hint_after+hint) (hint_after defaults to 0).
 //
 // A POST answers 204 when applied (202 for /shutdown), 400 with one line of
 // text for a bad parameter, 409 once the server is shutting down. Run
@@ -105,11 +114,14 @@ func controlMux(c controller) http.Handler {
 		return q.then(func() error { return c.Reject(ctx, status, ra, d) })
 	})
 	post("/shutdown", func(ctx context.Context, q *query) error {
-		mode, err := ParseShutdownMode(q.v.Get("mode"))
+		var o ShutdownOptions
+		var err error
+		o.Mode, err = ParseShutdownMode(q.v.Get("mode"))
 		if err != nil {
 			q.fail("mode", "graceful or abrupt")
 		}
-		return q.then(func() error { return c.Shutdown(ctx, mode) })
+		o.Spread, o.HintAfter, o.Hint = q.optDuration("spread"), q.optDuration("hint_after"), q.optDuration("hint")
+		return q.then(func() error { return c.ShutdownWith(ctx, o) })
 	})
 	return mux
 }
@@ -153,6 +165,18 @@ func (q *query) duration(name string) time.Duration {
 	d, err := time.ParseDuration(q.v.Get(name))
 	if err != nil {
 		q.fail(name, "a duration such as 3s")
+	}
+	return d
+}
+
+// optDuration is an optional non-negative duration: 0 when absent.
+func (q *query) optDuration(name string) time.Duration {
+	if !q.v.Has(name) {
+		return 0
+	}
+	d, err := time.ParseDuration(q.v.Get(name))
+	if err != nil || d < 0 {
+		q.fail(name, "a non-negative duration such as 3s")
 	}
 	return d
 }

@@ -29,8 +29,10 @@ func (c *callLog) SetAcceptRate(_ context.Context, r float64) error {
 func (c *callLog) Reject(_ context.Context, status int, ra, d time.Duration) error {
 	return c.note("reject", status, ra, d)
 }
-func (c *callLog) Shutdown(_ context.Context, m ShutdownMode) error { return c.note("shutdown", m) }
-func (c *callLog) Stats(context.Context) (Stats, error)             { return Stats{}, nil }
+func (c *callLog) ShutdownWith(_ context.Context, o ShutdownOptions) error {
+	return c.note("shutdown", o)
+}
+func (c *callLog) Stats(context.Context) (Stats, error) { return Stats{}, nil }
 
 // FuzzControlQuery: no query string makes the control API panic; a
 // request either is refused with 400 and reaches nothing, or makes exactly
@@ -46,6 +48,7 @@ func FuzzControlQuery(f *testing.F) {
 		{2, "r=500"}, {2, "r=NaN"}, {2, "r=-Inf"}, {2, "r=1e-400"}, {2, "r=%zz"},
 		{3, "status=503&retry_after=2s&for=5s"}, {3, "status=503&retry_after=2s"},
 		{4, "mode=graceful"}, {4, "mode=ABRUPT"}, {4, "mode="}, {4, ";mode=abrupt"},
+		{4, "mode=graceful&spread=5s&hint_after=2s&hint=4s"}, {4, "mode=graceful&hint=-1s"}, {4, "mode=graceful&spread=x"},
 	} {
 		f.Add(s.path, s.query)
 	}
@@ -109,7 +112,13 @@ func FuzzControlQuery(f *testing.F) {
 			if err != nil {
 				t.Fatalf("%s?%s: mode taken, but %v", path, raw, err)
 			}
-			want = []any{m}
+			opt := func(name string) time.Duration {
+				if !v.Has(name) {
+					return 0
+				}
+				return dur(name)
+			}
+			want = []any{ShutdownOptions{Mode: m, Spread: opt("spread"), HintAfter: opt("hint_after"), Hint: opt("hint")}}
 		}
 		if len(want) != len(c.args) {
 			t.Fatalf("%s?%s: args %v, want %v", path, raw, c.args, want)

@@ -7,10 +7,12 @@
 //	SYN ──► kernel accept queue (Backlog+1; full: SYNs dropped, clients time out)
 //	          │
 //	          ▼ accept loop: gate shut while Hold / Stall, paced by AcceptRate
+//	          │   (ramped up from AdmitFloor over AdmitRamp; not paced with Shed)
 //	upgrade pool (Upgraders goroutines; all busy: nothing is accepted)
 //	          │ TLS handshake; a request for HTTPPath ──► HTTP endpoint (net/http,
 //	          │   keep-alive; token bucket HTTPLimit → LimitStatus + Retry-After)
-//	          │ HTTP upgrade, admission: Reject window / MaxConns
+//	          │ HTTP upgrade, admission: Reject window / Shed (token bucket at
+//	          │   the ramped AcceptRate; none: 503, Retry-After 1..Shed) / MaxConns
 //	          │ → 4xx/5xx + Retry-After; HandshakeCost burned; HandshakeTimeout
 //	          ▼
 //	epoll set (one per server; fd registered EPOLLONESHOT, data = fd + conn id)
@@ -56,7 +58,8 @@
 // target` runs one (Run), prints a ready line (childproc.ReadyLine) and serves an HTTP
 // control API (ControlHandler) through which a chaos supervisor stalls it,
 // changes its backlog or accept rate, makes it reject upgrades, or shuts it
-// down.
+// down (ShutdownWith: a graceful stop's close frames spread over a window,
+// 1013 with a return hint).
 //
 // The package uses epoll and is Linux-only.
 package target

@@ -42,6 +42,11 @@ type GroupConfig struct {
 	// ReadyTimeout bounds the wait for a process's ready line, on top of
 	// its Hold. Default 10 s.
 	ReadyTimeout time.Duration
+	// FirstAtFullRate starts the first generation (StartGroup's) without
+	// the admission ramp (Config.AdmitRamp); processes started later by
+	// Respawn or RespawnProc ramp. A run's first connects are not a
+	// restart; a lone `stampede target` is one, and ramps from its start.
+	FirstAtFullRate bool
 	// OnExit, if set, is called once for every process that exits when the
 	// group did not stop it (no Signal, Kill, Shutdown or Close reached
 	// it): a crash, or a kill from outside. err is its exit error.
@@ -140,7 +145,11 @@ func StartGroup(ctx context.Context, cfg GroupConfig) (*Group, error) {
 	}
 	cfg.Config.Store = shared
 	g := &Group{cfg: cfg, res: res, addr: res.addr, ledger: ledger, storeStop: storeStop}
-	if err := g.Respawn(ctx, cfg.Config.Hold); err != nil {
+	var first []func(*Config)
+	if cfg.FirstAtFullRate {
+		first = append(first, func(c *Config) { c.AdmitRamp, c.AdmitFloor = 0, 0 })
+	}
+	if err := g.Respawn(ctx, cfg.Config.Hold, first...); err != nil {
 		res.Close()
 		os.Remove(ledger)
 		storeStop()
@@ -430,10 +439,41 @@ func rejectParams(status int, retryAfter, d time.Duration) url.Values {
 // Shutdown asks every process to shut down (see Server.Shutdown) and
 // returns at once; Wait waits for the exits.
 func (g *Group) Shutdown(ctx context.Context, mode ShutdownMode) error {
+	return g.ShutdownWith(ctx, ShutdownOptions{Mode: mode})
+}
+
+// ShutdownWith asks every process to shut down with o (see
+// Server.ShutdownWith) and returns at once; Wait waits for the exits.
+func (g *Group) ShutdownWith(ctx context.Context, o ShutdownOptions) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
 	for _, p := range g.Procs() {
 		p.MarkStopped()
 	}
-	return g.post(ctx, "/shutdown", url.Values{"mode": {mode.String()}})
+	return g.post(ctx, "/shutdown", shutdownParams(o))
+}
+
+// ShutdownWith asks the process to shut down with o (see
+// Server.ShutdownWith) and returns at once; its Wait waits for the exit.
+func (p *Proc) ShutdownWith(ctx context.Context, o ShutdownOptions) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	p.MarkStopped()
+	return p.post(ctx, "/shutdown", shutdownParams(o))
+}
+
+func shutdownParams(o ShutdownOptions) url.Values {
+	v := url.Values{"mode": {o.Mode.String()}}
+	if o.Spread > 0 {
+		v.Set("spread", o.Spread.String())
+	}
+	if o.Hint > 0 {
+		v.Set("hint", o.Hint.String())
+		v.Set("hint_after", o.HintAfter.String())
+	}
+	return v
 }
 
 // Handler returns the control API of the whole group (the endpoints of

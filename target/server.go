@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/gobwas/ws"
+	"github.com/stampede-dev/stampede/connerr"
 	"github.com/stampede-dev/stampede/internal/clock"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // ErrServerClosed is returned by the runtime controls once Shutdown began.
@@ -29,6 +31,7 @@ type Server struct {
 
 	gate    gate          // when to accept; see accept.go
 	retries retryTracker  // Retry-After bookkeeping; see reject.go
+	rand    lockedRand    // seeded draws; see rand.go
 	upSem   chan struct{} // one token per upgrade in progress
 	work    chan *Conn    // readable connections, from the reactor to workers
 	live    atomic.Int64  // connections admitted (upgrading or open), for MaxConns
@@ -78,6 +81,7 @@ func Start(cfg Config) (*Server, error) {
 		proto:   proto,
 	}
 	s.retries.init()
+	s.rand.init(cfg.Seed)
 	if r := cfg.StartReject; r != nil {
 		// Before the first accept: nobody is admitted in the window.
 		s.retries.status, s.retries.retryAfter, s.retries.until = r.Status, r.RetryAfter, s.clock.Now().Add(r.For)
@@ -148,6 +152,9 @@ func (s *Server) Done() <-chan struct{} { return s.done }
 func (s *Server) markReady() {
 	s.readyOnce.Do(func() {
 		s.readyAt = s.clock.Now()
+		s.gate.mu.Lock()
+		s.gate.startRampLocked(s.readyAt)
+		s.gate.mu.Unlock()
 		close(s.ready)
 		s.cfg.Logger.Info("target accepting", "addr", s.Addr().String())
 	})
@@ -209,15 +216,58 @@ func ParseShutdownMode(s string) (ShutdownMode, error) {
 	return 0, fmt.Errorf("target: shutdown mode %q: want graceful or abrupt", s)
 }
 
+// ShutdownOptions says how Shutdown ends the connections.
+type ShutdownOptions struct {
+	// Mode is Graceful (close frames) or Abrupt (none).
+	Mode ShutdownMode
+	// Spread, graceful only, sends the close frames spread evenly over
+	// it, in a seeded random order (Config.Seed): the first at once, the
+	// last after Spread. 0 sends them all at once.
+	Spread time.Duration
+	// Hint, graceful only, closes each client with 1013 (try again later)
+	// and a delay in the reason (connerr.CloseHintReason) drawn uniformly
+	// from [HintAfter, HintAfter+Hint), so the fleet comes back spread over
+	// the window. 0 closes with 1001 "going away".
+	Hint time.Duration
+	// HintAfter is the least delay hinted (a restart's down time).
+	HintAfter time.Duration
+}
+
+// Validate reports a negative duration or a spread or hint of an abrupt
+// shutdown, naming the control parameter.
+func (o ShutdownOptions) Validate() error {
+	switch {
+	case o.Spread < 0:
+		return spec.Errorf("spread", "must not be negative")
+	case o.Hint < 0:
+		return spec.Errorf("hint", "must not be negative")
+	case o.HintAfter < 0:
+		return spec.Errorf("hint_after", "must not be negative")
+	case o.Mode == Abrupt && (o.Spread > 0 || o.Hint > 0):
+		return spec.Errorf("mode", "spread and hint shape close frames, which only a graceful shutdown sends")
+	}
+	return nil
+}
+
 // Shutdown stops the server: the listener closes at once (new connects are
 // refused), upgrades in progress are dropped, and the connections end as
 // mode says. It returns when everything is released. Later calls wait for
 // the first and return nil.
 func (s *Server) Shutdown(mode ShutdownMode) error {
+	return s.ShutdownWith(ShutdownOptions{Mode: mode})
+}
+
+// ShutdownWith is Shutdown with the close frames shaped by o: spread over
+// o.Spread, and with o.Hint a 1013 whose reason tells each client when to
+// come back. It returns an error, and does nothing, for invalid options.
+func (s *Server) ShutdownWith(o ShutdownOptions) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
 	first := false
 	s.stopOnce.Do(func() {
 		first = true
-		s.shutdown(mode)
+		s.shutdown(o)
 	})
 	if !first {
 		<-s.done
@@ -225,8 +275,9 @@ func (s *Server) Shutdown(mode ShutdownMode) error {
 	return nil
 }
 
-func (s *Server) shutdown(mode ShutdownMode) {
-	s.cfg.Logger.Info("target shutting down", "mode", mode.String())
+func (s *Server) shutdown(o ShutdownOptions) {
+	mode := o.Mode
+	s.cfg.Logger.Info("target shutting down", "mode", mode.String(), "spread", o.Spread, "hint", o.Hint)
 	s.mu.Lock()
 	s.stopping = true
 	close(s.stopCh)
@@ -239,7 +290,7 @@ func (s *Server) shutdown(mode ShutdownMode) {
 	s.http.srv.Close()
 
 	if mode == Graceful {
-		s.goAway()
+		s.goAway(o)
 	}
 	for _, c := range s.snapshot() {
 		s.closeConn(c, ErrServerClosed)
@@ -252,9 +303,10 @@ func (s *Server) shutdown(mode ShutdownMode) {
 	s.cfg.Logger.Info("target stopped", "mode", mode.String())
 }
 
-// goAway sends close 1001 to every connection, then waits until the clients
-// have answered (each answer closes its connection) or CloseTimeout passed.
-func (s *Server) goAway() {
+// goAway sends a close frame to every connection (1001, or 1013 with a
+// return hint), spread over o.Spread, then waits until the clients have
+// answered (each answer closes its connection) or CloseTimeout passed.
+func (s *Server) goAway(o ShutdownOptions) {
 	s.mu.Lock()
 	drained := make(chan struct{})
 	if s.conns.n == 0 {
@@ -264,6 +316,14 @@ func (s *Server) goAway() {
 	}
 	s.mu.Unlock()
 	conns := s.snapshot()
+	if o.Spread > 0 {
+		order := s.rand.perm(len(conns))
+		shuffled := make([]*Conn, len(conns))
+		for i, k := range order {
+			shuffled[i] = conns[k]
+		}
+		conns = shuffled
+	}
 	// A client that does not read can hold a write for WriteTimeout, so the
 	// frames go out from several goroutines.
 	var wg sync.WaitGroup
@@ -271,11 +331,24 @@ func (s *Server) goAway() {
 	for range min(len(conns), s.cfg.Workers) {
 		wg.Go(func() {
 			for c := range next {
+				if o.Hint > 0 {
+					u := s.rand.float64()
+					d := o.HintAfter + time.Duration(u*float64(o.Hint))
+					s.sendClose(c, closeTryAgainLater, connerr.CloseHintReason(d))
+					continue
+				}
 				s.sendClose(c, ws.StatusGoingAway, "going away")
 			}
 		})
 	}
-	for _, c := range conns {
+	start := s.clock.Now()
+	for i, c := range conns {
+		if o.Spread > 0 && i > 0 {
+			due := start.Add(spreadAt(o.Spread, i, len(conns)))
+			if w := due.Sub(s.clock.Now()); w > 0 {
+				<-s.clock.After(w)
+			}
+		}
 		next <- c
 	}
 	close(next)
@@ -284,6 +357,19 @@ func (s *Server) goAway() {
 	case <-drained:
 	case <-s.clock.After(s.cfg.CloseTimeout):
 	}
+}
+
+// closeTryAgainLater is close code 1013, "try again later" (RFC 6455's
+// registry), which a server that sheds load closes with.
+const closeTryAgainLater ws.StatusCode = 1013
+
+// spreadAt is when, after the first, the i-th of n close frames spread
+// evenly over spread goes out: 0 for the first, spread for the last.
+func spreadAt(spread time.Duration, i, n int) time.Duration {
+	if n <= 1 {
+		return 0
+	}
+	return time.Duration(float64(spread) * float64(i) / float64(n-1))
 }
 
 // snapshot returns the open connections.

@@ -14,8 +14,11 @@ type Stats struct {
 	// UpgradesOK counts upgrades answered 101.
 	UpgradesOK uint64 `json:"upgrades_ok"`
 	// UpgradesRejected counts upgrades answered with an error status on
-	// purpose: MaxConns (503) or a Reject window.
+	// purpose: MaxConns (503), a Reject window or shedding (Shed).
 	UpgradesRejected uint64 `json:"upgrades_rejected"`
+	// UpgradesShed counts the upgrades of UpgradesRejected that shedding
+	// (Shed) answered 503 because they came faster than the accept rate.
+	UpgradesShed uint64 `json:"upgrades_shed,omitempty"`
 	// UpgradesFailed counts accepted connections that never upgraded: TLS
 	// failure, handshake timeout, malformed request, client gone.
 	UpgradesFailed uint64 `json:"upgrades_failed"`
@@ -60,6 +63,7 @@ func (s Stats) Add(o Stats) Stats {
 		Accepted:         s.Accepted + o.Accepted,
 		UpgradesOK:       s.UpgradesOK + o.UpgradesOK,
 		UpgradesRejected: s.UpgradesRejected + o.UpgradesRejected,
+		UpgradesShed:     s.UpgradesShed + o.UpgradesShed,
 		UpgradesFailed:   s.UpgradesFailed + o.UpgradesFailed,
 		EarlyRetries:     s.EarlyRetries + o.EarlyRetries,
 		MessagesIn:       s.MessagesIn + o.MessagesIn,
@@ -96,6 +100,7 @@ type counters struct {
 	conns                                        atomic.Int64
 	accepted                                     atomic.Uint64
 	upgradesOK, upgradesRejected, upgradesFailed atomic.Uint64
+	upgradesShed                                 atomic.Uint64
 	earlyRetries, messagesIn, messagesOut        atomic.Uint64
 	// the message protocol's
 	msgsAcked, dupSuppressed, delivered atomic.Uint64
@@ -113,6 +118,7 @@ func (s *Server) Stats() Stats {
 		Accepted:          s.stats.accepted.Load(),
 		UpgradesOK:        s.stats.upgradesOK.Load(),
 		UpgradesRejected:  s.stats.upgradesRejected.Load(),
+		UpgradesShed:      s.stats.upgradesShed.Load(),
 		UpgradesFailed:    s.stats.upgradesFailed.Load(),
 		EarlyRetries:      s.stats.earlyRetries.Load(),
 		MessagesIn:        s.stats.messagesIn.Load(),

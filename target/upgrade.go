@@ -169,6 +169,12 @@ func (h *handshake) onBeforeUpgrade() (ws.HandshakeHeader, error) {
 	if early {
 		s.stats.earlyRetries.Add(1)
 	}
+	shed := false
+	if status == 0 && s.cfg.Shed > 0 && !s.admit(now) {
+		// Over capacity: a cheap 503 now, and a Retry-After drawn from
+		// 1..Shed seconds spreads the clients' return over the window.
+		status, retryAfter, shed = 503, s.shedRetryAfter(), true
+	}
 	if status == 0 && !s.reserveSlot() {
 		status, retryAfter = 503, s.cfg.RejectRetryAfter
 	}
@@ -176,6 +182,9 @@ func (h *handshake) onBeforeUpgrade() (ws.HandshakeHeader, error) {
 		// Counted at the decision, before the answer is written: a client
 		// that has read its 503 sees it in /stats.
 		h.rejected = true
+		if shed {
+			s.stats.upgradesShed.Add(1)
+		}
 		s.stats.upgradesRejected.Add(1)
 		secs := retryAfterSeconds(retryAfter)
 		// A client that already gave up (its FIN queued behind the request:
@@ -193,6 +202,21 @@ func (h *handshake) onBeforeUpgrade() (ws.HandshakeHeader, error) {
 	h.admitted = true
 	burn(s.cfg.HandshakeCost)
 	return nil, nil
+}
+
+// admit takes an admission token of the (ramped) accept rate when
+// shedding; false means the server is over capacity.
+func (s *Server) admit(now time.Time) bool {
+	s.gate.mu.Lock()
+	defer s.gate.mu.Unlock()
+	return s.gate.admitLocked(now)
+}
+
+// shedRetryAfter draws the Retry-After of a shed request: whole seconds,
+// uniform in 1..ceil(Shed/1s).
+func (s *Server) shedRetryAfter() time.Duration {
+	n := retryAfterSeconds(s.cfg.Shed)
+	return time.Duration(1+s.rand.int64N(n)) * time.Second
 }
 
 // reserveSlot takes one of MaxConns connection slots; it fails when all

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gobwas/ws"
 	"github.com/gobwas/ws/wsutil"
@@ -65,6 +66,24 @@ func (c *Conn) NetConn() net.Conn { return c.conn }
 // built in ctlBuf and written in one locked write, so it never interleaves
 // with a concurrent WriteMessage.
 func (c *Conn) control(h ws.Header, r io.Reader) error {
+	if h.OpCode == ws.OpClose && h.Length >= 2 && h.Length <= 125 {
+		p := make([]byte, h.Length)
+		if _, err := io.ReadFull(r, p); err != nil {
+			return err
+		}
+		if code, reason := ws.ParseCloseFrameData(p); isRestartCode(code) && utf8.ValidString(reason) {
+			// gobwas/ws refuses 1012 and 1013 as undefined codes (they
+			// are in the IANA registry, not in RFC 6455): answer them
+			// here, echoing the code, as its handler does the others (a
+			// reply that cannot be written, the server gone, changes
+			// nothing: the close frame is why the connection ended).
+			c.wmu.Lock()
+			_ = ws.WriteFrame(c.conn, ws.MaskFrameInPlace(ws.NewCloseFrame(ws.NewCloseFrameBody(code, ""))))
+			c.wmu.Unlock()
+			return wsutil.ClosedError{Code: code, Reason: reason}
+		}
+		r = bytes.NewReader(p)
+	}
 	c.ctlBuf.Reset()
 	err := wsutil.ControlFrameHandler(&c.ctlBuf, ws.StateClientSide)(h, r)
 	if c.ctlBuf.Len() > 0 {
@@ -78,9 +97,14 @@ func (c *Conn) control(h ws.Header, r io.Reader) error {
 	return err
 }
 
+// isRestartCode reports a close code 1012 (service restart) or 1013 (try
+// again later), whose reason may carry a delay (connerr.ParseCloseHint).
+func isRestartCode(code ws.StatusCode) bool { return code == 1012 || code == 1013 }
+
 // ReadMessage returns the next text or binary message, answering control
 // frames on the way. When the connection ends it closes it and returns a
-// *connerr.Error (class closed_1001, closed_1006 or protocol), or
+// *connerr.Error (class closed_1001, closed_1012, closed_1013, closed_1006
+// or protocol; the close frame's wsutil.ClosedError in Err), or
 // net.ErrClosed after Close.
 func (c *Conn) ReadMessage() ([]byte, ws.OpCode, error) {
 	for {

@@ -32,6 +32,14 @@ func TestConnWaitClass(t *testing.T) {
 		{"killed with unread data: RST without close frame", func(c net.Conn) {
 			c.(*net.TCPConn).SetLinger(0)
 		}, connerr.Closed1006, syscall.ECONNRESET},
+		{"try again later: 1013 (which gobwas/ws does not know)", func(c net.Conn) {
+			ws.WriteFrame(c, ws.NewCloseFrame(ws.NewCloseFrameBody(1013, "retry after 2s")))
+			readFrame(c)
+		}, connerr.Closed1013, wsutil.ClosedError{Code: 1013, Reason: "retry after 2s"}},
+		{"service restart: 1012", func(c net.Conn) {
+			ws.WriteFrame(c, ws.NewCloseFrame(ws.NewCloseFrameBody(1012, "")))
+			readFrame(c)
+		}, connerr.Closed1012, nil},
 		{"close 1011 is protocol", func(c net.Conn) {
 			ws.WriteFrame(c, ws.NewCloseFrame(ws.NewCloseFrameBody(ws.StatusInternalServerError, "oops")))
 			readFrame(c)

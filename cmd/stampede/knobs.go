@@ -63,7 +63,7 @@ var knobs = []knob{
 	{flag: "ping-interval", field: "Client.PingInterval", def: true, usage: "keepalive: ping the server after `D` without a frame from it, so a connection that died silently (a blackhole) is found (0 = off; unset: 10s, or longer above 100,000 clients so the fleet sends at most 10,000 pings a second)"},
 	{flag: "pong-timeout", field: "Client.PongTimeout", defText: "the ping interval", usage: "keepalive: close a connection as ping_timeout when nothing answers its ping within `D`"},
 	{flag: "syn-retries", field: "Client.SynRetries", defText: "0, the kernel's setting", usage: "TCP_SYNCNT `N` per socket"},
-	{flag: "no-retry-after", field: "Client.NoRetryAfter", usage: "ignore the server's Retry-After on 429/503 and wait what --policy says (a client that does not honour the header)"},
+	{flag: "no-retry-after", field: "Client.NoRetryAfter", usage: "ignore the server's Retry-After on 429/503, and the delay in a 1012/1013 close's reason, and wait what --policy says (a client that does not honour the header)"},
 	{flag: "mode", field: "Client.Mode", def: true, usage: "message `MODE`: none (hold, answer pings), echo (send, time the echo) or stampede (the message protocol of docs/protocol.md: rooms, ACKs, retry queue, resume)"},
 	{flag: "msg-rate", field: "Client.MsgRate", def: true, usage: "echo or stampede messages per second per client `R`"},
 	{flag: "msg-size", field: "Client.MsgSize", def: true, usage: "echo payload `BYTES`"},
@@ -86,6 +86,9 @@ var knobs = []knob{
 	{flag: "backlog", field: "Server.Backlog", def: true, usage: "listen backlog `N`: the accept queue holds N+1 (capped by net.core.somaxconn)"},
 	{flag: "accept-rate", field: "Server.AcceptRate", usage: "accepts per second `R` (0 = unlimited); above it the backlog fills"},
 	{flag: "accept-burst", field: "Server.AcceptBurst", defText: "0, 10 ms worth of --accept-rate, at least 1", usage: "accepts `N` allowed at once under --accept-rate"},
+	{flag: "admit-ramp", field: "Server.AdmitRamp", usage: "admission ramp: for `D` after a process starts accepting, its accept rate rises linearly from --admit-floor to --accept-rate, so a restarted server takes the returning herd slowly while it warms up (needs --accept-rate; 0 = full rate at once)"},
+	{flag: "admit-floor", field: "Server.AdmitFloor", defText: "a tenth of --accept-rate", usage: "accepts per second `R` an admission ramp starts from (needs --admit-ramp; of the whole target, shared by its processes in run)"},
+	{flag: "shed", field: "Server.Shed", usage: "load shedding with a hint: upgrades beyond --accept-rate (ramped) are answered 503 with a Retry-After drawn from 1 s to `D` in whole seconds, at once, instead of waiting in a full accept queue, which is then not paced (needs --accept-rate; at least 1s; 0 = off)"},
 	{flag: "handshake-cost", field: "Server.HandshakeCost", usage: "CPU time `D` burned per admitted upgrade, standing in for TLS and auth"},
 	{flag: "handshake-timeout", field: "Server.HandshakeTimeout", def: true, usage: "limit `D` on the TLS handshake plus the upgrade"},
 	{flag: "tls", field: "Server.TLS", usage: "serve wss:// with a self-signed certificate for 127.0.0.1, ::1 and localhost"},
@@ -194,13 +197,15 @@ var fleetFields = []string{"Client.Clients", "Client.Ramp", "Client.MaxInflight"
 
 // targetFields are the server's knobs that `target` takes; run, bench
 // and simulate take some of them.
-var targetFields = []string{"Server.Addr", "Server.Backlog", "Server.AcceptRate", "Server.AcceptBurst", "Server.HandshakeCost",
+var targetFields = []string{"Server.Addr", "Server.Backlog", "Server.AcceptRate", "Server.AcceptBurst", "Server.AdmitRamp",
+	"Server.AdmitFloor", "Server.Shed", "Server.HandshakeCost",
 	"Server.HandshakeTimeout", "Server.TLS", "Server.CertFile", "Server.KeyFile", "Server.MaxConns", "Server.RejectRetryAfter",
 	"Server.HTTPLimit", "Server.HTTPBurst", "Server.LimitStatus", "Server.LimitRetryAfter", "Server.Hold", "Server.Store",
 	"Server.NoDedupe", "Server.Retention"}
 
 // runTargetFields are the server's knobs that `run` and `bench` take.
-var runTargetFields = []string{"Server.Backlog", "Server.AcceptRate", "Server.AcceptBurst", "Server.HandshakeCost", "Server.TLS",
+var runTargetFields = []string{"Server.Backlog", "Server.AcceptRate", "Server.AcceptBurst", "Server.AdmitRamp", "Server.AdmitFloor",
+	"Server.Shed", "Server.HandshakeCost", "Server.TLS",
 	"Server.MaxConns", "Server.RejectRetryAfter", "Server.Store", "Server.NoDedupe", "Server.Retention"}
 
 // The fleet's and server's knobs a simulation takes as a run does, and
@@ -208,8 +213,9 @@ var runTargetFields = []string{"Server.Backlog", "Server.AcceptRate", "Server.Ac
 var (
 	simFleetFields = []string{"Client.Clients", "Client.Ramp", "Client.MaxInflight", "Client.Policy", "Client.Seed",
 		"Client.ConnectTimeout", "Client.HandshakeTimeout", "Client.SynRetries", "Client.NoRetryAfter"}
-	simServerFields = []string{"Server.Backlog", "Server.AcceptRate", "Server.AcceptBurst", "Server.HandshakeCost"}
-	simModelFields  = []string{"Sim.SynSchedule", "Sim.HZ", "Sim.NetdevBacklog", "Sim.NoSynCookies", "Sim.ProcCapacity",
+	simServerFields = []string{"Server.Backlog", "Server.AcceptRate", "Server.AcceptBurst", "Server.AdmitRamp", "Server.AdmitFloor",
+		"Server.Shed", "Server.HandshakeCost"}
+	simModelFields = []string{"Sim.SynSchedule", "Sim.HZ", "Sim.NetdevBacklog", "Sim.NoSynCookies", "Sim.ProcCapacity",
 		"Sim.RTT", "Sim.DataRTO", "Sim.StopTime", "Sim.StartTime", "Sim.CloseRate", "Sim.IssueRate"}
 )
 

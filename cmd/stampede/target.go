@@ -24,11 +24,14 @@ var targetCmd = &cli.Command{
 		"SIGTERM sends close 1001 to every client and exits 0; SIGUSR1 closes everything without\n" +
 		"close frames (clients see 1006) and exits 0. The HTTP control API on --control-addr takes\n" +
 		"POST /stall?for=3s, /backlog?n=16, /accept-rate?r=500,\n" +
-		"/reject?status=503&retry_after=2s&for=3s, /shutdown?mode=graceful|abrupt and GET /stats,\n" +
+		"/reject?status=503&retry_after=2s&for=3s, /shutdown?mode=graceful|abrupt (graceful takes\n" +
+		"spread=D, hint_after=D, hint=D: closes spread over D, 1013 with a return hint) and GET /stats,\n" +
 		"each with the ready line's token (else 401; docs/cli.md \"Control API\"):\n" +
 		"  curl -H 'Authorization: Bearer TOKEN' http://127.0.0.1:CPORT/stats\n" +
 		"  curl -H 'Authorization: Bearer TOKEN' -X POST 'http://127.0.0.1:CPORT/stall?for=3s'\n" +
 		"--procs N runs N processes on one port (SO_REUSEPORT); signals and control requests go to all.\n" +
+		"--admit-ramp D ramps a started process's accept rate up from --admit-floor; --shed D answers\n" +
+		"upgrades beyond --accept-rate 503 at once with a Retry-After of 1 s to D.\n" +
 		"--store URL makes it speak the message protocol (msg/ack/deliver, join, resume) instead of echo;\n" +
 		"the store keeps messages across restarts (one process per store).\n" +
 		"Requests to " + target.HTTPPath + " (any method) are plain HTTP: 200 under --http-limit, else\n" +
