@@ -314,6 +314,10 @@ type Input struct {
 	Partials []RecoveryPartial
 	// Resources holds per-role figures (hoststat.Sampler.Stats).
 	Resources map[string]ResourceStats
+	// CPU holds each role's CPU samples in time order (resources.csv's
+	// cpu_s), from which the role's CPU per connect and per reconnect are
+	// computed (CPUSpans.PerConnect); a role without any has them null.
+	CPU map[string][]CPUPoint
 }
 
 // Summarize computes a run's Summary. Events are ordered by Start (stable)
@@ -396,6 +400,15 @@ func Summarize(in Input) *Summary {
 			v.PerConn()
 		}
 		s.Resources[k] = v
+	}
+	if len(in.CPU) > 0 {
+		sp := cpuSpans(r.TransitionFlow(), events, s.Recovery, end)
+		for k, v := range s.Resources {
+			if pts := in.CPU[k]; len(pts) > 0 {
+				v.CPUUsPerConnect, v.CPUUsPerReconnect = sp.PerConnect(pts)
+				s.Resources[k] = v
+			}
+		}
 	}
 	return s
 }

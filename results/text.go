@@ -103,6 +103,9 @@ func (s *Summary) WriteText(w io.Writer) error {
 			ew.printf("; per connection (%d): RSS %d B, kernel socket buffers %d B",
 				r.PeakConns, r.RSSPerConnBytes, r.SocketMemPerConnBytes)
 		}
+		if r.CPUUsPerConnect != nil || r.CPUUsPerReconnect != nil {
+			ew.printf("; CPU per connect %s, per reconnect %s", usText(r.CPUUsPerConnect), usText(r.CPUUsPerReconnect))
+		}
 		ew.printf("\n")
 	}
 	names := make([]string, 0, len(s.Stopped))
@@ -184,4 +187,12 @@ func firstErr(a, b error) error {
 		return a
 	}
 	return b
+}
+
+// usText is a CPU figure in µs, or "-" when it is null.
+func usText(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f µs", *v)
 }

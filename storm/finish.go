@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/stampede-dev/stampede/hoststat"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
 )
@@ -80,6 +81,16 @@ func (r *run) finish() (*Result, error) {
 	return res, pushErr
 }
 
+// cpuSeries is each role's CPU samples from samples (hoststat's, in time
+// order), on the time axis of the run started at start.
+func cpuSeries(samples []hoststat.ResourceSample, start time.Time) map[string][]results.CPUPoint {
+	out := map[string][]results.CPUPoint{}
+	for _, s := range samples {
+		out[s.Role] = append(out[s.Role], results.CPUPoint{At: s.At.Sub(start), CPUSeconds: s.CPUSeconds})
+	}
+	return out
+}
+
 // summarize computes the run's summary from its merged report, its events
 // and their recovery partials, its resources and kernel counters; length
 // is the run's real length.
@@ -94,6 +105,7 @@ func (r *run) summarize(events []results.Event, partials []results.RecoveryParti
 		Partials:  partials,
 		End:       length,
 		Resources: r.sampler.Stats(),
+		CPU:       cpuSeries(r.sampler.Samples(), r.at),
 	}
 	in.Kernel, in.KernelRead = r.kernel.Total() // kernel.csv's last row: the summary agrees with it
 	switch {
@@ -114,6 +126,15 @@ func (r *run) summarize(events []results.Event, partials []results.RecoveryParti
 			in.Kernel, in.KernelRead, in.KernelNote = k, ok, why
 		}
 		in.Resources = hostResources(in.Resources, hosts)
+		// The agents send their hosts' CPU as running totals, not as
+		// samples on the run's time axis: a role with processes on
+		// another host has no CPU per connect (null), rather than this
+		// host's share of it divided by the whole fleet's connects.
+		for _, h := range hosts[1:] {
+			for _, role := range h.Roles {
+				delete(in.CPU, role)
+			}
+		}
 	}
 	loadgen.Tally(r.drove.report) // lost and duplicated messages, over the whole fleet
 	s := results.Summarize(in)
