@@ -31,6 +31,11 @@ type Summary struct {
 	// sim): every figure comes from the model, none from sockets; the
 	// kernel counters are the model's. Omitted for a real run.
 	Simulated bool `json:"simulated,omitempty"`
+	// SimulatedNote says, in one line, when a simulated run's figures lie
+	// outside the range the model is calibrated on (a fleet above the
+	// largest calibrated real run: sim.CalibrationNote). Omitted
+	// otherwise, and from a real run.
+	SimulatedNote string `json:"simulated_note,omitempty"`
 	// Config is the run's configuration as JSON, kept verbatim.
 	Config json.RawMessage `json:"config"`
 	// Clients is the fleet's size.

@@ -16,6 +16,9 @@ func (s *Summary) WriteText(w io.Writer) error {
 	ew := &errWriter{w: w}
 	ew.printf("run %s  seed %d  %d clients in %d loadgen process(es), %.1fs\n",
 		s.RunID, s.Seed, s.Clients, s.Processes, s.DurationS)
+	if s.SimulatedNote != "" {
+		ew.printf("note: %s\n", s.SimulatedNote)
+	}
 	ew.printf("connect: %d attempts, %d successes%s\n", s.Connect.Attempts, s.Connect.Successes, classList(s.Connect.Failures, ", failures: "))
 	if len(s.Events) == 0 {
 		ew.printf("events: none\n")
