@@ -91,6 +91,25 @@ func cpuSeries(samples []hoststat.ResourceSample, start time.Time) map[string][]
 	return out
 }
 
+// localCPU is cpu without the roles that ran on another host than the
+// coordinator's (hosts[1:], hostFigures). The agents send their hosts' CPU
+// as running totals, not as samples on the run's time axis: such a role
+// has no CPU per connect (null), rather than this host's share of it
+// divided by the whole fleet's connects.
+func localCPU(cpu map[string][]results.CPUPoint, hosts []results.HostSummary) map[string][]results.CPUPoint {
+	out := make(map[string][]results.CPUPoint, len(cpu))
+	for role, pts := range cpu {
+		elsewhere := false
+		for _, h := range hosts[min(1, len(hosts)):] {
+			elsewhere = elsewhere || h.HasRole(role)
+		}
+		if !elsewhere {
+			out[role] = pts
+		}
+	}
+	return out
+}
+
 // summarize computes the run's summary from its merged report, its events
 // and their recovery partials, its resources and kernel counters; length
 // is the run's real length.
@@ -126,15 +145,7 @@ func (r *run) summarize(events []results.Event, partials []results.RecoveryParti
 			in.Kernel, in.KernelRead, in.KernelNote = k, ok, why
 		}
 		in.Resources = hostResources(in.Resources, hosts)
-		// The agents send their hosts' CPU as running totals, not as
-		// samples on the run's time axis: a role with processes on
-		// another host has no CPU per connect (null), rather than this
-		// host's share of it divided by the whole fleet's connects.
-		for _, h := range hosts[1:] {
-			for _, role := range h.Roles {
-				delete(in.CPU, role)
-			}
-		}
+		in.CPU = localCPU(in.CPU, hosts)
 	}
 	loadgen.Tally(r.drove.report) // lost and duplicated messages, over the whole fleet
 	s := results.Summarize(in)
