@@ -60,6 +60,18 @@ type ResourceStats struct {
 	PeakSocketMemBytes uint64 `json:"peak_socket_mem_bytes"`
 	// SocketMemPerConnBytes is PeakSocketMemBytes / PeakConns.
 	SocketMemPerConnBytes int64 `json:"socket_mem_per_conn_bytes"`
+	// CPUUsPerConnect is the role's CPU microseconds per first connect:
+	// its CPU time from the run's start to the first event's start (the
+	// run's end without one), at the samples nearest those instants,
+	// divided by the clients that first connected in that span
+	// (CPUSpans). Nil when none did, or the CPU was not sampled within
+	// CPUSampleSlack of either instant.
+	CPUUsPerConnect *float64 `json:"cpu_us_per_connect"`
+	// CPUUsPerReconnect is the same from the first event's start to the
+	// end of its herd window (the run's end without one), divided by the
+	// clients that came back after that event. Nil without an event,
+	// when nobody came back, or when the CPU was not sampled there.
+	CPUUsPerReconnect *float64 `json:"cpu_us_per_reconnect"`
 }
 
 // PerConn sets the per-connection figures from the peaks.

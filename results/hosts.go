@@ -59,7 +59,9 @@ func (d KernelDelta) Add(o KernelDelta) KernelDelta {
 
 // Add returns the sum of r and o: each host's peaks added (they may fall
 // at different instants, so the sum errs high), CPU, processes and
-// samples added; the per-connection figures from the summed peaks.
+// samples added; the per-connection figures from the summed peaks. The
+// CPU per connect and per reconnect need each host's CPU samples at the
+// same instants, which a sum of totals does not have: nil.
 func (r ResourceStats) Add(o ResourceStats) ResourceStats {
 	s := ResourceStats{
 		PeakRSSBytes:       r.PeakRSSBytes + o.PeakRSSBytes,

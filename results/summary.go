@@ -31,6 +31,11 @@ type Summary struct {
 	// sim): every figure comes from the model, none from sockets; the
 	// kernel counters are the model's. Omitted for a real run.
 	Simulated bool `json:"simulated,omitempty"`
+	// SimulatedNote says, in one line, when a simulated run's figures lie
+	// outside the range the model is calibrated on (a fleet above the
+	// largest calibrated real run: sim.CalibrationNote). Omitted
+	// otherwise, and from a real run.
+	SimulatedNote string `json:"simulated_note,omitempty"`
 	// Config is the run's configuration as JSON, kept verbatim.
 	Config json.RawMessage `json:"config"`
 	// Clients is the fleet's size.
@@ -314,6 +319,10 @@ type Input struct {
 	Partials []RecoveryPartial
 	// Resources holds per-role figures (hoststat.Sampler.Stats).
 	Resources map[string]ResourceStats
+	// CPU holds each role's CPU samples in time order (resources.csv's
+	// cpu_s), from which the role's CPU per connect and per reconnect are
+	// computed (CPUSpans.PerConnect); a role without any has them null.
+	CPU map[string][]CPUPoint
 }
 
 // Summarize computes a run's Summary. Events are ordered by Start (stable)
@@ -396,6 +405,15 @@ func Summarize(in Input) *Summary {
 			v.PerConn()
 		}
 		s.Resources[k] = v
+	}
+	if len(in.CPU) > 0 {
+		sp := cpuSpans(r.TransitionFlow(), events, s.Recovery, end)
+		for k, v := range s.Resources {
+			if pts := in.CPU[k]; len(pts) > 0 {
+				v.CPUUsPerConnect, v.CPUUsPerReconnect = sp.PerConnect(pts)
+				s.Resources[k] = v
+			}
+		}
 	}
 	return s
 }

@@ -332,7 +332,7 @@ func TestDropExplained(t *testing.T) {
 // sockets were counted, and leaves it out otherwise.
 func TestWriteTextPerConnection(t *testing.T) {
 	s := &Summary{Resources: map[string]ResourceStats{
-		RoleTarget:      {PeakRSSBytes: 100 << 20, Processes: 2, PeakConns: 102400, PeakSocketMemBytes: 409600},
+		RoleTarget:      {PeakRSSBytes: 100 << 20, Processes: 2, PeakConns: 102400, PeakSocketMemBytes: 409600, CPUUsPerConnect: ptrTo(41.25)},
 		RoleCoordinator: {PeakRSSBytes: 30 << 20, Processes: 1},
 	}}
 	for role, r := range s.Resources {
@@ -344,7 +344,7 @@ func TestWriteTextPerConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
-	if !strings.Contains(out, "target: peak RSS 100.0 MiB, CPU 0.0s, peak fds 0, 2 process(es); per connection (102400): RSS 1024 B, kernel socket buffers 4 B\n") {
+	if !strings.Contains(out, "target: peak RSS 100.0 MiB, CPU 0.0s, peak fds 0, 2 process(es); per connection (102400): RSS 1024 B, kernel socket buffers 4 B; CPU per connect 41.2 µs, per reconnect -\n") {
 		t.Errorf("target line missing or wrong:\n%s", out)
 	}
 	if !strings.Contains(out, "coordinator: peak RSS 30.0 MiB, CPU 0.0s, peak fds 0, 1 process(es)\n") {

@@ -16,6 +16,9 @@ func (s *Summary) WriteText(w io.Writer) error {
 	ew := &errWriter{w: w}
 	ew.printf("run %s  seed %d  %d clients in %d loadgen process(es), %.1fs\n",
 		s.RunID, s.Seed, s.Clients, s.Processes, s.DurationS)
+	if s.SimulatedNote != "" {
+		ew.printf("note: %s\n", s.SimulatedNote)
+	}
 	ew.printf("connect: %d attempts, %d successes%s\n", s.Connect.Attempts, s.Connect.Successes, classList(s.Connect.Failures, ", failures: "))
 	if len(s.Events) == 0 {
 		ew.printf("events: none\n")
@@ -103,6 +106,9 @@ func (s *Summary) WriteText(w io.Writer) error {
 			ew.printf("; per connection (%d): RSS %d B, kernel socket buffers %d B",
 				r.PeakConns, r.RSSPerConnBytes, r.SocketMemPerConnBytes)
 		}
+		if r.CPUUsPerConnect != nil || r.CPUUsPerReconnect != nil {
+			ew.printf("; CPU per connect %s, per reconnect %s", usText(r.CPUUsPerConnect), usText(r.CPUUsPerReconnect))
+		}
 		ew.printf("\n")
 	}
 	names := make([]string, 0, len(s.Stopped))
@@ -184,4 +190,12 @@ func firstErr(a, b error) error {
 		return a
 	}
 	return b
+}
+
+// usText is a CPU figure in µs, or "-" when it is null.
+func usText(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f µs", *v)
 }

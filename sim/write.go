@@ -27,6 +27,7 @@ func Summarize(res *Result, slo []results.SLO) *results.Summary {
 	}
 	sum := results.Summarize(in)
 	sum.Simulated = true
+	sum.SimulatedNote = CalibrationNote(cfg.Clients)
 	sum.Complete = true
 	sum.SetSLO(results.EvalSLOs(slo, sum))
 	return sum

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/stampede-dev/stampede/hoststat"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
 )
@@ -80,6 +81,35 @@ func (r *run) finish() (*Result, error) {
 	return res, pushErr
 }
 
+// cpuSeries is each role's CPU samples from samples (hoststat's, in time
+// order), on the time axis of the run started at start.
+func cpuSeries(samples []hoststat.ResourceSample, start time.Time) map[string][]results.CPUPoint {
+	out := map[string][]results.CPUPoint{}
+	for _, s := range samples {
+		out[s.Role] = append(out[s.Role], results.CPUPoint{At: s.At.Sub(start), CPUSeconds: s.CPUSeconds})
+	}
+	return out
+}
+
+// localCPU is cpu without the roles that ran on another host than the
+// coordinator's (hosts[1:], hostFigures). The agents send their hosts' CPU
+// as running totals, not as samples on the run's time axis: such a role
+// has no CPU per connect (null), rather than this host's share of it
+// divided by the whole fleet's connects.
+func localCPU(cpu map[string][]results.CPUPoint, hosts []results.HostSummary) map[string][]results.CPUPoint {
+	out := make(map[string][]results.CPUPoint, len(cpu))
+	for role, pts := range cpu {
+		elsewhere := false
+		for _, h := range hosts[min(1, len(hosts)):] {
+			elsewhere = elsewhere || h.HasRole(role)
+		}
+		if !elsewhere {
+			out[role] = pts
+		}
+	}
+	return out
+}
+
 // summarize computes the run's summary from its merged report, its events
 // and their recovery partials, its resources and kernel counters; length
 // is the run's real length.
@@ -94,6 +124,7 @@ func (r *run) summarize(events []results.Event, partials []results.RecoveryParti
 		Partials:  partials,
 		End:       length,
 		Resources: r.sampler.Stats(),
+		CPU:       cpuSeries(r.sampler.Samples(), r.at),
 	}
 	in.Kernel, in.KernelRead = r.kernel.Total() // kernel.csv's last row: the summary agrees with it
 	switch {
@@ -114,6 +145,7 @@ func (r *run) summarize(events []results.Event, partials []results.RecoveryParti
 			in.Kernel, in.KernelRead, in.KernelNote = k, ok, why
 		}
 		in.Resources = hostResources(in.Resources, hosts)
+		in.CPU = localCPU(in.CPU, hosts)
 	}
 	loadgen.Tally(r.drove.report) // lost and duplicated messages, over the whole fleet
 	s := results.Summarize(in)

@@ -46,3 +46,26 @@ func TestTargetKernel(t *testing.T) {
 		}
 	}
 }
+
+// TestLocalCPU: a role with processes on an agent's host has no CPU
+// series, even when some of its processes ran on the coordinator's host;
+// the roles only there keep theirs.
+func TestLocalCPU(t *testing.T) {
+	pts := []results.CPUPoint{{CPUSeconds: 1}}
+	cpu := map[string][]results.CPUPoint{"coordinator": pts, "loadgen": pts, "target": pts, "proxy": pts}
+	hosts := []results.HostSummary{
+		{Name: "coordinator", Roles: []string{"coordinator"}},
+		{Name: "h1", Roles: []string{"loadgen"}},
+		{Name: "h2", Roles: []string{"target", "proxy"}},
+	}
+	got := localCPU(cpu, hosts)
+	if len(got) != 1 || got["coordinator"] == nil {
+		t.Errorf("local roles %v, want the coordinator's only", got)
+	}
+	if got := localCPU(cpu, hosts[:2]); len(got) != 3 || got["loadgen"] != nil {
+		t.Errorf("local roles %v, want all but the loadgen", got)
+	}
+	if len(cpu) != 4 {
+		t.Errorf("the series given were changed: %v", cpu)
+	}
+}

@@ -211,4 +211,14 @@ func TestHostFiguresFromEachHost(t *testing.T) {
 	if r := sum.Resources["target"]; r.Processes < 1 {
 		t.Errorf("the run's target resources %+v: the host's figures not added", r)
 	}
+	// The agents' hosts send CPU totals, not samples: no CPU per connect
+	// for their roles; the coordinator's own, sampled here, has one.
+	for _, role := range []string{"target", "loadgen"} {
+		if r := sum.Resources[role]; r.CPUUsPerConnect != nil || r.CPUUsPerReconnect != nil {
+			t.Errorf("%s, on other hosts: CPU per connect %s, per reconnect %s; want null", role, fmtPtr(r.CPUUsPerConnect), fmtPtr(r.CPUUsPerReconnect))
+		}
+	}
+	if r := sum.Resources[results.RoleCoordinator]; r.CPUUsPerConnect == nil {
+		t.Errorf("the coordinator's CPU per connect is null")
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -374,6 +375,32 @@ func TestResultsFolder(t *testing.T) {
 	if roles["target"] != 1 || roles["loadgen"] < 1 {
 		t.Errorf("agents by role %v, want one target and the loadgens", roles)
 	}
+}
+
+// TestCPUPerConnect: a real run gives the loadgen and the target a CPU
+// per first connect and per reconnect, positive and finite: CPU time at
+// the samples nearest the run's start, the event and its herd window's
+// end, over the fleet's first connects and its clients back.
+func TestCPUPerConnect(t *testing.T) {
+	t.Parallel()
+	cfg := stormConfig(t, "at 3s restart abrupt down=500ms")
+	cfg.Duration = 6 * time.Second
+	res := runStorm(t, cfg)
+	for _, role := range []string{results.RoleLoadgen, results.RoleTarget} {
+		r := res.Summary.Resources[role]
+		for name, v := range map[string]*float64{"cpu_us_per_connect": r.CPUUsPerConnect, "cpu_us_per_reconnect": r.CPUUsPerReconnect} {
+			if v == nil || !(*v > 0) || math.IsInf(*v, 0) {
+				t.Errorf("%s %s = %s, want a positive figure (cpu_s %.2f, %d samples)", role, name, fmtPtr(v), r.CPUSeconds, r.Samples)
+			}
+		}
+	}
+}
+
+func fmtPtr(v *float64) string {
+	if v == nil {
+		return "null"
+	}
+	return fmt.Sprint(*v)
 }
 
 // lookup follows a dotted path of object keys and array indexes.

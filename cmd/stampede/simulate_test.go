@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/sim"
 )
 
 func runSimulate(t *testing.T, args ...string) (int, string, string) {
@@ -47,6 +49,9 @@ func TestSimulate(t *testing.T) {
 	if err := json.Unmarshal(b, &sum); err != nil || !sum.Simulated || len(sum.Recovery) != 1 || sum.Recovery[0].R99S == nil {
 		t.Fatalf("summary.json: simulated %v, recovery %+v, err %v", sum.Simulated, sum.Recovery, err)
 	}
+	if sum.SimulatedNote != "" || strings.Contains(out, "note:") {
+		t.Errorf("2,000 clients, within the calibrated range: simulated_note %q, output:\n%s", sum.SimulatedNote, out)
+	}
 	if year := time.Now().UTC().Format("2006"); !strings.HasPrefix(sum.RunID, year) {
 		t.Errorf("run_id %q does not name the day it was simulated", sum.RunID)
 	}
@@ -70,6 +75,28 @@ func TestSimulate(t *testing.T) {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("report output lacks %q:\n%s", want, stdout.String())
 		}
+	}
+}
+
+// TestSimulateExtrapolated: a fleet above the largest calibrated real run
+// is said to be extrapolated, in the text and in summary.json.
+func TestSimulateExtrapolated(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sim")
+	n := sim.MaxCalibratedClients + 1
+	code, out, errOut := runSimulate(t, "--clients", strconv.Itoa(n), "--duration", "2s", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q, stdout:\n%s", code, errOut, out)
+	}
+	want := sim.CalibrationNote(n)
+	if want == "" || !strings.Contains(out, "\nnote: "+want+"\n") {
+		t.Errorf("output lacks the note %q:\n%s", want, out)
+	}
+	sum, err := results.ReadSummary(filepath.Join(dir, results.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.SimulatedNote != want {
+		t.Errorf("simulated_note %q, want %q", sum.SimulatedNote, want)
 	}
 }
 

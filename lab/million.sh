@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# A million clients restarted on this machine, and the kernel's own cost of
+# a connection measured beside them (docs/measurements.md "A million
+# connections").
+#
+#   STAMPEDE_LOCK=FILE lab/million.sh
+#   STAMPEDE_LOCK=FILE CLIENTS=2000 DURATION=30s EVENT='at 10s restart abrupt down=2s' lab/million.sh
+#
+# 1. `stampede run --clients CLIENTS --chaos EVENT --duration DURATION`,
+#    the default (jittered) policy, results in OUT.
+# 2. lab/connbase in the same script run, on the same machine: CONNBASE_N
+#    loopback TCP connections (the open-file limit less 100, at most
+#    19,000) a round, CONNBASE_ROUNDS rounds (3), from source addresses
+#    carrying as many as run gives one.
+# 3. Prints recovered/connected, R50/R99/R100, each side's CPU µs per
+#    connect and per reconnect (summary.json resources) and their ratio to
+#    the baseline's: the loadgen's connect to connbase's connect_us, the
+#    target's to accept_us; a reconnect is a close and a connect, so the
+#    loadgen's to connect_us + close_client_us, the target's to accept_us +
+#    close_server_us.
+#
+# Environment: CLIENTS (1000000), EVENT ('at 120s restart abrupt
+# down=2s'), DURATION (600s), RUN_FLAGS (more flags of the run), OUT (the
+# results folder; default a new one under /tmp, kept), TUNE=1 (apply
+# `scripts/tune-host.sh --apply` first, as root; every setting it may
+# change is read before and written back when the script exits),
+# STAMPEDE=path (a built binary with stampede-worker beside it; default:
+# build both), CONNBASE_N, CONNBASE_ROUNDS.
+#
+# It takes the shared heavy-run lock itself (lab/README.md): flock on
+# STAMPEDE_LOCK, waiting for whoever holds it; do not wrap it in flock.
+# NO_LOCK=1 runs without (a machine nobody shares). Exit status: the run's.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+CLIENTS=${CLIENTS:-1000000}
+EVENT=${EVENT:-at 120s restart abrupt down=2s}
+DURATION=${DURATION:-600s}
+RUN_FLAGS=${RUN_FLAGS:-}
+CONNBASE_ROUNDS=${CONNBASE_ROUNDS:-3}
+if [ -z "${CONNBASE_N:-}" ]; then
+	CONNBASE_N=$(( $(ulimit -Hn) - 100 ))
+	[ "$CONNBASE_N" -le 19000 ] || CONNBASE_N=19000
+fi
+command -v python3 >/dev/null || { echo "million: needs python3" >&2; exit 3; }
+
+if [ "${NO_LOCK:-}" != 1 ]; then
+	if [ -z "${STAMPEDE_LOCK:-}" ]; then
+		echo "million: set STAMPEDE_LOCK to the machine's heavy-run lock file (lab/README.md), or NO_LOCK=1" >&2
+		exit 3
+	fi
+	exec 9>>"$STAMPEDE_LOCK"
+	if ! flock -n 9; then
+		echo "million: waiting for the heavy-run lock $STAMPEDE_LOCK"
+		flock 9
+	fi
+fi
+
+tmp=$(mktemp -d)
+saved=() # NAME=VALUE of every sysctl tune-host.sh may change, when TUNE=1
+cleanup() {
+	local kv name
+	for kv in "${saved[@]}"; do
+		name=${kv%%=*}
+		printf '%s\n' "${kv#*=}" >"/proc/sys/${name//.//}" 2>/dev/null ||
+			echo "million: could not restore $name to ${kv#*=}" >&2
+	done
+	[ ${#saved[@]} = 0 ] || echo "million: host settings restored (${#saved[@]} sysctls)"
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+if [ "${TUNE:-}" = 1 ]; then
+	[ "$(id -u)" = 0 ] || { echo "million: TUNE=1 needs root" >&2; exit 3; }
+	for name in $(sed -n 's/^want \([a-z0-9._-]*\) .*/\1/p' scripts/tune-host.sh); do
+		path=/proc/sys/${name//.//}
+		if [ -e "$path" ]; then
+			saved+=("$name=$(tr -s '\t ' ' ' <"$path")")
+		fi
+	done
+	scripts/tune-host.sh --apply
+fi
+
+exe=${STAMPEDE:-}
+if [ -z "$exe" ]; then
+	exe=$tmp/stampede
+	go build -o "$exe" ./cmd/stampede
+	CGO_ENABLED=0 go build -o "$tmp/stampede-worker" ./cmd/stampede-worker
+fi
+go build -o "$tmp/connbase" ./lab/connbase
+OUT=${OUT:-$(mktemp -d /tmp/stampede-million.XXXXXX)/run}
+
+echo "machine: $(nproc) cores, $(awk '/MemTotal/{printf "%.0f GiB", $2/1048576}' /proc/meminfo), kernel $(uname -r), open files $(ulimit -Hn), load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "run: stampede run --clients $CLIENTS --chaos '$EVENT' --duration $DURATION $RUN_FLAGS --out $OUT"
+rc=0
+# shellcheck disable=SC2086 # RUN_FLAGS is words
+"$exe" run --clients "$CLIENTS" --chaos "$EVENT" --duration "$DURATION" $RUN_FLAGS --out "$OUT" >"$tmp/run.log" 2>&1 || rc=$?
+tail -n 12 "$tmp/run.log"
+echo "run: exit status $rc, $(date -u +%H:%M:%S) UTC"
+
+echo "baseline: lab/connbase -n $CONNBASE_N -rounds $CONNBASE_ROUNDS"
+base=$("$tmp/connbase" -n "$CONNBASE_N" -rounds "$CONNBASE_ROUNDS")
+echo "$base"
+
+python3 - "$OUT/summary.json" "$base" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+base = dict(kv.split("=", 1) for kv in sys.argv[2].split()[1:])
+b = {k: float(v) for k, v in base.items() if k.endswith("_us")}
+def num(v, f="%.2f"):
+    return "never" if v is None else f % v
+rec = s["recovery"][0] if s["recovery"] else None
+if rec:
+    print(f"recovered/connected: {rec['recovered']}/{rec['connected_before']} (of {s['clients']} clients)")
+    print(f"R50/R99/R100: {num(rec['r50_s'])} / {num(rec['r99_s'])} / {num(rec['r100_s'])} s")
+else:
+    print("recovered/connected: - (no event)")
+res = s["resources"]
+# Each side's figure against the kernel's own cost of the same work.
+pairs = [
+    ("per connect", "cpu_us_per_connect", {"loadgen": ("connect_us",), "target": ("accept_us",)}),
+    ("per reconnect", "cpu_us_per_reconnect", {"loadgen": ("connect_us", "close_client_us"), "target": ("accept_us", "close_server_us")}),
+]
+for label, key, against in pairs:
+    parts = []
+    for role, keys in against.items():
+        v = res.get(role, {}).get(key)
+        k = sum(b[x] for x in keys)
+        ratio = "-" if v is None or k <= 0 else "%.1fx" % (v / k)
+        parts.append(f"{role} {num(v, '%.1f')} µs = {ratio} the kernel's {k:.1f} µs ({' + '.join(keys)})")
+    print(f"CPU {label}: " + "; ".join(parts))
+PY
+exit "$rc"
