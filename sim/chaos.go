@@ -146,7 +146,9 @@ func (s *sim) restart(rec *results.Event, ev chaos.Event, at int64) []action {
 // backlog+1 connections when the listener goes, one of 50,000 over three
 // processes 3·(backlog+1), and no connect is refused before the processes
 // have exited). With shape=stall the port stays open throughout: the
-// processes' queues are reset now, and the new generation holds.
+// processes' queues are reset now, and the new generation holds. With
+// spread= the listener closes now (connects are refused) while the
+// connections close over the spread.
 func (s *sim) stopProcs(procs []int, ev chaos.Event, now int64) {
 	class := connerr.Closed1006
 	if ev.Mode == chaos.ModeGraceful {
@@ -193,8 +195,15 @@ func (s *sim) stopProcs(procs []int, ev chaos.Event, now int64) {
 			s.reset(uint32(id), now) // accepted, so closed with the process's connections
 		}
 	}
-	if ev.Shape == chaos.ShapeStall {
+	switch {
+	case ev.Shape == chaos.ShapeStall:
 		s.exitProcs(procs, true, now)
+	case ev.Spread > 0:
+		// A stop that spreads its closes closes its listener first, as
+		// the target does (its clients are refused while it closes the
+		// rest: real runs show an outage attempt per second of the
+		// spread), and exits after the last close.
+		s.exitProcs(procs, false, now)
 	}
 }
 
