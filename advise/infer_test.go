@@ -109,6 +109,22 @@ func TestVerifyFigures(t *testing.T) {
 	if _, held := Verdict(vs, 200, 0.15); held {
 		t.Error("a real herd peak of 250 held against a capacity of 200")
 	}
+	// Wasted attempts of noise (4 and 1 in 10,000) have no error; a
+	// tenth of an attempt a client has one.
+	for _, tc := range []struct {
+		p, m float64
+		want *float64
+	}{{0.0004, 0.0001, nil}, {0.1, 0.05, f(1)}} {
+		res.Best[0].Wasted = tc.p
+		run := func(context.Context, backoff.Policy, string) (*results.Summary, error) {
+			return &results.Summary{Recovery: []results.Recovery{{Disconnected: 10, WastedAttemptsPerClient: f(tc.m)}}}, nil
+		}
+		vs, _ := Verify(context.Background(), res, "out", run)
+		got, _ := Figure(vs[0], "wasted_attempts_per_client")
+		if (got.RelError == nil) != (tc.want == nil) || got.RelError != nil && math.Abs(*got.RelError-*tc.want) > 1e-9 {
+			t.Errorf("wasted %v predicted, %v measured: error %v, want %v", tc.p, tc.m, got.RelError, tc.want)
+		}
+	}
 	for _, s := range []string{"predicted 5.50s, measured 5.00s (+10 %): within 15 %", "250 per 100 ms against the server's 328: within capacity"} {
 		if !strings.Contains(lines, s) {
 			t.Errorf("verdict lacks %q:\n%s", s, lines)

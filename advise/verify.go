@@ -77,12 +77,23 @@ func figures(c Candidate, sum *results.Summary) []results.AdviceFigure {
 	out := make([]results.AdviceFigure, len(pairs))
 	for i, x := range pairs {
 		f := results.AdviceFigure{Name: x.name, Predicted: ptr(x.p), Measured: x.m}
-		if f.Predicted != nil && x.m != nil && *x.m != 0 {
+		if f.Predicted != nil && x.m != nil && *x.m != 0 && !negligible(x.name, *f.Predicted, *x.m) {
 			f.RelError = ptr((*f.Predicted - *x.m) / *x.m)
 		}
 		out[i] = f
 	}
 	return out
+}
+
+// negligibleWasted is the wasted attempts per client below which a
+// relative error means nothing: one failed attempt in a hundred clients.
+const negligibleWasted = 0.01
+
+// negligible reports whether a predicted and a measured figure are both
+// too small for their relative error to say anything: 0.0004 against
+// 0.0001 wasted attempts a client is "+300 %" of noise.
+func negligible(name string, predicted, measured float64) bool {
+	return name == "wasted_attempts_per_client" && max(predicted, measured) < negligibleWasted
 }
 
 // Figure returns the named figure of v; ok is false when v has none.
