@@ -15,39 +15,12 @@ import (
 )
 
 // A 503 with Retry-After waits at least the hint, unless the fleet ignores
-// the header; then the policy decides alone.
+// the header; then the policy decides alone. A close 1012 or 1013 with a
+// delay in its reason is a hint as a Retry-After is; another close's
+// hint, or any with NoRetryAfter, is not.
 func TestNextWaitRetryAfter(t *testing.T) {
 	pol := backoff.Policy{Kind: backoff.Fixed, Initial: 100 * time.Millisecond, Multiplier: 1}
 	rejected := failure{class: connerr.HTTP503, status: 503, hint: 2 * time.Second}
-	for _, c := range []struct {
-		name     string
-		ignore   bool
-		f        failure
-		min, max time.Duration
-	}{
-		// Hinted spreads the hint upwards, never below it.
-		{"honoured", false, rejected, 2 * time.Second, 2*time.Second + time.Duration(backoff.HintSpread*float64(2*time.Second))},
-		// The fixed policy's 100 ms, exactly.
-		{"ignored", true, rejected, 100 * time.Millisecond, 100 * time.Millisecond},
-		// No hint: the policy either way.
-		{"no hint", false, failure{class: connerr.Refused}, 100 * time.Millisecond, 100 * time.Millisecond},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			cfg := Config{Client: spec.Client{Policy: pol, Seed: 7, NoRetryAfter: c.ignore}}
-			for id := range uint32(50) {
-				d, ok := nextWait(&cfg, id, 1, c.f, 0)
-				if !ok || d < c.min || d > c.max {
-					t.Fatalf("client %d: wait %v, %v; want %v..%v", id, d, ok, c.min, c.max)
-				}
-			}
-		})
-	}
-}
-
-// A close 1012 or 1013 with a delay in its reason is a hint as a
-// Retry-After is; another close's hint, or any with NoRetryAfter, is not.
-func TestNextWaitCloseHint(t *testing.T) {
-	pol := backoff.Policy{Kind: backoff.Fixed, Initial: 100 * time.Millisecond, Multiplier: 1}
 	hinted := func(c connerr.Class) failure { return failure{class: c, hint: 2 * time.Second} }
 	top := 2*time.Second + time.Duration(backoff.HintSpread*float64(2*time.Second))
 	for _, c := range []struct {
@@ -56,6 +29,12 @@ func TestNextWaitCloseHint(t *testing.T) {
 		f        failure
 		min, max time.Duration
 	}{
+		// Hinted spreads the hint upwards, never below it.
+		{"honoured", false, rejected, 2 * time.Second, top},
+		// The fixed policy's 100 ms, exactly.
+		{"ignored", true, rejected, 100 * time.Millisecond, 100 * time.Millisecond},
+		// No hint: the policy either way.
+		{"no hint", false, failure{class: connerr.Refused}, 100 * time.Millisecond, 100 * time.Millisecond},
 		{"1013 honoured", false, hinted(connerr.Closed1013), 2 * time.Second, top},
 		{"1012 honoured", false, hinted(connerr.Closed1012), 2 * time.Second, top},
 		{"1013 ignored", true, hinted(connerr.Closed1013), 100 * time.Millisecond, 100 * time.Millisecond},
