@@ -288,6 +288,46 @@ func TestLBRollingDeploy(t *testing.T) {
 	}
 }
 
+// TestLBRollingDeploySpread: a rolling deploy with --spread and --hint
+// stops each bundled target through its control API: its clients are
+// closed 1013 with a return hint (relayed by HAProxy), over the spread,
+// none 1006 or 1001, and the whole fleet is back through HAProxy.
+func TestLBRollingDeploySpread(t *testing.T) {
+	dir := t.TempDir()
+	url := lbUp(t, dir, "--backlog", "64", "--accept-rate", "500", "--instances", "1")
+	const clients = 30
+	out := filepath.Join(t.TempDir(), "results")
+	fl := startFleet(t, "--url", url, "--clients", strconv.Itoa(clients), "--duration", "5m",
+		"--policy", "exp:initial=200ms,max=2s,jitter=0.5", "--out", out, "--quiet")
+	waitSessions(t, dir, clients, "before the deploy")
+	if stdout, stderr, err := run(t, "rolling-deploy.sh", dir, "--drain-timeout", "0", "--spread", "1", "--hint", "2"); err != nil {
+		t.Fatalf("rolling-deploy: %v\n%s%s", err, stdout, stderr)
+	}
+	waitSessions(t, dir, clients, "after the deploy")
+	fleetOut := fl.stop(t)
+	var sum struct {
+		Connect struct {
+			Disconnects map[string]uint64 `json:"disconnects"`
+		} `json:"connect"`
+	}
+	b, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, fleetOut)
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	d := sum.Connect.Disconnects
+	if d["closed_1013"] == 0 || d["closed_1006"] != 0 || d["closed_1001"] != 0 {
+		t.Errorf("disconnects %v: want 1013 closes only, from the shaped stops", d)
+	}
+	for _, args := range [][]string{{"--spread", "1", "--signal", "KILL"}, {"--hint", "soon"}} {
+		if _, stderr, err := run(t, "rolling-deploy.sh", append([]string{dir}, args...)...); err == nil || !strings.Contains(stderr, args[len(args)-2]) {
+			t.Errorf("rolling-deploy %v: %v %q, want an error naming %s", args, err, stderr, args[len(args)-2])
+		}
+	}
+}
+
 // TestLBNode: the Node ws server behind HAProxy (--backend node) takes a
 // fleet and survives a rolling deploy with every client back.
 func TestLBNode(t *testing.T) {
