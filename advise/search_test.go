@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/chaos"
+	"github.com/stampede-dev/stampede/mitigation"
 	"github.com/stampede-dev/stampede/sim"
 	"github.com/stampede-dev/stampede/spec"
 )
@@ -94,8 +96,21 @@ func TestSearchBeatsLockstep(t *testing.T) {
 			t.Errorf("candidate %d R99 %v ranked before %d with %v", i-1, a.R99, i, b.R99)
 		}
 	}
-	if res.Simulations != (2+8)*2 {
-		t.Errorf("%d simulations, want (current + reference + 8 candidates) × 2 seeds", res.Simulations)
+	if want := (2 + 8 + len(mitigation.Kinds)) * 2; res.Simulations != want {
+		t.Errorf("%d simulations, want (current + reference + 8 candidates + %d mitigations) × 2 seeds = %d",
+			res.Simulations, len(mitigation.Kinds), want)
+	}
+	// What the server can do for the fixed fleet: every kind, none first,
+	// and a return hint spreads the herd below the server as it is.
+	var names []string
+	for _, m := range res.Mitigations {
+		names = append(names, m.Mitigation.Kind)
+	}
+	if !slices.Equal(names, mitigation.Kinds) {
+		t.Fatalf("mitigations %v, want %v", names, mitigation.Kinds)
+	}
+	if none, hint := res.Mitigations[0], res.Mitigations[len(names)-1]; !(hint.Peak < none.Peak) || none.Policy.String() != cur.Policy.String() {
+		t.Errorf("hint: herd peak %v, none %v (policy %s): want the hint's lower, for the current policy", hint.Peak, none.Peak, none.Policy)
 	}
 }
 
