@@ -86,8 +86,8 @@ func TestVersion(t *testing.T) {
 		{"modified tree", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
 			{Key: "vcs.revision", Value: "4ec52bae"}, {Key: "vcs.modified", Value: "true"}}},
 			"stampede (devel)\ncommit 4ec52bae+modified\n"},
-		{"installed at a commit", &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261202090217-954d050ba6c7"}},
-			"stampede v0.0.0-20261202090217-954d050ba6c7\ncommit 954d050ba6c7\n"},
+		{"installed at a commit", &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20260101000000-0123456789ab"}},
+			"stampede v0.0.0-20260101000000-0123456789ab\ncommit 0123456789ab\n"},
 		{"a pre-release, no commit", &debug.BuildInfo{Main: debug.Module{Version: "v1.2.0-rc-1"}}, "stampede v1.2.0-rc-1\ncommit unknown\n"},
 		{"no vcs stamp", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "stampede (devel)\ncommit unknown\n"},
 		{"no build info", nil, "stampede unknown\ncommit unknown\n"},

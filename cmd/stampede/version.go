@@ -58,7 +58,7 @@ func writeVersion(w io.Writer, bi *debug.BuildInfo) {
 }
 
 // pseudoRevision returns the commit prefix a pseudo-version names
-// (v0.0.0-20261202090217-954d050ba6c7: 954d050ba6c7): a module built by
+// (v0.0.0-20260101000000-0123456789ab: 0123456789ab): a module built by
 // `go install MODULE@VERSION` carries no VCS stamp, only its version.
 func pseudoRevision(version string) (string, bool) {
 	version, _, _ = strings.Cut(version, "+")
