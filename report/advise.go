@@ -155,6 +155,26 @@ func ticks(hi float64, unit string) (out []svgTick, top float64) {
 	return out, top
 }
 
+// axes puts round ticks on p's axes over [0, xhi] and [0, yhi] and the
+// server's capacity per 100 ms as a rule, and returns the two scales
+// from data to the plot's coordinates.
+func (p *svgPlot) axes(xhi, yhi, capacity float64) (x, y func(float64) float64) {
+	var xtop, ytop float64
+	p.XTicks, xtop = ticks(xhi, "")
+	p.YTicks, ytop = ticks(yhi, "")
+	x = func(v float64) float64 { return scale(v, 0, xtop, plotL, plotL+innerW) }
+	y = func(v float64) float64 { return scale(v, 0, ytop, plotT+innerH, plotT) }
+	for i := range p.XTicks {
+		p.XTicks[i].At = x(p.XTicks[i].At)
+	}
+	for i := range p.YTicks {
+		p.YTicks[i].At = y(p.YTicks[i].At)
+	}
+	capY := y(capacity)
+	p.Rules = append(p.Rules, svgRule{X1: plotL, Y1: capY, X2: plotL + innerW, Y2: capY, Label: "server capacity per 100 ms"})
+	return x, y
+}
+
 // candidatePlot draws each candidate at (R99, herd peak), the current
 // policy in grey, the recommended one in red, with the server's capacity
 // per 100 ms and the physical bound as rules.
@@ -168,19 +188,7 @@ func candidatePlot(a *results.Advice) svgPlot {
 		ymax = max(ymax, c.HerdPeakPer100ms)
 	}
 	p := svgPlot{XLabel: "R99 after ready (s)", YLabel: "herd peak per 100 ms"}
-	var xtop, ytop float64
-	p.XTicks, xtop = ticks(xmax*1.05, "")
-	p.YTicks, ytop = ticks(ymax*1.05, "")
-	x := func(v float64) float64 { return scale(v, 0, xtop, plotL, plotL+innerW) }
-	y := func(v float64) float64 { return scale(v, 0, ytop, plotT+innerH, plotT) }
-	for i := range p.XTicks {
-		p.XTicks[i].At = x(p.XTicks[i].At)
-	}
-	for i := range p.YTicks {
-		p.YTicks[i].At = y(p.YTicks[i].At)
-	}
-	capY := y(a.Capacity.Per100ms)
-	p.Rules = append(p.Rules, svgRule{X1: plotL, Y1: capY, X2: plotL + innerW, Y2: capY, Label: "server capacity per 100 ms"})
+	x, y := p.axes(xmax*1.05, ymax*1.05, a.Capacity.Per100ms)
 	bx := x(a.PhysicalBoundS)
 	p.Rules = append(p.Rules, svgRule{X1: bx, Y1: plotT, X2: bx, Y2: plotT + innerH, Label: "physical bound"})
 	for i, c := range all {
@@ -210,19 +218,7 @@ func curvePlot(a *results.Advice) svgPlot {
 			ymax = max(ymax, float64(v))
 		}
 	}
-	var xtop, ytop float64
-	p.XTicks, xtop = ticks(float64(n)/10, "")
-	p.YTicks, ytop = ticks(ymax*1.05, "")
-	x := func(v float64) float64 { return scale(v, 0, xtop, plotL, plotL+innerW) }
-	y := func(v float64) float64 { return scale(v, 0, ytop, plotT+innerH, plotT) }
-	for i := range p.XTicks {
-		p.XTicks[i].At = x(p.XTicks[i].At)
-	}
-	for i := range p.YTicks {
-		p.YTicks[i].At = y(p.YTicks[i].At)
-	}
-	capY := y(a.Capacity.Per100ms)
-	p.Rules = append(p.Rules, svgRule{X1: plotL, Y1: capY, X2: plotL + innerW, Y2: capY, Label: "server capacity per 100 ms"})
+	x, y := p.axes(float64(n)/10, ymax*1.05, a.Capacity.Per100ms)
 	colors := map[string]string{"recommended": "#d62728", "current": "#888888"}
 	if len(a.Curves) > 0 { // one event: the same ready for both policies
 		rx := x(a.Curves[0].ReadyS - a.Curves[0].StartS)
