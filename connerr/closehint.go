@@ -34,10 +34,24 @@ func ParseCloseHint(reason string, max time.Duration) (d time.Duration, ok bool)
 	return d, true
 }
 
+// CloseHint is the delay a connection ended with class c and close
+// reason may carry: ParseCloseHint's, for a close 1012 (service restart)
+// or 1013 (try again later), 0 for any other close or reason.
+func CloseHint(c Class, reason string, max time.Duration) time.Duration {
+	if !hintedClose(c) {
+		return 0
+	}
+	d, _ := ParseCloseHint(reason, max)
+	return d
+}
+
+// hintedClose reports whether a close of class c may carry a delay.
+func hintedClose(c Class) bool { return c == Closed1012 || c == Closed1013 }
+
 // HonorsHint reports whether a failure of class c (with HTTP status, 0
 // for none) carries a server hint a client honours: a Retry-After of
 // HonorsRetryAfter's statuses, or the delay of a close frame 1012
 // (service restart) or 1013 (try again later).
 func HonorsHint(c Class, status int) bool {
-	return HonorsRetryAfter(status) || c == Closed1012 || c == Closed1013
+	return HonorsRetryAfter(status) || hintedClose(c)
 }

@@ -23,6 +23,12 @@ func TestCloseHint(t *testing.T) {
 	if d, _ := ParseCloseHint("retry after 10m", time.Minute); d != time.Minute {
 		t.Errorf("the cap: got %v, want 1m", d)
 	}
+	if d := CloseHint(Closed1013, CloseHintReason(3*time.Second), 0); d != 3*time.Second {
+		t.Errorf("CloseHint of a 1013 = %v, want 3s", d)
+	}
+	if d := CloseHint(Closed1001, CloseHintReason(3*time.Second), 0); d != 0 {
+		t.Errorf("CloseHint of a 1001 = %v, want none", d)
+	}
 	for _, tc := range []struct {
 		c      Class
 		status int

@@ -108,11 +108,9 @@ func (r *reactor) frame(j int32, h ws.Header, payload []byte, now int64) {
 		}
 		_, _ = r.write(c.fd, r.frameBytes(ws.OpClose, body, mask))
 		f := failure{class: connerr.ClassifyClose(code), err: closedError{code, reason}}
-		if f.class == connerr.Closed1012 || f.class == connerr.Closed1013 {
-			// A restart or an overloaded server may say when to come
-			// back: "retry after 3.25s", honoured as a Retry-After.
-			f.hint, _ = connerr.ParseCloseHint(reason, r.f.cfg.RetryAfterCap)
-		}
+		// A restart or an overloaded server may say when to come back:
+		// "retry after 3.25s", honoured as a Retry-After.
+		f.hint = connerr.CloseHint(f.class, reason, r.f.cfg.RetryAfterCap)
 		r.drop(j, f, now)
 	default:
 		r.mode.data(r, j, h, payload, now)

@@ -208,8 +208,8 @@ func (w *wssFleet) hold(ctx context.Context, conn *wsdial.Conn, id uint32, socke
 	}
 	f = failure{class: ce.Class, err: ce.Err}
 	var closed wsutil.ClosedError
-	if (f.class == connerr.Closed1012 || f.class == connerr.Closed1013) && errors.As(ce.Err, &closed) {
-		f.hint, _ = connerr.ParseCloseHint(closed.Reason, cfg.RetryAfterCap)
+	if errors.As(ce.Err, &closed) {
+		f.hint = connerr.CloseHint(f.class, closed.Reason, cfg.RetryAfterCap)
 	}
 	return f, true
 }
