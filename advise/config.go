@@ -67,6 +67,15 @@ type Config struct {
 	Capacity Capacity
 }
 
+// capacity is the server's capacity the search scores against: the
+// measured one when given, else the one Sim's server has (CapacityOf).
+func (c Config) capacity() Capacity {
+	if c.Capacity.AcceptRate > 0 {
+		return c.Capacity
+	}
+	return CapacityOf(c.Sim)
+}
+
 // withDefaults returns c with every zero field set to its default.
 func (c Config) withDefaults() Config {
 	if c.Objective == "" {

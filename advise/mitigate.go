@@ -33,10 +33,12 @@ func Mitigations(ctx context.Context, cfg Config, ms []mitigation.Mitigation) ([
 		return nil, 0, err
 	}
 	cfg = cfg.withDefaults()
-	capy := cfg.Capacity
-	if capy.AcceptRate <= 0 {
-		capy = CapacityOf(cfg.Sim)
-	}
+	return mitigate(ctx, cfg, cfg.capacity(), ms)
+}
+
+// mitigate is Mitigations of a valid cfg with its defaults, scored
+// against capy.
+func mitigate(ctx context.Context, cfg Config, capy Capacity, ms []mitigation.Mitigation) ([]Mitigated, int, error) {
 	out := make([]Mitigated, len(ms))
 	n := 0
 	for i, m := range ms {

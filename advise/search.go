@@ -78,10 +78,7 @@ func Search(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	capy := cfg.Capacity
-	if capy.AcceptRate <= 0 {
-		capy = CapacityOf(cfg.Sim)
-	}
+	capy := cfg.capacity()
 	res := &Result{Config: cfg, Capacity: capy, Bound: capy.Bound(cfg.Sim.Clients)}
 	ref := backoff.MustParse(ReferencePolicy)
 	start := []backoff.Policy{cfg.Sim.Policy, ref}
@@ -124,7 +121,7 @@ func Search(ctx context.Context, cfg Config) (*Result, error) {
 	res.Best = distinct(pool, cfg.Shown)
 	res.Reason = res.reason()
 	ms := mitigationsFor(cfg.Sim.Server, cfg.Sim.Schedule, cfg.Sim.Clients, capy.AcceptRate)
-	if res.Mitigations, n, err = Mitigations(ctx, cfg, ms); err != nil {
+	if res.Mitigations, n, err = mitigate(ctx, cfg, capy, ms); err != nil {
 		return nil, err
 	}
 	res.Simulations += n
