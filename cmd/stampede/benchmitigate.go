@@ -81,10 +81,7 @@ func predictMitigations(ctx context.Context, c *cli.Context, bc storm.BenchConfi
 		return err
 	}
 	var measured, predicted []mitigationFigures
-	names := make([]string, len(runs))
-	mw, mr, pw, pr := make([]float64, len(runs)), make([]float64, len(runs)), make([]float64, len(runs)), make([]float64, len(runs))
 	for i, r := range runs {
-		names[i] = r.Mitigation
 		f := mitigationFigures{Mitigation: r.Mitigation}
 		if r.Summary != nil {
 			if rec, ok := r.Summary.WorstRecovery(); ok {
@@ -96,11 +93,9 @@ func predictMitigations(ctx context.Context, c *cli.Context, bc storm.BenchConfi
 			}
 		}
 		measured = append(measured, f)
-		mw[i], mr[i] = orInf(f.Wasted), orInf(f.R99S)
 		p := pred[i]
 		predicted = append(predicted, mitigationFigures{Mitigation: p.Mitigation.String(),
 			R99S: finite(p.R99), Wasted: finite(p.Wasted), Peak: finite(p.Peak)})
-		pw[i], pr[i] = nanInf(p.Wasted), nanInf(p.R99)
 	}
 	w := c.App.Writer
 	fmt.Fprintf(w, "\npredicted by the simulator (%d simulations, %d seeds each):\n", n, advise.DefaultSeeds)
@@ -112,7 +107,7 @@ func predictMitigations(ctx context.Context, c *cli.Context, bc storm.BenchConfi
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	mo, po := advise.Order(names, mw, mr), advise.Order(names, pw, pr)
+	mo, po := mitigationOrder(measured), mitigationOrder(predicted)
 	same := "the same order"
 	if !slices.Equal(mo, po) {
 		same = "a different order"
@@ -137,18 +132,21 @@ func predictMitigations(ctx context.Context, c *cli.Context, bc storm.BenchConfi
 
 func isRestart(e chaos.Entry) bool { return e.Event.Kind == chaos.Restart }
 
-func orInf(p *float64) float64 {
-	if p == nil {
-		return math.Inf(1)
+// mitigationOrder is advise.Order of a table's rows; a figure never
+// reached counts as the worst.
+func mitigationOrder(fs []mitigationFigures) []string {
+	names := make([]string, len(fs))
+	wasted, r99 := make([]float64, len(fs)), make([]float64, len(fs))
+	orInf := func(p *float64) float64 {
+		if p == nil {
+			return math.Inf(1)
+		}
+		return *p
 	}
-	return *p
-}
-
-func nanInf(v float64) float64 {
-	if math.IsNaN(v) {
-		return math.Inf(1)
+	for i, f := range fs {
+		names[i], wasted[i], r99[i] = f.Mitigation, orInf(f.Wasted), orInf(f.R99S)
 	}
-	return v
+	return advise.Order(names, wasted, r99)
 }
 
 func finite(v float64) *float64 {
