@@ -110,7 +110,9 @@ func (s *sim) restart(rec *results.Event, ev chaos.Event, at int64) []action {
 	}
 	exit := int64(ev.Spread) + int64(s.cfg.StopTime)
 	down, start := int64(ev.Down)+exit, int64(s.cfg.StartTime)
-	stall := ev.Shape == chaos.ShapeStall
+	// stopProcs has already closed or reset the listeners of a stall
+	// shape (its port stays open) and of spread closes.
+	closedAtStop := ev.Shape == chaos.ShapeStall || ev.Spread > 0
 	var acts []action
 	if ev.Procs == chaos.ProcsRolling {
 		t := at
@@ -120,7 +122,7 @@ func (s *sim) restart(rec *results.Event, ev chaos.Event, at int64) []action {
 			ready := listen + start
 			acts = append(acts,
 				action{stop, func(now int64) { s.stopProcs([]int{pi}, ev, now) }},
-				action{stop + exit, func(now int64) { s.exit([]int{pi}, stall, now) }},
+				action{stop + exit, func(now int64) { s.exit([]int{pi}, closedAtStop, now) }},
 				action{listen, func(int64) { s.listenProcs([]int{pi}) }},
 				action{ready, func(now int64) { s.readyProcs([]int{pi}, now) }})
 			rec.Steps = append(rec.Steps, results.Step{Proc: pi, Start: time.Duration(stop), End: time.Duration(listen), Ready: time.Duration(ready), Conns: -1})
@@ -132,7 +134,7 @@ func (s *sim) restart(rec *results.Event, ev chaos.Event, at int64) []action {
 	rec.End, rec.Ready = time.Duration(at+down), time.Duration(at+down+start)
 	return append(acts,
 		action{at, func(now int64) { s.stopProcs(procs, ev, now) }},
-		action{at + exit, func(now int64) { s.exit(procs, stall, now) }},
+		action{at + exit, func(now int64) { s.exit(procs, closedAtStop, now) }},
 		action{at + down, func(int64) { s.listenProcs(procs) }},
 		action{at + down + start, func(now int64) { s.readyProcs(procs, now) }})
 }
@@ -232,10 +234,10 @@ func (s *sim) exitProcs(procs []int, stall bool, now int64) {
 	}
 }
 
-// exit is a restart's exit action: none with shape=stall, whose queues
-// stopProcs already reset.
-func (s *sim) exit(procs []int, stall bool, now int64) {
-	if !stall {
+// exit is a restart's exit action: none when stopProcs already closed
+// the listeners (spread=) or reset their queues (shape=stall).
+func (s *sim) exit(procs []int, closedAtStop bool, now int64) {
+	if !closedAtStop {
 		s.exitProcs(procs, false, now)
 	}
 }
