@@ -36,9 +36,9 @@ func (l *lockedRand) float64() float64 {
 	return l.r.Float64()
 }
 
-// perm is a random permutation of [0, n).
-func (l *lockedRand) perm(n int) []int {
+// shuffle puts n elements in a random order, swap exchanging two.
+func (l *lockedRand) shuffle(n int, swap func(i, j int)) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.r.Perm(n)
+	l.r.Shuffle(n, swap)
 }

@@ -317,12 +317,7 @@ func (s *Server) goAway(o ShutdownOptions) {
 	s.mu.Unlock()
 	conns := s.snapshot()
 	if o.Spread > 0 {
-		order := s.rand.perm(len(conns))
-		shuffled := make([]*Conn, len(conns))
-		for i, k := range order {
-			shuffled[i] = conns[k]
-		}
-		conns = shuffled
+		s.rand.shuffle(len(conns), func(i, j int) { conns[i], conns[j] = conns[j], conns[i] })
 	}
 	// A client that does not read can hold a write for WriteTimeout, so the
 	// frames go out from several goroutines.
