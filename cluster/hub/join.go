@@ -233,7 +233,7 @@ func join(ctx context.Context, nc *nats.Conn, cfg JoinConfig, signKey []byte, d 
 		run = "joined run " + Printable(ch.RunID)
 	}
 	logf("%s at %s as %q (%s); clock offset %+.3f ms ± %.3f ms", run, cfg.NATS, cfg.Name, cfg.Role, ms(off.Offset), ms(off.Bound))
-	s.shift = off.Offset
+	s.shift.Store(int64(off.Offset))
 	addr, _ = d.ip.Load().(string)
 	return &Joined{s: s, nc: nc, Offset: off.Offset, Bound: off.Bound, Addr: addr}, nil
 }

@@ -44,9 +44,11 @@ type session struct {
 	onChannel func(*channel)
 	// onMsg handles the session's own kinds (clock, offset, ...).
 	onMsg func(p parsed)
-	// shift is added to every time of an outgoing cluster message and
-	// taken from every incoming one (the agent side: its clock offset).
-	shift time.Duration
+	// shift (a time.Duration) is added to every time of an outgoing
+	// cluster message and taken from every incoming one (the agent side:
+	// its clock offset). Atomic: the join sets it once the offset is
+	// known, while run already reads messages.
+	shift atomic.Int64
 
 	dead    chan struct{}
 	deadErr error
@@ -131,8 +133,8 @@ func (s *session) run() {
 				c.push(nil, fmt.Errorf("cluster: malformed message: %w", err))
 				continue
 			}
-			if s.shift != 0 {
-				cluster.ShiftTimes(&cm, -s.shift)
+			if d := time.Duration(s.shift.Load()); d != 0 {
+				cluster.ShiftTimes(&cm, -d)
 			}
 			c.maxRecv(len(p.body))
 			c.push(&cm, nil)
@@ -267,8 +269,8 @@ func (c *channel) Send(m cluster.Message) error {
 	if c.closed.Load() {
 		return io.ErrClosedPipe
 	}
-	if c.s.shift != 0 {
-		cluster.ShiftTimes(&m, c.s.shift)
+	if d := time.Duration(c.s.shift.Load()); d != 0 {
+		cluster.ShiftTimes(&m, d)
 	}
 	b, err := json.Marshal(m)
 	if err != nil {
