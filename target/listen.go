@@ -1,11 +1,11 @@
 package target
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
 	"sync/atomic"
 	"syscall"
 
@@ -18,6 +18,12 @@ import (
 // changed while it listens. Its socket has SO_REUSEADDR and SO_REUSEPORT, so
 // several processes listening on the same address form one SO_REUSEPORT
 // group and the kernel spreads new connections over them.
+//
+// Its connections have no TCP keep-alive: the WebSocket pings find a dead
+// peer, and Go's default (a probe after 15 s idle, every 15 s) would have
+// the kernel probe each idle connection four times a minute, about 66,000
+// probes and their ACKs a second on loopback at a million connections,
+// besides four setsockopt calls per accept.
 //
 // The kernel caps the backlog at net.core.somaxconn and holds backlog+1
 // established connections in the accept queue; `ss -ltn` shows the queue as
@@ -35,30 +41,41 @@ func Listen(addr string, backlog int) (*Listener, error) {
 	if backlog <= 0 {
 		return nil, fmt.Errorf("target: listen %s: backlog %d must be positive", addr, backlog)
 	}
-	fd, err := bindSocket(addr)
+	ap, err := parseAddr(addr)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("target: %w", err)
 	}
-	if err := unix.Listen(fd, backlog); err != nil {
-		unix.Close(fd)
+	network := "tcp4"
+	if !ap.Addr().Is4() {
+		network = "tcp6" // Go makes it IPv6-only
+	}
+	var optErr error
+	lc := net.ListenConfig{
+		KeepAlive: -1,
+		Control: func(_, _ string, c syscall.RawConn) error {
+			err := c.Control(func(fd uintptr) {
+				optErr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT, 1)
+			})
+			return errors.Join(err, optErr)
+		},
+	}
+	// net.Listen's backlog is somaxconn; listen() again below sets ours
+	// before the first accept, which is all the kernel needs.
+	nl, err := lc.Listen(context.Background(), network, ap.String())
+	if err != nil {
 		return nil, fmt.Errorf("target: listen %s: %w", addr, err)
 	}
-	// FileListener dups the descriptor, so the file is closed here and the
-	// listener owns the only copy.
-	f := os.NewFile(uintptr(fd), "listener")
-	fl, err := net.FileListener(f)
-	f.Close()
-	if err != nil {
-		return nil, fmt.Errorf("target: listen %s: %w", addr, err)
-	}
-	tl := fl.(*net.TCPListener)
+	tl := nl.(*net.TCPListener)
 	raw, err := tl.SyscallConn()
 	if err != nil {
 		tl.Close()
 		return nil, fmt.Errorf("target: listen %s: %w", addr, err)
 	}
 	l := &Listener{TCPListener: tl, raw: raw}
-	l.backlog.Store(int64(backlog))
+	if err := l.SetBacklog(backlog); err != nil {
+		tl.Close()
+		return nil, fmt.Errorf("target: listen %s: %w", addr, err)
+	}
 	return l, nil
 }
 
