@@ -63,11 +63,19 @@ func (r *reactor) connectDone(j int32, events uint32) {
 	}
 	c := &r.clients[j]
 	now := r.now()
-	if errno := soError(int(c.fd)); errno != 0 {
-		r.fail(j, r.dialFailure("connect", errno), now)
-		return
+	// A connect that failed raises EPOLLERR or EPOLLHUP; one that succeeded
+	// only EPOLLOUT, so the getsockopt is spent on failures alone.
+	if events&(unix.EPOLLERR|unix.EPOLLHUP) != 0 {
+		if errno := soError(int(c.fd)); errno != 0 {
+			r.fail(j, r.dialFailure("connect", errno), now)
+			return
+		}
 	}
 	if events&unix.EPOLLOUT == 0 {
+		return
+	}
+	if errno := r.dial.established(int(c.fd)); errno != 0 {
+		r.fail(j, r.dialFailure("setsockopt TCP_NODELAY", errno), now)
 		return
 	}
 	c.state = stHandshaking

@@ -54,11 +54,6 @@ func (d *dialer) connect(id uint32) (fd int, op string, errno unix.Errno) {
 			return fail("setsockopt TCP_SYNCNT", err)
 		}
 	}
-	if d.noDelay {
-		if err := unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1); err != nil {
-			return fail("setsockopt TCP_NODELAY", err)
-		}
-	}
 	if len(d.src) > 0 {
 		// Without IP_BIND_ADDRESS_NO_PORT, bind takes a port for every
 		// destination and the source address gains nothing.
@@ -74,6 +69,19 @@ func (d *dialer) connect(id uint32) (fd int, op string, errno unix.Errno) {
 		return fail("connect", err)
 	}
 	return fd, "", 0
+}
+
+// established sets what a connected socket needs (TCP_NODELAY, when the
+// mode sends frames): once connected, not before, so that the attempts a
+// herd wastes do not pay for it.
+func (d *dialer) established(fd int) unix.Errno {
+	if !d.noDelay {
+		return 0
+	}
+	if err := unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1); err != nil {
+		return toErrno(err)
+	}
+	return 0
 }
 
 // soError reads and clears a socket's pending error: the outcome of a
