@@ -237,3 +237,41 @@ func TestServeStdioReadsThePlanFirst(t *testing.T) {
 		t.Errorf("empty stdin: %v; want an error about the missing plan", err)
 	}
 }
+
+// TestRecoverWaitsOnceForAll: agents that never send their recovery
+// figures are each named once the one wait is over, and Recover returns;
+// it does not wait for the second agent on a timer that already fired.
+func TestRecoverWaitsOnceForAll(t *testing.T) {
+	coord := &Coordinator{FinalTimeout: 200 * time.Millisecond}
+	for i := range 3 {
+		c, a := pipePair()
+		t.Cleanup(func() { c.Close(); a.Close() })
+		go func() { // reads every message, answers none
+			for {
+				if _, err := a.Recv(); err != nil {
+					return
+				}
+			}
+		}()
+		share := loadgen.Config{Client: spec.Client{URL: "ws://127.0.0.1:1/", Clients: 1, Policy: backoff.MustParse("fixed:initial=1s")}}
+		ag := &Agent{Name: fmt.Sprintf("loadgen %d", i), Transport: c, Plan: Plan{Role: RoleLoadgen, Loadgen: &share}}
+		if err := coord.Place(ag); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := coord.Recover(context.Background(), []results.Event{{Kind: "restart", Start: time.Second}}, 5*time.Second)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		for i := range 3 {
+			if want := fmt.Sprintf("loadgen %d: no recovery figures in time", i); err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("Recover = %v; want it to name %q", err, want)
+			}
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Recover still waiting 30 s after its 200 ms wait was over")
+	}
+}

@@ -274,22 +274,39 @@ func (c *Coordinator) Recover(ctx context.Context, events []results.Event, end t
 		}
 		asked = append(asked, a)
 	}
+	// One wait for all: once it is over, an agent that has not answered
+	// yet is left out, not waited for (the timer fires once).
 	timer := time.NewTimer(orDefault(c.FinalTimeout, DefaultFinalTimeout))
 	defer timer.Stop()
+	expired := false
 	for _, a := range asked {
-		select {
-		case err := <-a.recovered:
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", a.Name, err))
-				continue
+		var err error
+		answered := false
+		if expired {
+			select {
+			case err = <-a.recovered:
+				answered = true
+			default:
 			}
+		} else {
+			select {
+			case err = <-a.recovered:
+				answered = true
+			case <-timer.C:
+				expired = true
+			case <-ctx.Done():
+				return parts, ctx.Err()
+			}
+		}
+		switch {
+		case !answered:
+			errs = append(errs, fmt.Errorf("%s: no recovery figures in time", a.Name))
+		case err != nil:
+			errs = append(errs, fmt.Errorf("%s: %w", a.Name, err))
+		default:
 			a.mu.Lock()
 			parts = results.MergeRecoveryPartials(parts, a.partials)
 			a.mu.Unlock()
-		case <-timer.C:
-			errs = append(errs, fmt.Errorf("%s: no recovery figures in time", a.Name))
-		case <-ctx.Done():
-			return parts, ctx.Err()
 		}
 	}
 	return parts, errors.Join(errs...)
