@@ -10,6 +10,7 @@ import (
 
 	"github.com/stampede-dev/stampede/connerr"
 	"github.com/stampede-dev/stampede/internal/epoll"
+	"github.com/stampede-dev/stampede/internal/rawsys"
 )
 
 // epollFlags are set once per socket: edge-triggered, so a socket is never
@@ -200,7 +201,7 @@ func (f failure) text() string {
 func (r *reactor) closeSocket(j int32) {
 	c := &r.clients[j]
 	if c.fd >= 0 {
-		unix.Close(int(c.fd))
+		rawsys.Close(int(c.fd))
 		c.fd = -1
 	}
 	r.timers.cancel(j)

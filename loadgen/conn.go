@@ -1,7 +1,6 @@
 package loadgen
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -12,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/stampede-dev/stampede/connerr"
+	"github.com/stampede-dev/stampede/internal/rawsys"
 )
 
 // Buffer bounds.
@@ -35,15 +35,15 @@ func (r *reactor) readable(j int32, events uint32) {
 	sock := c.sockets
 	closing := events&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0
 	for i := 0; i < maxReadsPerFD; i++ {
-		n, err := unix.Read(int(c.fd), r.rbuf)
+		n, errno := rawsys.Read(int(c.fd), r.rbuf)
 		now := r.now()
 		switch {
-		case err == unix.EAGAIN:
+		case errno == unix.EAGAIN:
 			return
-		case err == unix.EINTR:
+		case errno == unix.EINTR:
 			continue
-		case err != nil:
-			r.lost(j, r.ioError("read", err), now)
+		case errno != 0:
+			r.lost(j, r.ioError("read", errno), now)
 			return
 		case n == 0:
 			if c.state == stConnected {
@@ -167,16 +167,16 @@ func (r *reactor) flush(j int32) bool {
 // write writes what the socket takes; EAGAIN is not an error.
 func (r *reactor) write(fd int32, p []byte) (int, error) {
 	for {
-		n, err := unix.Write(int(fd), p)
-		switch {
-		case err == nil:
+		n, errno := rawsys.Write(int(fd), p)
+		switch errno {
+		case 0:
 			return n, nil
-		case errors.Is(err, unix.EINTR):
+		case unix.EINTR:
 			continue
-		case errors.Is(err, unix.EAGAIN):
+		case unix.EAGAIN:
 			return 0, nil
 		}
-		return 0, err
+		return 0, errno
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stampede-dev/stampede/connerr"
 	"github.com/stampede-dev/stampede/internal/epoll"
+	"github.com/stampede-dev/stampede/internal/rawsys"
 )
 
 // Reactor sizes.
@@ -262,7 +263,7 @@ func (r *reactor) shutdown() {
 	for j := range r.clients {
 		c := &r.clients[j]
 		if c.fd >= 0 {
-			unix.Close(int(c.fd))
+			rawsys.Close(int(c.fd))
 			c.fd = -1
 		}
 		c.ext = nil

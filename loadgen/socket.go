@@ -4,6 +4,8 @@ import (
 	"net/netip"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/stampede-dev/stampede/internal/rawsys"
 )
 
 // dialer opens raw non-blocking TCP sockets for one reactor. Sockaddr
@@ -11,8 +13,8 @@ import (
 // fields, so sharing one between reactors would race.
 type dialer struct {
 	family     int
-	dst        unix.Sockaddr
-	src        []unix.Sockaddr // round-robin by client ID; empty: the kernel's choice
+	dst        rawsys.Sockaddr
+	src        []rawsys.Sockaddr // round-robin by client ID; empty: the kernel's choice
 	synRetries int
 	noDelay    bool
 }
@@ -22,18 +24,11 @@ func newDialer(dst netip.AddrPort, src []netip.Addr, synRetries int, noDelay boo
 	if !dst.Addr().Unmap().Is4() {
 		d.family = unix.AF_INET6
 	}
-	d.dst = sockaddr(dst, d.family)
+	d.dst = rawsys.NewSockaddr(dst, d.family)
 	for _, ip := range src {
-		d.src = append(d.src, sockaddr(netip.AddrPortFrom(ip, 0), d.family))
+		d.src = append(d.src, rawsys.NewSockaddr(netip.AddrPortFrom(ip, 0), d.family))
 	}
 	return d
-}
-
-func sockaddr(ap netip.AddrPort, family int) unix.Sockaddr {
-	if family == unix.AF_INET {
-		return &unix.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().Unmap().As4()}
-	}
-	return &unix.SockaddrInet6{Port: int(ap.Port()), Addr: ap.Addr().As16()}
 }
 
 // connect opens a socket for client id and starts a non-blocking connect.
@@ -41,32 +36,31 @@ func sockaddr(ap netip.AddrPort, family int) unix.Sockaddr {
 // the connect is in progress or done); on failure the socket is closed and
 // op names the step.
 func (d *dialer) connect(id uint32) (fd int, op string, errno unix.Errno) {
-	fd, err := unix.Socket(d.family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
-	if err != nil {
-		return -1, "socket", toErrno(err)
+	fd, errno = rawsys.Socket(d.family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
+	if errno != 0 {
+		return -1, "socket", errno
 	}
-	fail := func(op string, err error) (int, string, unix.Errno) {
-		unix.Close(fd)
-		return -1, op, toErrno(err)
+	fail := func(op string, errno unix.Errno) (int, string, unix.Errno) {
+		rawsys.Close(fd)
+		return -1, op, errno
 	}
 	if d.synRetries > 0 {
-		if err := unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_SYNCNT, d.synRetries); err != nil {
-			return fail("setsockopt TCP_SYNCNT", err)
+		if errno := rawsys.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_SYNCNT, d.synRetries); errno != 0 {
+			return fail("setsockopt TCP_SYNCNT", errno)
 		}
 	}
 	if len(d.src) > 0 {
 		// Without IP_BIND_ADDRESS_NO_PORT, bind takes a port for every
 		// destination and the source address gains nothing.
-		if err := unix.SetsockoptInt(fd, unix.IPPROTO_IP, unix.IP_BIND_ADDRESS_NO_PORT, 1); err != nil {
-			return fail("setsockopt IP_BIND_ADDRESS_NO_PORT", err)
+		if errno := rawsys.SetsockoptInt(fd, unix.IPPROTO_IP, unix.IP_BIND_ADDRESS_NO_PORT, 1); errno != 0 {
+			return fail("setsockopt IP_BIND_ADDRESS_NO_PORT", errno)
 		}
-		if err := unix.Bind(fd, d.src[int(id)%len(d.src)]); err != nil {
-			return fail("bind", err)
+		if errno := rawsys.Bind(fd, &d.src[int(id)%len(d.src)]); errno != 0 {
+			return fail("bind", errno)
 		}
 	}
-	err = unix.Connect(fd, d.dst)
-	if err != nil && err != unix.EINPROGRESS {
-		return fail("connect", err)
+	if errno := rawsys.Connect(fd, &d.dst); errno != 0 && errno != unix.EINPROGRESS {
+		return fail("connect", errno)
 	}
 	return fd, "", 0
 }
@@ -78,18 +72,15 @@ func (d *dialer) established(fd int) unix.Errno {
 	if !d.noDelay {
 		return 0
 	}
-	if err := unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1); err != nil {
-		return toErrno(err)
-	}
-	return 0
+	return rawsys.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
 }
 
 // soError reads and clears a socket's pending error: the outcome of a
 // non-blocking connect.
 func soError(fd int) unix.Errno {
-	v, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR)
-	if err != nil {
-		return toErrno(err)
+	v, errno := rawsys.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR)
+	if errno != 0 {
+		return errno
 	}
 	return unix.Errno(v)
 }

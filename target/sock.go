@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/stampede-dev/stampede/internal/rawsys"
 )
 
 // sock is a plain (ws://) connection's socket once upgraded: a raw,
@@ -51,7 +53,7 @@ func (s *sock) acquire() bool {
 // release drops a reference; the last one after close closes the fd.
 func (s *sock) release() {
 	if s.refs.Add(^uint32(0)) == sockClosed {
-		unix.Close(int(s.fd))
+		rawsys.Close(int(s.fd))
 	}
 }
 
@@ -61,7 +63,7 @@ func (s *sock) close() {
 	switch {
 	case old&sockClosed != 0:
 	case old == 0:
-		unix.Close(int(s.fd))
+		rawsys.Close(int(s.fd))
 	default:
 		unix.Shutdown(int(s.fd), unix.SHUT_RDWR)
 	}
@@ -136,15 +138,15 @@ func (s *sock) ready(events int16) (bool, error) {
 // The caller holds a reference.
 func (s *sock) read(p []byte, deadline time.Time) (int, error) {
 	for {
-		n, err := unix.Read(int(s.fd), p)
+		n, errno := rawsys.Read(int(s.fd), p)
 		switch {
-		case err == nil && n == 0 && len(p) > 0:
+		case errno == 0 && n == 0 && len(p) > 0:
 			return 0, io.EOF
-		case err == nil:
+		case errno == 0:
 			return n, nil
-		case err == unix.EINTR:
+		case errno == unix.EINTR:
 			continue
-		case err == unix.EAGAIN:
+		case errno == unix.EAGAIN:
 			if s.refs.Load()&sockClosed != 0 {
 				return 0, errSockClosed
 			}
@@ -153,7 +155,7 @@ func (s *sock) read(p []byte, deadline time.Time) (int, error) {
 			}
 			continue
 		}
-		return 0, os.NewSyscallError("read", err)
+		return 0, os.NewSyscallError("read", errno)
 	}
 }
 

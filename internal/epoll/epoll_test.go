@@ -1,7 +1,10 @@
 package epoll
 
 import (
+	"runtime"
+	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -127,5 +130,68 @@ func TestOneShotRearm(t *testing.T) {
 	evs, _, _ := p.Wait(1000)
 	if len(evs) != 1 || TokenOf(&evs[0]) != Pair(3, 2) {
 		t.Fatalf("after Mod: %v, want one event with token (3, 2)", evs)
+	}
+}
+
+// TestWaitParks: a goroutine in Wait is parked in the runtime's poller
+// ("IO wait"), not blocked in a system call that holds its thread and P,
+// and still wakes for an event, for Wake and for its timeout.
+func TestWaitParks(t *testing.T) {
+	p, err := New(8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	r, w := pipe(t)
+	if err := p.Add(r, unix.EPOLLIN, Pair(5, 9)); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan []unix.EpollEvent, 1)
+	go func() {
+		evs, _, err := p.Wait(-1)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- append([]unix.EpollEvent(nil), evs...)
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		buf := make([]byte, 1<<20)
+		all := string(buf[:runtime.Stack(buf, true)])
+		var state string
+		for _, g := range strings.Split(all, "\n\n") {
+			if strings.Contains(g, "epoll.(*Poller).Wait") {
+				state = g[strings.Index(g, "[")+1 : strings.Index(g, "]")]
+			}
+		}
+		if strings.HasPrefix(state, "IO wait") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the waiting goroutine is in state %q, want IO wait", state)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	unix.Write(w, []byte{1})
+	select {
+	case evs := <-got:
+		if len(evs) != 1 || TokenOf(&evs[0]) != Pair(5, 9) {
+			t.Fatalf("Wait = %+v, want the pipe's event", evs)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Wait did not return for a readable pipe")
+	}
+	start := time.Now()
+	var b [1]byte
+	unix.Read(r, b[:])
+	if evs, woken, err := p.Wait(30); err != nil || woken || len(evs) != 0 {
+		t.Fatalf("Wait(30) = %v, %v, %v; want a timeout", evs, woken, err)
+	}
+	if d := time.Since(start); d < 30*time.Millisecond {
+		t.Errorf("Wait(30) returned after %v", d)
+	}
+	go func() { time.Sleep(20 * time.Millisecond); p.Wake() }()
+	if _, woken, err := p.Wait(-1); err != nil || !woken {
+		t.Fatalf("Wait after Wake: woken %v, %v", woken, err)
 	}
 }

@@ -1,0 +1,122 @@
+// Package rawsys makes the socket calls of the epoll reactors (loadgen,
+// target) as raw system calls: calls on non-blocking sockets that return
+// at once, so the Go runtime need not be told the thread entered the
+// kernel.
+//
+// A call through golang.org/x/sys/unix enters the runtime's syscall state
+// (entersyscall): if every P of the process was idle, sysmon slept, and
+// that call wakes it to watch the thread every 20 µs for a millisecond or
+// more. A reactor wakes, makes its calls and parks again (internal/epoll),
+// so through unix every wake-up woke sysmon too; a hundred processes of a
+// run on two cores spent a tenth of the CPU of a herd on it
+// (docs/measurements.md). None of these calls may block: every socket is
+// non-blocking, and close of a TCP socket without SO_LINGER returns at
+// once.
+package rawsys
+
+import (
+	"net/netip"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Sockaddr is an IPv4 or IPv6 socket address in the kernel's layout,
+// encoded once and passed to bind and connect as it is.
+type Sockaddr struct {
+	raw unix.RawSockaddrInet6 // the larger of the two; an IPv4 one is a prefix
+	n   uint32
+}
+
+// NewSockaddr encodes ap; an IPv4-mapped IPv6 address stays IPv6 unless
+// family is unix.AF_INET.
+func NewSockaddr(ap netip.AddrPort, family int) Sockaddr {
+	var sa Sockaddr
+	if family == unix.AF_INET {
+		p := (*unix.RawSockaddrInet4)(unsafe.Pointer(&sa.raw))
+		p.Family = unix.AF_INET
+		p.Port = htons(ap.Port())
+		p.Addr = ap.Addr().Unmap().As4()
+		sa.n = unix.SizeofSockaddrInet4
+		return sa
+	}
+	sa.raw.Family = unix.AF_INET6
+	sa.raw.Port = htons(ap.Port())
+	sa.raw.Addr = ap.Addr().As16()
+	sa.n = unix.SizeofSockaddrInet6
+	return sa
+}
+
+func htons(v uint16) uint16 {
+	b := (*[2]byte)(unsafe.Pointer(&v))
+	b[0], b[1] = byte(v>>8), byte(v)
+	return v
+}
+
+// Socket opens a socket.
+func Socket(domain, typ, proto int) (int, unix.Errno) {
+	r, _, e := unix.RawSyscall(unix.SYS_SOCKET, uintptr(domain), uintptr(typ), uintptr(proto))
+	return int(r), e
+}
+
+// Bind binds fd to sa.
+func Bind(fd int, sa *Sockaddr) unix.Errno {
+	_, _, e := unix.RawSyscall(unix.SYS_BIND, uintptr(fd), uintptr(unsafe.Pointer(&sa.raw)), uintptr(sa.n))
+	return e
+}
+
+// Connect starts a connect of fd to sa (EINPROGRESS on a non-blocking
+// socket).
+func Connect(fd int, sa *Sockaddr) unix.Errno {
+	_, _, e := unix.RawSyscall(unix.SYS_CONNECT, uintptr(fd), uintptr(unsafe.Pointer(&sa.raw)), uintptr(sa.n))
+	return e
+}
+
+// SetsockoptInt sets an int socket option.
+func SetsockoptInt(fd, level, opt, v int) unix.Errno {
+	iv := int32(v)
+	_, _, e := unix.RawSyscall6(unix.SYS_SETSOCKOPT, uintptr(fd), uintptr(level), uintptr(opt),
+		uintptr(unsafe.Pointer(&iv)), 4, 0)
+	return e
+}
+
+// GetsockoptInt reads an int socket option.
+func GetsockoptInt(fd, level, opt int) (int, unix.Errno) {
+	var iv int32
+	n := uint32(4)
+	_, _, e := unix.RawSyscall6(unix.SYS_GETSOCKOPT, uintptr(fd), uintptr(level), uintptr(opt),
+		uintptr(unsafe.Pointer(&iv)), uintptr(unsafe.Pointer(&n)), 0)
+	return int(iv), e
+}
+
+// Read reads from a non-blocking fd: n < 0 with the errno on failure
+// (EAGAIN when nothing is there).
+func Read(fd int, p []byte) (int, unix.Errno) {
+	if len(p) == 0 {
+		return 0, 0
+	}
+	r, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	if e != 0 {
+		return -1, e
+	}
+	return int(r), 0
+}
+
+// Write writes to a non-blocking fd: n < 0 with the errno on failure
+// (EAGAIN when the socket buffer is full).
+func Write(fd int, p []byte) (int, unix.Errno) {
+	if len(p) == 0 {
+		return 0, 0
+	}
+	r, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	if e != 0 {
+		return -1, e
+	}
+	return int(r), 0
+}
+
+// Close closes fd.
+func Close(fd int) unix.Errno {
+	_, _, e := unix.RawSyscall(unix.SYS_CLOSE, uintptr(fd), 0, 0)
+	return e
+}
