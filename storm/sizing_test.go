@@ -136,3 +136,16 @@ func TestCheckMemberPorts(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentNice: a run's agents are niced only when they outnumber the
+// cores more than four to one (a million clients: 112 on two cores), not
+// in the bench's run (one of each) or a calibration run (three of each).
+func TestAgentNice(t *testing.T) {
+	for _, c := range []struct{ loadgens, targets, cores, want int }{
+		{1, 1, 2, 0}, {3, 3, 2, 0}, {4, 4, 2, 0}, {5, 4, 2, AgentNice}, {56, 56, 2, AgentNice}, {56, 56, 64, 0},
+	} {
+		if got := agentNice(Sizing{LoadgenProcs: c.loadgens, TargetProcs: c.targets}, c.cores); got != c.want {
+			t.Errorf("agentNice(%d+%d processes, %d cores) = %d, want %d", c.loadgens, c.targets, c.cores, got, c.want)
+		}
+	}
+}
