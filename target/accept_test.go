@@ -258,3 +258,29 @@ func TestRunProcsCap(t *testing.T) {
 		t.Fatalf("Procs %d: %v, want a Procs error naming the cap", MaxProcs+1, err)
 	}
 }
+
+// A client that sent its upgrade request and closed while its connection
+// waited in the accept queue is not upgraded when the server reaches it:
+// counted as failed, not upgraded, and the server upgrades the next one.
+func TestAbandonedInQueueNotUpgraded(t *testing.T) {
+	s := startServer(t, Config{Server: spec.Server{Backlog: 4, Hold: time.Hour}})
+	c, err := net.Dial("tcp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := "GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+	if _, err := c.Write([]byte(req)); err != nil {
+		t.Fatal(err)
+	}
+	c.Close() // gave up before the server accepted
+	time.Sleep(50 * time.Millisecond)
+	s.Stall(0)
+	waitReady(t, s)
+	eventually(t, "the abandoned connection counted", func() bool { return s.Stats().UpgradesFailed == 1 })
+	if st := s.Stats(); st.UpgradesOK != 0 || st.Accepted != 1 {
+		t.Fatalf("accepted %d, upgraded %d; want 1 accepted, none upgraded", st.Accepted, st.UpgradesOK)
+	}
+	mustDial(t, s.URL())
+	eventually(t, "the next client upgraded", func() bool { return s.Stats().UpgradesOK == 1 })
+}

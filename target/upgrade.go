@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gobwas/ws"
+	"golang.org/x/sys/unix"
 )
 
 // ClientIDHeader is the upgrade request header a stampede client sends its
@@ -56,6 +57,18 @@ func (s *Server) upgrade(tcp *net.TCPConn) {
 		if !s.http.ln.handoff(&bufferedConn{Conn: conn, r: br}) {
 			tcp.Close()
 		}
+		return
+	}
+	// A client that gave up while its connection waited in the accept
+	// queue has closed its side, its FIN queued behind its request.
+	// Upgrading it would spend a handshake, a registration and a teardown
+	// on nobody: in a herd whose queues hold connections longer than the
+	// clients' handshake timeout, that was most of the target's work.
+	if peerClosed(tcp) {
+		br.Reset(nil)
+		upgradeReaders.Put(br)
+		s.stats.upgradesFailed.Add(1)
+		tcp.Close()
 		return
 	}
 	hs := handshake{s: s, tcp: tcp, ip: remoteIP(tcp)}
@@ -256,4 +269,27 @@ func burn(d time.Duration) {
 		}
 	}
 	burnSink.Store(x)
+}
+
+// TCP states of Linux's tcp_states.h that say the peer has closed.
+const (
+	tcpClose     = 7
+	tcpCloseWait = 8
+)
+
+// peerClosed says whether the peer of tcp has closed its side (its FIN or
+// RST arrived): one getsockopt(TCP_INFO).
+func peerClosed(tcp *net.TCPConn) bool {
+	raw, err := tcp.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var info *unix.TCPInfo
+	var ierr error
+	if err := raw.Control(func(fd uintptr) {
+		info, ierr = unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO)
+	}); err != nil || ierr != nil {
+		return false
+	}
+	return info.State == tcpCloseWait || info.State == tcpClose
 }
