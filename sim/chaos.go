@@ -257,6 +257,12 @@ func (s *sim) reset(id uint32, now int64) {
 func (s *sim) closed(id uint32, now int64) {
 	c := &s.clients[id]
 	l := &s.lsts[c.lst]
+	if s.cpu != nil {
+		// The stopping process closes it, the client's loadgen process
+		// sees it end.
+		s.cpu.charge(now, s.cpu.costs.Close+s.cpu.costs.Disconnect)
+		s.cpu.conns--
+	}
 	f := failure{class: l.closeClass}
 	switch l.closeClass {
 	case connerr.Closed1006:

@@ -37,6 +37,7 @@ const (
 	evUpgraded                // a client's 101 arrives
 	evRamp                    // the next first connect of the ramp
 	evClosed                  // a client's connection is closed by its stopping process
+	evLoadgen                 // a loadgen process may start an attempt (who: its index; Config.Cores)
 )
 
 // calendar is the event queue: one bucket per millisecond of the run.
@@ -90,7 +91,7 @@ const (
 // Every offset in a bucket and every kind fit their fields.
 var (
 	_ = [1]struct{}{}[(bucketWidth-1)>>(64-offShift)]
-	_ = [1]struct{}{}[evClosed>>(offShift-kindShift)]
+	_ = [1]struct{}{}[evLoadgen>>(offShift-kindShift)]
 )
 
 func packKey(e entry, b int) uint64 {

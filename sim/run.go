@@ -67,6 +67,8 @@ type sim struct {
 	orphansAccepted int64    // connections accepted after their clients gave up
 	orphans         []orphan // connections whose clients gave up, still half-open on a listener
 	freeOrphans     []uint32 // indexes of orphans ended
+
+	cpu *cpuModel // the machine's cores (Config.Cores); nil: not modelled
 }
 
 // Run simulates one run. It is deterministic: the same Config gives the
@@ -76,7 +78,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	s := &sim{cfg: cfg, procs: cfg.Procs, lb: -1, giveUp: int64(SynGiveUp(cfg.SynRetries)), devices: cfg.IssueRate == 0}
+	s := &sim{cfg: cfg, procs: cfg.Procs, lb: -1, giveUp: int64(SynGiveUp(cfg.SynRetries)), devices: cfg.IssueRate == 0 && cfg.Cores == 0}
+	s.cpu = newCPU(cfg)
 	if cfg.HZ > 0 {
 		s.jiffy = int64(time.Second) / int64(cfg.HZ)
 	}
@@ -154,7 +157,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 func (s *sim) touch(keys []uint64) {
 	var sum uint8
 	for _, k := range keys {
-		if kind(k>>kindShift&15) >= evStart {
+		if k := kind(k >> kindShift & 15); k >= evStart && k != evLoadgen {
 			sum += s.clients[uint32(k>>whoShift)].gen
 		}
 	}
@@ -177,6 +180,9 @@ func (s *sim) dispatch(e entry) {
 	case evOrphan:
 		s.orphanRetry(e.who, e.at)
 		return
+	case evLoadgen:
+		s.loadgenRun(int(e.who), e.at)
+		return
 	}
 	c := &s.clients[e.who]
 	if c.gen != e.gen {
@@ -196,13 +202,20 @@ func (s *sim) dispatch(e entry) {
 				return
 			}
 		}
-		c.flags &^= flIssued
+		if s.cpu != nil && c.flags&flCPU == 0 {
+			s.queueAttempt(e.who, e.at) // its loadgen process has the CPU to start it
+			return
+		}
+		c.flags &^= flIssued | flCPU
 		s.start(e.who, e.at)
 	case evSyn:
 		if c.state == stSynSent {
 			s.kern.TCPSynRetrans++
 			s.kern.RetransSegs++
 			c.syn++
+			if s.cpu != nil {
+				s.cpu.charge(e.at, s.cpu.costs.Segment)
+			}
 			if s.softnetDrop(e.at) {
 				s.synLater(e.who, e.at)
 				return
@@ -264,8 +277,15 @@ func (s *sim) ramp(now int64) {
 		}
 		id := uint32(s.next)
 		s.next++
-		s.clients[id].flags |= flFirst
+		c := &s.clients[id]
+		c.flags |= flFirst
 		s.inflight++
+		if s.cpu != nil {
+			// Its loadgen process starts it when it has the CPU.
+			c.setState(stWaiting)
+			s.queueAttempt(id, now)
+			continue
+		}
 		s.start(id, now)
 	}
 }
@@ -512,6 +532,9 @@ func (s *sim) retryAck(id uint32, now int64) {
 		c.synack++
 	}
 	s.kern.RetransSegs++
+	if s.cpu != nil {
+		s.cpu.charge(now, s.cpu.costs.Segment)
+	}
 	if s.softnetDrop(now) {
 		c.gen++
 		s.stallRetry(id, now)
@@ -596,9 +619,9 @@ func (s *sim) accept(li int, now int64) {
 			s.orphansAccepted++
 			switch {
 			case shed:
-				l.busy = max(l.busy, now) + int64(ShedCost)
+				l.busy = max(l.busy, now) + s.service(l, now, ShedCost)
 			case !l.lb:
-				l.busy = max(l.busy, now) + l.service
+				l.busy = max(l.busy, now) + s.service(l, now, 0)
 			}
 			continue
 		}
@@ -611,22 +634,47 @@ func (s *sim) accept(li int, now int64) {
 			s.q.push(entry{at: max(c.deadline, now), who: e.c, gen: c.gen, kind: evHSTimeout})
 			continue
 		}
+		done := int64(0)
 		if shed {
-			l.busy = max(l.busy, now) + int64(ShedCost)
+			l.busy = max(l.busy, now) + s.service(l, now, ShedCost)
+			done = l.busy
 			c.setState(stShedding)
 		} else {
-			l.busy = max(l.busy, now) + l.service
+			l.busy = max(l.busy, now) + s.service(l, now, 0)
+			done = l.busy
+			if s.cpu != nil {
+				s.cpu.charge(now, s.cpu.costs.Upgrade) // the client's loadgen process reads the 101
+			}
 			c.setState(stUpgrading)
 		}
-		s.q.push(entry{at: l.busy, who: e.c, gen: c.gen, kind: evUpgraded})
+		s.q.push(entry{at: done, who: e.c, gen: c.gen, kind: evUpgraded})
 		// A deadline after the 101 (or 503) could only find the client
 		// moved on: evUpgraded changes its state whatever it finds, so the
 		// entry is pushed only when it can run first (at the same instant,
 		// kind orders it before the 101).
-		if c.deadline != noTime && c.deadline <= l.busy {
+		if c.deadline != noTime && c.deadline <= done {
 			s.q.push(entry{at: max(c.deadline, now), who: e.c, gen: c.gen, kind: evHSTimeout})
 		}
 	}
+}
+
+// service returns how long target process l takes over an upgrade
+// starting at now (a shed one when shed, its cost, is not 0): its
+// capacity and handshake cost, or, with Cores, at least its CPU cost at
+// the process's share of the cores.
+func (s *sim) service(l *listener, now int64, shed time.Duration) int64 {
+	d := l.service
+	if shed > 0 {
+		d = int64(shed)
+	}
+	if s.cpu != nil {
+		cost := shed
+		if cost == 0 {
+			cost = s.cpu.costs.Accept + s.cfg.HandshakeCost
+		}
+		d = max(d, s.cpu.job(now, max(now, l.busy), cost)-max(now, l.busy))
+	}
+	return d
 }
 
 // upgraded is the 101 reaching the client, or a rejection when the target
@@ -642,6 +690,9 @@ func (s *sim) upgraded(id uint32, now int64) {
 		return
 	}
 	c.setState(stConnected)
+	if s.cpu != nil {
+		s.cpu.conns++
+	}
 	s.attemptEnded(c, now)
 	c.attempt = 0
 	s.rec.upgraded(c.attemptAt, now)

@@ -1,0 +1,221 @@
+package sim
+
+import (
+	"time"
+
+	"github.com/stampede-dev/stampede/spec"
+)
+
+// CPUCosts are the CPU times the machine's cores give each operation when
+// Config.Cores models them: what one end's process (or the kernel on its
+// behalf) spends. A zero field is DefaultCPUCosts'.
+type CPUCosts struct {
+	// Attempt is the loadgen's CPU per connect attempt, whatever its
+	// outcome: socket, connect (on loopback the kernel handles the SYN at
+	// the listener in the connecting process's context, and drops it
+	// there when the accept queue is full), epoll registration, the
+	// failure's close and the backoff.
+	Attempt time.Duration `json:"attempt"`
+	// Upgrade is the loadgen's CPU per upgrade answered 101: the request
+	// written, the answer read, the connection registered.
+	Upgrade time.Duration `json:"upgrade"`
+	// Disconnect is the loadgen's CPU per connection that ends (the
+	// client's close).
+	Disconnect time.Duration `json:"disconnect"`
+	// Accept is the target process's CPU per connection accepted and
+	// upgraded (an orphan's too).
+	Accept time.Duration `json:"accept"`
+	// Close is the target's CPU per connection a stopping process closes.
+	Close time.Duration `json:"close"`
+	// Segment is the kernel's CPU per retransmitted segment: a SYN, a
+	// data or SYN-ACK retransmit of a stalled handshake, an orphan's, its
+	// timer and its trip to the listener, dropped or not.
+	Segment time.Duration `json:"segment"`
+	// Ping is both ends' CPU per ping of a connected client, one every
+	// Client.PingInterval.
+	Ping time.Duration `json:"ping"`
+}
+
+// DefaultCPUCosts are the costs measured on this project's two-core
+// machine, both ends on it (docs/simulator.md, "At 250,000 and
+// 1,000,000").
+var DefaultCPUCosts = CPUCosts{
+	// A perf profile of a 250,000-client herd (restart at 40 s, 25 s
+	// sampled from it, 2026-12-02): the loadgen took 63.5 % of both cores,
+	// 31.75 core-s, over 505,114 attempts, 214,060 disconnects and 74,805
+	// upgrades. Less the upgrades (Upgrade), the disconnects (Disconnect)
+	// and the pings of the clients connected meanwhile (Ping, 1.3 core-s),
+	// 44 µs an attempt.
+	Attempt: 44 * time.Microsecond,
+	// summary.json resources at a million first connects (no waste): the
+	// loadgen's 101.5 µs a connect, less an attempt's 44 µs.
+	Upgrade: 57500 * time.Nanosecond,
+	// lab/connbase (kernel only, loopback, 2026-12-02): close_client.
+	Disconnect: 17600 * time.Nanosecond,
+	// summary.json resources at a million first connects: the target's
+	// 80.9 µs a connect, accept and upgrade.
+	Accept: 80900 * time.Nanosecond,
+	// lab/connbase: close_server.
+	Close: 14100 * time.Nanosecond,
+	// The same perf profile: the retransmit timers' stacks (6.7 % of the
+	// samples) and ksoftirqd (6.5 %), about 6.6 core-s, over the
+	// 2,085,000 segments retransmitted in the window (RetransSegs).
+	Segment: 3 * time.Microsecond,
+	// The 250,000-client run's resources.csv from 29.6 to 39.6 s, the
+	// fleet connected and idle but for one ping each: loadgen 2.54 core-s,
+	// target 4.17, 27 µs a ping.
+	Ping: 27 * time.Microsecond,
+}
+
+// withDefaults returns c with every zero field DefaultCPUCosts'.
+func (c CPUCosts) withDefaults() CPUCosts {
+	d := DefaultCPUCosts
+	for _, f := range []struct{ v, def *time.Duration }{
+		{&c.Attempt, &d.Attempt}, {&c.Upgrade, &d.Upgrade}, {&c.Disconnect, &d.Disconnect},
+		{&c.Accept, &d.Accept}, {&c.Close, &d.Close}, {&c.Segment, &d.Segment}, {&c.Ping, &d.Ping},
+	} {
+		if *f.v == 0 {
+			*f.v = *f.def
+		}
+	}
+	return c
+}
+
+// validate reports a negative cost.
+func (c CPUCosts) validate() error {
+	for _, f := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"Attempt", c.Attempt}, {"Upgrade", c.Upgrade}, {"Disconnect", c.Disconnect},
+		{"Accept", c.Accept}, {"Close", c.Close}, {"Segment", c.Segment}, {"Ping", c.Ping},
+	} {
+		if f.v < 0 {
+			return spec.Errorf("Sim.CPU."+f.name, "must not be negative, got %s", f.v)
+		}
+	}
+	return nil
+}
+
+// loadgenPerProcess is how many clients one real loadgen process runs
+// (storm.PerProcess): the model's loadgen processes, among which the
+// fleet's clients are dealt by ID.
+const loadgenPerProcess = 18000
+
+// cpuModel is the machine's cores, shared by both ends (Config.Cores):
+// one pool of work, drained at Cores core-seconds a second, in the order
+// it was charged (a FIFO CPU queue in virtual time). backlog is how long
+// the cores take over the work charged so far, from last.
+//
+// A process does its work one operation at a time (a target process's
+// accept and upgrade, a loadgen process's connect attempt), so it has at
+// most one operation in the pool: the processes with work share the
+// cores about equally, as the scheduler shares them. An operation of
+// cost c a process starts at t is done at t+c (one core at most) or when
+// the pool has run everything charged before it and it, whichever is
+// later. The rest is charged to the pool without a process waiting on it,
+// the kernel's or an end's work that delays what comes after it: a
+// retransmitted segment, a client's 101 read, a connection closed (both
+// ends), and the connected clients' pings, a steady load.
+type cpuModel struct {
+	cores    float64
+	costs    CPUCosts
+	backlog  float64 // ns
+	last     int64
+	conns    int     // clients connected: each pings
+	pingLoad float64 // cores a connected client's pings take
+	lg       []lgProc
+}
+
+// lgProc is a loadgen process: the clients whose attempts wait for its
+// CPU, in order.
+type lgProc struct {
+	q       []qent // ring buffer; sock holds the client's gen
+	head, n int
+	busy    int64 // its current attempt is done at
+	tick    bool  // an evLoadgen is pending
+}
+
+func newCPU(cfg Config) *cpuModel {
+	if cfg.Cores <= 0 {
+		return nil
+	}
+	m := &cpuModel{cores: cfg.Cores, costs: cfg.CPU.withDefaults()}
+	m.lg = make([]lgProc, max(1, (cfg.Clients+loadgenPerProcess-1)/loadgenPerProcess))
+	ping := cfg.Client.PingInterval
+	if ping == 0 {
+		ping = spec.DefaultPingInterval
+	}
+	if ping > 0 {
+		m.pingLoad = float64(m.costs.Ping) / float64(ping)
+	}
+	return m
+}
+
+// advance runs the pool to now: the cores drain the backlog while the
+// pings add to it.
+func (m *cpuModel) advance(now int64) {
+	if now <= m.last {
+		return
+	}
+	dt := float64(now - m.last)
+	m.backlog = max(0, m.backlog+dt*(float64(m.conns)*m.pingLoad/m.cores-1))
+	m.last = now
+}
+
+// charge adds work of cost at now to the pool.
+func (m *cpuModel) charge(now int64, cost time.Duration) {
+	m.advance(now)
+	m.backlog += float64(cost) / m.cores
+}
+
+// job charges an operation of cost that a process starts at start (not
+// before now) and returns when it is done.
+func (m *cpuModel) job(now, start int64, cost time.Duration) int64 {
+	m.charge(now, cost)
+	return max(start+int64(cost), now+int64(m.backlog))
+}
+
+// queueAttempt puts client id's attempt, due at now, in its loadgen
+// process's queue.
+func (s *sim) queueAttempt(id uint32, now int64) {
+	pi := int(id) % len(s.cpu.lg)
+	p := &s.cpu.lg[pi]
+	if p.n == len(p.q) {
+		nq := make([]qent, max(16, 2*len(p.q)))
+		for i := 0; i < p.n; i++ {
+			nq[i] = p.q[(p.head+i)%len(p.q)]
+		}
+		p.q, p.head = nq, 0
+	}
+	p.q[(p.head+p.n)%len(p.q)] = qent{c: id, sock: uint32(s.clients[id].gen)}
+	p.n++
+	if !p.tick {
+		p.tick = true
+		s.q.push(entry{at: max(now, p.busy), who: uint32(pi), kind: evLoadgen})
+	}
+}
+
+// loadgenRun is loadgen process pi taking the next attempt of its queue:
+// the attempt starts (its SYN goes out) when the process has had its CPU.
+func (s *sim) loadgenRun(pi int, now int64) {
+	p := &s.cpu.lg[pi]
+	p.tick = false
+	for p.n > 0 {
+		e := p.q[p.head]
+		p.head = (p.head + 1) % len(p.q)
+		p.n--
+		c := &s.clients[e.c]
+		if uint32(c.gen) != e.sock || c.state != stWaiting {
+			continue
+		}
+		p.busy = s.cpu.job(now, now, s.cpu.costs.Attempt)
+		c.flags |= flCPU
+		s.q.push(entry{at: p.busy, who: e.c, gen: c.gen, kind: evStart})
+		if p.n > 0 {
+			p.tick = true
+			s.q.push(entry{at: p.busy, who: uint32(pi), kind: evLoadgen})
+		}
+		return
+	}
+}
