@@ -296,7 +296,7 @@ func (s *sim) readyProcs(procs []int, now int64) {
 		l := &s.lsts[p]
 		l.open, l.down = true, false
 		l.accepting = l.stalls == 0
-		l.busy = now
+		l.busy, l.sliceLeft = now, 0
 		if l.rate > 0 {
 			l.setRate(now, l.rate, s.cfg.AcceptBurst)
 		}

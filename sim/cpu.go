@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"time"
 
 	"github.com/stampede-dev/stampede/spec"
@@ -34,6 +35,14 @@ type CPUCosts struct {
 	// Ping is both ends' CPU per ping of a connected client, one every
 	// Client.PingInterval.
 	Ping time.Duration `json:"ping"`
+	// Slice is the scheduler's time slice: a process with work runs that
+	// long (as many operations as fit, at least one) before the next
+	// process with work has the core.
+	Slice time.Duration `json:"slice"`
+	// LoadgenShare is how much longer a loadgen process's slice is than a
+	// target process's: the share of the cores the scheduler gives the
+	// loadgen over the target when both have work.
+	LoadgenShare float64 `json:"loadgen_share"`
 }
 
 // DefaultCPUCosts are the costs measured on this project's two-core
@@ -61,10 +70,22 @@ var DefaultCPUCosts = CPUCosts{
 	// samples) and ksoftirqd (6.5 %), about 6.6 core-s, over the
 	// 2,085,000 segments retransmitted in the window (RetransSegs).
 	Segment: 3 * time.Microsecond,
-	// The 250,000-client run's resources.csv from 29.6 to 39.6 s, the
-	// fleet connected and idle but for one ping each: loadgen 2.54 core-s,
-	// target 4.17, 27 µs a ping.
-	Ping: 27 * time.Microsecond,
+	// The 250,000-client run's resources.csv from 27.6 to 30.6 s, the
+	// fleet connected and idle but for its pings (25,000 a second): both
+	// ends 0.08 core-s, about 1 µs a ping. (Its next seconds show bursts
+	// of 2-3 core-s on both ends that the pings do not explain; not
+	// modelled.)
+	Ping: 1 * time.Microsecond,
+	// This kernel's (6.18, EEVDF) base slice on two CPUs: 0.75 ms scaled
+	// by 1 + log2(CPUs).
+	Slice: 1500 * time.Microsecond,
+	// The perf profile above: the loadgen's processes took 63.5 % of the
+	// cores and the target's 26.2 %, both with work throughout (the
+	// target's accept queues overflowed), 2.4 times as much. A loadgen
+	// process runs more threads with work (its reactors) than a target
+	// process (one accept loop), and the scheduler shares the cores by
+	// thread.
+	LoadgenShare: 2.4,
 }
 
 // withDefaults returns c with every zero field DefaultCPUCosts'.
@@ -73,10 +94,14 @@ func (c CPUCosts) withDefaults() CPUCosts {
 	for _, f := range []struct{ v, def *time.Duration }{
 		{&c.Attempt, &d.Attempt}, {&c.Upgrade, &d.Upgrade}, {&c.Disconnect, &d.Disconnect},
 		{&c.Accept, &d.Accept}, {&c.Close, &d.Close}, {&c.Segment, &d.Segment}, {&c.Ping, &d.Ping},
+		{&c.Slice, &d.Slice},
 	} {
 		if *f.v == 0 {
 			*f.v = *f.def
 		}
+	}
+	if c.LoadgenShare == 0 {
+		c.LoadgenShare = d.LoadgenShare
 	}
 	return c
 }
@@ -89,10 +114,14 @@ func (c CPUCosts) validate() error {
 	}{
 		{"Attempt", c.Attempt}, {"Upgrade", c.Upgrade}, {"Disconnect", c.Disconnect},
 		{"Accept", c.Accept}, {"Close", c.Close}, {"Segment", c.Segment}, {"Ping", c.Ping},
+		{"Slice", c.Slice},
 	} {
 		if f.v < 0 {
 			return spec.Errorf("Sim.CPU."+f.name, "must not be negative, got %s", f.v)
 		}
+	}
+	if c.LoadgenShare < 0 || math.IsNaN(c.LoadgenShare) || math.IsInf(c.LoadgenShare, 0) {
+		return spec.Errorf("Sim.CPU.LoadgenShare", "must be a positive ratio (0: the default), got %g", c.LoadgenShare)
 	}
 	return nil
 }
@@ -107,13 +136,15 @@ const loadgenPerProcess = 18000
 // it was charged (a FIFO CPU queue in virtual time). backlog is how long
 // the cores take over the work charged so far, from last.
 //
-// A process does its work one operation at a time (a target process's
-// accept and upgrade, a loadgen process's connect attempt), so it has at
-// most one operation in the pool: the processes with work share the
-// cores about equally, as the scheduler shares them. An operation of
-// cost c a process starts at t is done at t+c (one core at most) or when
-// the pool has run everything charged before it and it, whichever is
-// later. The rest is charged to the pool without a process waiting on it,
+// A process does its work a slice at a time (a target process's accepts
+// and upgrades, a loadgen process's connect attempts: as many as fit in
+// CPUCosts.Slice, at least one), so it has at most one slice in the pool:
+// the processes with work share the cores' time about equally, as the
+// scheduler shares them, and the loadgen, whose attempts cost less than
+// the target's upgrades, starts more attempts than the target completes.
+// A slice of cost c a process starts at t is done at t+c (one core at
+// most) or when the pool has run everything charged before it and it,
+// whichever is later. The rest is charged to the pool without a process waiting on it,
 // the kernel's or an end's work that delays what comes after it: a
 // retransmitted segment, a client's 101 read, a connection closed (both
 // ends), and the connected clients' pings, a steady load.
@@ -196,12 +227,23 @@ func (s *sim) queueAttempt(id uint32, now int64) {
 	}
 }
 
-// loadgenRun is loadgen process pi taking the next attempt of its queue:
-// the attempt starts (its SYN goes out) when the process has had its CPU.
+// perSlice is how many operations of cost fit in a slice, at least one.
+func (m *cpuModel) perSlice(cost time.Duration) int {
+	if cost <= 0 {
+		return 1 << 30
+	}
+	return max(1, int(m.costs.Slice/cost))
+}
+
+// loadgenRun is loadgen process pi taking a slice's attempts from its
+// queue: they start (their SYNs go out) when the process has had its CPU.
 func (s *sim) loadgenRun(pi int, now int64) {
-	p := &s.cpu.lg[pi]
+	m := s.cpu
+	p := &m.lg[pi]
 	p.tick = false
-	for p.n > 0 {
+	k := min(p.n, max(1, int(float64(m.perSlice(m.costs.Attempt))*m.costs.LoadgenShare)))
+	p.busy = m.job(now, now, time.Duration(k)*m.costs.Attempt)
+	for ; k > 0 && p.n > 0; k-- {
 		e := p.q[p.head]
 		p.head = (p.head + 1) % len(p.q)
 		p.n--
@@ -209,13 +251,11 @@ func (s *sim) loadgenRun(pi int, now int64) {
 		if uint32(c.gen) != e.sock || c.state != stWaiting {
 			continue
 		}
-		p.busy = s.cpu.job(now, now, s.cpu.costs.Attempt)
 		c.flags |= flCPU
 		s.q.push(entry{at: p.busy, who: e.c, gen: c.gen, kind: evStart})
-		if p.n > 0 {
-			p.tick = true
-			s.q.push(entry{at: p.busy, who: uint32(pi), kind: evLoadgen})
-		}
-		return
+	}
+	if p.n > 0 {
+		p.tick = true
+		s.q.push(entry{at: p.busy, who: uint32(pi), kind: evLoadgen})
 	}
 }

@@ -157,7 +157,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 func (s *sim) touch(keys []uint64) {
 	var sum uint8
 	for _, k := range keys {
-		if k := kind(k >> kindShift & 15); k >= evStart && k != evLoadgen {
+		if kd := kind(k >> kindShift & 15); kd >= evStart && kd != evLoadgen {
 			sum += s.clients[uint32(k>>whoShift)].gen
 		}
 	}
@@ -589,6 +589,7 @@ func (s *sim) arm(li int, now int64) {
 func (s *sim) accept(li int, now int64) {
 	l := &s.lsts[li]
 	l.tick = false
+	defer l.endSlice()
 	for l.n > 0 && l.accepting {
 		if l.busy > now {
 			l.tick = true
@@ -619,9 +620,9 @@ func (s *sim) accept(li int, now int64) {
 			s.orphansAccepted++
 			switch {
 			case shed:
-				l.busy = max(l.busy, now) + s.service(l, now, ShedCost)
+				s.serve(l, now, ShedCost)
 			case !l.lb:
-				l.busy = max(l.busy, now) + s.service(l, now, 0)
+				s.serve(l, now, 0)
 			}
 			continue
 		}
@@ -634,14 +635,12 @@ func (s *sim) accept(li int, now int64) {
 			s.q.push(entry{at: max(c.deadline, now), who: e.c, gen: c.gen, kind: evHSTimeout})
 			continue
 		}
-		done := int64(0)
+		var done int64
 		if shed {
-			l.busy = max(l.busy, now) + s.service(l, now, ShedCost)
-			done = l.busy
+			done = s.serve(l, now, ShedCost)
 			c.setState(stShedding)
 		} else {
-			l.busy = max(l.busy, now) + s.service(l, now, 0)
-			done = l.busy
+			done = s.serve(l, now, 0)
 			if s.cpu != nil {
 				s.cpu.charge(now, s.cpu.costs.Upgrade) // the client's loadgen process reads the 101
 			}
@@ -658,23 +657,43 @@ func (s *sim) accept(li int, now int64) {
 	}
 }
 
-// service returns how long target process l takes over an upgrade
-// starting at now (a shed one when shed, its cost, is not 0): its
-// capacity and handshake cost, or, with Cores, at least its CPU cost at
-// the process's share of the cores.
-func (s *sim) service(l *listener, now int64, shed time.Duration) int64 {
+// serve has target process l upgrade a connection it accepted at now (a
+// shed one when shed, its cost, is not 0) and returns when that is done;
+// l.busy becomes when the process may take the next. Its capacity and
+// handshake cost pace it; with Cores so does its CPU: the process takes a
+// slice's upgrades at a time (as many as are queued and fit in
+// CPUCosts.Slice), each done when the slice is, and takes the next when
+// that slice is done. A shed upgrade costs the CPU an upgrade's cost.
+func (s *sim) serve(l *listener, now int64, shed time.Duration) int64 {
 	d := l.service
 	if shed > 0 {
 		d = int64(shed)
 	}
-	if s.cpu != nil {
-		cost := shed
-		if cost == 0 {
-			cost = s.cpu.costs.Accept + s.cfg.HandshakeCost
-		}
-		d = max(d, s.cpu.job(now, max(now, l.busy), cost)-max(now, l.busy))
+	m := s.cpu
+	if m == nil {
+		l.busy = max(l.busy, now) + d
+		return l.busy
 	}
-	return d
+	if l.sliceLeft == 0 || now >= l.sliceEnd {
+		start := max(l.busy, now)
+		cost := m.costs.Accept + s.cfg.HandshakeCost
+		k := min(l.n+1, m.perSlice(cost)) // this one and those queued behind it
+		l.sliceEnd = max(m.job(now, start, time.Duration(k)*cost), start+int64(k)*d)
+		l.sliceLeft = k
+	}
+	l.sliceLeft--
+	if l.sliceLeft == 0 {
+		l.busy = l.sliceEnd
+	}
+	return l.sliceEnd
+}
+
+// endSlice ends target process l's slice when it has nothing more to
+// upgrade in it: it is busy until the slice is done.
+func (l *listener) endSlice() {
+	if l.sliceLeft > 0 {
+		l.busy, l.sliceLeft = max(l.busy, l.sliceEnd), 0
+	}
 }
 
 // upgraded is the 101 reaching the client, or a rejection when the target
