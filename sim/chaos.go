@@ -260,7 +260,8 @@ func (s *sim) closed(id uint32, now int64) {
 	if s.cpu != nil {
 		// The stopping process closes it, the client's loadgen process
 		// sees it end.
-		s.cpu.charge(now, s.cpu.costs.Close+s.cpu.costs.Disconnect)
+		s.cpu.charge(now, s.cpu.costs.Close, byTarget)
+		s.cpu.charge(now, s.cpu.costs.Disconnect, byLoadgen)
 		s.cpu.conns--
 	}
 	f := failure{class: l.closeClass}

@@ -33,7 +33,7 @@ type CPUCosts struct {
 	// timer and its trip to the listener, dropped or not.
 	Segment time.Duration `json:"segment"`
 	// Ping is both ends' CPU per ping of a connected client, one every
-	// Client.PingInterval.
+	// Client.PingInterval (0: spec.FleetPingInterval, as run).
 	Ping time.Duration `json:"ping"`
 	// Slice is the scheduler's time slice: a process with work runs that
 	// long (as many operations as fit, at least one) before the next
@@ -71,11 +71,11 @@ var DefaultCPUCosts = CPUCosts{
 	// 2,085,000 segments retransmitted in the window (RetransSegs).
 	Segment: 3 * time.Microsecond,
 	// The 250,000-client run's resources.csv from 27.6 to 30.6 s, the
-	// fleet connected and idle but for its pings (25,000 a second): both
-	// ends 0.08 core-s, about 1 µs a ping. (Its next seconds show bursts
-	// of 2-3 core-s on both ends that the pings do not explain; not
-	// modelled.)
-	Ping: 1 * time.Microsecond,
+	// fleet connected and idle but for its pings (10,000 a second,
+	// spec.FleetPingInterval): both ends 0.08 core-s, 2.7 µs a ping. (Its
+	// next seconds show bursts of 2-3 core-s on both ends that the pings
+	// do not explain; not modelled.)
+	Ping: 2700 * time.Nanosecond,
 	// This kernel's (6.18, EEVDF) base slice on two CPUs: 0.75 ms scaled
 	// by 1 + log2(CPUs).
 	Slice: 1500 * time.Microsecond,
@@ -87,6 +87,21 @@ var DefaultCPUCosts = CPUCosts{
 	// thread.
 	LoadgenShare: 2.4,
 }
+
+// CPUUse is the CPU the model charged over a run (Config.Cores), by who
+// spent it: the loadgen's processes (attempts, 101s read, disconnects),
+// the target's (accepts and upgrades, closes), the kernel's retransmits,
+// and both ends' pings.
+type CPUUse struct {
+	Loadgen, Target, Kernel, Pings time.Duration
+}
+
+// Whose work a charge is.
+const (
+	byLoadgen = iota
+	byTarget
+	byKernel
+)
 
 // withDefaults returns c with every zero field DefaultCPUCosts'.
 func (c CPUCosts) withDefaults() CPUCosts {
@@ -156,6 +171,8 @@ type cpuModel struct {
 	conns    int     // clients connected: each pings
 	pingLoad float64 // cores a connected client's pings take
 	lg       []lgProc
+	use      CPUUse
+	pings    float64 // ns of ping CPU so far
 }
 
 // lgProc is a loadgen process: the clients whose attempts wait for its
@@ -175,7 +192,7 @@ func newCPU(cfg Config) *cpuModel {
 	m.lg = make([]lgProc, max(1, (cfg.Clients+loadgenPerProcess-1)/loadgenPerProcess))
 	ping := cfg.Client.PingInterval
 	if ping == 0 {
-		ping = spec.DefaultPingInterval
+		ping = spec.FleetPingInterval(cfg.Clients) // as run
 	}
 	if ping > 0 {
 		m.pingLoad = float64(m.costs.Ping) / float64(ping)
@@ -190,20 +207,36 @@ func (m *cpuModel) advance(now int64) {
 		return
 	}
 	dt := float64(now - m.last)
+	m.pings += dt * float64(m.conns) * m.pingLoad
 	m.backlog = max(0, m.backlog+dt*(float64(m.conns)*m.pingLoad/m.cores-1))
 	m.last = now
 }
 
-// charge adds work of cost at now to the pool.
-func (m *cpuModel) charge(now int64, cost time.Duration) {
+// charge adds work of cost at now to the pool, done by who (byLoadgen...).
+func (m *cpuModel) charge(now int64, cost time.Duration, who int) {
 	m.advance(now)
 	m.backlog += float64(cost) / m.cores
+	switch who {
+	case byLoadgen:
+		m.use.Loadgen += cost
+	case byTarget:
+		m.use.Target += cost
+	default:
+		m.use.Kernel += cost
+	}
+}
+
+// used returns the CPU charged so far.
+func (m *cpuModel) used() CPUUse {
+	u := m.use
+	u.Pings = time.Duration(m.pings)
+	return u
 }
 
 // job charges an operation of cost that a process starts at start (not
 // before now) and returns when it is done.
-func (m *cpuModel) job(now, start int64, cost time.Duration) int64 {
-	m.charge(now, cost)
+func (m *cpuModel) job(now, start int64, cost time.Duration, who int) int64 {
+	m.charge(now, cost, who)
 	return max(start+int64(cost), now+int64(m.backlog))
 }
 
@@ -242,7 +275,7 @@ func (s *sim) loadgenRun(pi int, now int64) {
 	p := &m.lg[pi]
 	p.tick = false
 	k := min(p.n, max(1, int(float64(m.perSlice(m.costs.Attempt))*m.costs.LoadgenShare)))
-	p.busy = m.job(now, now, time.Duration(k)*m.costs.Attempt)
+	p.busy = m.job(now, now, time.Duration(k)*m.costs.Attempt, byLoadgen)
 	for ; k > 0 && p.n > 0; k-- {
 		e := p.q[p.head]
 		p.head = (p.head + 1) % len(p.q)

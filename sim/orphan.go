@@ -77,7 +77,7 @@ func (s *sim) orphanRetry(oi uint32, now int64) {
 	}
 	s.kern.RetransSegs++
 	if s.cpu != nil {
-		s.cpu.charge(now, s.cpu.costs.Segment)
+		s.cpu.charge(now, s.cpu.costs.Segment, byKernel)
 	}
 	if s.softnetDrop(now) {
 		s.orphanNext(oi, now)

@@ -30,6 +30,8 @@ type Result struct {
 	// clients had given up on them (the real runs' PassiveOpens beyond
 	// their successes).
 	Orphans int64
+	// CPU is the CPU the model charged, with Config.Cores; zero without.
+	CPU CPUUse
 }
 
 // sim is one run's state.
@@ -142,6 +144,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		s.dispatch(e)
 	}
 	res := &Result{Config: cfg, Events: events, Kernel: s.kern, Processed: processed, Orphans: s.orphansAccepted}
+	if s.cpu != nil {
+		s.cpu.advance(int64(cfg.Duration))
+		res.CPU = s.cpu.used()
+	}
 	res.Report, res.Partials, err = s.rec.finish(s)
 	if err != nil {
 		return nil, err
@@ -214,7 +220,7 @@ func (s *sim) dispatch(e entry) {
 			s.kern.RetransSegs++
 			c.syn++
 			if s.cpu != nil {
-				s.cpu.charge(e.at, s.cpu.costs.Segment)
+				s.cpu.charge(e.at, s.cpu.costs.Segment, byKernel)
 			}
 			if s.softnetDrop(e.at) {
 				s.synLater(e.who, e.at)
@@ -533,7 +539,7 @@ func (s *sim) retryAck(id uint32, now int64) {
 	}
 	s.kern.RetransSegs++
 	if s.cpu != nil {
-		s.cpu.charge(now, s.cpu.costs.Segment)
+		s.cpu.charge(now, s.cpu.costs.Segment, byKernel)
 	}
 	if s.softnetDrop(now) {
 		c.gen++
@@ -642,7 +648,7 @@ func (s *sim) accept(li int, now int64) {
 		} else {
 			done = s.serve(l, now, 0)
 			if s.cpu != nil {
-				s.cpu.charge(now, s.cpu.costs.Upgrade) // the client's loadgen process reads the 101
+				s.cpu.charge(now, s.cpu.costs.Upgrade, byLoadgen) // the client's loadgen process reads the 101
 			}
 			c.setState(stUpgrading)
 		}
@@ -678,7 +684,7 @@ func (s *sim) serve(l *listener, now int64, shed time.Duration) int64 {
 		start := max(l.busy, now)
 		cost := m.costs.Accept + s.cfg.HandshakeCost
 		k := min(l.n+1, m.perSlice(cost)) // this one and those queued behind it
-		l.sliceEnd = max(m.job(now, start, time.Duration(k)*cost), start+int64(k)*d)
+		l.sliceEnd = max(m.job(now, start, time.Duration(k)*cost, byTarget), start+int64(k)*d)
 		l.sliceLeft = k
 	}
 	l.sliceLeft--
