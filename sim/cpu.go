@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/stampede-dev/stampede/spec"
@@ -94,6 +96,10 @@ var DefaultCPUCosts = CPUCosts{
 // and both ends' pings.
 type CPUUse struct {
 	Loadgen, Target, Kernel, Pings time.Duration
+	// Closes is, of the last restart that closed connections, how long
+	// its stopping processes took to close them at their share of the
+	// cores, from its Start (its exit, StopTime, closes any left).
+	Closes time.Duration
 }
 
 // Whose work a charge is.
@@ -171,6 +177,8 @@ type cpuModel struct {
 	conns    int     // clients connected: each pings
 	pingLoad float64 // cores a connected client's pings take
 	lg       []lgProc
+	closes   [][]closing // per target process, the connections its stop has still to close
+	closer   []closer    // per target process
 	use      CPUUse
 	pings    float64 // ns of ping CPU so far
 }
@@ -190,6 +198,7 @@ func newCPU(cfg Config) *cpuModel {
 	}
 	m := &cpuModel{cores: cfg.Cores, costs: cfg.CPU.withDefaults()}
 	m.lg = make([]lgProc, max(1, (cfg.Clients+loadgenPerProcess-1)/loadgenPerProcess))
+	m.closes, m.closer = make([][]closing, cfg.Procs), make([]closer, cfg.Procs)
 	ping := cfg.Client.PingInterval
 	if ping == 0 {
 		ping = spec.FleetPingInterval(cfg.Clients) // as run
@@ -290,5 +299,80 @@ func (s *sim) loadgenRun(pi int, now int64) {
 	if p.n > 0 {
 		p.tick = true
 		s.q.push(entry{at: p.busy, who: uint32(pi), kind: evLoadgen})
+	}
+}
+
+// closing is a connection a stopping target process has to close: key
+// draws the order it closes them in.
+type closing struct {
+	key float64
+	c   uint32
+	gen uint8
+}
+
+// closer is a stopping target process closing its connections, a slice
+// at a time (as many closes as fit in CPUCosts.Slice), each slice's
+// closes reaching their clients when the slice is done.
+type closer struct {
+	paced bool  // its last stop's closes are paced so (and charged here, not in sim.closed)
+	on    bool  // the process is closing (from its stop to its last close or exit)
+	next  int   // the next connection of closes to close
+	start int64 // the stop's Start
+}
+
+// startClosers starts the stopping processes' closes at now.
+func (s *sim) startClosers(procs []int, now int64) {
+	for _, p := range procs {
+		cs := s.cpu.closes[p]
+		slices.SortFunc(cs, func(a, b closing) int { return cmp.Compare(a.key, b.key) })
+		s.cpu.closer[p] = closer{paced: true, on: true, start: now}
+		s.q.push(entry{at: now, who: uint32(p), kind: evCloser})
+	}
+}
+
+// closeSlice is target process p closing a slice of its connections at
+// now, no faster than CloseRate.
+func (s *sim) closeSlice(p int, now int64) {
+	m := s.cpu
+	cl := &m.closer[p]
+	if !cl.on {
+		return
+	}
+	cs := m.closes[p]
+	k := min(len(cs)-cl.next, m.perSlice(m.costs.Close))
+	end := m.job(now, now, time.Duration(k)*m.costs.Close, byTarget)
+	if s.cfg.CloseRate > 0 {
+		end = max(end, now+int64(float64(k)*1e9/s.cfg.CloseRate))
+	}
+	for _, e := range cs[cl.next : cl.next+k] {
+		s.q.push(entry{at: end, who: e.c, gen: e.gen, kind: evClosed})
+	}
+	cl.next += k
+	if cl.next < len(cs) {
+		s.q.push(entry{at: end, who: uint32(p), kind: evCloser})
+		return
+	}
+	m.use.Closes = time.Duration(end - cl.start)
+	*cl = closer{paced: true}
+	m.closes[p] = cs[:0]
+}
+
+// flushClosers is the stopped processes' exit: the connections they have
+// not closed yet close with them, at now.
+func (s *sim) flushClosers(procs []int, now int64) {
+	m := s.cpu
+	for _, p := range procs {
+		cl := &m.closer[p]
+		if !cl.on {
+			continue
+		}
+		cs := m.closes[p][cl.next:]
+		m.charge(now, time.Duration(len(cs))*m.costs.Close, byTarget)
+		for _, e := range cs {
+			s.q.push(entry{at: now, who: e.c, gen: e.gen, kind: evClosed})
+		}
+		m.use.Closes = time.Duration(now - cl.start)
+		*cl = closer{paced: true}
+		m.closes[p] = m.closes[p][:0]
 	}
 }

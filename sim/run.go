@@ -163,7 +163,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 func (s *sim) touch(keys []uint64) {
 	var sum uint8
 	for _, k := range keys {
-		if kd := kind(k >> kindShift & 15); kd >= evStart && kd != evLoadgen {
+		if kd := kind(k >> kindShift & 15); kd >= evStart && kd < evLoadgen {
 			sum += s.clients[uint32(k>>whoShift)].gen
 		}
 	}
@@ -188,6 +188,9 @@ func (s *sim) dispatch(e entry) {
 		return
 	case evLoadgen:
 		s.loadgenRun(int(e.who), e.at)
+		return
+	case evCloser:
+		s.closeSlice(int(e.who), e.at)
 		return
 	}
 	c := &s.clients[e.who]
