@@ -120,3 +120,21 @@ func TestCoresValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestCoresPaceCloses: a stopping process closes its connections at its
+// share of the cores, no faster than the cores alone allow; what it has
+// not closed at its exit closes with it.
+func TestCoresPaceCloses(t *testing.T) {
+	cfg := cpuStorm(t, 0.02, CPUCosts{})
+	cfg.StopTime = 30 * time.Second
+	res, _ := run(t, cfg)
+	least := time.Duration(cfg.Clients) * time.Duration(float64(DefaultCPUCosts.Close)/cfg.Cores)
+	if got := res.CPU.Closes; got < least || got >= cfg.StopTime {
+		t.Errorf("the closes took %s, want at least %s (the cores alone) and less than the exit's %s", got, least, cfg.StopTime)
+	}
+	cfg.StopTime = 500 * time.Millisecond
+	res, _ = run(t, cfg)
+	if got := res.CPU.Closes; got != cfg.StopTime {
+		t.Errorf("the closes took %s, want the exit's %s: it closes the rest", got, cfg.StopTime)
+	}
+}
