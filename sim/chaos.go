@@ -179,6 +179,12 @@ func (s *sim) stopProcs(procs []int, ev chaos.Event, now int64) {
 			}
 		}
 	}
+	paced := s.cpu != nil && ev.Spread == 0 // the processes close at their share of the cores
+	if s.cpu != nil {
+		for _, p := range procs {
+			s.cpu.closer[p] = closer{}
+		}
+	}
 	for id := range s.clients {
 		c := &s.clients[id]
 		if int(c.lst) >= s.procs || !in[c.lst] {
@@ -186,6 +192,12 @@ func (s *sim) stopProcs(procs []int, ev chaos.Event, now int64) {
 		}
 		switch c.state {
 		case stConnected:
+			if paced {
+				c.gen++
+				s.cpu.closes[c.lst] = append(s.cpu.closes[c.lst], closing{
+					key: backoff.U(s.cfg.Seed, streamClose, uint64(id), uint64(c.sockets)), c: uint32(id), gen: c.gen})
+				continue
+			}
 			if sp := span[c.lst]; sp > 0 {
 				c.gen++
 				at := now + int64(backoff.U(s.cfg.Seed, streamClose, uint64(id), uint64(c.sockets))*sp)
@@ -196,6 +208,9 @@ func (s *sim) stopProcs(procs []int, ev chaos.Event, now int64) {
 		case stUpgrading, stShedding:
 			s.reset(uint32(id), now) // accepted, so closed with the process's connections
 		}
+	}
+	if paced {
+		s.startClosers(procs, now)
 	}
 	switch {
 	case ev.Shape == chaos.ShapeStall:
@@ -237,6 +252,9 @@ func (s *sim) exitProcs(procs []int, stall bool, now int64) {
 // exit is a restart's exit action: none when stopProcs already closed
 // the listeners (spread=) or reset their queues (shape=stall).
 func (s *sim) exit(procs []int, closedAtStop bool, now int64) {
+	if s.cpu != nil {
+		s.flushClosers(procs, now)
+	}
 	if !closedAtStop {
 		s.exitProcs(procs, false, now)
 	}
@@ -257,6 +275,15 @@ func (s *sim) reset(id uint32, now int64) {
 func (s *sim) closed(id uint32, now int64) {
 	c := &s.clients[id]
 	l := &s.lsts[c.lst]
+	if s.cpu != nil {
+		// The stopping process closes it (charged by its closer when it
+		// has one), the client's loadgen process sees it end.
+		if !s.cpu.closer[c.lst].paced {
+			s.cpu.charge(now, s.cpu.costs.Close, byTarget)
+		}
+		s.cpu.charge(now, s.cpu.costs.Disconnect, byLoadgen)
+		s.cpu.conns--
+	}
 	f := failure{class: l.closeClass}
 	switch l.closeClass {
 	case connerr.Closed1006:
@@ -290,7 +317,7 @@ func (s *sim) readyProcs(procs []int, now int64) {
 		l := &s.lsts[p]
 		l.open, l.down = true, false
 		l.accepting = l.stalls == 0
-		l.busy = now
+		l.busy, l.sliceLeft = now, 0
 		if l.rate > 0 {
 			l.setRate(now, l.rate, s.cfg.AcceptBurst)
 		}

@@ -51,6 +51,7 @@ const (
 	flFwd                      // the current leg is the balancer's, to a target process
 	flFirst                    // the current attempt is a first connect (counts against MaxInflight)
 	flIssued                   // the next start has its slot of the fleet's IssueRate
+	flCPU                      // the next start has had its loadgen process's CPU (Config.Cores)
 )
 
 // setState moves c to s and makes its pending entries stale.

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"time"
 
 	"github.com/stampede-dev/stampede/chaos"
@@ -189,6 +190,17 @@ type Config struct {
 	IssueRate float64 `json:"issue_rate"`
 	// LB, when set, puts a load balancer in front of the target.
 	LB *LB `json:"lb,omitempty"`
+	// Cores, when positive, is the cores of the one machine both ends
+	// run on, as a real run on one machine does: every operation of
+	// either end takes its CPU (CPU) from them, and work that finds them
+	// busy waits (sim.cpuModel). It also makes the fleet one machine's,
+	// sharing its timer wheel and softnet backlog, as IssueRate does. 0
+	// is not modelled: the ends' CPU is unlimited but for ProcCapacity
+	// and IssueRate.
+	Cores float64 `json:"cores,omitempty"`
+	// CPU is what each operation costs when Cores is set; a zero field
+	// is DefaultCPUCosts'.
+	CPU CPUCosts `json:"-"`
 
 	// Start is the wall-clock instant the results call the run's start;
 	// the zero value is the Unix epoch, so the same config gives the same
@@ -281,6 +293,8 @@ func (c Config) Validate() error {
 		return bad("Duration", "must be within (0, 24h], got %s", c.Duration)
 	case c.IssueRate < 0:
 		return bad("IssueRate", "must not be negative, got %g", c.IssueRate)
+	case c.Cores < 0 || math.IsNaN(c.Cores) || math.IsInf(c.Cores, 0):
+		return bad("Cores", "must be a number of cores (0: not modelled), got %g", c.Cores)
 	case c.ProcCapacity < 0:
 		return bad("ProcCapacity", "must not be negative, got %g", c.ProcCapacity)
 	case c.RTT < 0:
@@ -291,6 +305,9 @@ func (c Config) Validate() error {
 		return bad("LB.Rate", "must not be negative, got %g", c.LB.Rate)
 	case c.LB != nil && c.LB.Queue < 0:
 		return bad("LB.Queue", "must not be negative, got %d", c.LB.Queue)
+	}
+	if err := c.CPU.validate(); err != nil {
+		return err
 	}
 	for i, d := range c.SynSchedule {
 		if d <= 0 || i > 0 && d <= c.SynSchedule[i-1] {

@@ -24,9 +24,14 @@
 //	         │  each start with an admission ramp), upgrade at the
 //	         │  process's capacity and handshake cost, answer 101 (or,
 //	         │  shedding without a token, 503 with a Retry-After)
-//	         └ chaos events: restart (abrupt, graceful, kill; all, one,
-//	              rolling; closed or stalled port; spread closes and a
-//	              return hint), stall, backlog, accept-rate, reject
+//	         ├ chaos events: restart (abrupt, graceful, kill; all, one,
+//	         │    rolling; closed or stalled port; spread closes and a
+//	         │    return hint), stall, backlog, accept-rate, reject
+//	         └ with Config.Cores, loadgen events: a loadgen process starts
+//	              a slice of its due attempts; it and the target's processes
+//	              (their accepts and upgrades) take their slices from one
+//	              pool of the machine's CPU (cpuModel), which every
+//	              retransmit, close and ping is charged to
 //	    ─> results.Stream (timeline, connect and TTR histograms), Flow,
 //	       recovery partials computed online, kernel counters
 //	    ─> results.Summarize ─> summary.json, timeline.csv, *.hlog, report.html

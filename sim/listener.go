@@ -41,6 +41,8 @@ type listener struct {
 	tick      bool  // an evAccept is pending
 	busy      int64 // when the process's CPU is free again
 	service   int64 // CPU ns per upgrade
+	sliceLeft int   // upgrades left in the process's current slice of the cores (Config.Cores)
+	sliceEnd  int64 // when that slice is done
 	rate      float64
 	burst     float64
 	tokens    float64

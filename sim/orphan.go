@@ -76,6 +76,9 @@ func (s *sim) orphanRetry(oi uint32, now int64) {
 		o.synack++
 	}
 	s.kern.RetransSegs++
+	if s.cpu != nil {
+		s.cpu.charge(now, s.cpu.costs.Segment, byKernel)
+	}
 	if s.softnetDrop(now) {
 		s.orphanNext(oi, now)
 		return

@@ -37,6 +37,8 @@ const (
 	evUpgraded                // a client's 101 arrives
 	evRamp                    // the next first connect of the ramp
 	evClosed                  // a client's connection is closed by its stopping process
+	evLoadgen                 // a loadgen process may start an attempt (who: its index; Config.Cores)
+	evCloser                  // a stopping target process closes a slice of its connections (who: the process; Config.Cores)
 )
 
 // calendar is the event queue: one bucket per millisecond of the run.
@@ -90,7 +92,7 @@ const (
 // Every offset in a bucket and every kind fit their fields.
 var (
 	_ = [1]struct{}{}[(bucketWidth-1)>>(64-offShift)]
-	_ = [1]struct{}{}[evClosed>>(offShift-kindShift)]
+	_ = [1]struct{}{}[evCloser>>(offShift-kindShift)]
 )
 
 func packKey(e entry, b int) uint64 {

@@ -30,6 +30,8 @@ type Result struct {
 	// clients had given up on them (the real runs' PassiveOpens beyond
 	// their successes).
 	Orphans int64
+	// CPU is the CPU the model charged, with Config.Cores; zero without.
+	CPU CPUUse
 }
 
 // sim is one run's state.
@@ -67,6 +69,8 @@ type sim struct {
 	orphansAccepted int64    // connections accepted after their clients gave up
 	orphans         []orphan // connections whose clients gave up, still half-open on a listener
 	freeOrphans     []uint32 // indexes of orphans ended
+
+	cpu *cpuModel // the machine's cores (Config.Cores); nil: not modelled
 }
 
 // Run simulates one run. It is deterministic: the same Config gives the
@@ -76,7 +80,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	s := &sim{cfg: cfg, procs: cfg.Procs, lb: -1, giveUp: int64(SynGiveUp(cfg.SynRetries)), devices: cfg.IssueRate == 0}
+	s := &sim{cfg: cfg, procs: cfg.Procs, lb: -1, giveUp: int64(SynGiveUp(cfg.SynRetries)), devices: cfg.IssueRate == 0 && cfg.Cores == 0}
+	s.cpu = newCPU(cfg)
 	if cfg.HZ > 0 {
 		s.jiffy = int64(time.Second) / int64(cfg.HZ)
 	}
@@ -139,6 +144,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		s.dispatch(e)
 	}
 	res := &Result{Config: cfg, Events: events, Kernel: s.kern, Processed: processed, Orphans: s.orphansAccepted}
+	if s.cpu != nil {
+		s.cpu.advance(int64(cfg.Duration))
+		res.CPU = s.cpu.used()
+	}
 	res.Report, res.Partials, err = s.rec.finish(s)
 	if err != nil {
 		return nil, err
@@ -154,7 +163,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 func (s *sim) touch(keys []uint64) {
 	var sum uint8
 	for _, k := range keys {
-		if kind(k>>kindShift&15) >= evStart {
+		if kd := kind(k >> kindShift & 15); kd >= evStart && kd < evLoadgen {
 			sum += s.clients[uint32(k>>whoShift)].gen
 		}
 	}
@@ -177,6 +186,12 @@ func (s *sim) dispatch(e entry) {
 	case evOrphan:
 		s.orphanRetry(e.who, e.at)
 		return
+	case evLoadgen:
+		s.loadgenRun(int(e.who), e.at)
+		return
+	case evCloser:
+		s.closeSlice(int(e.who), e.at)
+		return
 	}
 	c := &s.clients[e.who]
 	if c.gen != e.gen {
@@ -196,13 +211,20 @@ func (s *sim) dispatch(e entry) {
 				return
 			}
 		}
-		c.flags &^= flIssued
+		if s.cpu != nil && c.flags&flCPU == 0 {
+			s.queueAttempt(e.who, e.at) // its loadgen process has the CPU to start it
+			return
+		}
+		c.flags &^= flIssued | flCPU
 		s.start(e.who, e.at)
 	case evSyn:
 		if c.state == stSynSent {
 			s.kern.TCPSynRetrans++
 			s.kern.RetransSegs++
 			c.syn++
+			if s.cpu != nil {
+				s.cpu.charge(e.at, s.cpu.costs.Segment, byKernel)
+			}
 			if s.softnetDrop(e.at) {
 				s.synLater(e.who, e.at)
 				return
@@ -264,8 +286,15 @@ func (s *sim) ramp(now int64) {
 		}
 		id := uint32(s.next)
 		s.next++
-		s.clients[id].flags |= flFirst
+		c := &s.clients[id]
+		c.flags |= flFirst
 		s.inflight++
+		if s.cpu != nil {
+			// Its loadgen process starts it when it has the CPU.
+			c.setState(stWaiting)
+			s.queueAttempt(id, now)
+			continue
+		}
 		s.start(id, now)
 	}
 }
@@ -512,6 +541,9 @@ func (s *sim) retryAck(id uint32, now int64) {
 		c.synack++
 	}
 	s.kern.RetransSegs++
+	if s.cpu != nil {
+		s.cpu.charge(now, s.cpu.costs.Segment, byKernel)
+	}
 	if s.softnetDrop(now) {
 		c.gen++
 		s.stallRetry(id, now)
@@ -566,6 +598,7 @@ func (s *sim) arm(li int, now int64) {
 func (s *sim) accept(li int, now int64) {
 	l := &s.lsts[li]
 	l.tick = false
+	defer l.endSlice()
 	for l.n > 0 && l.accepting {
 		if l.busy > now {
 			l.tick = true
@@ -596,9 +629,9 @@ func (s *sim) accept(li int, now int64) {
 			s.orphansAccepted++
 			switch {
 			case shed:
-				l.busy = max(l.busy, now) + int64(ShedCost)
+				s.serve(l, now, ShedCost)
 			case !l.lb:
-				l.busy = max(l.busy, now) + l.service
+				s.serve(l, now, 0)
 			}
 			continue
 		}
@@ -611,21 +644,64 @@ func (s *sim) accept(li int, now int64) {
 			s.q.push(entry{at: max(c.deadline, now), who: e.c, gen: c.gen, kind: evHSTimeout})
 			continue
 		}
+		var done int64
 		if shed {
-			l.busy = max(l.busy, now) + int64(ShedCost)
+			done = s.serve(l, now, ShedCost)
 			c.setState(stShedding)
 		} else {
-			l.busy = max(l.busy, now) + l.service
+			done = s.serve(l, now, 0)
+			if s.cpu != nil {
+				s.cpu.charge(now, s.cpu.costs.Upgrade, byLoadgen) // the client's loadgen process reads the 101
+			}
 			c.setState(stUpgrading)
 		}
-		s.q.push(entry{at: l.busy, who: e.c, gen: c.gen, kind: evUpgraded})
+		s.q.push(entry{at: done, who: e.c, gen: c.gen, kind: evUpgraded})
 		// A deadline after the 101 (or 503) could only find the client
 		// moved on: evUpgraded changes its state whatever it finds, so the
 		// entry is pushed only when it can run first (at the same instant,
 		// kind orders it before the 101).
-		if c.deadline != noTime && c.deadline <= l.busy {
+		if c.deadline != noTime && c.deadline <= done {
 			s.q.push(entry{at: max(c.deadline, now), who: e.c, gen: c.gen, kind: evHSTimeout})
 		}
+	}
+}
+
+// serve has target process l upgrade a connection it accepted at now (a
+// shed one when shed, its cost, is not 0) and returns when that is done;
+// l.busy becomes when the process may take the next. Its capacity and
+// handshake cost pace it; with Cores so does its CPU: the process takes a
+// slice's upgrades at a time (as many as are queued and fit in
+// CPUCosts.Slice), each done when the slice is, and takes the next when
+// that slice is done. A shed upgrade costs the CPU an upgrade's cost.
+func (s *sim) serve(l *listener, now int64, shed time.Duration) int64 {
+	d := l.service
+	if shed > 0 {
+		d = int64(shed)
+	}
+	m := s.cpu
+	if m == nil {
+		l.busy = max(l.busy, now) + d
+		return l.busy
+	}
+	if l.sliceLeft == 0 || now >= l.sliceEnd {
+		start := max(l.busy, now)
+		cost := m.costs.Accept + s.cfg.HandshakeCost
+		k := min(l.n+1, m.perSlice(cost)) // this one and those queued behind it
+		l.sliceEnd = max(m.job(now, start, time.Duration(k)*cost, byTarget), start+int64(k)*d)
+		l.sliceLeft = k
+	}
+	l.sliceLeft--
+	if l.sliceLeft == 0 {
+		l.busy = l.sliceEnd
+	}
+	return l.sliceEnd
+}
+
+// endSlice ends target process l's slice when it has nothing more to
+// upgrade in it: it is busy until the slice is done.
+func (l *listener) endSlice() {
+	if l.sliceLeft > 0 {
+		l.busy, l.sliceLeft = max(l.busy, l.sliceEnd), 0
 	}
 }
 
@@ -642,6 +718,9 @@ func (s *sim) upgraded(id uint32, now int64) {
 		return
 	}
 	c.setState(stConnected)
+	if s.cpu != nil {
+		s.cpu.conns++
+	}
 	s.attemptEnded(c, now)
 	c.attempt = 0
 	s.rec.upgraded(c.attemptAt, now)

@@ -124,6 +124,7 @@ var knobs = []knob{
 	{flag: "start-time", field: "Sim.StartTime", def: true, usage: "model: a restarted process's start, from listening to accepting, `D` (negative: none)"},
 	{flag: "close-rate", field: "Sim.CloseRate", def: true, usage: "model: connections per second `R` a stopping target process closes (negative: all at once)"},
 	{flag: "issue-rate", field: "Sim.IssueRate", usage: "model: attempts per second `R` the fleet's machine can start; given, the fleet also shares that machine's kernel timers and softnet backlog (0 = unlimited: independent devices, each its own kernel; this machine's loadgens started 48,000-106,000 a second in their fastest 100 ms in calibration)"},
+	{flag: "cores", field: "Sim.Cores", usage: "model: both ends share `N` cores, as a run on one machine does: every attempt, retransmit, upgrade, close and ping takes CPU from them (costs measured on this project's 2-core machine), work that finds them busy waits, and the fleet shares the machine's kernel timers and softnet backlog (0 = not modelled)"},
 	{flag: "duration", field: "Sim.Duration"},
 	{flag: "lb-rate", field: "Sim.LB.Rate"},
 	{flag: "lb-queue", field: "Sim.LB.Queue"},
@@ -216,7 +217,7 @@ var (
 	simServerFields = []string{"Server.Backlog", "Server.AcceptRate", "Server.AcceptBurst", "Server.AdmitRamp", "Server.AdmitFloor",
 		"Server.Shed", "Server.HandshakeCost"}
 	simModelFields = []string{"Sim.SynSchedule", "Sim.HZ", "Sim.NetdevBacklog", "Sim.NoSynCookies", "Sim.ProcCapacity",
-		"Sim.RTT", "Sim.DataRTO", "Sim.StopTime", "Sim.StartTime", "Sim.CloseRate", "Sim.IssueRate"}
+		"Sim.RTT", "Sim.DataRTO", "Sim.StopTime", "Sim.StartTime", "Sim.CloseRate", "Sim.IssueRate", "Sim.Cores"}
 )
 
 // httpFleetFields are the HTTP fleet's knobs, which `http` takes.

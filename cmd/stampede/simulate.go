@@ -114,6 +114,11 @@ func simulateAction(c *cli.Context) error {
 	if !c.Bool("quiet") {
 		fmt.Fprintf(c.App.ErrWriter, "simulated %d clients, %s of virtual time, %d events in %s; %d orphaned accepts\n",
 			cfg.Clients, cfg.Duration, res.Processed, time.Since(started).Round(time.Millisecond), res.Orphans)
+		if cfg.Cores > 0 {
+			u := res.CPU
+			fmt.Fprintf(c.App.ErrWriter, "cpu on %g cores: loadgen %.1fs, target %.1fs, kernel retransmits %.1fs, pings %.1fs; a restart's closes took %.2fs\n",
+				cfg.Cores, u.Loadgen.Seconds(), u.Target.Seconds(), u.Kernel.Seconds(), u.Pings.Seconds(), u.Closes.Seconds())
+		}
 	}
 	fmt.Fprintf(c.App.Writer, "results: %s (simulated)\n", out)
 	return sloExit(sum)

@@ -1,0 +1,140 @@
+package sim
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stampede-dev/stampede/backoff"
+	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/spec"
+)
+
+// cpuStorm is a fleet of 3,000 on one target process, restarted at 20 s,
+// on a machine of cores (0: not modelled) with costs.
+func cpuStorm(t *testing.T, cores float64, costs CPUCosts) Config {
+	return Config{
+		Client: spec.Client{Clients: 3000, Policy: backoff.MustParse("exp:initial=1s,max=60s,jitter=0.5,spread=100ms-500ms"), Seed: 1},
+		Server: spec.Server{Procs: 1, Backlog: 128}, Duration: 80 * time.Second,
+		Schedule: mustSchedule(t, "at 20s restart abrupt down=2s"), ScheduleText: "at 20s restart abrupt down=2s",
+		Cores: cores, CPU: costs,
+	}
+}
+
+func recovery(t *testing.T, sum *results.Summary) results.Recovery {
+	t.Helper()
+	if len(sum.Recovery) != 1 {
+		t.Fatalf("%d recoveries, want 1", len(sum.Recovery))
+	}
+	return sum.Recovery[0]
+}
+
+func r99(t *testing.T, sum *results.Summary) float64 {
+	t.Helper()
+	r := recovery(t, sum)
+	if r.R99S == nil {
+		return math.Inf(1)
+	}
+	return *r.R99S
+}
+
+// TestCoresZeroUnchanged: without Cores the costs are not used, and the
+// summary is the one of a config that never mentions them.
+func TestCoresZeroUnchanged(t *testing.T) {
+	_, want := run(t, cpuStorm(t, 0, CPUCosts{}))
+	_, got := run(t, cpuStorm(t, 0, CPUCosts{Attempt: time.Second, Accept: time.Second, Slice: time.Hour}))
+	a, _ := json.Marshal(want)
+	b, _ := json.Marshal(got)
+	if string(a) != string(b) {
+		t.Error("CPU costs changed a run without Cores")
+	}
+}
+
+// TestCoresSlowRecovery: on a machine too small for the herd, recovery
+// takes longer than on an unlimited one, and more attempts fail; charging
+// the attempts more makes it slower still, than at the default cost and
+// than with attempts that cost nothing.
+func TestCoresSlowRecovery(t *testing.T) {
+	_, free := run(t, cpuStorm(t, 0, CPUCosts{}))
+	_, small := run(t, cpuStorm(t, 0.05, CPUCosts{}))
+	_, dearer := run(t, cpuStorm(t, 0.05, CPUCosts{Attempt: 4 * DefaultCPUCosts.Attempt}))
+	_, cheap := run(t, cpuStorm(t, 0.05, CPUCosts{Attempt: time.Nanosecond}))
+	rf, rs, rd, rc := r99(t, free), r99(t, small), r99(t, dearer), r99(t, cheap)
+	t.Logf("R99: unlimited %.2fs, 0.05 cores %.2fs, attempts ×4 %.2fs, attempts free %.2fs", rf, rs, rd, rc)
+	if !(rs > 2*rf) {
+		t.Errorf("R99 on 0.05 cores %.2fs, want well above the unlimited %.2fs", rs, rf)
+	}
+	if !(rd > rs) {
+		t.Errorf("R99 with dearer attempts %.2fs, want above %.2fs", rd, rs)
+	}
+	if !(rc < rd) {
+		t.Errorf("R99 with free attempts %.2fs, want below the dearer ones' %.2fs", rc, rd)
+	}
+	ws, wf := recovery(t, small).WastedAttemptsPerClient, recovery(t, free).WastedAttemptsPerClient
+	if ws == nil || wf == nil || *ws <= *wf {
+		t.Errorf("wasted attempts a client: %v on 0.05 cores, %v unlimited: want more on the small machine", ws, wf)
+	}
+}
+
+// TestCoresPaceFirstConnects: the first connects of a fleet on one core
+// come at about the core's rate, an attempt, an upgrade at each end.
+func TestCoresPaceFirstConnects(t *testing.T) {
+	cfg := cpuStorm(t, 1, CPUCosts{})
+	cfg.Schedule, cfg.ScheduleText, cfg.Duration = nil, "", 10*time.Second
+	cfg.Clients = 20000
+	res, _ := run(t, cfg)
+	c := DefaultCPUCosts
+	perSec := float64(time.Second) / float64(c.Attempt+c.Upgrade+c.Accept)
+	var at1s int
+	for i, b := range res.Report.Timeline {
+		if time.Duration(i)*results.Tick < time.Second {
+			at1s += int(b.Successes)
+		}
+	}
+	if float64(at1s) > 1.1*perSec || float64(at1s) < 0.6*perSec {
+		t.Errorf("%d connected in the first second on one core, want about %.0f", at1s, perSec)
+	}
+}
+
+// TestCoresValidate names the field at fault.
+func TestCoresValidate(t *testing.T) {
+	ok := Config{Client: spec.Client{Clients: 1}, Duration: time.Second, Cores: 2}
+	if err := ok.Validate(); err != nil {
+		t.Fatalf("valid config: %v", err)
+	}
+	for name, c := range map[string]struct {
+		cfg   Config
+		field string
+	}{
+		"negative cores": {Config{Client: spec.Client{Clients: 1}, Duration: time.Second, Cores: -1}, "Sim.Cores"},
+		"NaN cores":      {Config{Client: spec.Client{Clients: 1}, Duration: time.Second, Cores: math.NaN()}, "Sim.Cores"},
+		"negative cost":  {Config{Client: spec.Client{Clients: 1}, Duration: time.Second, Cores: 2, CPU: CPUCosts{Accept: -1}}, "Sim.CPU.Accept"},
+		"negative share": {Config{Client: spec.Client{Clients: 1}, Duration: time.Second, Cores: 2, CPU: CPUCosts{LoadgenShare: -1}}, "Sim.CPU.LoadgenShare"},
+	} {
+		err := c.cfg.Validate()
+		var fe *spec.FieldError
+		if !errors.As(err, &fe) || fe.Field != c.field {
+			t.Errorf("%s: Validate = %v, want a field error on %s", name, err, c.field)
+		}
+	}
+}
+
+// TestCoresPaceCloses: a stopping process closes its connections at its
+// share of the cores, no faster than the cores alone allow; what it has
+// not closed at its exit closes with it.
+func TestCoresPaceCloses(t *testing.T) {
+	cfg := cpuStorm(t, 0.02, CPUCosts{})
+	cfg.StopTime = 30 * time.Second
+	res, _ := run(t, cfg)
+	least := time.Duration(cfg.Clients) * time.Duration(float64(DefaultCPUCosts.Close)/cfg.Cores)
+	if got := res.CPU.Closes; got < least || got >= cfg.StopTime {
+		t.Errorf("the closes took %s, want at least %s (the cores alone) and less than the exit's %s", got, least, cfg.StopTime)
+	}
+	cfg.StopTime = 500 * time.Millisecond
+	res, _ = run(t, cfg)
+	if got := res.CPU.Closes; got != cfg.StopTime {
+		t.Errorf("the closes took %s, want the exit's %s: it closes the rest", got, cfg.StopTime)
+	}
+}
