@@ -8,9 +8,9 @@ import (
 	"github.com/stampede-dev/stampede/internal/rawsys"
 )
 
-// dialer opens raw non-blocking TCP sockets for one reactor. Sockaddr
-// values are private to it: unix.Sockaddr encodes itself into its own
-// fields, so sharing one between reactors would race.
+// dialer opens raw non-blocking TCP sockets for one reactor, through raw
+// system calls (internal/rawsys); its addresses are encoded once, when it
+// is made, and only read after.
 type dialer struct {
 	family     int
 	dst        rawsys.Sockaddr
