@@ -75,10 +75,7 @@ func (s *sim) orphanRetry(oi uint32, now int64) {
 	} else {
 		o.synack++
 	}
-	s.kern.RetransSegs++
-	if s.cpu != nil {
-		s.cpu.charge(now, s.cpu.costs.Segment, byKernel)
-	}
+	s.retransmitted(now)
 	if s.softnetDrop(now) {
 		s.orphanNext(oi, now)
 		return

@@ -220,11 +220,8 @@ func (s *sim) dispatch(e entry) {
 	case evSyn:
 		if c.state == stSynSent {
 			s.kern.TCPSynRetrans++
-			s.kern.RetransSegs++
+			s.retransmitted(e.at)
 			c.syn++
-			if s.cpu != nil {
-				s.cpu.charge(e.at, s.cpu.costs.Segment, byKernel)
-			}
 			if s.softnetDrop(e.at) {
 				s.synLater(e.who, e.at)
 				return
@@ -531,6 +528,15 @@ func (s *sim) nextRetry(id uint32, mark int64, syn, synack uint8, cookie bool, m
 	return at, data
 }
 
+// retransmitted counts a segment the kernel sent again at now and, with
+// Config.Cores, charges its CPU.
+func (s *sim) retransmitted(now int64) {
+	s.kern.RetransSegs++
+	if s.cpu != nil {
+		s.cpu.charge(now, s.cpu.costs.Segment, byKernel)
+	}
+}
+
 // retryAck is a stalled connection's ACK arriving again.
 func (s *sim) retryAck(id uint32, now int64) {
 	c := &s.clients[id]
@@ -540,10 +546,7 @@ func (s *sim) retryAck(id uint32, now int64) {
 	} else {
 		c.synack++
 	}
-	s.kern.RetransSegs++
-	if s.cpu != nil {
-		s.cpu.charge(now, s.cpu.costs.Segment, byKernel)
-	}
+	s.retransmitted(now)
 	if s.softnetDrop(now) {
 		c.gen++
 		s.stallRetry(id, now)
