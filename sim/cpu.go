@@ -109,16 +109,29 @@ const (
 	byKernel
 )
 
+// costField is one of CPUCosts' durations, by name.
+type costField struct {
+	name string
+	v    *time.Duration
+}
+
+// durations are c's duration fields, in one order for every CPUCosts:
+// withDefaults and validate walk the same list.
+func (c *CPUCosts) durations() []costField {
+	return []costField{
+		{"Attempt", &c.Attempt}, {"Upgrade", &c.Upgrade}, {"Disconnect", &c.Disconnect},
+		{"Accept", &c.Accept}, {"Close", &c.Close}, {"Segment", &c.Segment}, {"Ping", &c.Ping},
+		{"Slice", &c.Slice},
+	}
+}
+
 // withDefaults returns c with every zero field DefaultCPUCosts'.
 func (c CPUCosts) withDefaults() CPUCosts {
 	d := DefaultCPUCosts
-	for _, f := range []struct{ v, def *time.Duration }{
-		{&c.Attempt, &d.Attempt}, {&c.Upgrade, &d.Upgrade}, {&c.Disconnect, &d.Disconnect},
-		{&c.Accept, &d.Accept}, {&c.Close, &d.Close}, {&c.Segment, &d.Segment}, {&c.Ping, &d.Ping},
-		{&c.Slice, &d.Slice},
-	} {
+	defs := d.durations()
+	for i, f := range c.durations() {
 		if *f.v == 0 {
-			*f.v = *f.def
+			*f.v = *defs[i].v
 		}
 	}
 	if c.LoadgenShare == 0 {
@@ -129,16 +142,9 @@ func (c CPUCosts) withDefaults() CPUCosts {
 
 // validate reports a negative cost.
 func (c CPUCosts) validate() error {
-	for _, f := range []struct {
-		name string
-		v    time.Duration
-	}{
-		{"Attempt", c.Attempt}, {"Upgrade", c.Upgrade}, {"Disconnect", c.Disconnect},
-		{"Accept", c.Accept}, {"Close", c.Close}, {"Segment", c.Segment}, {"Ping", c.Ping},
-		{"Slice", c.Slice},
-	} {
-		if f.v < 0 {
-			return spec.Errorf("Sim.CPU."+f.name, "must not be negative, got %s", f.v)
+	for _, f := range c.durations() {
+		if *f.v < 0 {
+			return spec.Errorf("Sim.CPU."+f.name, "must not be negative, got %s", *f.v)
 		}
 	}
 	if c.LoadgenShare < 0 || math.IsNaN(c.LoadgenShare) || math.IsInf(c.LoadgenShare, 0) {
