@@ -53,9 +53,7 @@ func Listen(addr string, backlog int) (*Listener, error) {
 	lc := net.ListenConfig{
 		KeepAlive: -1,
 		Control: func(_, _ string, c syscall.RawConn) error {
-			err := c.Control(func(fd uintptr) {
-				optErr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT, 1)
-			})
+			err := c.Control(func(fd uintptr) { optErr = groupSockopts(int(fd), network == "tcp6") })
 			return errors.Join(err, optErr)
 		},
 	}
@@ -112,21 +110,33 @@ func bindSocket(addr string) (int, error) {
 	if err != nil {
 		return -1, fmt.Errorf("target: socket for %s: %w", addr, err)
 	}
-	opts := [][2]int{{unix.SOL_SOCKET, unix.SO_REUSEADDR}, {unix.SOL_SOCKET, unix.SO_REUSEPORT}}
-	if family == unix.AF_INET6 {
-		opts = append(opts, [2]int{unix.IPPROTO_IPV6, unix.IPV6_V6ONLY})
-	}
-	for _, o := range opts {
-		if err := unix.SetsockoptInt(fd, o[0], o[1], 1); err != nil {
-			unix.Close(fd)
-			return -1, fmt.Errorf("target: setsockopt on %s: %w", addr, err)
-		}
+	if err := groupSockopts(fd, family == unix.AF_INET6); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("target: setsockopt on %s: %w", addr, err)
 	}
 	if err := unix.Bind(fd, sa); err != nil {
 		unix.Close(fd)
 		return -1, fmt.Errorf("target: bind %s: %w", addr, err)
 	}
 	return fd, nil
+}
+
+// groupSockopts sets what makes a socket a member of its address's
+// SO_REUSEPORT group, a listener (Listen) and a port reservation
+// (reservePort) alike: SO_REUSEADDR, SO_REUSEPORT and, for IPv6, IPv6-only.
+// Go's listen sets the first and the last itself; setting them again is
+// harmless and keeps the rule in one place.
+func groupSockopts(fd int, v6 bool) error {
+	opts := [][2]int{{unix.SOL_SOCKET, unix.SO_REUSEADDR}, {unix.SOL_SOCKET, unix.SO_REUSEPORT}}
+	if v6 {
+		opts = append(opts, [2]int{unix.IPPROTO_IPV6, unix.IPV6_V6ONLY})
+	}
+	for _, o := range opts {
+		if err := unix.SetsockoptInt(fd, o[0], o[1], 1); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // CheckNoListener returns a *spec.FieldError on field Server.Addr when a socket
