@@ -134,19 +134,20 @@ func (s *Server) poke(f func(g *gate, now time.Time)) error {
 }
 
 // acceptLoop accepts connections while the gate is open and an upgrade slot
-// is free, and hands each to an upgrading goroutine.
+// is free, and hands each to an upgrading goroutine. It takes no slot
+// itself: a connection takes one when its first bytes have come (upgrade).
 func (s *Server) acceptLoop() {
 	defer s.acceptWG.Done()
 	var delay time.Duration // backoff after an accept error such as EMFILE
 	for {
 		select {
 		case s.upSem <- struct{}{}:
+			<-s.upSem
 		case <-s.stopCh:
 			return
 		}
 		nc, err := s.acceptOne()
 		if err != nil {
-			<-s.upSem
 			select {
 			case <-s.stopCh:
 				return

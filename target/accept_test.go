@@ -5,6 +5,7 @@ import (
 	"github.com/stampede-dev/stampede/spec"
 	"math"
 	"net"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -283,4 +284,36 @@ func TestAbandonedInQueueNotUpgraded(t *testing.T) {
 	}
 	mustDial(t, s.URL())
 	eventually(t, "the next client upgraded", func() bool { return s.Stats().UpgradesOK == 1 })
+}
+
+// Connections that have sent nothing yet hold no upgrade slot: with two
+// slots and two such connections, a WebSocket client still upgrades, while
+// both are still open (their handshake timeout is a minute away). In a
+// herd such connections are common: the final ACK and the request were
+// dropped on a full accept queue, and the request comes at the client's
+// next data retransmit.
+func TestSilentConnectionsHoldNoSlot(t *testing.T) {
+	s := startServer(t, Config{Server: spec.Server{Upgraders: 2, HandshakeTimeout: time.Minute}})
+	waitReady(t, s)
+	var silent []net.Conn
+	for range 2 {
+		c, err := net.Dial("tcp", s.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		silent = append(silent, c)
+	}
+	eventually(t, "both silent connections accepted", func() bool { return s.Stats().Accepted == 2 })
+	if r := dialWS(s.URL(), ""); r.err != nil {
+		t.Fatalf("upgrade beside two silent connections: %v", r.err)
+	} else {
+		r.conn.Close()
+	}
+	for i, c := range silent {
+		c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		if _, err := c.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("silent connection %d ended before the upgrade beside it: %v", i, err)
+		}
+	}
 }

@@ -22,22 +22,39 @@ const ClientIDHeader = "X-Stampede-Client"
 
 var clientIDHeader = []byte(ClientIDHeader)
 
-// upgrade runs the handshake of one accepted connection in a goroutine of
-// the bounded upgrade pool: TLS if configured, then the HTTP upgrade with
-// admission (reject windows, MaxConns, handshake cost), all within
+// upgrade runs the handshake of one accepted connection in its own
+// goroutine: it waits for the client's first bytes, then takes a slot of
+// the bounded upgrade pool for TLS if configured and the HTTP upgrade
+// with admission (reject windows, MaxConns, handshake cost), all within
 // HandshakeTimeout. An upgraded connection joins the reactor and the
 // goroutine ends.
 func (s *Server) upgrade(tcp *net.TCPConn) {
-	defer func() {
-		<-s.upSem
-		s.acceptWG.Done()
-	}()
+	defer s.acceptWG.Done()
 	if !s.track(tcp, true) {
 		tcp.Close()
 		return
 	}
 	defer s.track(tcp, false)
 	tcp.SetDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
+	// A connection can be accepted before its request has come: in a
+	// herd the final ACK and the request are dropped on the full accept
+	// queue, and the connection is made by a later retransmit of the ACK
+	// alone, its request following at the client's next data retransmit,
+	// seconds later. Held while it waits, a slot of the pool would stop
+	// the accept loop: 64 such waits stopped a process accepting for
+	// seconds at a time while its queue was full.
+	if err := awaitBytes(tcp); err != nil {
+		s.stats.upgradesFailed.Add(1)
+		tcp.Close()
+		return
+	}
+	select {
+	case s.upSem <- struct{}{}:
+		defer func() { <-s.upSem }()
+	case <-s.stopCh:
+		tcp.Close()
+		return
+	}
 	conn := net.Conn(tcp)
 	if s.tls != nil {
 		tc := tls.Server(tcp, s.tls)
@@ -269,6 +286,22 @@ func burn(d time.Duration) {
 		}
 	}
 	burnSink.Store(x)
+}
+
+// awaitBytes waits until tcp has bytes to read, or its peer has closed
+// (then the read that follows finds out), or its deadline passed (then it
+// returns os.ErrDeadlineExceeded). It reads nothing: one recv with
+// MSG_PEEK each time the socket becomes readable.
+func awaitBytes(tcp *net.TCPConn) error {
+	raw, err := tcp.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var b [1]byte
+	return raw.Read(func(fd uintptr) bool {
+		_, _, err := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		return err != unix.EAGAIN && err != unix.EINTR
+	})
 }
 
 // TCP states of Linux's tcp_states.h that say the peer has closed.
