@@ -134,8 +134,10 @@ func (s *Server) poke(f func(g *gate, now time.Time)) error {
 }
 
 // acceptLoop accepts connections while the gate is open and an upgrade slot
-// is free, and hands each to an upgrading goroutine. It takes no slot
-// itself: a connection takes one when its first bytes have come (upgrade).
+// is free, and hands each to an upgrading goroutine with a slot. It holds
+// no slot while it waits in accept, which a connection whose bytes have
+// come may need (awaitSlot), so at most one accepted connection waits
+// here for a slot beyond those the slots hold.
 func (s *Server) acceptLoop() {
 	defer s.acceptWG.Done()
 	var delay time.Duration // backoff after an accept error such as EMFILE
@@ -147,6 +149,14 @@ func (s *Server) acceptLoop() {
 			return
 		}
 		nc, err := s.acceptOne()
+		if err == nil {
+			select {
+			case s.upSem <- struct{}{}:
+			case <-s.stopCh:
+				nc.Close()
+				return
+			}
+		}
 		if err != nil {
 			select {
 			case <-s.stopCh:

@@ -317,3 +317,36 @@ func TestSilentConnectionsHoldNoSlot(t *testing.T) {
 		}
 	}
 }
+
+// The upgrade slots bound the connections accepted and not yet upgraded:
+// with two slots and six clients whose requests wait in the accept queue
+// (the server holds for 500 ms after its start), each upgrade burning
+// 100 ms, the server never holds more than the two slots' and the one the
+// accept loop holds for the next free slot ahead of its upgrades; the
+// rest wait in the kernel's queue.
+func TestSlotsBoundAcceptedNotUpgraded(t *testing.T) {
+	s := startServer(t, Config{Server: spec.Server{Upgraders: 2, HandshakeCost: 100 * time.Millisecond, Hold: 500 * time.Millisecond}})
+	const n = 6
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			if r := dialWS(s.URL(), ""); r.err == nil {
+				r.conn.Close()
+			}
+		})
+	}
+	worst := uint64(0)
+	for {
+		st := s.Stats()
+		done := st.UpgradesOK + st.UpgradesFailed + st.UpgradesRejected
+		worst = max(worst, st.Accepted-min(done, st.Accepted))
+		if done >= n {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	wg.Wait()
+	if worst > 3 {
+		t.Fatalf("%d connections were accepted ahead of their upgrades; want at most the 2 slots and 1", worst)
+	}
+}

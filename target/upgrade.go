@@ -22,39 +22,27 @@ const ClientIDHeader = "X-Stampede-Client"
 
 var clientIDHeader = []byte(ClientIDHeader)
 
-// upgrade runs the handshake of one accepted connection in its own
-// goroutine: it waits for the client's first bytes, then takes a slot of
-// the bounded upgrade pool for TLS if configured and the HTTP upgrade
-// with admission (reject windows, MaxConns, handshake cost), all within
+// upgrade runs the handshake of one accepted connection in a goroutine of
+// the bounded upgrade pool: TLS if configured, then the HTTP upgrade with
+// admission (reject windows, MaxConns, handshake cost), all within
 // HandshakeTimeout. An upgraded connection joins the reactor and the
-// goroutine ends.
+// goroutine ends. A connection whose client has sent nothing yet gives its
+// slot back while it waits (awaitSlot).
 func (s *Server) upgrade(tcp *net.TCPConn) {
 	defer s.acceptWG.Done()
 	if !s.track(tcp, true) {
+		<-s.upSem
 		tcp.Close()
 		return
 	}
 	defer s.track(tcp, false)
 	tcp.SetDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
-	// A connection can be accepted before its request has come: in a
-	// herd the final ACK and the request are dropped on the full accept
-	// queue, and the connection is made by a later retransmit of the ACK
-	// alone, its request following at the client's next data retransmit,
-	// seconds later. Held while it waits, a slot of the pool would stop
-	// the accept loop: 64 such waits stopped a process accepting for
-	// seconds at a time while its queue was full.
-	if err := awaitBytes(tcp); err != nil {
+	if err := s.awaitSlot(tcp); err != nil {
 		s.stats.upgradesFailed.Add(1)
 		tcp.Close()
 		return
 	}
-	select {
-	case s.upSem <- struct{}{}:
-		defer func() { <-s.upSem }()
-	case <-s.stopCh:
-		tcp.Close()
-		return
-	}
+	defer func() { <-s.upSem }()
 	conn := net.Conn(tcp)
 	if s.tls != nil {
 		tc := tls.Server(tcp, s.tls)
@@ -288,20 +276,57 @@ func burn(d time.Duration) {
 	burnSink.Store(x)
 }
 
-// awaitBytes waits until tcp has bytes to read, or its peer has closed
-// (then the read that follows finds out), or its deadline passed (then it
-// returns os.ErrDeadlineExceeded). It reads nothing: one recv with
-// MSG_PEEK each time the socket becomes readable.
-func awaitBytes(tcp *net.TCPConn) error {
+// awaitSlot keeps the upgrade slot the accept loop took for tcp when the
+// client's first bytes are there. Otherwise it gives the slot back, waits
+// for them (or the peer's close, which the read that follows finds) up to
+// the connection's deadline, and takes a slot again; on an error it holds
+// none.
+//
+// A connection is often accepted before its request in a herd: the final
+// ACK and the request were dropped on the full accept queue, a later
+// retransmit of the ACK alone made the connection, and the request comes
+// at the client's next data retransmit, seconds later. Held while it
+// waits, a slot would stop the accept loop: in a herd of 250,000 the 64
+// slots of a process were all held so for seconds at a time while its
+// queue was full. The slot still bounds the connections accepted and not
+// yet upgraded, so a server with more to upgrade than its CPU can do
+// leaves the rest in the kernel's queue, whose SYN drops the clients'
+// backoff answers, instead of accepting them all and upgrading each after
+// its client has given up.
+func (s *Server) awaitSlot(tcp *net.TCPConn) error {
 	raw, err := tcp.SyscallConn()
 	if err != nil {
+		<-s.upSem
 		return err
 	}
 	var b [1]byte
-	return raw.Read(func(fd uintptr) bool {
+	waiting := false
+	err = raw.Read(func(fd uintptr) bool {
 		_, _, err := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
-		return err != unix.EAGAIN && err != unix.EINTR
+		if err == unix.EAGAIN || err == unix.EINTR {
+			if !waiting {
+				waiting = true
+				<-s.upSem
+			}
+			return false
+		}
+		return true
 	})
+	switch {
+	case err != nil && !waiting:
+		<-s.upSem
+		return err
+	case err != nil:
+		return err
+	case !waiting:
+		return nil
+	}
+	select {
+	case s.upSem <- struct{}{}:
+		return nil
+	case <-s.stopCh:
+		return ErrServerClosed
+	}
 }
 
 // TCP states of Linux's tcp_states.h that say the peer has closed.
