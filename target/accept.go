@@ -134,28 +134,18 @@ func (s *Server) poke(f func(g *gate, now time.Time)) error {
 }
 
 // acceptLoop accepts connections while the gate is open and an upgrade slot
-// is free, and hands each to an upgrading goroutine with a slot. It holds
-// no slot while it waits in accept, which a connection whose bytes have
-// come may need (awaitSlot), so at most one accepted connection waits
-// here for a slot beyond those the slots hold.
+// is free (slots), and hands each to an upgrading goroutine with a slot.
 func (s *Server) acceptLoop() {
 	defer s.acceptWG.Done()
 	var delay time.Duration // backoff after an accept error such as EMFILE
 	for {
-		select {
-		case s.upSem <- struct{}{}:
-			<-s.upSem
-		case <-s.stopCh:
+		if !s.slots.ready() {
 			return
 		}
 		nc, err := s.acceptOne()
-		if err == nil {
-			select {
-			case s.upSem <- struct{}{}:
-			case <-s.stopCh:
-				nc.Close()
-				return
-			}
+		if err == nil && !s.slots.acquire() {
+			nc.Close()
+			return
 		}
 		if err != nil {
 			select {

@@ -31,7 +31,7 @@ var clientIDHeader = []byte(ClientIDHeader)
 func (s *Server) upgrade(tcp *net.TCPConn) {
 	defer s.acceptWG.Done()
 	if !s.track(tcp, true) {
-		<-s.upSem
+		s.slots.release()
 		tcp.Close()
 		return
 	}
@@ -42,7 +42,7 @@ func (s *Server) upgrade(tcp *net.TCPConn) {
 		tcp.Close()
 		return
 	}
-	defer func() { <-s.upSem }()
+	defer s.slots.release()
 	conn := net.Conn(tcp)
 	if s.tls != nil {
 		tc := tls.Server(tcp, s.tls)
@@ -277,56 +277,54 @@ func burn(d time.Duration) {
 }
 
 // awaitSlot keeps the upgrade slot the accept loop took for tcp when the
-// client's first bytes are there. Otherwise it gives the slot back, waits
-// for them (or the peer's close, which the read that follows finds) up to
-// the connection's deadline, and takes a slot again; on an error it holds
-// none.
+// client's first bytes are there. Otherwise it gives the slot back while
+// it waits for them (or the peer's close, which the read that follows
+// finds) up to the connection's deadline, and takes one again before the
+// accept loop may (slots); it keeps the slot through the wait when as many
+// connections wait as may. On an error it holds no slot.
 //
 // A connection is often accepted before its request in a herd: the final
 // ACK and the request were dropped on the full accept queue, a later
 // retransmit of the ACK alone made the connection, and the request comes
 // at the client's next data retransmit, seconds later. Held while it
-// waits, a slot would stop the accept loop: in a herd of 250,000 the 64
-// slots of a process were all held so for seconds at a time while its
-// queue was full. The slot still bounds the connections accepted and not
-// yet upgraded, so a server with more to upgrade than its CPU can do
-// leaves the rest in the kernel's queue, whose SYN drops the clients'
-// backoff answers, instead of accepting them all and upgrading each after
-// its client has given up.
+// waits, a slot stops the accept loop: in a herd of 250,000 the 64 slots
+// of a process were all held so for seconds at a time while its queue
+// was full. Unbounded, the connections accepted and not yet upgraded were
+// upgraded after their clients had given up (at a million, 1.5 million
+// resets): the slots and the waiters bound them, so a server with more to
+// upgrade than its CPU can do leaves the rest in the kernel's queue.
 func (s *Server) awaitSlot(tcp *net.TCPConn) error {
 	raw, err := tcp.SyscallConn()
 	if err != nil {
-		<-s.upSem
+		s.slots.release()
 		return err
 	}
 	var b [1]byte
-	waiting := false
+	left, tried := false, false
 	err = raw.Read(func(fd uintptr) bool {
 		_, _, err := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
-		if err == unix.EAGAIN || err == unix.EINTR {
-			if !waiting {
-				waiting = true
-				<-s.upSem
-			}
-			return false
+		if err != unix.EAGAIN && err != unix.EINTR {
+			return true
 		}
-		return true
+		if !tried {
+			tried = true
+			left = s.slots.leave()
+		}
+		return false
 	})
 	switch {
-	case err != nil && !waiting:
-		<-s.upSem
+	case !left && err != nil:
+		s.slots.release()
 		return err
+	case !left:
+		return nil
 	case err != nil:
+		s.slots.drop()
 		return err
-	case !waiting:
-		return nil
-	}
-	select {
-	case s.upSem <- struct{}{}:
-		return nil
-	case <-s.stopCh:
+	case !s.slots.rejoin():
 		return ErrServerClosed
 	}
+	return nil
 }
 
 // TCP states of Linux's tcp_states.h that say the peer has closed.
