@@ -42,8 +42,7 @@ type RunConfig struct {
 	// turn takes seconds and spreads the herd that an abrupt restart is
 	// meant to show. `stampede target` sets it to os.Exit; an ACK of the
 	// message protocol is only sent after the store has it, so nothing
-	// ACKed is lost. The listener is closed just before Exit is called
-	// (see stopListening).
+	// ACKed is lost.
 	Exit func(code int)
 	// JoinGroup lets the server listen on a port another listener already
 	// holds: a process of a target group joining its group's SO_REUSEPORT
@@ -125,7 +124,6 @@ func Run(ctx context.Context, rc RunConfig) error {
 			}
 		case sig := <-rc.Signals:
 			if modeFor(sig) == Abrupt && rc.Exit != nil {
-				s.stopListening()
 				rc.Exit(0)
 			}
 			go s.Shutdown(modeFor(sig))

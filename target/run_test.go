@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -141,39 +140,6 @@ func TestRunSIGUSR1IsAbrupt(t *testing.T) {
 	sigs <- syscall.SIGUSR1
 	if _, err := readFrame(conn); err != io.EOF {
 		t.Fatalf("after SIGUSR1 the client read %v; want EOF, no close frame", err)
-	}
-	waitRun(t, errc)
-}
-
-// An abrupt exit closes the listener before the process exits: when Exit
-// is called, a connect is refused while the clients' connections are still
-// open (the kernel would release the listener after all of them).
-func TestRunAbruptExitClosesListenerFirst(t *testing.T) {
-	type seen struct {
-		dial error
-		open bool
-	}
-	at := make(chan seen, 1)
-	var addr string
-	var conn net.Conn
-	line, _, sigs, errc := startRun(t, RunConfig{Exit: func(int) {
-		var s seen
-		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
-			c.Close()
-		} else {
-			s.dial = err
-		}
-		conn.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
-		_, err := conn.Read(make([]byte, 1))
-		s.open = errors.Is(err, os.ErrDeadlineExceeded)
-		at <- s
-	}})
-	addr = line.Addr
-	conn = mustDial(t, "ws://"+line.Addr+"/")
-	sigs <- syscall.SIGUSR1
-	s := <-at
-	if !errors.Is(s.dial, syscall.ECONNREFUSED) || !s.open {
-		t.Fatalf("at Exit a connect got %v and the client's connection open=%v; want refused, and open", s.dial, s.open)
 	}
 	waitRun(t, errc)
 }

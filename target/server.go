@@ -185,17 +185,6 @@ func (s *Server) register(c *Conn) {
 	}
 }
 
-// stopListening closes the listener, so that new connects are refused,
-// and nothing else: an abrupt exit calls it before the process exits.
-// An exiting process's sockets are released last opened first (the
-// kernel's exit queues each release as task work, which runs newest
-// first), so its listener, among the first, would close after every
-// connection: while a process of 15,000 connections exits (254 ms here,
-// tens of seconds for a million on two cores) its listener still takes
-// SYNs that nobody accepts, the clients time out instead of being
-// refused, and their SYN retransmits slow the exit further.
-func (s *Server) stopListening() { s.ln.Close() }
-
 // ShutdownMode is how Shutdown ends the connections.
 type ShutdownMode int
 
