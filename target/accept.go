@@ -134,20 +134,19 @@ func (s *Server) poke(f func(g *gate, now time.Time)) error {
 }
 
 // acceptLoop accepts connections while the gate is open and an upgrade slot
-// is free (slots), and hands each to an upgrading goroutine with a slot.
+// is free, and hands each to an upgrading goroutine.
 func (s *Server) acceptLoop() {
 	defer s.acceptWG.Done()
 	var delay time.Duration // backoff after an accept error such as EMFILE
 	for {
-		if !s.slots.ready() {
+		select {
+		case s.upSem <- struct{}{}:
+		case <-s.stopCh:
 			return
 		}
 		nc, err := s.acceptOne()
-		if err == nil && !s.slots.acquire() {
-			nc.Close()
-			return
-		}
 		if err != nil {
+			<-s.upSem
 			select {
 			case <-s.stopCh:
 				return

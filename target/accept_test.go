@@ -5,7 +5,6 @@ import (
 	"github.com/stampede-dev/stampede/spec"
 	"math"
 	"net"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -286,38 +285,6 @@ func TestAbandonedInQueueNotUpgraded(t *testing.T) {
 	eventually(t, "the next client upgraded", func() bool { return s.Stats().UpgradesOK == 1 })
 }
 
-// Connections that have sent nothing yet hold no upgrade slot: with two
-// slots and two such connections, a WebSocket client still upgrades, while
-// both are still open (their handshake timeout is a minute away). In a
-// herd such connections are common: the final ACK and the request were
-// dropped on a full accept queue, and the request comes at the client's
-// next data retransmit.
-func TestSilentConnectionsHoldNoSlot(t *testing.T) {
-	s := startServer(t, Config{Server: spec.Server{Upgraders: 2, HandshakeTimeout: time.Minute}})
-	waitReady(t, s)
-	var silent []net.Conn
-	for range 2 {
-		c, err := net.Dial("tcp", s.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		silent = append(silent, c)
-	}
-	eventually(t, "both silent connections accepted", func() bool { return s.Stats().Accepted == 2 })
-	if r := dialWS(s.URL(), ""); r.err != nil {
-		t.Fatalf("upgrade beside two silent connections: %v", r.err)
-	} else {
-		r.conn.Close()
-	}
-	for i, c := range silent {
-		c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
-		if _, err := c.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
-			t.Fatalf("silent connection %d ended before the upgrade beside it: %v", i, err)
-		}
-	}
-}
-
 // The upgrade slots bound the connections accepted and not yet upgraded:
 // with two slots and six clients whose requests wait in the accept queue
 // (the server holds for 500 ms after its start), each upgrade burning
@@ -346,7 +313,7 @@ func TestSlotsBoundAcceptedNotUpgraded(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	wg.Wait()
-	if worst > 3 {
-		t.Fatalf("%d connections were accepted ahead of their upgrades; want at most the 2 slots and 1", worst)
+	if worst > 2 {
+		t.Fatalf("%d connections were accepted ahead of their upgrades; want at most the 2 slots", worst)
 	}
 }

@@ -29,12 +29,12 @@ type Server struct {
 	reactor *reactor
 	clock   clock.Clock
 
-	gate    gate         // when to accept; see accept.go
-	retries retryTracker // Retry-After bookkeeping; see reject.go
-	rand    lockedRand   // seeded draws; see rand.go
-	slots   slots        // the upgrade pool's bound
-	work    chan *Conn   // readable connections, from the reactor to workers
-	live    atomic.Int64 // connections admitted (upgrading or open), for MaxConns
+	gate    gate          // when to accept; see accept.go
+	retries retryTracker  // Retry-After bookkeeping; see reject.go
+	rand    lockedRand    // seeded draws; see rand.go
+	upSem   chan struct{} // one token per upgrade in progress
+	work    chan *Conn    // readable connections, from the reactor to workers
+	live    atomic.Int64  // connections admitted (upgrading or open), for MaxConns
 	nextID  atomic.Uint64
 	stats   counters
 	proto   *Protocol // the message protocol's handler and store, when Config.Store is set
@@ -72,6 +72,7 @@ func Start(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg:     cfg,
 		clock:   cfg.Clock,
+		upSem:   make(chan struct{}, cfg.Upgraders),
 		work:    make(chan *Conn, cfg.Workers),
 		pending: make(map[net.Conn]struct{}),
 		ready:   make(chan struct{}),
@@ -79,7 +80,6 @@ func Start(cfg Config) (*Server, error) {
 		done:    make(chan struct{}),
 		proto:   proto,
 	}
-	s.slots.init(cfg.Upgraders)
 	s.retries.init()
 	s.rand.init(cfg.Seed)
 	if r := cfg.StartReject; r != nil {
@@ -281,7 +281,6 @@ func (s *Server) shutdown(o ShutdownOptions) {
 	s.mu.Lock()
 	s.stopping = true
 	close(s.stopCh)
-	s.slots.close()
 	for nc := range s.pending {
 		nc.Close()
 	}

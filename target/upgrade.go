@@ -26,23 +26,18 @@ var clientIDHeader = []byte(ClientIDHeader)
 // the bounded upgrade pool: TLS if configured, then the HTTP upgrade with
 // admission (reject windows, MaxConns, handshake cost), all within
 // HandshakeTimeout. An upgraded connection joins the reactor and the
-// goroutine ends. A connection whose client has sent nothing yet gives its
-// slot back while it waits (awaitSlot).
+// goroutine ends.
 func (s *Server) upgrade(tcp *net.TCPConn) {
-	defer s.acceptWG.Done()
+	defer func() {
+		<-s.upSem
+		s.acceptWG.Done()
+	}()
 	if !s.track(tcp, true) {
-		s.slots.release()
 		tcp.Close()
 		return
 	}
 	defer s.track(tcp, false)
 	tcp.SetDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
-	if err := s.awaitSlot(tcp); err != nil {
-		s.stats.upgradesFailed.Add(1)
-		tcp.Close()
-		return
-	}
-	defer s.slots.release()
 	conn := net.Conn(tcp)
 	if s.tls != nil {
 		tc := tls.Server(tcp, s.tls)
@@ -274,57 +269,6 @@ func burn(d time.Duration) {
 		}
 	}
 	burnSink.Store(x)
-}
-
-// awaitSlot keeps the upgrade slot the accept loop took for tcp when the
-// client's first bytes are there. Otherwise it gives the slot back while
-// it waits for them (or the peer's close, which the read that follows
-// finds) up to the connection's deadline, and takes one again before the
-// accept loop may (slots); it keeps the slot through the wait when as many
-// connections wait as may. On an error it holds no slot.
-//
-// A connection is often accepted before its request in a herd: the final
-// ACK and the request were dropped on the full accept queue, a later
-// retransmit of the ACK alone made the connection, and the request comes
-// at the client's next data retransmit, seconds later. Held while it
-// waits, a slot stops the accept loop: in a herd of 250,000 the 64 slots
-// of a process were all held so for seconds at a time while its queue
-// was full. Unbounded, the connections accepted and not yet upgraded were
-// upgraded after their clients had given up (at a million, 1.5 million
-// resets): the slots and the waiters bound them, so a server with more to
-// upgrade than its CPU can do leaves the rest in the kernel's queue.
-func (s *Server) awaitSlot(tcp *net.TCPConn) error {
-	raw, err := tcp.SyscallConn()
-	if err != nil {
-		s.slots.release()
-		return err
-	}
-	var b [1]byte
-	left, tried := false, false
-	err = raw.Read(func(fd uintptr) bool {
-		_, _, err := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
-		if err != unix.EAGAIN && err != unix.EINTR {
-			return true
-		}
-		if !tried {
-			tried = true
-			left = s.slots.leave()
-		}
-		return false
-	})
-	switch {
-	case !left && err != nil:
-		s.slots.release()
-		return err
-	case !left:
-		return nil
-	case err != nil:
-		s.slots.drop()
-		return err
-	case !s.slots.rejoin():
-		return ErrServerClosed
-	}
-	return nil
 }
 
 // TCP states of Linux's tcp_states.h that say the peer has closed.
