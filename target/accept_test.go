@@ -1,8 +1,10 @@
 package target
 
 import (
+	"bufio"
 	"errors"
 	"github.com/stampede-dev/stampede/spec"
+	"io"
 	"math"
 	"net"
 	"os/exec"
@@ -37,7 +39,10 @@ func listenQueue(t *testing.T, port int) (recvQ, sendQ int, ok bool) {
 func port(a net.Addr) int { return a.(*net.TCPAddr).Port }
 
 // dialTCP makes n TCP connections at once, each allowed timeout, and
-// returns how many completed.
+// returns how many completed. Each sends a byte once connected, as a
+// client sends its request: the listener defers a connection until its
+// first bytes (DeferAccept), and only then does it take a place in the
+// accept queue.
 func dialTCP(t *testing.T, addr string, n int, timeout time.Duration) int {
 	t.Helper()
 	var mu sync.Mutex
@@ -50,6 +55,9 @@ func dialTCP(t *testing.T, addr string, n int, timeout time.Duration) int {
 				return
 			}
 			t.Cleanup(func() { c.Close() })
+			if _, err := c.Write([]byte{'G'}); err != nil {
+				return
+			}
 			mu.Lock()
 			done++
 			mu.Unlock()
@@ -315,5 +323,32 @@ func TestSlotsBoundAcceptedNotUpgraded(t *testing.T) {
 	wg.Wait()
 	if worst > 2 {
 		t.Fatalf("%d connections were accepted ahead of their upgrades; want at most the 2 slots", worst)
+	}
+}
+
+// The kernel holds a connection whose client has sent nothing (the
+// listener's TCP_DEFER_ACCEPT): it is not accepted while silent, and is
+// upgraded as soon as its request comes.
+func TestDeferAccept(t *testing.T) {
+	s := startServer(t, Config{})
+	waitReady(t, s)
+	c, err := net.Dial("tcp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	time.Sleep(300 * time.Millisecond)
+	if n := s.Stats().Accepted; n != 0 {
+		t.Fatalf("%d silent connections accepted; want none before their first bytes", n)
+	}
+	req := "GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+	if _, err := io.WriteString(c, req); err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil || !strings.Contains(line, " 101 ") {
+		t.Fatalf("after its request the client read %q, %v; want 101", line, err)
 	}
 }

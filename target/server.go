@@ -102,6 +102,12 @@ func Start(cfg Config) (*Server, error) {
 		closeProtocol(proto)
 		return nil, err
 	}
+	if err = s.ln.DeferAccept(deferAccept); err != nil {
+		s.ln.Close()
+		s.reactor.close()
+		closeProtocol(proto)
+		return nil, err
+	}
 	s.gate.init(s.clock.Now(), cfg)
 	s.http = newHTTPEndpoint(s)
 	go s.http.serve()

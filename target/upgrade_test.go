@@ -2,6 +2,7 @@ package target
 
 import (
 	"bytes"
+	"io"
 	"net"
 	"strings"
 	"testing"
@@ -102,8 +103,9 @@ func TestRetryAfterSeconds(t *testing.T) {
 	}
 }
 
-// A connection that never sends its upgrade request is dropped after
-// HandshakeTimeout and counted as a failed upgrade.
+// A connection that never finishes its upgrade request is dropped after
+// HandshakeTimeout and counted as a failed upgrade. (One that sends
+// nothing is never accepted: DeferAccept.)
 func TestHandshakeTimeout(t *testing.T) {
 	s := startServer(t, Config{Server: spec.Server{HandshakeTimeout: 200 * time.Millisecond}})
 	c, err := net.Dial("tcp", s.Addr().String())
@@ -111,6 +113,9 @@ func TestHandshakeTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	if _, err := io.WriteString(c, "GET / HTTP/1.1\r\n"); err != nil {
+		t.Fatal(err)
+	}
 	c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	if n, err := c.Read(make([]byte, 1)); n != 0 || err == nil {
 		t.Fatalf("read = %d, %v; want the server to close", n, err)
