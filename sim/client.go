@@ -23,7 +23,6 @@ type client struct {
 	state     state
 	gen       uint8 // bumped at every state change: older entries are stale
 	syn       uint8 // SYNs retransmitted in this leg, or data retransmits when stalled
-	synack    uint8 // SYN-ACK retransmits when stalled
 	flags     flags
 }
 

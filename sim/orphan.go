@@ -3,8 +3,9 @@ package sim
 // orphan is a connection whose client gave up on its upgrade while the
 // final ACK was being dropped: the client closed its socket, but its
 // kernel goes on retransmitting the request (and now a FIN) on the data
-// RTO schedule, and the listener keeps the request in its SYN queue and
-// goes on retransmitting its SYN-ACK (unless it was a cookie). A
+// RTO schedule, and the listener keeps the request in its SYN queue
+// (unless it was a cookie) and, deferring accept, waits for it (no
+// SYN-ACK retransmit completes it: nextRetry). A
 // retransmit that finds room in the accept queue completes the
 // connection; the target accepts it, upgrades it and finds the client
 // gone. Real runs show these orphaned accepts (PassiveOpens beyond the
@@ -17,7 +18,6 @@ type orphan struct {
 	epoch  uint16 // its listener's epoch: a restart's exit drops it
 	lst    uint16
 	syn    uint8 // data retransmits so far
-	synack uint8 // SYN-ACK retransmits so far
 	cookie bool
 }
 
@@ -31,7 +31,7 @@ func (s *sim) orphan(id uint32, now int64) {
 	c := &s.clients[id]
 	o := orphan{
 		mark: c.mark, client: id, sock: c.sockets, epoch: s.lsts[c.lst].epoch, lst: c.lst,
-		syn: c.syn, synack: c.synack, cookie: c.flags&flCookie != 0,
+		syn: c.syn, cookie: c.flags&flCookie != 0,
 	}
 	var oi uint32
 	if k := len(s.freeOrphans); k > 0 {
@@ -44,11 +44,11 @@ func (s *sim) orphan(id uint32, now int64) {
 	s.orphanNext(oi, now)
 }
 
-// orphanNext schedules orphan oi's next retransmit, or ends it when
-// neither side retransmits any more: its request leaves the SYN queue.
+// orphanNext schedules orphan oi's next retransmit, or ends it after the
+// last: its request leaves the SYN queue.
 func (s *sim) orphanNext(oi uint32, now int64) {
 	o := &s.orphans[oi]
-	at, _ := s.nextRetry(o.client, o.mark, o.syn, o.synack, o.cookie, orphanRetries)
+	at := s.nextRetry(o.client, o.mark, o.syn, orphanRetries)
 	if at == noTime {
 		if !o.cookie {
 			s.lsts[o.lst].synq--
@@ -70,11 +70,7 @@ func (s *sim) orphanRetry(oi uint32, now int64) {
 		s.freeOrphans = append(s.freeOrphans, oi)
 		return
 	}
-	if _, data := s.nextRetry(o.client, o.mark, o.syn, o.synack, o.cookie, orphanRetries); data {
-		o.syn++
-	} else {
-		o.synack++
-	}
+	o.syn++
 	s.retransmitted(now)
 	if s.softnetDrop(now) {
 		s.orphanNext(oi, now)

@@ -438,7 +438,7 @@ func (s *sim) ack(id uint32, now int64) {
 	if l.full() {
 		s.ackDropped(c.flags&flCookie != 0)
 		c.setState(stStalled)
-		c.mark, c.syn, c.synack = now, 0, 0
+		c.mark, c.syn = now, 0
 		s.stallRetry(id, now)
 		return
 	}
@@ -475,57 +475,43 @@ func (s *sim) enqueue(id uint32, now int64) {
 
 // stallRetry schedules the next try of a stalled connection: the
 // client's data retransmit (a loss probe after DataRTO, then RTOs from
-// DataRTO doubling) or, for a request
-// kept in the SYN queue (not a cookie), the listener's SYN-ACK retransmit
-// (1 s doubling), whichever comes first, both on the timer wheel. The
-// handshake deadline ends it.
+// DataRTO doubling), on the timer wheel. The handshake deadline ends it.
 func (s *sim) stallRetry(id uint32, now int64) {
 	c := &s.clients[id]
-	next, _ := s.nextRetry(id, c.mark, c.syn, c.synack, c.flags&flCookie != 0, 255)
+	next := s.nextRetry(id, c.mark, c.syn, 255)
 	s.q.push(entry{at: next, who: id, gen: c.gen, kind: evRetryAck})
 	if c.deadline != noTime {
 		s.q.push(entry{at: max(c.deadline, now), who: id, gen: c.gen, kind: evHSTimeout})
 	}
 }
 
-// synackRetries is the kernel's net.ipv4.tcp_synack_retries.
-const synackRetries = 5
-
-// nextRetry returns when the next ACK of a stalled connection reaches its
-// listener, and whether it is the client's data retransmit (else the
-// listener's SYN-ACK retransmit, answered by the client's ACK): the
-// former on client id's kernel timers, the latter on the target's. mark is
-// when it stalled; syn and synack count the retransmits of each so far;
-// the client sends at most maxData data retransmits. A cookie has no
-// request on the listener, so no SYN-ACK retransmit. at is noTime when
-// neither comes any more.
-func (s *sim) nextRetry(id uint32, mark int64, syn, synack uint8, cookie bool, maxData uint8) (at int64, data bool) {
-	at = noTime
-	if syn < maxData {
-		// The request is the only segment in flight: the first
-		// retransmit is the tail loss probe, 2·srtt + tcp_rto_min
-		// (srtt is microseconds on loopback), re-arming the RTO,
-		// tcp_rto_min, which then doubles: D, D, 2D, 4D... apart.
-		t := mark
-		for k := range min(syn, 30) + 1 {
-			t = s.clientTimer(id, t, s.cfg.DataRTO<<max(int(k)-1, 0))
-		}
-		at, data = t, true
+// nextRetry returns when the next retransmit of a stalled connection's
+// request reaches its listener, on client id's kernel timers: mark is
+// when it stalled, syn counts the retransmits so far, and the client
+// sends at most maxData of them (noTime after the last).
+//
+// Only the request completes a stalled connection. The target's listener
+// defers accept (TCP_DEFER_ACCEPT) for longer than the kernel retransmits
+// a SYN-ACK: the bare ACK a retransmitted SYN-ACK would draw is dropped,
+// and for a request whose final ACK was dropped the kernel sends no
+// SYN-ACK again before the deferral's last round, 31 s on, long past any
+// upgrade deadline. (Before the target deferred, such an ACK made the
+// connection alone, and four in ten of a million-client herd's accepts
+// then sent nothing for 5 s, holding an upgrade slot: a wait this model
+// never had.)
+func (s *sim) nextRetry(id uint32, mark int64, syn, maxData uint8) int64 {
+	if syn >= maxData {
+		return noTime
 	}
-	if !cookie && synack < synackRetries {
-		t := mark - int64(s.cfg.RTT) // the SYN: the listener's timer is armed then
-		for k := range synack + 1 {
-			t = s.timer(t, time.Second<<k)
-		}
-		// The retransmitted SYN-ACK goes to the client, whose ACK
-		// reaches the listener a round trip later: after the packets
-		// that tick's timers sent to the listener itself.
-		t += int64(s.cfg.RTT)
-		if at == noTime || t < at {
-			at, data = t, false
-		}
+	// The request is the only segment in flight: the first retransmit is
+	// the tail loss probe, 2·srtt + tcp_rto_min (srtt is microseconds on
+	// loopback), re-arming the RTO, tcp_rto_min, which then doubles: D,
+	// D, 2D, 4D... apart.
+	t := mark
+	for k := range min(syn, 30) + 1 {
+		t = s.clientTimer(id, t, s.cfg.DataRTO<<max(int(k)-1, 0))
 	}
-	return at, data
+	return t
 }
 
 // retransmitted counts a segment the kernel sent again at now and, with
@@ -541,11 +527,7 @@ func (s *sim) retransmitted(now int64) {
 func (s *sim) retryAck(id uint32, now int64) {
 	c := &s.clients[id]
 	l := &s.lsts[c.lst]
-	if _, data := s.nextRetry(id, c.mark, c.syn, c.synack, c.flags&flCookie != 0, 255); data {
-		c.syn++
-	} else {
-		c.synack++
-	}
+	c.syn++
 	s.retransmitted(now)
 	if s.softnetDrop(now) {
 		c.gen++

@@ -369,8 +369,9 @@ func TestTimerWheel(t *testing.T) {
 // retransmit armed 400 ms before, then a SYN retransmit armed 1 s before
 // (level 1), then a loss probe (level 0). The model before ran a tick's
 // SYN retransmits before its data retransmits whatever their timers.
-// A listener's retransmitted SYN-ACK is answered by the client's ACK one
-// RTT after the tick.
+// A stalled connection's next try is its request's loss probe, on the
+// client's timers: a deferring listener's SYN-ACK draws no ACK that
+// counts.
 func TestWheelOrder(t *testing.T) {
 	ms := int64(time.Millisecond)
 	s := &sim{jiffy: 4 * ms}
@@ -396,12 +397,21 @@ func TestWheelOrder(t *testing.T) {
 		prev = at
 	}
 
-	rtt := 50 * time.Microsecond
-	s.cfg = Config{RTT: rtt}
-	mark := 3 * time.Second
-	at, data := s.nextRetry(0, int64(mark), 0, 0, false, 0)
-	if want := s.timer(int64(mark-rtt), time.Second) + int64(rtt); data || at != want {
-		t.Errorf("SYN-ACK retransmit answered at %d ns (data %v), want its tick plus the RTT, %d", at, data, want)
+	s.cfg = Config{RTT: 50 * time.Microsecond, DataRTO: 200 * time.Millisecond}
+	mark := int64(3 * time.Second)
+	// Three retransmits of the request so far (0.2, 0.2 and 0.4 s
+	// apart): the fourth, 0.8 s after the third, comes 1.6 s after the
+	// stall, later than the 1 s SYN-ACK retransmit a listener that does
+	// not defer accept would answer first.
+	want := mark
+	for _, d := range []time.Duration{200, 200, 400, 800} {
+		want = s.clientTimer(0, want, d*time.Millisecond)
+	}
+	if at := s.nextRetry(0, mark, 3, 255); at != want {
+		t.Errorf("a stalled connection's next try at %d ns, want its request's fourth retransmit, %d", at, want)
+	}
+	if at := s.nextRetry(0, mark, 8, 8); at != noTime {
+		t.Errorf("after its last data retransmit the next try is at %d ns, want none", at)
 	}
 }
 
