@@ -6,6 +6,15 @@
 #       e.g. -clients 10000 (one size), -policies exp-jitter (one policy),
 #            -reuse (keep real runs already done),
 #            -out DIR (where the results folders go; default a temporary folder)
+#   lab/calibrate.sh -from DIR[,DIR...] [-netdev-backlog N] [-reuse]
+#       simulates real runs already made, of any command (250,000 or a
+#       million clients, say), each on its own inputs: the command's flags,
+#       its layout, its restart's timing, its loadgens' attempt rate and the
+#       cores it had (the machine's less the share other processes took);
+#       writes DIR-sim beside each and prints the figures side by side, and
+#       whether R90 and R99 are within 15 %. -netdev-backlog: the machine's
+#       net.core.netdev_max_backlog during those runs (65536 after
+#       scripts/tune-host.sh --apply, as lab/million.sh's TUNE=1 sets it).
 #
 # For 10,000 and 50,000 clients and the policies fixed, exp and exp with
 # jitter and spread, it runs `stampede run` (backlog 128, 2,000 accepts/s,

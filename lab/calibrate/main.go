@@ -117,6 +117,7 @@ type event struct {
 // recovery is what calibrate reads of a summary.json recovery.
 type recovery struct {
 	ConnectedBefore int      `json:"connected_before"`
+	Recovered       int      `json:"recovered"`
 	R100            *float64 `json:"r100_s"`
 	R50             *float64 `json:"r50_s"`
 	R90             *float64 `json:"r90_s"`
@@ -142,7 +143,13 @@ func main() {
 	issue := flag.Float64("issue-rate", 0, "simulator: attempts per second `R` the loadgen machine starts; 0: each real run's own (issueRate)")
 	perSource := flag.Int("per-source", 2500, "real runs: clients `N` per loopback source address")
 	only := flag.String("policies", "", "policies `LIST` to run (names, e.g. exp-jitter); empty: all")
+	from := flag.String("from", "", "real run folders `LIST` (any command's) to simulate on their own inputs instead of running the bench's storms")
+	netdev := flag.Int("netdev-backlog", 0, "with -from: the machine's net.core.netdev_max_backlog `N` during those runs (0: the model's default)")
 	flag.Parse()
+	if *from != "" {
+		fromRuns(*exe, strings.Split(*from, ","), *netdev, *reuse)
+		return
+	}
 	pols := policies[:0:0]
 	for _, p := range policies {
 		if *only == "" || strings.Contains(","+*only+",", ","+p.name+",") {

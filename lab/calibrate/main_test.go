@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -49,5 +50,36 @@ func TestIssueRate(t *testing.T) {
 	}
 	if got := issueRate(t.TempDir()); got != 40000 {
 		t.Errorf("issue rate without a timeline %g, want 40000", got)
+	}
+}
+
+// TestSimArgs builds the simulation of a real run on its own inputs: the
+// command's flags, its layout, the restart's stop time (exit less down=)
+// and start time, and the cores the run had, its machine's less the share
+// other processes took.
+func TestSimArgs(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "timeline.csv"), []byte("t_s,connected,attempts\n0,0,100\n0.1,0,800\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := &summary{Events: []event{{StartS: 120, EndS: 182.5, ReadyS: 187.5}}}
+	s.Config.Sizing.TargetProcs = 56
+	rc := &runConfig{Config: map[string]any{"clients": 1e6, "chaos": "at 120s restart abrupt down=2s",
+		"policy": "exp:initial=1s", "accept-rate": 0.0, "shed": "0s", "duration": "600s"}}
+	rc.Machine.Cores, rc.Machine.OtherCPUShare = 2, 0.25
+	args, err := simArgs(dir, s, rc, 65536)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(args, " ")
+	for _, want := range []string{"--clients 1000000", "--policy exp:initial=1s", "--duration 600s",
+		"--chaos at 120s restart abrupt down=2s", "--procs 56", "--stop-time 60.500s", "--start-time 5.000s",
+		"--issue-rate 8000", "--cores 1.5", "--netdev-backlog 65536"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("simulate %s: no %q", got, want)
+		}
+	}
+	if strings.Contains(got, "--accept-rate") || strings.Contains(got, "--shed") {
+		t.Errorf("simulate %s: a zero flag passed", got)
 	}
 }

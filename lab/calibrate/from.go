@@ -1,0 +1,152 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// runConfig is what fromRuns reads of a real run's summary.json beyond
+// summary: the command's own flags (config) and the machine it ran on.
+type runConfig struct {
+	Config  map[string]any `json:"config"`
+	Machine struct {
+		Cores          float64 `json:"cores"`
+		OtherCPUShare  float64 `json:"other_cpu_share"`
+		OwnCPUShare    float64 `json:"own_cpu_share"`
+		Load1Start     float64 `json:"load1_start"`
+		SamplesWindowS float64 `json:"window_s"`
+	} `json:"machine"`
+}
+
+// simFlags are the flags of a real run that `stampede simulate` takes as
+// they are: the fleet, its policy and timeouts, the server's queue and
+// rate, the schedule.
+var simFlags = []string{"clients", "policy", "seed", "duration", "chaos", "backlog", "accept-rate",
+	"connect-timeout", "handshake-timeout", "syn-retries", "ramp", "max-inflight"}
+
+// simArgs returns the `stampede simulate` arguments that model the real
+// run in dir on its own machine: its command's flags (simFlags), its
+// layout (target processes), the restart's stop and start times from its
+// event, the rate its loadgens started attempts at (issueRate), and the
+// cores it had, --cores: the machine's cores less the share other
+// processes took over the run (summary.json machine.other_cpu_share,
+// mostly the kernel's softirq work on the run's own packets, which no
+// process is charged). netdev is the machine's net.core.netdev_max_backlog
+// during the run (0: the model's default).
+func simArgs(dir string, s *summary, rc *runConfig, netdev int) ([]string, error) {
+	args := []string{"simulate", "-q"}
+	for _, f := range simFlags {
+		v, ok := rc.Config[f]
+		if !ok {
+			continue
+		}
+		switch v := v.(type) {
+		case string:
+			if v != "" && v != "0s" {
+				args = append(args, "--"+f, v)
+			}
+		case float64:
+			if v != 0 {
+				args = append(args, "--"+f, strconv.FormatFloat(v, 'f', -1, 64))
+			}
+		}
+	}
+	if len(s.Events) == 0 {
+		return nil, fmt.Errorf("%s: the run has no chaos event to model", dir)
+	}
+	e := s.Events[0]
+	down := 0.0
+	if spec, ok := rc.Config["chaos"].(string); ok {
+		down = downOf(spec)
+	}
+	args = append(args, "--procs", fmt.Sprint(s.Config.Sizing.TargetProcs),
+		"--stop-time", secs(max(0.001, e.EndS-e.StartS-down)), "--start-time", secs(max(0.001, e.ReadyS-e.EndS)),
+		"--issue-rate", strconv.FormatFloat(issueRate(dir), 'f', 0, 64))
+	if rc.Machine.Cores > 0 {
+		cores := rc.Machine.Cores * (1 - rc.Machine.OtherCPUShare)
+		args = append(args, "--cores", strconv.FormatFloat(math.Round(cores*100)/100, 'f', -1, 64))
+	}
+	if netdev > 0 {
+		args = append(args, "--netdev-backlog", fmt.Sprint(netdev))
+	}
+	return args, nil
+}
+
+// downOf returns the down= of the first restart in a chaos schedule, in
+// seconds (0 when it has none).
+func downOf(spec string) float64 {
+	for _, w := range strings.FieldsFunc(spec, func(r rune) bool { return r == ' ' || r == ';' }) {
+		if v, ok := strings.CutPrefix(w, "down="); ok {
+			if d, err := time.ParseDuration(v); err == nil {
+				return d.Seconds()
+			}
+		}
+	}
+	return 0
+}
+
+// fromRuns simulates each real run folder in dirs on its own inputs
+// (simArgs) into DIR-sim beside it, or reuses that folder, and prints the
+// recovery figures side by side with the simulator's error and whether R90
+// and R99 are within 15 %.
+func fromRuns(exe string, dirs []string, netdev int, reuse bool) {
+	fmt.Println("| real run | figure | real | simulated | error |")
+	fmt.Println("| --- | --- | --- | --- | --- |")
+	var verdicts []string
+	for _, dir := range dirs {
+		real := load(dir)
+		var rc runConfig
+		b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+		if err == nil {
+			err = json.Unmarshal(b, &rc)
+		}
+		if err != nil {
+			fail(fmt.Errorf("%s: %w", dir, err))
+		}
+		args, err := simArgs(dir, real, &rc, netdev)
+		if err != nil {
+			fail(err)
+		}
+		simDir := filepath.Clean(dir) + "-sim"
+		if _, err := os.Stat(filepath.Join(simDir, "summary.json")); err != nil || !reuse {
+			run(exe, append(args, "--force", "--out", simDir))
+		}
+		sim := load(simDir)
+		fmt.Fprintf(os.Stderr, "%s: machine load %.2f at the start, the run %.0f %% of the CPU, other processes %.0f %%\n",
+			dir, rc.Machine.Load1Start, 100*rc.Machine.OwnCPUShare, 100*rc.Machine.OtherCPUShare)
+		recovered := func(s *summary) *float64 {
+			if len(s.Recovery) == 0 {
+				return nil
+			}
+			v := float64(s.Recovery[0].Recovered)
+			return &v
+		}
+		for _, f := range append([]figure{{"recovered", recovered}, {"R50 s", figures[0].get}, {"R90 s", figures[1].get},
+			{"R99 s", figures[2].get}, {"R100 s", func(s *summary) *float64 {
+				if len(s.Recovery) == 0 {
+					return nil
+				}
+				return s.Recovery[0].R100
+			}}}, figures[3:]...) {
+			rv, sv := f.get(real), f.get(sim)
+			fmt.Printf("| %s | %s | %s | %s | %s |\n", dir, f.name, val(rv), val(sv), relErr(rv, sv))
+		}
+		var parts []string
+		for _, f := range figures[1:3] { // R90, R99
+			rv, sv := f.get(real), f.get(sim)
+			in := rv != nil && sv != nil && *rv != 0 && math.Abs(*sv-*rv) <= 0.15*math.Abs(*rv)
+			parts = append(parts, fmt.Sprintf("%s %s (%s)", f.name, map[bool]string{true: "yes", false: "no"}[in], relErr(rv, sv)))
+		}
+		verdicts = append(verdicts, fmt.Sprintf("%s: within 15 %%: %s", dir, strings.Join(parts, ", ")))
+	}
+	fmt.Println()
+	for _, v := range verdicts {
+		fmt.Println(v)
+	}
+}
