@@ -4,7 +4,9 @@
 //
 // Data flows through four stages:
 //
-//	SYN ──► kernel accept queue (Backlog+1; full: SYNs dropped, clients time out)
+//	SYN ──► kernel accept queue (Backlog+1; full: SYNs dropped, clients time out;
+//	          │   a connection enters it once its request's first bytes have come:
+//	          │   TCP_DEFER_ACCEPT, Listener.DeferAccept)
 //	          │
 //	          ▼ accept loop: gate shut while Hold / Stall, paced by AcceptRate
 //	          │   (ramped up from AdmitFloor over AdmitRamp; not paced with Shed)
