@@ -496,9 +496,9 @@ func (s *sim) stallRetry(id uint32, now int64) {
 // and for a request whose final ACK was dropped the kernel sends no
 // SYN-ACK again before the deferral's last round, 31 s on, long past any
 // upgrade deadline. (Before the target deferred, such an ACK made the
-// connection alone, and four in ten of a million-client herd's accepts
-// then sent nothing for 5 s, holding an upgrade slot: a wait this model
-// never had.)
+// connection alone: 951,494 of the 3,441,326 connections a million-client
+// run's targets accepted sent nothing for 5 s, and held upgrade slots
+// meanwhile, a wait this model never had.)
 func (s *sim) nextRetry(id uint32, mark int64, syn, maxData uint8) int64 {
 	if syn >= maxData {
 		return noTime

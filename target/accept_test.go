@@ -296,9 +296,8 @@ func TestAbandonedInQueueNotUpgraded(t *testing.T) {
 // The upgrade slots bound the connections accepted and not yet upgraded:
 // with two slots and six clients whose requests wait in the accept queue
 // (the server holds for 500 ms after its start), each upgrade burning
-// 100 ms, the server never holds more than the two slots' and the one the
-// accept loop holds for the next free slot ahead of its upgrades; the
-// rest wait in the kernel's queue.
+// 100 ms, the server never holds more than its two slots' ahead of its
+// upgrades; the rest wait in the kernel's queue.
 func TestSlotsBoundAcceptedNotUpgraded(t *testing.T) {
 	s := startServer(t, Config{Server: spec.Server{Upgraders: 2, HandshakeCost: 100 * time.Millisecond, Hold: 500 * time.Millisecond}})
 	const n = 6
