@@ -91,6 +91,26 @@ func downOf(spec string) float64 {
 	return 0
 }
 
+// scaleFigures are what fromRuns compares: how many came back, the
+// recovery's R50 to R100, and the herd's figures.
+var scaleFigures = []figure{
+	{"recovered", func(s *summary) *float64 {
+		if len(s.Recovery) == 0 {
+			return nil
+		}
+		v := float64(s.Recovery[0].Recovered)
+		return &v
+	}},
+	figures[0], figures[1], figures[2],
+	{"R100 s", func(s *summary) *float64 {
+		if len(s.Recovery) == 0 {
+			return nil
+		}
+		return s.Recovery[0].R100
+	}},
+	figures[3], figures[4], figures[5],
+}
+
 // fromRuns simulates each real run folder in dirs on its own inputs
 // (simArgs) into DIR-sim beside it, or reuses that folder, and prints the
 // recovery figures side by side with the simulator's error and whether R90
@@ -120,28 +140,14 @@ func fromRuns(exe string, dirs []string, netdev int, reuse bool) {
 		sim := load(simDir)
 		fmt.Fprintf(os.Stderr, "%s: machine load %.2f at the start, the run %.0f %% of the CPU, other processes %.0f %%\n",
 			dir, rc.Machine.Load1Start, 100*rc.Machine.OwnCPUShare, 100*rc.Machine.OtherCPUShare)
-		recovered := func(s *summary) *float64 {
-			if len(s.Recovery) == 0 {
-				return nil
-			}
-			v := float64(s.Recovery[0].Recovered)
-			return &v
-		}
-		for _, f := range append([]figure{{"recovered", recovered}, {"R50 s", figures[0].get}, {"R90 s", figures[1].get},
-			{"R99 s", figures[2].get}, {"R100 s", func(s *summary) *float64 {
-				if len(s.Recovery) == 0 {
-					return nil
-				}
-				return s.Recovery[0].R100
-			}}}, figures[3:]...) {
+		for _, f := range scaleFigures {
 			rv, sv := f.get(real), f.get(sim)
 			fmt.Printf("| %s | %s | %s | %s | %s |\n", dir, f.name, val(rv), val(sv), relErr(rv, sv))
 		}
 		var parts []string
 		for _, f := range figures[1:3] { // R90, R99
 			rv, sv := f.get(real), f.get(sim)
-			in := rv != nil && sv != nil && *rv != 0 && math.Abs(*sv-*rv) <= 0.15*math.Abs(*rv)
-			parts = append(parts, fmt.Sprintf("%s %s (%s)", f.name, map[bool]string{true: "yes", false: "no"}[in], relErr(rv, sv)))
+			parts = append(parts, fmt.Sprintf("%s %s (%s)", f.name, yesNo(within15(rv, sv)), relErr(rv, sv)))
 		}
 		verdicts = append(verdicts, fmt.Sprintf("%s: within 15 %%: %s", dir, strings.Join(parts, ", ")))
 	}

@@ -279,18 +279,26 @@ func main() {
 		var parts []string
 		for _, f := range figures[1:4] { // R90, R99, herd peak
 			rv, sv := f.get(r.real), f.get(r.sim)
-			in := rv != nil && sv != nil && *rv != 0 && math.Abs(*sv-*rv) <= 0.15*math.Abs(*rv)
-			verdict := "no"
-			if in {
-				verdict = "yes"
-			}
-			parts = append(parts, fmt.Sprintf("%s %s (%s)", f.name, verdict, relErr(rv, sv)))
+			parts = append(parts, fmt.Sprintf("%s %s (%s)", f.name, yesNo(within15(rv, sv)), relErr(rv, sv)))
 		}
 		fmt.Printf("criterion, %d clients, exp-jitter within 15 %%: %s\n", n, strings.Join(parts, ", "))
 	}
 	if len(pols) > 1 {
-		fmt.Printf("criterion, the same ranking of the policies on every figure: %s\n", map[bool]string{true: "yes", false: "no"}[ranked])
+		fmt.Printf("criterion, the same ranking of the policies on every figure: %s\n", yesNo(ranked))
 	}
+}
+
+// within15 says whether the simulated figure sv is within 15 % of the
+// real rv: the calibration criterion.
+func within15(rv, sv *float64) bool {
+	return rv != nil && sv != nil && *rv != 0 && math.Abs(*sv-*rv) <= 0.15*math.Abs(*rv)
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
 }
 
 // storm returns the chaos instant and the run's length for n clients: the
