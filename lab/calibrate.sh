@@ -9,8 +9,11 @@
 #   lab/calibrate.sh -from DIR[,DIR...] [-netdev-backlog N] [-reuse]
 #       simulates real runs already made, of any command (250,000 or a
 #       million clients, say), each on its own inputs: the command's flags,
-#       its layout, its restart's timing, its loadgens' attempt rate and the
-#       cores it had (the machine's less the share other processes took);
+#       its layout, its restart's timing, its loadgens' attempt rate, the
+#       cores it had (the machine's less the share other processes took)
+#       and, with those, the CPU a first connect cost each end on that
+#       machine (--cpu-per-connect, from summary.json resources.loadgen and
+#       resources.target cpu_us_per_connect, measured before the event);
 #       writes DIR-sim beside each and prints the figures side by side, and
 #       whether R90 and R99 are within 15 %. -netdev-backlog: the machine's
 #       net.core.netdev_max_backlog during those runs (65536 after

@@ -199,8 +199,10 @@ type Config struct {
 	// and IssueRate.
 	Cores float64 `json:"cores,omitempty"`
 	// CPU is what each operation costs when Cores is set; a zero field
-	// is DefaultCPUCosts'.
-	CPU CPUCosts `json:"-"`
+	// is DefaultCPUCosts'. A run's Result.Config holds the costs it used
+	// (every field, with Cores; none without), which summary.json
+	// records under "cpu" when Settings does not replace the config.
+	CPU CPUCosts `json:"cpu,omitzero"`
 
 	// Start is the wall-clock instant the results call the run's start;
 	// the zero value is the Unix epoch, so the same config gives the same
@@ -264,6 +266,11 @@ func (c Config) withDefaults() Config {
 		c.StartTime = DefaultStartTime
 	}
 	c.StartTime = max(c.StartTime, 0)
+	if c.Cores > 0 {
+		c.CPU = c.CPU.WithDefaults()
+	} else {
+		c.CPU = CPUCosts{} // not used: not recorded
+	}
 	if c.LB != nil && c.LB.Queue == 0 {
 		lb := *c.LB
 		lb.Queue = DefaultBacklog

@@ -109,24 +109,26 @@ const (
 	byKernel
 )
 
-// costField is one of CPUCosts' durations, by name.
+// costField is one of CPUCosts' durations, by its Go name and its key (the
+// JSON name, which ParseCPUCosts reads).
 type costField struct {
-	name string
-	v    *time.Duration
+	name, key string
+	v         *time.Duration
 }
 
 // durations are c's duration fields, in one order for every CPUCosts:
-// withDefaults and validate walk the same list.
+// WithDefaults, validate, ParseCPUCosts and String walk the same list.
 func (c *CPUCosts) durations() []costField {
 	return []costField{
-		{"Attempt", &c.Attempt}, {"Upgrade", &c.Upgrade}, {"Disconnect", &c.Disconnect},
-		{"Accept", &c.Accept}, {"Close", &c.Close}, {"Segment", &c.Segment}, {"Ping", &c.Ping},
-		{"Slice", &c.Slice},
+		{"Attempt", "attempt", &c.Attempt}, {"Upgrade", "upgrade", &c.Upgrade}, {"Disconnect", "disconnect", &c.Disconnect},
+		{"Accept", "accept", &c.Accept}, {"Close", "close", &c.Close}, {"Segment", "segment", &c.Segment}, {"Ping", "ping", &c.Ping},
+		{"Slice", "slice", &c.Slice},
 	}
 }
 
-// withDefaults returns c with every zero field DefaultCPUCosts'.
-func (c CPUCosts) withDefaults() CPUCosts {
+// WithDefaults returns c with every zero field DefaultCPUCosts': the costs
+// a run with Config.Cores uses.
+func (c CPUCosts) WithDefaults() CPUCosts {
 	d := DefaultCPUCosts
 	defs := d.durations()
 	for i, f := range c.durations() {
@@ -202,7 +204,7 @@ func newCPU(cfg Config) *cpuModel {
 	if cfg.Cores <= 0 {
 		return nil
 	}
-	m := &cpuModel{cores: cfg.Cores, costs: cfg.CPU.withDefaults()}
+	m := &cpuModel{cores: cfg.Cores, costs: cfg.CPU.WithDefaults()}
 	m.lg = make([]lgProc, max(1, (cfg.Clients+loadgenPerProcess-1)/loadgenPerProcess))
 	m.closes, m.closer = make([][]closing, cfg.Procs), make([]closer, cfg.Procs)
 	ping := cfg.Client.PingInterval

@@ -138,3 +138,29 @@ func TestCoresPaceCloses(t *testing.T) {
 		t.Errorf("the closes took %s, want the exit's %s: it closes the rest", got, cfg.StopTime)
 	}
 }
+
+// TestConfigRecordsCPU: a run with Cores records the costs it used,
+// every one, in its config and so in summary.json's; one without records
+// none.
+func TestConfigRecordsCPU(t *testing.T) {
+	cfg := cpuStorm(t, 2, CPUCosts{Accept: 60 * time.Microsecond})
+	cfg.Duration = 5 * time.Second
+	res, sum := run(t, cfg)
+	want := DefaultCPUCosts
+	want.Accept = 60 * time.Microsecond
+	if res.Config.CPU != want {
+		t.Errorf("with Cores: CPU %+v, want %+v", res.Config.CPU, want)
+	}
+	var got struct {
+		CPU *CPUCosts `json:"cpu"`
+	}
+	if err := json.Unmarshal(sum.Config, &got); err != nil || got.CPU == nil || *got.CPU != want {
+		t.Errorf("with Cores: summary.json config.cpu %+v (%v), want %+v", got.CPU, err, want)
+	}
+	cfg.Cores = 0
+	res, sum = run(t, cfg)
+	got.CPU = nil
+	if err := json.Unmarshal(sum.Config, &got); err != nil || got.CPU != nil || res.Config.CPU != (CPUCosts{}) {
+		t.Errorf("without Cores: CPU %+v, summary.json config.cpu %+v (%v); want none", res.Config.CPU, got.CPU, err)
+	}
+}

@@ -40,6 +40,7 @@ func init() {
 			"Example: stampede advise --clients 10000 --accept-rate 2000 --backlog 128 \\\n" +
 			"           --chaos 'at 8s restart abrupt down=2s' --verify",
 		Flags:  adviseFlags(),
+		Before: checkCPUFlags,
 		Action: adviseAction,
 	})
 }
@@ -83,7 +84,7 @@ func adviseAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	settings := renderSettings(c)
+	settings := simSettings(c, cfg.Sim)
 	ctx, stop := interruptible(c)
 	defer stop()
 	started := time.Now()

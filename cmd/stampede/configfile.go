@@ -16,6 +16,7 @@ import (
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/sim"
 )
 
 // configCommands take --config FILE: a storm kept in a file, as people keep
@@ -42,6 +43,19 @@ var configChecks = map[string]func(string) error{
 		return nil
 	},
 	"slo": func(s string) error { _, err := results.ParseSLO(s); return err },
+	"cpu-costs": func(s string) error {
+		if _, err := sim.ParseCPUCosts(s); err != nil {
+			return errors.New(strings.TrimPrefix(flagError(err).Error(), "--cpu-costs: ")) // the key says it
+		}
+		return nil
+	},
+	"cpu-per-connect": func(s string) error {
+		if s == "" {
+			return nil // the default: not given
+		}
+		_, _, err := parseCPUPerConnect(s)
+		return err
+	},
 }
 
 // withConfigFile adds --config to cmd and reads the file before cmd's own

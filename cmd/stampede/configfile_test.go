@@ -229,6 +229,8 @@ func TestConfigFileErrors(t *testing.T) {
 		{"toml syntax", "a.toml", "clients = \n", "run", `:1:11: expected value but found '\n' instead`},
 		{"hidden flag", "a.yaml", "H: 'X: y'\n", "drill", `:1:1: unknown key "H" (keys are the flag names of stampede drill --help)`},
 		{"http", "a.yaml", "retries: many\n", "http", `:1:10: retries: invalid value "many": want a whole number`},
+		{"bad cpu costs", "a.yaml", "cores: 2\ncpu-costs: attempt=44\n", "simulate", `:2:12: cpu-costs: invalid value "attempt=44": attempt: want a duration with a unit such as 44us, got "44"`},
+		{"bad cpu per connect", "a.yaml", "cores: 2\ncpu-per-connect: 65us\n", "simulate", `:2:18: cpu-per-connect: invalid value "65us": want LOADGEN,TARGET, each end's CPU per first connect, two positive durations such as 65us,60us`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			file := writeFile(t, tc.file, tc.text)

@@ -124,7 +124,8 @@ var knobs = []knob{
 	{flag: "start-time", field: "Sim.StartTime", def: true, usage: "model: a restarted process's start, from listening to accepting, `D` (negative: none)"},
 	{flag: "close-rate", field: "Sim.CloseRate", def: true, usage: "model: connections per second `R` a stopping target process closes (negative: all at once)"},
 	{flag: "issue-rate", field: "Sim.IssueRate", usage: "model: attempts per second `R` the fleet's machine can start; given, the fleet also shares that machine's kernel timers and softnet backlog (0 = unlimited: independent devices, each its own kernel; this machine's loadgens started 48,000-106,000 a second in their fastest 100 ms in calibration)"},
-	{flag: "cores", field: "Sim.Cores", usage: "model: both ends share `N` cores, as a run on one machine does: every attempt, retransmit, upgrade, close and ping takes CPU from them (costs measured on this project's 2-core machine), work that finds them busy waits, and the fleet shares the machine's kernel timers and softnet backlog (0 = not modelled)"},
+	{flag: "cores", field: "Sim.Cores", usage: "model: both ends share `N` cores, as a run on one machine does: every attempt, retransmit, upgrade, close and ping takes CPU from them (at the costs measured on this project's 2-core machine, or another machine's given by --cpu-per-connect or --cpu-costs), work that finds them busy waits, and the fleet shares the machine's kernel timers and softnet backlog (0 = not modelled)"},
+	{flag: "cpu-costs", field: "Sim.CPU", defText: "the costs measured on this project's 2-core machine, docs/simulator.md", usage: "model, with --cores: the machine's CPU time per operation, `SPEC` key=value,... with the keys attempt, upgrade, disconnect, accept, close, segment, ping, slice (durations) and loadgen_share (a number), e.g. attempt=30us,upgrade=40us,accept=60us; a key left out keeps this project's figure", parse: func(s string) (any, error) { return sim.ParseCPUCosts(s) }},
 	{flag: "duration", field: "Sim.Duration"},
 	{flag: "lb-rate", field: "Sim.LB.Rate"},
 	{flag: "lb-queue", field: "Sim.LB.Queue"},
@@ -363,18 +364,53 @@ func fillKnobs(c *cli.Context, dst any, fields ...string) error {
 // its field, and the flags of the fields its reason names (`--backlog: -1
 // must not be negative`); any other error is returned as it is. One
 // function serves every command, so `run` names --backlog or --msg-size
-// exactly as `target` and `loadgen` do.
+// exactly as `target` and `loadgen` do. A field of a struct that one flag
+// gives as key=value,... (Sim.CPU.Attempt, of --cpu-costs) is named by the
+// flag and its key: `--cpu-costs: attempt: must not be negative`.
 func flagError(err error) error {
 	var fe *spec.FieldError
-	if err == nil || !errors.As(err, &fe) || flagOf(fe.Field) == "" {
+	if err == nil || !errors.As(err, &fe) || fieldFlag(fe.Field) == "" {
 		return err
 	}
 	return errors.New(fe.Render(func(field string) string {
-		if name := flagOf(field); name != "" {
-			return dashed(name)
+		if name := fieldFlag(field); name != "" {
+			return name
 		}
 		return field
 	}))
+}
+
+// fieldFlag names a field as a command line gives it: its flag
+// ("--backlog"), or the flag of the struct it is a field of and its key,
+// the field's JSON name ("--cpu-costs: attempt"); "" if it has none.
+func fieldFlag(field string) string {
+	if name := flagOf(field); name != "" {
+		return dashed(name)
+	}
+	i := strings.LastIndexByte(field, '.')
+	if i < 0 {
+		return ""
+	}
+	parent, sub := field[:i], field[i+1:]
+	name := flagOf(parent)
+	root, _, _ := strings.Cut(parent, ".")
+	dv, ok := knobRoots[root]
+	if name == "" || !ok {
+		return ""
+	}
+	t := specField(dv, parent).Type()
+	if t.Kind() != reflect.Struct {
+		return ""
+	}
+	f, ok := t.FieldByName(sub)
+	if !ok {
+		return ""
+	}
+	key, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	if key == "" {
+		key = f.Name
+	}
+	return dashed(name) + ": " + key
 }
 
 // parseDurations parses a comma-separated list of durations; empty is nil.

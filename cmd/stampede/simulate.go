@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -32,8 +34,13 @@ func init() {
 			"compare it with a real run with `stampede report SIMDIR REALDIR`. The model and its\n" +
 			"calibration against real runs: docs/simulator.md.\n\n" +
 			"Example: stampede simulate --clients 10000000 --chaos 'at 10s restart abrupt down=2s' \\\n" +
-			"           --policy exp:initial=1s,max=60s,jitter=0.5,spread=100ms-500ms",
+			"           --policy exp:initial=1s,max=60s,jitter=0.5,spread=100ms-500ms\n\n" +
+			"Both ends on one machine of 2 cores, at its own CPU per connect (a small real run's summary.json\n" +
+			"resources.loadgen.cpu_us_per_connect and resources.target.cpu_us_per_connect):\n" +
+			"  stampede simulate --clients 250000 --chaos 'at 120s restart abrupt down=2s' --duration 240s \\\n" +
+			"           --cores 2 --cpu-per-connect 40us,40us",
 		Flags:  simulateFlags(),
+		Before: checkCPUFlags,
 		Action: simulateAction,
 	})
 }
@@ -77,10 +84,76 @@ func simulateFlags() []cli.Flag {
 		}
 	}
 	flags = append(flags, knobFlags(simModelFields...)...)
+	flags = append(flags, knobFlags("Sim.CPU")...)
 	return append(flags,
+		&cli.StringFlag{Name: "cpu-per-connect", DefaultText: "101.5us,80.9us, this project's 2-core machine's",
+			Usage: "model, with --cores: each end's CPU per first connect on the machine modelled, `LOADGEN,TARGET` such as 65us,60us, read off a small real run on it (its summary.json resources.loadgen.cpu_us_per_connect and resources.target.cpu_us_per_connect): TARGET is the target's accept cost, LOADGEN the loadgen's attempt and upgrade costs together, split 44 : 57.5 as profiled (every try pays the attempt, only a success the upgrade); not with --cpu-costs attempt, upgrade or accept"},
 		&cli.Float64Flag{Name: "lb-rate", Usage: "model: put a load balancer in front taking `R` connections per second (0 with --lb-queue: unlimited)"},
 		&cli.IntFlag{Name: "lb-queue", DefaultText: "128 with a load balancer", Usage: "model: the load balancer's listen backlog `N`"},
 	)
+}
+
+// cpuCosts returns the machine's CPU costs --cpu-costs and
+// --cpu-per-connect give (zero fields: the defaults), refusing either
+// without --cores, whose cores they are the costs of, and
+// --cpu-per-connect with a --cpu-costs key it sets too.
+func cpuCosts(c *cli.Context) (sim.CPUCosts, error) {
+	spec, perConnect := c.String("cpu-costs"), c.String("cpu-per-connect")
+	if c.Float64("cores") <= 0 {
+		for _, n := range []string{"cpu-costs", "cpu-per-connect"} {
+			if c.String(n) != "" {
+				return sim.CPUCosts{}, fmt.Errorf("--%s needs --cores: the costs are of the cores --cores models", n)
+			}
+		}
+	}
+	costs, err := sim.ParseCPUCosts(spec)
+	if err != nil {
+		return costs, flagError(err)
+	}
+	if perConnect == "" {
+		return costs, nil
+	}
+	loadgen, target, err := parseCPUPerConnect(perConnect)
+	if err != nil {
+		return costs, fmt.Errorf("--cpu-per-connect: invalid value %q: %w", perConnect, err)
+	}
+	for _, f := range []struct {
+		key string
+		v   time.Duration
+	}{{"attempt", costs.Attempt}, {"upgrade", costs.Upgrade}, {"accept", costs.Accept}} {
+		if f.v != 0 {
+			return costs, fmt.Errorf("--cpu-per-connect and --cpu-costs %s: give one; --cpu-per-connect sets attempt, upgrade and accept", f.key)
+		}
+	}
+	return costs.PerConnect(loadgen, target), nil
+}
+
+// parseCPUPerConnect reads --cpu-per-connect's LOADGEN,TARGET.
+func parseCPUPerConnect(s string) (loadgen, target time.Duration, err error) {
+	lg, tg, ok := strings.Cut(s, ",")
+	if ok {
+		loadgen, err = time.ParseDuration(strings.TrimSpace(lg))
+	}
+	if ok && err == nil {
+		target, err = time.ParseDuration(strings.TrimSpace(tg))
+	}
+	if !ok || err != nil || loadgen <= 0 || target <= 0 {
+		return 0, 0, errors.New("want LOADGEN,TARGET, each end's CPU per first connect, two positive durations such as 65us,60us")
+	}
+	return loadgen, target, nil
+}
+
+// simSettings is what a simulation's summary.json records as its config:
+// the flags as given, but with --cores, --cpu-costs the costs used, every
+// key, so that the file reproduces the run whatever the defaults (a
+// --cpu-per-connect is in its attempt, upgrade and accept, and recorded
+// empty).
+func simSettings(c *cli.Context, cfg sim.Config) settings {
+	s := renderSettings(c)
+	if cfg.Cores > 0 {
+		s = s.with("cpu-costs", cfg.CPU.WithDefaults().String(), "cpu-per-connect").with("cpu-per-connect", "", "lb-rate")
+	}
+	return s
 }
 
 func simulateAction(c *cli.Context) error {
@@ -91,7 +164,7 @@ func simulateAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	cfg.Settings = renderSettings(c)
+	cfg.Settings = simSettings(c, cfg)
 	ctx, stop := interruptible(c)
 	defer stop()
 	started := time.Now()
@@ -115,13 +188,21 @@ func simulateAction(c *cli.Context) error {
 		fmt.Fprintf(c.App.ErrWriter, "simulated %d clients, %s of virtual time, %d events in %s; %d orphaned accepts\n",
 			cfg.Clients, cfg.Duration, res.Processed, time.Since(started).Round(time.Millisecond), res.Orphans)
 		if cfg.Cores > 0 {
-			u := res.CPU
-			fmt.Fprintf(c.App.ErrWriter, "cpu on %g cores: loadgen %.1fs, target %.1fs, kernel retransmits %.1fs, pings %.1fs; a restart's closes took %.2fs\n",
-				cfg.Cores, u.Loadgen.Seconds(), u.Target.Seconds(), u.Kernel.Seconds(), u.Pings.Seconds(), u.Closes.Seconds())
+			u, k := res.CPU, res.Config.CPU
+			fmt.Fprintf(c.App.ErrWriter, "cpu on %g cores, a connect costing the loadgen %s (attempt %s + upgrade %s) and the target %s (accept): loadgen %.1fs, target %.1fs, kernel retransmits %.1fs, pings %.1fs; a restart's closes took %.2fs\n",
+				cfg.Cores, k.LoadgenPerConnect(), k.Attempt, k.Upgrade, k.TargetPerConnect(),
+				u.Loadgen.Seconds(), u.Target.Seconds(), u.Kernel.Seconds(), u.Pings.Seconds(), u.Closes.Seconds())
 		}
 	}
 	fmt.Fprintf(c.App.Writer, "results: %s (simulated)\n", out)
 	return sloExit(sum)
+}
+
+// checkCPUFlags is the Before of the commands that simulate: their CPU
+// costs are checked before anything runs.
+func checkCPUFlags(c *cli.Context) error {
+	_, err := cpuCosts(c)
+	return err
 }
 
 // simConfig maps the flags to a sim.Config and the results folder.
@@ -135,6 +216,10 @@ func simConfig(c *cli.Context) (sim.Config, string, error) {
 		return cfg, "", err
 	}
 	if err := fillKnobs(c, &cfg, simModelFields...); err != nil {
+		return cfg, "", err
+	}
+	var err error
+	if cfg.CPU, err = cpuCosts(c); err != nil {
 		return cfg, "", err
 	}
 	if cfg.Ramp == 0 && cfg.AcceptRate > 0 {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -100,6 +101,47 @@ func TestSimulateExtrapolated(t *testing.T) {
 	}
 }
 
+// TestSimulateCPUFlags: --cpu-costs and --cpu-per-connect are checked
+// before anything runs (no results folder), by simulate and advise, each
+// mistake one line naming the flag, and the key where one is at fault;
+// from a config file too.
+func TestSimulateCPUFlags(t *testing.T) {
+	file := writeFile(t, "cpu.yaml", "cpu-per-connect: 65us,60us\n")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--cpu-costs", "attempt=30us"}, "--cpu-costs needs --cores: the costs are of the cores --cores models"},
+		{[]string{"--cores", "0", "--cpu-per-connect", "65us,60us"}, "--cpu-per-connect needs --cores: the costs are of the cores --cores models"},
+		{[]string{"--config", file}, "--cpu-per-connect needs --cores: the costs are of the cores --cores models"},
+		{[]string{"--cores", "2", "--cpu-costs", "attempt=4x"}, `--cpu-costs: attempt: want a duration with a unit such as 44us, got "4x"`},
+		{[]string{"--cores", "2", "--cpu-costs", "upgrade=-1us"}, "--cpu-costs: upgrade: must not be negative, got -1us"},
+		{[]string{"--cores", "2", "--cpu-costs", "ping=0s"}, "--cpu-costs: ping: must be positive, got 0s (leave ping out for the default 2.7us)"},
+		{[]string{"--cores", "2", "--cpu-costs", "loadgen_share=-1"}, `--cpu-costs: loadgen_share: want a positive number such as 2.4, got "-1"`},
+		{[]string{"--cores", "2", "--cpu-costs", "attempts=30us"}, `--cpu-costs: unknown key "attempts" (want one of attempt, upgrade, disconnect, accept, close, segment, ping, slice, loadgen_share)`},
+		{[]string{"--cores", "2", "--cpu-per-connect", "65us"}, `--cpu-per-connect: invalid value "65us": want LOADGEN,TARGET, each end's CPU per first connect, two positive durations such as 65us,60us`},
+		{[]string{"--cores", "2", "--cpu-per-connect", "65us,-1us"}, `--cpu-per-connect: invalid value "65us,-1us": want LOADGEN,TARGET, each end's CPU per first connect, two positive durations such as 65us,60us`},
+		{[]string{"--cores", "2", "--cpu-per-connect", "65us,60us", "--cpu-costs", "slice=1ms,upgrade=50us"}, "--cpu-per-connect and --cpu-costs upgrade: give one; --cpu-per-connect sets attempt, upgrade and accept"},
+		{[]string{"--cores", "2", "--config", file, "--cpu-costs", "accept=50us"}, "--cpu-per-connect and --cpu-costs accept: give one; --cpu-per-connect sets attempt, upgrade and accept"},
+	} {
+		for _, cmd := range []string{"simulate", "advise"} {
+			if cmd == "advise" && slices.Contains(c.args, "--config") {
+				continue // advise takes no config file
+			}
+			out := filepath.Join(t.TempDir(), "out")
+			var stdout, stderr bytes.Buffer
+			args := append([]string{"stampede", cmd, "--clients", "100", "--chaos", "at 1s restart abrupt down=1s", "--out", out}, c.args...)
+			code := runApp(args, &stdout, &stderr)
+			if got := strings.TrimSuffix(stderr.String(), "\n"); code != 2 || got != "stampede: "+c.want {
+				t.Errorf("%s %v: exit %d, stderr %q; want exit 2 and %q", cmd, c.args, code, got, "stampede: "+c.want)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("%s %v: wrote %s", cmd, c.args, out)
+			}
+		}
+	}
+}
+
 // TestSimulateUsage: bad flags are named.
 func TestSimulateUsage(t *testing.T) {
 	for _, c := range []struct {
@@ -147,5 +189,72 @@ func TestSimulateCores(t *testing.T) {
 	}
 	if !strings.Contains(js, `"cores": 1`) {
 		t.Errorf("summary.json does not record --cores 1")
+	}
+}
+
+// TestSimulateCPUCosts: --cpu-per-connect sets each end's CPU per first
+// connect, the loadgen's split over attempt and upgrade in the default
+// ratio: the run is the one --cpu-costs gives with those three keys; a
+// cheaper machine recovers sooner than the default costs'; stderr says the
+// costs a connect was charged, and summary.json records every cost used,
+// so its config given back as a file reproduces the run.
+func TestSimulateCPUCosts(t *testing.T) {
+	simulate := func(args ...string) (results.Recovery, map[string]any, string) {
+		t.Helper()
+		dir := filepath.Join(t.TempDir(), "sim")
+		code, out, errOut := runSimulate(t, append([]string{"--clients", "20000", "--procs", "2",
+			"--chaos", "at 5s restart abrupt down=1s", "--duration", "40s", "--cores", "1", "--out", dir}, args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d, stderr %q, stdout:\n%s", args, code, errOut, out)
+		}
+		sum, err := results.ReadSummary(filepath.Join(dir, results.SummaryFile))
+		if err != nil || len(sum.Recovery) != 1 || sum.Recovery[0].R99S == nil {
+			t.Fatalf("%v: recovery %+v, err %v", args, sum.Recovery, err)
+		}
+		var config map[string]any
+		if err := json.Unmarshal(sum.Config, &config); err != nil {
+			t.Fatal(err)
+		}
+		return sum.Recovery[0], config, errOut
+	}
+	def, defConfig, defErr := simulate()
+	cheap, config, errOut := simulate("--cpu-per-connect", "40us,40us")
+	same, _, _ := simulate("--cpu-costs", "attempt=17.34us,upgrade=22.66us,accept=40us")
+	if *cheap.R99S != *same.R99S || *cheap.R50S != *same.R50S {
+		t.Errorf("--cpu-per-connect 40us,40us: R50 %.2fs R99 %.2fs; --cpu-costs attempt=17.34us,upgrade=22.66us,accept=40us: %.2fs, %.2fs; want the same run",
+			*cheap.R50S, *cheap.R99S, *same.R50S, *same.R99S)
+	}
+	if !(*cheap.R99S < *def.R99S) {
+		t.Errorf("R99 at 40 µs a connect a side %.2fs, at the defaults (101.5 and 80.9 µs) %.2fs: want it sooner", *cheap.R99S, *def.R99S)
+	}
+	for _, c := range []struct {
+		stderr string
+		want   string
+	}{
+		{defErr, "cpu on 1 cores, a connect costing the loadgen 101.5µs (attempt 44µs + upgrade 57.5µs) and the target 80.9µs (accept): "},
+		{errOut, "cpu on 1 cores, a connect costing the loadgen 40µs (attempt 17.34µs + upgrade 22.66µs) and the target 40µs (accept): "},
+	} {
+		if !strings.Contains(c.stderr, c.want) {
+			t.Errorf("stderr %q: no %q", c.stderr, c.want)
+		}
+	}
+	for _, c := range []struct {
+		config map[string]any
+		costs  string
+	}{
+		{defConfig, sim.DefaultCPUCosts.String()},
+		{config, "attempt=17.34us,upgrade=22.66us,disconnect=17.6us,accept=40us,close=14.1us,segment=3us,ping=2.7us,slice=1.5ms,loadgen_share=2.4"},
+	} {
+		if c.config["cpu-costs"] != c.costs || c.config["cpu-per-connect"] != "" {
+			t.Errorf("summary.json config: cpu-costs %q, cpu-per-connect %q; want %q and \"\"", c.config["cpu-costs"], c.config["cpu-per-connect"], c.costs)
+		}
+	}
+	b, err := json.Marshal(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _, _ := simulate("--config", writeFile(t, "again.yaml", string(b)))
+	if *again.R99S != *cheap.R99S || again.Recovered != cheap.Recovered {
+		t.Errorf("the recorded config given back: R99 %.2fs, %d back; the run's %.2fs, %d", *again.R99S, again.Recovered, *cheap.R99S, cheap.Recovered)
 	}
 }

@@ -6,13 +6,15 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 )
 
 // runConfig is what fromRuns reads of a real run's summary.json beyond
-// summary: the command's own flags (config) and the machine it ran on.
+// summary: the command's own flags (config), the machine it ran on, and
+// the CPU each end spent per first connect on it (resources).
 type runConfig struct {
 	Config  map[string]any `json:"config"`
 	Machine struct {
@@ -22,6 +24,41 @@ type runConfig struct {
 		Load1Start     float64 `json:"load1_start"`
 		SamplesWindowS float64 `json:"window_s"`
 	} `json:"machine"`
+	Resources struct {
+		Loadgen endCPU `json:"loadgen"`
+		Target  endCPU `json:"target"`
+	} `json:"resources"`
+}
+
+// endCPU is what fromRuns reads of one end's resources: its CPU per first
+// connect in µs, measured over the ramp before any event (nil when the
+// run sampled none).
+type endCPU struct {
+	CPUUsPerConnect *float64 `json:"cpu_us_per_connect"`
+}
+
+// readRunConfig reads the runConfig of the real run in dir.
+func readRunConfig(dir string) (*runConfig, error) {
+	var rc runConfig
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &rc)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	return &rc, nil
+}
+
+// perConnect returns the run's --cpu-per-connect, LOADGEN,TARGET in µs
+// as summary.json gives them; "" when either is missing or not positive.
+func (rc *runConfig) perConnect() string {
+	lg, tg := rc.Resources.Loadgen.CPUUsPerConnect, rc.Resources.Target.CPUUsPerConnect
+	if lg == nil || tg == nil || !(*lg > 0) || !(*tg > 0) {
+		return ""
+	}
+	us := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) + "us" }
+	return us(*lg) + "," + us(*tg)
 }
 
 // simFlags are the flags of a real run that `stampede simulate` takes as
@@ -33,12 +70,17 @@ var simFlags = []string{"clients", "policy", "seed", "duration", "chaos", "backl
 // simArgs returns the `stampede simulate` arguments that model the real
 // run in dir on its own machine: its command's flags (simFlags), its
 // layout (target processes), the restart's stop and start times from its
-// event, the rate its loadgens started attempts at (issueRate), and the
+// event, the rate its loadgens started attempts at (issueRate), the
 // cores it had, --cores: the machine's cores less the share other
 // processes took over the run (summary.json machine.other_cpu_share,
 // mostly the kernel's softirq work on the run's own packets, which no
-// process is charged). netdev is the machine's net.core.netdev_max_backlog
-// during the run (0: the model's default).
+// process is charged), and with --cores what a first connect cost each
+// end on that machine, --cpu-per-connect: summary.json
+// resources.loadgen.cpu_us_per_connect and
+// resources.target.cpu_us_per_connect, when it has both. Those are inputs
+// measured in the ramp, before the event; the figures compared are the
+// recovery's. netdev is the machine's net.core.netdev_max_backlog during
+// the run (0: the model's default).
 func simArgs(dir string, s *summary, rc *runConfig, netdev int) ([]string, error) {
 	args := []string{"simulate", "-q"}
 	for _, f := range simFlags {
@@ -71,6 +113,9 @@ func simArgs(dir string, s *summary, rc *runConfig, netdev int) ([]string, error
 	if rc.Machine.Cores > 0 {
 		cores := rc.Machine.Cores * (1 - rc.Machine.OtherCPUShare)
 		args = append(args, "--cores", strconv.FormatFloat(math.Round(cores*100)/100, 'f', -1, 64))
+		if pc := rc.perConnect(); pc != "" {
+			args = append(args, "--cpu-per-connect", pc)
+		}
 	}
 	if netdev > 0 {
 		args = append(args, "--netdev-backlog", fmt.Sprint(netdev))
@@ -121,15 +166,11 @@ func fromRuns(exe string, dirs []string, netdev int, reuse bool) {
 	var verdicts []string
 	for _, dir := range dirs {
 		real := load(dir)
-		var rc runConfig
-		b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
-		if err == nil {
-			err = json.Unmarshal(b, &rc)
-		}
+		rc, err := readRunConfig(dir)
 		if err != nil {
-			fail(fmt.Errorf("%s: %w", dir, err))
+			fail(err)
 		}
-		args, err := simArgs(dir, real, &rc, netdev)
+		args, err := simArgs(dir, real, rc, netdev)
 		if err != nil {
 			fail(err)
 		}
@@ -138,8 +179,16 @@ func fromRuns(exe string, dirs []string, netdev int, reuse bool) {
 			run(exe, append(args, "--force", "--out", simDir))
 		}
 		sim := load(simDir)
-		fmt.Fprintf(os.Stderr, "%s: machine load %.2f at the start, the run %.0f %% of the CPU, other processes %.0f %%\n",
-			dir, rc.Machine.Load1Start, 100*rc.Machine.OwnCPUShare, 100*rc.Machine.OtherCPUShare)
+		perConnect := "not in its summary.json"
+		if pc := rc.perConnect(); pc != "" {
+			lg, tg, _ := strings.Cut(pc, ",")
+			perConnect = fmt.Sprintf("loadgen %s, target %s", lg, tg)
+			if !slices.Contains(args, "--cpu-per-connect") {
+				perConnect += " (not passed: no --cores)"
+			}
+		}
+		fmt.Fprintf(os.Stderr, "%s: machine load %.2f at the start, the run %.0f %% of the CPU, other processes %.0f %%; CPU per first connect %s\n",
+			dir, rc.Machine.Load1Start, 100*rc.Machine.OwnCPUShare, 100*rc.Machine.OtherCPUShare, perConnect)
 		for _, f := range scaleFigures {
 			rv, sv := f.get(real), f.get(sim)
 			fmt.Printf("| %s | %s | %s | %s | %s |\n", dir, f.name, val(rv), val(sv), relErr(rv, sv))

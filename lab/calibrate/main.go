@@ -34,6 +34,15 @@
 // that run's own summary.json and timeline.csv, so a machine that starts
 // faster or slower is modelled as it ran: inputs, not the figures compared.
 //
+// -from DIR,... simulates real runs already made instead, of any command
+// and size (fromRuns, simArgs), each on its own inputs: its command's
+// flags, its layout, restart timing and issue rate as above (the model's
+// close rate), the cores it had (--cores, the machine's less the share
+// other processes took) and the CPU a first connect cost each end on that
+// machine (--cpu-per-connect, summary.json resources.loadgen and
+// resources.target cpu_us_per_connect, measured in the ramp before the
+// event).
+//
 // Every run is printed with its command line. A real folder that holds a
 // summary.json is reused with -reuse, so the table can be printed again
 // without the heavy runs.

@@ -83,3 +83,49 @@ func TestSimArgs(t *testing.T) {
 		t.Errorf("simulate %s: a zero flag passed", got)
 	}
 }
+
+// TestSimArgsPerConnect simulates a real million-client run from its
+// results folder (testdata/million: its summary.json, less what calibrate
+// does not read, and a few lines of its timeline.csv) on all its inputs:
+// with --cores, the CPU each end spent per first connect on that machine,
+// its summary.json resources.loadgen.cpu_us_per_connect and
+// resources.target.cpu_us_per_connect; without them, or without --cores,
+// no --cpu-per-connect.
+func TestSimArgsPerConnect(t *testing.T) {
+	dir := filepath.Join("testdata", "million")
+	s := load(dir)
+	rc, err := readRunConfig(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args, err := simArgs(dir, s, rc, 65536)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "simulate -q --clients 1000000 --policy exp:initial=1s,max=60s,jitter=0.5,spread=100ms-500ms --seed 1 --duration 600s " +
+		"--chaos at 120s restart abrupt down=2s --backlog 128 --connect-timeout 10s --handshake-timeout 10s " +
+		"--procs 56 --stop-time 31.719s --start-time 3.030s --issue-rate 66740 --cores 1.54 --cpu-per-connect 78.9us,83.4us --netdev-backlog 65536"
+	if got := strings.Join(args, " "); got != want {
+		t.Errorf("simulate\n%s\nwant\n%s", got, want)
+	}
+
+	noCores := *rc
+	noCores.Machine.Cores = 0
+	args, err = simArgs(dir, s, &noCores, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(args, " "); strings.Contains(got, "--cpu-per-connect") || strings.Contains(got, "--cores") {
+		t.Errorf("simulate %s: without the machine's cores, no --cores nor --cpu-per-connect", got)
+	}
+
+	oneEnd := *rc
+	oneEnd.Resources.Target.CPUUsPerConnect = nil
+	args, err = simArgs(dir, s, &oneEnd, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(args, " "); strings.Contains(got, "--cpu-per-connect") || !strings.Contains(got, "--cores 1.54") {
+		t.Errorf("simulate %s: with one end's figure only, --cores and no --cpu-per-connect", got)
+	}
+}
