@@ -1,5 +1,5 @@
 // Package rawsys makes the socket calls of the epoll reactors (loadgen,
-// target) as raw system calls: calls on non-blocking sockets that return
+// target) and of the target's accept loop as raw system calls: calls on non-blocking sockets that return
 // at once, so the Go runtime need not be told the thread entered the
 // kernel.
 //
@@ -119,4 +119,91 @@ func Write(fd int, p []byte) (int, unix.Errno) {
 func Close(fd int) unix.Errno {
 	_, _, e := unix.RawSyscall(unix.SYS_CLOSE, uintptr(fd), 0, 0)
 	return e
+}
+
+// Accept4 accepts a connection on the non-blocking listener fd with flags
+// (unix.SOCK_NONBLOCK, unix.SOCK_CLOEXEC) and returns its fd and the
+// peer's address (EAGAIN when none is queued).
+func Accept4(fd, flags int) (int, netip.AddrPort, unix.Errno) {
+	var rsa unix.RawSockaddrAny
+	n := uint32(unix.SizeofSockaddrAny)
+	r, _, e := unix.RawSyscall6(unix.SYS_ACCEPT4, uintptr(fd), uintptr(unsafe.Pointer(&rsa)),
+		uintptr(unsafe.Pointer(&n)), uintptr(flags), 0, 0)
+	if e != 0 {
+		return -1, netip.AddrPort{}, e
+	}
+	return int(r), addrPort(&rsa), 0
+}
+
+// addrPort decodes an IPv4 or IPv6 socket address; the zero AddrPort for
+// another family.
+func addrPort(rsa *unix.RawSockaddrAny) netip.AddrPort {
+	switch rsa.Addr.Family {
+	case unix.AF_INET:
+		p := (*unix.RawSockaddrInet4)(unsafe.Pointer(rsa))
+		return netip.AddrPortFrom(netip.AddrFrom4(p.Addr), ntohs(p.Port))
+	case unix.AF_INET6:
+		p := (*unix.RawSockaddrInet6)(unsafe.Pointer(rsa))
+		return netip.AddrPortFrom(netip.AddrFrom16(p.Addr), ntohs(p.Port))
+	}
+	return netip.AddrPort{}
+}
+
+func ntohs(v uint16) uint16 {
+	b := (*[2]byte)(unsafe.Pointer(&v))
+	return uint16(b[0])<<8 | uint16(b[1])
+}
+
+// Recv reads from a non-blocking fd with recvfrom's flags (unix.MSG_PEEK,
+// unix.MSG_DONTWAIT): n < 0 with the errno on failure, 0 at the peer's
+// FIN.
+func Recv(fd int, p []byte, flags int) (int, unix.Errno) {
+	if len(p) == 0 {
+		return 0, 0
+	}
+	r, _, e := unix.RawSyscall6(unix.SYS_RECVFROM, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)),
+		uintptr(flags), 0, 0)
+	if e != 0 {
+		return -1, e
+	}
+	return int(r), 0
+}
+
+// Writev writes bufs to a non-blocking fd with one writev: n < 0 with the
+// errno on failure (EAGAIN when the socket buffer is full).
+func Writev(fd int, bufs [][]byte) (int, unix.Errno) {
+	var iov [8]unix.Iovec
+	vs := iov[:0]
+	for _, b := range bufs {
+		if len(b) == 0 {
+			continue
+		}
+		if len(vs) == len(iov) {
+			break // the rest at the caller's next call
+		}
+		v := unix.Iovec{Base: &b[0]}
+		v.SetLen(len(b))
+		vs = append(vs, v)
+	}
+	if len(vs) == 0 {
+		return 0, 0
+	}
+	r, _, e := unix.RawSyscall(unix.SYS_WRITEV, uintptr(fd), uintptr(unsafe.Pointer(&vs[0])), uintptr(len(vs)))
+	if e != 0 {
+		return -1, e
+	}
+	return int(r), 0
+}
+
+// Poll reports, without waiting, which of events (unix.POLLIN,
+// unix.POLLOUT) fd is ready for, with POLLHUP and POLLERR: ppoll with a
+// zero timeout.
+func Poll(fd int, events int16) (int16, unix.Errno) {
+	pfd := unix.PollFd{Fd: int32(fd), Events: events}
+	var ts unix.Timespec
+	n, _, e := unix.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd)), 1, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
+	if e != 0 || n == 0 {
+		return 0, e
+	}
+	return pfd.Revents, 0
 }

@@ -2,6 +2,7 @@ package rawsys
 
 import (
 	"bytes"
+	"io"
 	"net"
 	"net/netip"
 	"testing"
@@ -107,5 +108,124 @@ func TestConnectReadWriteClose(t *testing.T) {
 	}
 	if errno := Close(fd); errno != unix.EBADF {
 		t.Errorf("second Close = %v, want EBADF", errno)
+	}
+}
+
+// TestAcceptRecv: Accept4 on a real listener gives EAGAIN with nothing
+// queued, then the connection with its peer's address (IPv4 and IPv6);
+// Recv peeks without consuming and reads 0 at the peer's FIN.
+func TestAcceptRecv(t *testing.T) {
+	for _, network := range []string{"tcp4", "tcp6"} {
+		t.Run(network, func(t *testing.T) {
+			addr := "127.0.0.1:0"
+			if network == "tcp6" {
+				addr = "[::1]:0"
+			}
+			ln, err := net.Listen(network, addr)
+			if err != nil {
+				t.Skipf("no %s loopback: %v", network, err)
+			}
+			defer ln.Close()
+			raw, err := ln.(*net.TCPListener).SyscallConn()
+			if err != nil {
+				t.Fatal(err)
+			}
+			accept := func() (fd int, peer netip.AddrPort, errno unix.Errno) {
+				raw.Control(func(l uintptr) { fd, peer, errno = Accept4(int(l), unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC) })
+				return
+			}
+			if fd, _, errno := accept(); fd != -1 || errno != unix.EAGAIN {
+				t.Fatalf("Accept4 with nothing queued = %d, %v; want -1, EAGAIN", fd, errno)
+			}
+			c, err := net.Dial(network, ln.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			c.Write([]byte("hi"))
+			var fd int
+			var peer netip.AddrPort
+			var errno unix.Errno
+			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+				if fd, peer, errno = accept(); errno != unix.EAGAIN || time.Now().After(deadline) {
+					break
+				}
+			}
+			if errno != 0 {
+				t.Fatalf("Accept4: %v", errno)
+			}
+			defer Close(fd)
+			if want := netip.MustParseAddrPort(c.LocalAddr().String()); peer != want {
+				t.Errorf("peer %v, want the dialer's %v", peer, want)
+			}
+			if fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0); err != nil || fl&unix.O_NONBLOCK == 0 {
+				t.Errorf("accepted fd flags %#x, %v: want O_NONBLOCK", fl, err)
+			}
+			buf := make([]byte, 8)
+			pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+			unix.Poll(pfd, 5000)
+			if n, errno := Recv(fd, buf, unix.MSG_PEEK|unix.MSG_DONTWAIT); n != 2 || errno != 0 {
+				t.Fatalf("Recv(MSG_PEEK) = %d, %v; want 2", n, errno)
+			}
+			if n, errno := Read(fd, buf); n != 2 || errno != 0 || string(buf[:2]) != "hi" {
+				t.Fatalf("Read after the peek = %d, %v, %q", n, errno, buf[:max(n, 0)])
+			}
+			if n, errno := Recv(fd, buf, unix.MSG_PEEK|unix.MSG_DONTWAIT); n != -1 || errno != unix.EAGAIN {
+				t.Errorf("Recv of an empty socket = %d, %v; want -1, EAGAIN", n, errno)
+			}
+			c.Close()
+			unix.Poll(pfd, 5000)
+			if n, errno := Recv(fd, buf[:1], unix.MSG_PEEK|unix.MSG_DONTWAIT); n != 0 || errno != 0 {
+				t.Errorf("Recv after the peer's FIN = %d, %v; want 0", n, errno)
+			}
+		})
+	}
+}
+
+// TestWritevPoll: Writev writes every buffer in order (empty ones
+// skipped) through one call; Poll says, without waiting, when a socket is
+// readable, and not before.
+func TestWritevPoll(t *testing.T) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, err := net.Dial("tcp4", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	peer, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer peer.Close()
+	f, err := c.(*net.TCPConn).File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fd := int(f.Fd())
+	unix.SetNonblock(fd, true)
+	if rev, errno := Poll(fd, unix.POLLIN); rev != 0 || errno != 0 {
+		t.Fatalf("Poll of a socket with nothing to read = %#x, %v; want 0", rev, errno)
+	}
+	if rev, errno := Poll(fd, unix.POLLOUT); rev&unix.POLLOUT == 0 || errno != 0 {
+		t.Fatalf("Poll(POLLOUT) of an empty socket = %#x, %v; want POLLOUT", rev, errno)
+	}
+	if n, errno := Writev(fd, [][]byte{[]byte("ab"), nil, []byte("cde")}); n != 5 || errno != 0 {
+		t.Fatalf("Writev = %d, %v; want 5", n, errno)
+	}
+	got := make([]byte, 5)
+	peer.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.ReadFull(peer, got); err != nil || string(got) != "abcde" {
+		t.Fatalf("peer read %q, %v", got, err)
+	}
+	peer.Write([]byte("x"))
+	pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	unix.Poll(pfd, 5000)
+	if rev, errno := Poll(fd, unix.POLLIN); rev&unix.POLLIN == 0 || errno != 0 {
+		t.Fatalf("Poll with a byte to read = %#x, %v; want POLLIN", rev, errno)
 	}
 }
