@@ -123,9 +123,16 @@ func (p *Poller) Mod(fd int, events uint32, t Token) error {
 // duplicate of it is open).
 func (p *Poller) Del(fd int) error { return p.ctl(unix.EPOLL_CTL_DEL, fd, 0, 0) }
 
+// ctl is a raw system call, as poll is: epoll_ctl never blocks, and a
+// reactor or the target's accept loop makes one for every connection.
 func (p *Poller) ctl(op, fd int, events uint32, t Token) error {
 	ev := unix.EpollEvent{Events: events, Fd: t.Lo(), Pad: t.Hi()}
-	return unix.EpollCtl(p.epfd, op, fd, &ev)
+	_, _, e := unix.RawSyscall6(unix.SYS_EPOLL_CTL, uintptr(p.epfd), uintptr(op), uintptr(fd),
+		uintptr(unsafe.Pointer(&ev)), 0, 0)
+	if e != 0 {
+		return e
+	}
+	return nil
 }
 
 // Wake makes the current or next Wait return with woken set. Safe from
