@@ -122,15 +122,14 @@ func (s *sock) wait(events int16, deadline time.Time) error {
 // wait.
 func (s *sock) ready(events int16) (bool, error) {
 	for {
-		fds := []unix.PollFd{{Fd: s.fd, Events: events}}
-		n, err := unix.Poll(fds, 0)
-		if err == unix.EINTR {
+		revents, errno := rawsys.Poll(int(s.fd), events)
+		if errno == unix.EINTR {
 			continue
 		}
-		if err != nil {
-			return false, os.NewSyscallError("poll", err)
+		if errno != 0 {
+			return false, os.NewSyscallError("poll", errno)
 		}
-		return n > 0 && fds[0].Revents != 0, nil
+		return revents != 0, nil
 	}
 }
 
@@ -167,11 +166,11 @@ func (s *sock) writev(bufs [][]byte, deadline time.Time) error {
 	}
 	defer s.release()
 	for len(bufs) > 0 {
-		n, err := unix.Writev(int(s.fd), bufs)
+		n, errno := rawsys.Writev(int(s.fd), bufs)
 		switch {
-		case err == unix.EINTR:
+		case errno == unix.EINTR:
 			continue
-		case err == unix.EAGAIN:
+		case errno == unix.EAGAIN:
 			if s.refs.Load()&sockClosed != 0 {
 				return errSockClosed
 			}
@@ -179,8 +178,8 @@ func (s *sock) writev(bufs [][]byte, deadline time.Time) error {
 				return err
 			}
 			continue
-		case err != nil:
-			return os.NewSyscallError("writev", err)
+		case errno != 0:
+			return os.NewSyscallError("writev", errno)
 		}
 		for n > 0 && len(bufs) > 0 {
 			if n < len(bufs[0]) {
