@@ -2,11 +2,13 @@ package target
 
 import (
 	"errors"
-	"github.com/stampede-dev/stampede/spec"
 	"net"
+	"net/netip"
 	"os"
 	"sync"
 	"time"
+
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // gate decides when the accept loop may take the next connection from the
@@ -134,18 +136,32 @@ func (s *Server) poke(f func(g *gate, now time.Time)) error {
 }
 
 // acceptLoop accepts connections while the gate is open and an upgrade slot
-// is free, and hands each to an upgrading goroutine.
+// is free. A plain connection whose request is there it upgrades itself
+// (upgradeInline); any other it hands to an upgrading goroutine.
 func (s *Server) acceptLoop() {
 	defer s.acceptWG.Done()
 	var delay time.Duration // backoff after an accept error such as EMFILE
+	inline := s.inlineUpgrades()
+	var (
+		nc   net.Conn       // a connection accepted by net
+		fd   int            // or one accepted raw, inline
+		peer netip.AddrPort // its client's address
+	)
+	accept := func() (err error) {
+		if inline {
+			fd, peer, err = s.ln.acceptFD()
+		} else {
+			nc, err = s.ln.Accept()
+		}
+		return err
+	}
 	for {
 		select {
 		case s.upSem <- struct{}{}:
 		case <-s.stopCh:
 			return
 		}
-		nc, err := s.acceptOne()
-		if err != nil {
+		if err := s.acceptOne(accept); err != nil {
 			<-s.upSem
 			select {
 			case <-s.stopCh:
@@ -162,36 +178,41 @@ func (s *Server) acceptLoop() {
 			continue
 		}
 		delay = 0
+		if inline {
+			s.upgradeInline(fd, peer, time.Time{})
+			continue
+		}
 		s.acceptWG.Add(1)
-		go s.upgrade(nc.(*net.TCPConn))
+		go s.upgrade(nc.(*net.TCPConn), nil)
 	}
 }
 
-// acceptOne waits for the gate to open, then accepts one connection.
-func (s *Server) acceptOne() (net.Conn, error) {
+// acceptOne waits for the gate to open, then accepts one connection with
+// accept.
+func (s *Server) acceptOne(accept func() error) error {
 	for {
 		if w := s.gateWait(); w > 0 {
 			select {
 			case <-s.clock.After(w):
 			case <-s.gate.wake:
 			case <-s.stopCh:
-				return nil, ErrServerClosed
+				return ErrServerClosed
 			}
 			continue
 		}
 		s.markReady()
-		nc, err := s.ln.Accept()
+		err := accept()
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			continue // a control poked the loop
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		s.gate.mu.Lock()
 		s.gate.bucket.take(s.clock.Now()) // unused when shedding
 		s.gate.mu.Unlock()
 		s.stats.accepted.Add(1)
-		return nc, nil
+		return nil
 	}
 }
 

@@ -10,7 +10,11 @@
 //	          │
 //	          ▼ accept loop: gate shut while Hold / Stall, paced by AcceptRate
 //	          │   (ramped up from AdmitFloor over AdmitRamp; not paced with Shed)
-//	upgrade pool (Upgraders goroutines; all busy: nothing is accepted)
+//	upgrades (Upgraders at a time; all busy: nothing is accepted): a plain
+//	          │   one whose request is there in the accept loop itself, raw
+//	          │   calls on a bare fd (inline.go), one made before its request
+//	          │   (a SYN cookie's) when the request comes (waiting.go), the
+//	          │   rest in goroutines
 //	          │ TLS handshake; a request for HTTPPath ──► HTTP endpoint (net/http,
 //	          │   keep-alive; token bucket HTTPLimit → LimitStatus + Retry-After)
 //	          │ HTTP upgrade, admission: Reject window / Shed (token bucket at

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/stampede-dev/stampede/internal/rawsys"
 	"github.com/stampede-dev/stampede/spec"
 	"golang.org/x/sys/unix"
 )
@@ -26,6 +28,10 @@ import (
 // probes and their ACKs a second on loopback at a million connections,
 // besides four setsockopt calls per accept.
 //
+// They have TCP_NODELAY, as Go's own accepted connections do: it is set
+// on the listening socket, and Linux gives it to every connection the
+// listener accepts, so the accept loop's raw accepts need no setsockopt.
+//
 // The kernel caps the backlog at net.core.somaxconn and holds backlog+1
 // established connections in the accept queue; `ss -ltn` shows the queue as
 // Recv-Q and the backlog as Send-Q.
@@ -33,6 +39,12 @@ type Listener struct {
 	*net.TCPListener
 	raw     syscall.RawConn
 	backlog atomic.Int64
+	// polled is a duplicate of the listening socket that the runtime's
+	// poller watches as a file, for acceptFD to park on: a TCPListener's
+	// RawConn cannot wait for a connection. Close and SetDeadline act on
+	// both.
+	polled    *os.File
+	polledRaw syscall.RawConn
 }
 
 // Listen listens on addr ("IP:port"; port 0 picks a free port; an IPv6 host
@@ -54,7 +66,12 @@ func Listen(addr string, backlog int) (*Listener, error) {
 	lc := net.ListenConfig{
 		KeepAlive: -1,
 		Control: func(_, _ string, c syscall.RawConn) error {
-			err := c.Control(func(fd uintptr) { optErr = groupSockopts(int(fd), network == "tcp6") })
+			err := c.Control(func(fd uintptr) {
+				optErr = groupSockopts(int(fd), network == "tcp6")
+				if optErr == nil {
+					optErr = unix.SetsockoptInt(int(fd), unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+				}
+			})
 			return errors.Join(err, optErr)
 		},
 	}
@@ -71,11 +88,44 @@ func Listen(addr string, backlog int) (*Listener, error) {
 		return nil, fmt.Errorf("target: listen %s: %w", addr, err)
 	}
 	l := &Listener{TCPListener: tl, raw: raw}
-	if err := l.SetBacklog(backlog); err != nil {
+	if err := l.poll(); err != nil {
 		tl.Close()
 		return nil, fmt.Errorf("target: listen %s: %w", addr, err)
 	}
+	if err := l.SetBacklog(backlog); err != nil {
+		l.Close()
+		return nil, fmt.Errorf("target: listen %s: %w", addr, err)
+	}
 	return l, nil
+}
+
+// poll makes l.polled: the listening socket duplicated (non-blocking like
+// the original, whose open file it shares) and handed to the runtime's
+// poller by os.NewFile.
+func (l *Listener) poll() error {
+	fd, derr := -1, error(nil)
+	err := l.raw.Control(func(f uintptr) { fd, derr = unix.FcntlInt(f, unix.F_DUPFD_CLOEXEC, 0) })
+	if err = errors.Join(err, derr); err != nil {
+		return fmt.Errorf("dup: %w", err)
+	}
+	l.polled = os.NewFile(uintptr(fd), "listener")
+	if l.polledRaw, err = l.polled.SyscallConn(); err != nil {
+		l.polled.Close()
+		return err
+	}
+	return nil
+}
+
+// Close stops listening: both descriptors of the socket are closed, and a
+// waiting Accept or acceptFD returns.
+func (l *Listener) Close() error {
+	return errors.Join(l.polled.Close(), l.TCPListener.Close())
+}
+
+// SetDeadline sets the deadline of Accept and acceptFD; a deadline in the
+// past interrupts them.
+func (l *Listener) SetDeadline(t time.Time) error {
+	return errors.Join(l.polled.SetDeadline(t), l.TCPListener.SetDeadline(t))
 }
 
 // SetBacklog changes the accept backlog of the listening socket. Linux
@@ -125,6 +175,34 @@ func (l *Listener) DeferAccept(d time.Duration) error {
 		return fmt.Errorf("target: TCP_DEFER_ACCEPT: %w", err)
 	}
 	return nil
+}
+
+// acceptFD accepts one connection with a raw accept4 (non-blocking,
+// close-on-exec), parking in the runtime's poller while the queue is
+// empty: the connection stays a bare fd, never a net.Conn (upgradeInline).
+// A deadline set on the listener interrupts it (os.ErrDeadlineExceeded),
+// as it does Accept.
+func (l *Listener) acceptFD() (int, netip.AddrPort, error) {
+	fd, peer, errno := -1, netip.AddrPort{}, unix.Errno(0)
+	err := l.polledRaw.Read(func(lfd uintptr) bool {
+		for {
+			fd, peer, errno = rawsys.Accept4(int(lfd), unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+			switch errno {
+			case unix.EINTR, unix.ECONNABORTED: // a connection reset in the queue: the next
+				continue
+			case unix.EAGAIN:
+				return false
+			}
+			return true
+		}
+	})
+	if err == nil && errno != 0 {
+		err = os.NewSyscallError("accept4", errno)
+	}
+	if err != nil {
+		return -1, peer, err
+	}
+	return fd, peer, nil
 }
 
 // Backlog returns the backlog last requested with Listen or SetBacklog (the

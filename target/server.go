@@ -51,9 +51,10 @@ type Server struct {
 	readyAt   time.Time
 
 	stopOnce sync.Once
-	stopCh   chan struct{} // closed when Shutdown begins
-	done     chan struct{} // closed when Shutdown is complete
-	acceptWG sync.WaitGroup
+	stopCh   chan struct{}  // closed when Shutdown begins
+	done     chan struct{}  // closed when Shutdown is complete
+	acceptWG sync.WaitGroup // the accept loop, upgrade goroutines, the waiting goroutine
+	waiting  *waiting       // connections waiting for their requests (inlineUpgrades)
 	wg       sync.WaitGroup // reactor and workers
 }
 
@@ -108,6 +109,14 @@ func Start(cfg Config) (*Server, error) {
 		closeProtocol(proto)
 		return nil, err
 	}
+	if s.inlineUpgrades() {
+		if s.waiting, err = newWaiting(); err != nil {
+			s.ln.Close()
+			s.reactor.close()
+			closeProtocol(proto)
+			return nil, fmt.Errorf("target: %w", err)
+		}
+	}
 	s.gate.init(s.clock.Now(), cfg)
 	s.http = newHTTPEndpoint(s)
 	go s.http.serve()
@@ -115,6 +124,10 @@ func Start(cfg Config) (*Server, error) {
 	go s.runReactor()
 	for range cfg.Workers {
 		go s.worker()
+	}
+	if s.waiting != nil {
+		s.acceptWG.Add(1)
+		go s.waitRequests()
 	}
 	s.acceptWG.Add(1)
 	go s.acceptLoop()
@@ -292,7 +305,13 @@ func (s *Server) shutdown(o ShutdownOptions) {
 	}
 	s.mu.Unlock()
 	s.ln.Close()
+	if s.waiting != nil {
+		s.waiting.ep.Wake()
+	}
 	s.acceptWG.Wait() // no upgrade can register from here on
+	if s.waiting != nil {
+		s.stopWaiting()
+	}
 	s.http.srv.Close()
 
 	if mode == Graceful {

@@ -101,6 +101,7 @@ type counters struct {
 	accepted                                     atomic.Uint64
 	upgradesOK, upgradesRejected, upgradesFailed atomic.Uint64
 	upgradesShed                                 atomic.Uint64
+	inline                                       atomic.Uint64 // upgrades done in the accept loop (upgradeInline)
 	earlyRetries, messagesIn, messagesOut        atomic.Uint64
 	// the message protocol's
 	msgsAcked, dupSuppressed, delivered atomic.Uint64

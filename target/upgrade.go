@@ -25,9 +25,10 @@ var clientIDHeader = []byte(ClientIDHeader)
 // upgrade runs the handshake of one accepted connection in a goroutine of
 // the bounded upgrade pool: TLS if configured, then the HTTP upgrade with
 // admission (reject windows, MaxConns, handshake cost), all within
-// HandshakeTimeout. An upgraded connection joins the reactor and the
-// goroutine ends.
-func (s *Server) upgrade(tcp *net.TCPConn) {
+// HandshakeTimeout. prefix is what the accept loop already read of the
+// request (upgradeInline), read again here before the socket. An
+// upgraded connection joins the reactor and the goroutine ends.
+func (s *Server) upgrade(tcp *net.TCPConn, prefix []byte) {
 	defer func() {
 		<-s.upSem
 		s.acceptWG.Done()
@@ -51,7 +52,11 @@ func (s *Server) upgrade(tcp *net.TCPConn) {
 	// A request for the HTTP endpoint leaves the upgrade pool: net/http
 	// serves its connection (keep-alive) from here on.
 	br := upgradeReaders.Get().(*bufio.Reader)
-	br.Reset(conn)
+	if prefix != nil {
+		br.Reset(io.MultiReader(bytes.NewReader(prefix), conn))
+	} else {
+		br.Reset(conn)
+	}
 	if line, ok := peekRequestLine(br); ok && isHTTPPath(line) {
 		tcp.SetDeadline(time.Time{})
 		if !s.http.ln.handoff(&bufferedConn{Conn: conn, r: br}) {
@@ -71,25 +76,11 @@ func (s *Server) upgrade(tcp *net.TCPConn) {
 		tcp.Close()
 		return
 	}
-	hs := handshake{s: s, tcp: tcp, ip: remoteIP(tcp)}
-	u := ws.Upgrader{
-		OnRequest:       hs.onRequest,
-		OnHeader:        hs.onHeader,
-		OnBeforeUpgrade: hs.onBeforeUpgrade,
-	}
-	_, err := u.Upgrade(readWriter{br, conn})
+	hs := handshake{s: s, tcp: tcp, fd: -1, ip: remoteIP(tcp)}
+	err := hs.upgrade(readWriter{br, conn})
 	br.Reset(nil)
 	upgradeReaders.Put(br)
 	if err != nil {
-		switch {
-		case hs.rejected:
-			// counted when rejected, in onBeforeUpgrade
-		case hs.admitted:
-			s.live.Add(-1)
-			fallthrough
-		default:
-			s.stats.upgradesFailed.Add(1)
-		}
 		tcp.Close()
 		return
 	}
@@ -152,10 +143,43 @@ func remoteIP(c net.Conn) string {
 // callbacks.
 type handshake struct {
 	s                  *Server
-	tcp                *net.TCPConn
+	tcp                *net.TCPConn // the connection, or
+	fd                 int          // its bare socket (upgradeInline; -1 with tcp)
 	ip                 string
 	clientID, uri      string
 	admitted, rejected bool
+}
+
+// upgrade reads the request from rw and answers it: 101, or the rejection
+// admission decided. A failure is counted here; the caller closes the
+// connection.
+func (h *handshake) upgrade(rw io.ReadWriter) error {
+	u := ws.Upgrader{
+		OnRequest:       h.onRequest,
+		OnHeader:        h.onHeader,
+		OnBeforeUpgrade: h.onBeforeUpgrade,
+	}
+	_, err := u.Upgrade(rw)
+	if err != nil {
+		switch {
+		case h.rejected:
+			// counted when rejected, in onBeforeUpgrade
+		case h.admitted:
+			h.s.live.Add(-1)
+			fallthrough
+		default:
+			h.s.stats.upgradesFailed.Add(1)
+		}
+	}
+	return err
+}
+
+// peerGone reports whether the client already closed its side.
+func (h *handshake) peerGone() bool {
+	if h.tcp != nil {
+		return peerGone(h.tcp)
+	}
+	return fdPeerGone(h.fd)
 }
 
 func (h *handshake) onRequest(uri []byte) error {
@@ -203,7 +227,7 @@ func (h *handshake) onBeforeUpgrade() (ws.HandshakeHeader, error) {
 		// A client that already gave up (its FIN queued behind the request:
 		// a handshake timeout while the request sat in a full queue) never
 		// reads this answer, so its next attempt is not bound by it.
-		if !peerGone(h.tcp) {
+		if !h.peerGone() {
 			s.retries.note(key, now.Add(time.Duration(secs)*time.Second), now)
 		}
 		return nil, ws.RejectConnectionError(
