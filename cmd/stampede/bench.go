@@ -110,7 +110,7 @@ func benchAction(c *cli.Context) error {
 			return err
 		}
 	}
-	flags := renderSettings(c)
+	flags := fleetSettings(c, cfg.Fleet)
 	bc.Settings = func(policy string) any { return flags.with("policy", policy, "policies") }
 	ctx, stop := interruptible(c)
 	defer stop()

@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/stampede-dev/stampede/internal/redact"
+	"github.com/stampede-dev/stampede/loadgen"
 )
 
 // setting is one flag of a rendered config: its name and its effective
@@ -79,6 +80,18 @@ func renderSettings(c *cli.Context) settings {
 		out = append(out, setting{"args", args})
 	}
 	return out
+}
+
+// fleetSettings is renderSettings for a command that runs fleet: a
+// --ping-interval left unset is recorded as the interval the fleet used
+// (loadgen.FleetPingInterval: 100s at a million clients), not as the
+// flag's 10s, so that the config read back reproduces the run.
+func fleetSettings(c *cli.Context, fleet loadgen.Config) settings {
+	s := renderSettings(c)
+	if hasFlag(c, "ping-interval") && !c.IsSet("ping-interval") && fleet.PingInterval > 0 {
+		s = s.with("ping-interval", formatDuration(fleet.PingInterval), "")
+	}
+	return s
 }
 
 // flagSetting is the value of f as the user would write it.

@@ -68,7 +68,7 @@ func drillAction(c *cli.Context) error {
 	if run.HAProxySockets, err = haproxySockets(c); err != nil {
 		return err
 	}
-	run.Settings = renderSettings(c)
+	run.Settings = fleetSettings(c, run.Fleet)
 	cfg := drill.Config{
 		Run:            run,
 		AllowRemote:    c.StringSlice("allow-remote"),

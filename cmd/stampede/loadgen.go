@@ -67,7 +67,7 @@ func loadgenAction(c *cli.Context) error {
 	if err := agentRunConfig(c, &run); err != nil {
 		return err
 	}
-	run.Settings = renderSettings(c)
+	run.Settings = fleetSettings(c, run.Fleet)
 	return runStorm(c, run, func(res *storm.Result) {
 		if n, last := res.Report.FirstConnects(); n > 0 && last > 0 {
 			fmt.Fprintf(c.App.Writer, "first connects: %d clients within %.3fs of the start (%.0f/s)\n", n, last.Seconds(), float64(n)/last.Seconds())

@@ -238,31 +238,43 @@ func TestLoadgenGatesOnNothing(t *testing.T) {
 }
 
 // TestPingIntervalFlag: --ping-interval 0 turns the keepalive off (the
-// library's zero is its default, so the flag maps it to a negative).
+// library's zero is its default, so the flag maps it to a negative); the
+// config a run records gives the interval the fleet used.
 func TestPingIntervalFlag(t *testing.T) {
 	for _, tc := range []struct {
 		args       []string
 		ping, pong time.Duration
+		recorded   string
 	}{
-		{nil, loadgen.DefaultPingInterval, 0},
-		{[]string{"--ping-interval", "0"}, -1, 0},
+		{nil, loadgen.DefaultPingInterval, 0, "10s"},
+		{[]string{"--ping-interval", "0"}, -1, 0, "0s"},
 		// Unset, a large fleet pings at most 10,000 times a second.
-		{[]string{"--clients", "1000000"}, 100 * time.Second, 0},
-		{[]string{"--clients", "250000"}, 25 * time.Second, 0},
-		{[]string{"--clients", "1000000", "--ping-interval", "10s"}, 10 * time.Second, 0},
-		{[]string{"--ping-interval", "2s", "--pong-timeout", "500ms"}, 2 * time.Second, 500 * time.Millisecond},
+		{[]string{"--clients", "1000000"}, 100 * time.Second, 0, "100s"},
+		{[]string{"--clients", "250000"}, 25 * time.Second, 0, "25s"},
+		{[]string{"--clients", "1000000", "--ping-interval", "10s"}, 10 * time.Second, 0, "10s"},
+		{[]string{"--ping-interval", "2s", "--pong-timeout", "500ms"}, 2 * time.Second, 500 * time.Millisecond, "2s"},
 	} {
 		var got loadgen.Config
-		app := &cli.App{Flags: fleetFlags(fleetDefaults{policy: defaultLoadgenPolicy}), Action: func(c *cli.Context) error {
+		var recorded any
+		cmd := &cli.Command{Name: "loadgen", Flags: fleetFlags(fleetDefaults{policy: defaultLoadgenPolicy}), Action: func(c *cli.Context) error {
 			var err error
 			got, err = fleetConfig(c)
+			for _, kv := range fleetSettings(c, got) {
+				if kv.name == "ping-interval" {
+					recorded = kv.value
+				}
+			}
 			return err
 		}}
-		if err := app.Run(append([]string{"stampede"}, tc.args...)); err != nil {
+		app := &cli.App{Commands: []*cli.Command{cmd}}
+		if err := app.Run(append([]string{"stampede", "loadgen"}, tc.args...)); err != nil {
 			t.Fatal(err)
 		}
 		if got.PingInterval != tc.ping || got.PongTimeout != tc.pong {
 			t.Errorf("%q: ping %s pong %s, want %s %s", tc.args, got.PingInterval, got.PongTimeout, tc.ping, tc.pong)
+		}
+		if recorded != tc.recorded {
+			t.Errorf("%q: config records ping-interval %v, want %s", tc.args, recorded, tc.recorded)
 		}
 	}
 }

@@ -62,7 +62,7 @@ func runAction(c *cli.Context) error {
 	if err := agentRunConfig(c, &cfg); err != nil {
 		return err
 	}
-	cfg.Settings = renderSettings(c)
+	cfg.Settings = fleetSettings(c, cfg.Fleet)
 	return runStorm(c, cfg, nil) // storm.Run validates cfg, once, before any process starts
 }
 
