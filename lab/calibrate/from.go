@@ -61,6 +61,30 @@ func (rc *runConfig) perConnect() string {
 	return us(*lg) + "," + us(*tg)
 }
 
+// machineFlags returns the real run's own costs as simulate takes them:
+// --cpu-per-connect LOADGEN,TARGET and --cpu-costs' ping, "" for one not
+// measured, and where the first was read. Both come from the run's own
+// samples before its event (measureCosts): per first connect over the
+// ramp alone, per ping over the idle fleet after it. A run whose samples
+// do not give the ramp's falls back to summary.json's cpu_us_per_connect
+// (which runs on to the event, and so also charges the idle fleet's pings
+// to the connects).
+func machineFlags(dir string, s *summary, rc *runConfig) (perConnect, ping, from string) {
+	var interval time.Duration
+	if v, ok := rc.Config["ping-interval"].(string); ok {
+		interval, _ = time.ParseDuration(v)
+	}
+	mc, ok := measureCosts(dir, s, interval)
+	if !ok || !(mc.Loadgen > 0) || !(mc.Target > 0) {
+		return rc.perConnect(), "", "summary.json, to the event"
+	}
+	us := func(v float64) string { return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) + "us" }
+	if mc.Ping > 0 {
+		ping = us(mc.Ping)
+	}
+	return us(mc.Loadgen) + "," + us(mc.Target), ping, fmt.Sprintf("the ramp, to %.1fs", mc.RampEnd)
+}
+
 // simFlags are the flags of a real run that `stampede simulate` takes as
 // they are: the fleet, its policy and timeouts, the server's queue and
 // rate, the schedule.
@@ -74,13 +98,12 @@ var simFlags = []string{"clients", "policy", "seed", "duration", "chaos", "backl
 // cores it had, --cores: the machine's cores less the share other
 // processes took over the run (summary.json machine.other_cpu_share,
 // mostly the kernel's softirq work on the run's own packets, which no
-// process is charged), and with --cores what a first connect cost each
-// end on that machine, --cpu-per-connect: summary.json
-// resources.loadgen.cpu_us_per_connect and
-// resources.target.cpu_us_per_connect, when it has both. Those are inputs
-// measured in the ramp, before the event; the figures compared are the
-// recovery's. netdev is the machine's net.core.netdev_max_backlog during
-// the run (0: the model's default).
+// process is charged), and with --cores the machine's costs
+// (machineFlags): what a first connect cost each end, --cpu-per-connect,
+// and a keepalive ping, --cpu-costs ping=. Those are inputs measured
+// before the event; the figures compared are the recovery's. netdev is
+// the machine's net.core.netdev_max_backlog during the run (0: the
+// model's default).
 func simArgs(dir string, s *summary, rc *runConfig, netdev int) ([]string, error) {
 	args := []string{"simulate", "-q"}
 	for _, f := range simFlags {
@@ -113,8 +136,12 @@ func simArgs(dir string, s *summary, rc *runConfig, netdev int) ([]string, error
 	if rc.Machine.Cores > 0 {
 		cores := rc.Machine.Cores * (1 - rc.Machine.OtherCPUShare)
 		args = append(args, "--cores", strconv.FormatFloat(math.Round(cores*100)/100, 'f', -1, 64))
-		if pc := rc.perConnect(); pc != "" {
+		pc, ping, _ := machineFlags(dir, s, rc)
+		if pc != "" {
 			args = append(args, "--cpu-per-connect", pc)
+		}
+		if ping != "" {
+			args = append(args, "--cpu-costs", "ping="+ping)
 		}
 	}
 	if netdev > 0 {
@@ -179,16 +206,19 @@ func fromRuns(exe string, dirs []string, netdev int, reuse bool) {
 			run(exe, append(args, "--force", "--out", simDir))
 		}
 		sim := load(simDir)
-		perConnect := "not in its summary.json"
-		if pc := rc.perConnect(); pc != "" {
+		costs := "no CPU per first connect measured"
+		if pc, ping, from := machineFlags(dir, real, rc); pc != "" {
 			lg, tg, _ := strings.Cut(pc, ",")
-			perConnect = fmt.Sprintf("loadgen %s, target %s", lg, tg)
+			costs = fmt.Sprintf("CPU per first connect loadgen %s, target %s (%s)", lg, tg, from)
+			if ping != "" {
+				costs += ", per ping " + ping
+			}
 			if !slices.Contains(args, "--cpu-per-connect") {
-				perConnect += " (not passed: no --cores)"
+				costs += " (not passed: no --cores)"
 			}
 		}
-		fmt.Fprintf(os.Stderr, "%s: machine load %.2f at the start, the run %.0f %% of the CPU, other processes %.0f %%; CPU per first connect %s\n",
-			dir, rc.Machine.Load1Start, 100*rc.Machine.OwnCPUShare, 100*rc.Machine.OtherCPUShare, perConnect)
+		fmt.Fprintf(os.Stderr, "%s: machine load %.2f at the start, the run %.0f %% of the CPU, other processes %.0f %%; %s\n",
+			dir, rc.Machine.Load1Start, 100*rc.Machine.OwnCPUShare, 100*rc.Machine.OtherCPUShare, costs)
 		for _, f := range scaleFigures {
 			rv, sv := f.get(real), f.get(sim)
 			fmt.Printf("| %s | %s | %s | %s | %s |\n", dir, f.name, val(rv), val(sv), relErr(rv, sv))

@@ -478,14 +478,14 @@ func readCSV(path string) [][]string {
 	return rows
 }
 
+// index returns the index of the column name in header; a table without
+// it ends the program.
 func index(header []string, name string) int {
-	for i, h := range header {
-		if h == name {
-			return i
-		}
+	i := column(header, name)
+	if i < 0 {
+		fail(fmt.Errorf("no column %q", name))
 	}
-	fail(fmt.Errorf("no column %q", name))
-	return -1
+	return i
 }
 
 // machineCPU samples the whole machine's CPU (/proc/stat) while a real run

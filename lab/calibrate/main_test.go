@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestCloseRate reads a restart's close rate from a timeline: 900 of
@@ -127,5 +128,47 @@ func TestSimArgsPerConnect(t *testing.T) {
 	}
 	if got := strings.Join(args, " "); strings.Contains(got, "--cpu-per-connect") || !strings.Contains(got, "--cores 1.54") {
 		t.Errorf("simulate %s: with one end's figure only, --cores and no --cpu-per-connect", got)
+	}
+}
+
+// TestMeasureCosts: a run of 1,000 clients connected in its first second
+// (half of them in its first 100 ms), idle to its event at 30 s, pinging
+// every 10 s. Per first connect over the ramp alone, to the end of the
+// 100 ms the last client connected in (1.0 s): the loadgen's 0.05 CPU-s
+// and the target's 0.04, 50 µs and 40 µs. Per ping over 3 to 29 s: the
+// clients connected at 0 s are pinged at 10 and 20 s, those at 0.9 s at
+// 10.9 and 20.9 s, 2,000 pings in all, for 1.3 CPU-s of both ends'
+// (the cumulative CPU is interpolated between the samples): 650 µs.
+func TestMeasureCosts(t *testing.T) {
+	dir := t.TempDir()
+	timeline := "t_s,connected,successes\n" +
+		"0,500,500\n" +
+		"0.5,700,200\n" +
+		"0.9,1000,300\n" + // all connected: the ramp ends at 1.0
+		"1,1000,0\n"
+	resources := "t_s,role,cpu_s\n" +
+		"-0.5,loadgen,0.01\n-0.5,target,0.02\n" +
+		"0.5,loadgen,0.04\n0.5,target,0.05\n" +
+		"1.5,loadgen,0.08\n1.5,target,0.07\n" + // at 1.0: 0.06 and 0.06
+		"3,loadgen,0.1\n3,target,0.1\n" +
+		"29,loadgen,0.7\n29,target,0.8\n" +
+		"31,loadgen,0.9\n31,target,0.9\n"
+	for name, body := range map[string]string{"timeline.csv": timeline, "resources.csv": resources} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := &summary{Events: []event{{StartS: 30}}, Recovery: []recovery{{ConnectedBefore: 1000}}}
+	mc, ok := measureCosts(dir, s, 10*time.Second)
+	near := func(got, want float64) bool { return got > want-1e-6 && got < want+1e-6 }
+	if !ok || !near(mc.RampEnd, 1.0) || !near(mc.Loadgen, 50) || !near(mc.Target, 40) || !near(mc.Ping, 650) {
+		t.Errorf("measureCosts = %+v, %v; want ramp end 1.0 s, 50 µs and 40 µs a connect, 650 µs a ping", mc, ok)
+	}
+	if mc, ok := measureCosts(dir, s, 0); !ok || mc.Ping != 0 {
+		t.Errorf("without pings: %+v, %v; want no ping cost", mc, ok)
+	}
+	short := &summary{Events: []event{{StartS: 0.5}}, Recovery: []recovery{{ConnectedBefore: 1000}}}
+	if _, ok := measureCosts(dir, short, 10*time.Second); ok {
+		t.Error("an event before the fleet was all connected: measured anyway")
 	}
 }
