@@ -70,11 +70,16 @@ func (rc *runConfig) perConnect() string {
 // (which runs on to the event, and so also charges the idle fleet's pings
 // to the connects).
 func machineFlags(dir string, s *summary, rc *runConfig) (perConnect, ping, from string) {
-	var interval time.Duration
-	if v, ok := rc.Config["ping-interval"].(string); ok {
-		interval, _ = time.ParseDuration(v)
+	duration := func(flag string) time.Duration {
+		v, _ := rc.Config[flag].(string)
+		d, _ := time.ParseDuration(v)
+		return d
 	}
-	mc, ok := measureCosts(dir, s, interval)
+	interval, pong := duration("ping-interval"), duration("pong-timeout")
+	if pong <= 0 {
+		pong = interval // the loadgen's default
+	}
+	mc, ok := measureCosts(dir, s, interval, pong)
 	if !ok || !(mc.Loadgen > 0) || !(mc.Target > 0) {
 		return rc.perConnect(), "", "summary.json, to the event"
 	}

@@ -133,12 +133,15 @@ func TestSimArgsPerConnect(t *testing.T) {
 
 // TestMeasureCosts: a run of 1,000 clients connected in its first second
 // (half of them in its first 100 ms), idle to its event at 30 s, pinging
-// every 10 s. Per first connect over the ramp alone, to the end of the
-// 100 ms the last client connected in (1.0 s): the loadgen's 0.05 CPU-s
-// and the target's 0.04, 50 µs and 40 µs. Per ping over 3 to 29 s: the
-// clients connected at 0 s are pinged at 10 and 20 s, those at 0.9 s at
-// 10.9 and 20.9 s, 2,000 pings in all, for 1.3 CPU-s of both ends'
-// (the cumulative CPU is interpolated between the samples): 650 µs.
+// every 10 s (pong timeout 10 s: a sweep every 2.5 s). Per first connect
+// over the ramp alone, to the end of the 100 ms the last client connected
+// in (1.0 s): the loadgen's 0.05 CPU-s and the target's 0.04, 50 µs and
+// 40 µs. Per ping over the sweeps from 2.5 to 27.5 s: the clients
+// connected at 0 s are pinged at the sweeps of 10 and 20 s, those at 0.5
+// and 0.9 s at those of 12.5 and 22.5 s, 2,000 pings in all, for 1.3
+// CPU-s of both ends': 650 µs. With the event at 23.5 s the last sweep
+// counted is 20 s's, and the pings of 22.5 s's are left out with the CPU
+// after it: 1,500 pings for 1.2 CPU-s, 800 µs.
 func TestMeasureCosts(t *testing.T) {
 	dir := t.TempDir()
 	timeline := "t_s,connected,successes\n" +
@@ -150,8 +153,9 @@ func TestMeasureCosts(t *testing.T) {
 		"-0.5,loadgen,0.01\n-0.5,target,0.02\n" +
 		"0.5,loadgen,0.04\n0.5,target,0.05\n" +
 		"1.5,loadgen,0.08\n1.5,target,0.07\n" + // at 1.0: 0.06 and 0.06
-		"3,loadgen,0.1\n3,target,0.1\n" +
-		"29,loadgen,0.7\n29,target,0.8\n" +
+		"2.5,loadgen,0.1\n2.5,target,0.1\n" +
+		"22.5,loadgen,0.6\n22.5,target,0.8\n" +
+		"27.5,loadgen,0.7\n27.5,target,0.8\n" +
 		"31,loadgen,0.9\n31,target,0.9\n"
 	for name, body := range map[string]string{"timeline.csv": timeline, "resources.csv": resources} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
@@ -159,16 +163,20 @@ func TestMeasureCosts(t *testing.T) {
 		}
 	}
 	s := &summary{Events: []event{{StartS: 30}}, Recovery: []recovery{{ConnectedBefore: 1000}}}
-	mc, ok := measureCosts(dir, s, 10*time.Second)
+	mc, ok := measureCosts(dir, s, 10*time.Second, 10*time.Second)
 	near := func(got, want float64) bool { return got > want-1e-6 && got < want+1e-6 }
 	if !ok || !near(mc.RampEnd, 1.0) || !near(mc.Loadgen, 50) || !near(mc.Target, 40) || !near(mc.Ping, 650) {
 		t.Errorf("measureCosts = %+v, %v; want ramp end 1.0 s, 50 µs and 40 µs a connect, 650 µs a ping", mc, ok)
 	}
-	if mc, ok := measureCosts(dir, s, 0); !ok || mc.Ping != 0 {
+	early := &summary{Events: []event{{StartS: 23.5}}, Recovery: []recovery{{ConnectedBefore: 1000}}}
+	if mc, ok := measureCosts(dir, early, 10*time.Second, 10*time.Second); !ok || !near(mc.Ping, 800) {
+		t.Errorf("event at 23.5 s: %+v, %v; want 800 µs a ping", mc, ok)
+	}
+	if mc, ok := measureCosts(dir, s, 0, 0); !ok || mc.Ping != 0 {
 		t.Errorf("without pings: %+v, %v; want no ping cost", mc, ok)
 	}
 	short := &summary{Events: []event{{StartS: 0.5}}, Recovery: []recovery{{ConnectedBefore: 1000}}}
-	if _, ok := measureCosts(dir, short, 10*time.Second); ok {
+	if _, ok := measureCosts(dir, short, 10*time.Second, 10*time.Second); ok {
 		t.Error("an event before the fleet was all connected: measured anyway")
 	}
 }

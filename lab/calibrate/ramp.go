@@ -21,8 +21,8 @@ type machineCosts struct {
 	Loadgen, Target float64
 	// Ping is both ends' CPU per keepalive ping in µs, over the idle
 	// fleet between the ramp and the event (its pings counted from the
-	// connects an interval before); 0 when that window holds none, or
-	// less than minPingCPU of CPU.
+	// connects, on the loadgen's sweeps); 0 when that window holds none,
+	// or less than minPingCPU of CPU.
 	Ping float64
 	// RampEnd is when every client was connected, s from the start.
 	RampEnd float64
@@ -34,9 +34,10 @@ type machineCosts struct {
 const minPingCPU = 1.0
 
 // measureCosts returns the machineCosts of the real run in dir, whose
-// fleet pinged every interval (0: no pings); ok is false when the run
-// has no event, no full ramp before it, or no resource samples.
-func measureCosts(dir string, s *summary, interval time.Duration) (machineCosts, bool) {
+// fleet pinged every interval with pongTimeout (0: no pings); ok is false
+// when the run has no event, no full ramp before it, or no resource
+// samples.
+func measureCosts(dir string, s *summary, interval, pongTimeout time.Duration) (machineCosts, bool) {
 	var mc machineCosts
 	if len(s.Events) == 0 || len(s.Recovery) == 0 {
 		return mc, false
@@ -77,16 +78,27 @@ func measureCosts(dir string, s *summary, interval time.Duration) (machineCosts,
 	mc.Loadgen = 1e6 * (lg.at(mc.RampEnd) - lg.at(lg[0].t)) / float64(before)
 	mc.Target = 1e6 * (tg.at(mc.RampEnd) - tg.at(tg[0].t)) / float64(before)
 
-	// The pings of [a, b]: each client's first comes an interval after its
-	// connect (then one an interval apart while the fleet is idle).
-	a, b := mc.RampEnd+2, event-1
-	if interval <= 0 || b-a < 5 {
+	// The pings of [a, b]. A loadgen reactor pings at its sweeps, every
+	// tick from the run's start (loadgen keepalive: a quarter of the
+	// shorter of the interval and the pong timeout), each connection whose
+	// last bytes from the server are an interval old: a client connected at
+	// t is pinged at the first sweep at or after t+interval, then an
+	// interval apart while the fleet is idle. A sweep's pings take the
+	// cores a few seconds, so [a, b] runs from a sweep to the last sweep
+	// before the event, and counts the pings of the sweeps in [a, b).
+	if interval <= 0 {
+		return mc, true
+	}
+	tick := max(min(interval, pongTimeout)/4, time.Millisecond).Seconds()
+	a := math.Ceil((mc.RampEnd+1)/tick) * tick
+	b := math.Floor((event-0.5)/tick) * tick
+	if b-a < tick {
 		return mc, true
 	}
 	iv := interval.Seconds()
 	pings := 0.0
 	for _, k := range buckets {
-		for p := k.t + iv; p < b; p += iv {
+		for p := math.Ceil((k.t+iv)/tick-1e-9) * tick; p < b; p += iv {
 			if p >= a {
 				pings += k.successes
 			}
