@@ -275,3 +275,54 @@ func TestRecoverWaitsOnceForAll(t *testing.T) {
 		t.Fatal("Recover still waiting 30 s after its 200 ms wait was over")
 	}
 }
+
+// TestFinalWaitWhileTheAgentTalks: after the run's end an agent that keeps
+// talking is waited for beyond FinalTimeout, for its final message and
+// then for its recovery figures; one that is silent is given up after it,
+// and named.
+func TestFinalWaitWhileTheAgentTalks(t *testing.T) {
+	const timeout = 200 * time.Millisecond
+	coord := &Coordinator{FinalTimeout: timeout}
+	// talk sends progress every 20 ms for d, then m.
+	talk := func(a Transport, d time.Duration, m Message) {
+		for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+			if a.Send(Message{V: Version, Kind: KindProgress, Progress: &Progress{At: time.Now()}}) != nil {
+				return
+			}
+		}
+		m.V = Version
+		_ = a.Send(m)
+	}
+	for _, name := range []string{"slow", "silent"} {
+		c, a := pipePair()
+		t.Cleanup(func() { c.Close(); a.Close() })
+		go func() {
+			if name == "slow" {
+				go talk(a, 4*timeout, Message{Kind: KindFinal, Final: &Final{}})
+			}
+			for {
+				m, err := a.Recv()
+				if err != nil {
+					return
+				}
+				if name == "slow" && m.Kind == KindRecover {
+					go talk(a, 3*timeout, Message{Kind: KindRecovery, Recovery: &Recovery{Last: true}})
+				}
+			}
+		}()
+		share := loadgen.Config{Client: spec.Client{URL: "ws://127.0.0.1:1/", Clients: 1, Policy: backoff.MustParse("fixed:initial=1s")}}
+		if err := coord.Place(&Agent{Name: name, Transport: c, Plan: Plan{Role: RoleLoadgen, Loadgen: &share}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, lost := coord.Collect(ctx, time.Now(), 0)
+	if len(lost) != 1 || !strings.Contains(lost[0].Error(), "silent: no final message in time") {
+		t.Errorf("Collect lost %v; want only the silent agent, with no final message in time", lost)
+	}
+	_, err := coord.Recover(ctx, []results.Event{{Kind: "restart", Start: time.Second}}, 5*time.Second)
+	if err == nil || !strings.Contains(err.Error(), "silent: no recovery figures in time") || strings.Contains(err.Error(), "slow") {
+		t.Errorf("Recover = %v; want the silent agent named, and not the slow one", err)
+	}
+}

@@ -22,8 +22,11 @@ type Coordinator struct {
 	// ReadyTimeout bounds the wait for an agent to accept its plan. Zero
 	// means DefaultReadyTimeout.
 	ReadyTimeout time.Duration
-	// FinalTimeout bounds the wait for final reports after the run's end.
-	// Zero means DefaultFinalTimeout.
+	// FinalTimeout bounds the wait for an agent's final report after the
+	// run's end, and for its recovery figures after they are asked for:
+	// the agent is given up once it has been silent that long (at the
+	// latest FinalWaitLimit times that long). Zero means
+	// DefaultFinalTimeout.
 	FinalTimeout time.Duration
 	// OnProgress, if set, receives each agent's live state.
 	OnProgress func(a *Agent, p Progress)
@@ -168,11 +171,7 @@ func (c *Coordinator) WaitReady(ctx context.Context, agents ...*Agent) error {
 // Start sends every placed agent the start barrier, an instant StartDelay
 // from now, and returns it.
 func (c *Coordinator) Start(duration time.Duration) (time.Time, error) {
-	now := c.Now
-	if now == nil {
-		now = time.Now
-	}
-	at := now().Add(orDefault(c.StartDelay, DefaultStartDelay))
+	at := c.now().Add(orDefault(c.StartDelay, DefaultStartDelay))
 	for _, a := range c.Agents() {
 		if err := a.send(Message{Kind: KindStart, Start: &Start{At: at, Duration: duration}}); err != nil {
 			return at, fmt.Errorf("cluster: %s: %w", a.Name, err)
@@ -188,13 +187,10 @@ func (c *Coordinator) Start(duration time.Duration) (time.Time, error) {
 // it streamed before is merged all the same (late pieces are merged,
 // never dropped). The merged report starts at start.
 func (c *Coordinator) Collect(ctx context.Context, start time.Time, duration time.Duration) (merged *results.Report, lost []error) {
-	now := c.Now
-	if now == nil {
-		now = time.Now
-	}
 	loadgens := c.loadgens()
-	wait := time.NewTimer(start.Add(duration).Sub(now()) + orDefault(c.FinalTimeout, DefaultFinalTimeout))
-	defer wait.Stop()
+	w := c.finalWait(start.Add(duration))
+	tick := time.NewTicker(w.poll())
+	defer tick.Stop()
 	done := ctx.Done()
 	abort := c.abortChan()
 	stopAll := func() {
@@ -216,6 +212,9 @@ func (c *Coordinator) Collect(ctx context.Context, start time.Time, duration tim
 	for len(got) < len(loadgens) {
 		select {
 		case f := <-finals:
+			if got[f.a] {
+				continue // given up on already
+			}
 			got[f.a] = true
 			if f.err != nil {
 				lost = append(lost, fmt.Errorf("%s: %w", f.a.Name, f.err))
@@ -226,17 +225,17 @@ func (c *Coordinator) Collect(ctx context.Context, start time.Time, duration tim
 		case <-abort:
 			abort = nil
 			stopAll()
-		case <-wait.C:
-			stopAll()
+		case <-tick.C:
 			for _, a := range loadgens {
-				if !got[a] {
-					lost = append(lost, fmt.Errorf("%s: no final message in time", a.Name))
+				if got[a] {
+					continue
+				}
+				if silent, over := w.over(a); over {
+					got[a] = true
+					a.Stop()
+					lost = append(lost, fmt.Errorf("%s: no final message in time (silent for %s)", a.Name, silent.Round(time.Millisecond)))
 				}
 			}
-			got = nil
-		}
-		if got == nil {
-			break
 		}
 	}
 	c.asmMu.Lock()
@@ -274,33 +273,28 @@ func (c *Coordinator) Recover(ctx context.Context, events []results.Event, end t
 		}
 		asked = append(asked, a)
 	}
-	// One wait for all: once it is over, an agent that has not answered
-	// yet is left out, not waited for (the timer fires once).
-	timer := time.NewTimer(orDefault(c.FinalTimeout, DefaultFinalTimeout))
-	defer timer.Stop()
-	expired := false
+	// One wait for all, from the ask: an agent silent for FinalTimeout
+	// since is left out, not waited for again.
+	w := c.finalWait(c.now())
+	tick := time.NewTicker(w.poll())
+	defer tick.Stop()
 	for _, a := range asked {
 		var err error
-		answered := false
-		if expired {
+		answered, over := false, false
+		var silent time.Duration
+		for !answered && !over {
 			select {
 			case err = <-a.recovered:
 				answered = true
-			default:
-			}
-		} else {
-			select {
-			case err = <-a.recovered:
-				answered = true
-			case <-timer.C:
-				expired = true
+			case <-tick.C:
+				silent, over = w.over(a)
 			case <-ctx.Done():
 				return parts, ctx.Err()
 			}
 		}
 		switch {
 		case !answered:
-			errs = append(errs, fmt.Errorf("%s: no recovery figures in time", a.Name))
+			errs = append(errs, fmt.Errorf("%s: no recovery figures in time (silent for %s)", a.Name, silent.Round(time.Millisecond)))
 		case err != nil:
 			errs = append(errs, fmt.Errorf("%s: %w", a.Name, err))
 		default:

@@ -52,6 +52,7 @@ type Agent struct {
 	lostFlag  atomic.Bool   // its messages ended before its final one
 	started   time.Time     // when a loadgen began (its Progress.Started)
 	lostAt    time.Time     // when it was found lost
+	heard     atomic.Int64  // when its last message came (Unix ns; 0: none yet)
 	host      *HostStats    // the latest figures of its host (another host's agent)
 }
 
@@ -201,8 +202,17 @@ func (a *Agent) read() {
 				}
 			}
 		}
+		a.heard.Store(a.co.now().UnixNano())
 		a.dispatch(m, &st)
 	}
+}
+
+// heardAt is when the agent's last message came (zero: none yet).
+func (a *Agent) heardAt() time.Time {
+	if ns := a.heard.Load(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return time.Time{}
 }
 
 // end ends every wait on the agent not yet over with err.
