@@ -72,12 +72,15 @@ var DefaultCPUCosts = CPUCosts{
 	// samples) and ksoftirqd (6.5 %), about 6.6 core-s, over the
 	// 2,085,000 segments retransmitted in the window (RetransSegs).
 	Segment: 3 * time.Microsecond,
-	// The 250,000-client run's resources.csv from 27.6 to 30.6 s, the
-	// fleet connected and idle but for its pings (10,000 a second,
-	// spec.FleetPingInterval): both ends 0.08 core-s, 2.7 µs a ping. (Its
-	// next seconds show bursts of 2-3 core-s on both ends that the pings
-	// do not explain; not modelled.)
-	Ping: 2700 * time.Nanosecond,
+	// Two 250,000-client runs idle but for their pings (`stampede run
+	// --clients 250000 --chaos 'at 120s restart abrupt down=2s'
+	// --duration 240s`, 2026-12-05; `lab/calibrate -from`): both ends'
+	// CPU over the loadgens' sweeps from the ramp's end to the event,
+	// 45 and 49 µs a ping (10,000 a second, spec.FleetPingInterval, each
+	// sweep's pings taking the cores for a few seconds); the day before,
+	// 38-42 µs. (An earlier figure, 2.7 µs, was read off three seconds
+	// between two sweeps.)
+	Ping: 47 * time.Microsecond,
 	// This kernel's (6.18, EEVDF) base slice on two CPUs: 0.75 ms scaled
 	// by 1 + log2(CPUs).
 	Slice: 1500 * time.Microsecond,

@@ -82,7 +82,7 @@ func TestParseCPUCosts(t *testing.T) {
 // TestCPUCostsString: every field written, in CPUCosts' order, reads
 // back as itself; DefaultCPUCosts reads as the figures sourced in it.
 func TestCPUCostsString(t *testing.T) {
-	want := "attempt=44us,upgrade=57.5us,disconnect=17.6us,accept=80.9us,close=14.1us,segment=3us,ping=2.7us,slice=1.5ms,loadgen_share=2.4"
+	want := "attempt=44us,upgrade=57.5us,disconnect=17.6us,accept=80.9us,close=14.1us,segment=3us,ping=47us,slice=1.5ms,loadgen_share=2.4"
 	if got := DefaultCPUCosts.String(); got != want {
 		t.Errorf("DefaultCPUCosts.String() = %q, want %q", got, want)
 	}

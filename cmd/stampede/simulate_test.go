@@ -116,7 +116,7 @@ func TestSimulateCPUFlags(t *testing.T) {
 		{[]string{"--config", file}, "--cpu-per-connect needs --cores: the costs are of the cores --cores models"},
 		{[]string{"--cores", "2", "--cpu-costs", "attempt=4x"}, `--cpu-costs: attempt: want a duration with a unit such as 44us, got "4x"`},
 		{[]string{"--cores", "2", "--cpu-costs", "upgrade=-1us"}, "--cpu-costs: upgrade: must not be negative, got -1us"},
-		{[]string{"--cores", "2", "--cpu-costs", "ping=0s"}, "--cpu-costs: ping: must be positive, got 0s (leave ping out for the default 2.7us)"},
+		{[]string{"--cores", "2", "--cpu-costs", "ping=0s"}, "--cpu-costs: ping: must be positive, got 0s (leave ping out for the default 47us)"},
 		{[]string{"--cores", "2", "--cpu-costs", "loadgen_share=-1"}, `--cpu-costs: loadgen_share: want a positive number such as 2.4, got "-1"`},
 		{[]string{"--cores", "2", "--cpu-costs", "attempts=30us"}, `--cpu-costs: unknown key "attempts" (want one of attempt, upgrade, disconnect, accept, close, segment, ping, slice, loadgen_share)`},
 		{[]string{"--cores", "2", "--cpu-per-connect", "65us"}, `--cpu-per-connect: invalid value "65us": want LOADGEN,TARGET, each end's CPU per first connect, two positive durations such as 65us,60us`},
@@ -243,7 +243,7 @@ func TestSimulateCPUCosts(t *testing.T) {
 		costs  string
 	}{
 		{defConfig, sim.DefaultCPUCosts.String()},
-		{config, "attempt=17.34us,upgrade=22.66us,disconnect=17.6us,accept=40us,close=14.1us,segment=3us,ping=2.7us,slice=1.5ms,loadgen_share=2.4"},
+		{config, "attempt=17.34us,upgrade=22.66us,disconnect=17.6us,accept=40us,close=14.1us,segment=3us,ping=47us,slice=1.5ms,loadgen_share=2.4"},
 	} {
 		if c.config["cpu-costs"] != c.costs || c.config["cpu-per-connect"] != "" {
 			t.Errorf("summary.json config: cpu-costs %q, cpu-per-connect %q; want %q and \"\"", c.config["cpu-costs"], c.config["cpu-per-connect"], c.costs)
