@@ -19,7 +19,8 @@ import (
 // row's target had the knob.
 func TestBenchMitigations(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
-	code, stdout, stderr := runStampede(t, "bench", "--mitigations", "--policy", "fixed:initial=300ms", "--clients", "60",
+	// Five runs of 5 s, one a mitigation, each bounded as one run is.
+	code, stdout, stderr := runStampedeWithin(t, 5*contractTimeout, "bench", "--mitigations", "--policy", "fixed:initial=300ms", "--clients", "60",
 		"--accept-rate", "100", "--backlog", "16", "--chaos", "at 1500ms restart abrupt down=300ms", "--duration", "5s",
 		"-q", "--out", out)
 	if code != 0 {

@@ -27,11 +27,18 @@ const contractTimeout = 60 * time.Second
 // killed at contractTimeout.
 func runStampede(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	return runStampedeWithin(t, contractTimeout, args...)
+}
+
+// runStampedeWithin is runStampede killed at limit: a command of several
+// runs (a bench) is given each run's contractTimeout.
+func runStampedeWithin(t *testing.T, limit time.Duration, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), contractTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe, args...)
 	cmd.Env = append(os.Environ(), testMainEnv+"=1")
@@ -41,7 +48,7 @@ func runStampede(t *testing.T, args ...string) (code int, stdout, stderr string)
 	var ee *exec.ExitError
 	switch {
 	case ctx.Err() != nil:
-		t.Fatalf("stampede %s: still running after %s\n%s", strings.Join(args, " "), contractTimeout, e.String())
+		t.Fatalf("stampede %s: still running after %s\n%s", strings.Join(args, " "), limit, e.String())
 	case errors.As(err, &ee):
 		return ee.ExitCode(), o.String(), e.String()
 	case err != nil:
