@@ -373,6 +373,14 @@ func (c *Coordinator) StopAll(grace time.Duration) {
 	}
 }
 
+// now reads the coordinator's clock (Now, or time.Now).
+func (c *Coordinator) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
 func orDefault(d, def time.Duration) time.Duration {
 	if d <= 0 {
 		return def

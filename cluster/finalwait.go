@@ -43,11 +43,3 @@ func (w finalWait) over(a *Agent) (silent time.Duration, over bool) {
 	}
 	return silent, silent >= w.timeout || now.Sub(w.from) >= FinalWaitLimit*w.timeout
 }
-
-// now reads the coordinator's clock (Now, or time.Now).
-func (c *Coordinator) now() time.Time {
-	if c.Now != nil {
-		return c.Now()
-	}
-	return time.Now()
-}
