@@ -77,7 +77,7 @@ var DefaultCPUCosts = CPUCosts{
 	// --duration 240s`, 2026-12-05; `lab/calibrate -from`): both ends'
 	// CPU over the loadgens' sweeps from the ramp's end to the event,
 	// 45 and 49 µs a ping (10,000 a second, spec.FleetPingInterval, each
-	// sweep's pings taking the cores for a few seconds); the day before,
+	// sweep's pings taking the cores for a few seconds); that morning,
 	// 38-42 µs. (An earlier figure, 2.7 µs, was read off three seconds
 	// between two sweeps.)
 	Ping: 47 * time.Microsecond,
