@@ -18,6 +18,12 @@
 #       whether R90 and R99 are within 15 %. -netdev-backlog: the machine's
 #       net.core.netdev_max_backlog during those runs (65536 after
 #       scripts/tune-host.sh --apply, as lab/million.sh's TUNE=1 sets it).
+#       Each run's line also gives its herd's costs: from Ready to 90 %
+#       back, the loadgen's CPU per attempt and the target's per upgrade.
+#   lab/calibrate.sh -from DIR[,DIR...] -herd-from RUN [-netdev-backlog N]
+#       the same, every simulation given RUN's herd costs (--cpu-costs
+#       attempt=,upgrade=,accept=) in place of its own first connects';
+#       writes DIR-sim-herd-RUN (RUN's last element).
 #
 # For 10,000 and 50,000 clients and the policies fixed, exp and exp with
 # jitter and spread, it runs `stampede run` (backlog 128, 2,000 accepts/s,

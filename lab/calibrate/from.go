@@ -108,8 +108,10 @@ var simFlags = []string{"clients", "policy", "seed", "duration", "chaos", "backl
 // and a keepalive ping, --cpu-costs ping=. Those are inputs measured
 // before the event; the figures compared are the recovery's. netdev is
 // the machine's net.core.netdev_max_backlog during the run (0: the
-// model's default).
-func simArgs(dir string, s *summary, rc *runConfig, netdev int) ([]string, error) {
+// model's default). herd, when not nil, replaces the first connects'
+// costs with a herd's (--cpu-costs attempt=,upgrade=,accept=, and the
+// run's own ping=).
+func simArgs(dir string, s *summary, rc *runConfig, netdev int, herd *herdCosts) ([]string, error) {
 	args := []string{"simulate", "-q"}
 	for _, f := range simFlags {
 		v, ok := rc.Config[f]
@@ -142,11 +144,16 @@ func simArgs(dir string, s *summary, rc *runConfig, netdev int) ([]string, error
 		cores := rc.Machine.Cores * (1 - rc.Machine.OtherCPUShare)
 		args = append(args, "--cores", strconv.FormatFloat(math.Round(cores*100)/100, 'f', -1, 64))
 		pc, ping, _ := machineFlags(dir, s, rc)
-		if pc != "" {
-			args = append(args, "--cpu-per-connect", pc)
-		}
-		if ping != "" {
-			args = append(args, "--cpu-costs", "ping="+ping)
+		if herd != nil {
+			p, _ := strconv.ParseFloat(strings.TrimSuffix(ping, "us"), 64)
+			args = append(args, "--cpu-costs", herd.cpuCosts(p))
+		} else {
+			if pc != "" {
+				args = append(args, "--cpu-per-connect", pc)
+			}
+			if ping != "" {
+				args = append(args, "--cpu-costs", "ping="+ping)
+			}
 		}
 	}
 	if netdev > 0 {
@@ -191,8 +198,21 @@ var scaleFigures = []figure{
 // fromRuns simulates each real run folder in dirs on its own inputs
 // (simArgs) into DIR-sim beside it, or reuses that folder, and prints the
 // recovery figures side by side with the simulator's error and whether R90
-// and R99 are within 15 %.
-func fromRuns(exe string, dirs []string, netdev int, reuse bool) {
+// and R99 are within 15 %. Each run's line gives its herd's costs
+// (measureHerd). With herdFrom, a real run's folder, every simulation
+// gets that run's herd costs in place of its own first connects', and
+// writes DIR-sim-herd-RUN (RUN: herdFrom's last element).
+func fromRuns(exe string, dirs []string, netdev int, reuse bool, herdFrom string) {
+	var herd *herdCosts
+	simSuffix := "-sim"
+	if herdFrom != "" {
+		h, ok := herdOf(herdFrom, load(herdFrom))
+		if !ok {
+			fail(fmt.Errorf("-herd-from %s: no herd to measure (an event with a Ready, its upgrades, resources.csv and timeline.csv)", herdFrom))
+		}
+		fmt.Fprintf(os.Stderr, "%s: %s; given to every simulation\n", herdFrom, h)
+		herd, simSuffix = &h, "-sim-herd-"+filepath.Base(filepath.Clean(herdFrom))
+	}
 	fmt.Println("| real run | figure | real | simulated | error |")
 	fmt.Println("| --- | --- | --- | --- | --- |")
 	var verdicts []string
@@ -202,11 +222,11 @@ func fromRuns(exe string, dirs []string, netdev int, reuse bool) {
 		if err != nil {
 			fail(err)
 		}
-		args, err := simArgs(dir, real, rc, netdev)
+		args, err := simArgs(dir, real, rc, netdev, herd)
 		if err != nil {
 			fail(err)
 		}
-		simDir := filepath.Clean(dir) + "-sim"
+		simDir := filepath.Clean(dir) + simSuffix
 		if _, err := os.Stat(filepath.Join(simDir, "summary.json")); err != nil || !reuse {
 			run(exe, append(args, "--force", "--out", simDir))
 		}
@@ -221,6 +241,9 @@ func fromRuns(exe string, dirs []string, netdev int, reuse bool) {
 			if !slices.Contains(args, "--cpu-per-connect") {
 				costs += " (not passed: no --cores)"
 			}
+		}
+		if h, ok := herdOf(dir, real); ok {
+			costs += "; " + h.String()
 		}
 		fmt.Fprintf(os.Stderr, "%s: machine load %.2f at the start, the run %.0f %% of the CPU, other processes %.0f %%; %s\n",
 			dir, rc.Machine.Load1Start, 100*rc.Machine.OwnCPUShare, 100*rc.Machine.OtherCPUShare, costs)
@@ -239,4 +262,19 @@ func fromRuns(exe string, dirs []string, netdev int, reuse bool) {
 	for _, v := range verdicts {
 		fmt.Println(v)
 	}
+}
+
+// herdOf returns the herd costs of the real run in dir (measureHerd),
+// its loadgen's upgrades charged at its ramp's first connect's share.
+func herdOf(dir string, s *summary) (herdCosts, bool) {
+	mc, ok := measureCosts(dir, s, 0, 0)
+	lg := mc.Loadgen
+	if !ok || !(lg > 0) {
+		rc, err := readRunConfig(dir)
+		if err != nil || rc.Resources.Loadgen.CPUUsPerConnect == nil {
+			return herdCosts{}, false
+		}
+		lg = *rc.Resources.Loadgen.CPUUsPerConnect
+	}
+	return measureHerd(dir, s, lg)
 }

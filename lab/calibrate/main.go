@@ -154,9 +154,13 @@ func main() {
 	only := flag.String("policies", "", "policies `LIST` to run (names, e.g. exp-jitter); empty: all")
 	from := flag.String("from", "", "real run folders `LIST` (any command's) to simulate on their own inputs instead of running the bench's storms")
 	netdev := flag.Int("netdev-backlog", 0, "with -from: the machine's net.core.netdev_max_backlog `N` during those runs (0: the model's default)")
+	herdFrom := flag.String("herd-from", "", "with -from: give every simulation the herd's CPU costs of the real run in `DIR` (Ready to 90 % back) in place of each run's first connects'")
 	flag.Parse()
+	if *herdFrom != "" && *from == "" {
+		fail(fmt.Errorf("-herd-from %s: needs -from, the runs to simulate", *herdFrom))
+	}
 	if *from != "" {
-		fromRuns(*exe, strings.Split(*from, ","), *netdev, *reuse)
+		fromRuns(*exe, strings.Split(*from, ","), *netdev, *reuse, *herdFrom)
 		return
 	}
 	pols := policies[:0:0]

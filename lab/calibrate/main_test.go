@@ -68,7 +68,7 @@ func TestSimArgs(t *testing.T) {
 	rc := &runConfig{Config: map[string]any{"clients": 1e6, "chaos": "at 120s restart abrupt down=2s",
 		"policy": "exp:initial=1s", "accept-rate": 0.0, "shed": "0s", "duration": "600s"}}
 	rc.Machine.Cores, rc.Machine.OtherCPUShare = 2, 0.25
-	args, err := simArgs(dir, s, rc, 65536)
+	args, err := simArgs(dir, s, rc, 65536, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestSimArgsPerConnect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args, err := simArgs(dir, s, rc, 65536)
+	args, err := simArgs(dir, s, rc, 65536, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestSimArgsPerConnect(t *testing.T) {
 
 	noCores := *rc
 	noCores.Machine.Cores = 0
-	args, err = simArgs(dir, s, &noCores, 0)
+	args, err = simArgs(dir, s, &noCores, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestSimArgsPerConnect(t *testing.T) {
 
 	oneEnd := *rc
 	oneEnd.Resources.Target.CPUUsPerConnect = nil
-	args, err = simArgs(dir, s, &oneEnd, 0)
+	args, err = simArgs(dir, s, &oneEnd, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,5 +178,65 @@ func TestMeasureCosts(t *testing.T) {
 	short := &summary{Events: []event{{StartS: 0.5}}, Recovery: []recovery{{ConnectedBefore: 1000}}}
 	if _, ok := measureCosts(dir, short, 10*time.Second, 10*time.Second); ok {
 		t.Error("an event before the fleet was all connected: measured anyway")
+	}
+}
+
+// TestMeasureHerd: a restart whose targets are Ready at 10 s, 1,000
+// clients connected before it. The 100 ms from 10.0 s bring 200 back of
+// 500 attempts, those from 10.1 s 750 of 800: 950 back, 90 % reached,
+// the window 10.0-10.2 s. In it the loadgen spent 0.13 CPU-s, 100 µs an
+// attempt; with a ramp of 101.5 µs a first connect (the model's split,
+// 44 : 57.5) an upgrade is 57.5 µs of it, an attempt (130,000 - 950 x
+// 57.5) / 1,300 = 57.98 µs; the target 0.095 CPU-s, 100 µs an upgrade.
+// The 100 ms after the window, and what came before Ready, are not
+// counted.
+func TestMeasureHerd(t *testing.T) {
+	dir := t.TempDir()
+	timeline := "t_s,connected,attempts,successes\n" +
+		"9.9,0,400,0\n" +
+		"10,200,500,200\n" +
+		"10.1,950,800,750\n" +
+		"10.2,1000,50,50\n"
+	resources := "t_s,role,cpu_s\n" +
+		"9.5,loadgen,0.5\n9.5,target,0.1\n" +
+		"10,loadgen,1\n10,target,0.2\n" +
+		"10.2,loadgen,1.13\n10.2,target,0.295\n" +
+		"11,loadgen,2\n11,target,1\n"
+	for name, body := range map[string]string{"timeline.csv": timeline, "resources.csv": resources} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := &summary{Events: []event{{StartS: 5, ReadyS: 10}}, Recovery: []recovery{{ConnectedBefore: 1000}}}
+	h, ok := measureHerd(dir, s, 101.5)
+	near := func(got, want float64) bool { return got > want-1e-3 && got < want+1e-3 }
+	if !ok || !near(h.From, 10) || !near(h.To, 10.2) || h.Attempts != 1300 || h.Upgrades != 950 ||
+		!near(h.LoadgenPerAttempt, 100) || !near(h.Upgrade, 57.5) || !near(h.Attempt, 57.981) || !near(h.Accept, 100) {
+		t.Errorf("measureHerd = %+v, %v; want 10.0-10.2 s, 1,300 attempts, 950 upgrades, 100 µs an attempt (57.98 less 57.5 an upgrade), 100 µs an accept", h, ok)
+	}
+	if got, want := h.cpuCosts(19.3), "attempt=58us,upgrade=57.5us,accept=100us,ping=19.3us"; got != want {
+		t.Errorf("cpuCosts = %q, want %q", got, want)
+	}
+	if _, ok := measureHerd(dir, &summary{Events: []event{{StartS: 5}}, Recovery: []recovery{{ConnectedBefore: 1000}}}, 101.5); ok {
+		t.Error("an event with no Ready: measured anyway")
+	}
+}
+
+// TestSimArgsHerd: with a herd's costs the simulation gets them as
+// --cpu-costs attempt=, upgrade=, accept=, and no --cpu-per-connect.
+func TestSimArgsHerd(t *testing.T) {
+	dir := filepath.Join("testdata", "million")
+	s := load(dir)
+	rc, err := readRunConfig(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args, err := simArgs(dir, s, rc, 0, &herdCosts{Attempt: 48.54, Upgrade: 27.9, Accept: 65.6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(args, " ")
+	if !strings.Contains(got, "--cores 1.54 --cpu-costs attempt=48.5us,upgrade=27.9us,accept=65.6us") || strings.Contains(got, "--cpu-per-connect") {
+		t.Errorf("simulate %s: want the herd's --cpu-costs and no --cpu-per-connect", got)
 	}
 }
