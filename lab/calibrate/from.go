@@ -238,7 +238,7 @@ func fromRuns(exe string, dirs []string, netdev int, reuse bool, herdFrom string
 			if ping != "" {
 				costs += ", per ping " + ping
 			}
-			if !slices.Contains(args, "--cpu-per-connect") {
+			if !slices.Contains(args, "--cores") {
 				costs += " (not passed: no --cores)"
 			}
 		}
