@@ -238,8 +238,11 @@ func fromRuns(exe string, dirs []string, netdev int, reuse bool, herdFrom string
 			if ping != "" {
 				costs += ", per ping " + ping
 			}
-			if !slices.Contains(args, "--cores") {
+			switch {
+			case !slices.Contains(args, "--cores"):
 				costs += " (not passed: no --cores)"
+			case herd != nil:
+				costs += " (not passed: -herd-from's herd costs instead)"
 			}
 		}
 		if h, ok := herdOf(dir, real); ok {
