@@ -41,7 +41,9 @@
 // other processes took) and the CPU a first connect cost each end on that
 // machine (--cpu-per-connect, summary.json resources.loadgen and
 // resources.target cpu_us_per_connect, measured in the ramp before the
-// event).
+// event). Each run's line gives what its herd cost (measureHerd); with
+// -herd-from RUN every simulation is given RUN's herd costs in place of
+// its own first connects' (a herd's connects cost more than a ramp's).
 //
 // Every run is printed with its command line. A real folder that holds a
 // summary.json is reused with -reuse, so the table can be printed again
