@@ -83,11 +83,16 @@ func machineFlags(dir string, s *summary, rc *runConfig) (perConnect, ping, from
 	if !ok || !(mc.Loadgen > 0) || !(mc.Target > 0) {
 		return rc.perConnect(), "", "summary.json, to the event"
 	}
-	us := func(v float64) string { return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) + "us" }
 	if mc.Ping > 0 {
-		ping = us(mc.Ping)
+		ping = usTenth(mc.Ping)
 	}
-	return us(mc.Loadgen) + "," + us(mc.Target), ping, fmt.Sprintf("the ramp, to %.1fs", mc.RampEnd)
+	return usTenth(mc.Loadgen) + "," + usTenth(mc.Target), ping, fmt.Sprintf("the ramp, to %.1fs", mc.RampEnd)
+}
+
+// usTenth writes a cost in µs as simulate's flags take it, to a tenth of
+// a µs: 48.5us.
+func usTenth(v float64) string {
+	return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) + "us"
 }
 
 // simFlags are the flags of a real run that `stampede simulate` takes as
@@ -145,8 +150,7 @@ func simArgs(dir string, s *summary, rc *runConfig, netdev int, herd *herdCosts)
 		args = append(args, "--cores", strconv.FormatFloat(math.Round(cores*100)/100, 'f', -1, 64))
 		pc, ping, _ := machineFlags(dir, s, rc)
 		if herd != nil {
-			p, _ := strconv.ParseFloat(strings.TrimSuffix(ping, "us"), 64)
-			args = append(args, "--cpu-costs", herd.cpuCosts(p))
+			args = append(args, "--cpu-costs", herd.cpuCosts(ping))
 		} else {
 			if pc != "" {
 				args = append(args, "--cpu-per-connect", pc)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -86,13 +85,12 @@ func measureHerd(dir string, s *summary, rampLoadgen float64) (herdCosts, bool) 
 	return h, true
 }
 
-// cpuCosts returns h as simulate's --cpu-costs takes it, with ping (µs;
-// 0: the model's default).
-func (h herdCosts) cpuCosts(ping float64) string {
-	us := func(v float64) string { return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) + "us" }
-	s := "attempt=" + us(h.Attempt) + ",upgrade=" + us(h.Upgrade) + ",accept=" + us(h.Accept)
-	if ping > 0 {
-		s += ",ping=" + us(ping)
+// cpuCosts returns h as simulate's --cpu-costs takes it, with ping as
+// machineFlags gives it ("": the model's default).
+func (h herdCosts) cpuCosts(ping string) string {
+	s := "attempt=" + usTenth(h.Attempt) + ",upgrade=" + usTenth(h.Upgrade) + ",accept=" + usTenth(h.Accept)
+	if ping != "" {
+		s += ",ping=" + ping
 	}
 	return s
 }

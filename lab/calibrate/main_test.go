@@ -143,7 +143,6 @@ func TestSimArgsPerConnect(t *testing.T) {
 // counted is 20 s's, and the pings of 22.5 s's are left out with the CPU
 // after it: 1,500 pings for 1.2 CPU-s, 800 µs.
 func TestMeasureCosts(t *testing.T) {
-	dir := t.TempDir()
 	timeline := "t_s,connected,successes\n" +
 		"0,500,500\n" +
 		"0.5,700,200\n" +
@@ -157,11 +156,7 @@ func TestMeasureCosts(t *testing.T) {
 		"22.5,loadgen,0.6\n22.5,target,0.8\n" +
 		"27.5,loadgen,0.7\n27.5,target,0.8\n" +
 		"31,loadgen,0.9\n31,target,0.9\n"
-	for name, body := range map[string]string{"timeline.csv": timeline, "resources.csv": resources} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := runDir(t, timeline, resources)
 	s := &summary{Events: []event{{StartS: 30}}, Recovery: []recovery{{ConnectedBefore: 1000}}}
 	mc, ok := measureCosts(dir, s, 10*time.Second, 10*time.Second)
 	near := func(got, want float64) bool { return got > want-1e-6 && got < want+1e-6 }
@@ -191,7 +186,6 @@ func TestMeasureCosts(t *testing.T) {
 // The 100 ms after the window, and what came before Ready, are not
 // counted.
 func TestMeasureHerd(t *testing.T) {
-	dir := t.TempDir()
 	timeline := "t_s,connected,attempts,successes\n" +
 		"9.9,0,400,0\n" +
 		"10,200,500,200\n" +
@@ -202,11 +196,7 @@ func TestMeasureHerd(t *testing.T) {
 		"10,loadgen,1\n10,target,0.2\n" +
 		"10.2,loadgen,1.13\n10.2,target,0.295\n" +
 		"11,loadgen,2\n11,target,1\n"
-	for name, body := range map[string]string{"timeline.csv": timeline, "resources.csv": resources} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := runDir(t, timeline, resources)
 	s := &summary{Events: []event{{StartS: 5, ReadyS: 10}}, Recovery: []recovery{{ConnectedBefore: 1000}}}
 	h, ok := measureHerd(dir, s, 101.5)
 	near := func(got, want float64) bool { return got > want-1e-3 && got < want+1e-3 }
@@ -214,7 +204,7 @@ func TestMeasureHerd(t *testing.T) {
 		!near(h.LoadgenPerAttempt, 100) || !near(h.Upgrade, 57.5) || !near(h.Attempt, 57.981) || !near(h.Accept, 100) {
 		t.Errorf("measureHerd = %+v, %v; want 10.0-10.2 s, 1,300 attempts, 950 upgrades, 100 µs an attempt (57.98 less 57.5 an upgrade), 100 µs an accept", h, ok)
 	}
-	if got, want := h.cpuCosts(19.3), "attempt=58us,upgrade=57.5us,accept=100us,ping=19.3us"; got != want {
+	if got, want := h.cpuCosts("19.3us"), "attempt=58us,upgrade=57.5us,accept=100us,ping=19.3us"; got != want {
 		t.Errorf("cpuCosts = %q, want %q", got, want)
 	}
 	if _, ok := measureHerd(dir, &summary{Events: []event{{StartS: 5}}, Recovery: []recovery{{ConnectedBefore: 1000}}}, 101.5); ok {
@@ -239,4 +229,17 @@ func TestSimArgsHerd(t *testing.T) {
 	if !strings.Contains(got, "--cores 1.54 --cpu-costs attempt=48.5us,upgrade=27.9us,accept=65.6us") || strings.Contains(got, "--cpu-per-connect") {
 		t.Errorf("simulate %s: want the herd's --cpu-costs and no --cpu-per-connect", got)
 	}
+}
+
+// runDir returns a new folder holding a run's timeline.csv and
+// resources.csv with these bodies.
+func runDir(t *testing.T, timeline, resources string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range map[string]string{"timeline.csv": timeline, "resources.csv": resources} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
