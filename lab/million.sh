@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A million clients restarted on this machine, and the kernel's own cost of
-# a connection measured beside them (docs/measurements.md "A million
+# a connection measured beside them (lab/records/measurements.md "A million
 # connections").
 #
 #   STAMPEDE_LOCK=FILE lab/million.sh

@@ -10,7 +10,7 @@ package sim
 // connection; the target accepts it, upgrades it and finds the client
 // gone. Real runs show these orphaned accepts (PassiveOpens beyond the
 // successes): 856-1,764 at 10,000 clients, 16,300-25,000 at 50,000,
-// mostly after the fleet is back (docs/simulator.md).
+// mostly after the fleet is back (lab/records/simulator.md).
 type orphan struct {
 	mark   int64  // when it stalled: the base of its retransmits
 	client uint32 // whose it was

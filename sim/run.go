@@ -356,7 +356,7 @@ func (s *sim) syn(id uint32, now int64) {
 		// SYN that finds it full counts as TCPReqQFullDoCookies (or
 		// TCPReqQFullDrop) even when the accept queue then drops it.
 		// Real runs count three times as many as SyncookiesSent at
-		// 50,000 clients (docs/simulator.md).
+		// 50,000 clients (lab/records/simulator.md).
 		if l.synq >= l.backlog {
 			if s.cfg.NoSynCookies {
 				s.kern.TCPReqQFullDrop++

@@ -31,7 +31,7 @@ import (
 // nine such calls, and in a million-client herd, with more runnable
 // threads than cores, a thread preempted inside one had sysmon take its P
 // and start another thread: the targets spent a sixth of their CPU in
-// sysmon and its thread hand-offs (docs/measurements.md). With TLS the
+// sysmon and its thread hand-offs (lab/records/measurements.md). With TLS the
 // handshake may wait for the client, and a handshake cost is spent by the
 // pool's goroutines side by side, so those servers upgrade in goroutines.
 

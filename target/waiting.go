@@ -27,7 +27,7 @@ import (
 // 250,000-client herd's cookie connections as fast as they came, most of
 // their requests seconds away behind backed-off retransmits, and closed
 // those beyond what it could hold: 477,245 attempts ended reset, and the
-// herd took 41 s to bring back nine in ten (docs/measurements.md).
+// herd took 41 s to bring back nine in ten (lab/records/measurements.md).
 type waiting struct {
 	ep    *epoll.Poller
 	mu    sync.Mutex

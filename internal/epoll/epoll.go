@@ -65,7 +65,7 @@ func TokenOf(ev *unix.EpollEvent) Token { return Pair(ev.Fd, ev.Pad) }
 // thread blocked in a system call keeps its P, which the runtime's sysmon
 // retakes after 20 µs to 10 ms and then checks every 20 µs: with 28
 // processes of a run on two cores, that polling took a tenth of the CPU of
-// a herd (docs/measurements.md).
+// a herd (lab/records/measurements.md).
 type Poller struct {
 	epfd, wake int
 	events     []unix.EpollEvent

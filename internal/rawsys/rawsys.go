@@ -9,7 +9,7 @@
 // more. A reactor wakes, makes its calls and parks again (internal/epoll),
 // so through unix every wake-up woke sysmon too; the 28 processes of a
 // 250,000-client run on two cores spent a tenth of the CPU of a herd on
-// it (docs/measurements.md). None of these calls may block: every socket is
+// it (lab/records/measurements.md). None of these calls may block: every socket is
 // non-blocking, and close of a TCP socket without SO_LINGER returns at
 // once.
 package rawsys

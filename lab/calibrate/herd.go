@@ -16,7 +16,7 @@ import (
 // clients' pings too), per operation the model charges. They are what
 // -herd-from gives the model in place of the ramp's first connects
 // (--cpu-costs attempt=,upgrade=,accept=): in a herd a connect costs more
-// than in the ramp (docs/simulator.md).
+// than in the ramp (lab/records/simulator.md).
 type herdCosts struct {
 	// Attempt is the loadgen's CPU per attempt in µs, less Upgrade for
 	// each attempt upgraded; Upgrade is the loadgen's per upgrade, the

@@ -375,7 +375,7 @@ func closeRate(dir string, s *summary, procs int) float64 {
 // or busier machine gives a lower one. A lockstep fleet's herd peak may be
 // that bucket itself, and then the model's is bounded by it. A run without
 // a timeline gives 40,000 a second, what the bench machine started in the
-// first calibration runs (4 source addresses; docs/simulator.md).
+// first calibration runs (4 source addresses; lab/records/simulator.md).
 func issueRate(dir string) float64 {
 	const fallback = 40000
 	rows := readCSV(filepath.Join(dir, "timeline.csv"))
