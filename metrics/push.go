@@ -5,6 +5,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/push"
+
+	"github.com/stampede-dev/stampede/internal/redact"
 	"github.com/stampede-dev/stampede/spec"
 )
 
@@ -28,7 +30,8 @@ func (e *Exporter) Push(ctx context.Context, gatewayURL string) error {
 	reg.MustRegister(collector{e: e, pushed: true})
 	err := push.New(gatewayURL, Job).Gatherer(reg).Grouping("run_id", runID).PushContext(ctx)
 	if err != nil {
-		return spec.Errorf("Metrics.Pushgateway", "%w", err)
+		// The client's error quotes the whole URL, user info and query.
+		return spec.Errorf("Metrics.Pushgateway", "%s", redact.Policy{Values: redact.Values(nil, nil, gatewayURL)}.Text(err.Error()))
 	}
 	return nil
 }

@@ -2,6 +2,8 @@ package metrics
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -56,5 +58,21 @@ func TestPushError(t *testing.T) {
 	err := e.Push(context.Background(), "http://127.0.0.1:1")
 	if err == nil || !strings.HasPrefix(err.Error(), "Metrics.Pushgateway: ") {
 		t.Fatalf("Push = %v, want an error naming --pushgateway", err)
+	}
+}
+
+// TestPushErrorHidesSecrets: a push that fails shows neither the
+// gateway URL's password nor its secret query value, though the client's
+// error quotes the URL whole.
+func TestPushErrorHidesSecrets(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "no", http.StatusForbidden)
+	}))
+	defer srv.Close()
+	e := New(Config{RunID: "run-1"})
+	u := strings.Replace(srv.URL, "http://", "http://gwuser:gw-pass-77@", 1) + "/?token=tk-secret-88"
+	err := e.Push(context.Background(), u)
+	if err == nil || strings.Contains(err.Error(), "gw-pass-77") || strings.Contains(err.Error(), "tk-secret-88") {
+		t.Fatalf("Push = %v, want an error without the URL's secrets", err)
 	}
 }

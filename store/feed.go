@@ -62,7 +62,7 @@ func CheckShared(rawURL string) error {
 	if strings.Contains(rawURL, "://") {
 		var err error
 		if u, err = url.Parse(rawURL); err != nil {
-			return fmt.Errorf("store: bad URL %q: %w", redactRaw(rawURL), err)
+			return badURL(rawURL, err)
 		}
 	}
 	if u == nil || u.Scheme == "file" {
@@ -109,7 +109,7 @@ func Host(ctx context.Context, rawURL string) (string, func() error, error) {
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return "", nil, fmt.Errorf("store: bad URL %q: %w", redactRaw(rawURL), err)
+		return "", nil, badURL(rawURL, err)
 	}
 	hostsMu.Lock()
 	h := hosts[u.Scheme]

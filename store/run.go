@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/stampede-dev/stampede/internal/redact"
 )
 
 // Dropper is implemented by a store that can remove everything it holds:
@@ -30,7 +32,7 @@ func ForRun(rawURL, runID string) (scoped string, owned bool, err error) {
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return "", false, fmt.Errorf("store: bad URL %q", redactRaw(rawURL))
+		return "", false, badURL(rawURL, err)
 	}
 	var key, val string
 	switch u.Scheme {
@@ -70,7 +72,7 @@ func Drop(ctx context.Context, rawURL string) error {
 		return nil
 	}
 	if err := d.Drop(ctx); err != nil {
-		return fmt.Errorf("store: removing the run's data from %q: %w", redactRaw(rawURL), err)
+		return fmt.Errorf("store: removing the run's data from %q: %w", redact.URL(rawURL), err)
 	}
 	return nil
 }
@@ -98,10 +100,7 @@ func Check(ctx context.Context, rawURL string) error {
 	defer cancel()
 	s, err := Open(ctx, rawURL, Options{})
 	if err != nil {
-		msg := strings.ReplaceAll(err.Error(), "\n", " ")
-		if pw, ok := u.User.Password(); ok && pw != "" {
-			msg = strings.ReplaceAll(msg, pw, "xxxxx")
-		}
+		msg := strings.ReplaceAll(err.Error(), "\n", " ") // Open scrubbed it
 		at := *u
 		at.RawQuery = "" // the server, not the options (nor the run's prefix)
 		return fmt.Errorf("%s: %s", shown(&at), strings.TrimPrefix(msg, "store: "))

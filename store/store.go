@@ -27,6 +27,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/stampede-dev/stampede/internal/redact"
 )
 
 // Defaults applied to zero Options fields.
@@ -167,7 +169,8 @@ func Open(ctx context.Context, rawURL string, opt Options) (Store, error) {
 	if u == nil {
 		return OpenFile(rawURL, opt)
 	}
-	return open(ctx, u, opt)
+	st, err := open(ctx, u, opt)
+	return st, scrub(err, rawURL)
 }
 
 // resolve parses a store URL and finds its backend; a plain path (no
@@ -181,12 +184,7 @@ func resolve(rawURL string) (OpenFunc, *url.URL, error) {
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		// url.Error quotes the whole URL, password and all.
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return nil, nil, fmt.Errorf("store: bad URL %q: %w", redactRaw(rawURL), err)
+		return nil, nil, badURL(rawURL, err)
 	}
 	open, err := backend(u)
 	if err != nil {
@@ -195,31 +193,53 @@ func resolve(rawURL string) (OpenFunc, *url.URL, error) {
 	return open, u, nil
 }
 
-// shown is u as an error quotes it: without its password, nor anything
-// after a "://" that reads like one (in "#://u:pw@" it is the fragment).
-func shown(u *url.URL) string { return redactRaw(u.Redacted()) }
+// shown is u as an error quotes it: without its user info (user name
+// and password) nor its secret query parameters (redact.URL); Mark whole
+// when an '@' is elsewhere (in "#://u:pw@" it is the fragment), where no
+// parser tells what it hides.
+func shown(u *url.URL) string {
+	if u.User == nil && strings.Contains(u.String(), "@") {
+		return redact.Mark
+	}
+	return redact.URL(u.String())
+}
 
-// redactRaw masks the password of a URL that does not parse, as
-// url.URL.Redacted does for one that does.
-func redactRaw(raw string) string {
-	i := strings.Index(raw, "://")
-	if i < 0 {
-		return raw
+// badURL is the error of a store URL that does not parse: the URL
+// redacted (whole, if it may hold user info), and the parser's reason
+// only when the URL holds no '@': url.Parse quotes the part it refused,
+// which may be a password ("invalid port \":pw\" after host").
+func badURL(raw string, err error) error {
+	if strings.Contains(raw, "@") {
+		return fmt.Errorf("store: bad URL %q", redact.URL(raw))
 	}
-	rest := raw[i+3:]
-	end := strings.IndexAny(rest, "/?#")
-	if end < 0 {
-		end = len(rest)
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err // url.Error quotes the whole URL
 	}
-	at := strings.LastIndex(rest[:end], "@")
-	if at < 0 {
-		return raw
+	return fmt.Errorf("store: bad URL %q: %w", redact.URL(raw), err)
+}
+
+// scrubbedError is a backend's error with the secrets of its store URL
+// (user name, password, secret query values) cut out of its text: a
+// driver's error may quote them ("user=postgres").
+type scrubbedError struct {
+	msg string
+	err error
+}
+
+func (e *scrubbedError) Error() string { return e.msg }
+func (e *scrubbedError) Unwrap() error { return e.err }
+
+// scrub returns err with the secrets of rawURL cut out of its text.
+func scrub(err error, rawURL string) error {
+	if err == nil {
+		return nil
 	}
-	user, _, hasPass := strings.Cut(rest[:at], ":")
-	if !hasPass {
-		return raw
+	msg := redact.Policy{Values: redact.Values(nil, nil, rawURL)}.Text(err.Error())
+	if msg == err.Error() {
+		return err
 	}
-	return raw[:i+3] + user + ":xxxxx" + rest[at:]
+	return &scrubbedError{msg, err}
 }
 
 // openFileURL opens the embedded store of a file:///abs/dir URL.

@@ -127,7 +127,7 @@ func (m *runMetrics) setSummary(sum *results.Summary) error {
 	if err := m.exp.Push(ctx, m.mc.Pushgateway); err != nil {
 		return err
 	}
-	fmt.Fprintf(m.log, "metrics: pushed to %s\n", m.mc.Pushgateway)
+	fmt.Fprintf(m.log, "metrics: pushed to %s\n", redact.URL(m.mc.Pushgateway))
 	return otlpErr
 }
 

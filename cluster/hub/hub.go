@@ -19,6 +19,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/stampede-dev/stampede/cluster"
+	"github.com/stampede-dev/stampede/internal/redact"
 	"github.com/stampede-dev/stampede/spec"
 )
 
@@ -149,7 +150,7 @@ func New(cfg Config) (*Hub, error) {
 		if cfg.CA != "" {
 			opts = append(opts, nats.RootCAs(cfg.CA))
 		}
-		h.url = cfg.NATS
+		h.url = redact.URL(cfg.NATS) // printed: never its password
 		if cfg.Creds != "" {
 			opts = append(opts, nats.UserCredentials(cfg.Creds))
 		}
@@ -169,7 +170,7 @@ func New(cfg Config) (*Hub, error) {
 	}
 	if h.nc, err = nats.Connect(connectURL, opts...); err != nil {
 		h.Close()
-		return nil, spec.Errorf("Hub.NATS", "%s: %w", h.url, err)
+		return nil, spec.Errorf("Hub.NATS", "%s: %s", h.url, redact.Policy{Values: redact.Values(nil, nil, cfg.NATS)}.Text(err.Error()))
 	}
 	if h.sub, err = h.nc.Subscribe(JoinSubject, h.hello); err != nil {
 		h.Close()

@@ -18,6 +18,7 @@ import (
 
 	"github.com/stampede-dev/stampede/cluster"
 	"github.com/stampede-dev/stampede/hoststat"
+	"github.com/stampede-dev/stampede/internal/redact"
 	"github.com/stampede-dev/stampede/spec"
 )
 
@@ -139,12 +140,12 @@ func Join(ctx context.Context, cfg JoinConfig) (*Joined, error) {
 			break
 		}
 		if errors.Is(err, nats.ErrAuthorization) || strings.Contains(strings.ToLower(err.Error()), "authorization") {
-			return nil, &RefusedError{fmt.Sprintf("the NATS server at %s refused this agent's credentials (authorization violation): wrong token file or NATS credentials file", cfg.NATS)}
+			return nil, &RefusedError{fmt.Sprintf("the NATS server at %s refused this agent's credentials (authorization violation): wrong token file or NATS credentials file", redact.URL(cfg.NATS))}
 		}
 		if time.Now().After(deadline) {
-			return nil, spec.Errorf("Join.NATS", "%s: %w", cfg.NATS, err)
+			return nil, spec.Errorf("Join.NATS", "%s: %s", redact.URL(cfg.NATS), natsScrub(cfg.NATS, err))
 		}
-		logf("waiting for the NATS server at %s: %v", cfg.NATS, err)
+		logf("waiting for the NATS server at %s: %s", redact.URL(cfg.NATS), natsScrub(cfg.NATS, err))
 		select {
 		case <-time.After(time.Second):
 		case <-ctx.Done():
@@ -162,6 +163,12 @@ func Join(ctx context.Context, cfg JoinConfig) (*Joined, error) {
 		return nil, err
 	}
 	return j, nil
+}
+
+// natsScrub is a NATS client's error as printed: without the secrets of
+// the server's URL, which its text may quote.
+func natsScrub(natsURL string, err error) string {
+	return redact.Policy{Values: redact.Values(nil, nil, natsURL)}.Text(err.Error())
 }
 
 func join(ctx context.Context, nc *nats.Conn, cfg JoinConfig, signKey []byte, d *localAddr, deadline time.Time, logf func(string, ...any), offline func() time.Time) (*Joined, error) {
@@ -232,7 +239,7 @@ func join(ctx context.Context, nc *nats.Conn, cfg JoinConfig, signKey []byte, d 
 	if ch.RunID != "" {
 		run = "joined run " + Printable(ch.RunID)
 	}
-	logf("%s at %s as %q (%s); clock offset %+.3f ms ± %.3f ms", run, cfg.NATS, cfg.Name, cfg.Role, ms(off.Offset), ms(off.Bound))
+	logf("%s at %s as %q (%s); clock offset %+.3f ms ± %.3f ms", run, redact.URL(cfg.NATS), cfg.Name, cfg.Role, ms(off.Offset), ms(off.Bound))
 	s.shift.Store(int64(off.Offset))
 	addr, _ = d.ip.Load().(string)
 	return &Joined{s: s, nc: nc, Offset: off.Offset, Bound: off.Bound, Addr: addr}, nil
@@ -257,9 +264,9 @@ func sayHello(ctx context.Context, nc *nats.Conn, cfg JoinConfig, signKey []byte
 		for !answered {
 			if time.Now().After(deadline) {
 				if unsigned != "" {
-					return ch, &RefusedError{fmt.Sprintf("no coordinator on %s took this agent in time; one that cannot sign for this run answered: %s", cfg.NATS, unsigned)}
+					return ch, &RefusedError{fmt.Sprintf("no coordinator on %s took this agent in time; one that cannot sign for this run answered: %s", redact.URL(cfg.NATS), unsigned)}
 				}
-				return ch, fmt.Errorf("no coordinator on %s took this agent in time: is a run waiting for agents there?", cfg.NATS)
+				return ch, fmt.Errorf("no coordinator on %s took this agent in time: is a run waiting for agents there?", redact.URL(cfg.NATS))
 			}
 			if ctx.Err() != nil {
 				return ch, ctx.Err()

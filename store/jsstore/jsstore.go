@@ -42,6 +42,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/stampede-dev/stampede/internal/redact"
 	"github.com/stampede-dev/stampede/store"
 )
 
@@ -142,7 +143,7 @@ func Open(ctx context.Context, u *url.URL, opt store.Options) (*Store, error) {
 	switch u.Scheme {
 	case "jetstream":
 		if u.Path == "" || u.Host != "" {
-			return nil, fmt.Errorf("store: jetstream URL %q: want jetstream:///abs/dir", u.Redacted())
+			return nil, fmt.Errorf("store: jetstream URL %q: want jetstream:///abs/dir", redact.URL(u.String()))
 		}
 		var err error
 		if srv, err = StartServer(u.Path); err != nil {
@@ -153,7 +154,7 @@ func Open(ctx context.Context, u *url.URL, opt store.Options) (*Store, error) {
 		syncOn = true
 	case "nats":
 		if addr == "" {
-			return nil, fmt.Errorf("store: nats URL %q names no host:port", u.Redacted())
+			return nil, fmt.Errorf("store: nats URL %q names no host:port", redact.URL(u.String()))
 		}
 	}
 	nu := url.URL{Scheme: "nats", Host: addr, User: u.User}
@@ -201,7 +202,7 @@ func validName(s string) bool {
 // group and returns the nats:// URL its processes open.
 func host(ctx context.Context, u *url.URL) (string, func() error, error) {
 	if u.Path == "" || u.Host != "" {
-		return "", nil, fmt.Errorf("store: jetstream URL %q: want jetstream:///abs/dir", u.Redacted())
+		return "", nil, fmt.Errorf("store: jetstream URL %q: want jetstream:///abs/dir", redact.URL(u.String()))
 	}
 	srv, err := StartServer(u.Path)
 	if err != nil {
