@@ -78,6 +78,9 @@ func (c Config) Validate() error {
 	if _, err := spec.CheckURL("HTTP.URL", c.URL, "http", "https"); err != nil {
 		return err
 	}
+	if err := spec.CheckSecretHeaders("HTTP.SecretHeaders", "HTTP.Header", c.SecretHeaders); err != nil {
+		return err
+	}
 	if err := c.HTTPFleet.Validate(); err != nil {
 		return err
 	}

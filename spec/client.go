@@ -315,6 +315,9 @@ func (c Client) validateFleet(wss bool) error {
 			}
 		}
 	}
+	if err := CheckSecretHeaders("Client.SecretHeaders", "Client.Header", c.SecretHeaders); err != nil {
+		return err
+	}
 	for _, p := range c.Protocols {
 		if p == "" || !validHeaderName(p) {
 			return bad("Protocols", "invalid subprotocol %q", p)
@@ -337,6 +340,28 @@ func (c Client) tlsField() string {
 }
 
 // validHeaderName reports whether s is an HTTP token.
+// CheckSecretHeaders refuses a name in names (field) that is not a header
+// name: a value given as "Authorization: Bearer x" would name no header
+// the fleet sends, so the header would go unsent and nothing be redacted.
+// The error shows only what comes before the colon or space, never the
+// value after it, and points at header (the field that sends one).
+func CheckSecretHeaders(field, header string, names []string) error {
+	for _, n := range names {
+		if validHeaderName(n) {
+			continue
+		}
+		name, _, _ := strings.Cut(strings.TrimSpace(n), ":")
+		if f := strings.Fields(name); len(f) > 0 {
+			name = f[0]
+		}
+		if name == "" || !validHeaderName(name) {
+			name = "Name"
+		}
+		return Errorf(field, "%q is a header and its value; it takes a header name only (to send the header: {%s} '%s: value')", name+": ...", header, name)
+	}
+	return nil
+}
+
 func validHeaderName(s string) bool {
 	if s == "" {
 		return false

@@ -136,6 +136,11 @@ func shownURL(c *cli.Context, req *http.Request) string {
 // httpRequest builds the request from the URL argument, --method, --data
 // and --header. The URL must be absolute http or https with a host.
 func httpRequest(c *cli.Context) (*http.Request, error) {
+	if hasFlag(c, "secret-header") { // before the URL, whose query it names
+		if err := spec.CheckSecretHeaders("HTTP.SecretHeaders", "HTTP.Header", c.StringSlice("secret-header")); err != nil {
+			return nil, flagError(err)
+		}
+	}
 	raw := c.Args().First()
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
