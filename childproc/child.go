@@ -17,6 +17,15 @@
 // line on top of it, and an agent that speaks a message stream on its
 // stdin and stdout instead (cluster.SpawnAgent) uses Spawn alone. The child
 // side is ReadPlan and WriteReady.
+//
+// One process is started elsewhere, on purpose: a drill's deploy command
+// (drill.Deploy), the user's shell script rather than a stampede process.
+// It must not die with its parent: Pdeathsig would kill the shell halfway
+// through a deploy when stampede is killed, leaving the user's service
+// stopped and not started again. It takes no plan and prints no ready line,
+// reads its script from descriptor 3 with stdin /dev/null, and is stopped
+// as a whole process group only after the drill has let it finish or the
+// user insisted (docs/drill.md "Ctrl-C during the deploy").
 package childproc
 
 import (

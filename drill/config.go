@@ -37,6 +37,16 @@ type Config struct {
 	// WaitForOutage runs no command: the user deploys by hand during the
 	// run, and the outage must be detected from the clients' side.
 	WaitForOutage bool
+	// MinConnected is the share of Run.Fleet.Clients (above 0, at most 1)
+	// that must be connected before the deploy: at At for RestartCmd
+	// (the drill stops, and the command never runs, when the share is
+	// not reached), or by the end of the ramp and HandDeployGrace for
+	// WaitForOutage. Zero means DefaultMinConnected.
+	MinConnected float64
+	// Abort, when closed after the drill's context ended (a second
+	// Ctrl-C), stops a deploy command the drill is letting finish
+	// (Deploy.Abort); nil means it runs to its bound.
+	Abort <-chan struct{}
 	// JUnit, when set, is the path of the JUnit XML file written at the
 	// end (--junit).
 	JUnit string
@@ -69,6 +79,8 @@ func (c *Config) Validate() error {
 		return spec.Errorf("Drill.At", "%s must fall inside {Storm.Duration} %s", c.At, c.Run.Duration)
 	case c.RestartCmd == "" && c.At != 0:
 		return spec.Errorf("Drill.At", "only with {Drill.RestartCmd}")
+	case c.MinConnected < 0 || c.MinConnected > 1 || c.MinConnected != c.MinConnected:
+		return spec.Errorf("Drill.MinConnected", "a share of the clients above 0 and at most 100%%, got %g", c.MinConnected)
 	case c.CommandTimeout < 0:
 		return spec.Errorf("Drill.CommandTimeout", "must not be negative, got %s", c.CommandTimeout)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/stampede-dev/stampede/internal/clock"
 	"github.com/stampede-dev/stampede/internal/redact"
+	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
 )
 
@@ -37,7 +38,9 @@ const killGrace = 2 * time.Second
 // deploy.log (and Log, each line prefixed "deploy: "), with every secret
 // of Secrets replaced by <redacted>; its start, end and exit status become
 // the "deploy" event; a non-zero exit, a command killed at the run's end
-// or one that never started fails the "deploy" check.
+// or one that never started fails the "deploy" check. It is the one
+// child process not started by package childproc, which says why: it must
+// outlive a stampede that dies.
 type Deploy struct {
 	// Command is the shell command.
 	Command string
@@ -49,6 +52,17 @@ type Deploy struct {
 	Log io.Writer
 	// Secrets are strings scrubbed from its output (redact.Values).
 	Secrets []string
+	// Interrupted, when closed, says the user stopped the drill (the
+	// first Ctrl-C): a command under way is then let finish, up to Timeout
+	// from its start or DefaultInterruptWait from the interrupt, since a
+	// deploy killed halfway may leave the service down. Nil: a command
+	// still running when the run ends is stopped.
+	Interrupted <-chan struct{}
+	// Abort, when closed while an interrupted command is waited for (the
+	// second Ctrl-C), stops it at once.
+	Abort <-chan struct{}
+
+	gate fleetGate // the fleet must be connected for the command to start
 
 	mu      sync.Mutex
 	out     bytes.Buffer
@@ -63,11 +77,31 @@ type Deploy struct {
 	t0      time.Time // the start barrier: step lines' times are read against it
 }
 
-// Run starts the command at At and waits for it, killing its process
-// group when ctx ends first.
+// DefaultInterruptWait is how long an interrupted drill waits for its
+// deploy command to finish when Timeout is not set.
+const DefaultInterruptWait = 2 * time.Minute
+
+// ReadFleet is storm.FleetReader: the gate reads the fleet's counters.
+func (d *Deploy) ReadFleet(live func() loadgen.Stats) { d.gate.live = live }
+
+// Run starts the command at At, once the fleet is connected (the gate;
+// otherwise it stops the run and never starts the command), and waits for
+// it. When ctx ends first, the command is stopped (its process group sent
+// SIGTERM, SIGKILL killGrace later), unless the user interrupted the
+// drill: then it is let finish (waitInterrupted).
 func (d *Deploy) Run(ctx context.Context, start time.Time) {
 	if clock.Sleep(ctx, time.Until(start.Add(d.At))) != nil {
 		d.finish(false, time.Since(start), "not started: the run ended before the deploy's start time")
+		return
+	}
+	if err := d.gate.wait(ctx, start, d.At+reportLag); err != nil {
+		if ctx.Err() != nil {
+			d.finish(false, time.Since(start), "not started: the run ended before the fleet was connected")
+			return
+		}
+		d.mu.Lock() // not logged: the drill says it in its last line
+		d.ok, d.end, d.exit = false, time.Since(start), "not started: "+err.Error()
+		d.mu.Unlock()
 		return
 	}
 	if d.Timeout > 0 {
@@ -87,6 +121,7 @@ func (d *Deploy) Run(ctx context.Context, start time.Time) {
 	d.started, d.start = true, time.Since(start)
 	d.mu.Unlock()
 	d.logf("started `%s` at %.3fs", d.shown(), d.start.Seconds())
+	began := time.Now()
 	err = cmd.Start()
 	script(err == nil)
 	if err != nil {
@@ -102,16 +137,15 @@ func (d *Deploy) Run(ctx context.Context, start time.Time) {
 	select {
 	case err = <-done:
 	case <-ctx.Done():
-		killed = "the run ended first"
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) && d.Timeout > 0 && time.Since(start) < d.At+d.Timeout+time.Second {
+		switch {
+		case d.interrupted():
+			killed, err = d.waitInterrupted(cmd.Process.Pid, done, began)
+		case errors.Is(ctx.Err(), context.DeadlineExceeded) && d.Timeout > 0 && time.Since(began) >= d.Timeout:
 			killed = fmt.Sprintf("the restart timeout %s passed", d.Timeout)
-		}
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case err = <-done:
-		case <-time.After(killGrace):
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			err = <-done
+			err = stopGroup(cmd.Process.Pid, done)
+		default:
+			killed = "the run ended first"
+			err = stopGroup(cmd.Process.Pid, done)
 		}
 	}
 	end := time.Since(start)
@@ -123,6 +157,60 @@ func (d *Deploy) Run(ctx context.Context, start time.Time) {
 		d.finish(false, end, exitText(err))
 	default:
 		d.finish(true, end, "exit status 0")
+	}
+}
+
+// interrupted reports whether the user interrupted the drill.
+func (d *Deploy) interrupted() bool {
+	if d.Interrupted == nil {
+		return false
+	}
+	select {
+	case <-d.Interrupted:
+		return true
+	default:
+		return false
+	}
+}
+
+// waitInterrupted lets the command of process group pid, begun at began,
+// finish after the user interrupted the drill: up to Timeout from its
+// start, or DefaultInterruptWait from now, saying so; Abort (a second
+// Ctrl-C) or that bound stops it, and says plainly what that may leave
+// behind. It returns, when it was stopped, why, and the command's exit
+// error.
+func (d *Deploy) waitInterrupted(pid int, done <-chan error, began time.Time) (why string, err error) {
+	bound := DefaultInterruptWait
+	if d.Timeout > 0 {
+		bound = max(0, d.Timeout-time.Since(began))
+	}
+	d.logf("`%s` is still running: the load has stopped; waiting up to %s for it to finish, so the service is not left halfway (Ctrl-C again stops it)",
+		d.shown(), bound.Round(time.Second))
+	timer := time.NewTimer(bound)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		return "", err
+	case <-d.Abort:
+		why = "interrupted a second time"
+	case <-timer.C:
+		why = fmt.Sprintf("still running %s after the interrupt", bound.Round(time.Second))
+	}
+	err = stopGroup(pid, done)
+	d.logf("`%s` was stopped while it ran (%s): the service may be down; check it now", d.shown(), why)
+	return why + ": the service may be down", err
+}
+
+// stopGroup stops process group pid: SIGTERM, SIGKILL killGrace later;
+// it returns the command's exit error from done.
+func stopGroup(pid int, done <-chan error) error {
+	syscall.Kill(-pid, syscall.SIGTERM)
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(killGrace):
+		syscall.Kill(-pid, syscall.SIGKILL)
+		return <-done
 	}
 }
 

@@ -8,8 +8,9 @@
 //	drill.Run ─ CheckTarget (loopback or --allow-remote; no socket yet)
 //	          ─ Banner (target, clients, connect rate, duration, caps)
 //	          ─ storm.Run ─┬─ loadgen agents against Config.Run.Fleet.URL
-//	                       ├─ Deploy sidecar: `sh -c CMD` at At ─> "deploy" event,
-//	                       │    deploy.log, check "deploy"
+//	                       ├─ Deploy sidecar: `sh -c CMD` at At, once MinConnected
+//	                       │    of the fleet is up (else the run stops: no deploy)
+//	                       │    ─> "deploy" event, deploy.log, check "deploy"
 //	                       ├─ OutageWatch (--wait-for-outage) ─> check "outage"
 //	                       └─ Config.Sidecars (e.g. a load balancer's counters)
 //	          ─ JUnit XML (one testcase per SLO and per check)

@@ -2,6 +2,7 @@ package drill
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -28,8 +29,10 @@ func (r *Result) Pass() bool {
 // the banner to cfg.Log, runs the fleet with the deploy command (or the
 // outage watch) and cfg.Sidecars beside it, and writes the results folder
 // (private) and the JUnit file. Its error is storm.Run's (ErrInterrupted,
-// ErrIncomplete with the folder written) or a setup error with a nil
-// Result; a failing gate is no error: see Result.Pass and the summary.
+// ErrIncomplete with the folder written), a *NotConnectedError when the
+// fleet was not connected when the deploy was due (the run stopped there,
+// no deploy ran, the folder written), or a setup error with a nil Result;
+// a failing gate is no error: see Result.Pass and the summary.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -37,15 +40,24 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	run := cfg.Run
 	res := &Result{}
 	secrets := redact.Values(run.Fleet.Header, run.Fleet.SecretHeaders, run.Fleet.URL)
+	runCtx, stop := context.WithCancelCause(ctx) // the gate ends the run early
+	defer stop(nil)
+	gate := fleetGate{clients: run.Fleet.Clients, min: cfg.MinConnected, byHand: cfg.WaitForOutage, stop: stop}
 	if cfg.RestartCmd != "" {
-		res.Deploy = &Deploy{Command: cfg.RestartCmd, At: cfg.At, Timeout: cfg.CommandTimeout, Log: cfg.Log, Secrets: secrets}
+		res.Deploy = &Deploy{Command: cfg.RestartCmd, At: cfg.At, Timeout: cfg.CommandTimeout, Log: cfg.Log, Secrets: secrets,
+			Interrupted: ctx.Done(), Abort: cfg.Abort, gate: gate}
 		run.Sidecars = append([]storm.Sidecar{res.Deploy}, cfg.Sidecars...)
 	} else {
-		run.Sidecars = append([]storm.Sidecar{OutageWatch{}}, cfg.Sidecars...)
+		w := &OutageWatch{gate: gate, deadline: rampEnd(run.Fleet.Clients, run.Fleet.Ramp) + HandDeployGrace}
+		run.Sidecars = append([]storm.Sidecar{w}, cfg.Sidecars...)
 	}
 	Banner(cfg.Log, &cfg)
 	began := time.Now()
-	sr, err := storm.RunValid(ctx, run) // cfg.Validate checked it
+	sr, err := storm.RunValid(runCtx, run) // cfg.Validate checked it
+	var notConnected *NotConnectedError
+	if errors.As(context.Cause(runCtx), &notConnected) && ctx.Err() == nil {
+		err = notConnected // the gate stopped the run, not the user
+	}
 	if sr == nil {
 		return nil, err
 	}
@@ -62,4 +74,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		fmt.Fprintln(cfg.Log, InsecureWarning) // again, below the figures' progress
 	}
 	return res, err
+}
+
+// rampEnd is when the last first connect of a fleet of clients starts at
+// ramp per second (zero: all at once).
+func rampEnd(clients int, ramp float64) time.Duration {
+	if ramp <= 0 {
+		return 0
+	}
+	return time.Duration(float64(clients) / ramp * float64(time.Second))
 }

@@ -3,28 +3,54 @@ package drill
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
+	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
 )
 
 // OutageWatch is --wait-for-outage as a storm.Sidecar: no command runs,
 // the user deploys by hand, and the "outage" check passes when the
 // clients saw at least one outage (results.DetectOutages, docs/results.md
-// "Outages detected from the clients' side").
-type OutageWatch struct{}
+// "Outages detected from the clients' side"). A fleet not connected by
+// the end of its ramp and HandDeployGrace stops the run first, so that
+// nobody deploys into a fleet that is not there.
+type OutageWatch struct {
+	gate     fleetGate
+	deadline time.Duration // from the start: the end of the ramp and HandDeployGrace
+	mu       sync.Mutex
+	notReady error // the gate's *NotConnectedError
+}
 
-// Run does nothing: the outage is found in the fleet's record afterwards.
-func (OutageWatch) Run(context.Context, time.Time) {}
+// ReadFleet is storm.FleetReader: the gate reads the fleet's counters.
+func (w *OutageWatch) ReadFleet(live func() loadgen.Stats) { w.gate.live = live }
+
+// Run waits for the fleet to be connected, and stops the run when it is
+// not by the deadline; the outage is found in the fleet's record
+// afterwards.
+func (w *OutageWatch) Run(ctx context.Context, start time.Time) {
+	if err := w.gate.wait(ctx, start, w.deadline); err != nil && ctx.Err() == nil {
+		w.mu.Lock()
+		w.notReady = err
+		w.mu.Unlock()
+	}
+}
 
 // Events returns none: the detected outages are the run's own events.
-func (OutageWatch) Events() []results.Event { return nil }
+func (*OutageWatch) Events() []results.Event { return nil }
 
 // WriteFiles writes nothing.
-func (OutageWatch) WriteFiles(string) error { return nil }
+func (*OutageWatch) WriteFiles(string) error { return nil }
 
 // Checks returns the "outage" check.
-func (OutageWatch) Checks(events []results.Event) []results.Check {
+func (w *OutageWatch) Checks(events []results.Event) []results.Check {
+	w.mu.Lock()
+	notReady := w.notReady
+	w.mu.Unlock()
+	if notReady != nil {
+		return []results.Check{{Name: "outage", Pass: false, Detail: notReady.Error()}}
+	}
 	n := 0
 	var first time.Duration
 	for _, e := range events {

@@ -48,7 +48,7 @@ func (r *run) drive(ctx context.Context) error {
 	r.progress.Start(at)
 	sideCtx, stopSide := context.WithDeadline(ctx, at.Add(cfg.Duration))
 	r.defer_(stopSide)
-	side := startSidecars(sideCtx, cfg.Sidecars, at)
+	side := startSidecars(sideCtx, cfg.Sidecars, at, r.progress.Total)
 	supCtx, stopChaos := context.WithCancel(ctx)
 	r.defer_(stopChaos)
 	supDone := make(chan error, 1)

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
 )
 
@@ -14,7 +15,9 @@ import (
 //
 //	Run(ctx, start)   at the start barrier, in its own goroutine; ctx ends at
 //	                  the run's end (Duration) or at once on Ctrl-C, and Run
-//	                  must return soon after
+//	                  must return soon after, unless it is finishing what it
+//	                  must not leave halfway (a deploy command): the run's
+//	                  folder waits for it, the load already stopped
 //	Events()          after Run returned: what it saw on the run's time axis
 //	                  (offsets from start), merged into summary.json's events
 //	                  and the report's timeline (an event with End or Ready
@@ -38,6 +41,15 @@ type Checker interface {
 	Checks(events []results.Event) []results.Check
 }
 
+// A FleetReader is a sidecar that reads the fleet's live counters while
+// it runs (a drill's deploy waits for the fleet to be connected): before
+// Run, ReadFleet is given a function that returns the sum of the
+// loadgens' latest counters, which they report every
+// cluster.ProgressInterval.
+type FleetReader interface {
+	ReadFleet(live func() loadgen.Stats)
+}
+
 // sidecars runs a run's sidecars.
 type sidecars struct {
 	list   []Sidecar
@@ -45,12 +57,15 @@ type sidecars struct {
 	wg     sync.WaitGroup
 }
 
-// start starts every sidecar at the start barrier; they stop when ctx ends
-// or stop is called.
-func startSidecars(ctx context.Context, list []Sidecar, start time.Time) *sidecars {
+// startSidecars starts every sidecar at the start barrier, a FleetReader
+// reading live; they stop when ctx ends or stop is called.
+func startSidecars(ctx context.Context, list []Sidecar, start time.Time, live func() loadgen.Stats) *sidecars {
 	ctx, cancel := context.WithCancel(ctx)
 	s := &sidecars{list: list, cancel: cancel}
 	for _, sc := range list {
+		if fr, ok := sc.(FleetReader); ok {
+			fr.ReadFleet(live)
+		}
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()

@@ -1,8 +1,15 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"os"
+	"os/signal"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -35,6 +42,7 @@ var drillCmd = &cli.Command{
 		&cli.DurationFlag{Name: "at", Usage: "when `T` the --restart-cmd starts, from the start barrier (inside --duration)"},
 		&cli.DurationFlag{Name: "restart-timeout", DefaultText: "until the run's end", Usage: "kill the --restart-cmd (and fail) after `D`"},
 		&cli.BoolFlag{Name: "wait-for-outage", Usage: "run no command: you deploy by hand during the run; the drill fails unless the clients saw an outage"},
+		&cli.StringFlag{Name: "min-connected", Value: "90%", Usage: "the share `P` of --clients that must be connected at --at (with --wait-for-outage: by the end of the ramp plus 10s), or the drill stops (exit 1) and nothing is deployed"},
 		&cli.StringFlag{Name: "junit", Usage: "write JUnit XML to `FILE`: one testcase per --slo and one for the deploy"},
 	}, fleetFlags(fleetDefaults{policy: defaultLoadgenPolicy, out: "stampede-results/drill-TIME"})...),
 		&headersFlag{cli.GenericFlag{Name: "header", Value: &headerFlag{}, Usage: "upgrade request header `'Name: value'` (repeatable; -H is the same); Authorization and Cookie values are secret"}},
@@ -69,8 +77,16 @@ func drillAction(c *cli.Context) error {
 		return err
 	}
 	run.Settings = fleetSettings(c, run.Fleet)
+	minConnected, err := parseShare(c.String("min-connected"))
+	if err != nil {
+		return fmt.Errorf("--min-connected: %w", err)
+	}
+	ctx, abort, stop := interruptibleDeploy(c)
+	defer stop()
 	cfg := drill.Config{
 		Run:            run,
+		MinConnected:   minConnected,
+		Abort:          abort,
 		AllowRemote:    c.StringSlice("allow-remote"),
 		RestartCmd:     c.String("restart-cmd"),
 		At:             c.Duration("at"),
@@ -79,11 +95,14 @@ func drillAction(c *cli.Context) error {
 		JUnit:          c.String("junit"),
 		Log:            c.App.ErrWriter,
 	}
-	ctx, stop := interruptible(c)
-	defer stop()
 	res, err := drill.Run(ctx, cfg)
 	if res == nil {
 		return flagError(err)
+	}
+	var notConnected *drill.NotConnectedError
+	if errors.As(err, &notConnected) { // one line: the figures measured nothing
+		fmt.Fprintf(c.App.Writer, "results: %s\n", run.Out)
+		return cli.Exit(err.Error(), 1)
 	}
 	if perr := res.Summary.WriteText(c.App.Writer); perr != nil {
 		return perr
@@ -96,4 +115,54 @@ func drillAction(c *cli.Context) error {
 		return runError(err)
 	}
 	return sloExit(res.Summary)
+}
+
+// parseShare reads a share of the fleet: "90%" or 0.9, above 0 and at
+// most 100%.
+func parseShare(s string) (float64, error) {
+	v, pct := strings.CutSuffix(strings.TrimSpace(s), "%")
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if pct {
+		f /= 100
+	}
+	if err != nil || !(f > 0 && f <= 1) {
+		return 0, fmt.Errorf("invalid value %q: want a share above 0 and at most 100%%, e.g. 90%% or 0.9", s)
+	}
+	return f, nil
+}
+
+// interruptibleDeploy is interruptible for a drill, whose deploy command
+// must not be left halfway: the first Ctrl-C (or SIGTERM) ends ctx, which
+// stops the load while the drill lets a deploy under way finish; the
+// second closes abort, which stops that deploy; the third exits at once.
+func interruptibleDeploy(c *cli.Context) (ctx context.Context, abort <-chan struct{}, stop func()) {
+	ctx, cancel := context.WithCancel(c.Context)
+	aborted := make(chan struct{})
+	sigs := make(chan os.Signal, 3)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		for n := 1; ; n++ {
+			select {
+			case <-sigs:
+			case <-done:
+				return
+			}
+			switch n {
+			case 1:
+				fmt.Fprintln(c.App.ErrWriter, "stampede: stopping the fleet; results are still written, and a deploy under way is let finish (Ctrl-C again to stop it)")
+				cancel()
+			case 2:
+				fmt.Fprintln(c.App.ErrWriter, "stampede: stopping the deploy command (Ctrl-C again to kill everything)")
+				close(aborted)
+			default:
+				os.Exit(exitInterrupted)
+			}
+		}
+	}()
+	return ctx, aborted, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel()
+	}
 }

@@ -271,6 +271,9 @@ func TestDrillBadInput(t *testing.T) {
 		{"at past the end", []string{"--url", "ws://127.0.0.1:1/", "--restart-cmd", "true", "--at", "40s"}, "stampede: --at: 40s must fall inside --duration 30s"},
 		{"ca on ws", []string{"--url", "ws://127.0.0.1:1/", "--wait-for-outage", "--ca", "x.pem"}, "stampede: --ca: a CA, client certificate or server name needs a wss:// URL"},
 		{"missing ca", []string{"--url", "wss://127.0.0.1:1/", "--wait-for-outage", "--ca", "/nonexistent/ca.pem"}, "stampede: --ca: open /nonexistent/ca.pem"},
+		{"a header as a secret header's name", []string{"--url", "ws://127.0.0.1:1/", "--wait-for-outage", "--secret-header", "Authorization: Bearer x"},
+			"stampede: --secret-header: \"Authorization: ...\" is a header and its value; it takes a header name only (to send the header: --header 'Authorization: value')"},
+		{"min-connected above 100%", []string{"--url", "ws://127.0.0.1:1/", "--wait-for-outage", "--min-connected", "120%"}, "stampede: --min-connected: invalid value \"120%\""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stdout, stderr := runDrill(t, append(tc.args, "--out", filepath.Join(t.TempDir(), "out"))...)

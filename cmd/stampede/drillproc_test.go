@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -252,9 +253,11 @@ func TestDrillSecretsStaySecret(t *testing.T) {
 	privateFolder(t, out)
 }
 
-// TestDrillCtrlC: Ctrl-C stops the fleet and the deploy command at once,
-// and the results are still written: exit 130, summary.json interrupted,
-// deploy.log saying the command was killed, JUnit failing the run.
+// TestDrillCtrlC: the first Ctrl-C stops the fleet and lets the deploy
+// command go on, saying so; a second stops the command at once and says
+// the service may be down; the results are still written: exit 130,
+// summary.json interrupted, deploy.log saying why the command was
+// stopped, JUnit failing the run and the deploy.
 func TestDrillCtrlC(t *testing.T) {
 	srv := newDrillServer(t)
 	dir := t.TempDir()
@@ -264,17 +267,22 @@ func TestDrillCtrlC(t *testing.T) {
 		"--restart-cmd", "sleep 60 & echo $! > "+pidFile+"; wait", "--at", "100ms", "--out", out, "--junit", junit, "--progress", "0")
 	p.waitLine(t, "drill: deploy started", 30*time.Second)
 	time.Sleep(300 * time.Millisecond)
+	p.cmd.Process.Signal(os.Interrupt)
+	p.waitLine(t, "waiting up to 2m0s for it to finish", 10*time.Second)
 	sent := time.Now()
 	p.cmd.Process.Signal(os.Interrupt)
 	if code := p.wait(t, 20*time.Second); code != exitInterrupted {
 		t.Fatalf("exit %d, want %d\n%s", code, exitInterrupted, p.errText())
 	}
-	t.Logf("stopped %s after Ctrl-C", time.Since(sent).Round(time.Millisecond))
+	t.Logf("stopped %s after the second Ctrl-C", time.Since(sent).Round(time.Millisecond))
+	if !strings.Contains(p.errText(), "the service may be down; check it now") {
+		t.Errorf("stderr does not say the service may be down:\n%s", p.errText())
+	}
 	s := readDrillSummary(t, out)
 	if !s.Interrupted || s.Pass {
 		t.Errorf("summary interrupted %v pass %v; want interrupted, not passed", s.Interrupted, s.Pass)
 	}
-	if b, err := os.ReadFile(filepath.Join(out, drill.DeployLogFile)); err != nil || !strings.Contains(string(b), "killed: the run ended first") {
+	if b, err := os.ReadFile(filepath.Join(out, drill.DeployLogFile)); err != nil || !strings.Contains(string(b), "killed: interrupted a second time: the service may be down") {
 		t.Errorf("deploy.log: %q, %v", b, err)
 	}
 	if b, err := os.ReadFile(pidFile); err == nil {
@@ -289,6 +297,99 @@ func TestDrillCtrlC(t *testing.T) {
 	f := failedCases(readJUnit(t, junit).Suites[0])
 	if strings.Join(f, ",") != "deploy,run" {
 		t.Errorf("failed testcases %v; want deploy and run", f)
+	}
+}
+
+// TestDrillCtrlCDuringDeploy: a deploy script stops the server, sleeps,
+// and starts it again; Ctrl-C while it sleeps stops the load but not the
+// script, so the server listens again afterwards, and the drill exits 130.
+func TestDrillCtrlCDuringDeploy(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	pidFile := filepath.Join(dir, "server.pid")
+	startServer := testMainEnv + "=1 " + exe + " target --addr " + addr + " >/dev/null 2>&1 & echo $! > " + pidFile
+	if err := exec.Command("/bin/sh", "-c", startServer).Run(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if b, err := os.ReadFile(pidFile); err == nil {
+			if pid, _ := strconv.Atoi(strings.TrimSpace(string(b))); pid > 0 {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	waitListening(t, addr, 20*time.Second)
+	script := "kill $(cat " + pidFile + "); echo stopped; sleep 2; " + startServer + "; echo started"
+	p := startStampede(t, "drill", "--url", "ws://"+addr+"/", "--clients", "10", "--duration", "60s",
+		"--restart-cmd", script, "--at", "1s", "--out", filepath.Join(dir, "out"), "--progress", "0")
+	p.waitLine(t, "deploy: stopped", 30*time.Second)
+	p.cmd.Process.Signal(os.Interrupt)
+	if code := p.wait(t, 30*time.Second); code != exitInterrupted {
+		t.Fatalf("exit %d, want %d\n%s", code, exitInterrupted, p.errText())
+	}
+	if !strings.Contains(p.errText(), "deploy: started") {
+		t.Errorf("the deploy script did not finish:\n%s", p.errText())
+	}
+	waitListening(t, addr, 10*time.Second)
+}
+
+// freeAddr returns a loopback address with a port nothing listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// waitListening waits until a TCP connect to addr succeeds.
+func waitListening(t *testing.T, addr string, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nothing listens on %s after %s: %v", addr, d, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestDrillDeploysOnlyIntoAFleet: a drill against a port nothing listens
+// on stops at its deploy's time (and the reports' lag), exit 1 with one
+// line, and the deploy command never runs.
+func TestDrillDeploysOnlyIntoAFleet(t *testing.T) {
+	dir := t.TempDir()
+	touched := filepath.Join(dir, "touched")
+	script := filepath.Join(dir, "touch-a-file.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\ntouch "+touched+"\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	code, _, stderr := runDrill(t, "--url", "ws://"+freeAddr(t)+"/", "--restart-cmd", script, "--at", "1s", "--duration", "60s",
+		"--clients", "20", "--out", filepath.Join(dir, "out"), "--progress", "0")
+	last := stderr[strings.LastIndex(strings.TrimSuffix(stderr, "\n"), "\n")+1:]
+	if code != 1 || !strings.HasPrefix(last, "stampede: the fleet is not connected: 0 of 20 clients (0%)") {
+		t.Fatalf("exit %d, last line %q; want 1 and the fleet not connected\n%s", code, last, stderr)
+	}
+	if time.Since(start) > 45*time.Second { // not a speed bound: it must stop long before --duration
+		t.Errorf("the drill ran %s; want it stopped at its deploy's time, not at its end", time.Since(start))
+	}
+	if _, err := os.Stat(touched); err == nil {
+		t.Errorf("the deploy command ran")
+	}
+	if strings.Contains(stderr, "drill: deploy started") {
+		t.Errorf("stderr says the deploy started:\n%s", stderr)
 	}
 }
 
