@@ -19,10 +19,12 @@ release:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags=-s -o $(RELEASE_DIR)/ ./cmd/stampede ./cmd/stampede-worker
 
 # The Go modules of the tree: the main one, deploy/kubernetes (the
-# manifests' strict decoding, the only requirer of the Kubernetes modules)
-# and lab/otelcol (an OpenTelemetry Collector that the OTLP export's test
-# builds and runs, so the product's go.mod never requires the collector).
-MODULES := . deploy/kubernetes lab/otelcol
+# manifests' strict decoding, the only requirer of the Kubernetes modules),
+# lab (the measurement programs, which require the main module through a
+# replace of ../) and lab/otelcol (an OpenTelemetry Collector that the OTLP
+# export's test builds and runs, so the product's go.mod never requires the
+# collector).
+MODULES := . deploy/kubernetes lab lab/otelcol
 
 vet:
 	set -e; for m in $(MODULES); do (cd $$m && $(GO) vet ./...); done

@@ -46,7 +46,7 @@ if [ -z "$exe" ]; then
 	go build -o "$exe" ./cmd/stampede
 	go build -o "$tmp/stampede-worker" ./cmd/stampede-worker
 fi
-go build -o "$tmp/calibrate" ./lab/calibrate
+go -C lab build -o "$tmp/calibrate" ./calibrate
 out=$tmp/runs
 for a in "$@"; do
 	if [ "${prev:-}" = "-out" ]; then out=$a; fi

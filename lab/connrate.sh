@@ -41,7 +41,7 @@ if [ -z "$exe" ]; then
 	exe=$tmp/stampede
 	go build -o "$exe" ./cmd/stampede
 fi
-go build -o "$tmp/connrate" ./lab/connrate
+go -C lab build -o "$tmp/connrate" ./connrate
 
 # start_target starts a target process on a free port and sets addr.
 start_target() {

@@ -88,7 +88,7 @@ if [ -z "$exe" ]; then
 	go build -o "$exe" ./cmd/stampede
 	CGO_ENABLED=0 go build -o "$tmp/stampede-worker" ./cmd/stampede-worker
 fi
-go build -o "$tmp/connbase" ./lab/connbase
+go -C lab build -o "$tmp/connbase" ./connbase
 OUT=${OUT:-$(mktemp -d /tmp/stampede-million.XXXXXX)/run}
 
 echo "machine: $(nproc) cores, $(awk '/MemTotal/{printf "%.0f GiB", $2/1048576}' /proc/meminfo), kernel $(uname -r), open files $(ulimit -Hn), load $(cut -d' ' -f1-3 /proc/loadavg)"

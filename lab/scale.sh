@@ -26,6 +26,6 @@ if [ -z "$exe" ]; then
 	# The lean worker binary beside it is what run starts for each worker.
 	CGO_ENABLED=0 go build -o "$tmp/stampede-worker" ./cmd/stampede-worker
 fi
-go build -o "$tmp/scale" ./lab/scale
+go -C lab build -o "$tmp/scale" ./scale
 echo "machine: $(nproc) cores, $(awk '/MemTotal/{printf "%.0f GiB", $2/1048576}' /proc/meminfo), kernel $(uname -r), $(go version | cut -d' ' -f3), open files $(ulimit -Hn)"
 "$tmp/scale" -exe "$exe" "$@"

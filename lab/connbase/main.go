@@ -9,7 +9,7 @@
 // listener first (as a target going down does), then the client. Each
 // side's CPU time (getrusage: user + system) is read around its own loop.
 //
-//	go run ./lab/connbase -n 19000 -rounds 2
+//	go -C lab run ./connbase -n 19000 -rounds 2
 //
 // It prints one line, each figure in µs of CPU time per connection:
 //

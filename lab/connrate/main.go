@@ -4,7 +4,7 @@
 // nothing else. lab/connrate.sh runs it and `stampede loadgen` against
 // the same kind of target and compares their rates.
 //
-//	go run ./lab/connrate -url ws://127.0.0.1:PORT/ -n 15000
+//	go -C lab run ./connrate -url ws://127.0.0.1:PORT/ -n 15000
 //
 // It prints one line:
 //

@@ -4,9 +4,9 @@
 // check of every record, then nats-server's recovery of its block files)
 // to the first answered Head and Since of a room.
 //
-//	go run ./lab/jsrecover -n 10000000 -rooms 100 -retention 10000 -dir DIR
-//	go run ./lab/jsrecover -n 2000000 -dir DIR          (keep everything)
-//	go run ./lab/jsrecover -n 10000000 -rooms 100 -kill-after 3000000 -dir DIR
+//	go -C lab run ./jsrecover -n 10000000 -rooms 100 -retention 10000 -dir DIR
+//	go -C lab run ./jsrecover -n 2000000 -dir DIR          (keep everything)
+//	go -C lab run ./jsrecover -n 10000000 -rooms 100 -kill-after 3000000 -dir DIR
 //
 // It writes n messages (and their dedupe markers) in the store's layout,
 // with the headers the store's appends send (without its reads first),

@@ -1,7 +1,7 @@
 // Command protobench measures the message protocol's throughput and
 // latency on the bundled target with a durable store (docs/protocol.md):
 //
-//	go run ./lab/protobench [-rooms 20] [-room-size 10] [-duration 10s] [-rate 4000] [-store URL]
+//	go -C lab run ./protobench [-rooms 20] [-room-size 10] [-duration 10s] [-rate 4000] [-store URL]
 //
 // It starts a target process on the store (default: the embedded store in a
 // fresh temporary directory, fsync before every ACK) by running itself as

@@ -8,7 +8,7 @@
 // retransmit, before the second) counts the clients whose connect
 // completed, the listener's accept queue, and the kernel's counters:
 //
-//	unshare -n sh -c 'ip link set lo up && go run ./lab/synburst -n 1000 -room 20'
+//	unshare -n sh -c 'ip link set lo up && go -C lab run ./synburst -n 1000 -room 20'
 //
 // A connect that completed beyond the room stalled: its final ACK was
 // dropped on the full queue. If every SYN of a burst passed the accept

@@ -6,7 +6,7 @@
 // connect completes at its first SYN retransmit. It prints the retransmit
 // delays and the instants the connects completed, grouped into bursts:
 //
-//	go run ./lab/synwheel
+//	go -C lab run ./synwheel
 //	completed 200 of 200; retransmit delay ms: min 1000.4 p50 1017.5 max 1035.5
 //	burst at 1022.4 ms: 23
 //	burst at 1054.6 ms: 32
