@@ -28,10 +28,14 @@ export GOFLAGS=-modcacherw # so the temporary module caches can be removed
 report=()
 say() { echo "install-check: $*" >&2; report+=("$*"); }
 
-# The dependencies come from the usual proxy; "direct" is left out, so a
-# module path that no proxy knows fails at once instead of trying git.
-upstream=$(go env GOPROXY | tr ',|' '\n\n' | grep -v -e '^direct$' -e '^off$' | paste -sd, -)
-[ -n "$upstream" ] || upstream=https://proxy.golang.org
+# The dependencies come from the proxy `go env GOPROXY` names; "direct"
+# and "off" are left out, so a module path that no proxy knows fails at
+# once instead of trying git.
+upstream=$(go env GOPROXY | tr ',|' '\n\n' | grep -v -e '^direct$' -e '^off$' -e '^$' | paste -sd, -) || true
+if [ -z "$upstream" ]; then
+	echo "install-check: go env GOPROXY names no module proxy (got \"$(go env GOPROXY)\"); set GOPROXY to one" >&2
+	exit 1
+fi
 
 # serve writes REV as a module zip, .mod, .info and @latest into a file
 # proxy under $work/proxy, and prints the module path and the version.
@@ -46,7 +50,7 @@ serve() {
 	local dir=$work/proxy/$module/@v tree=$work/zip/$module@$version
 	mkdir -p "$dir" "$tree"
 	git -C "$src" archive --format=tar HEAD | tar -x -C "$tree"
-	# Nested modules (deploy/kubernetes, lab/otelcol) are not part of it.
+	# Nested modules (deploy/kubernetes, lab, lab/otelcol) are not part of it.
 	find "$tree" -mindepth 2 -name go.mod -printf '%h\n' | xargs -r rm -rf
 	(cd "$work/zip" && find . -type l -delete && zip -q -r -X "$dir/$version.zip" "$module@$version")
 	cp "$src/go.mod" "$dir/$version.mod"
