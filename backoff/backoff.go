@@ -104,6 +104,10 @@ type Policy struct {
 	// MaxAttempts bounds the retries after one disconnect; zero means retry
 	// forever.
 	MaxAttempts int `json:"attempts"`
+	// Library, when its Name is set, makes the policy a client library's
+	// own rule (a preset: socketio, signalr, ...); every other field is
+	// then zero. See Next.
+	Library Library `json:"library,omitzero"`
 }
 
 // MinDelay is the floor of every delay: Step never returns less, and
@@ -138,6 +142,15 @@ func invalid(key, format string, a ...any) error {
 // Validate reports the first field that makes the policy unusable as an
 // *InvalidError naming the spec key it comes from.
 func (p Policy) Validate() error {
+	if p.Library.Name != "" {
+		if lookup(p.Library.Name) == nil {
+			return invalid("kind", "unknown library preset %q", p.Library.Name)
+		}
+		if p != (Policy{Library: p.Library}) {
+			return invalid("kind", "a library preset takes its library's options, not stampede's keys")
+		}
+		return nil
+	}
 	switch {
 	case int(p.Kind) >= len(kindNames):
 		return invalid("kind", "unknown kind %d", p.Kind)
@@ -208,7 +221,8 @@ func (p Policy) Base(u float64) time.Duration {
 // Retry reports whether the policy allows the given retry (1-based) after one
 // disconnect.
 func (p Policy) Retry(attempt int) bool {
-	return attempt >= 1 && (p.MaxAttempts == 0 || attempt <= p.MaxAttempts)
+	lim := p.Limit()
+	return attempt >= 1 && lim >= 0 && (lim == 0 || attempt <= lim)
 }
 
 // Nominal returns the delay before retry number attempt with no
@@ -275,9 +289,23 @@ func (p Policy) ClientBase(seed, client uint64) time.Duration {
 // same inputs give the same delay in any call order, on any goroutine.
 // Decorrelated depends on the previous delays, so it costs O(attempt); every
 // other kind is O(1).
+//
+// For a library preset it is the delay under the preview's connection
+// (previewConn): after the abrupt drop of a long connection, each later
+// attempt refused at once; a caller that knows its connection calls Next.
 func (p Policy) Delay(seed, client uint64, attempt int) time.Duration {
 	if attempt < 1 {
 		attempt = 1
+	}
+	if p.Library.Name != "" {
+		var since time.Duration
+		for a := 1; ; a++ {
+			dec := p.Next(seed, client, a, previewConn(a, since))
+			if a == attempt {
+				return dec.Delay
+			}
+			since += dec.Delay
+		}
 	}
 	base := p.ClientBase(seed, client)
 	if p.Kind != Decorrelated {
@@ -296,6 +324,9 @@ func (p Policy) Delay(seed, client uint64, attempt int) time.Duration {
 func (p Policy) Delays(seed, client uint64, n int) []time.Duration {
 	if n <= 0 {
 		return nil
+	}
+	if p.Library.Name != "" {
+		return p.libraryDelays(seed, client, n)
 	}
 	out := make([]time.Duration, 0, n)
 	base := p.ClientBase(seed, client)

@@ -26,6 +26,12 @@ const (
 	// StreamProxyJitter is the fault proxy's per-chunk draw of latency
 	// jitter.
 	StreamProxyJitter Stream = 8
+	// StreamProcess is a library preset's draw made once per process (a
+	// JavaScript module-load draw, shared by every client of the process).
+	StreamProcess Stream = 9
+	// StreamLoop is a library preset's further draws within one wait (a
+	// loop that draws again each time it wakes).
+	StreamLoop Stream = 10
 )
 
 // U returns a uniform draw in [0, 1) that depends only on its arguments: a

@@ -33,6 +33,9 @@ func (p Policy) Schedule(seed, client uint64, n int) Schedule {
 	if p.MaxAttempts > 0 && k > p.MaxAttempts {
 		k = p.MaxAttempts
 	}
+	if p.Library.Name != "" {
+		k = n // libraryDelays stops where the client gives up
+	}
 	return Schedule{Policy: p, Seed: seed, Client: client, Delays: p.Delays(seed, client, k), Requested: n}
 }
 
@@ -65,7 +68,7 @@ func (s Schedule) MarshalJSON() ([]byte, error) {
 		Requested int         `json:"requested"`
 		Attempts  int         `json:"policy_attempts"`
 		Delays    []jsonDelay `json:"delays"`
-	}{s.Policy.String(), s.Seed, s.Client, s.Requested, s.Policy.MaxAttempts, make([]jsonDelay, len(s.Delays))}
+	}{s.Policy.String(), s.Seed, s.Client, s.Requested, s.Policy.Limit(), make([]jsonDelay, len(s.Delays))}
 	for i, d := range s.Delays {
 		out.Delays[i] = jsonDelay{i + 1, d.String(), int64(d)}
 	}

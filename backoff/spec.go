@@ -64,6 +64,9 @@ func Parse(spec string) (Policy, error) {
 		return Policy{}, &SpecError{Spec: spec, Key: key, Offset: off, Err: err}
 	}
 	kindText, rest, hasParams := strings.Cut(spec, ":")
+	if pr := lookup(strings.TrimSpace(kindText)); pr != nil {
+		return parseLibrary(spec, pr, rest, hasParams)
+	}
 	kind, ok := parseKind(strings.TrimSpace(kindText))
 	if !ok {
 		if strings.TrimSpace(kindText) == "" {
@@ -202,7 +205,9 @@ func parseKind(s string) (Kind, bool) {
 }
 
 // kindList names the kinds in the order docs/policy.md documents them.
-func kindList() string { return "fixed, exp, full, equal, decorrelated" }
+func kindList() string {
+	return "fixed, exp, full, equal, decorrelated, or a library preset: " + strings.Join(Presets(), ", ")
+}
 
 func isKey(s string) bool {
 	for _, k := range specKeys {
@@ -219,6 +224,9 @@ func isKey(s string) bool {
 // max=60s, not 1m0s) and numbers in their shortest exact form.
 // Parse(p.String()) == p for every valid p.
 func (p Policy) String() string {
+	if p.Library.Name != "" {
+		return p.Library.String()
+	}
 	var b strings.Builder
 	b.WriteString(p.Kind.String())
 	sep := byte(':')

@@ -72,11 +72,11 @@ func TestParseErrors(t *testing.T) {
 		{"bad duration unit", "exp:initial=1x",
 			`policy "exp:initial=1x": initial: time: unknown unit "x" in duration "1x"`, "initial", 4},
 		{"empty spec", "",
-			`policy "": no kind; want KIND[:key=value,...] with KIND one of fixed, exp, full, equal, decorrelated`, "", 0},
+			`policy "": no kind; want KIND[:key=value,...] with KIND one of fixed, exp, full, equal, decorrelated, or a library preset: ` + presetList(), "", 0},
 		{"unknown kind", "expo:initial=1s",
-			`policy "expo:initial=1s": unknown kind "expo" (want one of fixed, exp, full, equal, decorrelated)`, "", 0},
+			`policy "expo:initial=1s": unknown kind "expo" (want one of fixed, exp, full, equal, decorrelated, or a library preset: ` + presetList() + ")", "", 0},
 		{"kinds are lower case", "EXP",
-			`policy "EXP": unknown kind "EXP" (want one of fixed, exp, full, equal, decorrelated)`, "", 0},
+			`policy "EXP": unknown kind "EXP" (want one of fixed, exp, full, equal, decorrelated, or a library preset: ` + presetList() + ")", "", 0},
 		{"unknown key", "exp:initial=1s,ceiling=5s",
 			`policy "exp:initial=1s,ceiling=5s": unknown key "ceiling" at offset 15 (want one of initial, multiplier, max, jitter, spread, attempts)`, "", 15},
 		{"duplicate key", "exp:max=1s,initial=1s,max=2s",
@@ -216,3 +216,6 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// presetList is how Parse's errors list the presets.
+func presetList() string { return strings.Join(Presets(), ", ") }

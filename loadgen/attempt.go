@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/connerr"
 	"github.com/stampede-dev/stampede/internal/epoll"
 	"github.com/stampede-dev/stampede/internal/rawsys"
@@ -24,6 +25,7 @@ type failure struct {
 	status int           // HTTP status of a non-101 answer
 	hint   time.Duration // Retry-After of a 429, 502, 503 or 504 answer, or the delay of a 1012 or 1013 close
 	err    error         // the cause, for the text kept by a stopped client
+	conn   backoff.Conn  // what the policy may ask of the connection (its close code, how long it was up)
 }
 
 // start begins an attempt of the shard's j-th client: socket, bind,
@@ -96,7 +98,9 @@ func (r *reactor) connected(j int32, now int64) {
 	c.seq = 0
 	r.inflight--
 	r.rec.upgraded(c.attemptAt, now)
-	c.attempt = 0
+	if r.f.cfg.Policy.Resets(0) {
+		c.attempt = 0
+	}
 	if r.ka != nil {
 		r.ka.connected(j, now)
 	}
@@ -131,6 +135,10 @@ func (r *reactor) fail(j int32, f failure, now int64) {
 // drop ends an established connection, then retries or stops.
 func (r *reactor) drop(j int32, f failure, now int64) {
 	c := &r.clients[j]
+	f.conn.Dropped, f.conn.Up = true, time.Duration(now-c.attemptAt)
+	if c.attempt != 0 && r.f.cfg.Policy.Resets(f.conn.Up) {
+		c.attempt = 0 // a preset that resets only after some uptime
+	}
 	r.closeSocket(j)
 	r.rec.ended(f.class, now)
 	if c.up {
@@ -158,37 +166,47 @@ func (r *reactor) lost(j int32, err error, now int64) {
 func (r *reactor) retry(j int32, f failure, now int64) {
 	c := &r.clients[j]
 	c.attempt++
-	d, ok := nextWait(&r.f.cfg, r.id(j), int(c.attempt), f, now)
-	if !ok {
+	f.conn.SinceAttempt = time.Duration(now - c.attemptAt)
+	if c.downAt != noTime {
+		f.conn.SinceDrop = time.Duration(now - c.downAt)
+	}
+	dec := nextWait(&r.f.cfg, r.id(j), int(c.attempt), f, now)
+	if dec.Stop != backoff.Continue {
 		c.state = stStopped
 		r.rec.stop(f.class, f.text())
 		return
 	}
+	if dec.Free {
+		c.attempt--
+	}
 	c.state = stWaiting
-	r.timers.schedule(j, addSat(now, d))
+	r.timers.schedule(j, addSat(now, dec.Delay))
 }
 
-// nextWait returns the wait before retry number attempt of client id after
-// failure f at offset now: the policy's delay, or, when longer, the
+// nextWait decides retry number attempt of client id after failure f at
+// offset now (Policy.Next, given f.conn): the policy's delay, or, when longer, the
 // server's hint spread upwards: the Retry-After of a 429, 502, 503 or 504,
 // or the delay in the reason of a 1012 or 1013 close
 // (connerr.ParseCloseHint), never shorter than asked; the policy's delay
-// is the floor; ignored with Config.NoRetryAfter. ok is
-// false when the client must stop: a class that is not retryable, or the
-// policy's attempts exhausted. It calls Config.OnRetry.
-func nextWait(cfg *Config, id uint32, attempt int, f failure, now int64) (d time.Duration, ok bool) {
-	if !f.class.Retryable(f.status) || !cfg.Policy.Retry(attempt) {
-		return 0, false
+// is the floor; ignored with Config.NoRetryAfter. Its Stop is not
+// Continue when the client must stop: a class that is not retryable
+// (Refused), a close code the policy's library does not retry (Refused),
+// or the policy's attempts exhausted (Exhausted). It calls Config.OnRetry.
+func nextWait(cfg *Config, id uint32, attempt int, f failure, now int64) backoff.Decision {
+	if !f.class.Retryable(f.status) {
+		return backoff.Decision{Stop: backoff.Refused}
 	}
-	var hint time.Duration
+	dec := cfg.Policy.Next(cfg.Seed, uint64(id), attempt, f.conn)
+	if dec.Stop != backoff.Continue {
+		return dec
+	}
 	if f.hint > 0 && connerr.HonorsHint(f.class, f.status) && !cfg.NoRetryAfter {
-		hint = f.hint
+		dec.Delay = max(dec.Delay, backoff.Hinted(f.hint, backoff.HintSpread, backoff.U(cfg.Seed, backoff.StreamHint, uint64(id), uint64(attempt))))
 	}
-	d = cfg.Policy.Wait(cfg.Seed, uint64(id), attempt, hint)
 	if cfg.OnRetry != nil {
-		cfg.OnRetry(Retry{Client: id, Attempt: attempt, Class: f.class, Hint: f.hint, Delay: d, At: time.Duration(now)})
+		cfg.OnRetry(Retry{Client: id, Attempt: attempt, Class: f.class, Hint: f.hint, Delay: dec.Delay, At: time.Duration(now)})
 	}
-	return d, true
+	return dec
 }
 
 // text is the failure as a stopped client's last error.

@@ -43,7 +43,8 @@ func TestNextWaitRetryAfter(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := Config{Client: spec.Client{Policy: pol, Seed: 7, NoRetryAfter: c.ignore}}
 			for id := range uint32(50) {
-				d, ok := nextWait(&cfg, id, 1, c.f, 0)
+				dec := nextWait(&cfg, id, 1, c.f, 0)
+				d, ok := dec.Delay, dec.Stop == backoff.Continue
 				if !ok || d < c.min || d > c.max {
 					t.Fatalf("client %d: wait %v, %v; want %v..%v", id, d, ok, c.min, c.max)
 				}

@@ -135,7 +135,10 @@ func (w *wssFleet) client(ctx context.Context, i int) {
 			w.record(func(r *recorder) { r.failure(f.class, now) })
 		} else {
 			w.record(func(r *recorder) { r.success(id, start, now, downAt) })
-			attempt, downAt = 0, noTime
+			if cfg.Policy.Resets(0) {
+				attempt = 0
+			}
+			downAt = noTime
 			var ended bool
 			if f, ended = w.hold(ctx, conn, id, sockets); !ended {
 				return // the run ended
@@ -143,14 +146,25 @@ func (w *wssFleet) client(ctx context.Context, i int) {
 			now = w.now()
 			w.record(func(r *recorder) { r.disconnect(id, f.class, now) })
 			downAt = now
+			f.conn.Dropped, f.conn.Up = true, time.Duration(now-start)
+			if attempt != 0 && cfg.Policy.Resets(f.conn.Up) {
+				attempt = 0
+			}
 		}
 		attempt++
-		wait, ok := nextWait(cfg, id, attempt, f, now)
-		if !ok {
+		f.conn.SinceAttempt = time.Duration(now - start)
+		if downAt != noTime {
+			f.conn.SinceDrop = time.Duration(now - downAt)
+		}
+		dec := nextWait(cfg, id, attempt, f, now)
+		if dec.Stop != backoff.Continue {
 			w.record(func(r *recorder) { r.stop(f.class, f.text()) })
 			return
 		}
-		if clock.Sleep(ctx, wait) != nil {
+		if dec.Free {
+			attempt--
+		}
+		if clock.Sleep(ctx, dec.Delay) != nil {
 			return
 		}
 	}

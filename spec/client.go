@@ -299,6 +299,11 @@ func (c Client) validateFleet(wss bool) error {
 	if err := c.Policy.Validate(); err != nil {
 		return Wrap("Client.Policy", err)
 	}
+	if proto := c.Policy.Protocol(); proto != "" {
+		// The library reconnects only when the session protocol's pings
+		// stop; this build speaks no session protocol.
+		return Errorf("Client.Policy", "%s reconnects when the %s session protocol's pings stop, and this build has no session protocols", c.Policy, proto)
+	}
 	for k, vs := range c.Header {
 		ck := http.CanonicalHeaderKey(k)
 		for _, r := range reservedHeaders {
