@@ -1,9 +1,10 @@
-// Package chaos is the chaos schedule of a run: a small language that says
-// when the target restarts, stalls, changes its backlog or accept rate,
-// rejects upgrades, or when the fault proxy in front of it misbehaves; and the
-// supervisor that applies it, over interfaces (Target, Proxy) that the roles
-// implement: target.ChaosGroup and the proxy's Group and Proxy. chaos
-// imports no role; the fault specs it names are in package fault.
+// Package chaos is the chaos schedule language of a run: it says when the
+// target restarts, stalls, changes its backlog or accept rate, rejects
+// upgrades, or when the fault proxy in front of it misbehaves. It parses a
+// schedule, checks it against a run's length and expands it into firings;
+// it imports no results, so the simulator, advise and the proxy read a
+// schedule without them. Package chaos/supervisor applies a schedule to a
+// running target; the fault specs it names are in package fault.
 //
 // This file holds the schedule's syntax tree and its canonical text. Parse
 // (parse.go) builds a Schedule from text such as

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/backoff"
-	"github.com/stampede-dev/stampede/chaos"
+	"github.com/stampede-dev/stampede/chaos/supervisor"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/proxy"
 	"github.com/stampede-dev/stampede/spec"
@@ -223,7 +223,7 @@ func TestShareByCapacity(t *testing.T) {
 // and the caller's copies do not.
 func TestShiftTimes(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	rs := &chaos.Restarted{Listening: t0, Ready: t0, Steps: []chaos.Step{{Stop: t0, Listening: t0, Ready: t0}}}
+	rs := &supervisor.Restarted{Listening: t0, Ready: t0, Steps: []supervisor.Step{{Stop: t0, Listening: t0, Ready: t0}}}
 	msgs := []Message{
 		{Kind: KindStart, Start: &Start{At: t0}},
 		{Kind: KindProgress, Progress: &Progress{At: t0, Started: t0}},

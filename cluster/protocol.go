@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/chaos"
+	"github.com/stampede-dev/stampede/chaos/supervisor"
 	"github.com/stampede-dev/stampede/fault"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/proxy"
@@ -235,7 +236,7 @@ type Progress struct {
 type Op string
 
 // The control requests: each is what the chaos supervisor does to a target
-// (chaos.Target) or a proxy (chaos.Proxy).
+// (supervisor.Target) or a proxy (supervisor.Proxy).
 const (
 	OpRestart      Op = "restart"       // Control.Restart
 	OpStall        Op = "stall"         // Control.For
@@ -272,7 +273,7 @@ type Reply struct {
 	// Error is why the request failed; empty on success.
 	Error string `json:"error,omitempty"`
 	// Restarted is what a restart did (wall-clock instants of the agent).
-	Restarted *chaos.Restarted `json:"restarted,omitempty"`
+	Restarted *supervisor.Restarted `json:"restarted,omitempty"`
 	// EarlyRetries are each target process's early-retry counters by PID.
 	EarlyRetries map[int]uint64 `json:"early_retries,omitempty"`
 }

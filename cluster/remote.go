@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/chaos"
+	"github.com/stampede-dev/stampede/chaos/supervisor"
 	"github.com/stampede-dev/stampede/fault"
 	"github.com/stampede-dev/stampede/target"
 )
 
-// RemoteTarget is the chaos.Target of a target group run by an agent: the
+// RemoteTarget is the supervisor.Target of a target group run by an agent: the
 // supervisor's requests travel as control messages (also a
-// chaos.StepRestarter and chaos.RetryCounter).
+// supervisor.StepRestarter and supervisor.RetryCounter).
 type RemoteTarget struct {
 	agent *Agent
 
@@ -43,10 +44,10 @@ func (t *RemoteTarget) Restart(ctx context.Context, ev chaos.Event) (listening, 
 }
 
 // RestartSteps restarts the group as ev says and reports each step.
-func (t *RemoteTarget) RestartSteps(ctx context.Context, ev chaos.Event) (chaos.Restarted, error) {
+func (t *RemoteTarget) RestartSteps(ctx context.Context, ev chaos.Event) (supervisor.Restarted, error) {
 	r, err := t.agent.Call(ctx, Control{Op: OpRestart, Restart: &ev})
 	if r.Restarted == nil {
-		return chaos.Restarted{}, err
+		return supervisor.Restarted{}, err
 	}
 	return *r.Restarted, err
 }
@@ -105,7 +106,7 @@ func (t *RemoteTarget) AcceptRate() float64 {
 	return t.rate
 }
 
-// RemoteProxy is the chaos.Proxy of a fault proxy group run by an agent.
+// RemoteProxy is the supervisor.Proxy of a fault proxy group run by an agent.
 type RemoteProxy struct {
 	agent *Agent
 	// Log, if set, is told when a fault set could not be applied.

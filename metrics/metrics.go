@@ -9,7 +9,7 @@
 // path knows about Prometheus.
 //
 //	workers ──progress──> storm.Progress ──Observe──> Exporter ──> /metrics
-//	chaos.Supervisor ──Current, Events───────────────────┘
+//	supervisor.Supervisor ──Current, Events───────────────────┘
 //	results.Summary (at the end) ──SetSummary────────────┘
 //	                                  Exporter ──Push──> Pushgateway (--pushgateway)
 //
@@ -43,10 +43,10 @@ type Config struct {
 	// Clients is the fleet's size, exported as stampede_clients.
 	Clients int
 	// Current, if set, names the chaos event under way ("" for none), as
-	// chaos.Supervisor.Current does.
+	// supervisor.Supervisor.Current does.
 	Current func() string
 	// Events, if set, returns the chaos events finished so far (with their
-	// Ready instants), as chaos.Supervisor.Events does: their recovery is
+	// Ready instants), as supervisor.Supervisor.Events does: their recovery is
 	// estimated live from the connected count until SetSummary gives the
 	// exact figures.
 	Events func() []results.Event

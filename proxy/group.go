@@ -58,7 +58,7 @@ type GroupConfig struct {
 
 // Group is a set of `stampede proxy` processes sharing one port as an
 // SO_REUSEPORT group, since one process may hold at most 20,000 open files
-// and each relayed connection takes two. It implements chaos.Proxy: Set reaches
+// and each relayed connection takes two. It implements supervisor.Proxy: Set reaches
 // every process through its control API.
 type Group struct {
 	cfg    GroupConfig

@@ -6,13 +6,14 @@ package proxy
 
 import (
 	"fmt"
-	"github.com/stampede-dev/stampede/spec"
 	"net"
 	"net/netip"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/stampede-dev/stampede/spec"
 
 	"github.com/stampede-dev/stampede/fault"
 )
@@ -228,7 +229,7 @@ type faultState struct {
 }
 
 // Proxy is a running fault proxy in this process. It implements
-// chaos.Proxy, so a chaos.Supervisor switches its faults.
+// supervisor.Proxy, so a supervisor.Supervisor switches its faults.
 type Proxy struct {
 	cfg      Config
 	addr     netip.AddrPort

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/chaos"
+	"github.com/stampede-dev/stampede/chaos/supervisor"
 	"github.com/stampede-dev/stampede/childproc"
 	"github.com/stampede-dev/stampede/controlapi"
 	"github.com/stampede-dev/stampede/fault"
@@ -118,7 +119,7 @@ func Run(ctx context.Context, rc RunConfig) error {
 	}
 	line := childproc.ReadyLine{Ready: true, PID: os.Getpid(), Token: token}
 	var ctl Controller
-	var px chaos.Proxy
+	var px supervisor.Proxy
 	if rc.Procs > 1 {
 		g, err := StartGroup(ctx, GroupConfig{
 			Spawn: rc.Spawn, Procs: rc.Procs, Proxy: rc.Proxy,
@@ -164,7 +165,7 @@ func Run(ctx context.Context, rc RunConfig) error {
 	}
 	var supErr error
 	if rc.Schedule != nil {
-		sup := &chaos.Supervisor{Schedule: rc.Schedule, Proxy: px, Log: func(f string, a ...any) { fmt.Fprintf(logw, f+"\n", a...) }}
+		sup := &supervisor.Supervisor{Schedule: rc.Schedule, Proxy: px, Log: func(f string, a ...any) { fmt.Fprintf(logw, f+"\n", a...) }}
 		supErr = sup.Run(runCtx, line.T, rc.Duration)
 	}
 	<-runCtx.Done()

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/stampede-dev/stampede/chaos"
+	"github.com/stampede-dev/stampede/chaos/supervisor"
 	"github.com/stampede-dev/stampede/hoststat"
 	"github.com/stampede-dev/stampede/results"
 )
@@ -32,7 +32,7 @@ func (r *run) drive(ctx context.Context) error {
 	hapDone := r.startSamplers(sampleCtx)
 	r.mx.setResources(r.sampler)
 	if r.tgt != nil {
-		r.sup = &chaos.Supervisor{Schedule: cfg.Schedule, Target: r.tgt, Log: r.logf}
+		r.sup = &supervisor.Supervisor{Schedule: cfg.Schedule, Target: r.tgt, Log: r.logf}
 		if r.proxy != nil {
 			r.sup.Proxy = r.proxy // never a typed nil: the supervisor checks Proxy == nil
 		}

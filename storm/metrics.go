@@ -7,7 +7,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/stampede-dev/stampede/chaos"
+	"github.com/stampede-dev/stampede/chaos/supervisor"
 	"github.com/stampede-dev/stampede/hoststat"
 	"github.com/stampede-dev/stampede/internal/redact"
 	"github.com/stampede-dev/stampede/loadgen"
@@ -104,7 +104,7 @@ func (m *runMetrics) setResources(s *hoststat.Sampler) {
 }
 
 // setChaos exports the supervisor's event under way and finished events.
-func (m *runMetrics) setChaos(sup *chaos.Supervisor) {
+func (m *runMetrics) setChaos(sup *supervisor.Supervisor) {
 	if m != nil {
 		m.exp.SetChaos(sup.Current, sup.Events)
 	}

@@ -4,9 +4,9 @@
 // `stampede run` (the bundled target), `stampede loadgen` (any server) and
 // `stampede bench` (a run per policy) all go through Run.
 //
-//	storm.Run ─┬─ target agent (target.Group, SO_REUSEPORT) <── chaos.Supervisor
+//	storm.Run ─┬─ target agent (target.Group, SO_REUSEPORT) <── supervisor.Supervisor
 //	           │     └ control messages: restart, stall, backlog, reject
-//	           ├─ proxy agent (fault proxy group) <── chaos.Supervisor
+//	           ├─ proxy agent (fault proxy group) <── supervisor.Supervisor
 //	           ├─ loadgen agents (shares of the fleet) ──> merged results.Report
 //	           ├─ Config.Sidecars (a drill's deploy command, collectors) ──> events, files
 //	           ├─ hoststat.Sampler (gopsutil: every agent's processes) ──> resources.csv
@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/chaos"
+	"github.com/stampede-dev/stampede/chaos/supervisor"
 	"github.com/stampede-dev/stampede/cluster"
 	"github.com/stampede-dev/stampede/cluster/hub"
 	"github.com/stampede-dev/stampede/haproxy"
@@ -103,8 +104,8 @@ type run struct {
 	// samplerDone closes when the sampler's Run has taken its last sample.
 	samplerDone <-chan struct{}
 	kernel      *hoststat.KernelSampler
-	sup         *chaos.Supervisor // nil against --url
-	at          time.Time         // the start barrier: the run's time zero
+	sup         *supervisor.Supervisor // nil against --url
+	at          time.Time              // the start barrier: the run's time zero
 	drove       driven
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/chaos"
+	"github.com/stampede-dev/stampede/chaos/supervisor"
 	"github.com/stampede-dev/stampede/internal/clock"
 )
 
@@ -37,9 +38,9 @@ type ChaosGroup struct {
 // A ChaosGroup restarts one process at a time when asked and counts early
 // retries, so the supervisor records steps and early retries for it.
 var (
-	_ chaos.Target        = (*ChaosGroup)(nil)
-	_ chaos.StepRestarter = (*ChaosGroup)(nil)
-	_ chaos.RetryCounter  = (*ChaosGroup)(nil)
+	_ supervisor.Target        = (*ChaosGroup)(nil)
+	_ supervisor.StepRestarter = (*ChaosGroup)(nil)
+	_ supervisor.RetryCounter  = (*ChaosGroup)(nil)
 )
 
 // NewChaosGroup wraps g, whose processes started with the given backlog
@@ -90,8 +91,8 @@ func (t *ChaosGroup) Restart(ctx context.Context, ev chaos.Event) (listening, re
 // the SYNs goes unanswered). Restarted.Listening is when the last process
 // was started again, Restarted.Ready when it began accepting, and Steps
 // has one entry per process restarted one at a time.
-func (t *ChaosGroup) RestartSteps(ctx context.Context, ev chaos.Event) (chaos.Restarted, error) {
-	var res chaos.Restarted
+func (t *ChaosGroup) RestartSteps(ctx context.Context, ev chaos.Event) (supervisor.Restarted, error) {
+	var res supervisor.Restarted
 	sig, ok := signals[ev.Mode]
 	if !ok {
 		return res, fmt.Errorf("unknown restart mode %q", ev.Mode)
@@ -143,9 +144,9 @@ func shapedStop(ev chaos.Event) (ShutdownOptions, bool) {
 
 // restartAll stops every process, waits out the down time and brings a
 // new generation up.
-func (t *ChaosGroup) restartAll(ctx context.Context, ev chaos.Event, sig syscall.Signal) (chaos.Restarted, error) {
+func (t *ChaosGroup) restartAll(ctx context.Context, ev chaos.Event, sig syscall.Signal) (supervisor.Restarted, error) {
 	now, sleep := t.clock()
-	var res chaos.Restarted
+	var res supervisor.Restarted
 	if o, ok := shapedStop(ev); ok {
 		if err := t.Group.ShutdownWith(ctx, o); err != nil {
 			return res, err
@@ -175,10 +176,10 @@ func (t *ChaosGroup) restartAll(ctx context.Context, ev chaos.Event, sig syscall
 
 // restartProc stops process i, waits out the down time and starts it
 // again, the others untouched.
-func (t *ChaosGroup) restartProc(ctx context.Context, ev chaos.Event, sig syscall.Signal, i int) (chaos.Step, error) {
+func (t *ChaosGroup) restartProc(ctx context.Context, ev chaos.Event, sig syscall.Signal, i int) (supervisor.Step, error) {
 	now, sleep := t.clock()
 	old := t.Group.Procs()[i]
-	step := chaos.Step{Proc: i, Conns: -1}
+	step := supervisor.Step{Proc: i, Conns: -1}
 	if st, err := old.Stats(ctx); err == nil {
 		step.Conns = st.Conns
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/gobwas/ws"
 
 	"github.com/stampede-dev/stampede/chaos"
+	"github.com/stampede-dev/stampede/chaos/supervisor"
 	"github.com/stampede-dev/stampede/connerr"
 	"github.com/stampede-dev/stampede/spec"
 )
@@ -344,7 +345,7 @@ func TestChaosGroupRestartHint(t *testing.T) {
 		ev := chaos.Event{Kind: chaos.Restart, Mode: chaos.ModeGraceful, Procs: procs, Shape: chaos.ShapeClosed,
 			Down: down, Spread: 200 * time.Millisecond, Hint: hint}
 		type result struct {
-			res chaos.Restarted
+			res supervisor.Restarted
 			err error
 		}
 		rc := make(chan result, 1)

@@ -166,3 +166,30 @@ func TestImportRules(t *testing.T) {
 		}
 	}
 }
+
+// boundaries are packages kept apart from what they must not reach, even
+// through others: the package (exactly that one, not those under it) and
+// the tree it must not depend on, with the reason.
+var boundaries = []struct {
+	pkg, notOn, why string
+}{
+	{"chaos", "results", "the schedule language is read by the simulator, advise and the proxy, which need no results"},
+}
+
+// TestBoundaries: each package of boundaries depends on nothing in the
+// tree it is kept apart from.
+func TestBoundaries(t *testing.T) {
+	pkgs := listPackages(t)
+	for _, b := range boundaries {
+		p, ok := pkgs[b.pkg]
+		if !ok {
+			t.Errorf("package %s is not in the module: update boundaries", b.pkg)
+			continue
+		}
+		for _, dep := range p.Deps {
+			if dep, ok := strings.CutPrefix(dep, module); ok && under(dep, b.notOn) {
+				t.Errorf("%s depends on %s (%s): %s", b.pkg, b.notOn, chain(pkgs, b.pkg, dep), b.why)
+			}
+		}
+	}
+}

@@ -1,16 +1,18 @@
-package chaos
+package supervisor
 
 import (
 	"context"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/stampede-dev/stampede/chaos"
 )
 
 // stubTarget accepts every action at once.
 type stubTarget struct{}
 
-func (stubTarget) Restart(ctx context.Context, ev Event) (time.Time, time.Time, error) {
+func (stubTarget) Restart(ctx context.Context, ev chaos.Event) (time.Time, time.Time, error) {
 	time.Sleep(ev.Down)
 	return time.Now(), time.Now(), nil
 }
@@ -25,7 +27,7 @@ func (stubTarget) AcceptRate() float64                                          
 // overlapping ones joined, and nothing between them.
 func TestSupervisorCurrent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sched, err := Parse("at 1s stall 2s; at 2s backlog 16 for 2s")
+		sched, err := chaos.Parse("at 1s stall 2s; at 2s backlog 16 for 2s")
 		if err != nil {
 			t.Fatal(err)
 		}

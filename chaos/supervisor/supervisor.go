@@ -1,4 +1,8 @@
-package chaos
+// Package supervisor applies a chaos schedule to a running target and
+// proxy on the run's time axis, over interfaces (Target, Proxy) that the
+// roles implement: the target's process group and the proxy's Group and
+// Proxy. It records each event it applied as a results.Event.
+package supervisor
 
 import (
 	"cmp"
@@ -9,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/fault"
 	"github.com/stampede-dev/stampede/internal/clock"
 	"github.com/stampede-dev/stampede/results"
@@ -23,7 +28,7 @@ type Target interface {
 	// Interval, Down, Shape) and brings it back. It reports when the new
 	// processes were listening (end of the fault) and when the target was
 	// ready again, as wall-clock instants.
-	Restart(ctx context.Context, ev Event) (listening, ready time.Time, err error)
+	Restart(ctx context.Context, ev chaos.Event) (listening, ready time.Time, err error)
 	// Stall stops accepting for d.
 	Stall(ctx context.Context, d time.Duration) error
 	// SetBacklog changes the listen backlog.
@@ -43,7 +48,7 @@ type Target interface {
 // when the Target has it.
 type StepRestarter interface {
 	// RestartSteps is Restart, reporting each process's step.
-	RestartSteps(ctx context.Context, ev Event) (Restarted, error)
+	RestartSteps(ctx context.Context, ev chaos.Event) (Restarted, error)
 }
 
 // Restarted is what a restart did, as wall-clock instants.
@@ -100,7 +105,7 @@ type Proxy interface {
 // axis and records every event's start, end and ready instants.
 type Supervisor struct {
 	// Schedule is what to do.
-	Schedule *Schedule
+	Schedule *chaos.Schedule
 	// Target is acted on by restart, stall, backlog, accept-rate and reject.
 	Target Target
 	// Proxy is acted on by proxy events; nil makes them an error.
@@ -139,7 +144,7 @@ func (s *Supervisor) Run(ctx context.Context, start time.Time, end time.Duration
 			break
 		}
 		wg.Add(1)
-		go func(p Planned) {
+		go func(p chaos.Planned) {
 			defer wg.Done()
 			if err := s.apply(ctx, start, p); err != nil {
 				errc <- fmt.Errorf("chaos: %q at %s: %w", p.Text, p.At, err)
@@ -189,7 +194,7 @@ func (s *Supervisor) begin(text string) (end func()) {
 }
 
 // apply carries out one planned event and records it.
-func (s *Supervisor) apply(ctx context.Context, start time.Time, p Planned) error {
+func (s *Supervisor) apply(ctx context.Context, start time.Time, p chaos.Planned) error {
 	under := s.begin(p.Text)
 	defer under()
 	now, sleep := s.clock()
@@ -198,23 +203,23 @@ func (s *Supervisor) apply(ctx context.Context, start time.Time, p Planned) erro
 	s.logf("chaos: %s at %.3fs", p.Text, x.rec.Start.Seconds())
 	var err error
 	switch p.Event.Kind {
-	case Restart:
+	case chaos.Restart:
 		err = x.restart(ctx)
-	case Stall:
+	case chaos.Stall:
 		err = x.stall(ctx)
-	case Backlog:
+	case chaos.Backlog:
 		prev := s.Target.Backlog()
 		x.rec.Mode = fmt.Sprint(p.Event.N)
 		err = x.setting(ctx, func(ctx context.Context) error { return s.Target.SetBacklog(ctx, p.Event.N) },
 			func(ctx context.Context) error { return s.Target.SetBacklog(ctx, prev) })
-	case AcceptRate:
+	case chaos.AcceptRate:
 		prev := s.Target.AcceptRate()
 		x.rec.Mode = fmt.Sprintf("%g/s", p.Event.Rate)
 		err = x.setting(ctx, func(ctx context.Context) error { return s.Target.SetAcceptRate(ctx, p.Event.Rate) },
 			func(ctx context.Context) error { return s.Target.SetAcceptRate(ctx, prev) })
-	case Reject:
+	case chaos.Reject:
 		err = x.reject(ctx)
-	case ProxyEvent:
+	case chaos.ProxyEvent:
 		if s.Proxy == nil {
 			return fmt.Errorf("a proxy event needs the fault proxy, and this run has none")
 		}
@@ -259,7 +264,7 @@ func (s *Supervisor) record(rec results.Event) {
 // processes are told to stop.
 type applying struct {
 	s     *Supervisor
-	p     Planned
+	p     chaos.Planned
 	start time.Time
 	now   func() time.Time
 	sleep func(context.Context, time.Duration) error

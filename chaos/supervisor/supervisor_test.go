@@ -1,4 +1,4 @@
-package chaos
+package supervisor
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/results"
 )
 
@@ -18,10 +19,10 @@ type stepTarget struct {
 
 	mu     sync.Mutex
 	early  map[int]uint64 // by pid
-	reject time.Duration  // the last Reject's window
+	reject time.Duration  // the last chaos.Reject's window
 }
 
-func (t *stepTarget) RestartSteps(ctx context.Context, ev Event) (Restarted, error) {
+func (t *stepTarget) RestartSteps(ctx context.Context, ev chaos.Event) (Restarted, error) {
 	var res Restarted
 	for i := range t.procs {
 		if i > 0 {
@@ -65,7 +66,7 @@ func (t *stepTarget) count(pid int, n uint64) {
 // time axis, its end and ready those of the last process.
 func TestSupervisorRollingSteps(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sched, err := Parse("at 1s restart rolling interval=2s down=500ms")
+		sched, err := chaos.Parse("at 1s restart rolling interval=2s down=500ms")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,7 +89,7 @@ func TestSupervisorRollingSteps(t *testing.T) {
 				t.Errorf("step %d = %+v; want %+v", i, st, want[i])
 			}
 		}
-		if e := ev[0]; e.Start != ms(1000) || e.End != ms(6520) || e.Ready != ms(6530) || e.Mode != ModeAbrupt {
+		if e := ev[0]; e.Start != ms(1000) || e.End != ms(6520) || e.Ready != ms(6530) || e.Mode != chaos.ModeAbrupt {
 			t.Errorf("event %+v; want start 1s, end 6.52s, ready 6.53s, mode abrupt", e)
 		}
 	})
@@ -99,7 +100,7 @@ func TestSupervisorRollingSteps(t *testing.T) {
 // meanwhile counting from zero; late arrivals are not the event's.
 func TestSupervisorRejectEarlyRetries(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sched, err := Parse("at 1s reject 503 retry-after=2s for 3s; at 10s reject 429 for 1s")
+		sched, err := chaos.Parse("at 1s reject 503 retry-after=2s for 3s; at 10s reject 429 for 1s")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,7 +136,7 @@ func TestSupervisorRejectEarlyRetries(t *testing.T) {
 // supervisor waits out the Retry-After to count early retries.
 func TestSupervisorRejectCurrent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sched, err := Parse("at 1s reject 503 retry-after=2s for 1s")
+		sched, err := chaos.Parse("at 1s reject 503 retry-after=2s for 1s")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +164,7 @@ func TestSupervisorRejectCurrent(t *testing.T) {
 // never ready again as far as the run saw; one not yet started is not.
 func TestSupervisorKeepsEventUnderWay(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sched, err := Parse("at 1s stall for 5s; at 10s backlog 5")
+		sched, err := chaos.Parse("at 1s stall for 5s; at 10s backlog 5")
 		if err != nil {
 			t.Fatal(err)
 		}
