@@ -322,6 +322,12 @@ func (c Config) Validate() error {
 		}
 	}
 	if c.Schedule != nil {
+		// The checks and caps a real run applies: a schedule that fires
+		// too often, overlaps itself or outlasts the run is refused before
+		// anything is simulated.
+		if err := c.Schedule.Check(c.Duration); err != nil {
+			return bad("Schedule", "%w", err)
+		}
 		for _, e := range c.Schedule.Entries {
 			if e.Event.Kind == chaos.ProxyEvent {
 				return bad("Schedule", "%q: the fault proxy is not modelled", e.Text)

@@ -145,6 +145,7 @@ func TestCoresPaceCloses(t *testing.T) {
 func TestConfigRecordsCPU(t *testing.T) {
 	cfg := cpuStorm(t, 2, CPUCosts{Accept: 60 * time.Microsecond})
 	cfg.Duration = 5 * time.Second
+	cfg.Schedule, cfg.ScheduleText = nil, "" // its restart at 20s is after this run's end
 	res, sum := run(t, cfg)
 	want := DefaultCPUCosts
 	want.Accept = 60 * time.Microsecond

@@ -3,9 +3,11 @@ package sim
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -127,9 +129,9 @@ func TestDelaysMatchLoadgen(t *testing.T) {
 
 	simulated := map[key]time.Duration{}
 	_, err = Run(context.Background(), Config{Client: spec.Client{Clients: clients, Policy: pol, Seed: 7}, Duration: 5 * time.Second,
-		// The port closed from the start, as the real side's: no exit time
-		// with the listener open.
-		Schedule: mustSchedule(t, "at 0s restart abrupt down=1m"), StopTime: -1,
+		// The port closed from the start until the run's end, as the real
+		// side's: no exit time with the listener open.
+		Schedule: mustSchedule(t, "at 0s restart abrupt down=5s"), StopTime: -1,
 		OnRetry: func(r Retry) {
 			if r.Class != connerr.Refused.String() {
 				t.Errorf("client %d attempt %d failed as %s, want refused", r.Client, r.Attempt, r.Class)
@@ -241,7 +243,7 @@ func TestExitKeepsListenerOpen(t *testing.T) {
 	_, sum := run(t, Config{Client: spec.Client{Clients: 300, Policy: backoff.MustParse("fixed:initial=100ms,jitter=0.5"), Seed: 1,
 
 		Ramp: 1000}, Server: spec.Server{Backlog: 16}, Duration: 4 * time.Second,
-		Schedule: mustSchedule(t, "at 1s restart abrupt down=10s"),
+		Schedule: mustSchedule(t, "at 1s restart abrupt down=3s"),
 		StopTime: exit, CloseRate: -1,
 		OnRetry: func(r Retry) {
 			switch r.Class {
@@ -521,5 +523,33 @@ func TestCookieCounters(t *testing.T) {
 	}
 	if extra := k.TCPReqQFullDoCookies - k.SyncookiesSent; extra > k.ListenOverflows {
 		t.Errorf("%d SYNs on a full SYN queue without a cookie, more than the %d ListenOverflows", extra, k.ListenOverflows)
+	}
+}
+
+// TestValidateChecksSchedule: the simulator refuses what a real run
+// refuses (chaos.Schedule.Check), before anything is simulated: a
+// schedule that fires more often than a run may plan, or one whose events
+// overlap, would otherwise be simulated firing by firing.
+func TestValidateChecksSchedule(t *testing.T) {
+	for _, tc := range []struct {
+		name, schedule string
+	}{
+		// 2,000,000 restarts in 2 s, each still down when the next comes.
+		{"every microsecond", "every 1us restart"},
+		// 10,000 entries, each firing 200 times: 2,000,000 firings.
+		{"ten thousand entries", strings.Repeat("every 10ms stall 1ms\n", chaos.MaxEntries)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := Config{Client: spec.Client{Clients: 10}, Duration: 2 * time.Second, Schedule: mustSchedule(t, tc.schedule)}
+			err := cfg.Validate()
+			var ce *chaos.CheckError
+			var fe *spec.FieldError
+			if !errors.As(err, &ce) || !errors.As(err, &fe) || fe.Field != "Sim.Schedule" {
+				t.Fatalf("Validate() = %v, want a Sim.Schedule field error wrapping a *chaos.CheckError", err)
+			}
+			if _, err := Run(context.Background(), cfg); !errors.As(err, &ce) {
+				t.Errorf("Run() = %v, want the check's refusal", err)
+			}
+		})
 	}
 }

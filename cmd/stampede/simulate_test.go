@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/results"
 	"github.com/stampede-dev/stampede/sim"
 )
@@ -256,5 +257,40 @@ func TestSimulateCPUCosts(t *testing.T) {
 	again, _, _ := simulate("--config", writeFile(t, "again.yaml", string(b)))
 	if *again.R99S != *cheap.R99S || again.Recovered != cheap.Recovered {
 		t.Errorf("the recorded config given back: R99 %.2fs, %d back; the run's %.2fs, %d", *again.R99S, again.Recovered, *cheap.R99S, cheap.Recovered)
+	}
+}
+
+// TestSimulateChecksScheduleAsRun: simulate and advise refuse a schedule
+// that run refuses, with one line naming --chaos and before anything is
+// simulated or written: one that fires every microsecond, and a file of
+// 10,000 repeating entries.
+func TestSimulateChecksScheduleAsRun(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "many.chaos")
+	if err := os.WriteFile(file, []byte(strings.Repeat("every 10ms stall 1ms\n", chaos.MaxEntries)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"simulate", "advise"} {
+		for _, sched := range [][]string{{"--chaos", "every 1us restart"}, {"--chaos-file", file}} {
+			out := filepath.Join(t.TempDir(), "out")
+			args := append([]string{"stampede", cmd, "--clients", "10", "--duration", "2s", "--out", out}, sched...)
+			done := make(chan struct{})
+			var code int
+			var stdout, stderr bytes.Buffer
+			go func() {
+				defer close(done)
+				code = runApp(args, &stdout, &stderr)
+			}()
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				t.Fatalf("%s %s: still simulating after 30s", cmd, sched[0])
+			}
+			if errOut := stderr.String(); code != 2 || !strings.HasPrefix(errOut, "stampede: --chaos: ") || strings.Count(errOut, "\n") != 1 {
+				t.Errorf("%s %s: exit %d, stderr %q; want exit 2 and one line naming --chaos", cmd, sched[0], code, errOut)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("%s %s: wrote %s", cmd, sched[0], out)
+			}
+		}
 	}
 }
