@@ -3,14 +3,18 @@ package sim
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/stampede-dev/stampede/calibration"
 )
 
 // MaxCalibratedClients is the fleet of the largest real run the model is
-// calibrated against (docs/simulator.md "Calibration"). The figures of a
-// larger simulated fleet are extrapolated, and its summary says so
-// (CalibrationNote). A larger calibration point is this one edit, and
-// the docs' table of points.
-const MaxCalibratedClients = 50_000
+// calibrated against: the embedded calibration file's
+// sim.max_calibrated_clients, with the command and date of that run
+// (package calibration; docs/simulator.md "How far to trust it"). The
+// figures of a larger simulated fleet are extrapolated, and its summary
+// says so (CalibrationNote). A larger calibration point is an edit of
+// that file, and of the docs' accuracy table.
+var MaxCalibratedClients = calibration.MustInt("sim.max_calibrated_clients")
 
 // CalibrationNote says, in one line, that a simulated fleet of clients
 // lies above the largest calibrated real run, its figures extrapolated;

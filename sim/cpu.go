@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/stampede-dev/stampede/calibration"
 	"github.com/stampede-dev/stampede/spec"
 )
 
@@ -48,49 +49,19 @@ type CPUCosts struct {
 }
 
 // DefaultCPUCosts are the costs measured on this project's two-core
-// machine, both ends on it (docs/simulator.md, "At 250,000 and
-// 1,000,000").
+// machine, both ends on it: the embedded calibration file's sim.cpu.*
+// figures, each with the command, date and machine it came from
+// (package calibration; docs/simulator.md "Calibration").
 var DefaultCPUCosts = CPUCosts{
-	// A perf profile of a 250,000-client herd (restart at 40 s, 25 s
-	// sampled from it, 2026-12-02): the loadgen took 63.5 % of both cores,
-	// 31.75 core-s, over 505,114 attempts, 214,060 disconnects and 74,805
-	// upgrades. Less the upgrades (Upgrade), the disconnects (Disconnect)
-	// and the pings of the clients connected meanwhile (Ping, 1.3 core-s),
-	// 44 µs an attempt.
-	Attempt: 44 * time.Microsecond,
-	// summary.json resources at a million first connects (no waste): the
-	// loadgen's 101.5 µs a connect, less an attempt's 44 µs.
-	Upgrade: 57500 * time.Nanosecond,
-	// lab/connbase (kernel only, loopback, 2026-12-02): close_client.
-	Disconnect: 17600 * time.Nanosecond,
-	// summary.json resources at a million first connects: the target's
-	// 80.9 µs a connect, accept and upgrade.
-	Accept: 80900 * time.Nanosecond,
-	// lab/connbase: close_server.
-	Close: 14100 * time.Nanosecond,
-	// The same perf profile: the retransmit timers' stacks (6.7 % of the
-	// samples) and ksoftirqd (6.5 %), about 6.6 core-s, over the
-	// 2,085,000 segments retransmitted in the window (RetransSegs).
-	Segment: 3 * time.Microsecond,
-	// Two 250,000-client runs idle but for their pings (`stampede run
-	// --clients 250000 --chaos 'at 120s restart abrupt down=2s'
-	// --duration 240s`, 2026-12-05; `lab/calibrate -from`): both ends'
-	// CPU over the loadgens' sweeps from the ramp's end to the event,
-	// 45 and 49 µs a ping (10,000 a second, spec.FleetPingInterval, each
-	// sweep's pings taking the cores for a few seconds); that morning,
-	// 38-42 µs. (An earlier figure, 2.7 µs, was read off three seconds
-	// between two sweeps.)
-	Ping: 47 * time.Microsecond,
-	// This kernel's (6.18, EEVDF) base slice on two CPUs: 0.75 ms scaled
-	// by 1 + log2(CPUs).
-	Slice: 1500 * time.Microsecond,
-	// The perf profile above: the loadgen's processes took 63.5 % of the
-	// cores and the target's 26.2 %, both with work throughout (the
-	// target's accept queues overflowed), 2.4 times as much. A loadgen
-	// process runs more threads with work (its reactors) than a target
-	// process (one accept loop), and the scheduler shares the cores by
-	// thread.
-	LoadgenShare: 2.4,
+	Attempt:      calibration.MustDuration("sim.cpu.attempt"),
+	Upgrade:      calibration.MustDuration("sim.cpu.upgrade"),
+	Disconnect:   calibration.MustDuration("sim.cpu.disconnect"),
+	Accept:       calibration.MustDuration("sim.cpu.accept"),
+	Close:        calibration.MustDuration("sim.cpu.close"),
+	Segment:      calibration.MustDuration("sim.cpu.segment"),
+	Ping:         calibration.MustDuration("sim.cpu.ping"),
+	Slice:        calibration.MustDuration("sim.cpu.slice"),
+	LoadgenShare: calibration.MustFloat("sim.cpu.loadgen_share"),
 }
 
 // CPUUse is the CPU the model charged over a run (Config.Cores), by who

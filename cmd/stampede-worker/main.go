@@ -21,6 +21,7 @@ import (
 	"runtime/debug"
 	"syscall"
 
+	"github.com/stampede-dev/stampede/calibration"
 	"github.com/stampede-dev/stampede/cluster"
 )
 
@@ -28,11 +29,10 @@ import (
 // may grow by half its live size before a collection, not by all of it.
 // A worker holds little live heap and makes much short-lived garbage
 // (failed attempts in a herd, results streaming), so the default's
-// headroom was most of its heap: at 100,000 clients, an abrupt restart,
-// 6 loadgen and 6 target processes, peak RSS fell from 141.0 to 109.1 MiB
-// (loadgen) and from 111.1 to 103.0 MiB (target) for about 1 % more CPU
-// (docs/sizing.md, "Memory per connection").
-const gcPercent = 50
+// headroom was most of its heap. The figure is the embedded calibration
+// file's worker.gc_percent, with the run that measured it and what it
+// saved (package calibration; docs/sizing.md, "Memory per connection").
+var gcPercent = calibration.MustInt("worker.gc_percent")
 
 func main() {
 	if os.Getenv("GOGC") == "" {

@@ -16,6 +16,7 @@ import (
 // summary: the command's own flags (config), the machine it ran on, and
 // the CPU each end spent per first connect on it (resources).
 type runConfig struct {
+	RunID   string         `json:"run_id"`
 	Config  map[string]any `json:"config"`
 	Machine struct {
 		Cores          float64 `json:"cores"`

@@ -43,7 +43,11 @@
 // resources.target cpu_us_per_connect, measured in the ramp before the
 // event). Each run's line gives what its herd cost (measureHerd); with
 // -herd-from RUN every simulation is given RUN's herd costs in place of
-// its own first connects' (a herd's connects cost more than a ramp's).
+// its own first connects' (a herd's connects cost more than a ramp's),
+// and with -write-calibration FILE those costs (and RUN's ping's) are
+// written into the product's calibration file, each figure with RUN's
+// command, day and machine (-machine KIND): calibration/calibration.json
+// is what the simulator's defaults read (writeCalibration).
 //
 // Every run is printed with its command line. A real folder that holds a
 // summary.json is reused with -reuse, so the table can be printed again
@@ -157,12 +161,20 @@ func main() {
 	from := flag.String("from", "", "real run folders `LIST` (any command's) to simulate on their own inputs instead of running the bench's storms")
 	netdev := flag.Int("netdev-backlog", 0, "with -from: the machine's net.core.netdev_max_backlog `N` during those runs (0: the model's default)")
 	herdFrom := flag.String("herd-from", "", "with -from: give every simulation the herd's CPU costs of the real run in `DIR` (Ready to 90 % back) in place of each run's first connects'")
+	writeCal := flag.String("write-calibration", "", "with -herd-from: write its herd's CPU costs (and its ping's) into the calibration `FILE` (calibration/calibration.json), each with its command, day and machine")
+	machine := flag.String("machine", "", "with -write-calibration: what the machine the runs were made on is, `KIND` (\"VM, 24 GiB\")")
 	flag.Parse()
 	if *herdFrom != "" && *from == "" {
 		fail(fmt.Errorf("-herd-from %s: needs -from, the runs to simulate", *herdFrom))
 	}
+	if *writeCal != "" && *herdFrom == "" {
+		fail(fmt.Errorf("-write-calibration %s: needs -herd-from, the run whose herd to write", *writeCal))
+	}
 	if *from != "" {
 		fromRuns(*exe, strings.Split(*from, ","), *netdev, *reuse, *herdFrom)
+		if err := writeCalibration(*writeCal, *herdFrom, *machine); err != nil {
+			fail(err)
+		}
 		return
 	}
 	pols := policies[:0:0]

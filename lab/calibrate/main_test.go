@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stampede-dev/stampede/calibration"
 )
 
 // TestCloseRate reads a restart's close rate from a timeline: 900 of
@@ -242,4 +244,72 @@ func runDir(t *testing.T, timeline, resources string) string {
 		}
 	}
 	return dir
+}
+
+// TestWriteCalibration: -write-calibration puts a run's herd costs into
+// the calibration file in place of the product's, each figure with the
+// run's command, day and machine, and keeps every figure it did not
+// measure as the file had it. The run is TestMeasureHerd's herd (57.98 µs
+// an attempt less its upgrades, 57.5 µs an upgrade, 100 µs a target's
+// upgrade) with a summary.json of a run of 2026-12-05.
+func TestWriteCalibration(t *testing.T) {
+	timeline := "t_s,connected,attempts,successes\n" +
+		"9.9,0,400,0\n10,200,500,200\n10.1,950,800,750\n10.2,1000,50,50\n"
+	resources := "t_s,role,cpu_s\n" +
+		"9.5,loadgen,0.5\n9.5,target,0.1\n10,loadgen,1\n10,target,0.2\n" +
+		"10.2,loadgen,1.13\n10.2,target,0.295\n11,loadgen,2\n11,target,1\n"
+	dir := runDir(t, timeline, resources)
+	summaryJSON := `{"run_id": "2026-12-05T18-41-39Z-0001",
+		"config": {"clients": 1000, "chaos": "at 5s restart abrupt down=2s", "duration": "20s"},
+		"machine": {"cores": 2},
+		"resources": {"loadgen": {"cpu_us_per_connect": 101.5}, "target": {"cpu_us_per_connect": 80.9}},
+		"events": [{"start_s": 5, "end_s": 7, "ready_s": 10}],
+		"recovery": [{"connected_before": 1000, "recovered": 1000}]}`
+	if err := os.WriteFile(filepath.Join(dir, "summary.json"), []byte(summaryJSON), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "calibration.json")
+	if err := writeCalibration(path, dir, "VM, 24 GiB"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := calibration.Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"sim.cpu.attempt": "58µs", "sim.cpu.upgrade": "57.5µs", "sim.cpu.accept": "100µs"} {
+		g, _ := f.Lookup(name)
+		src := g.Source
+		if g.Value != want || src.Date != "2026-12-05" || src.Machine.Kind != "VM, 24 GiB" || src.Machine.Cores != 2 ||
+			!strings.HasPrefix(src.Command, "stampede run --clients 1000 --duration 20s --chaos 'at 5s restart abrupt down=2s'; lab/calibrate") {
+			t.Errorf("%s = %s from %+v; want %s, of 2026-12-05 on a 2-core VM, from the run's command", name, g.Value, src, want)
+		}
+	}
+	for _, name := range []string{"sim.cpu.segment", "sim.max_calibrated_clients", "worker.gc_percent"} {
+		if got, want := lookup(f, name), lookup(calibration.Embedded, name); got != want {
+			t.Errorf("%s = %+v, want the product's %+v", name, got, want)
+		}
+	}
+	if len(f.Figures) != len(calibration.Embedded.Figures) {
+		t.Errorf("%d figures written, want the product's %d", len(f.Figures), len(calibration.Embedded.Figures))
+	}
+	// Written again over itself: the same bytes.
+	if err := writeCalibration(path, dir, "VM, 24 GiB"); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := os.ReadFile(path); string(again) != string(b) {
+		t.Error("a second write of the same run changed the file")
+	}
+	if err := writeCalibration(path, dir, ""); err == nil {
+		t.Error("no -machine: written anyway")
+	}
+}
+
+// lookup returns the figure named name of f, or the zero Figure.
+func lookup(f calibration.File, name string) calibration.Figure {
+	g, _ := f.Lookup(name)
+	return g
 }
