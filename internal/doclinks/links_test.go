@@ -1,7 +1,8 @@
-// Package doclinks holds one test: every relative link of the user's
-// documents (README.md, docs/*.md) and of the lab's records reaches a file
-// of the repository, and every #anchor a heading of that file. It has no
-// code of its own.
+// Package doclinks holds the tests of the user's documents: every relative
+// link of README.md, docs/*.md and the lab's records reaches a file of the
+// repository, and every #anchor a heading of that file; no document is
+// longer than a user reads; docs/README.md indexes every document. It has
+// no code of its own.
 package doclinks
 
 import (
