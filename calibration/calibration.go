@@ -1,6 +1,6 @@
 // Package calibration holds the figures measured on real runs that the
-// product uses as its defaults: the simulator's CPU costs and calibrated
-// range, the worker's GOGC. They are data, not code: calibration.json,
+// product uses as its defaults: the simulator's CPU costs, restart
+// timing, SYN give-ups and calibrated range, the worker's GOGC. They are data, not code: calibration.json,
 // embedded in the binary, carries each figure with where it came from
 // (the command, the date, the machine), and lab/calibrate writes it from
 // its measurements. The product reads Embedded.
@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -174,6 +175,22 @@ func (f File) Float(name string) (float64, error) {
 	return parse(f, name, func(v string) (float64, error) { return strconv.ParseFloat(v, 64) })
 }
 
+// Durations returns the figure named name as a list of durations, comma
+// separated: "3s,7.1s,19.5s".
+func (f File) Durations(name string) ([]time.Duration, error) {
+	return parse(f, name, func(v string) ([]time.Duration, error) {
+		var ds []time.Duration
+		for _, p := range strings.Split(v, ",") {
+			d, err := time.ParseDuration(strings.TrimSpace(p))
+			if err != nil {
+				return nil, err
+			}
+			ds = append(ds, d)
+		}
+		return ds, nil
+	})
+}
+
 // parse returns the value of the figure of f named name, read by read;
 // an error names the figure.
 func parse[T any](f File, name string, read func(string) (T, error)) (T, error) {
@@ -193,6 +210,9 @@ func parse[T any](f File, name string, read func(string) (T, error)) (T, error) 
 // missing from the embedded file is a build that must not ship, and every
 // name the product reads is checked by TestEmbedded.
 func MustDuration(name string) time.Duration { return must(Embedded.Duration(name)) }
+
+// MustDurations is Embedded's Durations, as MustDuration.
+func MustDurations(name string) []time.Duration { return must(Embedded.Durations(name)) }
 
 // MustInt is Embedded's Int, as MustDuration.
 func MustInt(name string) int { return must(Embedded.Int(name)) }

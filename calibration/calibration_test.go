@@ -7,7 +7,7 @@ import (
 )
 
 // read is how the product reads each figure of the embedded file: by its
-// name, as a duration, an integer or a number.
+// name, as a duration, a list of durations, an integer or a number.
 var read = map[string]func(File, string) error{
 	"sim.cpu.attempt":            duration,
 	"sim.cpu.upgrade":            duration,
@@ -19,12 +19,18 @@ var read = map[string]func(File, string) error{
 	"sim.cpu.slice":              duration,
 	"sim.cpu.loadgen_share":      number,
 	"sim.max_calibrated_clients": integer,
+	"sim.proc_capacity":          number,
+	"sim.stop_time":              duration,
+	"sim.start_time":             duration,
+	"sim.close_rate":             number,
+	"sim.syn_give_up":            durations,
 	"worker.gc_percent":          integer,
 }
 
-func duration(f File, n string) error { _, err := f.Duration(n); return err }
-func number(f File, n string) error   { _, err := f.Float(n); return err }
-func integer(f File, n string) error  { _, err := f.Int(n); return err }
+func duration(f File, n string) error  { _, err := f.Duration(n); return err }
+func durations(f File, n string) error { _, err := f.Durations(n); return err }
+func number(f File, n string) error    { _, err := f.Float(n); return err }
+func integer(f File, n string) error   { _, err := f.Int(n); return err }
 
 // TestEmbedded holds the embedded file to what the product reads: every
 // figure it reads is there and parses, and no figure is there unread.

@@ -4,20 +4,16 @@ import (
 	"math"
 	"time"
 
+	"github.com/stampede-dev/stampede/calibration"
 	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/spec"
 )
 
-// Defaults of the model. The kernel's figures are the ones measured on
-// this project's machines (docs/simulator.md).
+// Defaults of the model that are the kernel's or chosen; those measured on
+// real runs are read from the calibration file (below).
 const (
 	// DefaultBacklog is the target's listen backlog.
 	DefaultBacklog = spec.DefaultBacklog
-	// DefaultProcCapacity is how many connections one target process
-	// accepts and upgrades per second when no accept rate paces it: the
-	// loopback figure of the bundled target (10,000 reconnects absorbed in
-	// about a second).
-	DefaultProcCapacity = 10000
 	// DefaultRTT is the handshake round trip: the time from a SYN taken
 	// into the SYN queue to its final ACK reaching the listener. SYNs
 	// that arrive within it all see the same accept queue, which is how a
@@ -29,18 +25,6 @@ const (
 	// probe, net.ipv4.tcp_early_retrans 3), then on retransmit timeouts
 	// of DataRTO, doubling: at 0.2, 0.4, 0.8, 1.6, 3.2 s.
 	DefaultDataRTO = 200 * time.Millisecond
-	// DefaultStopTime is how long a restarting target process takes to
-	// exit (closing its connections; its listener open until the end), on
-	// top of its down time: measured on the bench restart of 10,000
-	// clients, 2.38 s from Start to End with down=2s.
-	DefaultStopTime = 380 * time.Millisecond
-	// DefaultCloseRate is how many connections per second a stopping
-	// target process closes: in the bench restart 7,600 of 10,000 clients
-	// saw their 1006 within 0.2 s (the rest over 0.4 s more).
-	DefaultCloseRate = 40000
-	// DefaultStartTime is how long a restarted target process takes from
-	// listening to accepting (End to Ready): 140 ms measured likewise.
-	DefaultStartTime = 140 * time.Millisecond
 	// DefaultSynRetries is the kernel's net.ipv4.tcp_syn_retries.
 	DefaultSynRetries = 6
 	// DefaultMaxInflight bounds first connects in flight without a ramp,
@@ -66,6 +50,26 @@ const (
 	MaxClients = 1 << 30
 )
 
+// The model's defaults measured on real runs: the embedded calibration
+// file's figures, each with the command, day and machine it came from
+// (package calibration).
+var (
+	// DefaultProcCapacity is how many connections one target process
+	// accepts and upgrades per second when no accept rate paces it: the
+	// loopback figure of the bundled target.
+	DefaultProcCapacity = calibration.MustFloat("sim.proc_capacity")
+	// DefaultStopTime is how long a restarting target process takes to
+	// exit (closing its connections; its listener open until the end), on
+	// top of its down time, as in the bench's restart of 10,000 clients.
+	DefaultStopTime = calibration.MustDuration("sim.stop_time")
+	// DefaultCloseRate is how many connections per second a stopping
+	// target process closes, as in the same restart.
+	DefaultCloseRate = calibration.MustFloat("sim.close_rate")
+	// DefaultStartTime is how long a restarted target process takes from
+	// listening to accepting (End to Ready), as in the same restart.
+	DefaultStartTime = calibration.MustDuration("sim.start_time")
+)
+
 // DefaultSynSchedule is when a client's SYN is sent again, from the first
 // SYN, on this kernel (tcp_syn_linear_timeouts=4): 1, 2, 3, 4, 5 s, then
 // doubling gaps.
@@ -75,11 +79,9 @@ var DefaultSynSchedule = []time.Duration{
 }
 
 // synGiveUp is when connect fails with ETIMEDOUT for TCP_SYNCNT 1..6, as
-// measured on this kernel (docs/simulator.md): 3.0, 7.1, 19.5, 35.7, 69.7, 135 s.
-var synGiveUp = []time.Duration{
-	3 * time.Second, 7100 * time.Millisecond, 19500 * time.Millisecond,
-	35700 * time.Millisecond, 69700 * time.Millisecond, 135 * time.Second,
-}
+// measured on this kernel: the embedded calibration file's
+// sim.syn_give_up, 3.0, 7.1, 19.5, 35.7, 69.7, 135 s.
+var synGiveUp = calibration.MustDurations("sim.syn_give_up")
 
 // SynGiveUp returns when a connect with TCP_SYNCNT n (1..) fails with
 // ETIMEDOUT, from its first SYN: the measured figure, doubling past 6.
