@@ -15,7 +15,7 @@
 // Spawn is the one place a child's process attributes (Pdeathsig, its own
 // process group) and pipes are set up; Start adds the plan and the ready
 // line on top of it, and an agent that speaks a message stream on its
-// stdin and stdout instead (cluster.SpawnAgent) uses Spawn alone. The child
+// stdin and stdout instead (agent.SpawnAgent) uses Spawn alone. The child
 // side is ReadPlan and WriteReady.
 //
 // One process is started elsewhere, on purpose: a drill's deploy command

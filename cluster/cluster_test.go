@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stampede-dev/stampede/agent"
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
@@ -77,7 +78,7 @@ func TestCoordinatorRunsAgents(t *testing.T) {
 	coord := &Coordinator{StartDelay: 100 * time.Millisecond}
 	var agents []*Agent
 	for i, share := range Split(fleet, 2) {
-		a, err := InProcess(ctx, coord, fmt.Sprintf("loadgen %d", i), Plan{RunID: "test", Role: RoleLoadgen, Loadgen: &share})
+		a, err := InProcess(ctx, coord, fmt.Sprintf("loadgen %d", i), agent.Plan{RunID: "test", Role: agent.RoleLoadgen, Loadgen: &share})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,23 +122,23 @@ func TestAgentRefusesBadPlan(t *testing.T) {
 	good := loadgen.Config{Client: spec.Client{URL: "ws://127.0.0.1:1/", Clients: 1, Policy: backoff.MustParse("fixed:initial=1s")}}
 	for _, tc := range []struct {
 		name string
-		msg  Message
+		msg  agent.Message
 		want string
 	}{
-		{"invalid config", Message{V: Version, Kind: KindPlan, Plan: &Plan{Role: RoleLoadgen, Loadgen: &bad}}, "Clients"},
-		{"unknown role", Message{V: Version, Kind: KindPlan, Plan: &Plan{Role: "juggler", Loadgen: &good}}, "unknown role"},
-		{"wrong config", Message{V: Version, Kind: KindPlan, Plan: &Plan{Role: RoleTarget, Loadgen: &good}}, "must carry its target"},
-		{"other version", Message{V: Version + 1, Kind: KindPlan, Plan: &Plan{Role: RoleLoadgen, Loadgen: &good}}, "version"},
+		{"invalid config", agent.Message{V: agent.Version, Kind: agent.KindPlan, Plan: &agent.Plan{Role: agent.RoleLoadgen, Loadgen: &bad}}, "Clients"},
+		{"unknown role", agent.Message{V: agent.Version, Kind: agent.KindPlan, Plan: &agent.Plan{Role: "juggler", Loadgen: &good}}, "unknown role"},
+		{"wrong config", agent.Message{V: agent.Version, Kind: agent.KindPlan, Plan: &agent.Plan{Role: agent.RoleTarget, Loadgen: &good}}, "must carry its target"},
+		{"other version", agent.Message{V: agent.Version + 1, Kind: agent.KindPlan, Plan: &agent.Plan{Role: agent.RoleLoadgen, Loadgen: &good}}, "version"},
 	} {
 		c, a := pipePair()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		served := make(chan error, 1)
-		go func() { served <- Serve(ctx, a, AgentConfig{}) }()
+		go func() { served <- agent.Serve(ctx, a, agent.AgentConfig{}) }()
 		if err := c.Send(tc.msg); err != nil {
 			t.Fatal(err)
 		}
 		m, err := c.Recv()
-		if err != nil || m.Kind != KindError || !strings.Contains(m.Error, tc.want) {
+		if err != nil || m.Kind != agent.KindError || !strings.Contains(m.Error, tc.want) {
 			t.Errorf("%s: answered %+v, %v; want an error naming %q", tc.name, m, err, tc.want)
 		}
 		if err := <-served; err == nil {
@@ -150,10 +151,10 @@ func TestAgentRefusesBadPlan(t *testing.T) {
 }
 
 // pipePair returns the two ends of an in-memory transport.
-func pipePair() (coord, agent Transport) {
+func pipePair() (coord, ag agent.Transport) {
 	cr, aw := io.Pipe()
 	ar, cw := io.Pipe()
-	return NewStream(cr, cw, closeAll{cw, cr}), NewStream(ar, aw, closeAll{aw, ar})
+	return agent.NewStream(cr, cw, closeAll{cw, cr}), agent.NewStream(ar, aw, closeAll{aw, ar})
 }
 
 // An agent of another protocol version (a stale stampede-worker beside a
@@ -166,7 +167,7 @@ func TestCoordinatorRefusesOtherVersion(t *testing.T) {
 		if _, err := a.Recv(); err != nil {
 			return
 		}
-		a.Send(Message{V: Version - 1, Kind: KindReady, Ready: &Ready{PID: 1}})
+		a.Send(agent.Message{V: agent.Version - 1, Kind: agent.KindReady, Ready: &agent.Ready{PID: 1}})
 		for {
 			if _, err := a.Recv(); err != nil {
 				return
@@ -175,7 +176,7 @@ func TestCoordinatorRefusesOtherVersion(t *testing.T) {
 	}()
 	coord := &Coordinator{}
 	share := loadgen.Config{Client: spec.Client{URL: "ws://127.0.0.1:1/", Clients: 1, Policy: backoff.MustParse("fixed:initial=1s")}}
-	ag := &Agent{Name: "loadgen 0", Transport: c, Plan: Plan{Role: RoleLoadgen, Loadgen: &share}}
+	ag := &Agent{Name: "loadgen 0", Transport: c, Plan: agent.Plan{Role: agent.RoleLoadgen, Loadgen: &share}}
 	if err := coord.Place(ag); err != nil {
 		t.Fatal(err)
 	}
@@ -221,18 +222,18 @@ func TestMergeHoldsNoAgents(t *testing.T) {
 // message stream; a stdin without a plan is an error that says so.
 func TestServeStdioReadsThePlanFirst(t *testing.T) {
 	bad := loadgen.Config{Client: spec.Client{URL: "ws://127.0.0.1:1/", Clients: -1}}
-	plan, _ := json.Marshal(Message{V: Version, Kind: KindPlan, Plan: &Plan{Role: RoleLoadgen, Loadgen: &bad}})
+	plan, _ := json.Marshal(agent.Message{V: agent.Version, Kind: agent.KindPlan, Plan: &agent.Plan{Role: agent.RoleLoadgen, Loadgen: &bad}})
 	var out bytes.Buffer
-	err := ServeStdio(context.Background(), strings.NewReader(string(plan)+"\n"), &out, AgentConfig{})
+	err := agent.ServeStdio(context.Background(), strings.NewReader(string(plan)+"\n"), &out, agent.AgentConfig{})
 	if err == nil {
 		t.Fatal("ServeStdio with an invalid plan returned nil")
 	}
-	var m Message
-	if jerr := json.Unmarshal(out.Bytes(), &m); jerr != nil || m.Kind != KindError || !strings.Contains(m.Error, "Clients") {
+	var m agent.Message
+	if jerr := json.Unmarshal(out.Bytes(), &m); jerr != nil || m.Kind != agent.KindError || !strings.Contains(m.Error, "Clients") {
 		t.Errorf("answered %q (%v); want an error message naming Clients", out.String(), jerr)
 	}
 	out.Reset()
-	err = ServeStdio(context.Background(), strings.NewReader(""), &out, AgentConfig{})
+	err = agent.ServeStdio(context.Background(), strings.NewReader(""), &out, agent.AgentConfig{})
 	if err == nil || !strings.Contains(err.Error(), "waiting for a plan") {
 		t.Errorf("empty stdin: %v; want an error about the missing plan", err)
 	}
@@ -254,7 +255,7 @@ func TestRecoverWaitsOnceForAll(t *testing.T) {
 			}
 		}()
 		share := loadgen.Config{Client: spec.Client{URL: "ws://127.0.0.1:1/", Clients: 1, Policy: backoff.MustParse("fixed:initial=1s")}}
-		ag := &Agent{Name: fmt.Sprintf("loadgen %d", i), Transport: c, Plan: Plan{Role: RoleLoadgen, Loadgen: &share}}
+		ag := &Agent{Name: fmt.Sprintf("loadgen %d", i), Transport: c, Plan: agent.Plan{Role: agent.RoleLoadgen, Loadgen: &share}}
 		if err := coord.Place(ag); err != nil {
 			t.Fatal(err)
 		}
@@ -284,13 +285,13 @@ func TestFinalWaitWhileTheAgentTalks(t *testing.T) {
 	const timeout = 200 * time.Millisecond
 	coord := &Coordinator{FinalTimeout: timeout}
 	// talk sends progress every 20 ms for d, then m.
-	talk := func(a Transport, d time.Duration, m Message) {
+	talk := func(a agent.Transport, d time.Duration, m agent.Message) {
 		for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-			if a.Send(Message{V: Version, Kind: KindProgress, Progress: &Progress{At: time.Now()}}) != nil {
+			if a.Send(agent.Message{V: agent.Version, Kind: agent.KindProgress, Progress: &agent.Progress{At: time.Now()}}) != nil {
 				return
 			}
 		}
-		m.V = Version
+		m.V = agent.Version
 		_ = a.Send(m)
 	}
 	for _, name := range []string{"slow", "silent"} {
@@ -298,20 +299,20 @@ func TestFinalWaitWhileTheAgentTalks(t *testing.T) {
 		t.Cleanup(func() { c.Close(); a.Close() })
 		go func() {
 			if name == "slow" {
-				go talk(a, 4*timeout, Message{Kind: KindFinal, Final: &Final{}})
+				go talk(a, 4*timeout, agent.Message{Kind: agent.KindFinal, Final: &agent.Final{}})
 			}
 			for {
 				m, err := a.Recv()
 				if err != nil {
 					return
 				}
-				if name == "slow" && m.Kind == KindRecover {
-					go talk(a, 3*timeout, Message{Kind: KindRecovery, Recovery: &Recovery{Last: true}})
+				if name == "slow" && m.Kind == agent.KindRecover {
+					go talk(a, 3*timeout, agent.Message{Kind: agent.KindRecovery, Recovery: &agent.Recovery{Last: true}})
 				}
 			}
 		}()
 		share := loadgen.Config{Client: spec.Client{URL: "ws://127.0.0.1:1/", Clients: 1, Policy: backoff.MustParse("fixed:initial=1s")}}
-		if err := coord.Place(&Agent{Name: name, Transport: c, Plan: Plan{Role: RoleLoadgen, Loadgen: &share}}); err != nil {
+		if err := coord.Place(&Agent{Name: name, Transport: c, Plan: agent.Plan{Role: agent.RoleLoadgen, Loadgen: &share}}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stampede-dev/stampede/agent"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
 	"github.com/stampede-dev/stampede/spec"
@@ -29,10 +30,10 @@ type Coordinator struct {
 	// DefaultFinalTimeout.
 	FinalTimeout time.Duration
 	// OnProgress, if set, receives each agent's live state.
-	OnProgress func(a *Agent, p Progress)
+	OnProgress func(a *Agent, p agent.Progress)
 	// OnEvent, if set, hears of what nobody scheduled: a crash an agent
 	// reports, or an agent lost (its messages ended before its final one).
-	OnEvent func(a *Agent, e Event)
+	OnEvent func(a *Agent, e agent.Event)
 	// OnLost, if set, hears of an agent lost: its messages ended (its
 	// process died, its transport broke, its host went silent) before its
 	// final one, without the coordinator stopping it.
@@ -125,7 +126,7 @@ func (c *Coordinator) Place(a *Agent) error {
 	c.agents = append(c.agents, a)
 	c.mu.Unlock()
 	a.co = c
-	a.pending = map[uint64]chan Reply{}
+	a.pending = map[uint64]chan agent.Reply{}
 	a.readyc = make(chan error, 1)
 	a.final = make(chan error, 1)
 	a.recovered = make(chan error, 1)
@@ -141,7 +142,7 @@ func (c *Coordinator) Place(a *Agent) error {
 		a.Plan.Name = a.Name
 	}
 	p := a.Plan
-	if err := a.send(Message{Kind: KindPlan, Plan: &p}); err != nil {
+	if err := a.send(agent.Message{Kind: agent.KindPlan, Plan: &p}); err != nil {
 		return fmt.Errorf("cluster: %s: %w", a.Name, err)
 	}
 	go a.read()
@@ -173,7 +174,7 @@ func (c *Coordinator) WaitReady(ctx context.Context, agents ...*Agent) error {
 func (c *Coordinator) Start(duration time.Duration) (time.Time, error) {
 	at := c.now().Add(orDefault(c.StartDelay, DefaultStartDelay))
 	for _, a := range c.Agents() {
-		if err := a.send(Message{Kind: KindStart, Start: &Start{At: at, Duration: duration}}); err != nil {
+		if err := a.send(agent.Message{Kind: agent.KindStart, Start: &agent.Start{At: at, Duration: duration}}); err != nil {
 			return at, fmt.Errorf("cluster: %s: %w", a.Name, err)
 		}
 	}
@@ -256,9 +257,9 @@ func (c *Coordinator) Collect(ctx context.Context, start time.Time, duration tim
 // start. An agent lost before it answered is left out and named in the
 // error; the partials of the others are returned all the same.
 func (c *Coordinator) Recover(ctx context.Context, events []results.Event, end time.Duration) ([]results.RecoveryPartial, error) {
-	times := make([]EventTimes, len(events))
+	times := make([]agent.EventTimes, len(events))
 	for i, e := range events {
-		times[i] = EventTimes{Start: e.Start, End: e.End, Ready: e.Ready, NeverReady: e.NeverReady}
+		times[i] = agent.EventTimes{Start: e.Start, End: e.End, Ready: e.Ready, NeverReady: e.NeverReady}
 	}
 	parts := make([]results.RecoveryPartial, len(events))
 	var errs []error
@@ -267,7 +268,7 @@ func (c *Coordinator) Recover(ctx context.Context, events []results.Event, end t
 		if a.Lost() {
 			continue
 		}
-		if err := a.send(Message{Kind: KindRecover, Recover: &Recover{Events: times, End: end}}); err != nil {
+		if err := a.send(agent.Message{Kind: agent.KindRecover, Recover: &agent.Recover{Events: times, End: end}}); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", a.Name, err))
 			continue
 		}
@@ -310,7 +311,7 @@ func (c *Coordinator) Recover(ctx context.Context, events []results.Event, end t
 func (c *Coordinator) loadgens() []*Agent {
 	var out []*Agent
 	for _, a := range c.Agents() {
-		if a.Plan.Role == RoleLoadgen {
+		if a.Plan.Role == agent.RoleLoadgen {
 			out = append(out, a)
 		}
 	}

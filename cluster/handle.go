@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/stampede-dev/stampede/agent"
 	"github.com/stampede-dev/stampede/results"
 )
 
@@ -16,14 +17,14 @@ type Agent struct {
 	// Name names the agent in logs and results ("loadgen 0", "target").
 	Name string
 	// Transport reaches the agent.
-	Transport Transport
+	Transport agent.Transport
 	// Plan is the agent's role and configuration.
-	Plan Plan
+	Plan agent.Plan
 	// Proc is the agent's process when it runs on this machine (its exit
 	// status explains a lost agent); nil otherwise.
-	Proc *Proc
+	Proc *agent.Proc
 	// Ready is what the agent said when it accepted the plan.
-	Ready Ready
+	Ready agent.Ready
 	// Member names the agent process on another host that runs this
 	// role (one of several roles or loadgen shares it may run); empty for
 	// an agent of this machine.
@@ -39,7 +40,7 @@ type Agent struct {
 	co      *Coordinator
 	nextID  atomic.Uint64
 	mu      sync.Mutex
-	pending map[uint64]chan Reply
+	pending map[uint64]chan agent.Reply
 	pids    []int
 	readyc  chan error // one value: nil on ready, else why not
 	final   chan error // one value: nil when its part is over, else why it ended early
@@ -47,25 +48,25 @@ type Agent struct {
 	// one value: nil when the last chunk came, else why it never will.
 	partials  []results.RecoveryPartial
 	recovered chan error
-	gone      chan struct{} // closed when the agent's messages end
-	stopped   atomic.Bool   // the coordinator told it to stop
-	lostFlag  atomic.Bool   // its messages ended before its final one
-	started   time.Time     // when a loadgen began (its Progress.Started)
-	lostAt    time.Time     // when it was found lost
-	heard     atomic.Int64  // when its last message came (Unix ns; 0: none yet)
-	host      *HostStats    // the latest figures of its host (another host's agent)
+	gone      chan struct{}    // closed when the agent's messages end
+	stopped   atomic.Bool      // the coordinator told it to stop
+	lostFlag  atomic.Bool      // its messages ended before its final one
+	started   time.Time        // when a loadgen began (its Progress.Started)
+	lostAt    time.Time        // when it was found lost
+	heard     atomic.Int64     // when its last message came (Unix ns; 0: none yet)
+	host      *agent.HostStats // the latest figures of its host (another host's agent)
 }
 
 // HostStats returns the latest figures of the agent's host that it sent
 // (the highest HostStats.N), or nil: an agent of this machine sends none.
-func (a *Agent) HostStats() *HostStats {
+func (a *Agent) HostStats() *agent.HostStats {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.host
 }
 
 // keepHost keeps h when it is later than what the agent sent before.
-func (a *Agent) keepHost(h *HostStats) {
+func (a *Agent) keepHost(h *agent.HostStats) {
 	if h == nil {
 		return
 	}
@@ -105,7 +106,7 @@ func (a *Agent) Stop() {
 	if a.stopped.Swap(true) {
 		return
 	}
-	go func() { _ = a.send(Message{Kind: KindStop}) }()
+	go func() { _ = a.send(agent.Message{Kind: agent.KindStop}) }()
 }
 
 // MaxMessageBytes is the size of the largest message received from the
@@ -139,9 +140,9 @@ func (a *Agent) PIDs() []int {
 }
 
 // Call sends a control request and waits for its reply.
-func (a *Agent) Call(ctx context.Context, c Control) (Reply, error) {
+func (a *Agent) Call(ctx context.Context, c agent.Control) (agent.Reply, error) {
 	c.ID = a.nextID.Add(1)
-	ch := make(chan Reply, 1)
+	ch := make(chan agent.Reply, 1)
 	a.mu.Lock()
 	a.pending[c.ID] = ch
 	a.mu.Unlock()
@@ -150,8 +151,8 @@ func (a *Agent) Call(ctx context.Context, c Control) (Reply, error) {
 		delete(a.pending, c.ID)
 		a.mu.Unlock()
 	}()
-	if err := a.send(Message{Kind: KindControl, Control: &c}); err != nil {
-		return Reply{}, fmt.Errorf("cluster: %s: %w", a.Name, err)
+	if err := a.send(agent.Message{Kind: agent.KindControl, Control: &c}); err != nil {
+		return agent.Reply{}, fmt.Errorf("cluster: %s: %w", a.Name, err)
 	}
 	select {
 	case r := <-ch:
@@ -160,15 +161,15 @@ func (a *Agent) Call(ctx context.Context, c Control) (Reply, error) {
 		}
 		return r, nil
 	case <-a.gone:
-		return Reply{}, fmt.Errorf("cluster: %s is gone", a.Name)
+		return agent.Reply{}, fmt.Errorf("cluster: %s is gone", a.Name)
 	case <-ctx.Done():
-		return Reply{}, ctx.Err()
+		return agent.Reply{}, ctx.Err()
 	}
 }
 
 // send sends one message to the agent.
-func (a *Agent) send(m Message) error {
-	m.V, m.Agent = Version, a.index
+func (a *Agent) send(m agent.Message) error {
+	m.V, m.Agent = agent.Version, a.index
 	return a.Transport.Send(m)
 }
 
@@ -191,11 +192,11 @@ func (a *Agent) read() {
 			a.end(&st, err)
 			return
 		}
-		if m.V != Version {
+		if m.V != agent.Version {
 			// Another build of the agent (a stale stampede-worker beside
 			// stampede): its messages cannot be trusted to mean the same.
 			a.Stop()
-			a.end(&st, fmt.Errorf("the agent speaks protocol version %d, this coordinator %d: rebuild both binaries (make build)", m.V, Version))
+			a.end(&st, fmt.Errorf("the agent speaks protocol version %d, this coordinator %d: rebuild both binaries (make build)", m.V, agent.Version))
 			for {
 				if _, err := a.Transport.Recv(); err != nil {
 					return
@@ -230,9 +231,9 @@ func (a *Agent) end(st *readState, err error) {
 }
 
 // dispatch handles one message of the agent.
-func (a *Agent) dispatch(m Message, st *readState) {
+func (a *Agent) dispatch(m agent.Message, st *readState) {
 	switch m.Kind {
-	case KindReady:
+	case agent.KindReady:
 		if m.Ready != nil && !st.readied {
 			a.mu.Lock()
 			a.Ready = *m.Ready
@@ -242,7 +243,7 @@ func (a *Agent) dispatch(m Message, st *readState) {
 			st.readied = true
 			a.readyc <- nil
 		}
-	case KindProgress:
+	case agent.KindProgress:
 		if m.Progress == nil {
 			return
 		}
@@ -258,7 +259,7 @@ func (a *Agent) dispatch(m Message, st *readState) {
 		if a.co.OnProgress != nil {
 			a.co.OnProgress(a, *m.Progress)
 		}
-	case KindReply:
+	case agent.KindReply:
 		if m.Reply == nil {
 			return
 		}
@@ -268,11 +269,11 @@ func (a *Agent) dispatch(m Message, st *readState) {
 		if ch != nil {
 			ch <- *m.Reply
 		}
-	case KindEvent:
+	case agent.KindEvent:
 		if m.Event != nil && a.co.OnEvent != nil {
 			a.co.OnEvent(a, *m.Event)
 		}
-	case KindResults:
+	case agent.KindResults:
 		if m.Piece == nil {
 			return
 		}
@@ -280,7 +281,7 @@ func (a *Agent) dispatch(m Message, st *readState) {
 			st.finished = true
 			a.final <- fmt.Errorf("refused a results piece: %w", err)
 		}
-	case KindFinal:
+	case agent.KindFinal:
 		if m.Final != nil {
 			a.keepHost(m.Final.HostStats)
 		}
@@ -288,7 +289,7 @@ func (a *Agent) dispatch(m Message, st *readState) {
 			st.finished = true
 			a.final <- nil
 		}
-	case KindRecovery:
+	case agent.KindRecovery:
 		if m.Recovery == nil || st.recovered {
 			return
 		}
@@ -299,7 +300,7 @@ func (a *Agent) dispatch(m Message, st *readState) {
 			st.recovered = true
 			a.recovered <- nil
 		}
-	case KindError:
+	case agent.KindError:
 		a.end(st, errors.New(m.Error))
 	}
 }
@@ -308,14 +309,14 @@ func (a *Agent) dispatch(m Message, st *readState) {
 // event (with its exit status, when it is a local process) unless the
 // coordinator had stopped it, and the error that explains it.
 func (a *Agent) lost(err error) error {
-	ev := Event{Kind: EventCrash, Role: a.Plan.Role, PID: a.Ready.PID, Exit: err.Error(), At: time.Now()}
+	ev := agent.Event{Kind: agent.EventCrash, Role: a.Plan.Role, PID: a.Ready.PID, Exit: err.Error(), At: time.Now()}
 	if a.Proc != nil {
 		ev.PID = a.Proc.PID()
 		select {
-		case <-a.Proc.child.Done():
+		case <-a.Proc.Done():
 		case <-time.After(2 * time.Second):
 		}
-		if werr := a.Proc.exitErr(); werr != nil {
+		if werr := a.Proc.ExitErr(); werr != nil {
 			ev.Exit = werr.Error()
 		}
 	}

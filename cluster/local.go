@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/stampede-dev/stampede/agent"
 )
 
 // Local starts agents as child processes of this machine.
@@ -29,18 +29,14 @@ type Local struct {
 	Nice int
 }
 
-// WorkerBinary is the lean loadgen agent looked for beside the stampede
-// binary (cmd/stampede-worker).
-const WorkerBinary = "stampede-worker"
-
 // Launch starts an agent process for plan and places it with c. The
 // process is killed when ctx ends; the caller waits for it (Proc.Wait).
-func (l *Local) Launch(ctx context.Context, c *Coordinator, name string, plan Plan) (*Agent, error) {
+func (l *Local) Launch(ctx context.Context, c *Coordinator, name string, plan agent.Plan) (*Agent, error) {
 	exe, args, err := l.Command(plan.Role)
 	if err != nil {
 		return nil, err
 	}
-	p, err := SpawnAgent(ctx, exe, args, name, l.Logs)
+	p, err := agent.SpawnAgent(ctx, exe, args, name, l.Logs)
 	if err != nil {
 		return nil, err
 	}
@@ -59,47 +55,20 @@ func (l *Local) Launch(ctx context.Context, c *Coordinator, name string, plan Pl
 }
 
 // Command returns how to start an agent of role.
-func (l *Local) Command(role Role) (exe string, args []string, err error) {
-	exe = l.Exe
-	if exe == "" {
-		if exe, err = os.Executable(); err != nil {
-			return "", nil, fmt.Errorf("cluster: finding the stampede binary: %w", err)
-		}
-	}
-	if role != RoleLoadgen {
-		return exe, []string{"agent"}, nil
-	}
-	if l.Lean != "" {
-		if isExecutable(l.Lean) {
-			return l.Lean, []string{}, nil
-		}
-	} else if lean, ok := leanBeside(exe); ok {
-		return lean, []string{}, nil
-	}
-	return exe, []string{"agent"}, nil
-}
-
-// leanBeside returns the lean worker binary installed beside exe, if any.
-func leanBeside(exe string) (string, bool) {
-	lean := filepath.Join(filepath.Dir(exe), WorkerBinary)
-	return lean, isExecutable(lean)
-}
-
-func isExecutable(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+func (l *Local) Command(role agent.Role) (exe string, args []string, err error) {
+	return agent.Command(l.Exe, l.Lean, role)
 }
 
 // InProcess runs an agent for plan in this process, over an in-memory
 // transport with the same messages as a child's, and places it with c. It
 // serves until ctx ends or the coordinator stops it.
-func InProcess(ctx context.Context, c *Coordinator, name string, plan Plan) (*Agent, error) {
+func InProcess(ctx context.Context, c *Coordinator, name string, plan agent.Plan) (*Agent, error) {
 	cr, aw := io.Pipe()
 	ar, cw := io.Pipe()
-	coordEnd := NewStream(cr, cw, closeAll{cw, cr})
-	agentEnd := NewStream(ar, aw, closeAll{aw, ar})
+	coordEnd := agent.NewStream(cr, cw, closeAll{cw, cr})
+	agentEnd := agent.NewStream(ar, aw, closeAll{aw, ar})
 	go func() {
-		_ = Serve(ctx, agentEnd, AgentConfig{})
+		_ = agent.Serve(ctx, agentEnd, agent.AgentConfig{})
 		agentEnd.Close() // the coordinator then reads EOF after the final message
 	}()
 	a := &Agent{Name: name, Transport: coordEnd, Plan: plan}

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stampede-dev/stampede/agent"
 	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/chaos/supervisor"
 	"github.com/stampede-dev/stampede/fault"
@@ -45,7 +46,7 @@ func (t *RemoteTarget) Restart(ctx context.Context, ev chaos.Event) (listening, 
 
 // RestartSteps restarts the group as ev says and reports each step.
 func (t *RemoteTarget) RestartSteps(ctx context.Context, ev chaos.Event) (supervisor.Restarted, error) {
-	r, err := t.agent.Call(ctx, Control{Op: OpRestart, Restart: &ev})
+	r, err := t.agent.Call(ctx, agent.Control{Op: agent.OpRestart, Restart: &ev})
 	if r.Restarted == nil {
 		return supervisor.Restarted{}, err
 	}
@@ -54,13 +55,13 @@ func (t *RemoteTarget) RestartSteps(ctx context.Context, ev chaos.Event) (superv
 
 // Stall stops the group accepting for d.
 func (t *RemoteTarget) Stall(ctx context.Context, d time.Duration) error {
-	_, err := t.agent.Call(ctx, Control{Op: OpStall, For: d})
+	_, err := t.agent.Call(ctx, agent.Control{Op: agent.OpStall, For: d})
 	return err
 }
 
 // SetBacklog changes every process's listen backlog.
 func (t *RemoteTarget) SetBacklog(ctx context.Context, n int) error {
-	if _, err := t.agent.Call(ctx, Control{Op: OpBacklog, Backlog: n}); err != nil {
+	if _, err := t.agent.Call(ctx, agent.Control{Op: agent.OpBacklog, Backlog: n}); err != nil {
 		return err
 	}
 	t.mu.Lock()
@@ -71,7 +72,7 @@ func (t *RemoteTarget) SetBacklog(ctx context.Context, n int) error {
 
 // SetAcceptRate changes the group's accept rate (0: unlimited).
 func (t *RemoteTarget) SetAcceptRate(ctx context.Context, perSecond float64) error {
-	if _, err := t.agent.Call(ctx, Control{Op: OpAcceptRate, Rate: perSecond}); err != nil {
+	if _, err := t.agent.Call(ctx, agent.Control{Op: agent.OpAcceptRate, Rate: perSecond}); err != nil {
 		return err
 	}
 	t.mu.Lock()
@@ -82,13 +83,13 @@ func (t *RemoteTarget) SetAcceptRate(ctx context.Context, perSecond float64) err
 
 // Reject answers upgrades with status and Retry-After for d.
 func (t *RemoteTarget) Reject(ctx context.Context, status int, retryAfter, d time.Duration) error {
-	_, err := t.agent.Call(ctx, Control{Op: OpReject, Status: status, RetryAfter: retryAfter, For: d})
+	_, err := t.agent.Call(ctx, agent.Control{Op: agent.OpReject, Status: status, RetryAfter: retryAfter, For: d})
 	return err
 }
 
 // EarlyRetries returns each process's early-retry counter by PID.
 func (t *RemoteTarget) EarlyRetries(ctx context.Context) (map[int]uint64, error) {
-	r, err := t.agent.Call(ctx, Control{Op: OpEarlyRetries})
+	r, err := t.agent.Call(ctx, agent.Control{Op: agent.OpEarlyRetries})
 	return r.EarlyRetries, err
 }
 
@@ -123,7 +124,7 @@ func NewRemoteProxy(a *Agent, log func(format string, args ...any)) *RemoteProxy
 func (p *RemoteProxy) Set(f fault.Set) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := p.agent.Call(ctx, Control{Op: OpProxyFault, Fault: &f}); err != nil && p.Log != nil {
+	if _, err := p.agent.Call(ctx, agent.Control{Op: agent.OpProxyFault, Fault: &f}); err != nil && p.Log != nil {
 		p.Log("proxy: %v", err)
 	}
 }

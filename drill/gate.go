@@ -18,7 +18,7 @@ const DefaultMinConnected = 0.9
 const HandDeployGrace = 10 * time.Second
 
 // reportLag is how long the fleet's live counters may trail it: each
-// loadgen reports them once a second (cluster.ProgressInterval), so a
+// loadgen reports them once a second (agent.ProgressInterval), so a
 // gate whose time has come waits this much longer for a report that
 // reaches its share before it gives up.
 const reportLag = 2 * time.Second

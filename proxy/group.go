@@ -31,7 +31,7 @@ func ProcsFor(conns int) int { return max(1, (conns+PerProcess-1)/PerProcess) }
 // Spawner starts one process of a Group relaying with cfg and
 // returns it once its ready line (a childproc.ReadyLine) came, waiting at most
 // timeout. The process gets cfg as a typed plan, never as flags:
-// cluster.SpawnRelay is the one the stampede binary uses (docs/agent.md).
+// agent.SpawnRelay is the one the stampede binary uses (docs/agent.md).
 type Spawner func(ctx context.Context, cfg Config, timeout time.Duration) (*childproc.Child, childproc.ReadyLine, error)
 
 // GroupConfig configures a group of fault proxy processes.

@@ -11,8 +11,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/stampede-dev/stampede/agent"
 	"github.com/stampede-dev/stampede/chaos"
-	"github.com/stampede-dev/stampede/cluster"
 	"github.com/stampede-dev/stampede/cluster/hub"
 	"github.com/stampede-dev/stampede/haproxy"
 	"github.com/stampede-dev/stampede/internal/redact"
@@ -95,7 +95,7 @@ type Config struct {
 	// Hub is how the agents reach this coordinator: the embedded NATS
 	// server's address or an existing server, the token file, TLS.
 	Hub hub.Config `json:"-"`
-	// AllowRemote is the coordinator's allow list (cluster.Plan.Allow):
+	// AllowRemote is the coordinator's allow list (agent.Plan.Allow):
 	// the hosts and address prefixes beyond loopback and the namespace
 	// hosts that the agents' load may go to. Each agent refuses a plan
 	// whose load goes elsewhere, or where its own list does not allow.
@@ -198,7 +198,7 @@ func (c *Config) Validate() error {
 	default:
 		return spec.Errorf("Storm.OnAgentLoss", "%q: fail or continue", c.OnAgentLoss)
 	}
-	if err := cluster.ValidAllow(c.AllowRemote); err != nil {
+	if err := agent.ValidAllow(c.AllowRemote); err != nil {
 		return spec.Errorf("Storm.AllowRemote", "%v", err)
 	}
 	if c.Agents < 0 {

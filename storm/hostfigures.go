@@ -5,6 +5,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/stampede-dev/stampede/agent"
 	"github.com/stampede-dev/stampede/cluster"
 	"github.com/stampede-dev/stampede/results"
 )
@@ -36,7 +37,7 @@ func hostFigures(co *cluster.Coordinator, coKernel results.KernelDelta, coRead b
 	}
 	out := []results.HostSummary{own}
 	idx := map[string]int{}
-	latest := map[string]*cluster.HostStats{}
+	latest := map[string]*agent.HostStats{}
 	lost := map[string]bool{}
 	for _, a := range co.Agents() {
 		if a.Member == "" {
@@ -56,7 +57,7 @@ func hostFigures(co *cluster.Coordinator, coKernel results.KernelDelta, coRead b
 		}
 		lost[a.Member] = lost[a.Member] || a.Lost()
 	}
-	order := []string{string(cluster.RoleTarget), string(cluster.RoleLoadgen), string(cluster.RoleProxy)}
+	order := []string{string(agent.RoleTarget), string(agent.RoleLoadgen), string(agent.RoleProxy)}
 	for i := range out[1:] {
 		h := &out[i+1]
 		slices.SortFunc(h.Roles, func(a, b string) int { return slices.Index(order, a) - slices.Index(order, b) })
@@ -86,7 +87,7 @@ func hostFigures(co *cluster.Coordinator, coKernel results.KernelDelta, coRead b
 func targetKernel(hosts []results.HostSummary) (sum results.KernelDelta, read bool, why string) {
 	n := 0
 	for _, h := range hosts[1:] {
-		if !h.HasRole(string(cluster.RoleTarget)) {
+		if !h.HasRole(string(agent.RoleTarget)) {
 			continue
 		}
 		n++

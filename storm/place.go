@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/stampede-dev/stampede/agent"
 	"github.com/stampede-dev/stampede/cluster"
 	"github.com/stampede-dev/stampede/cluster/hub"
 	"github.com/stampede-dev/stampede/loadgen"
@@ -28,7 +29,7 @@ type placer struct {
 	target   *hub.Member
 	loadgens []*hub.Member
 	// allow is the coordinator's allow list, sent with every plan placed
-	// on a member (cluster.Plan.Allow).
+	// on a member (agent.Plan.Allow).
 	allow []string
 }
 
@@ -36,7 +37,7 @@ type placer struct {
 func (p *placer) remote() bool { return len(p.loadgens) > 0 }
 
 // place starts one role: on member m, or on this machine when m is nil.
-func (p *placer) place(name string, plan cluster.Plan, m *hub.Member) (*cluster.Agent, error) {
+func (p *placer) place(name string, plan agent.Plan, m *hub.Member) (*cluster.Agent, error) {
 	if m == nil {
 		return p.local.Launch(p.agentCtx, p.co, name, plan)
 	}
@@ -113,7 +114,7 @@ func (p *placer) placeLoadgens(ctx context.Context, fleet loadgen.Config, procs 
 				if len(parts) > 1 {
 					name = fmt.Sprintf("%s/%d", m.Name, j)
 				}
-				a, err := p.place(name, cluster.Plan{RunID: p.runID, Role: cluster.RoleLoadgen, Loadgen: &part}, m)
+				a, err := p.place(name, agent.Plan{RunID: p.runID, Role: agent.RoleLoadgen, Loadgen: &part}, m)
 				if err != nil {
 					return nil, err
 				}
@@ -123,7 +124,7 @@ func (p *placer) placeLoadgens(ctx context.Context, fleet loadgen.Config, procs 
 	} else {
 		for i, share := range cluster.Split(fleet, procs) {
 			name := fmt.Sprintf("loadgen %d", i)
-			plan := cluster.Plan{RunID: p.runID, Role: cluster.RoleLoadgen, Loadgen: &share}
+			plan := agent.Plan{RunID: p.runID, Role: agent.RoleLoadgen, Loadgen: &share}
 			var a *cluster.Agent
 			var err error
 			if external && procs == 1 {
@@ -152,7 +153,7 @@ func (p *placer) placeLoadgens(ctx context.Context, fleet loadgen.Config, procs 
 func (p *placer) startProxy(ctx context.Context, upstream string, fleet loadgen.Config, logf func(string, ...any)) (*cluster.RemoteProxy, error) {
 	procs := proxy.ProcsFor(fleet.Clients)
 	co := p.co
-	a, err := p.place(roleProxy, cluster.Plan{RunID: p.runID, Role: cluster.RoleProxy, Proxy: &cluster.ProxyPlan{
+	a, err := p.place(roleProxy, agent.Plan{RunID: p.runID, Role: agent.RoleProxy, Proxy: &agent.ProxyPlan{
 		Config:    proxy.Config{Upstream: upstream, Seed: fleet.Seed},
 		Procs:     procs,
 		SourceIPs: fleet.SourceIPs,
@@ -210,8 +211,8 @@ func agentSummaries(co *cluster.Coordinator, at time.Time) []results.AgentSummar
 			out = append(out, s)
 		}
 		s := &out[i]
-		if a.Plan.Role == cluster.RoleTarget {
-			s.Role = string(cluster.RoleTarget) // a member running the target and shares is named by its target
+		if a.Plan.Role == agent.RoleTarget {
+			s.Role = string(agent.RoleTarget) // a member running the target and shares is named by its target
 		}
 		if s.Host == "" {
 			s.Host = a.Ready.Host

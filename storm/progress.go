@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/stampede-dev/stampede/cluster"
+	"github.com/stampede-dev/stampede/agent"
 	"github.com/stampede-dev/stampede/connerr"
 	"github.com/stampede-dev/stampede/loadgen"
 )
@@ -210,7 +210,7 @@ func (w logWriter) Write(b []byte) (int, error) {
 }
 
 // Update records one worker's counters; safe for concurrent use.
-func (p *Progress) Update(worker int, pr cluster.Progress) {
+func (p *Progress) Update(worker int, pr agent.Progress) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.workers == nil {
@@ -337,11 +337,11 @@ func (p *Progress) line(now time.Time) string {
 }
 
 // staleAfter is how old the oldest worker's counts may be before a line
-// says so: workers report every cluster.ProgressInterval, and a
+// says so: workers report every agent.ProgressInterval, and a
 // coordinator that a large fleet starves of CPU reads their reports late
 // (tens of seconds at a million clients on two cores), so the counts then
 // trail the clock the line shows.
-const staleAfter = 3 * cluster.ProgressInterval
+const staleAfter = 3 * agent.ProgressInterval
 
 // lag returns how old, at now, the oldest worker's counts are (0 before
 // any report).

@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/stampede-dev/stampede/cluster"
+	"github.com/stampede-dev/stampede/agent"
 	"github.com/stampede-dev/stampede/connerr"
 	"github.com/stampede-dev/stampede/internal/testenv"
 	"github.com/stampede-dev/stampede/loadgen"
@@ -67,7 +67,7 @@ func play(t *testing.T, p *Progress, steps []step, end time.Duration) {
 		synctest.Wait()
 		switch {
 		case s.stats != nil:
-			p.Update(s.worker, cluster.Progress{At: time.Now(), Stats: *s.stats})
+			p.Update(s.worker, agent.Progress{At: time.Now(), Stats: *s.stats})
 		case s.event != nil:
 			mu.Lock()
 			event = *s.event
@@ -171,7 +171,7 @@ func TestProgressLine(t *testing.T) {
 	p.Start(start) // W nil: no loop
 	s := loadgen.Stats{Clients: 10, Connected: 5, Attempts: 6}
 	s.Failures[connerr.Refused], s.Failures[connerr.Timeout] = 1, 2
-	p.Update(0, cluster.Progress{At: start.Add(time.Second), Stats: s})
+	p.Update(0, agent.Progress{At: start.Add(time.Second), Stats: s})
 	for i, want := range []string{
 		"   1.0s  connected 5/10  attempts 6/s  failures/s timeout=2 refused=1  [at 1s stall 5s]",
 		"   2.0s  connected 5/10  attempts 3/s  failures/s timeout=1 refused=0.5  [at 1s stall 5s]",
@@ -180,7 +180,7 @@ func TestProgressLine(t *testing.T) {
 	} {
 		if i == 3 {
 			s.Attempts, s.Failures[connerr.Refused], s.Failures[connerr.Timeout] = 12, 2, 4
-			p.Update(0, cluster.Progress{At: start.Add(3500 * time.Millisecond), Stats: s})
+			p.Update(0, agent.Progress{At: start.Add(3500 * time.Millisecond), Stats: s})
 		}
 		if got := p.line(start.Add(time.Duration(i+1) * time.Second)); got != want {
 			t.Errorf("line %d:\n got %q\nwant %q", i, got, want)
@@ -195,12 +195,12 @@ func TestProgressLineStale(t *testing.T) {
 	start := time.Unix(1000, 0)
 	p := &Progress{Clients: 10}
 	p.Start(start)
-	p.Update(0, cluster.Progress{At: start.Add(time.Second), Stats: loadgen.Stats{Clients: 5, Connected: 5}})
-	p.Update(1, cluster.Progress{At: start.Add(9 * time.Second), Stats: loadgen.Stats{Clients: 5, Connected: 5}})
+	p.Update(0, agent.Progress{At: start.Add(time.Second), Stats: loadgen.Stats{Clients: 5, Connected: 5}})
+	p.Update(1, agent.Progress{At: start.Add(9 * time.Second), Stats: loadgen.Stats{Clients: 5, Connected: 5}})
 	if got, want := p.line(start.Add(10*time.Second)), "  10.0s  connected 10/10  attempts 0/s  (counts from 9s ago)"; got != want {
 		t.Errorf("stale line:\n got %q\nwant %q", got, want)
 	}
-	p.Update(0, cluster.Progress{At: start.Add(10 * time.Second), Stats: loadgen.Stats{Clients: 5, Connected: 5}})
+	p.Update(0, agent.Progress{At: start.Add(10 * time.Second), Stats: loadgen.Stats{Clients: 5, Connected: 5}})
 	if got, want := p.line(start.Add(11*time.Second)), "  11.0s  connected 10/10  attempts 0/s"; got != want {
 		t.Errorf("fresh line:\n got %q\nwant %q", got, want)
 	}
@@ -231,7 +231,7 @@ func TestProgressObserve(t *testing.T) {
 		{0, 2 * time.Second, 30},         // none since: 0
 		{1, 1500 * time.Millisecond, 30}, // 20 in 0.5 s: 4
 	} {
-		p.Update(u.worker, cluster.Progress{At: start.Add(u.at), Stats: loadgen.Stats{Attempts: u.attempts}})
+		p.Update(u.worker, agent.Progress{At: start.Add(u.at), Stats: loadgen.Stats{Attempts: u.attempts}})
 	}
 	want := []obs{{time.Second, 30, 3}, {time.Second, 40, 4}, {2 * time.Second, 40, 1}, {1500 * time.Millisecond, 60, 4}}
 	if fmt.Sprint(got) != fmt.Sprint(want) {

@@ -28,6 +28,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/stampede-dev/stampede/agent"
 	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/chaos/supervisor"
 	"github.com/stampede-dev/stampede/cluster"
@@ -258,8 +259,8 @@ func (r *run) place(ctx context.Context) error {
 // proxy in front of it; the fleet's URL is theirs.
 func (r *run) placeTarget(ctx context.Context, pl *placer) error {
 	cfg := &r.cfg
-	ta, err := pl.place("target", cluster.Plan{RunID: r.runID, Role: cluster.RoleTarget,
-		Target: &cluster.TargetPlan{Config: r.tcfg, Procs: r.sz.TargetProcs}}, pl.target)
+	ta, err := pl.place("target", agent.Plan{RunID: r.runID, Role: agent.RoleTarget,
+		Target: &agent.TargetPlan{Config: r.tcfg, Procs: r.sz.TargetProcs}}, pl.target)
 	if err == nil {
 		err = r.co.WaitReady(ctx, ta)
 	}

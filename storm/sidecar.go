@@ -45,7 +45,7 @@ type Checker interface {
 // it runs (a drill's deploy waits for the fleet to be connected): before
 // Run, ReadFleet is given a function that returns the sum of the
 // loadgens' latest counters, which they report every
-// cluster.ProgressInterval.
+// agent.ProgressInterval.
 type FleetReader interface {
 	ReadFleet(live func() loadgen.Stats)
 }

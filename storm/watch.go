@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stampede-dev/stampede/agent"
 	"github.com/stampede-dev/stampede/cluster"
 	"github.com/stampede-dev/stampede/connerr"
 	"github.com/stampede-dev/stampede/loadgen"
@@ -34,8 +35,8 @@ type agentWatch struct {
 // left to wait for: the run ends then, as ctx ending does.
 func watchAgents(co *cluster.Coordinator, p *Progress, clients int, onLoss string, logf func(string, ...any)) *agentWatch {
 	w := &agentWatch{logf: logf}
-	co.OnProgress = func(a *cluster.Agent, pr cluster.Progress) {
-		if a.Plan.Role != cluster.RoleLoadgen {
+	co.OnProgress = func(a *cluster.Agent, pr agent.Progress) {
+		if a.Plan.Role != agent.RoleLoadgen {
 			return
 		}
 		p.Update(a.Index(), pr)
@@ -66,7 +67,7 @@ func (w *agentWatch) started(at time.Time) {
 }
 
 // crash records a process that exited when nothing scheduled it.
-func (w *agentWatch) crash(a *cluster.Agent, e cluster.Event) {
+func (w *agentWatch) crash(a *cluster.Agent, e agent.Event) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	at := time.Duration(0)

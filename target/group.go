@@ -26,7 +26,7 @@ const DefaultReadyTimeout = 10 * time.Second
 // Spawner starts one process of a Group serving cfg (its Addr is the
 // group's port, its Hold set per start) with env added to its environment,
 // and returns it once its childproc.ReadyLine came, waiting at most timeout. The
-// process gets cfg as a typed plan, never as flags: cluster.SpawnServer is
+// process gets cfg as a typed plan, never as flags: agent.SpawnServer is
 // the one the stampede binary uses (docs/agent.md); tests give their own.
 type Spawner func(ctx context.Context, cfg Config, env []string, timeout time.Duration) (*childproc.Child, childproc.ReadyLine, error)
 

@@ -18,7 +18,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
-	"github.com/stampede-dev/stampede/cluster"
+	"github.com/stampede-dev/stampede/agent"
 	"github.com/stampede-dev/stampede/internal/redact"
 	"github.com/stampede-dev/stampede/spec"
 )
@@ -110,7 +110,7 @@ type Member struct {
 
 // Channel opens a new channel to the member: the transport of one role
 // placed on it.
-func (m *Member) Channel() cluster.Transport {
+func (m *Member) Channel() agent.Transport {
 	return m.s.channel(int(m.nextCh.Add(1)), true)
 }
 
@@ -329,8 +329,8 @@ func (h *Hub) hello(m *nats.Msg) {
 		h.refuse(m.Reply, nil, "the coordinator refused the token: it is not this run's (check the token file)")
 		return
 	}
-	if he.V != cluster.Version {
-		h.refuse(m.Reply, h.keys.sign, fmt.Sprintf("the agent speaks protocol version %d, the coordinator %d: run the same stampede on every host", he.V, cluster.Version))
+	if he.V != agent.Version {
+		h.refuse(m.Reply, h.keys.sign, fmt.Sprintf("the agent speaks protocol version %d, the coordinator %d: run the same stampede on every host", he.V, agent.Version))
 		return
 	}
 	h.mu.Lock()

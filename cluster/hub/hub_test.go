@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
+	"github.com/stampede-dev/stampede/agent"
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/cluster"
 	"github.com/stampede-dev/stampede/loadgen"
@@ -45,8 +46,8 @@ func joinT(t *testing.T, ctx context.Context, url string, token []byte, name, ro
 	return j
 }
 
-func serveInProcess(ctx context.Context, t cluster.Transport) error {
-	return cluster.Serve(ctx, t, cluster.AgentConfig{})
+func serveInProcess(ctx context.Context, t agent.Transport) error {
+	return agent.Serve(ctx, t, agent.AgentConfig{})
 }
 
 // TestTokenFile: a new token is written with mode 0600 and read back; an
@@ -129,7 +130,7 @@ func TestFleetOverNATS(t *testing.T) {
 		if m.OffsetError <= 0 {
 			t.Errorf("%s: offset error bound %v, want a positive half round trip", m.Name, m.OffsetError)
 		}
-		a := &cluster.Agent{Name: m.Name, Transport: m.Channel(), Plan: cluster.Plan{RunID: "t", Role: cluster.RoleLoadgen, Loadgen: &share}, Member: m.Name}
+		a := &cluster.Agent{Name: m.Name, Transport: m.Channel(), Plan: agent.Plan{RunID: "t", Role: agent.RoleLoadgen, Loadgen: &share}, Member: m.Name}
 		if err := co.Place(a); err != nil {
 			t.Fatal(err)
 		}
@@ -307,7 +308,7 @@ func TestCoordinatorGoneStopsAgent(t *testing.T) {
 	roleErr := make(chan error, 1)
 	served := make(chan error, 1)
 	go func() {
-		served <- j.Serve(ctx, func(ctx context.Context, t cluster.Transport) error {
+		served <- j.Serve(ctx, func(ctx context.Context, t agent.Transport) error {
 			for {
 				if _, err := t.Recv(); err != nil {
 					roleErr <- err
@@ -316,7 +317,7 @@ func TestCoordinatorGoneStopsAgent(t *testing.T) {
 			}
 		})
 	}()
-	if err := ch.Send(cluster.Message{V: cluster.Version, Kind: cluster.KindStop}); err != nil {
+	if err := ch.Send(agent.Message{V: agent.Version, Kind: agent.KindStop}); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(200 * time.Millisecond)
@@ -375,7 +376,7 @@ func TestMachineNATS(t *testing.T) {
 	}
 	fleet := loadgen.Config{Client: spec.Client{URL: srv.URL(), Clients: 20, Seed: 5, Policy: backoff.MustParse("fixed:initial=50ms")}}
 	co := &cluster.Coordinator{StartDelay: 200 * time.Millisecond}
-	a := &cluster.Agent{Name: "m", Transport: members[0].Channel(), Plan: cluster.Plan{RunID: "t", Role: cluster.RoleLoadgen, Loadgen: &fleet}, Member: "m"}
+	a := &cluster.Agent{Name: "m", Transport: members[0].Channel(), Plan: agent.Plan{RunID: "t", Role: agent.RoleLoadgen, Loadgen: &fleet}, Member: "m"}
 	if err := co.Place(a); err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/stampede-dev/stampede/cluster"
+	"github.com/stampede-dev/stampede/agent"
 )
 
 // ErrBye is a session the peer ended in order (the run is over).
@@ -19,7 +19,7 @@ var ErrBye = errors.New("hub: the peer ended the session")
 
 // session is one authenticated conversation between an agent and its
 // coordinator: signed, sequenced messages in each direction, heartbeats,
-// and channels (one cluster.Transport per role placed on the agent).
+// and channels (one agent.Transport per role placed on the agent).
 type session struct {
 	nc      *nats.Conn
 	key     []byte
@@ -128,13 +128,13 @@ func (s *session) run() {
 				c.push(nil, io.EOF)
 				continue
 			}
-			var cm cluster.Message
+			var cm agent.Message
 			if err := json.Unmarshal(p.body, &cm); err != nil {
 				c.push(nil, fmt.Errorf("cluster: malformed message: %w", err))
 				continue
 			}
 			if d := time.Duration(s.shift.Load()); d != 0 {
-				cluster.ShiftTimes(&cm, -d)
+				agent.ShiftTimes(&cm, -d)
 			}
 			c.maxRecv(len(p.body))
 			c.push(&cm, nil)
@@ -219,14 +219,14 @@ func (s *session) channel(n int, make bool) *channel {
 	return c
 }
 
-// channel is one cluster.Transport of a session: the messages of one role.
+// channel is one agent.Transport of a session: the messages of one role.
 type channel struct {
 	s   *session
 	n   int
 	max atomic.Int64
 
 	mu     sync.Mutex
-	q      []*cluster.Message
+	q      []*agent.Message
 	qerr   error
 	notify chan struct{}
 	closed atomic.Bool
@@ -239,7 +239,7 @@ func newChannel(s *session, n int) *channel {
 
 // push queues a message, or the error that ends the channel. The queue is
 // unbounded: the session's reader never waits for a role.
-func (c *channel) push(m *cluster.Message, err error) {
+func (c *channel) push(m *agent.Message, err error) {
 	c.mu.Lock()
 	if c.qerr == nil {
 		if err != nil {
@@ -265,19 +265,19 @@ func (c *channel) maxRecv(n int) {
 func (c *channel) MaxReceived() int { return int(c.max.Load()) }
 
 // Send sends one cluster message.
-func (c *channel) Send(m cluster.Message) error {
+func (c *channel) Send(m agent.Message) error {
 	if c.closed.Load() {
 		return io.ErrClosedPipe
 	}
 	if d := time.Duration(c.s.shift.Load()); d != 0 {
-		cluster.ShiftTimes(&m, d)
+		agent.ShiftTimes(&m, d)
 	}
 	b, err := json.Marshal(m)
 	if err != nil {
 		return fmt.Errorf("cluster: sending %s: %w", m.Kind, err)
 	}
-	if len(b) > cluster.MaxMessageBytes {
-		return fmt.Errorf("cluster: a %s message of %d bytes, over the %d a message may have", m.Kind, len(b), cluster.MaxMessageBytes)
+	if len(b) > agent.MaxMessageBytes {
+		return fmt.Errorf("cluster: a %s message of %d bytes, over the %d a message may have", m.Kind, len(b), agent.MaxMessageBytes)
 	}
 	if err := c.s.send(kMsg, c.n, b); err != nil {
 		return fmt.Errorf("cluster: sending %s: %w", m.Kind, err)
@@ -287,7 +287,7 @@ func (c *channel) Send(m cluster.Message) error {
 
 // Recv returns the next message; io.EOF when the peer closed the channel,
 // another error when the session ended.
-func (c *channel) Recv() (cluster.Message, error) {
+func (c *channel) Recv() (agent.Message, error) {
 	for {
 		c.mu.Lock()
 		if len(c.q) > 0 {
@@ -301,9 +301,9 @@ func (c *channel) Recv() (cluster.Message, error) {
 		c.mu.Unlock()
 		if err != nil {
 			if errors.Is(err, ErrBye) {
-				return cluster.Message{}, io.EOF
+				return agent.Message{}, io.EOF
 			}
-			return cluster.Message{}, err
+			return agent.Message{}, err
 		}
 		<-c.notify
 	}

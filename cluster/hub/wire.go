@@ -1,8 +1,8 @@
-// Package hub carries the agent protocol (package cluster, docs/agent.md)
+// Package hub carries the agent protocol (package agent, docs/agent.md)
 // between hosts over NATS: a coordinator's Hub, with an embedded NATS
 // server or an existing one, that agents on other hosts Join with the
 // run's token; each joined agent is a Member whose channels are
-// cluster.Transports, one per role placed on it.
+// agent.Transports, one per role placed on it.
 //
 //	agent                                   coordinator (Hub)
 //	  │ ── hello (name, role, capacity) ──>  │ stampede.join, HMAC(token)
@@ -12,7 +12,7 @@
 //	  │ ── clock (t0) ───────────────────>   │ several round trips,
 //	  │ <─ clock (t0, coordinator's now) ─   │ the shortest one kept
 //	  │ ── offset (offset, bound) ───────>   │ the agent has joined
-//	  │ <─ msg (channel k: plan, ...) ────   │ cluster messages, both ways
+//	  │ <─ msg (channel k: plan, ...) ────   │ agent messages, both ways
 //	  │ <─> beat every 500 ms ───────────    │ silence for 3 s: the peer is gone
 //	  │ <─ bye ───────────────────────────   │ the run is over
 //

@@ -8,7 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/stampede-dev/stampede/cluster"
+	"github.com/stampede-dev/stampede/agent"
 )
 
 // fuzzKey is the session key of the fuzz targets.
@@ -30,7 +30,7 @@ func encodeHeaders(h nats.Header) []byte {
 // send: a subject, a raw header block (decoded as nats.go decodes one
 // off the wire) and a body. verify must not panic; what it accepts must
 // carry the MAC of the fields it returns; and the body of an accepted
-// message goes through the session's own decode (cluster.Message, then
+// message goes through the session's own decode (agent.Message, then
 // the clock shift) without a panic. A message newMsg signs verifies with
 // its own fields, and fails under another key.
 func FuzzVerify(f *testing.F) {
@@ -48,9 +48,9 @@ func FuzzVerify(f *testing.F) {
 				if want := sign(fuzzKey, subject, p.seq, p.kind, p.ch, p.body); m.Header.Get(hMAC) != want {
 					t.Fatalf("verify accepted MAC %q, the fields sign to %q", m.Header.Get(hMAC), want)
 				}
-				var cm cluster.Message
+				var cm agent.Message
 				if json.Unmarshal(p.body, &cm) == nil {
-					cluster.ShiftTimes(&cm, time.Duration(shift))
+					agent.ShiftTimes(&cm, time.Duration(shift))
 				}
 			}
 		}

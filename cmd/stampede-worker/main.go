@@ -21,8 +21,8 @@ import (
 	"runtime/debug"
 	"syscall"
 
+	"github.com/stampede-dev/stampede/agent"
 	"github.com/stampede-dev/stampede/calibration"
-	"github.com/stampede-dev/stampede/cluster"
 )
 
 // gcPercent is the worker's GOGC unless the environment sets one: a heap
@@ -40,7 +40,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := cluster.ServeStdio(ctx, os.Stdin, os.Stdout, cluster.AgentConfig{}); err != nil {
+	if err := agent.ServeStdio(ctx, os.Stdin, os.Stdout, agent.AgentConfig{}); err != nil {
 		fmt.Fprintln(os.Stderr, "stampede-worker:", err)
 		os.Exit(1)
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/stampede-dev/stampede/cluster"
+	"github.com/stampede-dev/stampede/agent"
 	"github.com/stampede-dev/stampede/cluster/hub"
 	"github.com/stampede-dev/stampede/loadgen"
 )
@@ -69,7 +69,7 @@ func agentAction(c *cli.Context) error {
 		if c.IsSet("role") {
 			return errors.New("--role: only with --nats")
 		}
-		return cluster.ServeStdio(ctx, os.Stdin, os.Stdout, cluster.AgentConfig{})
+		return agent.ServeStdio(ctx, os.Stdin, os.Stdout, agent.AgentConfig{})
 	}
 	if c.String("token-file") == "" {
 		return errors.New("--token-file: required with --nats (the coordinator's token file)")
@@ -88,7 +88,7 @@ func agentAction(c *cli.Context) error {
 		}
 	}
 	allow := c.StringSlice("allow-remote")
-	if err := cluster.ValidAllow(allow); err != nil {
+	if err := agent.ValidAllow(allow); err != nil {
 		return fmt.Errorf("--allow-remote: %w", err)
 	}
 	token, err := hub.ReadToken(c.String("token-file"))
@@ -115,9 +115,9 @@ func agentAction(c *cli.Context) error {
 		}
 		return flagError(err)
 	}
-	roles := &hub.Roles{
-		Local: &cluster.Local{Logs: c.App.ErrWriter},
-		Agent: cluster.AgentConfig{Host: j.Addr},
+	roles := &agent.Roles{
+		Logs:  c.App.ErrWriter,
+		Agent: agent.AgentConfig{Host: j.Addr},
 		Allow: allow,
 	}
 	// A refused plan ends the agent at once, whatever its coordinator
@@ -126,10 +126,10 @@ func agentAction(c *cli.Context) error {
 	defer roles.Close()
 	serveCtx, refuse := context.WithCancel(ctx)
 	defer refuse()
-	var refused atomic.Pointer[cluster.PlanLoadError]
-	serve := func(ctx context.Context, t cluster.Transport) error {
+	var refused atomic.Pointer[agent.PlanLoadError]
+	serve := func(ctx context.Context, t agent.Transport) error {
 		err := roles.Serve(ctx, t)
-		if pe := (*cluster.PlanLoadError)(nil); errors.As(err, &pe) {
+		if pe := (*agent.PlanLoadError)(nil); errors.As(err, &pe) {
 			refused.CompareAndSwap(nil, pe)
 			refuse()
 		}

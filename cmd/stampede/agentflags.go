@@ -6,7 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/stampede-dev/stampede/cluster"
+	"github.com/stampede-dev/stampede/agent"
 	"github.com/stampede-dev/stampede/cluster/hub"
 	"github.com/stampede-dev/stampede/storm"
 )
@@ -71,7 +71,7 @@ func agentRunConfig(c *cli.Context, cfg *storm.Config) error {
 	}
 	if hasFlag(c, "allow-remote") {
 		cfg.AllowRemote = c.StringSlice("allow-remote")
-		if err := cluster.ValidAllow(cfg.AllowRemote); err != nil {
+		if err := agent.ValidAllow(cfg.AllowRemote); err != nil {
 			return fmt.Errorf("--allow-remote: %w", err)
 		}
 	}

@@ -9,8 +9,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/stampede-dev/stampede/agent"
 	"github.com/stampede-dev/stampede/chaos"
-	"github.com/stampede-dev/stampede/cluster"
 	"github.com/stampede-dev/stampede/proxy"
 )
 
@@ -78,7 +78,7 @@ func proxyAction(c *cli.Context) error {
 		Duration:    c.Duration("duration"),
 		Stdout:      c.App.Writer,
 		Log:         c.App.ErrWriter,
-		Spawn:       cluster.SpawnRelay(exe, []string{"agent"}, c.App.ErrWriter),
+		Spawn:       agent.SpawnRelay(exe, []string{"agent"}, c.App.ErrWriter),
 	}
 	fault, err := chaos.ParseProxyFault(c.String("fault"))
 	if err != nil {

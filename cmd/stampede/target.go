@@ -6,7 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/stampede-dev/stampede/cluster"
+	"github.com/stampede-dev/stampede/agent"
 	"github.com/stampede-dev/stampede/storm"
 	"github.com/stampede-dev/stampede/target"
 )
@@ -63,7 +63,7 @@ func targetAction(c *cli.Context) error {
 		if err != nil {
 			return fmt.Errorf("target: finding the stampede binary for --procs: %w", err)
 		}
-		rc.Spawn = cluster.SpawnServer(exe, []string{"agent"}, c.App.ErrWriter)
+		rc.Spawn = agent.SpawnServer(exe, []string{"agent"}, c.App.ErrWriter)
 	}
 	return flagError(target.Run(c.Context, rc)) // Run validates rc once, before any socket opens
 }

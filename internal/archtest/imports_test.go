@@ -174,6 +174,7 @@ var boundaries = []struct {
 	pkg, notOn, why string
 }{
 	{"chaos", "results", "the schedule language is read by the simulator, advise and the proxy, which need no results"},
+	{"agent", "cluster", "an agent runs one role from its plan and knows no coordinator"},
 }
 
 // TestBoundaries: each package of boundaries depends on nothing in the

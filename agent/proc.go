@@ -1,4 +1,4 @@
-package cluster
+package agent
 
 import (
 	"bufio"
@@ -30,7 +30,7 @@ func SpawnAgent(ctx context.Context, exe string, args []string, name string, log
 	cmd := exec.CommandContext(ctx, exe, args...)
 	c, pipes, err := childproc.Spawn(cmd)
 	if err != nil {
-		return nil, fmt.Errorf("cluster: starting %s: %w", name, err)
+		return nil, fmt.Errorf("agent: starting %s: %w", name, err)
 	}
 	go func() {
 		defer pipes.Stderr.Close()
@@ -54,8 +54,11 @@ func (p *Proc) PID() int { return p.child.PID() }
 // Wait returns when the process has exited, with its exit error.
 func (p *Proc) Wait() error { return p.child.Wait() }
 
-// exitErr is the exit error once the process has exited, else nil.
-func (p *Proc) exitErr() error {
+// Done is closed when the process has exited.
+func (p *Proc) Done() <-chan struct{} { return p.child.Done() }
+
+// ExitErr is the exit error once the process has exited, else nil.
+func (p *Proc) ExitErr() error {
 	if !p.child.Exited() {
 		return nil
 	}

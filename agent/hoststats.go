@@ -1,4 +1,4 @@
-package hub
+package agent
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/stampede-dev/stampede/cluster"
 	"github.com/stampede-dev/stampede/hoststat"
 )
 
@@ -65,7 +64,7 @@ func (w *hostWatch) setPIDs(t *tap, pids []int) {
 
 // stats reads the host's figures now; last samples the processes first
 // (a role's final message: its processes' last figures).
-func (w *hostWatch) stats(last bool) *cluster.HostStats {
+func (w *hostWatch) stats(last bool) *HostStats {
 	if last {
 		w.sampler.Sample()
 	}
@@ -74,7 +73,7 @@ func (w *hostWatch) stats(last bool) *cluster.HostStats {
 	defer w.mu.Unlock()
 	now, err := w.read()
 	w.n++
-	h := &cluster.HostStats{N: w.n, Resources: res}
+	h := &HostStats{N: w.n, Resources: res}
 	switch {
 	case w.baseErr != nil:
 		h.KernelError = w.baseErr.Error()
@@ -93,31 +92,31 @@ func (w *hostWatch) stop() { w.cancel() }
 // tap is a role's channel whose ready, progress and final messages get
 // the host's figures on their way out.
 type tap struct {
-	cluster.Transport
+	Transport
 	w    *hostWatch
-	role cluster.Role
+	role Role
 }
 
 // Send adds the host's figures to m when it is a ready, progress or final
 // message, and sends it.
-func (t *tap) Send(m cluster.Message) error {
+func (t *tap) Send(m Message) error {
 	switch {
-	case m.Kind == cluster.KindReady && m.Ready != nil:
+	case m.Kind == KindReady && m.Ready != nil:
 		r := *m.Ready
 		if r.PIDs != nil {
 			t.w.setPIDs(t, r.PIDs)
 		}
 		r.HostStats = t.w.stats(false)
 		m.Ready = &r
-	case m.Kind == cluster.KindProgress && m.Progress != nil:
+	case m.Kind == KindProgress && m.Progress != nil:
 		p := *m.Progress
 		if p.PIDs != nil {
 			t.w.setPIDs(t, p.PIDs)
 		}
 		p.HostStats = t.w.stats(false)
 		m.Progress = &p
-	case m.Kind == cluster.KindFinal:
-		var f cluster.Final
+	case m.Kind == KindFinal:
+		var f Final
 		if m.Final != nil {
 			f = *m.Final
 		}

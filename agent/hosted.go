@@ -1,4 +1,4 @@
-package hub
+package agent
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/stampede-dev/stampede/cluster"
 	"github.com/stampede-dev/stampede/hoststat"
 )
 
@@ -18,12 +17,16 @@ import (
 // messages relayed both ways; a target or proxy group in this process
 // (its own processes are children already).
 type Roles struct {
-	// Local starts the loadgen children.
-	Local *cluster.Local
+	// Exe and Lean say which binaries start the loadgen children
+	// (Command); empty means this executable, or the lean worker beside it.
+	Exe, Lean string
+	// Logs receives the loadgen children's stderr, each line prefixed with
+	// its name.
+	Logs io.Writer
 	// Agent configures the roles run in this process (Host: where a
 	// target or proxy listens).
-	Agent cluster.AgentConfig
-	// Allow is the agent's own allow list (cluster.CheckPlanLoad): a plan
+	Agent AgentConfig
+	// Allow is the agent's own allow list (CheckPlanLoad): a plan
 	// whose load goes to a host that neither it nor loopback and the
 	// namespace hosts allow is refused, whatever the coordinator signed.
 	Allow []string
@@ -57,23 +60,23 @@ func (r *Roles) Close() {
 }
 
 // Serve runs the role whose plan comes first on t.
-func (r *Roles) Serve(ctx context.Context, t cluster.Transport) error {
+func (r *Roles) Serve(ctx context.Context, t Transport) error {
 	m, err := t.Recv()
 	if err != nil {
 		return err
 	}
-	if m.Kind != cluster.KindPlan || m.Plan == nil {
-		return cluster.Serve(ctx, &first{Transport: t, m: &m}, r.Agent) // it refuses what is no plan
+	if m.Kind != KindPlan || m.Plan == nil {
+		return Serve(ctx, &first{Transport: t, m: &m}, r.Agent) // it refuses what is no plan
 	}
-	if err := cluster.CheckPlanLoad(m.Plan, r.Allow); err != nil {
-		_ = t.Send(cluster.Message{V: cluster.Version, Kind: cluster.KindError, Agent: m.Agent, Error: "agent refused the plan: " + err.Error()})
+	if err := CheckPlanLoad(m.Plan, r.Allow); err != nil {
+		_ = t.Send(Message{V: Version, Kind: KindError, Agent: m.Agent, Error: "agent refused the plan: " + err.Error()})
 		return err
 	}
 	tp := &tap{Transport: t, w: r.host(), role: m.Plan.Role}
-	if m.Plan.Role == cluster.RoleLoadgen {
+	if m.Plan.Role == RoleLoadgen {
 		return r.relay(ctx, tp, m)
 	}
-	return cluster.Serve(ctx, &first{Transport: tp, m: &m}, r.Agent)
+	return Serve(ctx, &first{Transport: tp, m: &m}, r.Agent)
 }
 
 // relay runs a loadgen share in a child process and relays its messages
@@ -81,8 +84,8 @@ func (r *Roles) Serve(ctx context.Context, t cluster.Transport) error {
 // stdin, which stops its load and has it report; the coordinator's loss
 // kills it at once. The child's messages are read to their end whatever
 // happens, so it never blocks on a full pipe.
-func (r *Roles) relay(ctx context.Context, t *tap, plan cluster.Message) error {
-	exe, args, err := r.Local.Command(cluster.RoleLoadgen)
+func (r *Roles) relay(ctx context.Context, t *tap, plan Message) error {
+	exe, args, err := Command(r.Exe, r.Lean, RoleLoadgen)
 	if err != nil {
 		return err
 	}
@@ -90,7 +93,7 @@ func (r *Roles) relay(ctx context.Context, t *tap, plan cluster.Message) error {
 	if plan.Plan.Name != "" {
 		name = plan.Plan.Name
 	}
-	p, err := cluster.SpawnAgent(ctx, exe, args, name, r.Local.Logs)
+	p, err := SpawnAgent(ctx, exe, args, name, r.Logs)
 	if err != nil {
 		return err
 	}
@@ -137,11 +140,11 @@ func (r *Roles) relay(ctx context.Context, t *tap, plan cluster.Message) error {
 
 // first is a transport whose first message was read already.
 type first struct {
-	cluster.Transport
-	m *cluster.Message
+	Transport
+	m *Message
 }
 
-func (f *first) Recv() (cluster.Message, error) {
+func (f *first) Recv() (Message, error) {
 	if m := f.m; m != nil {
 		f.m = nil
 		return *m, nil

@@ -1,10 +1,12 @@
-// Package cluster runs a storm as a coordinator and agents. An agent runs
-// one role from a typed plan: a loadgen share (a range of client IDs), a
-// target group (its processes, restarts and store), or a fault proxy group.
+// Package agent runs one role of a storm from a typed plan: a loadgen
+// share (a range of client IDs), a target group (its processes, restarts
+// and store), a fault proxy group, or one process of a group; and it holds
+// the protocol an agent and its coordinator (package cluster) speak.
 // Locally an agent is a child process (`stampede agent`, or the lean
-// stampede-worker for loadgen shares) spoken to over its stdin and stdout;
-// the same messages can travel over any Transport. docs/agent.md is the
-// protocol's contract.
+// stampede-worker for loadgen shares) spoken to over its stdin and stdout
+// (ServeStdio); on another host it is served over the NATS hub (Roles).
+// The same messages can travel over any Transport. docs/agent.md is the
+// protocol's contract. agent imports no coordinator.
 //
 //	coordinator                              agent
 //	     │ ── plan (role, typed config) ──────>  │ validate, start the role
@@ -21,7 +23,7 @@
 // another version. Histograms travel in HdrHistogram's own encoding and
 // are merged, never averaged. The start barrier is an absolute wall-clock
 // instant, so every agent's offsets share one time axis.
-package cluster
+package agent
 
 import (
 	"fmt"
@@ -183,10 +185,10 @@ func (p *Plan) Validate() error {
 			err = p.Relay.Validate()
 		}
 	default:
-		return fmt.Errorf("cluster: plan of unknown role %q", p.Role)
+		return fmt.Errorf("agent: plan of unknown role %q", p.Role)
 	}
 	if !ok || set != 1 {
-		return fmt.Errorf("cluster: a %s plan must carry its %s configuration and no other", p.Role, p.Role)
+		return fmt.Errorf("agent: a %s plan must carry its %s configuration and no other", p.Role, p.Role)
 	}
 	return err
 }

@@ -1,4 +1,4 @@
-package cluster
+package agent
 
 import (
 	"bufio"
@@ -51,7 +51,7 @@ func (s *Stream) Send(m Message) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.enc.Encode(m); err != nil {
-		return fmt.Errorf("cluster: sending %s: %w", m.Kind, err)
+		return fmt.Errorf("agent: sending %s: %w", m.Kind, err)
 	}
 	return nil
 }
@@ -61,7 +61,7 @@ func (s *Stream) Recv() (Message, error) {
 	var m Message
 	if !s.sc.Scan() {
 		if err := s.sc.Err(); err != nil {
-			return m, fmt.Errorf("cluster: receiving: %w", err)
+			return m, fmt.Errorf("agent: receiving: %w", err)
 		}
 		return m, io.EOF
 	}
@@ -69,7 +69,7 @@ func (s *Stream) Recv() (Message, error) {
 		s.maxRecv.Store(n)
 	}
 	if err := json.Unmarshal(s.sc.Bytes(), &m); err != nil {
-		return m, fmt.Errorf("cluster: malformed message: %w", err)
+		return m, fmt.Errorf("agent: malformed message: %w", err)
 	}
 	return m, nil
 }

@@ -1,4 +1,4 @@
-package cluster
+package agent
 
 import (
 	"context"
@@ -65,7 +65,7 @@ func (a *agent) awaitStart(ctx context.Context, msgs <-chan Message, gone <-chan
 	select {
 	case m = <-msgs:
 	case <-gone:
-		return nil, fmt.Errorf("cluster: agent %d: the coordinator went away before the start", a.id)
+		return nil, fmt.Errorf("agent: agent %d: the coordinator went away before the start", a.id)
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -73,7 +73,7 @@ func (a *agent) awaitStart(ctx context.Context, msgs <-chan Message, gone <-chan
 		return nil, nil
 	}
 	if m.Kind != KindStart || m.Start == nil {
-		return nil, fail(a.t, a.id, fmt.Errorf("cluster: agent %d expected start, got %q", a.id, m.Kind))
+		return nil, fail(a.t, a.id, fmt.Errorf("agent: agent %d expected start, got %q", a.id, m.Kind))
 	}
 	return m.Start, nil
 }
@@ -88,7 +88,7 @@ func (a *agent) waitStart(ctx context.Context, start time.Time, gone <-chan stru
 		case <-t.C:
 		case <-gone:
 			t.Stop()
-			return fmt.Errorf("cluster: agent %d: the coordinator went away before the start", a.id)
+			return fmt.Errorf("agent: agent %d: the coordinator went away before the start", a.id)
 		case <-ctx.Done():
 			t.Stop()
 			return ctx.Err()

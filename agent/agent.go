@@ -1,4 +1,4 @@
-package cluster
+package agent
 
 import (
 	"bufio"
@@ -39,13 +39,13 @@ type AgentConfig struct {
 func Serve(ctx context.Context, t Transport, cfg AgentConfig) error {
 	m, err := t.Recv()
 	if err != nil {
-		return fmt.Errorf("cluster: agent waiting for a plan: %w", err)
+		return fmt.Errorf("agent: agent waiting for a plan: %w", err)
 	}
 	if m.Kind != KindPlan || m.Plan == nil {
-		return fail(t, m.Agent, fmt.Errorf("cluster: agent expected a plan, got %q", m.Kind))
+		return fail(t, m.Agent, fmt.Errorf("agent: agent expected a plan, got %q", m.Kind))
 	}
 	if m.V != Version {
-		return fail(t, m.Agent, fmt.Errorf("cluster: plan of protocol version %d; this agent speaks %d", m.V, Version))
+		return fail(t, m.Agent, fmt.Errorf("agent: plan of protocol version %d; this agent speaks %d", m.V, Version))
 	}
 	p := m.Plan
 	if err := p.Validate(); err != nil {
@@ -86,7 +86,7 @@ func ServeStdio(ctx context.Context, stdin io.Reader, stdout io.Writer, cfg Agen
 	in := bufio.NewReaderSize(stdin, 64<<10)
 	var plan Message
 	if err := childproc.ReadPlan(in, &plan); err != nil {
-		return fmt.Errorf("cluster: agent waiting for a plan: %w", err)
+		return fmt.Errorf("agent: agent waiting for a plan: %w", err)
 	}
 	return Serve(ctx, &planFirst{Transport: NewStream(in, stdout, nil), plan: &plan}, cfg)
 }
