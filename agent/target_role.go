@@ -41,7 +41,7 @@ func (a *agent) target(ctx context.Context) error {
 		return fail(a.t, a.id, err)
 	}
 	defer g.Close()
-	gt := target.NewChaosGroup(g, tp.Config.Backlog, tp.Config.AcceptRate)
+	gt := NewChaosGroup(g, tp.Config.Backlog, tp.Config.AcceptRate)
 	pids := func() []int {
 		var out []int
 		for _, p := range g.Procs() {
@@ -81,7 +81,7 @@ func serverCommand(exe string, args []string, cfg target.Config) (string, []stri
 }
 
 // applyTarget carries out one control request on the group.
-func applyTarget(ctx context.Context, gt *target.ChaosGroup, c *Control) Reply {
+func applyTarget(ctx context.Context, gt *ChaosGroup, c *Control) Reply {
 	switch c.Op {
 	case OpRestart:
 		if c.Restart == nil {

@@ -20,7 +20,7 @@ import (
 )
 
 // Target is what the supervisor acts on: the bundled target's process
-// group (target.ChaosGroup), or anything else that can be restarted and tuned.
+// group (agent.ChaosGroup), or anything else that can be restarted and tuned.
 // Each method returns when the action has been applied; Restart returns
 // when the target is ready again.
 type Target interface {

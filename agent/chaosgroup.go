@@ -1,4 +1,4 @@
-package target
+package agent
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/chaos/supervisor"
 	"github.com/stampede-dev/stampede/internal/clock"
+	"github.com/stampede-dev/stampede/target"
 )
 
 // ChaosGroup is the bundled server as the chaos supervisor's Target: a
@@ -17,7 +18,7 @@ import (
 // out and respawns on the same port.
 type ChaosGroup struct {
 	// Group is the running process group.
-	Group *Group
+	Group *target.Group
 	// Now reads the clock; nil means time.Now.
 	Now func() time.Time
 	// Sleep waits for d or until ctx is done; nil means a timer.
@@ -45,9 +46,9 @@ var (
 
 // NewChaosGroup wraps g, whose processes started with the given backlog
 // (0: DefaultBacklog) and per-process accept rate (0: unlimited).
-func NewChaosGroup(g *Group, backlog int, acceptRatePerProc float64) *ChaosGroup {
+func NewChaosGroup(g *target.Group, backlog int, acceptRatePerProc float64) *ChaosGroup {
 	if backlog == 0 {
-		backlog = DefaultBacklog
+		backlog = target.DefaultBacklog
 	}
 	return &ChaosGroup{Group: g, backlog: backlog, acceptRate: acceptRatePerProc}
 }
@@ -135,11 +136,11 @@ func (t *ChaosGroup) RestartSteps(ctx context.Context, ev chaos.Event) (supervis
 // spread (ev.Spread) or carry a return hint (ev.Hint): a signal cannot say
 // that, so such a stop goes through the control API's /shutdown. The hint
 // window starts at ev.Down, when the process comes back.
-func shapedStop(ev chaos.Event) (ShutdownOptions, bool) {
+func shapedStop(ev chaos.Event) (target.ShutdownOptions, bool) {
 	if ev.Mode != chaos.ModeGraceful || ev.Spread <= 0 && ev.Hint <= 0 {
-		return ShutdownOptions{}, false
+		return target.ShutdownOptions{}, false
 	}
-	return ShutdownOptions{Mode: Graceful, Spread: ev.Spread, HintAfter: ev.Down, Hint: ev.Hint}, true
+	return target.ShutdownOptions{Mode: target.Graceful, Spread: ev.Spread, HintAfter: ev.Down, Hint: ev.Hint}, true
 }
 
 // restartAll stops every process, waits out the down time and brings a
@@ -216,7 +217,7 @@ func (t *ChaosGroup) restartProc(ctx context.Context, ev chaos.Event, sig syscal
 // schedule has changed. (Applied after the process accepts, a reject
 // raced the clients waiting at the door, and on a loaded machine they
 // won.)
-func (t *ChaosGroup) current(c *Config) {
+func (t *ChaosGroup) current(c *target.Config) {
 	now, _ := t.clock()
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -231,7 +232,7 @@ func (t *ChaosGroup) current(c *Config) {
 		c.Hold = left
 	}
 	if left := t.rejectUntil.Sub(now()); left > 0 {
-		c.StartReject = &Rejection{Status: t.rejectStatus, RetryAfter: t.rejectRetryAfter, For: left}
+		c.StartReject = &target.Rejection{Status: t.rejectStatus, RetryAfter: t.rejectRetryAfter, For: left}
 	}
 }
 
