@@ -36,7 +36,9 @@ func Banner(w io.Writer, cfg *Config) {
 	fmt.Fprintf(&b, "drill: caps: at most %d connections open at once, load stops at %s or at once on Ctrl-C\n",
 		f.Clients, cfg.Run.Duration)
 	if cfg.RestartCmd != "" {
-		cmd := redact.Scrub(cfg.RestartCmd, redact.Values(f.Header, f.SecretHeaders, f.URL))
+		run := cfg.Run
+		run.SecretValues = append(run.SecretValues, redact.CommandValues(cfg.RestartCmd, f.SecretHeaders)...)
+		cmd := redact.Scrub(redact.Command(cfg.RestartCmd, f.SecretHeaders), run.Secrets().Values)
 		fmt.Fprintf(&b, "drill: deploy: `%s` at %s\n", cmd, cfg.At)
 	} else {
 		fmt.Fprintf(&b, "drill: waiting for an outage: deploy by hand during the run; it is detected from the clients' side\n")

@@ -306,8 +306,10 @@ func (d *Deploy) Checks([]results.Event) []results.Check {
 	return []results.Check{{Name: "deploy", Pass: d.ok, Detail: detail}}
 }
 
-// shown is the command as written and printed: secrets scrubbed.
-func (d *Deploy) shown() string { return redact.Scrub(d.Command, d.Secrets) }
+// shown is the command as written and printed: split into words with
+// the secret ones hidden (redact.Command; Mark whole when it cannot be
+// split), then every one of Secrets scrubbed. Never the raw text.
+func (d *Deploy) shown() string { return redact.Scrub(redact.Command(d.Command, nil), d.Secrets) }
 
 // Output returns the command's output as kept (scrubbed).
 func (d *Deploy) Output() string {

@@ -39,7 +39,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	run := cfg.Run
 	res := &Result{}
-	secrets := redact.Values(run.Fleet.Header, run.Fleet.SecretHeaders, run.Fleet.URL)
+	// Every secret the run knows, the deploy command's own too, is
+	// scrubbed from its output, its line and the files.
+	run.SecretValues = append(run.SecretValues, redact.CommandValues(cfg.RestartCmd, run.Fleet.SecretHeaders)...)
+	secrets := run.Secrets().Values
 	runCtx, stop := context.WithCancelCause(ctx) // the gate ends the run early
 	defer stop(nil)
 	gate := fleetGate{clients: run.Fleet.Clients, min: cfg.MinConnected, byHand: cfg.WaitForOutage, stop: stop}

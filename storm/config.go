@@ -117,6 +117,10 @@ type Config struct {
 	// config instead of this struct: the command line renders its flags
 	// in the user's spelling. It must marshal to JSON, secrets redacted.
 	Settings any `json:"-"`
+	// SecretValues are more strings the run's files and lines hide
+	// wherever they appear, beside those of its headers and URLs (a
+	// drill's deploy command's, redact.CommandValues).
+	SecretValues []string `json:"-"`
 }
 
 // summaryConfig is what summary.json records as the run's config:

@@ -32,7 +32,7 @@ func writeResults(dir string, res *Result, sampler *hoststat.Sampler, kernel *ho
 		Summary: res.Summary,
 		Report:  res.Report,
 		Agents:  res.Members,
-		Secrets: cfg.secrets(),
+		Secrets: cfg.Secrets(),
 		Render:  report.Render,
 	}
 	if sampler != nil {
@@ -52,12 +52,13 @@ func writeResults(dir string, res *Result, sampler *hoststat.Sampler, kernel *ho
 	return results.Write(dir, f)
 }
 
-// secrets names what the run's results must hide besides what every text
+// Secrets names what the run's results must hide besides what every text
 // hides: its --secret-header names, and the values of its secret headers
-// and of the passwords in its URLs (fleet, store, NATS), and the OTLP
-// headers' values.
-func (c Config) secrets() redact.Policy {
+// and of the passwords in its URLs (fleet, store, NATS), the OTLP
+// headers' values and SecretValues.
+func (c Config) Secrets() redact.Policy {
 	f := c.Fleet
 	values := redact.Values(f.Header, f.SecretHeaders, f.URL, c.Target.Store, c.Hub.NATS)
-	return redact.Policy{Headers: f.SecretHeaders, Values: append(values, c.OTLP.Secrets()...)}
+	values = append(values, c.OTLP.Secrets()...)
+	return redact.Policy{Headers: f.SecretHeaders, Values: append(values, c.SecretValues...)}
 }

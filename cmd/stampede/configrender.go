@@ -125,6 +125,9 @@ func flagSetting(c *cli.Context, f cli.Flag, secretHeaders []string) any {
 		if name == "data" {
 			return redact.Body(v, secretHeaders)
 		}
+		if name == "restart-cmd" && v != "" { // as its words, the secret ones hidden
+			return redact.Command(v, secretHeaders)
+		}
 		return redactText(v, secretHeaders)
 	case cli.StringSlice:
 		return redactList(v.Value(), secretHeaders)

@@ -372,3 +372,37 @@ func TestDrillAllowRemote(t *testing.T) {
 		t.Errorf("the server on %s accepted %d connections, want 5", h.Name, n)
 	}
 }
+
+// TestDrillRestartCmdSecrets: a token typed bare in --restart-cmd, and
+// echoed by the command itself (curl -v does), is in no line, file,
+// JUnit case nor report of the drill: the command is recorded as its
+// words, the secret ones hidden, and its output scrubbed.
+func TestDrillRestartCmdSecrets(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	out, junit := filepath.Join(t.TempDir(), "out"), filepath.Join(t.TempDir(), "drill.xml")
+	cmd := `echo "> X-Deploy-Token: ` + secret + `"; echo key ` + secret + "x and token " + secret
+	_, stdout, stderr := runDrill(t, "--url", "ws://"+addr+"/", "--clients", "3", "--duration", "1500ms",
+		"--restart-cmd", cmd, "--at", "200ms", "--junit", junit, "--out", out, "--progress", "0")
+	if !strings.Contains(stderr+stdout, "X-Deploy-Token: <redacted>") {
+		t.Fatalf("the banner does not show the command's words:\n%s%s", stdout, stderr)
+	}
+	if strings.Contains(stdout+stderr, secret) {
+		t.Errorf("the deploy token is in the output:\n%s%s", stdout, stderr)
+	}
+	var rep bytes.Buffer
+	if code := runApp([]string{"stampede", "report", out}, &rep, &rep); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, rep.String())
+	}
+	checkPrivate(t, out)
+	if b, err := os.ReadFile(junit); err != nil || bytes.Contains(b, []byte(secret)) {
+		t.Errorf("junit.xml holds the token (%v):\n%s", err, b)
+	}
+	if b, err := os.ReadFile(filepath.Join(out, drill.DeployLogFile)); err != nil || !bytes.Contains(b, []byte("X-Deploy-Token: <redacted>")) {
+		t.Errorf("deploy.log: %q, %v; want the command's output, scrubbed", b, err)
+	}
+}

@@ -74,10 +74,25 @@ func commandSecrets(words, extra []string) []commandSecret {
 	after := false // the word before named a secret
 	for i, w := range words {
 		switch {
+		case strings.ContainsAny(w, " \t\n"): // a quoted phrase: its own words
+			inner := strings.Fields(w)
+			var values []string
+			for _, s := range commandSecrets(inner, extra) {
+				inner[s.index] = s.shown
+				values = append(values, s.values...)
+			}
+			if values != nil {
+				out = append(out, commandSecret{i, strings.Join(inner, " "), values})
+			}
+			after = false
+			continue
 		case after:
 			v := strings.TrimRight(w, ";&|)") // an operator that ends the word is sh's
-			out = append(out, commandSecret{i, Mark + w[len(v):], append([]string{v}, credOf(v)...)})
-			after = secretWord(strings.TrimRight(w, ":="))
+			s := commandSecret{index: i, shown: Mark + w[len(v):]}
+			if after = secretWord(strings.TrimRight(v, ":=")); !after {
+				s.values = append([]string{v}, credOf(v)...) // not "Bearer", the token after it
+			}
+			out = append(out, s)
 			continue
 		case strings.Contains(w, "://"):
 			if u := (Policy{Headers: extra}).Text(w); u != w {
