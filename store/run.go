@@ -89,6 +89,11 @@ const CheckTimeout = 5 * time.Second
 // URL without its query, its password hidden, and never quotes the
 // password.
 func Check(ctx context.Context, rawURL string) error {
+	if !strings.Contains(rawURL, "://") {
+		if err := checkPath(rawURL); err != nil {
+			return err
+		}
+	}
 	if embedded(rawURL) {
 		return nil // started by the target group itself, in a folder of this host
 	}

@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 
@@ -180,7 +181,7 @@ func resolve(rawURL string) (OpenFunc, *url.URL, error) {
 		return nil, nil, errors.New("store: empty URL")
 	}
 	if !strings.Contains(rawURL, "://") {
-		return nil, nil, nil
+		return nil, nil, checkPath(rawURL)
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil {
@@ -191,6 +192,24 @@ func resolve(rawURL string) (OpenFunc, *url.URL, error) {
 		return nil, nil, err
 	}
 	return open, u, nil
+}
+
+// keyValue is the start of a libpq connection string: "host=h
+// password=pw dbname=d".
+var keyValue = regexp.MustCompile(`^\s*[A-Za-z_]+\s*=`)
+
+// checkPath refuses a store string that is neither a URL nor a path: a
+// libpq key=value string, which would otherwise name a folder (made with
+// its password in its name), or one with a control character. The error
+// never quotes it.
+func checkPath(raw string) error {
+	switch {
+	case keyValue.MatchString(raw):
+		return errors.New("store: a key=value connection string is not taken: write a URL, postgres://HOST:5432/DB with USER:PASSWORD@ before the host")
+	case strings.ContainsFunc(raw, func(r rune) bool { return r < ' ' || r == 0x7f }):
+		return errors.New("store: not a URL nor a path: it holds a control character")
+	}
+	return nil
 }
 
 // shown is u as an error quotes it: without its user info (user name

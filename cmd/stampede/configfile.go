@@ -15,6 +15,7 @@ import (
 
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/chaos"
+	"github.com/stampede-dev/stampede/internal/redact"
 	"github.com/stampede-dev/stampede/results"
 	"github.com/stampede-dev/stampede/sim"
 )
@@ -140,8 +141,14 @@ func applyConfigFile(c *cli.Context) error {
 			return fmt.Errorf("%s: %s: want one value, not a list", at, e.key)
 		}
 		for _, v := range e.values {
+			addSecrets(flagSecrets(e.key, v, nil)...)
+			if strings.Contains(v, "://") {
+				addSecrets(redact.Values(nil, nil, v)...)
+			}
+		}
+		for _, v := range e.values {
 			if err := checkFlagValue(f, v); err != nil {
-				return fmt.Errorf("%s: %s: invalid value %q: %v", at, e.key, v, err)
+				return fmt.Errorf("%s: %s: invalid value %q: %v", at, e.key, echoValue(e.key, v), err)
 			}
 		}
 		if setOnCommandLine(c, f) {
@@ -149,7 +156,7 @@ func applyConfigFile(c *cli.Context) error {
 		}
 		for _, v := range e.values {
 			if err := c.Set(name, v); err != nil {
-				return fmt.Errorf("%s: %s: invalid value %q: %v", at, e.key, v, err)
+				return fmt.Errorf("%s: %s: invalid value %q: %v", at, e.key, echoValue(e.key, v), err)
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 
 	"github.com/urfave/cli/v2"
 )
@@ -45,7 +46,11 @@ func usageError(c *cli.Context, err error, _ bool) error {
 		case "value out of range":
 			reason = "out of range"
 		}
-		return fmt.Errorf("%s: invalid value %q: %s", dashed(m[2]), m[1], reason)
+		given := m[1]
+		if u, err := strconv.Unquote(`"` + m[1] + `"`); err == nil {
+			given = u
+		}
+		return fmt.Errorf("%s: invalid value %q: %s", dashed(m[2]), echoValue(m[2], given), reason)
 	case reBadBool.MatchString(msg):
 		m := reBadBool.FindStringSubmatch(msg)
 		return fmt.Errorf("%s: invalid value %q: a switch takes no value, or =true / =false", dashed(m[2]), m[1])

@@ -152,6 +152,7 @@ var knobs = []knob{
 	{flag: "min-connected", field: "Drill.MinConnected"},
 	{flag: "secret-header", field: "HTTP.SecretHeaders"},
 	{flag: "header", field: "HTTP.Header"},
+	{flag: "retries", field: "HTTP.Retry"},
 	{flag: "metrics-addr", field: "Metrics.Addr"},
 	{flag: "pushgateway", field: "Metrics.Pushgateway"},
 	{flag: "otlp-endpoint", field: "Metrics.OTLP.Endpoint"},
@@ -390,6 +391,9 @@ func fieldFlag(field string) string {
 	if name := flagOf(field); name != "" {
 		return dashed(name)
 	}
+	if arg, ok := argFields[field]; ok {
+		return arg
+	}
 	i := strings.LastIndexByte(field, '.')
 	if i < 0 {
 		return ""
@@ -415,6 +419,10 @@ func fieldFlag(field string) string {
 	}
 	return dashed(name) + ": " + key
 }
+
+// argFields are fields given by a positional argument, not a flag: named
+// as the usage line names the argument.
+var argFields = map[string]string{"HTTP.URL": "URL"}
 
 // parseDurations parses a comma-separated list of durations; empty is nil.
 func parseDurations(s string) (any, error) {

@@ -82,9 +82,12 @@ func main() {
 
 // runApp executes the app and maps its error to an exit status: 0 on
 // success, the status of a cli.ExitCoder, otherwise 2 for usage and run
-// errors. The error is printed to stderr as one line, never a stack trace.
+// errors. The error is printed to stderr as one line, never a stack trace
+// and never a secret of the command line or its config file (errorLine).
 func runApp(args []string, stdout, stderr io.Writer) int {
 	app := newApp(stdout, stderr)
+	resetSecrets()
+	argSecrets(args)
 	err := app.Run(flagsFirst(app, args))
 	if err == nil {
 		return 0
@@ -92,10 +95,10 @@ func runApp(args []string, stdout, stderr io.Writer) int {
 	var ec cli.ExitCoder
 	if errors.As(err, &ec) {
 		if msg := err.Error(); msg != "" {
-			fmt.Fprintln(stderr, "stampede:", oneVoice(msg))
+			fmt.Fprintln(stderr, "stampede:", errorLine(err))
 		}
 		return ec.ExitCode()
 	}
-	fmt.Fprintln(stderr, "stampede:", oneVoice(err.Error()))
+	fmt.Fprintln(stderr, "stampede:", errorLine(err))
 	return 2
 }

@@ -52,6 +52,12 @@ func hideArgSecrets(args []string) {
 		}
 	})
 	flagValues(args, []string{"data", "body"}, func(v string, _ int) { blankBody(v, extra) })
+	// A libpq key=value string is refused, but is typed all the same.
+	flagValues(args, []string{"store"}, func(v string, _ int) {
+		if !strings.Contains(v, "://") {
+			blankPairs(v, " ", extra)
+		}
+	})
 	for _, a := range args[1:] {
 		if strings.Contains(a, "://") {
 			blankURL(a, extra)
@@ -65,7 +71,9 @@ func hideArgSecrets(args []string) {
 func blankURL(s string, extra []string) {
 	i := strings.Index(s, "://")
 	rest := s[i+3:]
-	end := strings.IndexAny(rest, "/?#")
+	// The user info ends at the last '@' before the query: a password
+	// may hold a '/' (then the URL does not parse, but was typed).
+	end := strings.IndexAny(rest, "?#")
 	if end < 0 {
 		end = len(rest)
 	}
@@ -96,50 +104,68 @@ func blankPairs(s, sep string, extra []string) {
 }
 
 // blankBody overwrites the secret fields of a request body given on the
-// command line: string members of a JSON object whose key is secret, or
-// the values of secret form fields (a=1&password=x). @FILE names a file:
-// nothing to hide.
+// command line: in a JSON text, every string under a secret key at any
+// depth (as the files' redaction hides them: "api_keys":["K"],
+// "password":{"value":"P"}); in a form (a=1&password=x), the values of
+// secret fields. @FILE names a file: nothing to hide.
 func blankBody(v string, extra []string) {
 	if strings.HasPrefix(v, "@") {
 		return
 	}
 	if t := strings.TrimSpace(v); strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") {
-		jsonMembers(v, func(key, value string) {
-			if secretArgName(key, extra) {
-				blank(value)
-			}
-		})
+		blankJSON(v, extra)
 		return
 	}
 	blankPairs(v, "&", extra)
 }
 
-// jsonMembers calls fn with the key and the value (without quotes, as
-// substrings of s) of every member of a JSON text whose value is a
-// string: "key" : "value". It is a scanner, not a parser: nothing in s is
-// checked, and a string that is a key is told by the ':' after it.
-func jsonMembers(s string, fn func(key, value string)) {
-	var key string
-	cand, colon := false, false // a string just ended; then a ':' followed it
+// blankJSON overwrites every string of a JSON text that is under a
+// secret key, however deep. It is a scanner, not a parser: nothing in s
+// is checked; a string is a key when it comes first in an object or
+// after a ',' in one.
+func blankJSON(s string, extra []string) {
+	type frame struct{ object, secret bool }
+	var stack []frame
+	inSecret := func() bool { return len(stack) > 0 && stack[len(stack)-1].secret }
+	inObject := func() bool { return len(stack) > 0 && stack[len(stack)-1].object }
+	expectKey, next := false, false // next: the coming value is under a secret key
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; c {
+		case '{', '[':
+			stack = append(stack, frame{object: c == '{', secret: next || inSecret()})
+			expectKey, next = c == '{', false
+		case '}', ']':
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+			expectKey, next = false, false
+		case ',':
+			expectKey, next = inObject(), false
 		case '"':
 			end := stringEnd(s, i+1)
 			str := s[i+1 : end]
-			if colon {
-				fn(key, str)
-				cand, colon = false, false
+			if expectKey && inObject() {
+				next, expectKey = secretKey(str, extra), false
 			} else {
-				key, cand = str, true
+				if next || inSecret() {
+					blank(str)
+				}
+				next = false
 			}
 			i = end
-		case ':':
-			colon, cand = cand, false
-		case ' ', '\t', '\n', '\r':
-		default:
-			cand, colon = false, false
 		}
 	}
+}
+
+// secretKey reports whether the values under a JSON key are secret, as
+// internal/redact judges them: a secret name, unless the key names a
+// list of headers or a file.
+func secretKey(key string, extra []string) bool {
+	k := strings.ToLower(key)
+	if strings.Contains(k, "header") || strings.HasSuffix(k, "file") {
+		return false
+	}
+	return secretHeader(key, extra)
 }
 
 // stringEnd returns the index of the quote that closes the JSON string

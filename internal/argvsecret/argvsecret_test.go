@@ -39,10 +39,20 @@ func TestHideArgSecretsEverywhere(t *testing.T) {
 			`stampede http --data {"user":"u","password":"****","n":1} http://127.0.0.1:1/`},
 		{"form body", "stampede http --data=a=1&client_secret=s3&b=2 http://127.0.0.1:1/",
 			"stampede http --data=a=1&client_secret=**&b=2 http://127.0.0.1:1/"},
+		{"JSON body, nested", `stampede http --data {"api_keys":["K1","K2"],"password":{"value":"P1"},"user":"u"} http://127.0.0.1:1/`,
+			`stampede http --data {"api_keys":["**","**"],"password":{"value":"**"},"user":"u"} http://127.0.0.1:1/`},
+		{"store, a '/' in the password", "stampede run --store redis://u:p/w@127.0.0.1:1/0",
+			"stampede run --store redis://*****@127.0.0.1:1/0"},
+		{"store, a key=value string", "stampede run --store host=h~password=pw3~dbname=d",
+			"stampede run --store host=h password=*** dbname=d"},
 		{"nothing secret", "stampede http --data @body.json http://127.0.0.1:1/?page=2",
 			"stampede http --data @body.json http://127.0.0.1:1/?page=2"},
 	} {
+		// '~' stands for a space inside one argument.
 		args := cloneArgs(strings.Fields(tc.in))
+		for i, a := range args {
+			args[i] = strings.ReplaceAll(a, "~", " ")
+		}
 		hideArgSecrets(args)
 		if got := strings.Join(args, " "); got != tc.want {
 			t.Errorf("%s:\n got %s\nwant %s", tc.name, got, tc.want)

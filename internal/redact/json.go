@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -126,4 +127,50 @@ func writeString(out *bytes.Buffer, s string) {
 	enc.SetEscapeHTML(false)
 	enc.Encode(s)
 	out.Truncate(out.Len() - 1) // Encode's newline
+}
+
+// BodyValues returns the secret strings of a request body as Body hides
+// them (the strings under a secret key of a JSON text, at any depth; the
+// values of a form's secret fields), for a caller that must cut them out
+// of a text that may quote them.
+func BodyValues(s string, extra []string) []string {
+	var out []string
+	add := func(v string) {
+		if len(v) >= MinScrub && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	t := strings.TrimSpace(s)
+	if strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") {
+		var v any
+		if json.Unmarshal([]byte(t), &v) == nil {
+			jsonSecrets(v, false, extra, add)
+		}
+		return out
+	}
+	for _, p := range strings.Split(s, "&") {
+		k, v, ok := strings.Cut(p, "=")
+		if ok && secretName(k, extra) {
+			add(v)
+		}
+	}
+	return out
+}
+
+// jsonSecrets calls add with every string of v under a secret key.
+func jsonSecrets(v any, secret bool, extra []string, add func(string)) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			jsonSecrets(x, secret || secretKey(k, extra), extra, add)
+		}
+	case []any:
+		for _, x := range v {
+			jsonSecrets(x, secret, extra, add)
+		}
+	case string:
+		if secret {
+			add(v)
+		}
+	}
 }
