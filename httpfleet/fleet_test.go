@@ -328,6 +328,7 @@ func TestValidate(t *testing.T) {
 		{"HTTP.URL", func(c *Config) { c.URL = "ftp://x" }},
 		{"HTTPFleet.Clients", func(c *Config) { c.Clients = 0 }},
 		{"HTTPFleet.Rate", func(c *Config) { c.Rate = -1 }},
+		{"HTTPFleet.Rate", func(c *Config) { c.Rate = 1e12 }}, // no clock spaces its sends
 		{"HTTPFleet.Duration", func(c *Config) { c.Duration = -1 }},
 		{"HTTPFleet.Grace", func(c *Config) { c.Grace = -1 }},
 	} {
@@ -377,5 +378,57 @@ func TestHTTP2OverTLS(t *testing.T) {
 				t.Errorf("server saw protocols %v for %d successes; want all HTTP/%d", protos, s.Succeeded, tc.proto)
 			}
 		})
+	}
+}
+
+// TestInterrupted: a run whose context is cancelled stops its schedule
+// and its requests at once, and says so; what ran is counted, every
+// request sent but not ended as unfinished.
+func TestInterrupted(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select { // half the requests outlast the interruption
+		case <-r.Context().Done():
+		case <-time.After(time.Duration(len(r.URL.Path)%2) * 10 * time.Second):
+		}
+	}))
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	began := time.Now()
+	res, err := Run(ctx, Config{URL: srv.URL + "/", HTTPFleet: spec.HTTPFleet{Clients: 5, Rate: 20, Duration: 10 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(began); took > 5*time.Second {
+		t.Errorf("Run took %s after its context was cancelled at 300ms", took)
+	}
+	s := res.Summary
+	if !res.Interrupted || s.Requests == 0 || s.Outcomes[OutcomeUnfinished] == 0 {
+		t.Errorf("interrupted %v, requests %d, outcomes %v; want an interrupted run with unfinished requests", res.Interrupted, s.Requests, s.Outcomes)
+	}
+	if sum := Summarize(Config{URL: srv.URL, HTTPFleet: spec.HTTPFleet{Clients: 5}}, res, nil, nil); !sum.Interrupted {
+		t.Error("the summary is not marked interrupted")
+	}
+}
+
+// TestInflightCapped: at the highest rate against a server that answers
+// nothing in time, the fleet holds at most spec.MaxHTTPInflight requests
+// at once (a send due beyond waits), and ends at its duration and grace.
+func TestInflightCapped(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
+	}))
+	t.Cleanup(srv.Close)
+	began := time.Now()
+	res, err := Run(context.Background(), Config{URL: srv.URL + "/",
+		HTTPFleet: spec.HTTPFleet{Clients: 5, Rate: spec.MaxHTTPRate, Duration: 500 * time.Millisecond, Grace: 200 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(began); took > 10*time.Second {
+		t.Errorf("Run took %s: its duration and grace are 700ms", took)
+	}
+	if n := res.Summary.Requests; n == 0 || n > spec.MaxHTTPInflight {
+		t.Errorf("%d requests sent, none answered: want 1..%d (the cap on requests in flight)", n, spec.MaxHTTPInflight)
 	}
 }

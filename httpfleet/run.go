@@ -19,6 +19,7 @@ import (
 	"github.com/stampede-dev/stampede/httpretry"
 	"github.com/stampede-dev/stampede/internal/redact"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // Result is what a run measured.
@@ -37,6 +38,9 @@ type Result struct {
 	// Machine is how busy the machine was while the fleet ran, this
 	// process apart (hoststat.Sampler.Machine); nil when not read.
 	Machine *results.MachineLoad
+	// Interrupted says the run's context was cancelled before its end
+	// (Ctrl-C): the figures cover what ran.
+	Interrupted bool
 }
 
 // Outcome names of Summary.Outcomes besides status_NNN and the connection
@@ -48,8 +52,10 @@ const (
 )
 
 // Run sends cfg's offered load for cfg.Duration and waits up to the grace
-// period for the last requests. Cancelling ctx stops the schedule and
-// every request (they are counted "unfinished").
+// period for the last requests: it ends by Duration plus Grace, whatever
+// the rate. At most spec.MaxHTTPInflight requests run at once. Cancelling
+// ctx stops the schedule and every request (they are counted
+// "unfinished"), and the Result covers what ran, Interrupted set.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -62,7 +68,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	reqCtx, cancel := context.WithDeadline(ctx, start.Add(cfg.Duration+grace))
 	defer cancel()
 
-	interval := time.Duration(float64(cfg.Clients) / cfg.Rate * float64(time.Second))
+	// The schedule ends at Duration by the clock too: a client behind
+	// its schedule (the machine cannot keep up) stops there all the same.
+	schedCtx, stopSched := context.WithDeadline(ctx, start.Add(cfg.Duration))
+	defer stopSched()
+	inflight := make(chan struct{}, spec.MaxHTTPInflight)
 	var clients sync.WaitGroup
 	for i := range cfg.Clients {
 		clients.Add(1)
@@ -71,30 +81,60 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			tr := newTransport(cfg)
 			var requests sync.WaitGroup // this client's
 			defer func() { requests.Wait(); tr.CloseIdleConnections() }()
-			// Client i starts i/R into the run: the fleet's sends are
-			// evenly spaced at rate R.
-			offset := time.Duration(float64(i) / cfg.Rate * float64(time.Second))
 			for k := 0; ; k++ {
-				at := offset + time.Duration(k)*interval
-				if at >= cfg.Duration {
+				// Client i sends at (i + k·Clients)/R: the fleet's
+				// sends are evenly spaced at rate R.
+				at := time.Duration((float64(i) + float64(k)*float64(cfg.Clients)) / cfg.Rate * float64(time.Second))
+				if at >= cfg.Duration || schedCtx.Err() != nil {
 					return
 				}
-				if cfg.Sleep(ctx, start.Add(at).Sub(cfg.Now())) != nil {
+				if cfg.Sleep(schedCtx, start.Add(at).Sub(cfg.Now())) != nil {
+					return
+				}
+				select { // at most MaxHTTPInflight requests at once
+				case inflight <- struct{}{}:
+				case <-schedCtx.Done():
 					return
 				}
 				requests.Add(1)
 				go func() {
-					defer requests.Done()
+					defer func() { <-inflight; requests.Done() }()
 					m.send(reqCtx, cfg, tr, uint64(i), uint64(k), start.Add(at))
 				}()
 			}
 		}()
 	}
 	load := sampleMachine()
-	clients.Wait()
+	waitClients(&clients, reqCtx)
+	m.close() // a request still running now is counted unfinished
 	res := m.result(cfg, cfg.Now().Sub(start))
 	res.Machine = load()
+	res.Interrupted = ctx.Err() != nil
 	return res, nil
+}
+
+// settleTimeout is how long Run waits, once its requests are cancelled
+// (the grace period is over, or Ctrl-C), for them to return before it
+// counts them unfinished and ends.
+const settleTimeout = 300 * time.Millisecond
+
+// waitClients waits for the clients, and no longer than settleTimeout
+// after reqCtx ends: a dial or a response that ignores its context does
+// not hold the run past its end.
+func waitClients(clients *sync.WaitGroup, reqCtx context.Context) {
+	done := make(chan struct{})
+	go func() { clients.Wait(); close(done) }()
+	select {
+	case <-done:
+		return
+	case <-reqCtx.Done():
+	}
+	t := time.NewTimer(settleTimeout)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
 }
 
 // sampleMachine samples the machine's load, this process's CPU apart,
@@ -134,6 +174,7 @@ func newTransport(cfg Config) *http.Transport {
 // meter gathers the figures of every request under one lock.
 type meter struct {
 	mu       sync.Mutex
+	closed   bool // the run ended: later figures are not counted
 	start    time.Time
 	sum      results.HTTP
 	timeline results.HTTPTimeline
@@ -194,6 +235,10 @@ func (m *meter) send(ctx context.Context, cfg Config, tr http.RoundTripper, c, k
 		return // Validate checked Retry
 	}
 	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return
+	}
 	m.sum.Requests++
 	m.mu.Unlock()
 	resp, err := client.Do(req)
@@ -224,6 +269,9 @@ func (m *meter) send(ctx context.Context, cfg Config, tr http.RoundTripper, c, k
 	took := cfg.Now().Sub(sched)
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.closed {
+		return // counted unfinished by close
+	}
 	m.sum.Outcomes[outcome]++
 	if outcome == OutcomeOK {
 		m.sum.Succeeded++
@@ -253,6 +301,9 @@ func ownDeadline(run context.Context, cfg Config, sched time.Time) bool {
 func (m *meter) attempt(a httpretry.Attempt, early bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.closed {
+		return
+	}
 	s := &m.sum
 	s.Attempts++
 	what := a.Class.String()
@@ -271,6 +322,21 @@ func (m *meter) attempt(a httpretry.Attempt, early bool) {
 	}
 	m.timeline.Add(a.Start.Sub(m.start), a.Status)
 	results.RecordLatency(m.att, a.Took)
+}
+
+// close ends the counting: a request sent but not ended is counted
+// unfinished, and nothing after is counted.
+func (m *meter) close() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.closed = true
+	var ended uint64
+	for _, n := range m.sum.Outcomes {
+		ended += n
+	}
+	if ended < m.sum.Requests {
+		m.sum.Outcomes[OutcomeUnfinished] += m.sum.Requests - ended
+	}
 }
 
 // result fills the derived figures.

@@ -38,6 +38,7 @@ func Summarize(cfg Config, res *Result, config any, slo []results.SLO) *results.
 		RunID: results.NewRunID(res.Start, cfg.Retry.Seed), Seed: cfg.Retry.Seed, Config: config, End: res.Elapsed,
 	}, cfg.Clients, res.Summary)
 	sum.Machine = res.Machine
+	sum.Interrupted = res.Interrupted
 	sum.SetSLO(results.EvalSLOs(slo, sum))
 	return sum
 }

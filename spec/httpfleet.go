@@ -13,6 +13,15 @@ const (
 	// schedule ends may finish before they are cancelled and counted
 	// "unfinished".
 	DefaultHTTPGrace = 10 * time.Second
+	// MaxHTTPRate caps HTTPFleet.Rate, requests per second, as
+	// Client.MaxAttemptRate's bound caps the WebSocket fleet's attempts:
+	// far above what one machine sends, far below a rate whose schedule
+	// no clock can space.
+	MaxHTTPRate = 1e6
+	// MaxHTTPInflight caps the fleet's requests in flight at once: a
+	// send due while that many are still running waits for one to end
+	// (its latency counts the wait, from its scheduled send).
+	MaxHTTPInflight = 10000
 )
 
 // HTTPFleet is the spec of an HTTP fleet's load (docs/results.md "HTTP
@@ -70,6 +79,8 @@ func (c HTTPFleet) Validate() error {
 		return bad("Clients", "must be positive, got %d", c.Clients)
 	case c.Rate < 0 || c.Rate != c.Rate || math.IsInf(c.Rate, 0):
 		return bad("Rate", "must be a positive number of requests per second, got %v", c.Rate)
+	case c.Rate > MaxHTTPRate:
+		return bad("Rate", "at most %g requests per second, got %g", float64(MaxHTTPRate), c.Rate)
 	case c.Duration < 0:
 		return bad("Duration", "must be positive, got %s", c.Duration)
 	case c.Grace < 0:

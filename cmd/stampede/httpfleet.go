@@ -66,6 +66,8 @@ func httpFleetAction(c *cli.Context) error {
 		}
 	}
 	flags := renderSettings(c)
+	ctx, stop := interruptible(c) // Ctrl-C: the folder of what ran, marked interrupted
+	defer stop()
 	var sums []*results.Summary
 	var names []string
 	for i, spec := range specs {
@@ -82,7 +84,7 @@ func httpFleetAction(c *cli.Context) error {
 		if spec != "" {
 			run.Settings = flags.with("policy", spec, "policies")
 		}
-		res, err := httpfleet.Run(c.Context, run)
+		res, err := httpfleet.Run(ctx, run)
 		if err != nil {
 			return flagError(err)
 		}
@@ -97,6 +99,9 @@ func httpFleetAction(c *cli.Context) error {
 		}
 		writeSLOLines(c.App.Writer, "", sum)
 		sums, names = append(sums, sum), append(names, name)
+		if res.Interrupted {
+			return cli.Exit("interrupted: the fleet was stopped early; the results cover what ran", exitInterrupted)
+		}
 	}
 	if len(specs) > 1 {
 		writeFleetTable(c.App.Writer, names, sums)
