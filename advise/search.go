@@ -175,6 +175,18 @@ func draws(sp space, rng *rand.Rand, seen map[string]bool, first []backoff.Polic
 	return out
 }
 
+// InterruptedError is Search's error when its context ended (Ctrl-C):
+// Run is the simulation that was under way, its figures up to the
+// virtual time it reached (sim.Result.Interrupted).
+type InterruptedError struct {
+	Run *sim.Result
+}
+
+func (e *InterruptedError) Error() string { return "advise: interrupted" }
+
+// Unwrap returns sim.ErrInterrupted.
+func (e *InterruptedError) Unwrap() error { return sim.ErrInterrupted }
+
 // evaluate simulates every policy with every seed, Workers at a time,
 // and returns their candidates in the order given.
 func (r *Result) evaluate(ctx context.Context, policies []backoff.Policy) ([]Candidate, error) {
@@ -203,6 +215,11 @@ func (r *Result) evaluate(ctx context.Context, policies []backoff.Policy) ([]Can
 	}
 	close(jobs)
 	wg.Wait()
+	for j, err := range errs {
+		if errors.Is(err, sim.ErrInterrupted) && runs[j] != nil {
+			return nil, &InterruptedError{Run: runs[j]}
+		}
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/stampede-dev/stampede/backoff"
@@ -32,6 +33,12 @@ type Result struct {
 	Orphans int64
 	// CPU is the CPU the model charged, with Config.Cores; zero without.
 	CPU CPUUse
+	// Interrupted says the run's context ended before the simulation:
+	// the figures cover the virtual time it reached, End.
+	Interrupted bool
+	// End is the virtual time the figures cover: Config.Duration, or
+	// less when Interrupted.
+	End time.Duration
 }
 
 // sim is one run's state.
@@ -128,32 +135,51 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	s.q.push(entry{at: 0, kind: evRamp})
 
 	var processed uint64
-	bucket := int64(-1)
+	var reached time.Duration // virtual time of the last entry run
+	interrupted := false
 	for {
 		e, ok := s.q.pop()
 		if !ok {
 			break
 		}
 		processed++
-		if b := e.at / bucketWidth; b != bucket {
-			bucket = b
-			if b%1024 == 0 && ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
+		// Every 4096 entries (well under a millisecond of CPU): a
+		// simulation of many events in one instant stops all the same.
+		if processed%4096 == 0 && ctx.Err() != nil {
+			interrupted = true
+			break
 		}
+		reached = time.Duration(e.at)
 		s.dispatch(e)
 	}
-	res := &Result{Config: cfg, Events: events, Kernel: s.kern, Processed: processed, Orphans: s.orphansAccepted}
+	res := &Result{Config: cfg, Events: events, Kernel: s.kern, Processed: processed, Orphans: s.orphansAccepted,
+		Interrupted: interrupted, End: cfg.Duration}
+	if interrupted {
+		res.End = min(cfg.Duration, (reached/(100*time.Millisecond)+1)*100*time.Millisecond)
+	}
 	if s.cpu != nil {
-		s.cpu.advance(int64(cfg.Duration))
+		s.cpu.advance(int64(res.End))
 		res.CPU = s.cpu.used()
 	}
 	res.Report, res.Partials, err = s.rec.finish(s)
 	if err != nil {
 		return nil, err
 	}
+	if interrupted { // the events not reached did not happen
+		n := 0
+		for n < len(res.Events) && res.Events[n].Start <= reached {
+			n++
+		}
+		res.Events, res.Partials = res.Events[:n], res.Partials[:min(n, len(res.Partials))]
+		return res, ErrInterrupted
+	}
 	return res, nil
 }
+
+// ErrInterrupted is Run's error when its context ended before the
+// simulation did: the Result it returns with it covers the virtual time
+// reached, Interrupted set.
+var ErrInterrupted = errors.New("sim: interrupted")
 
 // touch reads the client of each client entry in keys before they are
 // dispatched. Dispatching an entry begins with its client's generation,

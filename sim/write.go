@@ -25,10 +25,14 @@ func Summarize(res *Result, slo []results.SLO) *results.Summary {
 		Kernel:     res.Kernel,
 		KernelRead: true,
 	}
+	if res.Interrupted {
+		in.End = res.End // what the figures cover
+	}
 	sum := results.Summarize(in)
 	sum.Simulated = true
 	sum.SimulatedNote = CalibrationNote(cfg.Clients)
 	sum.Complete = true
+	sum.Interrupted = res.Interrupted
 	sum.SetSLO(results.EvalSLOs(slo, sum))
 	return sum
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -90,7 +91,7 @@ func adviseAction(c *cli.Context) error {
 	started := time.Now()
 	res, err := advise.Search(ctx, cfg)
 	if err != nil {
-		return flagError(err)
+		return adviseInterrupted(err, out, settings)
 	}
 	if err := res.WriteText(c.App.Writer); err != nil {
 		return err
@@ -124,6 +125,26 @@ func adviseAction(c *cli.Context) error {
 		return cli.Exit("verify: the recommended policy did not hold its prediction with real sockets (above)", 1)
 	}
 	return nil
+}
+
+// adviseInterrupted is advise's error when its search failed: when it was
+// interrupted (Ctrl-C), the simulation under way is written to out,
+// marked interrupted, and the exit status is 130.
+func adviseInterrupted(err error, out string, settings settings) error {
+	var ie *advise.InterruptedError
+	if !errors.As(err, &ie) {
+		if errors.Is(err, sim.ErrInterrupted) {
+			return cli.Exit("interrupted: the search was stopped early", exitInterrupted)
+		}
+		return flagError(err)
+	}
+	run := *ie.Run
+	run.Config.Settings = settings
+	sum := sim.Summarize(&run, nil)
+	if werr := results.Write(out, results.Folder{Summary: sum, Report: run.Report, Render: report.Render}); werr != nil {
+		return werr
+	}
+	return cli.Exit("interrupted: the search was stopped early; "+out+" holds the simulation under way", exitInterrupted)
 }
 
 // adviseConfig maps the flags to a search and its results folder.

@@ -82,3 +82,27 @@ func TestHTTPFleetInterrupted(t *testing.T) {
 		})
 	}
 }
+
+// TestSimulateAdviseInterrupted: SIGTERM to a long simulation or advice
+// search ends it, exit 130, with a folder marked interrupted whose
+// timeline holds the virtual time reached.
+func TestSimulateAdviseInterrupted(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"simulate", []string{"simulate", "--clients", "200000", "--duration", "3000s", "--chaos", "every 5s restart abrupt down=1s", "-q"}},
+		{"advise", []string{"advise", "--clients", "200000", "--duration", "3000s", "--chaos", "at 10s restart abrupt down=1s",
+			"--accept-rate", "2000", "-q"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			code, stderr, after := signalled(t, syscall.SIGTERM, 1500*time.Millisecond, append(tc.args, "--out", out)...)
+			if code != exitInterrupted || !strings.Contains(stderr, "interrupted") {
+				t.Errorf("exit %d, stderr %q; want %d and a line saying it was interrupted", code, stderr, exitInterrupted)
+			}
+			t.Logf("ended %s after the signal", after)
+			interruptedFolder(t, out, "timeline.csv")
+		})
+	}
+}

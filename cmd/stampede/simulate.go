@@ -170,7 +170,7 @@ func simulateAction(c *cli.Context) error {
 	started := time.Now()
 	cfg.Start = started.UTC() // the run ID names when it was simulated
 	res, err := sim.Run(ctx, cfg)
-	if err != nil {
+	if err != nil && !errors.Is(err, sim.ErrInterrupted) {
 		return flagError(err)
 	}
 	slos, err := sloFlagValue(c, false)
@@ -195,6 +195,9 @@ func simulateAction(c *cli.Context) error {
 		}
 	}
 	fmt.Fprintf(c.App.Writer, "results: %s (simulated)\n", out)
+	if res.Interrupted {
+		return cli.Exit("interrupted: the simulation was stopped early; the results cover the virtual time it reached", exitInterrupted)
+	}
 	return sloExit(sum)
 }
 
