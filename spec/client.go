@@ -23,6 +23,9 @@ const (
 	// DefaultPingInterval is how long a connected client hears nothing
 	// from the server before it sends a keepalive ping.
 	DefaultPingInterval = 10 * time.Second
+	// MinPingInterval is the shortest keepalive interval: a ping is a
+	// frame each way per client.
+	MinPingInterval = 10 * time.Millisecond
 	// MaxFleetPingRate is the most pings a second a fleet sends with the
 	// default interval (FleetPingInterval).
 	MaxFleetPingRate = 10000
@@ -265,6 +268,8 @@ func (c Client) validateFleet(wss bool) error {
 		return bad("ConnectTimeout", "must be >= 0, got %s", c.ConnectTimeout)
 	case c.HandshakeTimeout < 0:
 		return bad("HandshakeTimeout", "must be >= 0, got %s", c.HandshakeTimeout)
+	case c.PingInterval > 0 && c.PingInterval < MinPingInterval:
+		return bad("PingInterval", "must be 0 (the default), negative (off) or at least %s, got %s", MinPingInterval, c.PingInterval)
 	case c.PongTimeout < 0:
 		return bad("PongTimeout", "must be >= 0, got %s", c.PongTimeout)
 	case c.SynRetries < 0 || c.SynRetries > MaxSynRetries:

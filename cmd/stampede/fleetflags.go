@@ -72,8 +72,8 @@ func fleetRunConfig(c *cli.Context, defaultOut string, cfg *storm.Config) error 
 	if cfg.Duration <= 0 {
 		return fmt.Errorf("--duration: must be positive, got %s", cfg.Duration)
 	}
-	if cfg.ProgressInterval < 0 {
-		return fmt.Errorf("--progress-interval: must not be negative, got %s", cfg.ProgressInterval)
+	if cfg.ProgressInterval < 0 || (cfg.ProgressInterval > 0 && cfg.ProgressInterval < storm.MinProgressInterval) {
+		return fmt.Errorf("--progress-interval: must be 0 (no progress) or at least %s, got %s", storm.MinProgressInterval, cfg.ProgressInterval)
 	}
 	if !c.Bool("quiet") && cfg.ProgressInterval > 0 {
 		cfg.Log = c.App.ErrWriter

@@ -315,6 +315,9 @@ type headerFlag struct {
 
 // Set adds one "Name: value" header, checking the name is a token.
 func (h *headerFlag) Set(s string) error {
+	if len(s) > maxHeaderLine {
+		return fmt.Errorf("a header of %d bytes; at most %d", len(s), maxHeaderLine)
+	}
 	name, value, ok := strings.Cut(s, ":")
 	name, value = strings.TrimSpace(name), strings.TrimSpace(value)
 	if !ok || !isToken(name) || strings.ContainsFunc(value, isCTL) {
@@ -323,6 +326,11 @@ func (h *headerFlag) Set(s string) error {
 	h.fields = append(h.fields, [2]string{name, value})
 	return nil
 }
+
+// maxHeaderLine caps one header given to -H: servers refuse far less
+// (8 to 64 KiB of headers), and a plan carrying megabytes reaches the
+// processes it starts slowly, if at all.
+const maxHeaderLine = 64 << 10
 
 // String lists the headers as given.
 func (h *headerFlag) String() string {
