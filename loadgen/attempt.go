@@ -173,7 +173,7 @@ func (r *reactor) retry(j int32, f failure, now int64) {
 	dec := nextWait(&r.f.cfg, r.id(j), int(c.attempt), f, now)
 	if dec.Stop != backoff.Continue {
 		c.state = stStopped
-		r.rec.stop(f.class, f.text())
+		r.rec.stop(f.class, f.text(), now, dec.Stop == backoff.Exhausted)
 		return
 	}
 	if dec.Free {

@@ -186,20 +186,26 @@ func (r *recorder) down(id uint32, at int64) {
 	r.trs.add(results.Transition{Client: id, At: time.Duration(at)})
 }
 
-// stop records a client giving up after a failure of class, with its last
-// error's text.
-func (r *recorder) stop(class connerr.Class, lastErr string) {
+// stop records a client giving up at offset at after a failure of class,
+// with its last error's text: under results.AttemptsExhausted when its
+// policy ran out of attempts, else under the class.
+func (r *recorder) stop(class connerr.Class, lastErr string, at int64, exhausted bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.rep.Stopped == nil {
 		r.rep.Stopped = map[string]results.Stopped{}
 	}
-	s := r.rep.Stopped[class.String()]
+	key := class.String()
+	if exhausted {
+		key = results.AttemptsExhausted
+		r.st.At(time.Duration(at)).Exhausted++
+	}
+	s := r.rep.Stopped[key]
 	s.Count++
 	if s.LastError == "" {
 		s.LastError = lastErr
 	}
-	r.rep.Stopped[class.String()] = s
+	r.rep.Stopped[key] = s
 	r.cnt.stopped[class].Add(1)
 }
 

@@ -158,7 +158,7 @@ func (w *wssFleet) client(ctx context.Context, i int) {
 		}
 		dec := nextWait(cfg, id, attempt, f, now)
 		if dec.Stop != backoff.Continue {
-			w.record(func(r *recorder) { r.stop(f.class, f.text()) })
+			w.record(func(r *recorder) { r.stop(f.class, f.text(), now, dec.Stop == backoff.Exhausted) })
 			return
 		}
 		if dec.Free {

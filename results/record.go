@@ -50,6 +50,9 @@ type Bucket struct {
 	RTTCount     uint32 `json:"rtt_count,omitempty"`
 	RTTSumMicros uint64 `json:"rtt_sum_us,omitempty"`
 	RTTMaxMicros uint32 `json:"rtt_max_us,omitempty"`
+	// Exhausted counts clients that gave up in the bucket because their
+	// policy's attempts were exhausted (Stopped's AttemptsExhausted).
+	Exhausted uint32 `json:"exhausted,omitempty"`
 }
 
 // Add sums o into b.
@@ -66,6 +69,7 @@ func (b *Bucket) Add(o *Bucket) {
 	b.RTTCount += o.RTTCount
 	b.RTTSumMicros += o.RTTSumMicros
 	b.RTTMaxMicros = max(b.RTTMaxMicros, o.RTTMaxMicros)
+	b.Exhausted += o.Exhausted
 }
 
 // FailureCount is the number of failed attempts of every class.
@@ -129,6 +133,12 @@ type Transition struct {
 	Up     bool          `json:"up"`
 	At     time.Duration `json:"t"`
 }
+
+// AttemptsExhausted is the key of Report.Stopped and Summary.Stopped that
+// counts the clients whose policy ran out of attempts (signalr after 4
+// retries, attempts=N), whatever their last failure; the other keys are
+// the classes of failures retrying cannot fix.
+const AttemptsExhausted = "attempts_exhausted"
 
 // Stopped describes clients that gave up: a non-retryable failure or the
 // policy's attempts exhausted.

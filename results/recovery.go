@@ -42,6 +42,15 @@ type Recovery struct {
 	// died silently (a blackhole) stays "up" until a keepalive ping finds
 	// it dead (docs/results.md "Recovery").
 	NeverDown int `json:"never_down"`
+	// AttemptsExhausted is how many clients gave up because their policy
+	// ran out of attempts (signalr after 4 retries, attempts=N) from the
+	// event's start to the next event's (or the run's end): gone for good,
+	// where the others not back may still come.
+	AttemptsExhausted int `json:"attempts_exhausted"`
+	// StillRetrying is how many of the ConnectedBefore clients were neither
+	// up again nor out of attempts when the run ended: ConnectedBefore
+	// minus Recovered minus AttemptsExhausted, at least 0.
+	StillRetrying int `json:"still_retrying"`
 	// R50S, R90S, R99S and R100S are the seconds from Ready until
 	// ceil(p * ConnectedBefore) of those clients were up again, clamped
 	// at 0 (a client that never went down, or came back before Ready,
@@ -214,8 +223,22 @@ func FinishRecoveries(parts []RecoveryPartial, tl Timeline, events []Event, end 
 			p = parts[i]
 		}
 		out[i] = finishOne(p, tl, i, ev, end)
+		until := end
+		if i+1 < len(events) {
+			until = events[i+1].Start
+		}
+		out[i].countExhausted(tl, ev.Start, until)
 	}
 	return out
+}
+
+// countExhausted sets AttemptsExhausted from the timeline's buckets from
+// from's to until's (exclusive), and StillRetrying from it.
+func (r *Recovery) countExhausted(tl Timeline, from, until time.Duration) {
+	for b := max(int(from/Tick), 0); b < len(tl) && time.Duration(b)*Tick < until; b++ {
+		r.AttemptsExhausted += int(tl[b].Exhausted)
+	}
+	r.StillRetrying = max(0, r.ConnectedBefore-r.Recovered-r.AttemptsExhausted)
 }
 
 // finishOne computes event i's Recovery from its merged partial.

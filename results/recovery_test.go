@@ -144,7 +144,7 @@ func TestRecoveries(t *testing.T) {
 		},
 		end: ms(10000),
 		want: []Recovery{measured(Recovery{
-			Event: 0, ConnectedBefore: 4, Disconnected: 4, Recovered: 3,
+			Event: 0, ConnectedBefore: 4, Disconnected: 4, Recovered: 3, StillRetrying: 1,
 			R50S:    sec(0.5), // 2nd back at 2.0 s; 4th never: null
 			OutageS: f(0.5),
 		},
@@ -201,7 +201,7 @@ func TestRecoveries(t *testing.T) {
 			Timeline:    timeline(tick{i: 21, attempts: 2, refused: 2}, tick{i: 29, attempts: 1, refused: 1}),
 		},
 		events: []Event{{Kind: "outage", Start: ms(2000)}},
-		want: []Recovery{measured(Recovery{ConnectedBefore: 1, Disconnected: 1, OutageS: f(0)},
+		want: []Recovery{measured(Recovery{ConnectedBefore: 1, Disconnected: 1, StillRetrying: 1, OutageS: f(0)},
 			2, 2.0*10/3, 3, 0, 2, 3)},
 	}, {
 		// The same, never ready (a detected outage nobody came back
@@ -213,7 +213,7 @@ func TestRecoveries(t *testing.T) {
 			Timeline:    timeline(tick{i: 21, attempts: 2, refused: 2}, tick{i: 29, attempts: 1, refused: 1}),
 		},
 		events: []Event{{Kind: "outage", Start: ms(2000), Detected: true, NeverReady: true}},
-		want: []Recovery{{ConnectedBefore: 1, Disconnected: 1,
+		want: []Recovery{{ConnectedBefore: 1, Disconnected: 1, StillRetrying: 1,
 			OutageAttempts: u64(3), OutageAttemptsPerClient: f(3)}},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {

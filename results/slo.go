@@ -145,6 +145,9 @@ var figures = func() []*figure {
 			return n
 		}),
 		countFigure("attempts", "connection attempts", func(s *Summary) uint64 { return s.Connect.Attempts }),
+		countFigure(AttemptsExhausted, "clients that gave up because their policy ran out of attempts", func(s *Summary) uint64 {
+			return uint64(s.Stopped[AttemptsExhausted].Count)
+		}),
 		countFigure("stopped", "clients that gave up", func(s *Summary) uint64 {
 			var n uint64
 			for _, v := range s.Stopped {

@@ -211,7 +211,7 @@ func TestSummarizeNeverReady(t *testing.T) {
 	if len(s.Events) != 1 || s.Events[0].ReadyS != nil || s.Events[0].OutageS != nil {
 		t.Fatalf("events = %+v; want one outage, ready and outage null", s.Events)
 	}
-	want := Recovery{ConnectedBefore: 4, Disconnected: 4, OutageAttempts: u64(16), OutageAttemptsPerClient: f(4), MeasuredFrom: MeasuredNone,
+	want := Recovery{ConnectedBefore: 4, Disconnected: 4, StillRetrying: 4, OutageAttempts: u64(16), OutageAttemptsPerClient: f(4), MeasuredFrom: MeasuredNone,
 		Note: "not ready again before the run's end at 3.00s: 0 of 4 back by then, no R figure"}
 	if g, w := showAll(s.Recovery), showAll([]Recovery{want}); g != w {
 		t.Errorf("recovery =\n%s\nwant\n%s", g, w)

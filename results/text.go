@@ -54,6 +54,9 @@ func (s *Summary) WriteText(w io.Writer) error {
 			if r.Note != "" {
 				ew.printf("  event %d: %s\n", r.Event, r.Note)
 			}
+			if r.AttemptsExhausted > 0 {
+				ew.printf("  event %d: %d gave up (attempts exhausted), %d still retrying at the end\n", r.Event, r.AttemptsExhausted, r.StillRetrying)
+			}
 		}
 	}
 	ew.printf("latency ms: connect %s; ttr %s", lat(s.LatencyMS.Connect), lat(s.LatencyMS.TTR))

@@ -77,7 +77,12 @@ func (s *sim) retry(id uint32, f failure, now int64) {
 	attempt := int(c.attempt)
 	if !f.class.Retryable(f.status) || !s.cfg.Policy.Retry(attempt) {
 		c.setState(stStopped)
-		s.stopped[f.class]++
+		if f.class.Retryable(f.status) {
+			s.exhausted++
+			s.rec.exhausted(now)
+		} else {
+			s.stopped[f.class]++
+		}
 		return
 	}
 	var hint time.Duration

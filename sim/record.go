@@ -74,6 +74,9 @@ func newRecorder(cfg Config, events []results.Event) *recorder {
 
 func (r *recorder) attempt(at int64) { r.st.At(time.Duration(at)).Attempts++ }
 
+// exhausted records a client whose policy ran out of attempts at offset at.
+func (r *recorder) exhausted(at int64) { r.st.At(time.Duration(at)).Exhausted++ }
+
 func (r *recorder) upgraded(start, at int64) {
 	r.st.At(time.Duration(at)).Successes++
 	r.st.Record(results.DistConnect, time.Duration(at), time.Duration(at-start))
@@ -186,6 +189,12 @@ func (r *recorder) finish(s *sim) (*results.Report, []results.RecoveryPartial, e
 		}
 		class := connerr.Class(cl)
 		r.rep.Stopped[class.String()] = results.Stopped{Count: n, LastError: class.String() + " (simulated)"}
+	}
+	if s.exhausted > 0 {
+		if r.rep.Stopped == nil {
+			r.rep.Stopped = map[string]results.Stopped{}
+		}
+		r.rep.Stopped[results.AttemptsExhausted] = results.Stopped{Count: s.exhausted, LastError: results.AttemptsExhausted + " (simulated)"}
 	}
 	parts := make([]results.RecoveryPartial, len(r.ev))
 	for i := range r.ev {

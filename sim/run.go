@@ -52,7 +52,9 @@ type sim struct {
 	rec     *recorder
 	kern    results.KernelDelta
 	stopped [connerr.NumClasses]int
-	giveUp  int64 // SYN give-up, from a leg's first SYN
+	// exhausted counts the clients whose policy ran out of attempts.
+	exhausted int
+	giveUp    int64 // SYN give-up, from a leg's first SYN
 
 	next     int // ramp cursor: the first client not started yet
 	slotNs   float64

@@ -19,9 +19,18 @@ import (
 type UnreachableError struct {
 	// Reason says what happened, in one line.
 	Reason string
+	// GaveUp is true when the fleet reached the server but every client
+	// then gave up (its policy out of attempts, or a failure retrying
+	// cannot fix): the run ended with nobody connected.
+	GaveUp bool
 }
 
-func (e *UnreachableError) Error() string { return "unreachable: " + e.Reason }
+func (e *UnreachableError) Error() string {
+	if e.GaveUp {
+		return "gave up: " + e.Reason
+	}
+	return "unreachable: " + e.Reason
+}
 
 // fleetCheckName names the check a run that tested nothing fails.
 const fleetCheckName = "fleet"
@@ -41,9 +50,14 @@ func unreached(sum *results.Summary, where string) string {
 		if last == "" {
 			last = class
 		}
+		if class == results.AttemptsExhausted {
+			last = "out of attempts, the last failing with " + last
+		}
 		lasts, why = append(lasts, last), append(why, fmt.Sprintf("%d %s", st.Count, last))
 	}
 	switch {
+	case stopped >= sum.Clients && sum.Connect.Successes > 0 && sum.Stopped[results.AttemptsExhausted].Count > 0:
+		return fmt.Sprintf("%s: all %d clients gave up, none connected at the end: %s", where, stopped, strings.Join(why, "; "))
 	case fatal && stopped >= sum.Clients && len(lasts) == 1:
 		return fmt.Sprintf("%s: all %d clients stopped on %s, which retrying cannot fix", where, stopped, lasts[0])
 	case fatal && stopped >= sum.Clients:
@@ -92,5 +106,5 @@ func (r *run) checkReached(sum *results.Summary) error {
 		return nil
 	}
 	sum.AddChecks(results.Check{Name: fleetCheckName, Pass: false, Detail: reason})
-	return &UnreachableError{Reason: reason}
+	return &UnreachableError{Reason: reason, GaveUp: sum.Connect.Successes > 0}
 }

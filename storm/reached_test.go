@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gobwas/ws"
+
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
@@ -95,5 +97,52 @@ func TestAllStoppedEndsEarly(t *testing.T) {
 	}
 	if st := sum.Stopped["handshake_4xx"]; st.Count != 10 {
 		t.Errorf("stopped %+v; want 10 on handshake_4xx", sum.Stopped)
+	}
+}
+
+// A fleet that connected, lost its server and ran out of attempts gave up:
+// the run ends when the last client does, counts them apart as
+// attempts_exhausted in the event's recovery, and fails its fleet check.
+func TestAllGaveUp(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conns := make(chan net.Conn, 10)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			if _, err := ws.Upgrade(c); err != nil {
+				c.Close()
+				continue
+			}
+			conns <- c
+		}
+	}()
+	go func() { // all ten up, then the server dies for good
+		var held []net.Conn
+		for range 10 {
+			held = append(held, <-conns)
+		}
+		time.Sleep(500 * time.Millisecond)
+		ln.Close()
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	cfg := externalConfig(t, "ws://"+ln.Addr().String()+"/", 60*time.Second)
+	cfg.Fleet.Policy = backoff.MustParse("signalr:delays=10ms|20ms")
+	sum := runUnreached(t, cfg, "all 10 clients gave up")
+	if st := sum.Stopped[results.AttemptsExhausted]; st.Count != 10 || len(sum.Stopped) != 1 {
+		t.Errorf("stopped %+v; want 10 attempts_exhausted", sum.Stopped)
+	}
+	if len(sum.Recovery) != 1 || sum.Recovery[0].AttemptsExhausted != 10 || sum.Recovery[0].StillRetrying != 0 {
+		t.Errorf("recovery %+v; want 10 attempts exhausted, none still retrying", sum.Recovery)
+	}
+	if sum.DurationS >= 30 {
+		t.Errorf("duration_s %.1f: the run waited after every client gave up", sum.DurationS)
 	}
 }
