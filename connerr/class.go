@@ -37,6 +37,12 @@ const (
 	HTTP502                // the upgrade was answered 502 Bad Gateway: a load balancer found no backend answering
 	HTTP503                // the upgrade was answered 503 Service Unavailable: a load balancer with no backend up, or a server shedding load
 	HTTP504                // the upgrade was answered 504 Gateway Timeout: a load balancer's backend (or its queue) took too long
+	SessionAuth            // the session protocol rejected the client's credentials (Socket.IO connect_error, graphql-ws 4401/4403, MQTT CONNACK bad credentials or not authorized, STOMP ERROR to CONNECT, ActionCable unauthorized); not retryable
+	SessionRefused         // the session protocol refused what the client asked for (a Socket.IO namespace, a Phoenix topic, an ActionCable channel, graphql-ws 4400/4406/4409, MQTT CONNACK bad protocol or client ID); not retryable
+	Session4429            // graphql-ws closed 4429, too many initialisation requests; not retryable, as graphql-ws's own client treats it
+	SessionError           // the session protocol ended the session otherwise (a STOMP ERROR frame, MQTT CONNACK server unavailable or busy, a SignalR close with an error); retryable
+	HeartbeatTimeout       // the session's heartbeat lapsed: the server dropped a client that did not answer its pings in time, or its own heartbeats stopped reaching the client
+	SessionTimeout         // the server dropped a client whose session was not opened in time (Engine.IO's connect timeout, graphql-ws 4408)
 	numClasses
 )
 
@@ -64,6 +70,12 @@ var classNames = [numClasses]string{
 	HTTP502:          "http_502",
 	HTTP503:          "http_503",
 	HTTP504:          "http_504",
+	SessionAuth:      "session_auth",
+	SessionRefused:   "session_refused",
+	Session4429:      "session_4429",
+	SessionError:     "session_error",
+	HeartbeatTimeout: "heartbeat_timeout",
+	SessionTimeout:   "session_timeout",
 }
 
 // String returns the class's name as it appears in summary.json and on the
@@ -90,7 +102,7 @@ func Classes() []Class {
 // of a handshake answer (used for Handshake4xx), zero otherwise.
 func (c Class) Retryable(status int) bool {
 	switch c {
-	case None, TLS:
+	case None, TLS, SessionAuth, SessionRefused, Session4429:
 		return false
 	case Handshake4xx:
 		return status == 429

@@ -60,9 +60,10 @@ func TestTimelineCSV(t *testing.T) {
 	want := "t_s,connected,attempts,successes,fail_dns,fail_refused,fail_timeout,fail_reset,fail_tls,fail_handshake_4xx," +
 		"fail_handshake_5xx,fail_handshake_timeout,fail_closed_1006,fail_closed_1001,fail_protocol,fail_local,fail_ping_timeout," +
 		"fail_closed_1012,fail_closed_1013,fail_http_502,fail_http_503,fail_http_504," +
+		"fail_session_auth,fail_session_refused,fail_session_4429,fail_session_error,fail_heartbeat_timeout,fail_session_timeout," +
 		"disconnects,msg_sent,msg_acked,msg_delivered,rtt_mean_ms,rtt_max_ms,event\n" +
-		"0,2,3,2,0,1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,\n" +
-		"0.1,0,0,0,0,0,0,0,0,0,0,7,0,0,0,0,0,0,0,0,0,0,2,1,1,1,200.125,250,restart abrupt; stall\n"
+		"0,2,3,2,0,1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,\n" +
+		"0.1,0,0,0,0,0,0,0,0,0,0,7,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,2,1,1,1,200.125,250,restart abrupt; stall\n"
 	if b.String() != want {
 		t.Errorf("timeline.csv:\n%s\nwant\n%s", b.String(), want)
 	}
