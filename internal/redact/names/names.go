@@ -12,8 +12,8 @@ var DefaultHeaders = []string{"Authorization", "Cookie", "Proxy-Authorization"}
 
 // Words are the parts of a name that make it secret, matched as a
 // substring without regard to case: access_token, api_key, X-Api-Key,
-// client_secret.
-var Words = []string{"token", "key", "secret", "password", "passwd", "auth", "signature", "credential"}
+// client_secret; STOMP's login and passcode.
+var Words = []string{"token", "key", "secret", "password", "passwd", "auth", "signature", "credential", "passcode", "login"}
 
 // NotSecret are parts of a name that make it not secret though it holds
 // one of Words: an Idempotency-Key names a request, not a credential.
