@@ -22,9 +22,9 @@ var roles = []string{"loadgen", "target", "proxy"}
 
 // neutral are the packages every role and the simulator build on: the
 // policies (backoff, httpretry), the wire (protocol, wsdial, connerr), the
-// run's spec, the roles' one epoll core (internal/epoll); and sim, which
-// models the roles and must not run them. None of them depends on a role.
-var neutral = []string{"backoff", "protocol", "connerr", "wsdial", "httpretry", "spec", "internal/epoll", "sim"}
+// run's spec, the session protocols, the roles' one epoll core
+// (internal/epoll); and sim, which models the roles and must not run them. None of them depends on a role.
+var neutral = []string{"backoff", "protocol", "connerr", "wsdial", "httpretry", "spec", "session", "internal/epoll", "sim"}
 
 // allowed are the dependencies that break these rules in the tree today,
 // importer and the role it reaches. Each is to be removed: the test fails
