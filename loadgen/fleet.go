@@ -55,7 +55,7 @@ func newFleet(cfg Config, streamed bool) (*Fleet, error) {
 	if err := CheckLimits(cfg.Clients, len(cfg.SourceIPs)); err != nil {
 		return nil, err
 	}
-	f := &Fleet{cfg: cfg, url: u, dst: dst, up: newUpgrade(u, cfg.Header, cfg.Protocols, cfg.Seed), streamed: streamed}
+	f := &Fleet{cfg: cfg, url: u, dst: dst, up: newUpgrade(u, cfg.Header, offered(cfg), cfg.Seed), streamed: streamed}
 	if u.Scheme == "wss" {
 		tc, err := cfg.TLSConfig()
 		if err != nil {

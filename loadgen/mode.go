@@ -44,6 +44,9 @@ type handler interface {
 // newHandler returns the mode of cfg for a reactor whose shard holds
 // clients clients.
 func newHandler(cfg *Config, clients int) handler {
+	if cfg.Session.Protocol != "" {
+		return newSessionMode(cfg, clients)
+	}
 	if cfg.Mode == ModeStampede {
 		return newStampedeMode(cfg, clients)
 	}

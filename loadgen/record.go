@@ -24,6 +24,7 @@ type recorder struct {
 	st  *results.Stream
 	cnt *counters
 	trs transitions // the report's Transitions until close
+	res transitions // the report's Resubscribed until close
 }
 
 // transitionChunk is how many transitions one chunk of a recorder's list
@@ -67,6 +68,7 @@ type counters struct {
 	msgSent      atomic.Uint64
 	msgDelivered atomic.Uint64
 	msgAcked     atomic.Uint64
+	subscribed   atomic.Int64
 	failures     [connerr.NumClasses]atomic.Uint64
 	disconnects  [connerr.NumClasses]atomic.Uint64
 	stopped      [connerr.NumClasses]atomic.Uint64
@@ -102,6 +104,9 @@ func (r *recorder) close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.rep.Transitions = r.trs.appendTo(r.rep.Transitions)
+	if r.res.n > 0 {
+		r.rep.Resubscribed = r.res.appendTo(r.rep.Resubscribed)
+	}
 	return r.st.Close()
 }
 

@@ -31,6 +31,10 @@ type Stats struct {
 	MsgDelivered uint64 `json:"msg_delivered"`
 	// MsgAcked counts stampede messages ACKed.
 	MsgAcked uint64 `json:"msg_acked"`
+	// Subscribed is the number of clients of a session protocol
+	// re-subscribed now (every subscription acknowledged on their current
+	// connection).
+	Subscribed int64 `json:"subscribed,omitempty"`
 }
 
 // FailureCount is the number of failed attempts of every class.
@@ -57,6 +61,7 @@ func (s *Stats) Add(o *Stats) {
 	s.MsgSent += o.MsgSent
 	s.MsgDelivered += o.MsgDelivered
 	s.MsgAcked += o.MsgAcked
+	s.Subscribed += o.Subscribed
 }
 
 func sum(a *[connerr.NumClasses]uint64) uint64 {
@@ -81,4 +86,5 @@ func (c *counters) snapshot(s *Stats) {
 	s.MsgSent += c.msgSent.Load()
 	s.MsgDelivered += c.msgDelivered.Load()
 	s.MsgAcked += c.msgAcked.Load()
+	s.Subscribed += c.subscribed.Load()
 }

@@ -269,6 +269,12 @@ type Report struct {
 	Timeline Timeline `json:"timeline"`
 	// Transitions lists every client going up or down, in any order.
 	Transitions []Transition `json:"transitions"`
+	// Resubscribed lists every client of a session protocol going
+	// re-subscribed (every subscription acknowledged again: Up) or losing
+	// that session (Down), in any order; nil without a session protocol.
+	// Recovery to re-subscribed is computed from these as recovery to
+	// back is from Transitions.
+	Resubscribed []Transition `json:"resubscribed,omitempty"`
 	// Connect is the connect latency (SYN to the 101 answer) in µs.
 	Connect *hdrhistogram.Histogram `json:"-"`
 	// TTR is each client's time to recover in µs: from detecting the
@@ -348,6 +354,7 @@ func (r *Report) Merge(o *Report) error {
 	r.Processes += o.Processes
 	r.Timeline.Merge(o.Timeline)
 	r.Transitions = append(r.Transitions, o.Transitions...)
+	r.Resubscribed = append(r.Resubscribed, o.Resubscribed...)
 	for _, p := range [...]struct{ dst, src *hdrhistogram.Histogram }{
 		{r.Connect, o.Connect}, {r.TTR, o.TTR}, {r.RTT, o.RTT}, {r.Resume, o.Resume},
 		{r.RTTScheduled, o.RTTScheduled},

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"errors"
 	"net/http"
 	"net/netip"
 	"runtime"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/internal/redact"
+	"github.com/stampede-dev/stampede/session"
 )
 
 // Defaults and bounds of a Client.
@@ -208,6 +210,12 @@ type Client struct {
 	// results' default (1 s). Every process of a fleet must be given the
 	// same value.
 	HistInterval time.Duration `json:"hist_interval,omitempty"`
+	// Session is the session protocol the clients speak over the
+	// WebSocket (Socket.IO, graphql-ws, MQTT, ...: docs/protocols.md) and
+	// its own messages; the zero value speaks none. A protocol adds its
+	// subprotocol to Protocols, runs in ModeNone on ws:// only, and makes
+	// a client up when its session is back.
+	Session session.Config `json:"session,omitzero"`
 }
 
 // reservedHeaders are set by the handshake itself.
@@ -304,10 +312,13 @@ func (c Client) validateFleet(wss bool) error {
 	if err := c.Policy.Validate(); err != nil {
 		return Wrap("Client.Policy", err)
 	}
-	if proto := c.Policy.Protocol(); proto != "" {
+	if err := c.validateSession(wss); err != nil {
+		return err
+	}
+	if proto := c.Policy.Protocol(); proto != "" && proto != c.Session.Protocol {
 		// The library reconnects only when the session protocol's pings
-		// stop; this build speaks no session protocol.
-		return Errorf("Client.Policy", "%s reconnects when the %s session protocol's pings stop, and this build has no session protocols", c.Policy, proto)
+		// stop: its clients must speak that protocol.
+		return Errorf("Client.Policy", "%s reconnects when the %s session protocol's pings stop: the clients must speak it (Session.Protocol %s)", c.Policy, proto, proto)
 	}
 	for k, vs := range c.Header {
 		ck := http.CanonicalHeaderKey(k)
@@ -332,6 +343,27 @@ func (c Client) validateFleet(wss bool) error {
 		if p == "" || !validHeaderName(p) {
 			return bad("Protocols", "invalid subprotocol %q", p)
 		}
+	}
+	return nil
+}
+
+// validateSession checks the session protocol and its sections.
+func (c Client) validateSession(wss bool) error {
+	if err := c.Session.Validate(); err != nil {
+		var fe *session.FieldError
+		if errors.As(err, &fe) {
+			return Errorf("Client.Session."+fe.Field, "%s", fe.Msg)
+		}
+		return Wrap("Client.Session", err)
+	}
+	p := c.Session.Protocol
+	switch {
+	case p == "":
+		return nil
+	case c.Mode != "" && c.Mode != ModeNone:
+		return Errorf("Client.Session.Protocol", "%s speaks its own messages: it cannot run with mode %q", p, c.Mode)
+	case wss:
+		return Errorf("Client.Session.Protocol", "%s runs on ws:// only (wss:// clients do not speak session protocols yet)", p)
 	}
 	return nil
 }
@@ -431,6 +463,7 @@ func (c Client) WithDefaults() Client {
 func (c Client) Redacted() Client {
 	c.URL = redact.URLWith(c.URL, c.SecretHeaders)
 	c.Header = redact.Header(c.Header, c.SecretHeaders)
+	c.Session = c.Session.Redacted()
 	return c
 }
 
