@@ -134,9 +134,7 @@ func (o *Out) text(p ...[]byte) {
 	o.frames = append(o.frames, outFrame{end: len(o.buf)})
 }
 
-// begin starts a frame written with o.buf appends; end closes it.
-func (o *Out) begin() int { return len(o.buf) }
-
+// end closes a frame written with appends to o.buf since the last one.
 func (o *Out) end(binary bool) {
 	o.frames = append(o.frames, outFrame{end: len(o.buf), binary: binary})
 }
