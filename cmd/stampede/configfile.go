@@ -125,6 +125,9 @@ func applyConfigFile(c *cli.Context) error {
 	seen := map[string]configEntry{}
 	for _, e := range entries {
 		at := fmt.Sprintf("%s:%d:%d", file, e.line, e.col)
+		if _, fleet := flags["protocol"]; fleet && isSection(e.key) {
+			continue // a protocol's section: fillSession reads it
+		}
 		f, ok := flags[e.key]
 		if !ok {
 			return fmt.Errorf("%s: unknown key %q (keys are the flag names of stampede %s --help)", at, e.key, c.Command.Name)

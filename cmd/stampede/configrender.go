@@ -91,6 +91,9 @@ func fleetSettings(c *cli.Context, fleet loadgen.Config) settings {
 	if hasFlag(c, "ping-interval") && !c.IsSet("ping-interval") && fleet.PingInterval > 0 {
 		s = s.with("ping-interval", formatDuration(fleet.PingInterval), "")
 	}
+	if name, v, ok := sessionSetting(fleet.Session); ok {
+		s = append(s, setting{name: name, value: v})
+	}
 	return s
 }
 

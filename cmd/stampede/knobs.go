@@ -74,6 +74,7 @@ var knobs = []knob{
 	{flag: "reactors", field: "Client.Reactors", usage: "epoll reactor goroutines `N` (0 = min(GOMAXPROCS, 4))"},
 	{flag: "header", field: "Client.Header"},
 	{flag: "subprotocol", field: "Client.Protocols", usage: "subprotocol `NAME` to offer (repeatable)"},
+	{flag: "protocol", field: "Client.Session.Protocol", usage: "session protocol `NAME` the clients speak over the WebSocket: socketio, graphql-ws, mqtt, stomp, phoenix, signalr or actioncable (docs/protocols.md); its messages come from the --config file's section of that name; it offers the subprotocol the server expects, and a client is back when its session is; --mode none only"},
 	{flag: "insecure", field: "Client.TLSInsecure", usage: "wss://: accept any server certificate (a self-signed target)"},
 	{flag: "ca", field: "Client.TLSCAFile", usage: "wss://: verify the server against the CA certificates in PEM `FILE` instead of the system roots"},
 	{flag: "cert", field: "Client.TLSCertFile", usage: "wss://: client certificate PEM `FILE` (with --key)"},
@@ -199,7 +200,7 @@ var knobs = []knob{
 var fleetFields = []string{"Client.Clients", "Client.Ramp", "Client.MaxInflight", "Client.MaxAttemptRate", "Client.Policy", "Client.Seed",
 	"Client.SourceIPs", "Client.ConnectTimeout", "Client.HandshakeTimeout", "Client.PingInterval", "Client.PongTimeout",
 	"Client.SynRetries", "Client.NoRetryAfter", "Client.Mode", "Client.MsgRate", "Client.MsgSize", "Client.Rooms",
-	"Client.NoResume", "Client.NoRetryQueue", "Client.QuietPeriod", "Client.Reactors"}
+	"Client.NoResume", "Client.NoRetryQueue", "Client.QuietPeriod", "Client.Reactors", "Client.Session.Protocol"}
 
 // targetFields are the server's knobs that `target` takes; run, bench
 // and simulate take some of them.
@@ -258,14 +259,17 @@ func flagOf(field string) string {
 	return ""
 }
 
-// specField returns the field of root value v that path names.
+// specField returns the field of root value v that path names, through
+// nested structs ("Client.Session.Protocol").
 func specField(v reflect.Value, path string) reflect.Value {
-	_, name, _ := strings.Cut(path, ".")
-	f := v.FieldByName(name)
-	if !f.IsValid() {
-		panic("stampede: no field " + path)
+	_, rest, _ := strings.Cut(path, ".")
+	for _, name := range strings.Split(rest, ".") {
+		v = v.FieldByName(name)
+		if !v.IsValid() {
+			panic("stampede: no field " + path)
+		}
 	}
-	return f
+	return v
 }
 
 var durationType = reflect.TypeFor[time.Duration]()
@@ -393,6 +397,9 @@ func fieldFlag(field string) string {
 	}
 	if arg, ok := argFields[field]; ok {
 		return arg
+	}
+	if name := sectionKey(field); name != "" {
+		return name
 	}
 	i := strings.LastIndexByte(field, '.')
 	if i < 0 {

@@ -103,6 +103,9 @@ func fleetConfig(c *cli.Context) (loadgen.Config, error) {
 	if err := fillKnobs(c, &cfg.Client, fleetFields...); err != nil {
 		return cfg, err
 	}
+	if err := fillSession(c, &cfg.Client); err != nil {
+		return cfg, err
+	}
 	if !c.IsSet("ping-interval") {
 		cfg.PingInterval = loadgen.FleetPingInterval(cfg.Clients)
 	}

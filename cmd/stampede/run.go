@@ -73,6 +73,10 @@ func stormConfig(c *cli.Context, defaultOut string) (storm.Config, error) {
 	if err != nil {
 		return storm.Config{}, err
 	}
+	if p := fleet.Session.Protocol; p != "" {
+		// The clients would wait for a session the target never opens.
+		return storm.Config{}, fmt.Errorf("--protocol %s: the bundled target speaks no session protocol yet; run the fleet against a server that does with stampede loadgen or drill", p)
+	}
 	cfg := storm.Config{
 		Target:       targetConfig(c, runTargetFields...),
 		Fleet:        fleet,
