@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/backoff"
+	"github.com/stampede-dev/stampede/session"
 )
 
 // TestFieldErrorRender: a field error names its field and the fields its
@@ -54,6 +55,11 @@ func TestClientValidate(t *testing.T) {
 		{"Client.MsgSize", func(c *Client) { c.MsgSize = MinMsgSize - 1 }},
 		{"Client.Rooms", func(c *Client) { c.Rooms = 5 }},
 		{"Client.TLSCAFile", func(c *Client) { c.TLSCAFile = "ca.pem" }},
+		{"Client.Session.Protocol", func(c *Client) { c.Session.Protocol = "xmpp" }},
+		{"Client.Session.Protocol", func(c *Client) { c.Session.Protocol, c.Mode = session.SocketIO, ModeEcho }},
+		{"Client.Session.Protocol", func(c *Client) { c.Session.Protocol, c.URL = session.MQTT, "wss://127.0.0.1:1/" }},
+		{"Client.Session.MQTT.QoS", func(c *Client) { c.Session.MQTT.QoS = 2 }},
+		{"Client.Policy", func(c *Client) { c.Policy, _ = backoff.Parse("actioncable") }},
 	} {
 		c := ok
 		tc.edit(&c)
@@ -63,6 +69,12 @@ func TestClientValidate(t *testing.T) {
 		}
 	}
 	c := ok
+	c.Policy, _ = backoff.Parse("actioncable")
+	c.Session.Protocol = session.ActionCable
+	if err := c.Validate(); err != nil {
+		t.Errorf("the actioncable preset speaking its protocol: %v", err)
+	}
+	c = ok
 	c.Policy = backoff.Policy{Jitter: 2}
 	var ie *backoff.InvalidError
 	if err := c.Validate(); !errors.As(err, &ie) || !strings.HasPrefix(err.Error(), "Client.Policy: ") {
