@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/summary"
 	"github.com/stampede-dev/stampede/sim"
 )
 
@@ -49,8 +50,8 @@ func ptr(v float64) *float64 {
 }
 
 // candidateOf is c as summary.json records it.
-func (r *Result) candidateOf(c Candidate) results.AdviceCandidate {
-	out := results.AdviceCandidate{
+func (r *Result) candidateOf(c Candidate) summary.AdviceCandidate {
+	out := summary.AdviceCandidate{
 		Policy: c.Policy.String(), R50S: ptr(c.R50), R99S: ptr(c.R99), R100S: ptr(c.R100),
 		HerdPeakPer100ms: c.Peak, WastedAttemptsPerClient: math.Round(c.Wasted*1000) / 1000, WithinCapacity: c.WithinCapacity,
 	}
@@ -61,11 +62,11 @@ func (r *Result) candidateOf(c Candidate) results.AdviceCandidate {
 }
 
 // Advice is the result as summary.json's "advise" object.
-func (r *Result) Advice() *results.Advice {
-	a := &results.Advice{
+func (r *Result) Advice() *summary.Advice {
+	a := &summary.Advice{
 		Objective:   string(r.Config.Objective),
 		Simulations: r.Simulations,
-		Capacity: results.AdviceCapacity{
+		Capacity: summary.AdviceCapacity{
 			AcceptRate: math.Round(r.Capacity.AcceptRate*10) / 10, Backlog: r.Capacity.Backlog,
 			Per100ms: math.Round(r.Capacity.Per100ms()*10) / 10, Source: r.Capacity.Source,
 		},
@@ -82,17 +83,17 @@ func (r *Result) Advice() *results.Advice {
 	for _, c := range r.Best {
 		a.Candidates = append(a.Candidates, r.candidateOf(c))
 	}
-	a.Curves = []results.AdviceCurve{curveOf("recommended", r.Recommended()), curveOf("current", r.Current)}
+	a.Curves = []summary.AdviceCurve{curveOf("recommended", r.Recommended()), curveOf("current", r.Current)}
 	for _, m := range r.Mitigations {
-		a.Mitigations = append(a.Mitigations, results.AdviceMitigation{Mitigation: m.Mitigation.String(), AdviceCandidate: r.candidateOf(m.Candidate)})
+		a.Mitigations = append(a.Mitigations, summary.AdviceMitigation{Mitigation: m.Mitigation.String(), AdviceCandidate: r.candidateOf(m.Candidate)})
 	}
 	return a
 }
 
 // curveOf is a candidate's first run's attempts and successes per
 // 100 ms, from its event's start to the end of the run.
-func curveOf(role string, c Candidate) results.AdviceCurve {
-	out := results.AdviceCurve{Role: role, Policy: c.Policy.String()}
+func curveOf(role string, c Candidate) summary.AdviceCurve {
+	out := summary.AdviceCurve{Role: role, Policy: c.Policy.String()}
 	sum := sim.Summarize(c.first, nil)
 	if c.event < 0 {
 		return out
@@ -114,7 +115,7 @@ func curveOf(role string, c Candidate) results.AdviceCurve {
 // Summary is the results folder's summary: the recommended policy's
 // first simulated run, marked simulated, with the advice. settings,
 // when not nil, is recorded as the config.
-func (r *Result) Summary(settings any) *results.Summary {
+func (r *Result) Summary(settings any) *summary.Summary {
 	run := *r.Recommended().first
 	if settings != nil {
 		run.Config.Settings = settings

@@ -7,7 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/folder"
+	"github.com/stampede-dev/stampede/results/summary"
 	"github.com/stampede-dev/stampede/spec"
 )
 
@@ -41,7 +42,7 @@ type Measured struct {
 // by run, and the run with the highest rate is the measure: the herd
 // that kept the server busiest.
 func InferDir(dir string) (Measured, error) {
-	b, err := os.ReadFile(filepath.Join(dir, results.BenchFile))
+	b, err := os.ReadFile(filepath.Join(dir, folder.BenchFile))
 	if err != nil {
 		return inferRun(dir)
 	}
@@ -74,16 +75,16 @@ func InferDir(dir string) (Measured, error) {
 
 // inferRun is InferDir of one run's folder.
 func inferRun(dir string) (Measured, error) {
-	sum, err := results.ReadSummary(filepath.Join(dir, results.SummaryFile))
+	sum, err := folder.ReadSummary(filepath.Join(dir, folder.SummaryFile))
 	if err != nil {
 		return Measured{}, spec.Wrap("Advise.From", err)
 	}
-	f, err := os.Open(filepath.Join(dir, results.TimelineFile))
+	f, err := os.Open(filepath.Join(dir, folder.TimelineFile))
 	if err != nil {
 		return Measured{}, spec.Wrap("Advise.From", err)
 	}
 	defer f.Close()
-	tl, err := results.ReadTimelineCSV(f)
+	tl, err := folder.ReadTimelineCSV(f)
 	if err != nil {
 		return Measured{}, spec.Wrap("Advise.From", err)
 	}
@@ -101,7 +102,7 @@ func inferRun(dir string) (Measured, error) {
 // server's rate when the herd saturated it; the backlog is the run's
 // config's "backlog" (the key every run command records), times its
 // target processes when the config's sizing says.
-func Infer(sum *results.Summary, tl []results.TimelineRow) (Measured, error) {
+func Infer(sum *summary.Summary, tl []folder.TimelineRow) (Measured, error) {
 	m := Measured{Clients: sum.Clients}
 	ev := recoveryOf(sum)
 	if ev < 0 {
@@ -110,9 +111,9 @@ func Infer(sum *results.Summary, tl []results.TimelineRow) (Measured, error) {
 	rec := sum.Recovery[ev]
 	e := sum.Events[rec.Event]
 	if rec.WindowStartS == nil || rec.WindowEndS == nil {
-		return m, spec.Errorf("Advise.From", "the event %s has no herd window (the server was never ready again)", results.EventName(e))
+		return m, spec.Errorf("Advise.From", "the event %s has no herd window (the server was never ready again)", summary.EventName(e))
 	}
-	m.Chaos, m.Event = e.Spec, results.EventName(e)
+	m.Chaos, m.Event = e.Spec, summary.EventName(e)
 	if e.OutageS != nil {
 		m.OutageS = *e.OutageS
 	}

@@ -11,20 +11,21 @@ import (
 	"testing"
 
 	"github.com/stampede-dev/stampede/backoff"
-	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/folder"
+	"github.com/stampede-dev/stampede/results/summary"
 	"github.com/stampede-dev/stampede/sim"
 )
 
 // simulated runs cfg and returns its summary and timeline rows, as a
 // results folder would hold them.
-func simulated(t *testing.T, cfg sim.Config) (*results.Summary, []results.TimelineRow) {
+func simulated(t *testing.T, cfg sim.Config) (*summary.Summary, []folder.TimelineRow) {
 	t.Helper()
 	res, err := sim.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sum := sim.Summarize(res, nil)
-	return sum, results.TimelineRows(res.Report.Timeline, sum.Events, sum.DurationS)
+	return sum, folder.TimelineRows(res.Report.Timeline, sum.Events, sum.DurationS)
 }
 
 // TestInferAcceptRate: from a run whose herd saturated a server of 400
@@ -77,9 +78,9 @@ func TestVerifyFigures(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
 	peak := uint32(250)
 	var dirs []string
-	run := func(_ context.Context, p backoff.Policy, dir string) (*results.Summary, error) {
+	run := func(_ context.Context, p backoff.Policy, dir string) (*summary.Summary, error) {
 		dirs = append(dirs, dir)
-		return &results.Summary{Recovery: []results.Recovery{{Disconnected: 10, R50S: f(2.5), R99S: f(5), R100S: nil,
+		return &summary.Summary{Recovery: []summary.Recovery{{Disconnected: 10, R50S: f(2.5), R99S: f(5), R100S: nil,
 			HerdPeakPer100ms: &peak, WastedAttemptsPerClient: f(0)}}}, nil
 	}
 	vs, err := Verify(context.Background(), res, "out", run)
@@ -116,8 +117,8 @@ func TestVerifyFigures(t *testing.T) {
 		want *float64
 	}{{0.0004, 0.0001, nil}, {0.1, 0.05, f(1)}} {
 		res.Best[0].Wasted = tc.p
-		run := func(context.Context, backoff.Policy, string) (*results.Summary, error) {
-			return &results.Summary{Recovery: []results.Recovery{{Disconnected: 10, WastedAttemptsPerClient: f(tc.m)}}}, nil
+		run := func(context.Context, backoff.Policy, string) (*summary.Summary, error) {
+			return &summary.Summary{Recovery: []summary.Recovery{{Disconnected: 10, WastedAttemptsPerClient: f(tc.m)}}}, nil
 		}
 		vs, _ := Verify(context.Background(), res, "out", run)
 		got, _ := Figure(vs[0], "wasted_attempts_per_client")
@@ -152,7 +153,7 @@ func TestInferDirBench(t *testing.T) {
 		}
 		runs = append(runs, `{"policy": "`+policy+`", "dir": "`+dir+`"}`)
 	}
-	if err := os.WriteFile(filepath.Join(bench, results.BenchFile), []byte(`{"runs": [`+strings.Join(runs, ",")+`]}`), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(bench, folder.BenchFile), []byte(`{"runs": [`+strings.Join(runs, ",")+`]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	m, err := InferDir(bench)

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/backoff"
-	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/summary"
 	"github.com/stampede-dev/stampede/sim"
 	"github.com/stampede-dev/stampede/spec"
 )
@@ -259,7 +259,7 @@ func (r *Result) score(p backoff.Policy, runs []*sim.Result) Candidate {
 
 // recoveryOf returns the index of the first recovery whose event took
 // clients down; -1 if none did.
-func recoveryOf(sum *results.Summary) int {
+func recoveryOf(sum *summary.Summary) int {
 	for i, rec := range sum.Recovery {
 		if rec.Disconnected > 0 {
 			return i

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"text/tabwriter"
 
-	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/summary"
 )
 
 // WriteText prints the search for a person: the server's capacity and
@@ -25,7 +25,7 @@ func (r *Result) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "search: objective %s, longest wait %s, %d simulations over seeds %v\n\n", a.Objective, limit, a.Simulations, a.Seeds)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "\tpolicy\tR50\tR99\tR100\therd peak/100ms\tof capacity\twasted/client\tlongest wait\t")
-	row := func(label string, c results.AdviceCandidate) {
+	row := func(label string, c summary.AdviceCandidate) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.0f\t%.2f\t%.2f\t%s\t\n", label, c.Policy, sec(c.R50S), sec(c.R99S), sec(c.R100S),
 			c.HerdPeakPer100ms, c.HerdPeakPer100ms/a.Capacity.Per100ms, c.WastedAttemptsPerClient, sec(c.LongestWaitS))
 	}
@@ -67,7 +67,7 @@ func sec(v *float64) string {
 // WriteVerify prints a verification: each policy's figures predicted
 // against measured with the relative error, then the verdict lines; held
 // is Verdict's.
-func WriteVerify(w io.Writer, vs []results.AdviceVerify, capacity, tolerance float64) (held bool, err error) {
+func WriteVerify(w io.Writer, vs []summary.AdviceVerify, capacity, tolerance float64) (held bool, err error) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "\tpolicy\tfigure\tpredicted\tmeasured\terror\t")
 	for _, v := range vs {

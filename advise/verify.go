@@ -10,14 +10,14 @@ import (
 
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/internal/clock"
-	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/summary"
 )
 
 // Runner runs one real storm of the searched fleet, server and chaos
 // with policy p into the results folder dir, and returns its summary (nil
 // when nothing ran). The command gives one that runs the bundled target
 // (storm.Run) or aims the fleet at the user's server.
-type Runner func(ctx context.Context, p backoff.Policy, dir string) (*results.Summary, error)
+type Runner func(ctx context.Context, p backoff.Policy, dir string) (*summary.Summary, error)
 
 // VerifyPause is the quiet time between the two real storms, so that one
 // storm's TIME_WAIT sockets and kernel queues do not colour the other.
@@ -27,12 +27,12 @@ const VerifyPause = 2 * time.Second
 // the other, into out/verify-recommended and out/verify-current, and
 // returns each run's figures predicted against measured, recommended
 // first. A run that fails is returned with what it measured and its error.
-func Verify(ctx context.Context, r *Result, out string, run Runner) ([]results.AdviceVerify, error) {
+func Verify(ctx context.Context, r *Result, out string, run Runner) ([]summary.AdviceVerify, error) {
 	roles := []struct {
 		role string
 		c    Candidate
 	}{{"recommended", r.Recommended()}, {"current", r.Current}}
-	var vs []results.AdviceVerify
+	var vs []summary.AdviceVerify
 	var errs []error
 	for i, x := range roles {
 		if i > 0 {
@@ -46,7 +46,7 @@ func Verify(ctx context.Context, r *Result, out string, run Runner) ([]results.A
 			errs = append(errs, fmt.Errorf("%s policy %s: %w", x.role, x.c.Policy, err))
 		}
 		if sum != nil {
-			vs = append(vs, results.AdviceVerify{Role: x.role, Policy: x.c.Policy.String(), Dir: name, Figures: figures(x.c, sum)})
+			vs = append(vs, summary.AdviceVerify{Role: x.role, Policy: x.c.Policy.String(), Dir: name, Figures: figures(x.c, sum)})
 		}
 		if ctx.Err() != nil {
 			break
@@ -56,8 +56,8 @@ func Verify(ctx context.Context, r *Result, out string, run Runner) ([]results.A
 }
 
 // figures sets a candidate's predicted figures against a real run's.
-func figures(c Candidate, sum *results.Summary) []results.AdviceFigure {
-	var rec results.Recovery
+func figures(c Candidate, sum *summary.Summary) []summary.AdviceFigure {
+	var rec summary.Recovery
 	if ev := recoveryOf(sum); ev >= 0 {
 		rec = sum.Recovery[ev]
 	}
@@ -74,9 +74,9 @@ func figures(c Candidate, sum *results.Summary) []results.AdviceFigure {
 		{"r50_s", c.R50, rec.R50S}, {"r99_s", c.R99, rec.R99S}, {"r100_s", c.R100, rec.R100S},
 		{"herd_peak_per_100ms", c.Peak, peak}, {"wasted_attempts_per_client", c.Wasted, rec.WastedAttemptsPerClient},
 	}
-	out := make([]results.AdviceFigure, len(pairs))
+	out := make([]summary.AdviceFigure, len(pairs))
 	for i, x := range pairs {
-		f := results.AdviceFigure{Name: x.name, Predicted: ptr(x.p), Measured: x.m}
+		f := summary.AdviceFigure{Name: x.name, Predicted: ptr(x.p), Measured: x.m}
 		if f.Predicted != nil && x.m != nil && *x.m != 0 && !negligible(x.name, *f.Predicted, *x.m) {
 			f.RelError = ptr((*f.Predicted - *x.m) / *x.m)
 		}
@@ -97,7 +97,7 @@ func negligible(name string, predicted, measured float64) bool {
 }
 
 // Figure returns the named figure of v; ok is false when v has none.
-func Figure(v results.AdviceVerify, name string) (f results.AdviceFigure, ok bool) {
+func Figure(v summary.AdviceVerify, name string) (f summary.AdviceFigure, ok bool) {
 	for _, f := range v.Figures {
 		if f.Name == name {
 			return f, true
@@ -111,7 +111,7 @@ func Figure(v results.AdviceVerify, name string) (f results.AdviceFigure, ok boo
 // whether its real herd stayed within the server's capacity, and how its
 // real R99 compares with the current policy's. held is true when the
 // first two did.
-func Verdict(vs []results.AdviceVerify, capacity float64, tolerance float64) (lines []string, held bool) {
+func Verdict(vs []summary.AdviceVerify, capacity float64, tolerance float64) (lines []string, held bool) {
 	if len(vs) == 0 || vs[0].Role != "recommended" {
 		return []string{"verify: the recommended policy did not run"}, false
 	}

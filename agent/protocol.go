@@ -335,7 +335,7 @@ type HostStats struct {
 // (results.RecoveryPartials) without the coordinator ever holding the
 // fleet's transitions.
 type Recover struct {
-	// Events are the run's events in Start order (results.SortEvents).
+	// Events are the run's events in Start order (summary.SortEvents).
 	Events []EventTimes `json:"events"`
 	// End is the run's end, from its start.
 	End time.Duration `json:"end"`

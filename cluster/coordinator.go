@@ -253,7 +253,7 @@ func (c *Coordinator) Collect(ctx context.Context, start time.Time, duration tim
 
 // Recover asks every loadgen agent still there for its share of each
 // event's recovery and returns the merged partials, one per event (events
-// in Start order, results.SortEvents). end is the run's end from its
+// in Start order, summary.SortEvents). end is the run's end from its
 // start. An agent lost before it answered is left out and named in the
 // error; the partials of the others are returned all the same.
 func (c *Coordinator) Recover(ctx context.Context, events []results.Event, end time.Duration) ([]results.RecoveryPartial, error) {

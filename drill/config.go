@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/internal/redact"
-	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/folder"
 	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/storm"
 )
@@ -85,7 +85,7 @@ func (c *Config) Validate() error {
 		return spec.Errorf("Drill.CommandTimeout", "must not be negative, got %s", c.CommandTimeout)
 	}
 	if c.JUnit != "" {
-		if err := results.CheckFile(c.JUnit); err != nil {
+		if err := folder.CheckFile(c.JUnit); err != nil {
 			return spec.Wrap("Drill.JUnit", err)
 		}
 	}

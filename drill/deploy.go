@@ -18,6 +18,7 @@ import (
 	"github.com/stampede-dev/stampede/internal/redact"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/summary"
 )
 
 // DeployLogFile is the deploy command's output in the results folder.
@@ -296,14 +297,14 @@ func (d *Deploy) Events() []results.Event {
 }
 
 // Checks returns the "deploy" check: the command exited 0.
-func (d *Deploy) Checks([]results.Event) []results.Check {
+func (d *Deploy) Checks([]results.Event) []summary.Check {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	detail := fmt.Sprintf("`%s`: %s", d.shown(), d.exit)
 	if d.started {
 		detail += fmt.Sprintf(", from %.3fs to %.3fs", d.start.Seconds(), d.end.Seconds())
 	}
-	return []results.Check{{Name: "deploy", Pass: d.ok, Detail: detail}}
+	return []summary.Check{{Name: "deploy", Pass: d.ok, Detail: detail}}
 }
 
 // shown is the command as written and printed: split into words with

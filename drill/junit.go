@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/internal/redact"
-	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/summary"
 	"github.com/stampede-dev/stampede/spec"
 )
 
@@ -66,7 +66,7 @@ type JUnitFailure struct {
 
 // JUnitOf builds the JUnit document of a drill's summary; target is the
 // URL, already redacted.
-func JUnitOf(s *results.Summary, target string, at time.Time) JUnitSuites {
+func JUnitOf(s *summary.Summary, target string, at time.Time) JUnitSuites {
 	suite := JUnitSuite{Name: "stampede drill", Time: s.DurationS,
 		Properties: []JUnitProperty{{"run_id", s.RunID}, {"target", target}, {"clients", fmt.Sprint(s.Clients)}}}
 	if !at.IsZero() {

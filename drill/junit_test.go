@@ -7,16 +7,16 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/internal/redact"
-	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/summary"
 )
 
 // TestJUnit: one testcase per SLO and per check, a <failure> in exactly
 // those that failed, one more failing testcase for an interrupted run;
 // the document parses back with encoding/xml and escapes what it quotes.
 func TestJUnit(t *testing.T) {
-	s := &results.Summary{RunID: "r1", Clients: 10, DurationS: 12.5, Complete: true,
-		SLO:    []results.SLOResult{{Expr: "r99<2s", Pass: true, Detail: "r99 = 1s"}, {Expr: "wasted_attempts<0.1", Pass: false, Detail: "wasted_attempts = 2, over"}},
-		Checks: []results.Check{{Name: "deploy", Pass: true, Detail: "`a && b <c>`: exit status 0"}}}
+	s := &summary.Summary{RunID: "r1", Clients: 10, DurationS: 12.5, Complete: true,
+		SLO:    []summary.SLOResult{{Expr: "r99<2s", Pass: true, Detail: "r99 = 1s"}, {Expr: "wasted_attempts<0.1", Pass: false, Detail: "wasted_attempts = 2, over"}},
+		Checks: []summary.Check{{Name: "deploy", Pass: true, Detail: "`a && b <c>`: exit status 0"}}}
 	for _, tc := range []struct {
 		name        string
 		interrupted bool
@@ -75,8 +75,8 @@ func equal(a, b []string) bool {
 // that printed a token) or in the target's query is <redacted> in every
 // text of the document; the rest is kept.
 func TestJUnitRedacted(t *testing.T) {
-	s := &results.Summary{RunID: "r1", Complete: true,
-		Checks: []results.Check{{Name: "deploy", Pass: false, Detail: "exit status 1: curl -H 'Authorization: Bearer S3cr3t' failed"}}}
+	s := &summary.Summary{RunID: "r1", Complete: true,
+		Checks: []summary.Check{{Name: "deploy", Pass: false, Detail: "exit status 1: curl -H 'Authorization: Bearer S3cr3t' failed"}}}
 	doc := JUnitOf(s, "wss://127.0.0.1:1/ws?access_token=S3cr3t", time.Time{}).Redacted(redact.Policy{Values: []string{"S3cr3t"}})
 	var b bytes.Buffer
 	if err := EncodeJUnit(&b, doc); err != nil {

@@ -8,11 +8,12 @@ import (
 
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/summary"
 )
 
 // OutageWatch is --wait-for-outage as a storm.Sidecar: no command runs,
 // the user deploys by hand, and the "outage" check passes when the
-// clients saw at least one outage (results.DetectOutages, docs/results.md
+// clients saw at least one outage (summary.DetectOutages, docs/results.md
 // "Outages detected from the clients' side"). A fleet not connected by
 // the end of its ramp and HandDeployGrace stops the run first, so that
 // nobody deploys into a fleet that is not there.
@@ -44,12 +45,12 @@ func (*OutageWatch) Events() []results.Event { return nil }
 func (*OutageWatch) WriteFiles(string) error { return nil }
 
 // Checks returns the "outage" check.
-func (w *OutageWatch) Checks(events []results.Event) []results.Check {
+func (w *OutageWatch) Checks(events []results.Event) []summary.Check {
 	w.mu.Lock()
 	notReady := w.notReady
 	w.mu.Unlock()
 	if notReady != nil {
-		return []results.Check{{Name: "outage", Pass: false, Detail: notReady.Error()}}
+		return []summary.Check{{Name: "outage", Pass: false, Detail: notReady.Error()}}
 	}
 	n := 0
 	var first time.Duration
@@ -62,7 +63,7 @@ func (w *OutageWatch) Checks(events []results.Event) []results.Check {
 		}
 	}
 	if n == 0 {
-		return []results.Check{{Name: "outage", Pass: false, Detail: "no outage was detected from the clients' side during the run: was the deploy done?"}}
+		return []summary.Check{{Name: "outage", Pass: false, Detail: "no outage was detected from the clients' side during the run: was the deploy done?"}}
 	}
-	return []results.Check{{Name: "outage", Pass: true, Detail: fmt.Sprintf("%d outage(s) detected, the first at %.3fs", n, first.Seconds())}}
+	return []summary.Check{{Name: "outage", Pass: true, Detail: fmt.Sprintf("%d outage(s) detected, the first at %.3fs", n, first.Seconds())}}
 }

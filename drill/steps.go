@@ -85,7 +85,7 @@ func stepLinesOf(out string, t0 time.Time) []deployStep {
 // the others serve throughout, so every failed attempt of the herd that
 // follows counts as wasted (docs/drill.md "The deploy"). The event
 // explains the outage its clients detect until it is up again
-// (results.DropExplained).
+// (summary.DropExplained).
 func backendEvents(steps []deployStep) []results.Event {
 	var out []results.Event
 	for i, st := range steps {

@@ -15,6 +15,7 @@ import (
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/httpretry"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/folder"
 	"github.com/stampede-dev/stampede/spec"
 )
 
@@ -311,7 +312,7 @@ func TestClosedPort(t *testing.T) {
 	if err := WriteResults(dir, cfg, res, sum); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{results.SummaryFile, results.HTTPTimelineFile, results.HTTPLatencyLogFile, results.HTTPAttemptLogFile, "report.html"} {
+	for _, f := range []string{folder.SummaryFile, results.HTTPTimelineFile, results.HTTPLatencyLogFile, results.HTTPAttemptLogFile, "report.html"} {
 		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", f, err)
 		}

@@ -8,6 +8,9 @@ import (
 	"github.com/stampede-dev/stampede/internal/redact"
 	"github.com/stampede-dev/stampede/report"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/folder"
+	"github.com/stampede-dev/stampede/results/slo"
+	"github.com/stampede-dev/stampede/results/summary"
 )
 
 // Redacted returns the config as results record it: the URL's user info
@@ -27,28 +30,28 @@ func (c Config) Secrets() redact.Policy {
 }
 
 // Summarize is the summary.json of a fleet run: the "http" object, the
-// run's length and config, the slo evaluated on it. config is what
+// run's length and config, the slos evaluated on it. config is what
 // summary.json records as "config" (the command's settings as the user
 // spelled them); nil records cfg, redacted.
-func Summarize(cfg Config, res *Result, config any, slo []results.SLO) *results.Summary {
+func Summarize(cfg Config, res *Result, config any, slos []slo.SLO) *summary.Summary {
 	if config == nil {
 		config = cfg.Redacted()
 	}
-	sum := results.SummarizeHTTP(results.Input{
-		RunID: results.NewRunID(res.Start, cfg.Retry.Seed), Seed: cfg.Retry.Seed, Config: config, End: res.Elapsed,
+	sum := summary.SummarizeHTTP(summary.Input{
+		RunID: summary.NewRunID(res.Start, cfg.Retry.Seed), Seed: cfg.Retry.Seed, Config: config, End: res.Elapsed,
 	}, cfg.Clients, res.Summary)
 	sum.Machine = res.Machine
 	sum.Interrupted = res.Interrupted
-	sum.SetSLO(results.EvalSLOs(slo, sum))
+	sum.SetSLO(slo.EvalSLOs(slos, sum))
 	return sum
 }
 
-// WriteResults writes the run's results folder with results.Write:
+// WriteResults writes the run's results folder with folder.Write:
 // summary.json, http_timeline.csv, the two HdrHistogram interval logs
 // (http_latency.hlog, http_attempt.hlog) and report.html; the folder
 // 0700, its files 0600, the config's secrets hidden.
-func WriteResults(dir string, cfg Config, res *Result, sum *results.Summary) error {
-	return results.Write(dir, results.Folder{
+func WriteResults(dir string, cfg Config, res *Result, sum *summary.Summary) error {
+	return folder.Write(dir, folder.Folder{
 		Summary: sum,
 		Files:   res.Files(),
 		Secrets: cfg.Secrets(),
@@ -58,11 +61,11 @@ func WriteResults(dir string, cfg Config, res *Result, sum *results.Summary) err
 
 // Files are the run's own files of its results folder: the timeline and
 // the latency logs.
-func (r *Result) Files() []results.File {
+func (r *Result) Files() []folder.File {
 	hlog := func(name string, h *hdrhistogram.Histogram) func(io.Writer) error {
 		return func(w io.Writer) error { return results.WriteHistogramLog(w, name, h, r.Start, r.Elapsed) }
 	}
-	return []results.File{
+	return []folder.File{
 		{Name: results.HTTPTimelineFile, Write: r.Timeline.WriteCSV},
 		{Name: results.HTTPLatencyLogFile, Write: hlog("http", r.Latency)},
 		{Name: results.HTTPAttemptLogFile, Write: hlog("http_attempt", r.AttemptLatency)},

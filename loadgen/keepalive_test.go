@@ -8,6 +8,7 @@ import (
 	"github.com/stampede-dev/stampede/fault"
 	"github.com/stampede-dev/stampede/proxy"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/summary"
 	"github.com/stampede-dev/stampede/spec"
 )
 
@@ -61,7 +62,7 @@ func TestKeepaliveBlackhole(t *testing.T) {
 	if b.Disconnects[connerr.PingTimeout] != n || b.DisconnectCount() != n {
 		t.Errorf("disconnects %v, want %d ping_timeout and nothing else", b.Disconnects, n)
 	}
-	recs := results.Recoveries(rep, []results.Event{ev}, 0)
+	recs := summary.Recoveries(rep, []results.Event{ev}, 0)
 	if r := recs[0]; r.ConnectedBefore != n || r.Disconnected != n || r.Recovered != n || r.NeverDown != 0 {
 		t.Errorf("recovery %+v, want %d connected before, down and back, 0 never down", r, n)
 	}
@@ -76,7 +77,7 @@ func TestKeepaliveOffBlackhole(t *testing.T) {
 	if b := totals(rep); b.DisconnectCount() != 0 {
 		t.Errorf("disconnects %v without keepalive; the blackhole should go unseen", b.Disconnects)
 	}
-	r := results.Recoveries(rep, []results.Event{ev}, 0)[0]
+	r := summary.Recoveries(rep, []results.Event{ev}, 0)[0]
 	if r.ConnectedBefore != n || r.Disconnected != 0 || r.NeverDown != n {
 		t.Errorf("recovery %+v, want all %d never down", r, n)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/protocol"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/summary"
 	"github.com/stampede-dev/stampede/spec"
 )
 
@@ -142,7 +143,7 @@ func TestStampedeUpWhenResumed(t *testing.T) {
 	if got := rep.TTR.TotalCount(); got != int64(recovered) || got != int64(rep.Messages.Resumed) {
 		t.Errorf("%d TTRs for %d recoveries and %d resumes: want equal", got, recovered, rep.Messages.Resumed)
 	}
-	recs := results.Recoveries(rep, []results.Event{{Kind: "restart", Start: firstDown}}, 0)
+	recs := summary.Recoveries(rep, []results.Event{{Kind: "restart", Start: firstDown}}, 0)
 	if recs[0].ConnectedBefore != 24 || recs[0].Recovered != recs[0].ConnectedBefore {
 		t.Errorf("connected before %d, recovered %d: want 24, 24", recs[0].ConnectedBefore, recs[0].Recovered)
 	}

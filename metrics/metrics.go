@@ -10,7 +10,7 @@
 //
 //	workers ──progress──> storm.Progress ──Observe──> Exporter ──> /metrics
 //	supervisor.Supervisor ──Current, Events───────────────────┘
-//	results.Summary (at the end) ──SetSummary────────────┘
+//	summary.Summary (at the end) ──SetSummary────────────┘
 //	                                  Exporter ──Push──> Pushgateway (--pushgateway)
 //
 // The endpoint closes when the run ends; the final figures outlive it on
@@ -31,6 +31,7 @@ import (
 
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/summary"
 )
 
 // Config describes what an Exporter labels and where it finds the chaos
@@ -62,7 +63,7 @@ type Exporter struct {
 	st   loadgen.Stats
 	herd float64
 	hist history
-	sum  *results.Summary
+	sum  *summary.Summary
 	// resources, if set, returns the latest process resources per role
 	// and host.
 	resources func() []Resource
@@ -119,7 +120,7 @@ func (e *Exporter) Observe(at time.Duration, s loadgen.Stats, attemptsPer100ms f
 
 // SetSummary replaces the live recovery estimates with the run's exact
 // figures, once the run is summarised.
-func (e *Exporter) SetSummary(sum *results.Summary) {
+func (e *Exporter) SetSummary(sum *summary.Summary) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.sum = sum

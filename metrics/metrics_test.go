@@ -9,6 +9,7 @@ import (
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/metrics/metricstest"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/summary"
 )
 
 // scrape GETs a /metrics url and returns each sample as "name{labels}" ->
@@ -108,9 +109,9 @@ func TestScrape(t *testing.T) {
 
 	// The summary's exact figures replace the estimates.
 	r50, r90, r99, peak := 0.25, 0.42, 0.97, uint32(31)
-	e.SetSummary(&results.Summary{
-		Events:   []results.EventSummary{{Kind: "restart", Mode: "abrupt", Spec: "at 1s restart abrupt down=1s"}},
-		Recovery: []results.Recovery{{Event: 0, ConnectedBefore: 50, R50S: &r50, R90S: &r90, R99S: &r99, HerdPeakPer100ms: &peak}},
+	e.SetSummary(&summary.Summary{
+		Events:   []summary.EventSummary{{Kind: "restart", Mode: "abrupt", Spec: "at 1s restart abrupt down=1s"}},
+		Recovery: []summary.Recovery{{Event: 0, ConnectedBefore: 50, R50S: &r50, R90S: &r90, R99S: &r99, HerdPeakPer100ms: &peak}},
 	})
 	check(t, "summary", scrape(t, srv.URL()), map[string]string{
 		`stampede_recovery_r50_seconds{event="0",spec="at 1s restart abrupt down=1s"}`:         "0.25",

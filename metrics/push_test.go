@@ -9,7 +9,7 @@ import (
 
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/metrics/metricstest"
-	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/summary"
 )
 
 // TestPush pushes a run's final figures to a real Pushgateway and reads
@@ -23,9 +23,9 @@ func TestPush(t *testing.T) {
 		peak := uint32(31)
 		e := New(Config{RunID: runID, Policy: "exp:initial=1s", Clients: 50})
 		e.Observe(3e9, loadgen.Stats{Clients: 50, Connected: 50, Attempts: 120, Successes: 100}, 0)
-		e.SetSummary(&results.Summary{
-			Events:   []results.EventSummary{{Kind: "restart", Mode: "abrupt", Spec: spec}},
-			Recovery: []results.Recovery{{Event: 0, ConnectedBefore: 50, R99S: &r99, HerdPeakPer100ms: &peak}},
+		e.SetSummary(&summary.Summary{
+			Events:   []summary.EventSummary{{Kind: "restart", Mode: "abrupt", Spec: spec}},
+			Recovery: []summary.Recovery{{Event: 0, ConnectedBefore: 50, R99S: &r99, HerdPeakPer100ms: &peak}},
 		})
 		if err := e.Push(context.Background(), gw); err != nil {
 			t.Fatal(err)

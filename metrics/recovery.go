@@ -67,7 +67,7 @@ func (h *history) valueAt(t time.Duration, strictly bool) int64 {
 }
 
 // recovery estimates the recovery of each finished event from the
-// connected count, as results.Recovery defines it but counted on the whole
+// connected count, as summary.Recovery defines it but counted on the whole
 // fleet rather than per client, and to the resolution of the progress
 // updates. The cutoff is the next event's start, or now.
 func (h *history) recovery(events []results.Event, now time.Duration) []estimate {

@@ -47,7 +47,7 @@ func TestRecoveryEstimate(t *testing.T) {
 		now:    3 * time.Second,
 		want:   [][4]time.Duration{{0, 0, 0, 0}},
 	}, {
-		// Nobody connected before the event: zero, as results.Recovery.
+		// Nobody connected before the event: zero, as summary.Recovery.
 		name:   "nobody before",
 		points: []point{{1500 * ms, 10}},
 		events: []results.Event{restart},

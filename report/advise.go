@@ -10,7 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/folder"
+	"github.com/stampede-dev/stampede/results/summary"
 )
 
 //go:embed advise.html.tmpl
@@ -45,11 +46,11 @@ const (
 // adviseView is what advise.html.tmpl renders.
 type adviseView struct {
 	Title, Subtitle string
-	Advice          *results.Advice
+	Advice          *summary.Advice
 	Rows            []adviseRow
 	Scatter         svgPlot
 	Curves          svgPlot
-	Verify          []results.AdviceVerify
+	Verify          []summary.AdviceVerify
 }
 
 type adviseRow struct {
@@ -91,7 +92,7 @@ type svgTick struct {
 // (R99 against herd peak, the capacity and the physical bound marked),
 // the predicted arrival curves of the recommended and current policies,
 // and the table; the verification when there is one.
-func renderAdvise(dir string, sum *results.Summary) error {
+func renderAdvise(dir string, sum *summary.Summary) error {
 	a := sum.Advise
 	v := adviseView{
 		Title:    "stampede advise: " + filepath.Base(dir),
@@ -110,13 +111,13 @@ func renderAdvise(dir string, sum *results.Summary) error {
 		return fmt.Errorf("report: %w", err)
 	}
 	path := filepath.Join(dir, File)
-	if err := os.WriteFile(path+".tmp", b.Bytes(), results.FileMode); err != nil {
+	if err := os.WriteFile(path+".tmp", b.Bytes(), folder.FileMode); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	return os.Rename(path+".tmp", path)
 }
 
-func rowOf(label string, c results.AdviceCandidate, a *results.Advice, rec bool) adviseRow {
+func rowOf(label string, c summary.AdviceCandidate, a *summary.Advice, rec bool) adviseRow {
 	s := func(p *float64) string {
 		if p == nil {
 			return "-"
@@ -178,8 +179,8 @@ func (p *svgPlot) axes(xhi, yhi, capacity float64) (x, y func(float64) float64) 
 // candidatePlot draws each candidate at (R99, herd peak), the current
 // policy in grey, the recommended one in red, with the server's capacity
 // per 100 ms and the physical bound as rules.
-func candidatePlot(a *results.Advice) svgPlot {
-	all := append([]results.AdviceCandidate{a.Current}, a.Candidates...)
+func candidatePlot(a *summary.Advice) svgPlot {
+	all := append([]summary.AdviceCandidate{a.Current}, a.Candidates...)
 	xmax, ymax := a.PhysicalBoundS, a.Capacity.Per100ms
 	for _, c := range all {
 		if c.R99S != nil {
@@ -209,7 +210,7 @@ func candidatePlot(a *results.Advice) svgPlot {
 
 // curvePlot draws the predicted attempts per 100 ms of the recommended
 // and current policies from the event's start, with the capacity.
-func curvePlot(a *results.Advice) svgPlot {
+func curvePlot(a *summary.Advice) svgPlot {
 	p := svgPlot{XLabel: "seconds from the event", YLabel: "attempts per 100 ms"}
 	n, ymax := 0, a.Capacity.Per100ms
 	for _, c := range a.Curves {

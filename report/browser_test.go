@@ -11,6 +11,8 @@ import (
 
 	"github.com/stampede-dev/stampede/internal/testenv"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/folder"
+	"github.com/stampede-dev/stampede/results/summary"
 )
 
 // geometry is what lab/check-report/geometry.js measured on a page laid
@@ -53,14 +55,14 @@ func inBrowser(t *testing.T, page string) (string, geometry) {
 }
 
 // edit rewrites the summary.json of dir through f.
-func edit(t *testing.T, dir string, f func(s *results.Summary)) {
+func edit(t *testing.T, dir string, f func(s *summary.Summary)) {
 	t.Helper()
-	s, err := results.ReadSummary(filepath.Join(dir, results.SummaryFile))
+	s, err := folder.ReadSummary(filepath.Join(dir, folder.SummaryFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	f(s)
-	if err := s.WriteJSON(dir); err != nil {
+	if err := folder.WriteSummary(dir, s); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -101,7 +103,7 @@ func TestPagesInBrowser(t *testing.T) {
 		name = string(rune('1'+i)) + "-" + name
 		dir := filepath.Join(bench, name)
 		synthetic(t, dir, "fixed", i+1)
-		edit(t, dir, func(s *results.Summary) {
+		edit(t, dir, func(s *summary.Summary) {
 			s.Config = json.RawMessage(`{"fleet": {"policy": "` + p + `"}}`)
 			s.Kernel.ListenOverflows = 1234567 // a wide figure in the last columns
 			s.Machine = &results.MachineLoad{Cores: 2, OwnCPUShare: 0.5, OtherCPUShare: 0.02}
@@ -134,9 +136,9 @@ func TestPagesInBrowser(t *testing.T) {
 	// and the deploy's steps.
 	one := filepath.Join(root, "drill")
 	synthetic(t, one, "fixed", 1)
-	edit(t, one, func(s *results.Summary) {
+	edit(t, one, func(s *summary.Summary) {
 		e := s.Events[0]
-		s.Events = []results.EventSummary{
+		s.Events = []summary.EventSummary{
 			{Kind: "deploy", Mode: "command", StartS: 0.95, EndS: 1.6, ReadyS: e.ReadyS},
 			e,
 			{Kind: "outage", Detected: true, StartS: 1.05, ReadyS: e.ReadyS},
@@ -145,7 +147,7 @@ func TestPagesInBrowser(t *testing.T) {
 		// after another: more labels at once than a plot has rows.
 		for i := range 16 {
 			at := 1.0 + 0.02*float64(i)
-			s.Events[0].Steps = append(s.Events[0].Steps, results.StepSummary{Proc: i, StartS: at, EndS: at + 0.01, ReadyS: at + 0.02})
+			s.Events[0].Steps = append(s.Events[0].Steps, summary.StepSummary{Proc: i, StartS: at, EndS: at + 0.01, ReadyS: at + 0.02})
 		}
 		s.Recovery[0].Note = "every client was back by the last restarted process ready at 1.50s: R50-R100 count from then, not from the event's start"
 	})
@@ -180,7 +182,7 @@ func TestPagesInBrowser(t *testing.T) {
 	synthetic(t, sim, "fixed", 2)
 	os.Remove(filepath.Join(sim, results.ResourcesFile))
 	os.Remove(filepath.Join(sim, results.KernelFile))
-	edit(t, sim, func(s *results.Summary) { s.Simulated = true; s.Kernel.ListenOverflows = 30 })
+	edit(t, sim, func(s *summary.Summary) { s.Simulated = true; s.Kernel.ListenOverflows = 30 })
 	writePage(t, filepath.Join(sim, File), sim)
 	if dom, _ = inBrowser(t, filepath.Join(sim, File)); strings.Contains(dom, "Not in the folder") {
 		t.Error("a simulated run warns about files the simulator never writes")

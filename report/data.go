@@ -9,7 +9,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/stampede-dev/stampede/connerr"
-	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/summary"
 )
 
 // nan marks a missing number; it is written as null in the page's JSON.
@@ -154,7 +154,7 @@ func runDataOf(r *Run) runData {
 		if e.ReadyS != nil {
 			ready = *e.ReadyS
 		}
-		rd.Events = append(rd.Events, eventData{Name: results.EventName(e), Start: e.StartS, Ready: ready})
+		rd.Events = append(rd.Events, eventData{Name: summary.EventName(e), Start: e.StartS, Ready: ready})
 		if e.Kind == "deploy" {
 			// A drill's deploy command's steps (docs/loadbalancer.md, "Step
 			// lines"): each backend's span from its drain to back in rotation.

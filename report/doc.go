@@ -1,9 +1,11 @@
-// Package report renders report.html: one self-contained page per results
-// folder, or a comparison of several, that a person would rather look at
-// than read. It shows connected clients and attempts per 100 ms with the
-// chaos events shaded, failures by class, the latency percentile plots
-// from the HdrHistogram logs, resources and kernel counters over time, and
-// the summary's figures in tables; several runs (a bench) get the policies
+// Package report renders results for people: the text a command prints
+// at a terminal (WriteText, WriteComparison) and report.html, one
+// self-contained page per results folder, or a comparison of several,
+// that a person would rather look at than read. It shows connected
+// clients and attempts per 100 ms with the chaos events shaded, failures
+// by class, the latency percentile plots from the HdrHistogram logs,
+// resources and kernel counters over time, and the summary's figures in
+// tables; several runs (a bench) get the policies
 // side by side first.
 //
 // A run is loaded from its folder alone (Load: summary.json, timeline.csv,

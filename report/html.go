@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/folder"
+	"github.com/stampede-dev/stampede/results/summary"
 )
 
 // File is the report's name in a results folder.
@@ -88,7 +90,7 @@ func Write(w io.Writer, runs []*Run) error {
 }
 
 // WriteFile renders the report into path, through a temporary file so a
-// reader never sees half a page. The page is results.FileMode, as every
+// reader never sees half a page. The page is folder.FileMode, as every
 // file of a results folder: it shows the run's config and figures.
 func WriteFile(path string, runs []*Run) error {
 	var b bytes.Buffer
@@ -104,7 +106,7 @@ func WriteFile(path string, runs []*Run) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Chmod(tmp.Name(), results.FileMode)
+		err = os.Chmod(tmp.Name(), folder.FileMode)
 	}
 	if err == nil {
 		err = os.Rename(tmp.Name(), path)
@@ -141,7 +143,7 @@ type view struct {
 	// figures side by side instead of a WebSocket comparison.
 	HTTPCompare []httpCompareV
 	// SimError is a simulated run beside the real one it models, with
-	// the simulator's error (results.SideBySide): set for two runs of
+	// the simulator's error (SideBySide): set for two runs of
 	// which one is simulated, as the terminal prints it.
 	SimError *simErrorV
 	// Busy names the runs taken on a busy machine, with why.
@@ -159,8 +161,8 @@ type runV struct {
 	Seed                        uint64
 	Clients, Processes          int
 	Missing                     string
-	SLO                         []results.SLOResult
-	Checks                      []results.Check
+	SLO                         []summary.SLOResult
+	Checks                      []summary.Check
 	Pass                        bool
 	Events                      []eventV
 	Attempts, Successes         uint64
@@ -189,7 +191,7 @@ type eventV struct {
 	Peak, PeakToMean, Wasted         string
 	OutageAttempts                   string
 	// From is the instant the R figures count from, in words
-	// (results.Recovery.MeasuredFrom); Note the recovery's note, if any.
+	// (summary.Recovery.MeasuredFrom); Note the recovery's note, if any.
 	From, Note string
 }
 
@@ -230,7 +232,7 @@ func runView(r *Run) runV {
 		v.Missing = strings.Join(r.Missing, ", ")
 	}
 	for i, e := range s.Events {
-		ev := eventV{Name: results.EventName(e), Start: f2(e.StartS), Ready: "never", Outage: results.FloatText(e.OutageS, 2)}
+		ev := eventV{Name: summary.EventName(e), Start: f2(e.StartS), Ready: "never", Outage: FloatText(e.OutageS, 2)}
 		if e.ReadyS != nil {
 			ev.Ready = f2(*e.ReadyS)
 		}
@@ -238,7 +240,7 @@ func runView(r *Run) runV {
 			rec := s.Recovery[i]
 			ev.Back = fmt.Sprintf("%d / %d", rec.Recovered, rec.ConnectedBefore)
 			ev.R50, ev.R90, ev.R99, ev.R100 = secs(rec, rec.R50S), secs(rec, rec.R90S), secs(rec, rec.R99S), secs(rec, rec.R100S)
-			ev.Peak = results.CountText(rec.HerdPeakPer100ms)
+			ev.Peak = CountText(rec.HerdPeakPer100ms)
 			ev.PeakToMean, ev.Wasted, ev.OutageAttempts = f2p(rec.HerdPeakToMean), f2p(rec.WastedAttemptsPerClient), f2p(rec.OutageAttemptsPerClient)
 			ev.From, ev.Note = measuredFromText[rec.MeasuredFrom], rec.Note
 		}
@@ -304,11 +306,11 @@ func compareRow(r *Run) compareV {
 		ConnectP99: latencyOf("", s.LatencyMS.Connect).P99, TTRP99: latencyOf("", s.LatencyMS.TTR).P99}
 	if rec, ok := s.WorstRecovery(); ok {
 		if rec.Event < len(s.Events) {
-			c.Event = results.EventName(s.Events[rec.Event])
+			c.Event = summary.EventName(s.Events[rec.Event])
 		}
 		c.Recovered = fmt.Sprintf("%d / %d", rec.Recovered, rec.ConnectedBefore)
 		c.R50, c.R90, c.R99, c.R100 = secs(rec, rec.R50S), secs(rec, rec.R90S), secs(rec, rec.R99S), secs(rec, rec.R100S)
-		c.Peak = results.CountText(rec.HerdPeakPer100ms)
+		c.Peak = CountText(rec.HerdPeakPer100ms)
 		c.PeakToMean, c.Wasted, c.Outage = f2p(rec.HerdPeakToMean), f2p(rec.WastedAttemptsPerClient), f2p(rec.OutageAttemptsPerClient)
 	}
 	switch {
@@ -354,18 +356,18 @@ func latencyOf(name string, l results.Latency) latencyV {
 }
 
 // measuredFromText says in words what an event's R figures count from
-// (results.Recovery.MeasuredFrom).
+// (summary.Recovery.MeasuredFrom).
 var measuredFromText = map[string]string{
-	results.MeasuredReady:     "target ready",
-	results.MeasuredLastReady: "last process ready",
-	results.MeasuredEnd:       "fault's end",
-	results.MeasuredStart:     "event's start",
-	results.MeasuredNone:      "-",
+	summary.MeasuredReady:     "target ready",
+	summary.MeasuredLastReady: "last process ready",
+	summary.MeasuredEnd:       "fault's end",
+	summary.MeasuredStart:     "event's start",
+	summary.MeasuredNone:      "-",
 }
 
 type simErrorV struct {
 	Real, Sim string // the runs' labels
-	Figures   []results.SideFigure
+	Figures   []SideFigure
 }
 
 // simError is the simulator's error table of two runs, one of them
@@ -378,7 +380,7 @@ func simError(runs []*Run) *simErrorV {
 	if real.Summary.Simulated {
 		real, sim = sim, real
 	}
-	figs := results.SideBySide(results.Row{Policy: real.Label, Summary: real.Summary}, results.Row{Policy: sim.Label, Summary: sim.Summary})
+	figs := SideBySide(summary.Row{Policy: real.Label, Summary: real.Summary}, summary.Row{Policy: sim.Label, Summary: sim.Summary})
 	if figs == nil {
 		return nil
 	}
@@ -386,8 +388,8 @@ func simError(runs []*Run) *simErrorV {
 }
 
 // secs is an R figure of rec: "never" when not reached, "-" when not
-// measured (results.RText).
-func secs(rec results.Recovery, p *float64) string { return results.RText(rec, p) }
+// measured (RText).
+func secs(rec summary.Recovery, p *float64) string { return RText(rec, p) }
 
 // f2p is a nullable figure; null is "-".
-func f2p(p *float64) string { return results.FloatText(p, 2) }
+func f2p(p *float64) string { return FloatText(p, 2) }

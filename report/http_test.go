@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/folder"
+	"github.com/stampede-dev/stampede/results/summary"
 )
 
 // httpFolder writes an HTTP fleet's results folder as httpfleet does:
@@ -34,11 +36,11 @@ func httpFolder(t *testing.T, dir string) {
 	h := results.HTTP{URL: "http://127.0.0.1:1/?access_token=<redacted>", Method: "GET", Policy: "exp", Requests: 30, Attempts: 30, Succeeded: 10,
 		Statuses: map[string]uint64{"200": 10, "429": 10, "refused": 10}, Outcomes: map[string]uint64{"ok": 10, "status_429": 10, "refused": 10},
 		LatencyMS: results.Percentiles(lat), AttemptLatencyMS: results.Percentiles(lat)}
-	sum := results.SummarizeHTTP(results.Input{RunID: "r", End: 300 * time.Millisecond}, 3, h)
+	sum := summary.SummarizeHTTP(summary.Input{RunID: "r", End: 300 * time.Millisecond}, 3, h)
 	hlog := func(name string) func(io.Writer) error {
 		return func(w io.Writer) error { return results.WriteHistogramLog(w, name, lat, start, 300*time.Millisecond) }
 	}
-	if err := results.Write(dir, results.Folder{Summary: sum, Render: Render, Files: []results.File{
+	if err := folder.Write(dir, folder.Folder{Summary: sum, Render: Render, Files: []folder.File{
 		{Name: results.HTTPTimelineFile, Write: tl.WriteCSV},
 		{Name: results.HTTPLatencyLogFile, Write: hlog("http")},
 		{Name: results.HTTPAttemptLogFile, Write: hlog("http_attempt")},

@@ -16,6 +16,8 @@ import (
 
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/folder"
+	"github.com/stampede-dev/stampede/results/summary"
 )
 
 // Run is one results folder, loaded: everything report.html shows of it.
@@ -32,9 +34,9 @@ type Run struct {
 	// two runs of one policy are told apart.
 	Label string
 	// Summary is summary.json.
-	Summary *results.Summary
+	Summary *summary.Summary
 	// Timeline is timeline.csv; empty when the folder has none.
-	Timeline []results.TimelineRow
+	Timeline []folder.TimelineRow
 	// Latency holds the distributions of the *.hlog files by name
 	// ("connect", "ttr", "message_rtt", "resume"), in microseconds; a
 	// missing file is a missing entry.
@@ -115,7 +117,7 @@ func ReadTable(r io.Reader) (*Table, error) {
 // is optional and listed in Missing when absent. A file that is there but
 // does not parse is an error.
 func Load(dir string) (*Run, error) {
-	sum, err := results.ReadSummary(filepath.Join(dir, results.SummaryFile))
+	sum, err := folder.ReadSummary(filepath.Join(dir, folder.SummaryFile))
 	if err != nil {
 		return nil, err
 	}
@@ -139,8 +141,8 @@ func Load(dir string) (*Run, error) {
 	if sum.HTTP != nil {
 		return run, loadHTTP(run, open)
 	}
-	if err := open(results.TimelineFile, func(r io.Reader) (err error) {
-		run.Timeline, err = results.ReadTimelineCSV(r)
+	if err := open(folder.TimelineFile, func(r io.Reader) (err error) {
+		run.Timeline, err = folder.ReadTimelineCSV(r)
 		return err
 	}); err != nil {
 		return nil, err
@@ -248,7 +250,7 @@ func (r *Run) setName(name string) {
 // benchDirs returns the run folders of a bench folder, nil when dir is not
 // one.
 func benchDirs(dir string) ([]string, error) {
-	if _, err := os.Stat(filepath.Join(dir, results.SummaryFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, folder.SummaryFile)); err == nil {
 		return nil, nil
 	}
 	b, err := os.ReadFile(filepath.Join(dir, BenchFile))
@@ -276,20 +278,20 @@ func benchDirs(dir string) ([]string, error) {
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(dir, p)
 		}
-		if _, err := os.Stat(filepath.Join(p, results.SummaryFile)); err != nil {
+		if _, err := os.Stat(filepath.Join(p, folder.SummaryFile)); err != nil {
 			continue // a run that failed before writing anything
 		}
 		out = append(out, p)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("report: %s lists no run with a %s", filepath.Join(dir, BenchFile), results.SummaryFile)
+		return nil, fmt.Errorf("report: %s lists no run with a %s", filepath.Join(dir, BenchFile), folder.SummaryFile)
 	}
 	return out, nil
 }
 
 // policyOf returns a run's policy as written on the command line; empty
 // when its config has none.
-func policyOf(s *results.Summary) string {
+func policyOf(s *summary.Summary) string {
 	var cfg struct {
 		Fleet *struct {
 			Policy *backoff.Policy `json:"policy"`

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/folder"
 )
 
 // TestReadTableDuplicateColumn: a header naming a column twice is an
@@ -60,7 +61,7 @@ func FuzzLoad(f *testing.F) {
 	f.Fuzz(func(t *testing.T, summary, timeline, hlog []byte) {
 		dir := t.TempDir()
 		for name, b := range map[string][]byte{
-			results.SummaryFile: summary, results.TimelineFile: timeline, results.ConnectLogFile: hlog,
+			folder.SummaryFile: summary, folder.TimelineFile: timeline, results.ConnectLogFile: hlog,
 		} {
 			if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 				t.Fatal(err)

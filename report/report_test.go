@@ -13,6 +13,9 @@ import (
 	"github.com/stampede-dev/stampede/connerr"
 	"github.com/stampede-dev/stampede/hoststat"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/folder"
+	"github.com/stampede-dev/stampede/results/slo"
+	"github.com/stampede-dev/stampede/results/summary"
 	"github.com/stampede-dev/stampede/results/track"
 )
 
@@ -47,20 +50,20 @@ func synthetic(t *testing.T, dir, policy string, slowdown int) {
 	r.Timeline.At(ms(1500)).Attempts += 3
 	events := []results.Event{{Kind: "restart", Mode: "abrupt", Spec: "at 1s restart abrupt down=500ms", Start: ms(1000), End: ms(1400), Ready: ms(1500)}}
 	cfg := map[string]any{"fleet": map[string]any{"policy": map[string]any{"kind": policy, "initial": int64(ms(100))}}}
-	sum := results.Summarize(results.Input{RunID: results.NewRunID(start, 7), Seed: 7, Config: cfg, Report: r, Events: events,
+	sum := summary.Summarize(summary.Input{RunID: summary.NewRunID(start, 7), Seed: 7, Config: cfg, Report: r, Events: events,
 		End: 3 * time.Second, Kernel: results.KernelDelta{ListenOverflows: 12}})
-	slos, _ := results.ParseSLOs([]string{"lost==0", "r99<500ms"})
-	sum.SetSLO(results.EvalSLOs(slos, sum))
+	slos, _ := slo.ParseSLOs([]string{"lost==0", "r99<500ms"})
+	sum.SetSLO(slo.EvalSLOs(slos, sum))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := sum.WriteJSON(dir); err != nil {
+	if err := folder.WriteSummary(dir, sum); err != nil {
 		t.Fatal(err)
 	}
 	var tl bytes.Buffer
-	results.WriteTimelineCSV(&tl, results.TimelineRows(r.Timeline, sum.Events, sum.DurationS))
-	os.WriteFile(filepath.Join(dir, results.TimelineFile), tl.Bytes(), 0o644)
-	if err := results.WriteHistogramLogs(dir, r, 3*time.Second); err != nil {
+	folder.WriteTimelineCSV(&tl, folder.TimelineRows(r.Timeline, sum.Events, sum.DurationS))
+	os.WriteFile(filepath.Join(dir, folder.TimelineFile), tl.Bytes(), 0o644)
+	if err := folder.WriteHistogramLogs(dir, r, 3*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	var samples []hoststat.ResourceSample
@@ -217,7 +220,7 @@ func TestLoadErrors(t *testing.T) {
 	if err != nil || strings.Join(run.Missing, ",") != "resume.hlog,kernel.csv" {
 		t.Errorf("Load: %v, missing %v", err, run.Missing)
 	}
-	os.WriteFile(filepath.Join(dir, results.TimelineFile), []byte("t_s\nnot a number\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, folder.TimelineFile), []byte("t_s\nnot a number\n"), 0o644)
 	if _, err := Load(dir); err == nil {
 		t.Error("Load with a corrupt timeline.csv succeeded")
 	}

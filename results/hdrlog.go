@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -163,27 +161,6 @@ func ReadHistogramLog(r io.Reader) (*hdrhistogram.Histogram, error) {
 	}
 }
 
-// WriteHistogramLogs writes the report's interval logs into dir, the run
-// being length long: one interval per Report.Intervals.Length where the
-// report has per-interval histograms that add up to its total
-// (WriteIntervalLog), one interval for the run otherwise (a report of an
-// older stampede: WriteHistogramLog).
-func WriteHistogramLogs(dir string, r *Report, length time.Duration) error {
-	for _, l := range HistogramLogs(r) {
-		if err := writeFile(filepath.Join(dir, l.File), func(w io.Writer) error {
-			if ok, err := intervalsComplete(r, l.Dist); err != nil {
-				return err
-			} else if ok {
-				return WriteIntervalLog(w, l.Name, r.Intervals, l.Dist, r.Start, length)
-			}
-			return WriteHistogramLog(w, l.Name, l.Histogram, r.Start, length)
-		}); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // intervalsComplete says whether the report has per-interval histograms
 // and those of d hold exactly its total, merged.
 func intervalsComplete(r *Report, d Dist) (bool, error) {
@@ -201,33 +178,15 @@ func intervalsComplete(r *Report, d Dist) (bool, error) {
 	return sum.Equals(h), nil
 }
 
-// ReadHistogramLogFile reads one interval log file.
-func ReadHistogramLogFile(path string) (*hdrhistogram.Histogram, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+// Write writes l's log of r, the run being length long, to w: one interval
+// per Report.Intervals.Length where the report has per-interval histograms
+// that add up to its total (WriteIntervalLog), one interval for the run
+// otherwise (a report of an older stampede: WriteHistogramLog).
+func (l HistogramLog) Write(w io.Writer, r *Report, length time.Duration) error {
+	if ok, err := intervalsComplete(r, l.Dist); err != nil {
+		return err
+	} else if ok {
+		return WriteIntervalLog(w, l.Name, r.Intervals, l.Dist, r.Start, length)
 	}
-	defer f.Close()
-	h, err := ReadHistogramLog(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return h, nil
-}
-
-// writeFile creates path and writes it with write, reporting the first
-// error, the close's included.
-func writeFile(path string, write func(io.Writer) error) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, FileMode)
-	if err != nil {
-		return fmt.Errorf("results: %w", err)
-	}
-	err = write(f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("results: writing %s: %w", path, err)
-	}
-	return nil
+	return WriteHistogramLog(w, l.Name, l.Histogram, r.Start, length)
 }

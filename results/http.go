@@ -149,22 +149,6 @@ func (t *HTTPTimeline) WriteCSV(w io.Writer) error {
 	return bw.Flush()
 }
 
-// SummarizeHTTP is the Summary of an HTTP fleet run of clients clients
-// whose figures are h: in's RunID, Seed, Config and End (the run's
-// length) with h; no WebSocket figures, no events.
-func SummarizeHTTP(in Input, clients int, h HTTP) *Summary {
-	return &Summary{
-		RunID: in.RunID, Seed: in.Seed, Config: configJSON(in.Config),
-		Clients: clients, Processes: 1, DurationS: in.End.Seconds(),
-		// Class maps hold every class, 0 included, in every kind of
-		// run (docs/summary-json.md "Class maps").
-		Events: []EventSummary{}, Connect: connectOf(nil), Stopped: map[string]Stopped{}, Recovery: []Recovery{},
-		KernelNote: "an HTTP fleet reads no kernel counters",
-		Resources:  map[string]ResourceStats{RoleLoadgen: {}, RoleTarget: {}},
-		SLO:        []SLOResult{}, Pass: true, Complete: true, HTTP: &h,
-	}
-}
-
 // ReadHTTPTimelineCSV reads an http_timeline.csv as WriteCSV wrote it
 // (its header checked; a row's t_s places it, so a missing row is an
 // empty bucket). A folder written before the CSVs shared one time column

@@ -1,13 +1,13 @@
-// Package results turns what a run recorded into the figures stampede
-// reports: HdrHistograms, the 100 ms timeline, per-event recovery, SLOs and
-// summary.json, with the kernel counter deltas and resource figures that
-// package hoststat samples (report renders report.html from them).
-//
-// Data flows one way:
+// Package results is the record model of a run: what the roles record and
+// send (Report, its timeline, histograms, transitions and messages, the
+// chaos Events, the recovery partials), the stream that records it
+// (Stream) and the assembler that merges pieces of it (Assembler, Piece),
+// with the host figures package hoststat samples. It computes no summary
+// and touches no file; its subpackages do:
 //
 //	loadgen processes ──Report──┐
-//	                             ├─ Merge ─> Summarize(events, ...) ─> Summary ─> summary.json
-//	supervisor ───────Events─────┘                                              └> report.html
+//	                             ├─ Merge ─> summary.Summarize ─> Summary ─> folder.Write ─> summary.json
+//	supervisor ───────Events─────┘          slo.EvalSLOs ─┘                   report.Render ─> report.html
 //
 // A Report is what one loadgen process (or the merge of several) recorded;
 // Events are what the chaos supervisor did to the target, or what the
@@ -456,4 +456,29 @@ func (r *Report) TransitionFlow() Flow {
 // first-connect rate is n / last.
 func (r *Report) FirstConnects() (n int, last time.Duration) {
 	return r.TransitionFlow().FirstConnects()
+}
+
+// ClockStart is when the recovery clock of e starts: its Ready, or its
+// Start when Ready is unknown (zero, or before Start, or never).
+func (e Event) ClockStart() time.Duration {
+	return max(e.Ready, e.Start)
+}
+
+// ReadyAt is ClockStart, and false when the target was never ready again
+// (Event.NeverReady).
+func (e Event) ReadyAt() (time.Duration, bool) {
+	if e.NeverReady {
+		return 0, false
+	}
+	return e.ClockStart(), true
+}
+
+// RecordRTT adds one message round trip of d to the bucket's RTT
+// aggregates, clamped to the range RecordLatency records into a histogram,
+// so the bucket counts exactly the round trips Report.RTT holds.
+func (b *Bucket) RecordRTT(d time.Duration) {
+	us := min(max(int64(d/time.Microsecond), histMin), histMax)
+	b.RTTCount++
+	b.RTTSumMicros += uint64(us)
+	b.RTTMaxMicros = max(b.RTTMaxMicros, uint32(us))
 }

@@ -93,7 +93,7 @@ func RecoveryPartials(trs []Transition, events []Event, end time.Duration) []Rec
 				break
 			}
 		}
-		if ready, ok := readyAt(ev); ok {
+		if ready, ok := ev.ReadyAt(); ok {
 			next = max(next, ready)
 		}
 		downBy[i] = min(next, end)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/summary"
 	"github.com/stampede-dev/stampede/spec"
 )
 
@@ -23,7 +24,7 @@ func cpuStorm(t *testing.T, cores float64, costs CPUCosts) Config {
 	}
 }
 
-func recovery(t *testing.T, sum *results.Summary) results.Recovery {
+func recovery(t *testing.T, sum *summary.Summary) summary.Recovery {
 	t.Helper()
 	if len(sum.Recovery) != 1 {
 		t.Fatalf("%d recoveries, want 1", len(sum.Recovery))
@@ -31,7 +32,7 @@ func recovery(t *testing.T, sum *results.Summary) results.Recovery {
 	return sum.Recovery[0]
 }
 
-func r99(t *testing.T, sum *results.Summary) float64 {
+func r99(t *testing.T, sum *summary.Summary) float64 {
 	t.Helper()
 	r := recovery(t, sum)
 	if r.R99S == nil {

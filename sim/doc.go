@@ -34,7 +34,7 @@
 //	              retransmit, close and ping is charged to
 //	    ─> results.Stream (timeline, connect and TTR histograms), Flow,
 //	       recovery partials computed online, kernel counters
-//	    ─> results.Summarize ─> summary.json, timeline.csv, *.hlog, report.html
+//	    ─> summary.Summarize ─> summary.json, timeline.csv, *.hlog, report.html
 //
 // Every client's waits come from backoff.Policy.Wait with the run's seed and
 // the client's ID, the call the loadgen makes, and the attempt counter

@@ -8,6 +8,7 @@ import (
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/connerr"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/summary"
 	"github.com/stampede-dev/stampede/spec"
 )
 
@@ -70,7 +71,7 @@ func TestAdmitRampBucket(t *testing.T) {
 
 // rampStorm is a fleet that all connects at once, then an abrupt restart
 // at 10 s, to one process of 2,000 accepts a second.
-func rampStorm(t *testing.T, ramp time.Duration) (*Result, *results.Summary) {
+func rampStorm(t *testing.T, ramp time.Duration) (*Result, *summary.Summary) {
 	cfg := Config{Client: spec.Client{Clients: 3000, Policy: backoff.MustParse("exp:initial=500ms,max=4s,jitter=0.5"), Seed: 1,
 		Ramp: 30000}, Server: spec.Server{Procs: 1, Backlog: 128, AcceptRate: 2000, AdmitRamp: ramp},
 		Duration: 25 * time.Second, Schedule: mustSchedule(t, "at 10s restart abrupt down=1s"), IssueRate: 40000,
@@ -108,7 +109,7 @@ func TestAdmitRamp(t *testing.T) {
 // process of 300 accepts a second, on a fleet that starts 40,000
 // attempts a second: the accept queue, drained only as fast as tokens
 // come, overflows.
-func shedStorm(t *testing.T, shed time.Duration, onRetry func(Retry)) (*Result, *results.Summary) {
+func shedStorm(t *testing.T, shed time.Duration, onRetry func(Retry)) (*Result, *summary.Summary) {
 	return run(t, Config{Client: spec.Client{Clients: 3000, Policy: backoff.MustParse("exp:initial=1s,max=8s,jitter=0.5"), Seed: 1,
 		Ramp: 20000}, Server: spec.Server{Procs: 1, Backlog: 128, AcceptRate: 300, Shed: shed},
 		Duration: 70 * time.Second, Schedule: mustSchedule(t, "at 30s restart abrupt down=1s"), IssueRate: 40000,
@@ -230,7 +231,7 @@ func TestSpread(t *testing.T) {
 
 // hintStorm is a fleet of 4,000 on one process of 2,000 accepts a
 // second, through a graceful restart with down=2s and the given options.
-func hintStorm(t *testing.T, opts string, onRetry func(Retry)) *results.Summary {
+func hintStorm(t *testing.T, opts string, onRetry func(Retry)) *summary.Summary {
 	sched := "at 10s restart graceful down=2s" + opts
 	_, sum := run(t, Config{Client: spec.Client{Clients: 4000, Policy: backoff.MustParse("exp:initial=1s,max=8s,jitter=0.5"), Seed: 1,
 		Ramp: 20000}, Server: spec.Server{Procs: 1, Backlog: 128, AcceptRate: 2000},

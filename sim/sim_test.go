@@ -17,7 +17,8 @@ import (
 	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/connerr"
 	"github.com/stampede-dev/stampede/loadgen"
-	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/folder"
+	"github.com/stampede-dev/stampede/results/summary"
 	"github.com/stampede-dev/stampede/spec"
 )
 
@@ -40,7 +41,7 @@ func storm(t *testing.T, clients int, policy string, seed uint64) Config {
 	}
 }
 
-func run(t *testing.T, cfg Config) (*Result, *results.Summary) {
+func run(t *testing.T, cfg Config) (*Result, *summary.Summary) {
 	t.Helper()
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
@@ -82,10 +83,10 @@ func TestSameSeedSameFiles(t *testing.T) {
 			t.Errorf("%s differs between two runs of the same seed", name)
 		}
 	}
-	if bytes.Equal(a[results.SummaryFile], c[results.SummaryFile]) {
+	if bytes.Equal(a[folder.SummaryFile], c[folder.SummaryFile]) {
 		t.Error("seeds 1 and 2 gave the same summary.json")
 	}
-	if !bytes.Contains(a[results.SummaryFile], []byte(`"simulated": true`)) {
+	if !bytes.Contains(a[folder.SummaryFile], []byte(`"simulated": true`)) {
 		t.Error(`summary.json is not marked "simulated": true`)
 	}
 }
@@ -421,7 +422,7 @@ func TestWheelOrder(t *testing.T) {
 // starts one client a millisecond: the SYNs beyond its queue are dropped
 // at distinct instants, and retransmitted after the stall has ended and
 // the queue drained.
-func wheelStorm(t *testing.T, hz int) (*Result, *results.Summary) {
+func wheelStorm(t *testing.T, hz int) (*Result, *summary.Summary) {
 	return run(t, Config{Client: spec.Client{Clients: 300, Policy: backoff.MustParse("fixed:initial=10s"), Seed: 1,
 		Ramp:             1000,
 		HandshakeTimeout: 100 * time.Millisecond}, Server: spec.Server{Backlog: 16}, Duration: 3 * time.Second,

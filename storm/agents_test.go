@@ -14,6 +14,8 @@ import (
 
 	"github.com/stampede-dev/stampede/cluster/hub"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/folder"
+	"github.com/stampede-dev/stampede/results/summary"
 	"github.com/stampede-dev/stampede/storm"
 )
 
@@ -150,13 +152,13 @@ func TestRunOverAgents(t *testing.T) {
 		t.Errorf("recovery %+v, want one restart with all %d clients back", rec, testClients)
 	}
 	for _, f := range []string{results.ConnectLogFile, results.TTRLogFile} {
-		merged, err := results.ReadHistogramLogFile(filepath.Join(cfg.Out, f))
+		merged, err := folder.ReadHistogramLogFile(filepath.Join(cfg.Out, f))
 		if err != nil {
 			t.Fatal(err)
 		}
 		sum := results.NewHistogram()
 		for _, a := range []string{"lg-a", "lg-b"} {
-			h, err := results.ReadHistogramLogFile(filepath.Join(cfg.Out, storm.AgentsDir, a, f))
+			h, err := folder.ReadHistogramLogFile(filepath.Join(cfg.Out, storm.AgentsDir, a, f))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -192,7 +194,7 @@ func TestAgentKilled(t *testing.T) {
 		t.Fatalf("--on-agent-loss continue: %v", o.err)
 	}
 	sum := o.res.Summary
-	var lost *results.AgentSummary
+	var lost *summary.AgentSummary
 	for i, a := range sum.Agents {
 		if a.Lost {
 			lost = &sum.Agents[i]
@@ -234,7 +236,7 @@ func TestAgentLossFails(t *testing.T) {
 		if o.res == nil || o.res.Summary.DurationS > 20 {
 			t.Errorf("the run went on after its agent was lost: %+v", o.res)
 		}
-		if _, err := os.Stat(filepath.Join(cfg.Out, results.SummaryFile)); err != nil {
+		if _, err := os.Stat(filepath.Join(cfg.Out, folder.SummaryFile)); err != nil {
 			t.Error(err)
 		}
 	case <-time.After(25 * time.Second):

@@ -15,7 +15,8 @@ import (
 	"github.com/stampede-dev/stampede/internal/clock"
 	"github.com/stampede-dev/stampede/mitigation"
 	"github.com/stampede-dev/stampede/report"
-	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/folder"
+	"github.com/stampede-dev/stampede/results/summary"
 	"github.com/stampede-dev/stampede/spec"
 )
 
@@ -66,7 +67,7 @@ type BenchRun struct {
 	// Dir is the run's results folder.
 	Dir string `json:"dir"`
 	// Summary is the run's summary; nil when it failed.
-	Summary *results.Summary `json:"-"`
+	Summary *summary.Summary `json:"-"`
 	// Err is why the run failed, if it did.
 	Err string `json:"error,omitempty"`
 	// OpenFiles is how many files (descriptors) the bench process had
@@ -78,7 +79,7 @@ type BenchRun struct {
 }
 
 // BenchFile is the bench's index in its folder.
-const BenchFile = results.BenchFile
+const BenchFile = folder.BenchFile
 
 // Bench runs the storm once per policy, each into its own folder under
 // cfg.Out, and writes bench.json listing them. A failed run does not stop
@@ -149,7 +150,7 @@ func Bench(ctx context.Context, cfg BenchConfig) ([]BenchRun, error) {
 		}
 		dir := ""
 		if cfg.Out != "" {
-			dir = filepath.Join(cfg.Out, results.PolicyDir(i, name))
+			dir = filepath.Join(cfg.Out, folder.PolicyDir(i, name))
 			run.Out = dir
 		}
 		if cfg.Progress != nil {
@@ -193,10 +194,10 @@ func openFiles() int {
 }
 
 // Rows returns the comparison table's rows of a bench.
-func Rows(runs []BenchRun) []results.Row {
-	rows := make([]results.Row, len(runs))
+func Rows(runs []BenchRun) []summary.Row {
+	rows := make([]summary.Row, len(runs))
 	for i, r := range runs {
-		rows[i] = results.Row{Policy: r.Policy, Mitigation: r.Mitigation, Summary: r.Summary}
+		rows[i] = summary.Row{Policy: r.Policy, Mitigation: r.Mitigation, Summary: r.Summary}
 	}
 	return rows
 }
@@ -204,7 +205,7 @@ func Rows(runs []BenchRun) []results.Row {
 // writeBenchIndex writes bench.json: the policies in order and their
 // folders, relative to the bench folder.
 func writeBenchIndex(dir string, runs []BenchRun) error {
-	if err := results.MakeDir(dir); err != nil {
+	if err := folder.MakeDir(dir); err != nil {
 		return err
 	}
 	idx := make([]BenchRun, len(runs))
@@ -220,7 +221,7 @@ func writeBenchIndex(dir string, runs []BenchRun) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, BenchFile), append(b, '\n'), results.FileMode)
+	return os.WriteFile(filepath.Join(dir, BenchFile), append(b, '\n'), folder.FileMode)
 }
 
 // writeBenchReport writes the bench folder's report.html: the policies
@@ -233,5 +234,5 @@ func writeBenchReport(dir string) error {
 	if err := report.WriteFile(filepath.Join(dir, report.File), runs); err != nil {
 		return err
 	}
-	return results.Private(dir)
+	return folder.Private(dir)
 }

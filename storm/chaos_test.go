@@ -16,6 +16,7 @@ import (
 	"github.com/stampede-dev/stampede/internal/testenv"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/summary"
 	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/storm"
 	"github.com/stampede-dev/stampede/target"
@@ -73,9 +74,9 @@ func chaosStorm(t *testing.T, cfg storm.Config, schedule string) *storm.Result {
 }
 
 // onlyEvent returns the summary's one event of kind.
-func onlyEvent(t *testing.T, s *results.Summary, kind string) results.EventSummary {
+func onlyEvent(t *testing.T, s *summary.Summary, kind string) summary.EventSummary {
 	t.Helper()
-	var found []results.EventSummary
+	var found []summary.EventSummary
 	for _, e := range s.Events {
 		if e.Kind == kind {
 			found = append(found, e)

@@ -19,6 +19,8 @@ import (
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/metrics"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/slo"
+	"github.com/stampede-dev/stampede/results/summary"
 	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/store"
 	"github.com/stampede-dev/stampede/target"
@@ -43,7 +45,7 @@ type Config struct {
 	// for the fleet. With Fleet.URL, 1 runs the fleet in this process.
 	LoadgenProcs int `json:"loadgen_procs"`
 	// Detect tunes outage detection from the clients' side (Fleet.URL).
-	Detect results.DetectConfig `json:"detect"`
+	Detect summary.DetectConfig `json:"detect"`
 	// Schedule is the chaos schedule; nil means none. Not with Fleet.URL.
 	Schedule *chaos.Schedule `json:"-"`
 	// ScheduleText is the schedule as given, recorded in the results.
@@ -82,7 +84,7 @@ type Config struct {
 	OTLP metrics.OTLPConfig `json:"-"`
 	// SLO are the gates the run is judged by (--slo): evaluated on the
 	// summary, recorded in summary.json "slo" and "pass"; none passes.
-	SLO []results.SLO `json:"slo,omitempty"`
+	SLO []slo.SLO `json:"slo,omitempty"`
 	// HAProxySockets are the runtime API sockets of the HAProxy instances
 	// in front of the server (--haproxy-socket): their counters are read
 	// once a second into haproxy.csv and summary.json "haproxy"
@@ -285,7 +287,7 @@ func errNotProtocol(mode string) error {
 // Result is what a run produced.
 type Result struct {
 	// Summary is the run's summary.json.
-	Summary *results.Summary
+	Summary *summary.Summary
 	// Report is the merged record of every loadgen agent.
 	Report *results.Report
 	// Sizing is how the run was spread over processes.

@@ -11,7 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/folder"
+	"github.com/stampede-dev/stampede/results/summary"
 	"github.com/stampede-dev/stampede/storm"
 )
 
@@ -93,7 +94,7 @@ func TestStormCrashOfATargetProcess(t *testing.T) {
 	if sum.Complete {
 		t.Error("summary says complete after a crash")
 	}
-	var crash *results.EventSummary
+	var crash *summary.EventSummary
 	for i, e := range sum.Events {
 		if e.Kind == "crash" {
 			crash = &sum.Events[i]
@@ -102,7 +103,7 @@ func TestStormCrashOfATargetProcess(t *testing.T) {
 	if crash == nil || crash.Role != "target" || crash.PID != pid || !strings.Contains(crash.Exit, "killed") || crash.StartS <= 0 {
 		t.Fatalf("crash event %+v; want role target, pid %d, killed, at a time of the run", crash, pid)
 	}
-	if _, err := os.Stat(filepath.Join(cfg.Out, results.SummaryFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(cfg.Out, folder.SummaryFile)); err != nil {
 		t.Fatalf("no summary.json written: %v", err)
 	}
 }
@@ -130,7 +131,7 @@ func TestStormInterrupted(t *testing.T) {
 	if left := descendants(os.Getpid(), "stampede"); len(left) > 0 {
 		t.Fatalf("processes left running: %v", left)
 	}
-	if _, err := os.Stat(filepath.Join(cfg.Out, results.SummaryFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(cfg.Out, folder.SummaryFile)); err != nil {
 		t.Fatalf("no summary.json written: %v", err)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/stampede-dev/stampede/hoststat"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/slo"
+	"github.com/stampede-dev/stampede/results/summary"
 )
 
 // finish turns what the run collected into its outcome: the events (the
@@ -25,7 +27,7 @@ func (r *run) finish() (*Result, error) {
 	if r.sup != nil {
 		events = r.sup.Events()
 	} else {
-		events = results.DetectOutages(d.report, cfg.Detect)
+		events = summary.DetectOutages(d.report, cfg.Detect)
 	}
 	events = append(events, crashes...)
 	events = append(events, d.sideEvents...)
@@ -35,8 +37,8 @@ func (r *run) finish() (*Result, error) {
 	accepted := cfg.OnAgentLoss == LossContinue && lostAgents > 0 && len(crashes) == lostAgents && len(d.lost) <= lostAgents
 	// Each loadgen computes its clients' share of every event's recovery;
 	// the coordinator never holds the fleet's transitions.
-	events = results.DropExplained(events)
-	results.SortEvents(events)
+	events = summary.DropExplained(events)
+	summary.SortEvents(events)
 	partials, err := r.co.Recover(context.Background(), events, length)
 	if err != nil {
 		r.logf("recovery: %v", err)
@@ -49,7 +51,7 @@ func (r *run) finish() (*Result, error) {
 	if r.hap != nil {
 		sum.HAProxy = r.hap.Totals()
 	}
-	sum.SetSLO(results.EvalSLOs(cfg.SLO, sum))
+	sum.SetSLO(slo.EvalSLOs(cfg.SLO, sum))
 	for _, sc := range cfg.Sidecars {
 		if c, ok := sc.(Checker); ok {
 			sum.AddChecks(c.Checks(events)...)
@@ -83,10 +85,10 @@ func (r *run) finish() (*Result, error) {
 
 // cpuSeries is each role's CPU samples from samples (hoststat's, in time
 // order), on the time axis of the run started at start.
-func cpuSeries(samples []hoststat.ResourceSample, start time.Time) map[string][]results.CPUPoint {
-	out := map[string][]results.CPUPoint{}
+func cpuSeries(samples []hoststat.ResourceSample, start time.Time) map[string][]summary.CPUPoint {
+	out := map[string][]summary.CPUPoint{}
 	for _, s := range samples {
-		out[s.Role] = append(out[s.Role], results.CPUPoint{At: s.At.Sub(start), CPUSeconds: s.CPUSeconds})
+		out[s.Role] = append(out[s.Role], summary.CPUPoint{At: s.At.Sub(start), CPUSeconds: s.CPUSeconds})
 	}
 	return out
 }
@@ -96,8 +98,8 @@ func cpuSeries(samples []hoststat.ResourceSample, start time.Time) map[string][]
 // as running totals, not as samples on the run's time axis: such a role
 // has no CPU per connect (null), rather than this host's share of it
 // divided by the whole fleet's connects.
-func localCPU(cpu map[string][]results.CPUPoint, hosts []results.HostSummary) map[string][]results.CPUPoint {
-	out := make(map[string][]results.CPUPoint, len(cpu))
+func localCPU(cpu map[string][]summary.CPUPoint, hosts []results.HostSummary) map[string][]summary.CPUPoint {
+	out := make(map[string][]summary.CPUPoint, len(cpu))
 	for role, pts := range cpu {
 		elsewhere := false
 		for _, h := range hosts[min(1, len(hosts)):] {
@@ -113,9 +115,9 @@ func localCPU(cpu map[string][]results.CPUPoint, hosts []results.HostSummary) ma
 // summarize computes the run's summary from its merged report, its events
 // and their recovery partials, its resources and kernel counters; length
 // is the run's real length.
-func (r *run) summarize(events []results.Event, partials []results.RecoveryPartial, length time.Duration) *results.Summary {
+func (r *run) summarize(events []results.Event, partials []results.RecoveryPartial, length time.Duration) *summary.Summary {
 	cfg := &r.cfg
-	in := results.Input{
+	in := summary.Input{
 		RunID:     r.runID,
 		Seed:      r.fleet.Seed,
 		Config:    cfg.summaryConfig(r.sz, r.tcfg),
@@ -148,7 +150,7 @@ func (r *run) summarize(events []results.Event, partials []results.RecoveryParti
 		in.CPU = localCPU(in.CPU, hosts)
 	}
 	loadgen.Tally(r.drove.report) // lost and duplicated messages, over the whole fleet
-	s := results.Summarize(in)
+	s := summary.Summarize(in)
 	s.Hosts = hosts
 	return s
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/summary"
 )
 
 // TestTargetKernel: the run's kernel figures are the target hosts'
@@ -51,8 +52,8 @@ func TestTargetKernel(t *testing.T) {
 // series, even when some of its processes ran on the coordinator's host;
 // the roles only there keep theirs.
 func TestLocalCPU(t *testing.T) {
-	pts := []results.CPUPoint{{CPUSeconds: 1}}
-	cpu := map[string][]results.CPUPoint{"coordinator": pts, "loadgen": pts, "target": pts, "proxy": pts}
+	pts := []summary.CPUPoint{{CPUSeconds: 1}}
+	cpu := map[string][]summary.CPUPoint{"coordinator": pts, "loadgen": pts, "target": pts, "proxy": pts}
 	hosts := []results.HostSummary{
 		{Name: "coordinator", Roles: []string{"coordinator"}},
 		{Name: "h1", Roles: []string{"loadgen"}},

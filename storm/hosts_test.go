@@ -14,6 +14,8 @@ import (
 	"github.com/stampede-dev/stampede/internal/netnshost"
 	"github.com/stampede-dev/stampede/internal/testpki"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/folder"
+	"github.com/stampede-dev/stampede/results/slo"
 	"github.com/stampede-dev/stampede/storm"
 )
 
@@ -126,13 +128,13 @@ func TestRunOverNamespaceHosts(t *testing.T) {
 		t.Errorf("recovery %+v, want all %d clients back", rec, testClients)
 	}
 	for _, f := range []string{results.ConnectLogFile, results.TTRLogFile} {
-		merged, err := results.ReadHistogramLogFile(filepath.Join(cfg.Out, f))
+		merged, err := folder.ReadHistogramLogFile(filepath.Join(cfg.Out, f))
 		if err != nil {
 			t.Fatal(err)
 		}
 		own := results.NewHistogram()
 		for _, name := range loadgens {
-			hh, err := results.ReadHistogramLogFile(filepath.Join(cfg.Out, storm.AgentsDir, name, f))
+			hh, err := folder.ReadHistogramLogFile(filepath.Join(cfg.Out, storm.AgentsDir, name, f))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -157,11 +159,11 @@ func TestHostFiguresFromEachHost(t *testing.T) {
 	cfg.Duration = 5 * time.Second
 	cfg.Hub.Listen = netip.AddrPortFrom(set.Root, 0).String()
 	cfg.Hub.InsecureListen = true
-	slo, err := results.ParseSLO("listen_overflows<=1000000")
+	s, err := slo.ParseSLO("listen_overflows<=1000000")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.SLO = []results.SLO{slo}
+	cfg.SLO = []slo.SLO{s}
 	log, done := runAsync(&cfg)
 	url := waitURL(t, log)
 	tgt, lg := set.Hosts[0], set.Hosts[1]

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/folder"
 	"github.com/stampede-dev/stampede/storm"
 )
 
@@ -63,7 +63,7 @@ func TestInterruptKeepsEvent(t *testing.T) {
 	if rec.ConnectedBefore != 100 || rec.Disconnected == 0 || rec.Recovered >= rec.ConnectedBefore || rec.R50S != nil || rec.R100S != nil {
 		t.Errorf("recovery %+v; want 100 before, some down, not all back, R figures null", rec)
 	}
-	b, err := os.ReadFile(filepath.Join(cfg.Out, results.TimelineFile))
+	b, err := os.ReadFile(filepath.Join(cfg.Out, folder.TimelineFile))
 	if err != nil {
 		t.Fatal(err)
 	}

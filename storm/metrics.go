@@ -13,6 +13,7 @@ import (
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/metrics"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/summary"
 	"github.com/stampede-dev/stampede/spec"
 )
 
@@ -113,7 +114,7 @@ func (m *runMetrics) setChaos(sup *supervisor.Supervisor) {
 // setSummary exports the run's exact recovery figures, and pushes them
 // to the Pushgateway if there is one. The push is tried even when the
 // run was interrupted, since the figures so far are final.
-func (m *runMetrics) setSummary(sum *results.Summary) error {
+func (m *runMetrics) setSummary(sum *summary.Summary) error {
 	if m == nil {
 		return nil
 	}

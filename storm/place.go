@@ -12,6 +12,7 @@ import (
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/proxy"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/summary"
 	"github.com/stampede-dev/stampede/spec"
 )
 
@@ -194,8 +195,8 @@ func rolePIDs(co *cluster.Coordinator) map[string][]int32 {
 // process of this machine, or each member of a run with --agents (its
 // roles and shares together), with its clock estimate and start skew
 // against the start instant at.
-func agentSummaries(co *cluster.Coordinator, at time.Time) []results.AgentSummary {
-	var out []results.AgentSummary
+func agentSummaries(co *cluster.Coordinator, at time.Time) []summary.AgentSummary {
+	var out []summary.AgentSummary
 	idx := map[string]int{}
 	for _, a := range co.Agents() {
 		name := a.MemberName()
@@ -203,7 +204,7 @@ func agentSummaries(co *cluster.Coordinator, at time.Time) []results.AgentSummar
 		if !ok {
 			i = len(out)
 			idx[name] = i
-			s := results.AgentSummary{Name: name, Role: string(a.Plan.Role), Host: a.Ready.Host, PID: a.Ready.PID,
+			s := summary.AgentSummary{Name: name, Role: string(a.Plan.Role), Host: a.Ready.Host, PID: a.Ready.PID,
 				ClockOffsetMS: ms(a.Offset), OffsetErrorMS: ms(a.OffsetError)}
 			if a.Member != "" { // the agent process on its host, not one of its shares
 				s.Host, s.PID = a.MemberHost, a.MemberPID

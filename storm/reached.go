@@ -9,6 +9,7 @@ import (
 	"github.com/stampede-dev/stampede/connerr"
 	"github.com/stampede-dev/stampede/internal/redact"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/summary"
 )
 
 // UnreachableError is returned with a Result when the run tested nothing:
@@ -37,7 +38,7 @@ const fleetCheckName = "fleet"
 
 // unreached returns why the fleet of sum never reached its server, or ""
 // when it did. where names the server.
-func unreached(sum *results.Summary, where string) string {
+func unreached(sum *summary.Summary, where string) string {
 	stopped, fatal := 0, len(sum.Stopped) > 0
 	var lasts, why []string // each class's last error, and with its count
 	for _, class := range slices.Sorted(maps.Keys(sum.Stopped)) {
@@ -73,7 +74,7 @@ func unreached(sum *results.Summary, where string) string {
 // failureText says how a fleet's attempts ended, none connected: "all 25
 // attempts ended refused", "25 attempts: refused 20, timeout 5", "none of
 // 20 attempts completed" (every one still in flight at the end).
-func failureText(c results.Connect) string {
+func failureText(c summary.Connect) string {
 	var parts []string
 	var only string
 	var failed uint64
@@ -96,7 +97,7 @@ func failureText(c results.Connect) string {
 
 // checkReached fails the run's "fleet" check when its fleet never reached
 // the server, and returns the error that says so; nil when it did.
-func (r *run) checkReached(sum *results.Summary) error {
+func (r *run) checkReached(sum *summary.Summary) error {
 	where := "the target"
 	if r.cfg.external() {
 		where = redact.URL(r.cfg.Fleet.URL)
@@ -105,6 +106,6 @@ func (r *run) checkReached(sum *results.Summary) error {
 	if reason == "" {
 		return nil
 	}
-	sum.AddChecks(results.Check{Name: fleetCheckName, Pass: false, Detail: reason})
+	sum.AddChecks(summary.Check{Name: fleetCheckName, Pass: false, Detail: reason})
 	return &UnreachableError{Reason: reason, GaveUp: sum.Connect.Successes > 0}
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/folder"
+	"github.com/stampede-dev/stampede/results/summary"
 	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/storm"
 )
@@ -38,7 +40,7 @@ func externalConfig(t *testing.T, url string, d time.Duration) storm.Config {
 
 // runUnreached runs cfg and checks that it ended with an UnreachableError
 // whose reason has want, its folder written with a failing "fleet" check.
-func runUnreached(t *testing.T, cfg storm.Config, want string) *results.Summary {
+func runUnreached(t *testing.T, cfg storm.Config, want string) *summary.Summary {
 	t.Helper()
 	logs := &lockedBuffer{}
 	cfg.Log = logs
@@ -64,7 +66,7 @@ func runUnreached(t *testing.T, cfg storm.Config, want string) *results.Summary 
 	if sum.Pass || len(sum.Checks) != 1 || sum.Checks[0].Name != "fleet" || sum.Checks[0].Pass {
 		t.Errorf("pass %v, checks %+v; want a failing fleet check", sum.Pass, sum.Checks)
 	}
-	if _, err := results.ReadSummary(filepath.Join(cfg.Out, results.SummaryFile)); err != nil {
+	if _, err := folder.ReadSummary(filepath.Join(cfg.Out, folder.SummaryFile)); err != nil {
 		t.Errorf("the folder was not written: %v", err)
 	}
 	return sum

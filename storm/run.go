@@ -12,7 +12,7 @@
 //	           ├─ hoststat.Sampler (gopsutil: every agent's processes) ──> resources.csv
 //	           ├─ hoststat.KernelSampler (herd counters once a second) ──> kernel.csv
 //	           ├─ haproxy.Sampler (--haproxy-socket, once a second) ──> haproxy.csv
-//	           └─ kernel counters, first to last sample ──> results.Summarize ──> summary.json (+ SLOs)
+//	           └─ kernel counters, first to last sample ──> summary.Summarize ──> summary.json (+ SLOs)
 //	              ──> timeline.csv, *.hlog ──> report.Render ──> report.html
 //
 // Without a target of its own (Fleet.URL set) there is no supervisor, and
@@ -36,7 +36,7 @@ import (
 	"github.com/stampede-dev/stampede/haproxy"
 	"github.com/stampede-dev/stampede/hoststat"
 	"github.com/stampede-dev/stampede/loadgen"
-	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/summary"
 	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/target"
 )
@@ -165,7 +165,7 @@ func (r *run) prepare(ctx context.Context) error {
 		return err
 	}
 
-	r.runID = results.NewRunID(time.Now(), cfg.Fleet.Seed)
+	r.runID = summary.NewRunID(time.Now(), cfg.Fleet.Seed)
 	if err := mx.setRunID(r.runID); err != nil {
 		return err
 	}

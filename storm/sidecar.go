@@ -7,6 +7,7 @@ import (
 
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/summary"
 )
 
 // A Sidecar runs beside the fleet for the length of a run and adds to its
@@ -38,7 +39,7 @@ type Sidecar interface {
 // ones), and its outcomes go into summary.json "checks" and "pass", as an
 // SLO's do.
 type Checker interface {
-	Checks(events []results.Event) []results.Check
+	Checks(events []results.Event) []summary.Check
 }
 
 // A FleetReader is a sidecar that reads the fleet's live counters while

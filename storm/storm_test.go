@@ -17,6 +17,8 @@ import (
 	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/folder"
+	"github.com/stampede-dev/stampede/results/summary"
 	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/storm"
 	"github.com/stampede-dev/stampede/target"
@@ -102,7 +104,7 @@ func runStorm(t *testing.T, cfg storm.Config) *storm.Result {
 
 // oneRecovery checks that the run had one event and every client
 // connected before it came back, and returns the event's summary.
-func oneRecovery(t *testing.T, sum *results.Summary) results.EventSummary {
+func oneRecovery(t *testing.T, sum *summary.Summary) summary.EventSummary {
 	t.Helper()
 	for _, r := range sum.Recovery {
 		t.Logf("recovery: before %d, back %d, r100 %s; failures %v; ListenOverflows %d",
@@ -295,7 +297,7 @@ func TestResultsFolder(t *testing.T) {
 	cfg := stormConfig(t, "at 1s restart abrupt down=500ms")
 	cfg.Duration = 5 * time.Second
 	runStorm(t, cfg)
-	raw, err := os.ReadFile(filepath.Join(cfg.Out, results.SummaryFile))
+	raw, err := os.ReadFile(filepath.Join(cfg.Out, folder.SummaryFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,13 +8,14 @@ import (
 	"github.com/stampede-dev/stampede/internal/redact"
 	"github.com/stampede-dev/stampede/report"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/folder"
 )
 
 // AgentsDir is the folder of a results folder that holds each agent's own
 // histogram logs, one folder per agent name.
-const AgentsDir = results.AgentsDir
+const AgentsDir = folder.AgentsDir
 
-// WriteResults writes the results folder of a run with results.Write:
+// WriteResults writes the results folder of a run with folder.Write:
 // summary.json, timeline.csv, the HdrHistogram logs (connect, ttr,
 // message_rtt, resume .hlog), each agent's own logs, resources.csv and
 // kernel.csv when their samplers are given, haproxy.csv when the run read
@@ -28,7 +29,7 @@ func WriteResults(dir string, res *Result, sampler *hoststat.Sampler, kernel *ho
 // writeResults is WriteResults with cfg's sidecars, whose files are
 // written before report.html, and cfg's secrets hidden.
 func writeResults(dir string, res *Result, sampler *hoststat.Sampler, kernel *hoststat.KernelSampler, start time.Time, cfg Config) error {
-	f := results.Folder{
+	f := folder.Folder{
 		Summary: res.Summary,
 		Report:  res.Report,
 		Agents:  res.Members,
@@ -36,20 +37,20 @@ func writeResults(dir string, res *Result, sampler *hoststat.Sampler, kernel *ho
 		Render:  report.Render,
 	}
 	if sampler != nil {
-		f.Files = append(f.Files, results.File{Name: results.ResourcesFile, Write: func(w io.Writer) error {
+		f.Files = append(f.Files, folder.File{Name: results.ResourcesFile, Write: func(w io.Writer) error {
 			return hoststat.WriteResourcesCSV(w, start, sampler.Samples())
 		}})
 	}
 	if kernel != nil {
-		f.Files = append(f.Files, results.File{Name: results.KernelFile, Write: func(w io.Writer) error { return kernel.WriteCSV(w, start) }})
+		f.Files = append(f.Files, folder.File{Name: results.KernelFile, Write: func(w io.Writer) error { return kernel.WriteCSV(w, start) }})
 	}
 	if res.HAProxy != nil {
-		f.Files = append(f.Files, results.File{Name: results.HAProxyFile, Write: func(w io.Writer) error { return res.HAProxy.WriteCSV(w, start) }})
+		f.Files = append(f.Files, folder.File{Name: results.HAProxyFile, Write: func(w io.Writer) error { return res.HAProxy.WriteCSV(w, start) }})
 	}
 	for _, sc := range cfg.Sidecars {
 		f.Extra = append(f.Extra, sc)
 	}
-	return results.Write(dir, f)
+	return folder.Write(dir, f)
 }
 
 // Secrets names what the run's results must hide besides what every text

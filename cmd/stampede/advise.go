@@ -15,7 +15,8 @@ import (
 	"github.com/stampede-dev/stampede/drill"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/report"
-	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/folder"
+	"github.com/stampede-dev/stampede/results/summary"
 	"github.com/stampede-dev/stampede/sim"
 	"github.com/stampede-dev/stampede/storm"
 	"github.com/stampede-dev/stampede/target"
@@ -114,7 +115,7 @@ func adviseAction(c *cli.Context) error {
 			return err
 		}
 	}
-	if err := results.Write(out, results.Folder{Summary: sum, Report: res.Report(), Render: report.Render}); err != nil {
+	if err := folder.Write(out, folder.Folder{Summary: sum, Report: res.Report(), Render: report.Render}); err != nil {
 		return err
 	}
 	fmt.Fprintf(c.App.Writer, "results: %s\n", out)
@@ -141,7 +142,7 @@ func adviseInterrupted(err error, out string, settings settings) error {
 	run := *ie.Run
 	run.Config.Settings = settings
 	sum := sim.Summarize(&run, nil)
-	if werr := results.Write(out, results.Folder{Summary: sum, Report: run.Report, Render: report.Render}); werr != nil {
+	if werr := folder.Write(out, folder.Folder{Summary: sum, Report: run.Report, Render: report.Render}); werr != nil {
 		return werr
 	}
 	return cli.Exit("interrupted: the search was stopped early; "+out+" holds the simulation under way", exitInterrupted)
@@ -213,7 +214,7 @@ func applyMeasured(c *cli.Context, cfg *advise.Config, m advise.Measured) {
 // adviseRunner runs a real storm of the searched fleet, server and chaos
 // with one policy against the bundled target (storm.Run), as bench does.
 func adviseRunner(c *cli.Context, sc sim.Config, settings settings) advise.Runner {
-	return func(ctx context.Context, p backoff.Policy, dir string) (*results.Summary, error) {
+	return func(ctx context.Context, p backoff.Policy, dir string) (*summary.Summary, error) {
 		var fleet loadgen.Config
 		fleet.Client = sc.Client
 		fleet.Policy = p
@@ -274,7 +275,7 @@ func adviseDrillRunner(c *cli.Context, sc sim.Config, settings settings) advise.
 			at = planned[0].At
 		}
 	}
-	return func(ctx context.Context, p backoff.Policy, dir string) (*results.Summary, error) {
+	return func(ctx context.Context, p backoff.Policy, dir string) (*summary.Summary, error) {
 		var fleet loadgen.Config
 		fleet.Client = sc.Client
 		fleet.URL, fleet.Policy = c.String("url"), p

@@ -11,7 +11,7 @@ import (
 
 	"github.com/stampede-dev/stampede/advise"
 	"github.com/stampede-dev/stampede/backoff"
-	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/folder"
 )
 
 func runAdvise(t *testing.T, args ...string) (int, string, string) {
@@ -62,7 +62,7 @@ func TestAdviseVerify(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	sum, err := results.ReadSummary(filepath.Join(dir, results.SummaryFile))
+	sum, err := folder.ReadSummary(filepath.Join(dir, folder.SummaryFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestAdviseVerify(t *testing.T) {
 		}
 	}
 	for _, v := range a.Verify {
-		if _, err := os.Stat(filepath.Join(dir, v.Dir, results.SummaryFile)); err != nil {
+		if _, err := os.Stat(filepath.Join(dir, v.Dir, folder.SummaryFile)); err != nil {
 			t.Errorf("%s run: %v", v.Role, err)
 		}
 	}
@@ -147,7 +147,7 @@ func TestAdviseVerifyURL(t *testing.T) {
 	if want := map[bool]int{false: 0, true: 1}[strings.Contains(stdout, ": NOT ")]; code != want {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
-	sum, err := results.ReadSummary(filepath.Join(out, results.SummaryFile))
+	sum, err := folder.ReadSummary(filepath.Join(out, folder.SummaryFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestAdviseVerifyURL(t *testing.T) {
 		t.Fatalf("verify %+v, %d restarts; want two runs, each with its deploy", sum.Advise.Verify, restarts.Load())
 	}
 	for _, v := range sum.Advise.Verify {
-		run, err := results.ReadSummary(filepath.Join(out, v.Dir, results.SummaryFile))
+		run, err := folder.ReadSummary(filepath.Join(out, v.Dir, folder.SummaryFile))
 		if err != nil {
 			t.Fatal(err)
 		}

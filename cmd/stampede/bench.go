@@ -7,7 +7,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/report"
+	"github.com/stampede-dev/stampede/results/summary"
 	"github.com/stampede-dev/stampede/storm"
 )
 
@@ -128,7 +129,7 @@ func benchAction(c *cli.Context) error {
 	if err != nil {
 		return runError(err)
 	}
-	sums := make([]*results.Summary, len(runs))
+	sums := make([]*summary.Summary, len(runs))
 	for i, r := range runs {
 		writeSLOLines(c.App.Writer, r.Policy+": ", r.Summary)
 		sums[i] = r.Summary
@@ -138,7 +139,7 @@ func benchAction(c *cli.Context) error {
 
 func writeBenchTable(c *cli.Context, runs []storm.BenchRun, dir string) error {
 	w := c.App.Writer
-	if err := results.WriteComparison(w, storm.Rows(runs)); err != nil {
+	if err := report.WriteComparison(w, storm.Rows(runs)); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "results: %s\n", dir)

@@ -16,7 +16,8 @@ import (
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/mitigation"
-	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/report"
+	"github.com/stampede-dev/stampede/results/folder"
 	"github.com/stampede-dev/stampede/sim"
 	"github.com/stampede-dev/stampede/storm"
 )
@@ -102,7 +103,7 @@ func predictMitigations(ctx context.Context, c *cli.Context, bc storm.BenchConfi
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "mitigation\tR99 s\twasted/client\tpeak/100ms")
 	for _, p := range predicted {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Mitigation, results.FloatText(p.R99S, 2), results.FloatText(p.Wasted, 2), results.FloatText(p.Peak, 0))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Mitigation, report.FloatText(p.R99S, 2), report.FloatText(p.Wasted, 2), report.FloatText(p.Peak, 0))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -127,7 +128,7 @@ func predictMitigations(ctx context.Context, c *cli.Context, bc storm.BenchConfi
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(bc.Out, "mitigations.json"), append(b, '\n'), results.FileMode)
+	return os.WriteFile(filepath.Join(bc.Out, "mitigations.json"), append(b, '\n'), folder.FileMode)
 }
 
 func isRestart(e chaos.Entry) bool { return e.Event.Kind == chaos.Restart }

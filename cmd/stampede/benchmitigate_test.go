@@ -8,7 +8,8 @@ import (
 	"testing"
 
 	"github.com/stampede-dev/stampede/connerr"
-	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/folder"
+	"github.com/stampede-dev/stampede/results/summary"
 	"github.com/stampede-dev/stampede/storm"
 )
 
@@ -54,9 +55,9 @@ func TestBenchMitigations(t *testing.T) {
 	if err := json.Unmarshal(b, &idx); err != nil || len(idx.Runs) != 5 {
 		t.Fatalf("bench.json: %v\n%s", err, b)
 	}
-	sums := map[string]*results.Summary{}
+	sums := map[string]*summary.Summary{}
 	for _, r := range idx.Runs {
-		sum, err := results.ReadSummary(filepath.Join(out, r.Dir, results.SummaryFile))
+		sum, err := folder.ReadSummary(filepath.Join(out, r.Dir, folder.SummaryFile))
 		if err != nil {
 			t.Fatal(err)
 		}

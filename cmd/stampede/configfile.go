@@ -17,7 +17,7 @@ import (
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/internal/redact"
-	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/slo"
 	"github.com/stampede-dev/stampede/sim"
 )
 
@@ -44,7 +44,7 @@ var configChecks = map[string]func(string) error{
 		}
 		return nil
 	},
-	"slo": func(s string) error { _, err := results.ParseSLO(s); return err },
+	"slo": func(s string) error { _, err := slo.ParseSLO(s); return err },
 	"cpu-costs": func(s string) error {
 		if _, err := sim.ParseCPUCosts(s); err != nil {
 			return errors.New(strings.TrimPrefix(flagError(err).Error(), "--cpu-costs: ")) // the key says it

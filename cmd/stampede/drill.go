@@ -15,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/stampede-dev/stampede/drill"
+	"github.com/stampede-dev/stampede/report"
 	"github.com/stampede-dev/stampede/storm"
 )
 
@@ -104,7 +105,7 @@ func drillAction(c *cli.Context) error {
 		fmt.Fprintf(c.App.Writer, "results: %s\n", run.Out)
 		return cli.Exit(err.Error(), 1)
 	}
-	if perr := res.Summary.WriteText(c.App.Writer); perr != nil {
+	if perr := report.WriteText(c.App.Writer, res.Summary); perr != nil {
 		return perr
 	}
 	fmt.Fprintf(c.App.Writer, "results: %s\n", run.Out)

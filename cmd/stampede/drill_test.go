@@ -17,7 +17,8 @@ import (
 
 	"github.com/stampede-dev/stampede/drill"
 	"github.com/stampede-dev/stampede/internal/netnshost"
-	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/folder"
+	"github.com/stampede-dev/stampede/results/summary"
 )
 
 func runDrill(t *testing.T, args ...string) (int, string, string) {
@@ -63,14 +64,14 @@ type drillSummary struct {
 		Failures    map[string]uint64 `json:"failures"`
 		Disconnects map[string]uint64 `json:"disconnects"`
 	} `json:"connect"`
-	Checks      []results.Check `json:"checks"`
+	Checks      []summary.Check `json:"checks"`
 	Pass        bool            `json:"pass"`
 	Interrupted bool            `json:"interrupted"`
 }
 
 func readDrillSummary(t *testing.T, dir string) drillSummary {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, results.SummaryFile))
+	b, err := os.ReadFile(filepath.Join(dir, folder.SummaryFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stampede-dev/stampede/metrics"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/folder"
 	"github.com/stampede-dev/stampede/storm"
 )
 
@@ -50,7 +51,7 @@ func fleetFlags(d fleetDefaults) []cli.Flag {
 
 // resultFiles lists every file a results folder holds.
 var resultFiles = fmt.Sprintf("%s, %s, %s, %s, %s, %s, %s, %s, %s, %s (with --haproxy-socket), %s",
-	results.SummaryFile, results.TimelineFile, results.ConnectLogFile, results.TTRLogFile, results.RTTLogFile,
+	folder.SummaryFile, folder.TimelineFile, results.ConnectLogFile, results.TTRLogFile, results.RTTLogFile,
 	results.RTTScheduledLogFile, results.ResumeLogFile, results.ResourcesFile, results.KernelFile, results.HAProxyFile, "report.html")
 
 // fleetRunConfig maps the shared flags that are not the fleet's into cfg:
@@ -112,10 +113,10 @@ func forceFlag() cli.Flag {
 
 // checkOut makes sure the folder dir can be a new results folder: it
 // holds none already (unless --force), and it can be created and written
-// to (results.CheckFolder); the file system is left as it was found.
+// to (folder.CheckFolder); the file system is left as it was found.
 func checkOut(c *cli.Context, dir string) error {
-	err := results.CheckFolder(dir, c.Bool("force"))
-	if errors.Is(err, results.ErrFolderExists) {
+	err := folder.CheckFolder(dir, c.Bool("force"))
+	if errors.Is(err, folder.ErrFolderExists) {
 		return fmt.Errorf("--out: %v; give --force to overwrite it, or another --out", err)
 	}
 	if err != nil {

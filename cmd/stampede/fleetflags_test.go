@@ -16,7 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/stampede-dev/stampede/metrics/metricstest"
-	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/folder"
 	"github.com/stampede-dev/stampede/storm"
 )
 
@@ -73,11 +73,11 @@ func TestOutCheckLeavesNothing(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(base, "a")); !os.IsNotExist(err) {
 		t.Errorf("%s/a: %v; want no such folder", base, err)
 	}
-	if err := results.CheckFolder(out, false); err != nil {
+	if err := folder.CheckFolder(out, false); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(base, "a")); !os.IsNotExist(err) {
-		t.Errorf("results.CheckFolder left %s/a behind: %v", base, err)
+		t.Errorf("folder.CheckFolder left %s/a behind: %v", base, err)
 	}
 }
 
@@ -151,7 +151,7 @@ func TestLoadgenPushgateway(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %q, stdout:\n%s", code, errOut, out)
 	}
-	sum, err := results.ReadSummary(filepath.Join(dir, results.SummaryFile))
+	sum, err := folder.ReadSummary(filepath.Join(dir, folder.SummaryFile))
 	if err != nil {
 		t.Fatal(err)
 	}

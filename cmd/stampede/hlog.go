@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/folder"
 )
 
 func init() {
@@ -25,7 +26,7 @@ func init() {
 			}
 			sum := results.NewHistogram()
 			for _, f := range c.Args().Slice() {
-				h, err := results.ReadHistogramLogFile(f)
+				h, err := folder.ReadHistogramLogFile(f)
 				if err != nil {
 					return fmt.Errorf("%s: %w", f, err)
 				}

@@ -14,6 +14,8 @@ import (
 	"github.com/stampede-dev/stampede/httpfleet"
 	"github.com/stampede-dev/stampede/httpretry"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/folder"
+	"github.com/stampede-dev/stampede/results/summary"
 )
 
 // httpFleetFlags are the flags of `stampede http` that run a fleet
@@ -68,7 +70,7 @@ func httpFleetAction(c *cli.Context) error {
 	flags := renderSettings(c)
 	ctx, stop := interruptible(c) // Ctrl-C: the folder of what ran, marked interrupted
 	defer stop()
-	var sums []*results.Summary
+	var sums []*summary.Summary
 	var names []string
 	for i, spec := range specs {
 		run := cfg
@@ -216,12 +218,12 @@ func splitPolicies(s string) ([]string, error) {
 
 // fleetDir is the results folder of the i-th run, of policy spec: out
 // itself for a single run, a folder inside it per policy when there are
-// n > 1, named as the bench names its runs' (results.PolicyDir).
+// n > 1, named as the bench names its runs' (folder.PolicyDir).
 func fleetDir(out string, i int, spec string, n int) string {
 	if n <= 1 {
 		return out
 	}
-	return filepath.Join(out, results.PolicyDir(i, spec))
+	return filepath.Join(out, folder.PolicyDir(i, spec))
 }
 
 // writeFleetSummary prints a fleet's figures.
@@ -237,7 +239,7 @@ func writeFleetSummary(w io.Writer, h *results.HTTP) {
 }
 
 // writeFleetTable prints the policies side by side.
-func writeFleetTable(w io.Writer, names []string, sums []*results.Summary) {
+func writeFleetTable(w io.Writer, names []string, sums []*summary.Summary) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "policy\tgoodput/s\tamplification\tearly retries\tabandoned\tp99")
 	for i, s := range sums {

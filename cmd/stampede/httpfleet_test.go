@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/folder"
 )
 
 // TestHTTPFleetClosedPort is the HTTP fleet's closed-port case: a fleet
@@ -28,7 +29,7 @@ func TestHTTPFleetClosedPort(t *testing.T) {
 	if code != 1 || len(lines(stderr)) != 1 || !strings.Contains(stderr, "goodput>0") {
 		t.Errorf("exit %d, stderr %q; want 1 and one line naming the SLO", code, stderr)
 	}
-	sum, err := results.ReadSummary(filepath.Join(out, results.SummaryFile))
+	sum, err := folder.ReadSummary(filepath.Join(out, folder.SummaryFile))
 	if err != nil {
 		t.Fatal(err)
 	}

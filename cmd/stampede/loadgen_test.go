@@ -17,6 +17,7 @@ import (
 
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/folder"
 	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/target"
 )
@@ -120,7 +121,7 @@ func TestLoadgenKernelCounters(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "unreachable: ") || !strings.Contains(out, "SLO listen_overflows==0: FAIL") {
 		t.Errorf("exit %d, stderr %q; want 1, the fleet unreachable and the failed SLO in:\n%s", code, errOut, out)
 	}
-	sum, err := results.ReadSummary(filepath.Join(dir, results.SummaryFile))
+	sum, err := folder.ReadSummary(filepath.Join(dir, folder.SummaryFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +184,7 @@ func TestLoadgenServerNeverBack(t *testing.T) {
 	if want := "SLO r99<10s: FAIL (r99 = null: recovery never happened: the target was not ready again after event 0 (outage (detected) at "; !strings.Contains(out, want) {
 		t.Errorf("output lacks %q:\n%s", want, out)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, results.SummaryFile))
+	b, err := os.ReadFile(filepath.Join(dir, folder.SummaryFile))
 	if err != nil {
 		t.Fatal(err)
 	}

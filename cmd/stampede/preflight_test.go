@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/folder"
 )
 
 // countingListener is a server on 127.0.0.1 that accepts and closes every
@@ -131,7 +131,7 @@ func TestLoadgenAllStopped(t *testing.T) {
 	if code != 1 || !strings.HasSuffix(stderr, want) || strings.Count(stderr, "stampede: ") != 1 {
 		t.Fatalf("exit %d, stderr %q; want 1 and %q\n%s", code, stderr, want, stdout)
 	}
-	s, err := results.ReadSummary(filepath.Join(dir, results.SummaryFile))
+	s, err := folder.ReadSummary(filepath.Join(dir, folder.SummaryFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/stampede-dev/stampede/report"
-	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/folder"
+	"github.com/stampede-dev/stampede/results/summary"
 )
 
 func init() {
@@ -35,7 +36,7 @@ func reportAction(c *cli.Context) error {
 	}
 	out := c.String("out")
 	if out != "" { // before the runs are read and compared
-		if err := results.CheckFile(out); err != nil {
+		if err := folder.CheckFile(out); err != nil {
 			return fmt.Errorf("--out: %w", err)
 		}
 	}
@@ -44,11 +45,11 @@ func reportAction(c *cli.Context) error {
 		return fmt.Errorf("report: %w", err)
 	}
 	if len(runs) > 1 {
-		rows := make([]results.Row, len(runs))
+		rows := make([]summary.Row, len(runs))
 		for i, r := range runs {
-			rows[i] = results.Row{Policy: r.Label, Summary: r.Summary}
+			rows[i] = summary.Row{Policy: r.Label, Summary: r.Summary}
 		}
-		if err := results.WriteComparison(c.App.Writer, rows); err != nil {
+		if err := report.WriteComparison(c.App.Writer, rows); err != nil {
 			return err
 		}
 		if len(runs) == 2 && runs[0].Summary.Simulated != runs[1].Summary.Simulated {
@@ -59,7 +60,7 @@ func reportAction(c *cli.Context) error {
 				realRow, simRow = rows[1], rows[0]
 			}
 			fmt.Fprintln(c.App.Writer)
-			if err := results.WriteSideBySide(c.App.Writer, realRow, simRow); err != nil {
+			if err := report.WriteSideBySide(c.App.Writer, realRow, simRow); err != nil {
 				return err
 			}
 		}

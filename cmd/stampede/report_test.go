@@ -16,6 +16,7 @@ import (
 
 	"github.com/stampede-dev/stampede/internal/testenv"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/folder"
 	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/target"
 )
@@ -60,7 +61,7 @@ func TestReportRealRun(t *testing.T) {
 			t.Errorf("loadgen --help does not name %s, which --out wrote", e.Name())
 		}
 	}
-	sum, err := results.ReadSummary(filepath.Join(dir, results.SummaryFile))
+	sum, err := folder.ReadSummary(filepath.Join(dir, folder.SummaryFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func TestReportRealRun(t *testing.T) {
 	}
 	// The logs decode to the summary's percentiles.
 	for name, want := range map[string]results.Latency{results.ConnectLogFile: sum.LatencyMS.Connect, results.TTRLogFile: sum.LatencyMS.TTR} {
-		h, err := results.ReadHistogramLogFile(filepath.Join(dir, name))
+		h, err := folder.ReadHistogramLogFile(filepath.Join(dir, name))
 		if err != nil || results.Percentiles(h) != want || want.Count == 0 {
 			t.Errorf("%s: %v: %+v, summary %+v", name, err, results.Percentiles(h), want)
 		}

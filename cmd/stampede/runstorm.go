@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/stampede-dev/stampede/report"
 	"github.com/stampede-dev/stampede/storm"
 )
 
@@ -34,7 +35,7 @@ func runStorm(c *cli.Context, cfg storm.Config, after func(*storm.Result)) error
 	if after != nil {
 		after(res)
 	}
-	if perr := res.Summary.WriteText(c.App.Writer); perr != nil {
+	if perr := report.WriteText(c.App.Writer, res.Summary); perr != nil {
 		return perr
 	}
 	if cfg.Out != "" {

@@ -10,7 +10,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/stampede-dev/stampede/chaos"
+	"github.com/stampede-dev/stampede/report"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/folder"
 	"github.com/stampede-dev/stampede/sim"
 )
 
@@ -52,7 +54,7 @@ var simUsage = map[string]string{
 	"clients":      "number of clients `N`, all simulated in this one process",
 	"max-inflight": "first connects in flight at once `N` over the whole fleet (0 = 2000); never limits reconnects",
 	"out": fmt.Sprintf("results folder `DIR`: %s, %s, %s, %s, %s, %s, %s, report.html (nothing is sampled: no %s or %s)",
-		results.SummaryFile, results.TimelineFile, results.ConnectLogFile, results.TTRLogFile, results.RTTLogFile,
+		folder.SummaryFile, folder.TimelineFile, results.ConnectLogFile, results.TTRLogFile, results.RTTLogFile,
 		results.RTTScheduledLogFile, results.ResumeLogFile, results.ResourcesFile, results.KernelFile),
 	"quiet": "print no line on stderr about the simulation's events and time",
 	"procs": "model: target processes `N` in one SO_REUSEPORT group",
@@ -181,7 +183,7 @@ func simulateAction(c *cli.Context) error {
 	if err := sim.WriteResults(out, sum, res.Report); err != nil {
 		return err
 	}
-	if err := sum.WriteText(c.App.Writer); err != nil {
+	if err := report.WriteText(c.App.Writer, sum); err != nil {
 		return err
 	}
 	if !c.Bool("quiet") {

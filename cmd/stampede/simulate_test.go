@@ -13,6 +13,8 @@ import (
 
 	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/folder"
+	"github.com/stampede-dev/stampede/results/summary"
 	"github.com/stampede-dev/stampede/sim"
 )
 
@@ -38,16 +40,16 @@ func TestSimulate(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	for _, f := range []string{results.SummaryFile, results.TimelineFile, results.ConnectLogFile, results.TTRLogFile, "report.html"} {
+	for _, f := range []string{folder.SummaryFile, folder.TimelineFile, results.ConnectLogFile, results.TTRLogFile, "report.html"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("results folder: %v", err)
 		}
 	}
-	b, err := os.ReadFile(filepath.Join(dir, results.SummaryFile))
+	b, err := os.ReadFile(filepath.Join(dir, folder.SummaryFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sum results.Summary
+	var sum summary.Summary
 	if err := json.Unmarshal(b, &sum); err != nil || !sum.Simulated || len(sum.Recovery) != 1 || sum.Recovery[0].R99S == nil {
 		t.Fatalf("summary.json: simulated %v, recovery %+v, err %v", sum.Simulated, sum.Recovery, err)
 	}
@@ -63,11 +65,11 @@ func TestSimulate(t *testing.T) {
 	if err := os.MkdirAll(realDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{results.TimelineFile, results.ConnectLogFile, results.TTRLogFile} {
+	for _, f := range []string{folder.TimelineFile, results.ConnectLogFile, results.TTRLogFile} {
 		b, _ := os.ReadFile(filepath.Join(dir, f))
 		os.WriteFile(filepath.Join(realDir, f), b, 0o644)
 	}
-	os.WriteFile(filepath.Join(realDir, results.SummaryFile), bytes.Replace(b, []byte(`"simulated": true,`), nil, 1), 0o644)
+	os.WriteFile(filepath.Join(realDir, folder.SummaryFile), bytes.Replace(b, []byte(`"simulated": true,`), nil, 1), 0o644)
 	var stdout, stderr bytes.Buffer
 	code = runApp([]string{"stampede", "report", "--out", filepath.Join(t.TempDir(), "c.html"), dir, realDir}, &stdout, &stderr)
 	if code != 0 {
@@ -93,7 +95,7 @@ func TestSimulateExtrapolated(t *testing.T) {
 	if want == "" || !strings.Contains(out, "\nnote: "+want+"\n") {
 		t.Errorf("output lacks the note %q:\n%s", want, out)
 	}
-	sum, err := results.ReadSummary(filepath.Join(dir, results.SummaryFile))
+	sum, err := folder.ReadSummary(filepath.Join(dir, folder.SummaryFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,11 +175,11 @@ func TestSimulateCores(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%v: exit %d, stderr %q, stdout:\n%s", args, code, errOut, out)
 		}
-		b, err := os.ReadFile(filepath.Join(dir, results.SummaryFile))
+		b, err := os.ReadFile(filepath.Join(dir, folder.SummaryFile))
 		if err != nil {
 			t.Fatal(err)
 		}
-		sum, err := results.ReadSummary(filepath.Join(dir, results.SummaryFile))
+		sum, err := folder.ReadSummary(filepath.Join(dir, folder.SummaryFile))
 		if err != nil || len(sum.Recovery) != 1 || sum.Recovery[0].R99S == nil {
 			t.Fatalf("%v: recovery %+v, err %v", args, sum.Recovery, err)
 		}
@@ -200,7 +202,7 @@ func TestSimulateCores(t *testing.T) {
 // costs a connect was charged, and summary.json records every cost used,
 // so its config given back as a file reproduces the run.
 func TestSimulateCPUCosts(t *testing.T) {
-	simulate := func(args ...string) (results.Recovery, map[string]any, string) {
+	simulate := func(args ...string) (summary.Recovery, map[string]any, string) {
 		t.Helper()
 		dir := filepath.Join(t.TempDir(), "sim")
 		code, out, errOut := runSimulate(t, append([]string{"--clients", "20000", "--procs", "2",
@@ -208,7 +210,7 @@ func TestSimulateCPUCosts(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%v: exit %d, stderr %q, stdout:\n%s", args, code, errOut, out)
 		}
-		sum, err := results.ReadSummary(filepath.Join(dir, results.SummaryFile))
+		sum, err := folder.ReadSummary(filepath.Join(dir, folder.SummaryFile))
 		if err != nil || len(sum.Recovery) != 1 || sum.Recovery[0].R99S == nil {
 			t.Fatalf("%v: recovery %+v, err %v", args, sum.Recovery, err)
 		}

@@ -7,7 +7,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/slo"
+	"github.com/stampede-dev/stampede/results/summary"
 )
 
 // sloFlag is --slo, which run, bench and loadgen take.
@@ -18,10 +19,10 @@ func sloFlag() cli.Flag {
 
 // sloFlagValue parses every --slo of a WebSocket run, or of an HTTP fleet
 // (http): a figure the run never measures is refused with the rest.
-func sloFlagValue(c *cli.Context, http bool) ([]results.SLO, error) {
-	slos, err := results.ParseSLOs(c.StringSlice("slo"))
+func sloFlagValue(c *cli.Context, http bool) ([]slo.SLO, error) {
+	slos, err := slo.ParseSLOs(c.StringSlice("slo"))
 	if err == nil {
-		err = results.CheckSLOKind(slos, http)
+		err = slo.CheckSLOKind(slos, http)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("--slo: %w", err)
@@ -32,7 +33,7 @@ func sloFlagValue(c *cli.Context, http bool) ([]results.SLO, error) {
 // sloExit returns exit status 1 with a one-line reason when a summary
 // failed one of its SLOs, nil when all passed. The SLO lines themselves
 // are printed with the summary.
-func sloExit(sums ...*results.Summary) error {
+func sloExit(sums ...*summary.Summary) error {
 	var failed []string
 	n := 0
 	for _, s := range sums {
@@ -65,7 +66,7 @@ func sloExit(sums ...*results.Summary) error {
 
 // writeSLOLines prints a summary's SLO lines, each prefixed (a bench's
 // policy), for a command that does not print the whole summary.
-func writeSLOLines(w io.Writer, prefix string, s *results.Summary) {
+func writeSLOLines(w io.Writer, prefix string, s *summary.Summary) {
 	if s == nil {
 		return
 	}

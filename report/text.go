@@ -1,0 +1,211 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/summary"
+)
+
+// WriteText prints the summary for a person at a terminal: the fleet, each
+// event with its recovery, connect failures by class, latencies, kernel
+// counters, resources and SLOs. summary.json holds the same figures for
+// programs.
+func WriteText(w io.Writer, s *summary.Summary) error {
+	ew := &errWriter{w: w}
+	ew.printf("run %s  seed %d  %d clients in %d loadgen process(es), %.1fs\n",
+		s.RunID, s.Seed, s.Clients, s.Processes, s.DurationS)
+	if s.SimulatedNote != "" {
+		ew.printf("note: %s\n", s.SimulatedNote)
+	}
+	ew.printf("connect: %d attempts, %d successes%s\n", s.Connect.Attempts, s.Connect.Successes, classList(s.Connect.Failures, ", failures: "))
+	if len(s.Events) == 0 {
+		ew.printf("events: none\n")
+	}
+	if len(s.Events) > 0 {
+		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "event\tstart\tready\tback/before\tnever down\tR50\tR90\tR99\tR100\therd peak/100ms\tpeak:mean\twasted/client\toutage/client\t")
+		for i, e := range s.Events {
+			name := e.Kind
+			if e.Mode != "" {
+				name += " " + e.Mode
+			}
+			if e.Detected {
+				name += " (detected)"
+			}
+			ready := "never"
+			if e.ReadyS != nil {
+				ready = fmt.Sprintf("%.2fs", *e.ReadyS)
+			}
+			if i >= len(s.Recovery) {
+				fmt.Fprintf(tw, "%s\t%.2fs\t%s\t\t\t\t\t\t\t\t\t\t\t\n", name, e.StartS, ready)
+				continue
+			}
+			r := s.Recovery[i]
+			fmt.Fprintf(tw, "%s\t%.2fs\t%s\t%d/%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
+				name, e.StartS, ready, r.Recovered, r.ConnectedBefore, r.NeverDown,
+				secsUnit(r, r.R50S), secsUnit(r, r.R90S), secsUnit(r, r.R99S), secsUnit(r, r.R100S),
+				CountText(r.HerdPeakPer100ms), FloatText(r.HerdPeakToMean, 1),
+				FloatText(r.WastedAttemptsPerClient, 2), FloatText(r.OutageAttemptsPerClient, 2))
+		}
+		ew.err = firstErr(ew.err, tw.Flush())
+		for _, r := range s.Recovery {
+			if r.Note != "" {
+				ew.printf("  event %d: %s\n", r.Event, r.Note)
+			}
+			if r.AttemptsExhausted > 0 {
+				ew.printf("  event %d: %d gave up (attempts exhausted), %d still retrying at the end\n", r.Event, r.AttemptsExhausted, r.StillRetrying)
+			}
+		}
+	}
+	ew.printf("latency ms: connect %s; ttr %s", lat(s.LatencyMS.Connect), lat(s.LatencyMS.TTR))
+	if s.LatencyMS.MessageRTT.Count > 0 {
+		ew.printf("; message rtt %s", lat(s.LatencyMS.MessageRTT))
+		if l := s.LatencyMS.MessageRTTScheduled; l.Count > 0 {
+			ew.printf(" (from the scheduled send %s)", lat(l))
+		}
+	}
+	ew.printf("\n")
+	switch m := s.Messages; {
+	case m.Tracked:
+		ew.printf("messages: sent %d, acked %d, retried %d, dup_suppressed %d, dup_delivered %d, lost %d, resumed %d\n",
+			m.Sent, m.Acked, m.Retried, m.DupSuppressed, m.DupDelivered, m.Lost, m.Resumed)
+		ew.printf("deliveries: expected %d, received %d, unsynced %d, unacked %d, bad_frames %d, resume gaps %d, dropped unacked (retry queue off) %d\n",
+			m.Expected, m.Received, m.Unsynced, m.Unacked, m.BadFrames, m.ResumeGap, m.UnackedDropped)
+	case m.Sent > 0:
+		ew.printf("messages: sent %d, delivered %d; deliveries not checked (no message protocol): lost, unsynced, unacked, bad_frames -\n",
+			m.Sent, m.Delivered)
+	}
+	k := s.Kernel
+	if s.KernelRead {
+		ew.printf("kernel: ListenOverflows %d, ListenDrops %d, TCPSynRetrans %d, SYN cookies sent %d\n",
+			k.ListenOverflows, k.ListenDrops, k.TCPSynRetrans, k.SyncookiesSent)
+	} else {
+		note := s.KernelNote
+		if note == "" {
+			note = "the kernel counters were not read"
+		}
+		ew.printf("kernel: - (%s)\n", note)
+	}
+	for _, h := range s.Hosts {
+		if h.Kernel == nil {
+			ew.printf("  host %s (%s): - (%s)\n", h.Name, strings.Join(h.Roles, ", "), h.KernelNote)
+			continue
+		}
+		ew.printf("  host %s (%s): ListenOverflows %d, PassiveOpens %d, ActiveOpens %d, TCPSynRetrans %d\n",
+			h.Name, strings.Join(h.Roles, ", "), h.Kernel.ListenOverflows, h.Kernel.PassiveOpens, h.Kernel.ActiveOpens, h.Kernel.TCPSynRetrans)
+	}
+	if s.HAProxy != nil {
+		writeHAProxy(ew, s.HAProxy)
+	}
+	if m := s.Machine; m != nil {
+		ew.printf("machine: %s\n", m.Text())
+	}
+	for _, role := range []string{results.RoleLoadgen, results.RoleTarget, results.RoleProxy, results.RoleCoordinator} {
+		r, ok := s.Resources[role]
+		if !ok || r.Processes == 0 {
+			continue
+		}
+		ew.printf("%s: peak RSS %.1f MiB, CPU %.1fs, peak fds %d, %d process(es)",
+			role, float64(r.PeakRSSBytes)/(1<<20), r.CPUSeconds, r.PeakFDs, r.Processes)
+		if r.PeakConns > 0 {
+			ew.printf("; per connection (%d): RSS %d B, kernel socket buffers %d B",
+				r.PeakConns, r.RSSPerConnBytes, r.SocketMemPerConnBytes)
+		}
+		if r.CPUUsPerConnect != nil || r.CPUUsPerReconnect != nil {
+			ew.printf("; CPU per connect %s, per reconnect %s", usText(r.CPUUsPerConnect), usText(r.CPUUsPerReconnect))
+		}
+		ew.printf("\n")
+	}
+	names := make([]string, 0, len(s.Stopped))
+	for n := range s.Stopped {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		st := s.Stopped[n]
+		ew.printf("stopped: %d client(s) gave up after %s: %s\n", st.Count, n, st.LastError)
+	}
+	for _, r := range s.SLO {
+		ew.printf("%s\n", r.Line())
+	}
+	for _, c := range s.Checks {
+		ew.printf("%s\n", c.Line())
+	}
+	return ew.err
+}
+
+// classList renders the non-zero classes of m as "a 3, b 1" after prefix,
+// largest first; "" when all are zero.
+func classList(m map[string]uint64, prefix string) string {
+	type kv struct {
+		k string
+		v uint64
+	}
+	var xs []kv
+	for k, v := range m {
+		if v > 0 {
+			xs = append(xs, kv{k, v})
+		}
+	}
+	if len(xs) == 0 {
+		return ""
+	}
+	sort.Slice(xs, func(i, j int) bool { return xs[i].v > xs[j].v || xs[i].v == xs[j].v && xs[i].k < xs[j].k })
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprintf("%s %d", x.k, x.v)
+	}
+	return prefix + strings.Join(parts, ", ")
+}
+
+// secsUnit is RText with a unit when there is a value.
+func secsUnit(r summary.Recovery, p *float64) string {
+	if p == nil {
+		return RText(r, p)
+	}
+	return RText(r, p) + "s"
+}
+
+func lat(l results.Latency) string {
+	if l.Count == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("p50 %.1f p90 %.1f p99 %.1f max %.1f", l.P50, l.P90, l.P99, l.Max)
+}
+
+// errWriter keeps the first write error so a long print checks once.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return len(p), nil
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
+
+func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }
+
+func firstErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// usText is a CPU figure in µs, or "-" when it is null.
+func usText(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f µs", *v)
+}

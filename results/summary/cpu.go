@@ -1,0 +1,112 @@
+package summary
+
+import (
+	"math"
+	"time"
+
+	"github.com/stampede-dev/stampede/results"
+)
+
+// CPUPoint is one sample of a role's CPU time: a row of resources.csv
+// (t_s, cpu_s).
+type CPUPoint struct {
+	// At is when the sample was taken, from the run's start.
+	At time.Duration
+	// CPUSeconds is the role's user+system CPU time so far (cumulative,
+	// as ResourceStats.CPUSeconds).
+	CPUSeconds float64
+}
+
+// CPUSampleSlack is how far from an instant the nearest CPU sample may
+// lie for the CPU at that instant to count as sampled: the resource
+// sampler takes one a second (hoststat), so a sampler that kept time has
+// one within half a second of any instant of the run.
+const CPUSampleSlack = time.Second
+
+// cpuAt returns the CPU seconds of the sample of pts nearest t (the
+// earlier of two as near), and false when none lies within
+// CPUSampleSlack of t. pts are in time order.
+func cpuAt(pts []CPUPoint, t time.Duration) (float64, bool) {
+	best := -1
+	var bestD time.Duration
+	for i, p := range pts {
+		d := p.At - t
+		if d < 0 {
+			d = -d
+		}
+		if best < 0 || d < bestD {
+			best, bestD = i, d
+		}
+	}
+	if best < 0 || bestD > CPUSampleSlack {
+		return 0, false
+	}
+	return pts[best].CPUSeconds, true
+}
+
+// CPUSpans are the two spans of a run that the CPU per connect and per
+// reconnect divide (docs/metrics.md "CPU per connect and per reconnect").
+type CPUSpans struct {
+	// ConnectEnd ends the connect span, which starts at the run's start:
+	// the first event's start, or the run's end without one.
+	ConnectEnd time.Duration
+	// FirstConnects is how many clients connected for the first time in
+	// the connect span.
+	FirstConnects int
+	// HasEvent says the run had an event: the reconnect span exists.
+	HasEvent bool
+	// ReconnectStart and ReconnectEnd bound the reconnect span: the first
+	// event's start, and the end of its herd window (the run's end when
+	// it has none).
+	ReconnectStart, ReconnectEnd time.Duration
+	// Reconnects is how many clients came back after the first event:
+	// its Recovered minus NeverDown.
+	Reconnects int
+}
+
+// cpuSpans finds the spans of a run whose events are in Start order and
+// whose first event's recovery is recs[0].
+func cpuSpans(flow results.Flow, events []results.Event, recs []Recovery, end time.Duration) CPUSpans {
+	sp := CPUSpans{ConnectEnd: end}
+	if len(events) > 0 {
+		sp.ConnectEnd = events[0].Start
+		sp.HasEvent = true
+		sp.ReconnectStart, sp.ReconnectEnd = events[0].Start, end
+		if len(recs) > 0 {
+			if w := recs[0].WindowEndS; w != nil {
+				sp.ReconnectEnd = min(end, time.Duration(math.Round(*w*1e9)))
+			}
+			sp.Reconnects = recs[0].Recovered - recs[0].NeverDown
+		}
+	}
+	for _, c := range flow {
+		if time.Duration(c.Step)*results.FlowStep < sp.ConnectEnd {
+			sp.FirstConnects += int(c.Firsts)
+		}
+	}
+	return sp
+}
+
+// PerConnect returns a role's CPU microseconds per first connect and per
+// reconnect over sp, from its CPU samples pts (in time order), each taken
+// at the sample nearest each end of its span (cpuAt): nil when the
+// divisor is 0 or either end was not sampled.
+func (sp CPUSpans) PerConnect(pts []CPUPoint) (perConnect, perReconnect *float64) {
+	per := func(from, to time.Duration, n int) *float64 {
+		if n <= 0 {
+			return nil
+		}
+		a, okA := cpuAt(pts, from)
+		b, okB := cpuAt(pts, to)
+		if !okA || !okB {
+			return nil
+		}
+		us := max(0, b-a) * 1e6 / float64(n)
+		return ptrTo(math.Round(us*10) / 10) // to 0.1 µs
+	}
+	perConnect = per(0, sp.ConnectEnd, sp.FirstConnects)
+	if sp.HasEvent {
+		perReconnect = per(sp.ReconnectStart, sp.ReconnectEnd, sp.Reconnects)
+	}
+	return perConnect, perReconnect
+}

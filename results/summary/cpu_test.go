@@ -1,0 +1,86 @@
+package summary
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stampede-dev/stampede/results"
+)
+
+func fptr(f float64) *float64 { return &f }
+
+func fstr(f *float64) string {
+	if f == nil {
+		return "null"
+	}
+	return time.Duration(*f * 1e3).String() // µs as ns: exact to 0.001 µs
+}
+
+// TestCPUPerConnect checks the arithmetic: CPU between the samples
+// nearest each end of a span, over its divisor, in µs; null for a 0
+// divisor or an end the sampler missed.
+func TestCPUPerConnect(t *testing.T) {
+	s := time.Second
+	// Samples at -0.3 s, 0.7 s, ... every second; the CPU grows 0.5 s a
+	// second to 10.7 s, then 2 s a second (the herd), then not at all.
+	var pts []CPUPoint
+	cpu := 1.0
+	for at := -300 * time.Millisecond; at < 30*s; at += s {
+		pts = append(pts, CPUPoint{At: at, CPUSeconds: cpu})
+		switch {
+		case at < 10*s:
+			cpu += 0.5
+		case at < 20*s:
+			cpu += 2
+		}
+	}
+	// The first connects: 1,000 before the event at 10.2 s, 5 after it.
+	flow := results.Flow{{Step: 100, Firsts: 400}, {Step: 10199, Firsts: 600}, {Step: 10200, Firsts: 5}}
+	events := []results.Event{{Kind: "restart", Start: 10200 * time.Millisecond, End: 12 * s, Ready: 12500 * time.Millisecond}}
+	recs := []Recovery{{ConnectedBefore: 1000, Disconnected: 990, Recovered: 1000, NeverDown: 10, WindowEndS: fptr(19.9)}}
+	sp := cpuSpans(flow, events, recs, 30*s)
+	if sp.FirstConnects != 1000 || sp.Reconnects != 990 || sp.ConnectEnd != 10200*time.Millisecond ||
+		sp.ReconnectStart != 10200*time.Millisecond || sp.ReconnectEnd != 19900*time.Millisecond {
+		t.Fatalf("spans %+v", sp)
+	}
+	conn, reconn := sp.PerConnect(pts)
+	// Connect span: samples at -0.3 s (1.0) and 9.7 s (6.0): 5 s / 1,000
+	// = 5,000 µs. Reconnect span: 9.7 s (6.0) to 19.7 s (6.5 + 9 × 2 =
+	// 24.5): 18.5 s / 990 = 18,686.9 µs.
+	if fstr(conn) != fstr(fptr(5000)) || fstr(reconn) != fstr(fptr(18686.9)) {
+		t.Errorf("per connect %s, per reconnect %s; want 5000 and 18686.9 µs", fstr(conn), fstr(reconn))
+	}
+
+	// No event: the connect span is the whole run, no reconnect figure.
+	sp = cpuSpans(flow, nil, nil, 30*s)
+	conn, reconn = sp.PerConnect(pts)
+	if sp.FirstConnects != 1005 || conn == nil || reconn != nil {
+		t.Errorf("no event: %+v, per connect %s, per reconnect %s", sp, fstr(conn), fstr(reconn))
+	}
+
+	// Nobody came back: null; nobody connected: null.
+	sp = cpuSpans(nil, events, []Recovery{{ConnectedBefore: 10, NeverDown: 10, Recovered: 10}}, 30*s)
+	if conn, reconn = sp.PerConnect(pts); conn != nil || reconn != nil {
+		t.Errorf("no divisor: per connect %s, per reconnect %s; want null", fstr(conn), fstr(reconn))
+	}
+
+	// A gap in the samples around the event (none within a second of it):
+	// both figures null, and the reconnect span runs to the run's end
+	// without a herd window.
+	var gap []CPUPoint
+	for _, p := range pts {
+		if p.At < 8*s || p.At > 12*s {
+			gap = append(gap, p)
+		}
+	}
+	sp = cpuSpans(flow, events, []Recovery{{Recovered: 5, NeverDown: 0}}, 30*s)
+	if sp.ReconnectEnd != 30*s {
+		t.Errorf("reconnect span ends at %v, want the run's end", sp.ReconnectEnd)
+	}
+	if conn, reconn = sp.PerConnect(gap); conn != nil || reconn != nil {
+		t.Errorf("unsampled: per connect %s, per reconnect %s; want null", fstr(conn), fstr(reconn))
+	}
+	if _, ok := cpuAt(nil, 0); ok {
+		t.Error("cpuAt of no samples: sampled")
+	}
+}

@@ -1,0 +1,51 @@
+package summary
+
+import (
+	"time"
+
+	"github.com/stampede-dev/stampede/connerr"
+	"github.com/stampede-dev/stampede/results"
+)
+
+// eventClasses counts failed attempts and ended connections by class in
+// the timeline buckets of event i: from the bucket holding its Start up to
+// the bucket holding the next later event's Start (or end), so each bucket
+// belongs to one event. events must be in Start order. Every class is
+// present in both maps.
+func eventClasses(tl results.Timeline, events []results.Event, i int, end time.Duration) (failures, disconnects map[string]uint64) {
+	ev := events[i]
+	cutoff := end
+	for _, o := range events[i+1:] {
+		if o.Start > ev.Start {
+			cutoff = o.Start
+			break
+		}
+	}
+	first, last := eventBucket(ev.Start), eventBucket(cutoff)
+	if cutoff == end {
+		last = int((end + results.Tick - 1) / results.Tick) // the run's last, partial bucket too
+	}
+	last = min(last, len(tl))
+	var fail, disc [connerr.NumClasses]uint64
+	for b := first; b < last; b++ {
+		for k := range tl[b].Failures {
+			fail[k] += uint64(tl[b].Failures[k])
+			disc[k] += uint64(tl[b].Disconnects[k])
+		}
+	}
+	failures, disconnects = map[string]uint64{}, map[string]uint64{}
+	for _, cl := range connerr.Classes() {
+		failures[cl.String()] = fail[cl]
+		disconnects[cl.String()] = disc[cl]
+	}
+	return failures, disconnects
+}
+
+// eventBucket is the index of the timeline bucket holding offset d (0 for a
+// negative d).
+func eventBucket(d time.Duration) int {
+	if d <= 0 {
+		return 0
+	}
+	return int(d / results.Tick)
+}
