@@ -25,43 +25,57 @@ func WriteText(w io.Writer, s *summary.Summary) error {
 	ew.printf("connect: %d attempts, %d successes%s\n", s.Connect.Attempts, s.Connect.Successes, classList(s.Connect.Failures, ", failures: "))
 	if len(s.Events) == 0 {
 		ew.printf("events: none\n")
+	} else {
+		writeEvents(ew, s)
 	}
-	if len(s.Events) > 0 {
-		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "event\tstart\tready\tback/before\tnever down\tR50\tR90\tR99\tR100\therd peak/100ms\tpeak:mean\twasted/client\toutage/client\t")
-		for i, e := range s.Events {
-			name := e.Kind
-			if e.Mode != "" {
-				name += " " + e.Mode
-			}
-			if e.Detected {
-				name += " (detected)"
-			}
-			ready := "never"
-			if e.ReadyS != nil {
-				ready = fmt.Sprintf("%.2fs", *e.ReadyS)
-			}
-			if i >= len(s.Recovery) {
-				fmt.Fprintf(tw, "%s\t%.2fs\t%s\t\t\t\t\t\t\t\t\t\t\t\n", name, e.StartS, ready)
-				continue
-			}
-			r := s.Recovery[i]
-			fmt.Fprintf(tw, "%s\t%.2fs\t%s\t%d/%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
-				name, e.StartS, ready, r.Recovered, r.ConnectedBefore, r.NeverDown,
-				secsUnit(r, r.R50S), secsUnit(r, r.R90S), secsUnit(r, r.R99S), secsUnit(r, r.R100S),
-				CountText(r.HerdPeakPer100ms), FloatText(r.HerdPeakToMean, 1),
-				FloatText(r.WastedAttemptsPerClient, 2), FloatText(r.OutageAttemptsPerClient, 2))
+	writeLatencies(ew, s)
+	writeHosts(ew, s)
+	writeResources(ew, s)
+	writeOutcomes(ew, s)
+	return ew.err
+}
+
+// writeEvents prints the events' table, one row per event with its
+// recovery, and each event's notes.
+func writeEvents(ew *errWriter, s *summary.Summary) {
+	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "event\tstart\tready\tback/before\tnever down\tR50\tR90\tR99\tR100\therd peak/100ms\tpeak:mean\twasted/client\toutage/client\t")
+	for i, e := range s.Events {
+		name := e.Kind
+		if e.Mode != "" {
+			name += " " + e.Mode
 		}
-		ew.err = firstErr(ew.err, tw.Flush())
-		for _, r := range s.Recovery {
-			if r.Note != "" {
-				ew.printf("  event %d: %s\n", r.Event, r.Note)
-			}
-			if r.AttemptsExhausted > 0 {
-				ew.printf("  event %d: %d gave up (attempts exhausted), %d still retrying at the end\n", r.Event, r.AttemptsExhausted, r.StillRetrying)
-			}
+		if e.Detected {
+			name += " (detected)"
+		}
+		ready := "never"
+		if e.ReadyS != nil {
+			ready = fmt.Sprintf("%.2fs", *e.ReadyS)
+		}
+		if i >= len(s.Recovery) {
+			fmt.Fprintf(tw, "%s\t%.2fs\t%s\t\t\t\t\t\t\t\t\t\t\t\n", name, e.StartS, ready)
+			continue
+		}
+		r := s.Recovery[i]
+		fmt.Fprintf(tw, "%s\t%.2fs\t%s\t%d/%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
+			name, e.StartS, ready, r.Recovered, r.ConnectedBefore, r.NeverDown,
+			secsUnit(r, r.R50S), secsUnit(r, r.R90S), secsUnit(r, r.R99S), secsUnit(r, r.R100S),
+			CountText(r.HerdPeakPer100ms), FloatText(r.HerdPeakToMean, 1),
+			FloatText(r.WastedAttemptsPerClient, 2), FloatText(r.OutageAttemptsPerClient, 2))
+	}
+	ew.err = firstErr(ew.err, tw.Flush())
+	for _, r := range s.Recovery {
+		if r.Note != "" {
+			ew.printf("  event %d: %s\n", r.Event, r.Note)
+		}
+		if r.AttemptsExhausted > 0 {
+			ew.printf("  event %d: %d gave up (attempts exhausted), %d still retrying at the end\n", r.Event, r.AttemptsExhausted, r.StillRetrying)
 		}
 	}
+}
+
+// writeLatencies prints the latency percentiles and the message counts.
+func writeLatencies(ew *errWriter, s *summary.Summary) {
 	ew.printf("latency ms: connect %s; ttr %s", lat(s.LatencyMS.Connect), lat(s.LatencyMS.TTR))
 	if s.LatencyMS.MessageRTT.Count > 0 {
 		ew.printf("; message rtt %s", lat(s.LatencyMS.MessageRTT))
@@ -80,6 +94,11 @@ func WriteText(w io.Writer, s *summary.Summary) error {
 		ew.printf("messages: sent %d, delivered %d; deliveries not checked (no message protocol): lost, unsynced, unacked, bad_frames -\n",
 			m.Sent, m.Delivered)
 	}
+}
+
+// writeHosts prints the kernel counters, per host too, HAProxy's figures
+// and the machine's load.
+func writeHosts(ew *errWriter, s *summary.Summary) {
 	k := s.Kernel
 	if s.KernelRead {
 		ew.printf("kernel: ListenOverflows %d, ListenDrops %d, TCPSynRetrans %d, SYN cookies sent %d\n",
@@ -105,6 +124,10 @@ func WriteText(w io.Writer, s *summary.Summary) error {
 	if m := s.Machine; m != nil {
 		ew.printf("machine: %s\n", m.Text())
 	}
+}
+
+// writeResources prints each role's resources.
+func writeResources(ew *errWriter, s *summary.Summary) {
 	for _, role := range []string{results.RoleLoadgen, results.RoleTarget, results.RoleProxy, results.RoleCoordinator} {
 		r, ok := s.Resources[role]
 		if !ok || r.Processes == 0 {
@@ -121,6 +144,10 @@ func WriteText(w io.Writer, s *summary.Summary) error {
 		}
 		ew.printf("\n")
 	}
+}
+
+// writeOutcomes prints the clients that gave up, the SLOs and the checks.
+func writeOutcomes(ew *errWriter, s *summary.Summary) {
 	names := make([]string, 0, len(s.Stopped))
 	for n := range s.Stopped {
 		names = append(names, n)
@@ -136,7 +163,6 @@ func WriteText(w io.Writer, s *summary.Summary) error {
 	for _, c := range s.Checks {
 		ew.printf("%s\n", c.Line())
 	}
-	return ew.err
 }
 
 // classList renders the non-zero classes of m as "a 3, b 1" after prefix,

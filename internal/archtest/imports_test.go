@@ -26,6 +26,42 @@ var roles = []string{"loadgen", "target", "proxy"}
 // (internal/epoll); and sim, which models the roles and must not run them. None of them depends on a role.
 var neutral = []string{"backoff", "protocol", "connerr", "wsdial", "httpretry", "spec", "session", "internal/epoll", "sim"}
 
+// leaves are the packages the roles and the policies are made of. They
+// may use the record model (package results) but never what sums a run
+// up or stores it: the summary, the SLO language, the results folder and
+// the report that renders them.
+var leaves = []string{"hoststat", "backoff", "spec", "fault", "protocol", "connerr", "wsdial", "httpretry", "session", "loadgen", "target", "proxy", "chaos"}
+
+// aboveModel are the packages built on the record model (results) that
+// neither the model nor a leaf may depend on.
+var aboveModel = []string{"results/summary", "results/slo", "results/folder", "report"}
+
+// modelDeps checks that the record model and the leaves reach none of
+// aboveModel, and that the report reads the model and the summary without
+// running anything (no storm, no sim). It adds each break to found.
+func modelDeps(pkgs map[string]pkg, found map[[2]string]string) {
+	for path, p := range pkgs {
+		below := path == "results" || under(path, "results/track") || under(path, "results/herd")
+		for _, l := range leaves {
+			below = below || under(path, l)
+		}
+		for _, dep := range p.Deps {
+			dep, ok := strings.CutPrefix(dep, module)
+			if !ok {
+				continue
+			}
+			for _, a := range aboveModel {
+				if below && under(dep, a) {
+					found[[2]string{path, a}] = fmt.Sprintf("%s reaches %s: %s", path, a, chain(pkgs, path, dep))
+				}
+			}
+			if under(path, "report") && (under(dep, "storm") || under(dep, "sim") || under(dep, "loadgen")) {
+				found[[2]string{path, dep}] = fmt.Sprintf("report runs nothing, yet reaches %s: %s", dep, chain(pkgs, path, dep))
+			}
+		}
+	}
+}
+
 // allowed are the dependencies that break these rules in the tree today,
 // importer and the role it reaches. Each is to be removed: the test fails
 // once one no longer exists, so that this list only shrinks.
@@ -136,6 +172,7 @@ func violations(pkgs map[string]pkg) map[[2]string]string {
 			}
 		}
 	}
+	modelDeps(pkgs, found)
 	return found
 }
 
