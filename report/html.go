@@ -231,20 +231,8 @@ func runView(r *Run) runV {
 	if len(r.Missing) > 0 {
 		v.Missing = strings.Join(r.Missing, ", ")
 	}
-	for i, e := range s.Events {
-		ev := eventV{Name: summary.EventName(e), Start: f2(e.StartS), Ready: "never", Outage: FloatText(e.OutageS, 2)}
-		if e.ReadyS != nil {
-			ev.Ready = f2(*e.ReadyS)
-		}
-		if i < len(s.Recovery) {
-			rec := s.Recovery[i]
-			ev.Back = fmt.Sprintf("%d / %d", rec.Recovered, rec.ConnectedBefore)
-			ev.R50, ev.R90, ev.R99, ev.R100 = secs(rec, rec.R50S), secs(rec, rec.R90S), secs(rec, rec.R99S), secs(rec, rec.R100S)
-			ev.Peak = CountText(rec.HerdPeakPer100ms)
-			ev.PeakToMean, ev.Wasted, ev.OutageAttempts = f2p(rec.HerdPeakToMean), f2p(rec.WastedAttemptsPerClient), f2p(rec.OutageAttemptsPerClient)
-			ev.From, ev.Note = measuredFromText[rec.MeasuredFrom], rec.Note
-		}
-		v.Events = append(v.Events, ev)
+	for i := range s.Events {
+		v.Events = append(v.Events, eventView(s, i))
 	}
 	stopped := make([]string, 0, len(s.Stopped))
 	for k := range s.Stopped {
@@ -292,6 +280,24 @@ func runView(r *Run) runV {
 			FDs: strconv.FormatInt(rs.PeakFDs, 10), Threads: strconv.FormatInt(rs.PeakThreads, 10), Procs: strconv.Itoa(rs.Processes)})
 	}
 	return v
+}
+
+// eventView is the i-th event of s with its recovery, as the page shows it.
+func eventView(s *summary.Summary, i int) eventV {
+	e := s.Events[i]
+	ev := eventV{Name: summary.EventName(e), Start: f2(e.StartS), Ready: "never", Outage: FloatText(e.OutageS, 2)}
+	if e.ReadyS != nil {
+		ev.Ready = f2(*e.ReadyS)
+	}
+	if i < len(s.Recovery) {
+		rec := s.Recovery[i]
+		ev.Back = fmt.Sprintf("%d / %d", rec.Recovered, rec.ConnectedBefore)
+		ev.R50, ev.R90, ev.R99, ev.R100 = secs(rec, rec.R50S), secs(rec, rec.R90S), secs(rec, rec.R99S), secs(rec, rec.R100S)
+		ev.Peak = CountText(rec.HerdPeakPer100ms)
+		ev.PeakToMean, ev.Wasted, ev.OutageAttempts = f2p(rec.HerdPeakToMean), f2p(rec.WastedAttemptsPerClient), f2p(rec.OutageAttemptsPerClient)
+		ev.From, ev.Note = measuredFromText[rec.MeasuredFrom], rec.Note
+	}
+	return ev
 }
 
 func compareRow(r *Run) compareV {

@@ -372,28 +372,8 @@ func Summarize(in Input) *Summary {
 		Pass:       true,
 		Complete:   true,
 	}
-	for i, e := range events {
-		es := EventSummary{
-			Kind:         e.Kind,
-			Mode:         e.Mode,
-			Spec:         e.Spec,
-			StartS:       e.Start.Seconds(),
-			EndS:         e.End.Seconds(),
-			Detected:     e.Detected,
-			EarlyRetries: e.EarlyRetries,
-			Role:         e.Role,
-			PID:          e.PID,
-			Exit:         e.Exit,
-		}
-		if ready, ok := e.ReadyAt(); ok {
-			es.ReadyS, es.OutageS = ptrTo(ready.Seconds()), ptrTo((ready - e.Start).Seconds())
-		}
-		for _, st := range e.Steps {
-			es.Steps = append(es.Steps, StepSummary{Proc: st.Proc, StartS: st.Start.Seconds(), EndS: st.End.Seconds(), ReadyS: st.Ready.Seconds(), Conns: st.Conns})
-		}
-		es.Failures, es.Disconnects = eventClasses(r.Timeline, events, i, end)
-		es.RTTMS, es.RTTBeforeMS = eventRTT(r.Timeline, e)
-		s.Events = append(s.Events, es)
+	for i := range events {
+		s.Events = append(s.Events, eventSummary(r.Timeline, events, i, end))
 	}
 	s.Messages.Tracked = r.Track != nil // deliveries checked: the message protocol ran
 	for k, v := range r.Stopped {
@@ -421,6 +401,33 @@ func Summarize(in Input) *Summary {
 		}
 	}
 	return s
+}
+
+// eventSummary is events[i] as summary.json shows it, with its failures,
+// disconnects and message round trips from the timeline tl.
+func eventSummary(tl results.Timeline, events []results.Event, i int, end time.Duration) EventSummary {
+	e := events[i]
+	es := EventSummary{
+		Kind:         e.Kind,
+		Mode:         e.Mode,
+		Spec:         e.Spec,
+		StartS:       e.Start.Seconds(),
+		EndS:         e.End.Seconds(),
+		Detected:     e.Detected,
+		EarlyRetries: e.EarlyRetries,
+		Role:         e.Role,
+		PID:          e.PID,
+		Exit:         e.Exit,
+	}
+	if ready, ok := e.ReadyAt(); ok {
+		es.ReadyS, es.OutageS = ptrTo(ready.Seconds()), ptrTo((ready - e.Start).Seconds())
+	}
+	for _, st := range e.Steps {
+		es.Steps = append(es.Steps, StepSummary{Proc: st.Proc, StartS: st.Start.Seconds(), EndS: st.End.Seconds(), ReadyS: st.Ready.Seconds(), Conns: st.Conns})
+	}
+	es.Failures, es.Disconnects = eventClasses(tl, events, i, end)
+	es.RTTMS, es.RTTBeforeMS = eventRTT(tl, e)
+	return es
 }
 
 // peakConnected is the most clients connected at once by the timeline:
