@@ -45,11 +45,9 @@ var (
 )
 
 // NewChaosGroup wraps g, whose processes started with the given backlog
-// (0: DefaultBacklog) and per-process accept rate (0: unlimited).
+// (their spec's, defaults applied) and per-process accept rate (0:
+// unlimited).
 func NewChaosGroup(g *target.Group, backlog int, acceptRatePerProc float64) *ChaosGroup {
-	if backlog == 0 {
-		backlog = target.DefaultBacklog
-	}
 	return &ChaosGroup{Group: g, backlog: backlog, acceptRate: acceptRatePerProc}
 }
 

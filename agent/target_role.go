@@ -41,7 +41,7 @@ func (a *agent) target(ctx context.Context) error {
 		return fail(a.t, a.id, err)
 	}
 	defer g.Close()
-	gt := NewChaosGroup(g, tp.Config.Backlog, tp.Config.AcceptRate)
+	gt := NewChaosGroup(g, tp.Config.Server.WithDefaults().Backlog, tp.Config.AcceptRate)
 	pids := func() []int {
 		var out []int
 		for _, p := range g.Procs() {

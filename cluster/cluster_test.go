@@ -40,19 +40,24 @@ func TestSplit(t *testing.T) {
 	}
 	// The default bound (MaxInflight 0) is the fleet's, shared like a
 	// given one: 56 shares of 2,000 each flooded a million-client run.
+	// The ping interval is the whole fleet's too: a million clients ping
+	// every 100 s, not each share's 10 s.
 	var sum int
 	for _, g := range Split(loadgen.Config{Client: spec.Client{Clients: 1000000}}, 56) {
 		sum += g.MaxInflight
+		if g.PingInterval != 100*time.Second {
+			t.Fatalf("a share of a million clients pings every %s, want 100s", g.PingInterval)
+		}
 	}
-	if sum > loadgen.DefaultMaxInflight || sum < loadgen.DefaultMaxInflight-56 {
-		t.Errorf("default in-flight bound over 56 shares sums to %d, want about %d", sum, loadgen.DefaultMaxInflight)
+	if sum > spec.DefaultMaxInflight || sum < spec.DefaultMaxInflight-56 {
+		t.Errorf("default in-flight bound over 56 shares sums to %d, want about %d", sum, spec.DefaultMaxInflight)
 	}
 	sum = 0
 	for _, g := range SplitCounts(loadgen.Config{Client: spec.Client{Clients: 100}}, []int{75, 25}) {
 		sum += g.MaxInflight
 	}
-	if sum != loadgen.DefaultMaxInflight {
-		t.Errorf("SplitCounts: default in-flight bound sums to %d, want %d", sum, loadgen.DefaultMaxInflight)
+	if sum != spec.DefaultMaxInflight {
+		t.Errorf("SplitCounts: default in-flight bound sums to %d, want %d", sum, spec.DefaultMaxInflight)
 	}
 	// More workers than clients: one client each, no empty worker.
 	if n := len(Split(loadgen.Config{Client: spec.Client{Clients: 2}}, 5)); n != 2 {

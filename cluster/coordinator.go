@@ -393,8 +393,12 @@ func orDefault(d, def time.Duration) time.Duration {
 // ranges, the ramp rate and the in-flight bound shared out so the whole
 // fleet ramps as one. Every share keeps all source addresses: the port
 // budget is per source address, whichever process binds it, and clients
-// pick their address by their global ID.
+// pick their address by their global ID. The fleet's defaults are applied
+// to the whole fleet first (spec.Client.WithDefaults), so a default that
+// depends on its size (the ping interval) or bounds it as a whole (the
+// in-flight bound) is the whole fleet's in every share.
 func Split(cfg loadgen.Config, n int) []loadgen.Config {
+	cfg.Client = cfg.Client.WithDefaults()
 	if n < 1 {
 		n = 1
 	}
@@ -413,31 +417,19 @@ func Split(cfg loadgen.Config, n int) []loadgen.Config {
 		first += uint32(c.Clients)
 		c.Ramp = cfg.Ramp / float64(n)
 		c.MaxAttemptRate = cfg.MaxAttemptRate / float64(n)
-		c.MaxInflight = max(1, fleetInflight(cfg)/n)
+		c.MaxInflight = max(1, cfg.MaxInflight/n)
 		out[i] = c
 	}
 	return out
-}
-
-// fleetInflight is the whole fleet's bound on first connects in flight:
-// cfg.MaxInflight, or the default when it is 0. The default bounds the
-// fleet, not each share: 56 processes of 2,000 each put 112,000 SYNs in
-// flight at a million clients, and the targets' accept queues dropped
-// them faster than they were resent (16.9 million overflows, 15 % of the
-// fleet connected in two minutes).
-func fleetInflight(cfg loadgen.Config) int {
-	if cfg.MaxInflight > 0 {
-		return cfg.MaxInflight
-	}
-	return loadgen.DefaultMaxInflight
 }
 
 // SplitCounts divides one fleet into shares of the given numbers of
 // clients (they must add up to cfg.Clients): consecutive client ID
 // ranges, the ramp rate and the in-flight bound shared in proportion, so
 // the whole fleet ramps as one. Agents of unequal capacity take unequal
-// shares this way.
+// shares this way. The defaults are the whole fleet's, as in Split.
 func SplitCounts(cfg loadgen.Config, counts []int) []loadgen.Config {
+	cfg.Client = cfg.Client.WithDefaults()
 	out := make([]loadgen.Config, 0, len(counts))
 	first := cfg.FirstID
 	for _, n := range counts {
@@ -451,7 +443,7 @@ func SplitCounts(cfg loadgen.Config, counts []int) []loadgen.Config {
 		frac := float64(n) / float64(max(1, cfg.Clients))
 		c.Ramp = cfg.Ramp * frac
 		c.MaxAttemptRate = cfg.MaxAttemptRate * frac
-		c.MaxInflight = max(1, int(float64(fleetInflight(cfg))*frac))
+		c.MaxInflight = max(1, int(float64(cfg.MaxInflight)*frac))
 		out = append(out, c)
 	}
 	return out

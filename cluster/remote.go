@@ -10,7 +10,6 @@ import (
 	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/chaos/supervisor"
 	"github.com/stampede-dev/stampede/fault"
-	"github.com/stampede-dev/stampede/target"
 )
 
 // RemoteTarget is the supervisor.Target of a target group run by an agent: the
@@ -28,11 +27,7 @@ type RemoteTarget struct {
 // target.
 func NewRemoteTarget(a *Agent) *RemoteTarget {
 	tp := a.Plan.Target
-	backlog := tp.Config.Backlog
-	if backlog == 0 {
-		backlog = target.DefaultBacklog
-	}
-	return &RemoteTarget{agent: a, backlog: backlog, rate: tp.Config.AcceptRate * float64(max(1, tp.Procs))}
+	return &RemoteTarget{agent: a, backlog: tp.Config.Server.WithDefaults().Backlog, rate: tp.Config.AcceptRate * float64(max(1, tp.Procs))}
 }
 
 // URL returns the group's ws:// or wss:// URL.

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/stampede-dev/stampede/internal/redact"
-	"github.com/stampede-dev/stampede/loadgen"
 )
 
 // InsecureWarning is printed on every run whose fleet does not verify the
@@ -25,10 +24,7 @@ func Banner(w io.Writer, cfg *Config) {
 	if f.Ramp > 0 {
 		rate = fmt.Sprintf("%g/s", f.Ramp)
 	}
-	inflight := f.MaxInflight
-	if inflight == 0 {
-		inflight = loadgen.DefaultMaxInflight
-	}
+	inflight := f.Client.WithDefaults().MaxInflight
 	var b strings.Builder
 	fmt.Fprintf(&b, "drill: target %s\n", redact.URLWith(f.URL, f.SecretHeaders))
 	fmt.Fprintf(&b, "drill: %d clients, first connects %s (at most %d in flight), duration %s, policy %s\n",

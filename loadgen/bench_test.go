@@ -17,7 +17,7 @@ func benchReactor(b *testing.B, mode string) *reactor {
 	u, _ := url.Parse(f.cfg.URL)
 	f.up = newUpgrade(u, nil, nil, 1)
 	r := newReactor(f, 0, 1)
-	r.rbuf, r.wbuf, r.pbuf = make([]byte, readBufSize), make([]byte, 0, writeBufSize), make([]byte, MaxMsgSize)
+	r.rbuf, r.wbuf, r.pbuf = make([]byte, readBufSize), make([]byte, 0, writeBufSize), make([]byte, spec.MaxMsgSize)
 	r.epoch = time.Now()
 	r.clients[0].state = stConnected
 	r.clients[0].fd = 1 << 20 // never written to: data frames only
@@ -26,7 +26,7 @@ func benchReactor(b *testing.B, mode string) *reactor {
 
 // BenchmarkFrames: 64 echo frames of 64 bytes handled from one read.
 func BenchmarkFrames(b *testing.B) {
-	r := benchReactor(b, ModeEcho)
+	r := benchReactor(b, spec.ModeEcho)
 	var buf bytes.Buffer
 	p := make([]byte, 64)
 	putStamp(p, 1, 0, 0)
@@ -46,7 +46,7 @@ func BenchmarkFrames(b *testing.B) {
 
 // BenchmarkRequest: writing one upgrade request and checking its answer.
 func BenchmarkRequest(b *testing.B) {
-	r := benchReactor(b, ModeNone)
+	r := benchReactor(b, spec.ModeNone)
 	var key [24]byte
 	r.f.up.key(&key, 0, 1)
 	answer := []byte("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: " + acceptOf(string(key[:])) + "\r\n\r\n")

@@ -10,24 +10,6 @@ import (
 	"github.com/stampede-dev/stampede/spec"
 )
 
-// Defaults and bounds of a fleet: the spec's (package spec owns them).
-const (
-	DefaultMaxInflight      = spec.DefaultMaxInflight
-	DefaultConnectTimeout   = spec.DefaultConnectTimeout
-	DefaultHandshakeTimeout = spec.DefaultHandshakeTimeout
-	DefaultPingInterval     = spec.DefaultPingInterval
-	MaxFleetPingRate        = spec.MaxFleetPingRate
-	DefaultMsgRate          = spec.DefaultMsgRate
-	DefaultMsgSize          = spec.DefaultMsgSize
-	MinMsgSize              = spec.MinMsgSize
-	MaxMsgSize              = spec.MaxMsgSize
-	DefaultRetryAfterCap    = spec.DefaultRetryAfterCap
-	MaxReactors             = spec.MaxReactors
-	DefaultRoomSize         = spec.DefaultRoomSize
-	DefaultQuietPeriod      = spec.DefaultQuietPeriod
-	MaxProtocolBody         = spec.MaxProtocolBody
-)
-
 // The spec's bounds hold what this package sends: the echo stamp fits the
 // smallest payload, the largest body fits a protocol frame, and the
 // shortest histogram interval is the results' tick. (A negative constant
@@ -39,13 +21,6 @@ const (
 	_ = uint((protocol.MaxFrameSize - 1024) - spec.MaxProtocolBody)
 	_ = uint(spec.MinHistInterval - results.Tick)
 	_ = uint(results.Tick - spec.MinHistInterval)
-)
-
-// Message modes (Config.Mode): the spec's.
-const (
-	ModeNone     = spec.ModeNone
-	ModeEcho     = spec.ModeEcho
-	ModeStampede = spec.ModeStampede
 )
 
 // Config describes one fleet: its spec (every knob, its default and its
@@ -115,7 +90,3 @@ func (c Config) Redacted() Config {
 
 // errRunTwice is returned by a second call of Fleet.Run.
 var errRunTwice = errors.New("loadgen: a Fleet runs once")
-
-// FleetPingInterval is the default ping interval of a fleet of n clients
-// (spec.FleetPingInterval).
-func FleetPingInterval(n int) time.Duration { return spec.FleetPingInterval(n) }

@@ -24,7 +24,7 @@ func TestValidate(t *testing.T) {
 		{"minimal", func(*Config) {}, ""},
 		{"wss", func(c *Config) { c.URL = "wss://localhost/" }, ""},
 		{"everything", func(c *Config) {
-			c.Ramp, c.MaxInflight, c.SynRetries, c.Mode, c.MsgRate, c.MsgSize = 100, 10, 2, ModeEcho, 5, 64
+			c.Ramp, c.MaxInflight, c.SynRetries, c.Mode, c.MsgRate, c.MsgSize = 100, 10, 2, spec.ModeEcho, 5, 64
 			c.Header = http.Header{"Authorization": {"Bearer t"}}
 			c.Protocols = []string{"chat"}
 			c.SourceIPs = []netip.Addr{netip.MustParseAddr("127.0.0.2")}
@@ -45,13 +45,13 @@ func TestValidate(t *testing.T) {
 		{"bad subprotocol", func(c *Config) { c.Protocols = []string{"a b"} }, "Protocols"},
 		{"reactors", func(c *Config) { c.Reactors = 1000 }, "Reactors"},
 		{"stampede", func(c *Config) {
-			c.Mode, c.Rooms, c.NoResume, c.NoRetryQueue, c.QuietPeriod = ModeStampede, 200, true, true, time.Second
+			c.Mode, c.Rooms, c.NoResume, c.NoRetryQueue, c.QuietPeriod = spec.ModeStampede, 200, true, true, time.Second
 		}, ""},
-		{"stampede over wss", func(c *Config) { c.Mode, c.URL = ModeStampede, "wss://localhost/" }, "Mode"},
-		{"stampede body over a frame", func(c *Config) { c.Mode, c.MsgSize = ModeStampede, MaxProtocolBody+1 }, "MsgSize"},
-		{"negative rooms", func(c *Config) { c.Mode, c.Rooms = ModeStampede, -1 }, "Rooms"},
+		{"stampede over wss", func(c *Config) { c.Mode, c.URL = spec.ModeStampede, "wss://localhost/" }, "Mode"},
+		{"stampede body over a frame", func(c *Config) { c.Mode, c.MsgSize = spec.ModeStampede, spec.MaxProtocolBody+1 }, "MsgSize"},
+		{"negative rooms", func(c *Config) { c.Mode, c.Rooms = spec.ModeStampede, -1 }, "Rooms"},
 		{"negative quiet period", func(c *Config) { c.QuietPeriod = -time.Second }, "QuietPeriod"},
-		{"rooms without stampede", func(c *Config) { c.Mode, c.Rooms = ModeEcho, 5 }, "Rooms"},
+		{"rooms without stampede", func(c *Config) { c.Mode, c.Rooms = spec.ModeEcho, 5 }, "Rooms"},
 		{"no resume without stampede", func(c *Config) { c.NoResume = true }, "NoResume"},
 		{"no retry queue without stampede", func(c *Config) { c.NoRetryQueue = true }, "NoRetryQueue"},
 		{"histogram intervals of 250 ms", func(c *Config) { c.HistInterval = 250 * time.Millisecond }, ""},
@@ -82,9 +82,9 @@ func TestValidate(t *testing.T) {
 
 func TestDefaults(t *testing.T) {
 	c := Config{Client: spec.Client{URL: "ws://127.0.0.1/", Clients: 3}}.withDefaults()
-	if c.MaxInflight != DefaultMaxInflight || c.ConnectTimeout != DefaultConnectTimeout ||
-		c.HandshakeTimeout != DefaultHandshakeTimeout || c.Mode != ModeNone || c.MsgSize != DefaultMsgSize ||
-		c.Reactors < 1 || c.Reactors > 3 || c.RetryAfterCap != DefaultRetryAfterCap {
+	if c.MaxInflight != spec.DefaultMaxInflight || c.ConnectTimeout != spec.DefaultConnectTimeout ||
+		c.HandshakeTimeout != spec.DefaultHandshakeTimeout || c.Mode != spec.ModeNone || c.MsgSize != spec.DefaultMsgSize ||
+		c.Reactors < 1 || c.Reactors > 3 || c.RetryAfterCap != spec.DefaultRetryAfterCap {
 		t.Errorf("defaults %+v", c)
 	}
 }
@@ -126,14 +126,14 @@ func TestConfigJSON(t *testing.T) {
 	in := Config{Client: spec.Client{URL: "ws://127.0.0.1:9000/ws", Clients: 10,
 		Ramp: 100, Policy: backoff.MustParse("exp:initial=100ms,max=5s,jitter=0.5,spread=100ms-500ms"), Seed: 9,
 		SourceIPs: []netip.Addr{netip.MustParseAddr("127.0.0.2")}, ConnectTimeout: time.Second, SynRetries: 2,
-		Header: http.Header{"Authorization": {"Bearer t"}}, Protocols: []string{"chat"}, Mode: ModeEcho, MsgRate: 2}, FirstID: 5, Start: time.Unix(1700000000, 5).UTC(),
+		Header: http.Header{"Authorization": {"Bearer t"}}, Protocols: []string{"chat"}, Mode: spec.ModeEcho, MsgRate: 2}, FirstID: 5, Start: time.Unix(1700000000, 5).UTC(),
 
 		OnRetry: func(Retry) {},
 	}
 	// The stampede mode's fields travel too (a second config: Validate
 	// would refuse them in echo mode, the trip does not care).
 	st := in
-	st.Mode, st.Rooms, st.QuietPeriod, st.NoResume, st.NoRetryQueue = ModeStampede, 200, 3*time.Second, true, true
+	st.Mode, st.Rooms, st.QuietPeriod, st.NoResume, st.NoRetryQueue = spec.ModeStampede, 200, 3*time.Second, true, true
 	for _, in := range []Config{in, st} {
 		roundTrip(t, in)
 	}

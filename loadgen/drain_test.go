@@ -20,7 +20,7 @@ import (
 func TestDrainDuringRun(t *testing.T) {
 	srv := newTargetRestarter(t, false)
 	start := time.Now()
-	cfg := Config{Client: spec.Client{URL: srv.URL(), Clients: 24, Mode: ModeStampede, Rooms: 4, MsgRate: 20, Seed: 7,
+	cfg := Config{Client: spec.Client{URL: srv.URL(), Clients: 24, Mode: spec.ModeStampede, Rooms: 4, MsgRate: 20, Seed: 7,
 		Policy:      backoff.Policy{Kind: backoff.Fixed, Initial: 200 * time.Millisecond, Jitter: 0.9},
 		QuietPeriod: time.Second, Reactors: 2, HistInterval: 200 * time.Millisecond}, Start: start,
 	}
@@ -143,7 +143,7 @@ func TestDrainDuringRun(t *testing.T) {
 func TestStreamedKeepsOnlyTransitions(t *testing.T) {
 	srv := newTargetRestarter(t, false)
 	start := time.Now()
-	cfg := Config{Client: spec.Client{URL: srv.URL(), Clients: 12, Mode: ModeStampede, Rooms: 3, MsgRate: 20, Seed: 3,
+	cfg := Config{Client: spec.Client{URL: srv.URL(), Clients: 12, Mode: spec.ModeStampede, Rooms: 3, MsgRate: 20, Seed: 3,
 		Policy:      backoff.Policy{Kind: backoff.Fixed, Initial: 200 * time.Millisecond, Jitter: 0.9},
 		QuietPeriod: time.Second, Reactors: 2, HistInterval: 200 * time.Millisecond}, Start: start,
 	}

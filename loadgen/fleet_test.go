@@ -300,7 +300,7 @@ func TestAttemptResets(t *testing.T) {
 func TestEchoRTT(t *testing.T) {
 	const n = 8
 	srv := newTestServer(t, true, nil)
-	run := start(t, Config{Client: spec.Client{URL: srv.url, Clients: n, Policy: fast, Mode: ModeEcho, MsgRate: 50, MsgSize: 100}})
+	run := start(t, Config{Client: spec.Client{URL: srv.url, Clients: n, Policy: fast, Mode: spec.ModeEcho, MsgRate: 50, MsgSize: 100}})
 	waitFor(t, 10*time.Second, "echoes", func(s Stats) bool { return s.MsgDelivered >= 5*n }, run.f)
 	rep := run.stop(t)
 	if rep.Messages.Delivered < 5*n || rep.Messages.Sent < rep.Messages.Delivered {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/connerr"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // frames handles bytes of an established connection: whole frames straight
@@ -47,7 +48,7 @@ func (r *reactor) frames(j int32, data []byte, now int64) {
 		}
 		hl := len(buf) - r.rd.Len()
 		if avail := int64(len(buf) - hl); avail < h.Length {
-			if h.OpCode.IsControl() || (h.Length <= MaxMsgSize && r.mode.wantsPayload(h)) {
+			if h.OpCode.IsControl() || (h.Length <= spec.MaxMsgSize && r.mode.wantsPayload(h)) {
 				break // keep the partial frame
 			}
 			r.extOf(j).skip = h.Length - avail

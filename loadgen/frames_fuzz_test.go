@@ -35,7 +35,7 @@ func feedFrames(t *testing.T, mode string, pieces ...[]byte) frameOutcome {
 	u, _ := url.Parse(f.cfg.URL)
 	f.up = newUpgrade(u, nil, nil, 1)
 	r := newReactor(f, 0, 1)
-	r.rbuf, r.wbuf, r.pbuf = make([]byte, readBufSize), make([]byte, 0, writeBufSize), make([]byte, MaxMsgSize)
+	r.rbuf, r.wbuf, r.pbuf = make([]byte, readBufSize), make([]byte, 0, writeBufSize), make([]byte, spec.MaxMsgSize)
 	r.epoch = time.Now()
 	c := &r.clients[0]
 	c.state, c.fd, c.up = stConnected, int32(fds[0]), true
@@ -100,9 +100,9 @@ func FuzzFrames(f *testing.F) {
 		f.Add(s, uint16(len(s)/2), true)
 	}
 	f.Fuzz(func(t *testing.T, data []byte, cut uint16, echo bool) {
-		mode := ModeNone
+		mode := spec.ModeNone
 		if echo {
-			mode = ModeEcho
+			mode = spec.ModeEcho
 		}
 		k := int(cut) % (len(data) + 1)
 		whole := feedFrames(t, mode, data)

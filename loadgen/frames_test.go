@@ -129,7 +129,7 @@ func TestSplitEcho(t *testing.T) {
 		}
 		_, _ = readFrame(br) // until the client goes
 	})
-	run := start(t, Config{Client: spec.Client{URL: url, Clients: 1, Policy: fast, Mode: ModeEcho, MsgRate: 20, MsgSize: 300}})
+	run := start(t, Config{Client: spec.Client{URL: url, Clients: 1, Policy: fast, Mode: spec.ModeEcho, MsgRate: 20, MsgSize: 300}})
 	waitFor(t, 10*time.Second, "three echoes", func(s Stats) bool { return s.MsgDelivered == 3 }, run.f)
 	rep := run.stop(t)
 	if rep.RTT.TotalCount() != 3 || rep.Messages.Delivered != 3 {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // handler is a message mode: what a connected client sends, and what it
@@ -47,10 +48,10 @@ func newHandler(cfg *Config, clients int) handler {
 	if cfg.Session.Protocol != "" {
 		return newSessionMode(cfg, clients)
 	}
-	if cfg.Mode == ModeStampede {
+	if cfg.Mode == spec.ModeStampede {
 		return newStampedeMode(cfg, clients)
 	}
-	if cfg.Mode == ModeEcho {
+	if cfg.Mode == spec.ModeEcho {
 		return &echoMode{
 			interval: int64(float64(time.Second) / cfg.MsgRate),
 			size:     cfg.MsgSize,

@@ -2,11 +2,12 @@ package loadgen
 
 import (
 	"bufio"
-	"github.com/HdrHistogram/hdrhistogram-go"
 	"net/url"
 	"os"
 	"testing"
 	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/gobwas/ws"
 	"github.com/stampede-dev/stampede/spec"
@@ -29,7 +30,7 @@ func pairedReactor(t *testing.T, cfg Config) (*reactor, *bufio.Reader) {
 	u, _ := url.Parse(f.cfg.URL)
 	f.up = newUpgrade(u, nil, nil, 1)
 	r := newReactor(f, 0, 1)
-	r.rbuf, r.wbuf, r.pbuf = make([]byte, readBufSize), make([]byte, 0, writeBufSize), make([]byte, MaxMsgSize)
+	r.rbuf, r.wbuf, r.pbuf = make([]byte, readBufSize), make([]byte, 0, writeBufSize), make([]byte, spec.MaxMsgSize)
 	r.epoch = time.Now()
 	r.clients[0].state = stConnected
 	r.clients[0].fd = int32(fds[0])
@@ -49,7 +50,7 @@ func echoBack(t *testing.T, br *bufio.Reader) []byte {
 // send longer than the one from the actual send by exactly the delay.
 func TestEchoScheduledRTT(t *testing.T) {
 	const ms = int64(time.Millisecond)
-	r, br := pairedReactor(t, Config{Client: spec.Client{Mode: ModeEcho, MsgRate: 10, MsgSize: 64}}) // a slot every 100 ms
+	r, br := pairedReactor(t, Config{Client: spec.Client{Mode: spec.ModeEcho, MsgRate: 10, MsgSize: 64}}) // a slot every 100 ms
 	m := r.mode.(*echoMode)
 	m.connected(r, 0, 0)
 	for _, step := range []struct {
@@ -122,7 +123,7 @@ func countAt(h *hdrhistogram.Histogram, v int64) int64 {
 // round trip from the resend is 10 ms, from its schedule 2.02 s.
 func TestStampedeScheduledRTT(t *testing.T) {
 	const ms = int64(time.Millisecond)
-	r, _ := pairedReactor(t, Config{Client: spec.Client{Mode: ModeStampede, MsgRate: 10, MsgSize: 64}})
+	r, _ := pairedReactor(t, Config{Client: spec.Client{Mode: spec.ModeStampede, MsgRate: 10, MsgSize: 64}})
 	h := r.mode.(*stampedeMode)
 	h.connected(r, 0, 900*ms) // join
 	h.sync(r, 0, 950*ms)

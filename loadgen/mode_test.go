@@ -3,6 +3,8 @@ package loadgen
 import (
 	"math"
 	"testing"
+
+	"github.com/stampede-dev/stampede/spec"
 )
 
 func TestStamp(t *testing.T) {
@@ -36,10 +38,10 @@ func TestStamp(t *testing.T) {
 		})
 	}
 	// The stamp fills the smallest payload exactly.
-	p := make([]byte, MinMsgSize)
+	p := make([]byte, spec.MinMsgSize)
 	putStamp(p, 1, 2, 1)
-	if _, _, _, ok := readStamp(p); !ok || MinMsgSize != 26 {
-		t.Errorf("stamp of %d bytes in %d: %q", stampSize, MinMsgSize, p)
+	if _, _, _, ok := readStamp(p); !ok || spec.MinMsgSize != 26 {
+		t.Errorf("stamp of %d bytes in %d: %q", stampSize, spec.MinMsgSize, p)
 	}
 	for _, bad := range []string{"", "s00000t0000000000000000000", "x000001t000000000010000000", "s00000*t0000000000100000000", "s000001x0000000000100000000",
 		"sZZZZZZt000000000010000000"} {

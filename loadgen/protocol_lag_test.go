@@ -170,7 +170,7 @@ func lagRun(t *testing.T, set func(*frameRelay)) (results.Messages, *frameRelay)
 	t.Cleanup(func() { srv.Shutdown(target.Abrupt) })
 	fr := newFrameRelay(t, srv.Addr().String())
 	const n = 24
-	f, err := New(Config{Client: spec.Client{URL: fr.url, Clients: n, Mode: ModeStampede, Rooms: 4, MsgRate: 20, Seed: 7,
+	f, err := New(Config{Client: spec.Client{URL: fr.url, Clients: n, Mode: spec.ModeStampede, Rooms: 4, MsgRate: 20, Seed: 7,
 		Policy:      backoff.Policy{Kind: backoff.Fixed, Initial: 200 * time.Millisecond, Jitter: 0.9},
 		QuietPeriod: 1500 * time.Millisecond, Reactors: 2, PingInterval: -1},
 	})

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/results/track"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // names makes the stampede mode's room names and message IDs. Both carry a
@@ -25,10 +26,7 @@ func newNames(start time.Time, rooms int) names {
 
 // roomOf returns the room number of client id.
 func (n *names) roomOf(id uint32) uint32 {
-	if n.rooms > 0 {
-		return id % uint32(n.rooms)
-	}
-	return id / DefaultRoomSize
+	return spec.RoomOf(n.rooms, id)
 }
 
 // appendRoom appends room k's name.

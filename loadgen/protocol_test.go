@@ -51,7 +51,7 @@ func stampedeStormPrep(t *testing.T, srv restarter, parts int, tweak func(*Confi
 	t.Helper()
 	const n = 24
 	start := time.Now()
-	base := Config{Client: spec.Client{URL: srv.URL(), Clients: n, Mode: ModeStampede, Rooms: 4, MsgRate: 20, Seed: 7,
+	base := Config{Client: spec.Client{URL: srv.URL(), Clients: n, Mode: spec.ModeStampede, Rooms: 4, MsgRate: 20, Seed: 7,
 		Policy:      backoff.Policy{Kind: backoff.Fixed, Initial: 200 * time.Millisecond, Jitter: 0.9},
 		QuietPeriod: 1500 * time.Millisecond, Reactors: 2}, Start: start,
 	}
@@ -257,7 +257,7 @@ func TestStampedeBadFrame(t *testing.T) {
 	srv.mu.Lock()
 	srv.garbage = true
 	srv.mu.Unlock()
-	f, err := New(Config{Client: spec.Client{URL: srv.url, Clients: 4, Mode: ModeStampede, Rooms: 1, MsgRate: 20, QuietPeriod: 300 * time.Millisecond}})
+	f, err := New(Config{Client: spec.Client{URL: srv.url, Clients: 4, Mode: spec.ModeStampede, Rooms: 1, MsgRate: 20, QuietPeriod: 300 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -233,7 +233,7 @@ func (s *dropServer) conn(c net.Conn) {
 // first disconnect to the resumed of the third connection.
 func TestStampedeDropBeforeResumed(t *testing.T) {
 	srv := newDropServer(t)
-	f, err := New(Config{Client: spec.Client{URL: srv.url, Clients: 1, Mode: ModeStampede, Rooms: 1, MsgRate: 20, Seed: 3,
+	f, err := New(Config{Client: spec.Client{URL: srv.url, Clients: 1, Mode: spec.ModeStampede, Rooms: 1, MsgRate: 20, Seed: 3,
 		Policy:      backoff.Policy{Kind: backoff.Fixed, Initial: 50 * time.Millisecond},
 		QuietPeriod: 100 * time.Millisecond},
 	})

@@ -13,6 +13,7 @@ import (
 	"github.com/stampede-dev/stampede/connerr"
 	"github.com/stampede-dev/stampede/internal/epoll"
 	"github.com/stampede-dev/stampede/internal/rawsys"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // Reactor sizes.
@@ -70,7 +71,7 @@ func newReactor(f *Fleet, r, nr int) *reactor {
 	rc := &reactor{
 		f: f, r: r, nr: nr,
 		clients:             make([]client, n),
-		dial:                newDialer(f.dst, f.cfg.SourceIPs, f.cfg.SynRetries, f.cfg.Mode != ModeNone),
+		dial:                newDialer(f.dst, f.cfg.SourceIPs, f.cfg.SynRetries, f.cfg.Mode != spec.ModeNone),
 		rec:                 newRecorder(f.cfg.Start, n, f.cfg.HistInterval, f.streamed),
 		maxFirst:            max(1, (f.cfg.MaxInflight+nr-1)/nr),
 		errConnectTimeout:   fmt.Errorf("dial tcp %s: no connection within %s", f.dst, f.cfg.ConnectTimeout),
@@ -112,7 +113,7 @@ func (r *reactor) open(epoch time.Time, start time.Time) error {
 	}
 	r.rbuf = make([]byte, readBufSize)
 	r.wbuf = make([]byte, 0, writeBufSize)
-	if r.f.cfg.Mode == ModeEcho {
+	if r.f.cfg.Mode == spec.ModeEcho {
 		r.pbuf = make([]byte, r.f.cfg.MsgSize)
 	}
 	return nil

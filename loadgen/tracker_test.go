@@ -118,7 +118,7 @@ func TestTrackerSize(t *testing.T) {
 		t.Skip("builds a whole run's tracker state; sizes mean nothing under the race detector")
 	}
 	const clients, rooms, perClient = 2000, 200, 120
-	cfg := Config{Client: spec.Client{Rooms: rooms, MsgSize: DefaultMsgSize, MsgRate: 2}}
+	cfg := Config{Client: spec.Client{Rooms: rooms, MsgSize: spec.DefaultMsgSize, MsgRate: 2}}
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)

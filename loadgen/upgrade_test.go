@@ -14,6 +14,7 @@ import (
 	"github.com/gobwas/ws"
 
 	"github.com/stampede-dev/stampede/connerr"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 func testUpgrade(t *testing.T, protocols ...string) *upgrade {
@@ -158,7 +159,7 @@ func FuzzParseAnswer(f *testing.F) {
 			t.Fatalf("%q: Retry-After %q from a %d answer", p, a.retryAfter, a.status)
 		}
 		now := time.Date(2026, time.November, 29, 12, 0, 0, 0, time.UTC)
-		if h, _ := connerr.ParseRetryAfter(string(a.retryAfter), now, DefaultRetryAfterCap); h < 0 || h > DefaultRetryAfterCap {
+		if h, _ := connerr.ParseRetryAfter(string(a.retryAfter), now, spec.DefaultRetryAfterCap); h < 0 || h > spec.DefaultRetryAfterCap {
 			t.Fatalf("%q: Retry-After %q waits %v", p, a.retryAfter, h)
 		}
 	})

@@ -16,6 +16,7 @@ import (
 	"github.com/stampede-dev/stampede/connerr"
 	"github.com/stampede-dev/stampede/internal/clock"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/wsdial"
 )
 
@@ -188,7 +189,7 @@ func (w *wssFleet) hold(ctx context.Context, conn *wsdial.Conn, id uint32, socke
 	cfg := &w.f.cfg
 	done := make(chan struct{})
 	var wg sync.WaitGroup
-	if cfg.Mode == ModeEcho {
+	if cfg.Mode == spec.ModeEcho {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -205,7 +206,7 @@ func (w *wssFleet) hold(ctx context.Context, conn *wsdial.Conn, id uint32, socke
 			}
 			break
 		}
-		if _, sent, due, ok := readStamp(p); ok && cfg.Mode == ModeEcho {
+		if _, sent, due, ok := readStamp(p); ok && cfg.Mode == spec.ModeEcho {
 			now := w.now()
 			w.record(func(r *recorder) {
 				r.delivered(now, time.Duration(max(now-sent, 0)), time.Duration(max(now-due, 0)))

@@ -84,7 +84,7 @@ func (s *tlsServer) closeAll() {
 func TestWSS(t *testing.T) {
 	const n = 5
 	srv := newTLSServer(t, 0)
-	run := start(t, Config{Client: spec.Client{URL: srv.url, Clients: n, Policy: fast, TLSInsecure: true, Mode: ModeEcho, MsgRate: 20}})
+	run := start(t, Config{Client: spec.Client{URL: srv.url, Clients: n, Policy: fast, TLSInsecure: true, Mode: spec.ModeEcho, MsgRate: 20}})
 	waitFor(t, 10*time.Second, "echoes", func(s Stats) bool { return s.Connected == n && s.MsgDelivered >= n }, run.f)
 	for srv.held() != n {
 		time.Sleep(5 * time.Millisecond)

@@ -12,8 +12,9 @@ import (
 // Defaults of the model that are the kernel's or chosen; those measured on
 // real runs are read from the calibration file (below).
 const (
-	// DefaultBacklog is the target's listen backlog.
-	DefaultBacklog = spec.DefaultBacklog
+	// DefaultLBQueue is a load balancer's listen backlog (LB.Queue): the
+	// historical SOMAXCONN, as a listener's default.
+	DefaultLBQueue = 128
 	// DefaultRTT is the handshake round trip: the time from a SYN taken
 	// into the SYN queue to its final ACK reaching the listener. SYNs
 	// that arrive within it all see the same accept queue, which is how a
@@ -27,12 +28,6 @@ const (
 	DefaultDataRTO = 200 * time.Millisecond
 	// DefaultSynRetries is the kernel's net.ipv4.tcp_syn_retries.
 	DefaultSynRetries = 6
-	// DefaultMaxInflight bounds first connects in flight without a ramp,
-	// as the loadgen does.
-	DefaultMaxInflight = spec.DefaultMaxInflight
-	// DefaultConnectTimeout and DefaultHandshakeTimeout are the fleet's.
-	DefaultConnectTimeout   = spec.DefaultConnectTimeout
-	DefaultHandshakeTimeout = spec.DefaultHandshakeTimeout
 	// PerProcess is how many clients one target process holds by default:
 	// the layout of the first calibration runs and of the 10 M figures
 	// (docs/simulator.md). Real runs give a process 90 % of its open-file
@@ -108,7 +103,7 @@ type LB struct {
 	// queue; zero is unlimited.
 	Rate float64 `json:"rate"`
 	// Queue is the balancer's listen backlog: connections waiting for it
-	// beyond Queue+1 have their SYNs dropped. Zero means DefaultBacklog.
+	// beyond Queue+1 have their SYNs dropped. Zero means DefaultLBQueue.
 	Queue int `json:"queue"`
 }
 
@@ -220,25 +215,14 @@ type Config struct {
 
 // withDefaults returns c with every zero field set to its default.
 func (c Config) withDefaults() Config {
-	if c.MaxInflight == 0 {
-		c.MaxInflight = DefaultMaxInflight
-	}
-	if c.ConnectTimeout == 0 {
-		c.ConnectTimeout = DefaultConnectTimeout
-	}
-	if c.Client.HandshakeTimeout == 0 {
-		c.Client.HandshakeTimeout = DefaultHandshakeTimeout
-	}
+	c.Client = c.Client.WithDefaults()
+	c.Server = c.Server.WithDefaults()
 	if c.SynRetries == 0 {
 		c.SynRetries = DefaultSynRetries
 	}
 	if c.Procs == 0 {
 		c.Procs = max(1, (c.Clients+PerProcess-1)/PerProcess)
 	}
-	if c.Backlog == 0 {
-		c.Backlog = DefaultBacklog
-	}
-	c.AdmitFloor = c.Server.WithDefaults().AdmitFloor
 	if c.ProcCapacity == 0 {
 		c.ProcCapacity = DefaultProcCapacity
 	}
@@ -275,7 +259,7 @@ func (c Config) withDefaults() Config {
 	}
 	if c.LB != nil && c.LB.Queue == 0 {
 		lb := *c.LB
-		lb.Queue = DefaultBacklog
+		lb.Queue = DefaultLBQueue
 		c.LB = &lb
 	}
 	if c.Start.IsZero() {

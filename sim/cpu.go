@@ -36,7 +36,7 @@ type CPUCosts struct {
 	// timer and its trip to the listener, dropped or not.
 	Segment time.Duration `json:"segment"`
 	// Ping is both ends' CPU per ping of a connected client, one every
-	// Client.PingInterval (0: spec.FleetPingInterval, as run).
+	// Client.PingInterval (its default by the fleet's size, as run).
 	Ping time.Duration `json:"ping"`
 	// Slice is the scheduler's time slice: a process with work runs that
 	// long (as many operations as fit, at least one) before the next
@@ -181,11 +181,7 @@ func newCPU(cfg Config) *cpuModel {
 	m := &cpuModel{cores: cfg.Cores, costs: cfg.CPU.WithDefaults()}
 	m.lg = make([]lgProc, max(1, (cfg.Clients+loadgenPerProcess-1)/loadgenPerProcess))
 	m.closes, m.closer = make([][]closing, cfg.Procs), make([]closer, cfg.Procs)
-	ping := cfg.Client.PingInterval
-	if ping == 0 {
-		ping = spec.FleetPingInterval(cfg.Clients) // as run
-	}
-	if ping > 0 {
+	if ping := cfg.Client.PingInterval; ping > 0 { // the spec's default, as run
 		m.pingLoad = float64(m.costs.Ping) / float64(ping)
 	}
 	return m

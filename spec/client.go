@@ -28,8 +28,12 @@ const (
 	// MinPingInterval is the shortest keepalive interval: a ping is a
 	// frame each way per client.
 	MinPingInterval = 10 * time.Millisecond
+	// PingOff, or any negative Client.PingInterval, turns the keepalive
+	// off: the library and the command line (--ping-interval -1s) say it
+	// alike, and zero means the default in both.
+	PingOff = -1 * time.Nanosecond
 	// MaxFleetPingRate is the most pings a second a fleet sends with the
-	// default interval (FleetPingInterval).
+	// default interval (Client.PingInterval).
 	MaxFleetPingRate = 10000
 	// DefaultMsgRate is the echo mode's messages per second per client.
 	DefaultMsgRate = 1.0
@@ -124,8 +128,10 @@ type Client struct {
 	HandshakeTimeout time.Duration `json:"handshake_timeout"`
 	// PingInterval is how long a connected client may hear nothing from
 	// the server before it sends a WebSocket ping (docs/metrics.md
-	// "Keepalive"); zero means DefaultPingInterval, negative turns the
-	// keepalive off.
+	// "Keepalive"); zero means DefaultPingInterval, or longer for a fleet
+	// above MaxFleetPingRate*DefaultPingInterval/1s clients so that it
+	// sends at most MaxFleetPingRate pings a second (100 s at a million
+	// clients); negative (PingOff) turns the keepalive off.
 	PingInterval time.Duration `json:"ping_interval"`
 	// PongTimeout is how long a client waits after its ping for any frame
 	// from the server (the pong, or anything else) before it closes the
@@ -429,7 +435,7 @@ func (c Client) WithDefaults() Client {
 		c.HandshakeTimeout = DefaultHandshakeTimeout
 	}
 	if c.PingInterval == 0 {
-		c.PingInterval = DefaultPingInterval
+		c.PingInterval = fleetPingInterval(c.Clients)
 	}
 	if c.PongTimeout == 0 && c.PingInterval > 0 {
 		c.PongTimeout = c.PingInterval
@@ -467,14 +473,24 @@ func (c Client) Redacted() Client {
 	return c
 }
 
-// FleetPingInterval is the default ping interval of a fleet of n clients:
+// RoomOf is the room of client id in stampede mode (Client.Rooms): id
+// mod rooms, or, when rooms is zero, rooms of DefaultRoomSize consecutive
+// IDs (room id / DefaultRoomSize).
+func RoomOf(rooms int, id uint32) uint32 {
+	if rooms > 0 {
+		return id % uint32(rooms)
+	}
+	return id / DefaultRoomSize
+}
+
+// fleetPingInterval is the default ping interval of a fleet of n clients:
 // DefaultPingInterval, or longer, in whole seconds, so that the fleet
 // sends at most MaxFleetPingRate pings a second (100 s at a million
 // clients). Each ping and pong is a packet both kernels look up in a hash
 // of every socket: at a million connections on one 2-core machine, pings
 // every 10 s held the first connects to about 2,000 a second (445,000
 // connected after 100 s); without them the fleet connected in 70 s.
-func FleetPingInterval(n int) time.Duration {
+func fleetPingInterval(n int) time.Duration {
 	d := time.Duration(float64(n) / MaxFleetPingRate * float64(time.Second)).Round(time.Second)
 	return max(DefaultPingInterval, d)
 }

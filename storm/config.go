@@ -238,7 +238,7 @@ func (c *Config) Validate() error {
 	// The fleet is checked here, before any process starts, not first in
 	// each agent.
 	f, t := c.asRun()
-	if wantsStore(c.Target.Server) && f.Mode != loadgen.ModeStampede {
+	if wantsStore(c.Target.Server) && f.Mode != spec.ModeStampede {
 		return errNotProtocol(f.Mode)
 	}
 	if err := t.Validate(); err != nil {
@@ -255,7 +255,7 @@ func (c *Config) Validate() error {
 func (c *Config) asRun() (loadgen.Config, target.Config) {
 	f, t := c.Fleet, c.Target
 	f.Mode = impliedMode(f.Mode, t.Server)
-	if f.Mode == loadgen.ModeStampede && t.Store == "" {
+	if f.Mode == spec.ModeStampede && t.Store == "" {
 		t.Store = "jetstream:///"
 	}
 	f.URL = "ws://127.0.0.1:1/"
@@ -272,8 +272,8 @@ func wantsStore(t spec.Server) bool { return t.Store != "" || t.NoDedupe || t.Re
 // impliedMode is the fleet's message mode given the target's spec: a
 // store with no message mode (or "none") implies the stampede mode.
 func impliedMode(mode string, t spec.Server) string {
-	if wantsStore(t) && (mode == "" || mode == loadgen.ModeNone) {
-		return loadgen.ModeStampede
+	if wantsStore(t) && (mode == "" || mode == spec.ModeNone) {
+		return spec.ModeStampede
 	}
 	return mode
 }
@@ -347,7 +347,7 @@ func size(cfg *Config, tcfg *target.Config) (Sizing, error) {
 // on a store they can share (store.CheckShared).
 func messageProtocol(cfg *Config, tcfg *target.Config) (targetProcs int, err error) {
 	cfg.Fleet.Mode = impliedMode(cfg.Fleet.Mode, tcfg.Server)
-	if cfg.Fleet.Mode != loadgen.ModeStampede {
+	if cfg.Fleet.Mode != spec.ModeStampede {
 		if wantsStore(tcfg.Server) {
 			return 0, errNotProtocol(cfg.Fleet.Mode)
 		}

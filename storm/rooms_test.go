@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stampede-dev/stampede/loadgen"
+	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/storm"
 )
 
@@ -88,7 +88,7 @@ func roomsConfig(t *testing.T, store string) storm.Config {
 func roomsSchedule(t *testing.T, store, schedule string) storm.Config {
 	cfg := stormConfig(t, schedule)
 	cfg.Fleet.Clients = 240
-	cfg.Fleet.Mode = loadgen.ModeStampede
+	cfg.Fleet.Mode = spec.ModeStampede
 	cfg.Fleet.Rooms = 24
 	cfg.Fleet.MsgRate = 2
 	cfg.Target.Procs = 3

@@ -330,9 +330,9 @@ func shareRates(c *target.Config, procs int) error {
 			continue
 		}
 		*f.v = total / float64(procs)
-		if *f.v < target.MinAcceptRate {
+		if *f.v < spec.MinAcceptRate {
 			return spec.Errorf(f.field, "%g shared by %d target processes is %g each, below the least one paces (%g/s)",
-				total, procs, *f.v, target.MinAcceptRate)
+				total, procs, *f.v, spec.MinAcceptRate)
 		}
 	}
 	return nil

@@ -3,12 +3,13 @@ package storm
 import (
 	"bufio"
 	"fmt"
-	"github.com/stampede-dev/stampede/spec"
 	"net/netip"
 	"os"
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // Scale limits of one machine (docs/sizing.md): one process may hold at

@@ -9,7 +9,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/storm"
 
@@ -38,7 +37,7 @@ func TestStoreCleanedUp(t *testing.T) {
 	for _, keep := range []bool{false, true} {
 		cfg := stormConfig(t, "")
 		cfg.Fleet.Clients = 20
-		cfg.Fleet.Mode = loadgen.ModeStampede
+		cfg.Fleet.Mode = spec.ModeStampede
 		cfg.Fleet.Rooms = 2
 		cfg.Fleet.MsgRate = 2
 		cfg.Duration = 3 * time.Second
@@ -82,7 +81,7 @@ func TestStoreChecked(t *testing.T) {
 		"redis://:hunter2@127.0.0.1:6379/0",
 	} {
 		cfg := stormConfig(t, "")
-		cfg.Fleet.Mode = loadgen.ModeStampede
+		cfg.Fleet.Mode = spec.ModeStampede
 		cfg.Target.Store = u
 		var log lockedBuffer
 		cfg.Log = &log

@@ -263,7 +263,7 @@ func TestSizeErrors(t *testing.T) {
 			cfg.Fleet.Clients = tc.clients
 			cfg.LoadgenProcs, cfg.Target.Procs = tc.loadgen, tc.target
 			if strings.HasPrefix(tc.name, "accept rate") {
-				cfg.Target.AcceptRate = target.MinAcceptRate
+				cfg.Target.AcceptRate = spec.MinAcceptRate
 			}
 			if tc.ips != "" {
 				ips, err := loadgen.ParseSourceIPs(tc.ips)

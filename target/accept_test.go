@@ -3,7 +3,6 @@ package target
 import (
 	"bufio"
 	"errors"
-	"github.com/stampede-dev/stampede/spec"
 	"io"
 	"math"
 	"net"
@@ -13,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // listenQueue returns the Recv-Q (connections in the accept queue) and
@@ -228,8 +229,8 @@ func TestAcceptRateBounds(t *testing.T) {
 		want string // "" = accepted
 	}{
 		{0, ""},
-		{MinAcceptRate, ""},
-		{MaxAcceptRate, ""},
+		{spec.MinAcceptRate, ""},
+		{spec.MaxAcceptRate, ""},
 		{2000, ""},
 		{1e-4, "too small"},
 		{math.SmallestNonzeroFloat64, "too small"},

@@ -7,22 +7,6 @@ import (
 	"github.com/stampede-dev/stampede/spec"
 )
 
-// Defaults applied to a zero Config field: the spec's (package spec owns
-// them).
-const (
-	DefaultAddr             = spec.DefaultAddr
-	DefaultBacklog          = spec.DefaultBacklog
-	DefaultHandshakeTimeout = spec.DefaultServerHandshakeTimeout
-	DefaultRejectRetryAfter = spec.DefaultRejectRetryAfter
-	DefaultUpgraders        = spec.DefaultUpgraders
-	DefaultFrameTimeout     = spec.DefaultFrameTimeout
-	DefaultWriteTimeout     = spec.DefaultWriteTimeout
-	DefaultCloseTimeout     = spec.DefaultCloseTimeout
-	DefaultMaxMessageSize   = spec.DefaultMaxMessageSize
-	DefaultLimitStatus      = spec.DefaultLimitStatus
-	DefaultLimitRetryAfter  = spec.DefaultLimitRetryAfter
-)
-
 // Config configures a Server: its spec (every knob, its default and its
 // check: package spec) and the hooks and secrets of one process. The zero
 // value is a plain ws:// echo server on 127.0.0.1 with a backlog of 128

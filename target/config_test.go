@@ -2,9 +2,10 @@ package target
 
 import (
 	"errors"
-	"github.com/stampede-dev/stampede/spec"
 	"testing"
 	"time"
+
+	"github.com/stampede-dev/stampede/spec"
 )
 
 func TestConfigValidate(t *testing.T) {

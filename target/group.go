@@ -121,11 +121,7 @@ func StartGroup(ctx context.Context, cfg GroupConfig) (*Group, error) {
 	if cfg.ReadyTimeout == 0 {
 		cfg.ReadyTimeout = DefaultReadyTimeout
 	}
-	addr := cfg.Config.Addr
-	if addr == "" {
-		addr = DefaultAddr
-	}
-	res, err := reservePort(addr)
+	res, err := reservePort(cfg.Config.Server.WithDefaults().Addr)
 	if err != nil {
 		return nil, err
 	}

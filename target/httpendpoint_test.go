@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"crypto/tls"
 	"errors"
-	"github.com/stampede-dev/stampede/spec"
 	"io"
 	"net"
 	"net/http"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stampede-dev/stampede/spec"
 )
 
 func insecureTLS() *tls.Config { return &tls.Config{InsecureSkipVerify: true} }

@@ -3,9 +3,10 @@ package target
 import (
 	"context"
 	"errors"
-	"github.com/stampede-dev/stampede/spec"
 	"net"
 	"testing"
+
+	"github.com/stampede-dev/stampede/spec"
 
 	"github.com/stampede-dev/stampede/internal/testenv"
 )

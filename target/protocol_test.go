@@ -6,8 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/jackc/pgx/v5"
-	"github.com/redis/go-redis/v9"
 	"net"
 	"os"
 	"path/filepath"
@@ -16,6 +14,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/gobwas/ws"
 	"github.com/gobwas/ws/wsutil"

@@ -7,13 +7,6 @@ import (
 	"github.com/stampede-dev/stampede/spec"
 )
 
-// The accept rates a server paces, besides 0 (unlimited): the server
-// spec's (spec.MinAcceptRate, spec.MaxAcceptRate).
-const (
-	MinAcceptRate = spec.MinAcceptRate
-	MaxAcceptRate = spec.MaxAcceptRate
-)
-
 // bucket is the token bucket that paces accepts: it holds at most burst
 // tokens, gains rate tokens per second, and one accept takes one token. A
 // zero rate means unlimited. Under an admission ramp the rate it gains

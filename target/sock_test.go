@@ -71,7 +71,7 @@ func TestManyIdleConnsStayServed(t *testing.T) {
 func TestLargeEchoWaitsForRoom(t *testing.T) {
 	s := startServer(t, Config{})
 	c := mustDial(t, s.URL())
-	want := bytes.Repeat([]byte("0123456789abcdef"), (DefaultMaxMessageSize-1024)/16)
+	want := bytes.Repeat([]byte("0123456789abcdef"), (spec.DefaultMaxMessageSize-1024)/16)
 	go wsutil.WriteClientBinary(c, want)
 	time.Sleep(100 * time.Millisecond) // let the server's send buffer fill before reading
 	c.SetReadDeadline(time.Now().Add(20 * time.Second))

@@ -218,7 +218,6 @@ func adviseRunner(c *cli.Context, sc sim.Config, settings settings) advise.Runne
 		var fleet loadgen.Config
 		fleet.Client = sc.Client
 		fleet.Policy = p
-		fleet.PingInterval = loadgen.FleetPingInterval(sc.Clients)
 		var tgt target.Config
 		tgt.Server = sc.Server
 		if tgt.Procs == 0 {
@@ -279,7 +278,6 @@ func adviseDrillRunner(c *cli.Context, sc sim.Config, settings settings) advise.
 		var fleet loadgen.Config
 		fleet.Client = sc.Client
 		fleet.URL, fleet.Policy = c.String("url"), p
-		fleet.PingInterval = loadgen.FleetPingInterval(sc.Clients)
 		cfg := drill.Config{
 			Run:         storm.Config{Fleet: fleet, Duration: sc.Duration, Out: dir, Settings: settings.with("policy", p.String(), "seed")},
 			AllowRemote: c.StringSlice("allow-remote"), RestartCmd: c.String("restart-cmd"), At: at,

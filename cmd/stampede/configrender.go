@@ -84,12 +84,12 @@ func renderSettings(c *cli.Context) settings {
 
 // fleetSettings is renderSettings for a command that runs fleet: a
 // --ping-interval left unset is recorded as the interval the fleet used
-// (loadgen.FleetPingInterval: 100s at a million clients), not as the
-// flag's 10s, so that the config read back reproduces the run.
+// (the spec's default by the fleet's size: 100s at a million clients), so
+// that the config read back reproduces the run.
 func fleetSettings(c *cli.Context, fleet loadgen.Config) settings {
 	s := renderSettings(c)
-	if hasFlag(c, "ping-interval") && !c.IsSet("ping-interval") && fleet.PingInterval > 0 {
-		s = s.with("ping-interval", formatDuration(fleet.PingInterval), "")
+	if hasFlag(c, "ping-interval") && !c.IsSet("ping-interval") {
+		s = s.with("ping-interval", formatDuration(fleet.Client.WithDefaults().PingInterval), "")
 	}
 	if name, v, ok := sessionSetting(fleet.Session); ok {
 		s = append(s, setting{name: name, value: v})

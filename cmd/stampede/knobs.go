@@ -60,7 +60,7 @@ var knobs = []knob{
 	{flag: "source-ips", field: "Client.SourceIPs", usage: "source addresses `LIST`, e.g. 127.0.0.2,127.0.0.3 or 127.0.0.2-127.0.0.9", parse: func(s string) (any, error) { return loadgen.ParseSourceIPs(s) }},
 	{flag: "connect-timeout", field: "Client.ConnectTimeout", def: true, usage: "TCP connect deadline `D`"},
 	{flag: "handshake-timeout", field: "Client.HandshakeTimeout", def: true, usage: "deadline `D` from TCP connected to the 101 answer"},
-	{flag: "ping-interval", field: "Client.PingInterval", def: true, usage: "keepalive: ping the server after `D` without a frame from it, so a connection that died silently (a blackhole) is found (0 = off; unset: 10s, or longer above 100,000 clients so the fleet sends at most 10,000 pings a second)"},
+	{flag: "ping-interval", field: "Client.PingInterval", defText: "10s, or longer above 100,000 clients so the fleet sends at most 10,000 pings a second", usage: "keepalive: ping the server after `D` without a frame from it, so a connection that died silently (a blackhole) is found (negative, e.g. -1s: off)"},
 	{flag: "pong-timeout", field: "Client.PongTimeout", defText: "the ping interval", usage: "keepalive: close a connection as ping_timeout when nothing answers its ping within `D`"},
 	{flag: "syn-retries", field: "Client.SynRetries", defText: "0, the kernel's setting", usage: "TCP_SYNCNT `N` per socket"},
 	{flag: "no-retry-after", field: "Client.NoRetryAfter", usage: "ignore the server's Retry-After on 429/503, and the delay in a 1012/1013 close's reason, and wait what --policy says (a client that does not honour the header)"},

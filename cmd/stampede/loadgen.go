@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/stampede-dev/stampede/loadgen"
+	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/storm"
 )
 
@@ -106,19 +107,13 @@ func fleetConfig(c *cli.Context) (loadgen.Config, error) {
 	if err := fillSession(c, &cfg.Client); err != nil {
 		return cfg, err
 	}
-	if !c.IsSet("ping-interval") {
-		cfg.PingInterval = loadgen.FleetPingInterval(cfg.Clients)
-	}
-	switch {
-	case cfg.PingInterval < 0:
-		return cfg, fmt.Errorf("--ping-interval must be >= 0 (0 turns the keepalive off), got %s", cfg.PingInterval)
-	case cfg.PingInterval == 0:
-		cfg.PingInterval = -1 // off: the library's zero is its default
+	if c.IsSet("ping-interval") && cfg.PingInterval == 0 {
+		return cfg, fmt.Errorf("--ping-interval: 0 is no interval: leave it unset for the default, or give -1s to turn the keepalive off")
 	}
 	// The message protocol's own flags imply its mode, so that
 	// `stampede run --rooms 200` speaks it.
 	if !c.IsSet("mode") && (c.IsSet("rooms") || c.Bool("no-resume") || c.Bool("no-retry-queue")) {
-		cfg.Mode = loadgen.ModeStampede
+		cfg.Mode = spec.ModeStampede
 	}
 	return cfg, nil
 }

@@ -238,17 +238,18 @@ func TestLoadgenGatesOnNothing(t *testing.T) {
 	}
 }
 
-// TestPingIntervalFlag: --ping-interval 0 turns the keepalive off (the
-// library's zero is its default, so the flag maps it to a negative); the
-// config a run records gives the interval the fleet used.
+// TestPingIntervalFlag: a negative --ping-interval turns the keepalive
+// off, as a negative Client.PingInterval does, and 0 is refused (it used
+// to mean off); the fleet's default by its size is the spec's; the config
+// a run records gives the interval the fleet used.
 func TestPingIntervalFlag(t *testing.T) {
 	for _, tc := range []struct {
 		args       []string
 		ping, pong time.Duration
 		recorded   string
 	}{
-		{nil, loadgen.DefaultPingInterval, 0, "10s"},
-		{[]string{"--ping-interval", "0"}, -1, 0, "0s"},
+		{nil, spec.DefaultPingInterval, 0, "10s"},
+		{[]string{"--ping-interval", "-1s"}, -time.Second, 0, "-1s"},
 		// Unset, a large fleet pings at most 10,000 times a second.
 		{[]string{"--clients", "1000000"}, 100 * time.Second, 0, "100s"},
 		{[]string{"--clients", "250000"}, 25 * time.Second, 0, "25s"},
@@ -271,11 +272,23 @@ func TestPingIntervalFlag(t *testing.T) {
 		if err := app.Run(append([]string{"stampede", "loadgen"}, tc.args...)); err != nil {
 			t.Fatal(err)
 		}
+		got.Client = got.Client.WithDefaults()
+		if tc.pong == 0 && tc.ping > 0 {
+			tc.pong = tc.ping // the spec's default pong timeout
+		}
 		if got.PingInterval != tc.ping || got.PongTimeout != tc.pong {
 			t.Errorf("%q: ping %s pong %s, want %s %s", tc.args, got.PingInterval, got.PongTimeout, tc.ping, tc.pong)
 		}
 		if recorded != tc.recorded {
 			t.Errorf("%q: config records ping-interval %v, want %s", tc.args, recorded, tc.recorded)
 		}
+	}
+	cmd := &cli.Command{Name: "loadgen", Flags: fleetFlags(fleetDefaults{policy: defaultLoadgenPolicy}), Action: func(c *cli.Context) error {
+		_, err := fleetConfig(c)
+		return err
+	}}
+	err := (&cli.App{Commands: []*cli.Command{cmd}}).Run([]string{"stampede", "loadgen", "--ping-interval", "0"})
+	if err == nil || !strings.Contains(err.Error(), "-1s to turn the keepalive off") {
+		t.Errorf("--ping-interval 0: %v, want a refusal naming -1s", err)
 	}
 }

@@ -10,7 +10,7 @@
 // 5 s upgrade timeout, an abrupt restart with down=2s once the fleet is
 // connected (ramp 90 % of the accept rate; --accept-rate is the group's,
 // shared by its processes). Keepalive is off in the real runs
-// (--ping-interval 0): the model has no pings, and on a loaded 2-core
+// (--ping-interval -1s): the model has no pings, and on a loaded 2-core
 // machine a starved target misses them and its clients drop as
 // ping_timeout, a failure of the machine rather than of the herd.
 //
@@ -210,7 +210,7 @@ func main() {
 			if _, err := os.Stat(filepath.Join(realDir, "summary.json")); err != nil || !*reuse {
 				var busy machineCPU
 				busy.start()
-				run(*exe, append(append([]string{"run", "--ping-interval", "0", "--source-ips", sources}, common...), "--out", realDir))
+				run(*exe, append(append([]string{"run", "--ping-interval", "-1s", "--source-ips", sources}, common...), "--out", realDir))
 				busy.stop()
 				fmt.Fprintf(os.Stderr, "%s: machine CPU busy %s\n", realDir, busy.String())
 			}
