@@ -9,6 +9,7 @@ import (
 	"github.com/stampede-dev/stampede/results"
 	"github.com/stampede-dev/stampede/results/summary"
 	"github.com/stampede-dev/stampede/sim"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // reason is the one line of reasoning behind the recommendation.
@@ -121,6 +122,7 @@ func (r *Result) Summary(settings any) *summary.Summary {
 		run.Config.Settings = settings
 	}
 	sum := sim.Summarize(&run, nil)
+	sum.Spec.Kind = spec.KindAdvise
 	sum.Advise = r.Advice()
 	return sum
 }

@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
+	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/results/folder"
 	"github.com/stampede-dev/stampede/results/summary"
+	"github.com/stampede-dev/stampede/sim"
 	"github.com/stampede-dev/stampede/spec"
 )
 
@@ -16,7 +19,7 @@ import (
 // server and the event it recovered from.
 type Measured struct {
 	// Capacity is the server's: the accept rate at the herd's plateau,
-	// the backlog from the run's config (0 when it does not say), and how
+	// the backlog from the run's spec (0 when it does not say), and how
 	// they were read.
 	Capacity Capacity
 	// Saturated is true when the herd failed attempts after ready or the
@@ -25,11 +28,24 @@ type Measured struct {
 	// AcceptRate a lower bound.
 	Saturated bool
 	// Backlog and Procs are the listen backlog of one target process and
-	// the processes, from the run's config; 0 when it does not say.
+	// the processes, from the run's spec (summary.json "spec"); 0 when it
+	// does not say (a server the run did not start).
 	Backlog, Procs int
 	// Clients is the fleet's size.
 	Clients int
-	// Chaos is the schedule text of the event, when the run recorded one.
+	// Policy is the policy the fleet ran, from the run's spec: the
+	// current policy of a search from the folder. Nil when the folder
+	// has no spec.
+	Policy *backoff.Policy
+	// Lockstep is true when Policy draws no random delay (fixed or
+	// exponential, no jitter and no spread): the fleet retried in waves,
+	// and the accept rate of a wave is a poor measure of the server's.
+	Lockstep bool
+	// Duration is the run's planned length; 0 when unknown.
+	Duration time.Duration
+	// Chaos is a chaos schedule of the event: its own schedule text, or,
+	// for an event no schedule made (a drill's deploy, an outage a
+	// loadgen detected), a restart with the outage it measured.
 	Chaos string
 	// OutageS is the event's start to ready.
 	OutageS float64
@@ -99,9 +115,9 @@ func inferRun(dir string) (Measured, error) {
 // Infer reads the server's capacity from a run: the accept rate is the
 // most clients that connected in one second (ten timeline buckets) over
 // the herd window of the first event that took clients down, which is the
-// server's rate when the herd saturated it; the backlog is the run's
-// config's "backlog" (the key every run command records), times its
-// target processes when the config's sizing says.
+// server's rate when the herd saturated it; the backlog, the processes,
+// the fleet's policy and the run's length are the run's spec's
+// (summary.json "spec", whichever kind of run or library call wrote it).
 func Infer(sum *summary.Summary, tl []folder.TimelineRow) (Measured, error) {
 	m := Measured{Clients: sum.Clients}
 	ev := recoveryOf(sum)
@@ -113,10 +129,12 @@ func Infer(sum *summary.Summary, tl []folder.TimelineRow) (Measured, error) {
 	if rec.WindowStartS == nil || rec.WindowEndS == nil {
 		return m, spec.Errorf("Advise.From", "the event %s has no herd window (the server was never ready again)", summary.EventName(e))
 	}
-	m.Chaos, m.Event = e.Spec, summary.EventName(e)
+	m.Event = summary.EventName(e)
 	if e.OutageS != nil {
 		m.OutageS = *e.OutageS
 	}
+	m.Chaos = chaosOf(e)
+	m.fromSpec(sum.Spec)
 	m.Saturated = rec.WastedAttempts != nil && *rec.WastedAttempts > 0 || sum.KernelRead && sum.Kernel.ListenOverflows > 0
 	from, to := *rec.WindowStartS, *rec.WindowEndS
 	best, at := 0.0, from
@@ -136,29 +154,62 @@ func Infer(sum *summary.Summary, tl []folder.TimelineRow) (Measured, error) {
 		return m, spec.Errorf("Advise.From", "no client connected in a whole second of the herd window %.1f-%.1fs", from, to)
 	}
 	m.Capacity.AcceptRate = best
-	m.Backlog, m.Procs = configBacklog(sum.Config)
 	m.Capacity.Backlog = m.Backlog * max(1, m.Procs)
 	m.Capacity.Source = fmt.Sprintf("accept rate %.0f/s: the most clients connected in one second (%.1f-%.1fs) of the herd after %s", best, at, at+1, m.Event)
 	if !m.Saturated {
 		m.Capacity.Source += " (no attempt failed after ready and no accept queue overflowed: the server was not saturated, so this is a lower bound)"
 	}
 	if m.Capacity.Backlog > 0 {
-		m.Capacity.Source += fmt.Sprintf("; backlog %d from the run's config", m.Capacity.Backlog)
+		m.Capacity.Source += fmt.Sprintf("; backlog %d from the run's spec", m.Capacity.Backlog)
 	}
 	return m, nil
 }
 
-// configBacklog is the listen backlog of one process and the target's
-// processes that a run's config records; 0 for what it does not say.
-func configBacklog(raw json.RawMessage) (backlog, procs int) {
-	var c struct {
-		Backlog int `json:"backlog"`
-		Sizing  struct {
-			TargetProcs int `json:"target_procs"`
-		} `json:"sizing"`
+// LockstepWarning is one line saying the herd measured was in lockstep
+// (Lockstep), or "".
+func (m Measured) LockstepWarning() string {
+	if !m.Lockstep || m.Policy == nil {
+		return ""
 	}
-	if json.Unmarshal(raw, &c) != nil || c.Backlog <= 0 {
-		return 0, 0
+	return fmt.Sprintf("warning: the run's policy %s draws no random delay, so its herd came back in lockstep waves: the accept rate measured from it is a poor measure of the server's capacity", m.Policy)
+}
+
+// fromSpec takes what the run's spec says of the fleet and the server.
+func (m *Measured) fromSpec(r *spec.Run) {
+	if r == nil {
+		return
 	}
-	return c.Backlog, c.Sizing.TargetProcs
+	m.Duration = r.Duration
+	if r.Client != nil {
+		p := r.Client.Policy
+		m.Policy = &p
+		m.Lockstep = (p.Kind == backoff.Fixed || p.Kind == backoff.Exp) && p.Jitter == 0 && p.SpreadMax == 0
+	}
+	if r.Server != nil {
+		m.Backlog, m.Procs = r.Server.Backlog, r.Server.Procs
+	}
+}
+
+// chaosOf is a chaos schedule of event e: the schedule text it came from,
+// or, for an event no schedule made (a drill's deploy, whose Spec is its
+// command; an outage a loadgen detected), a restart at its start whose
+// outage, from start to ready, is the one measured: the model's stop and
+// start times around a down time of the rest. The restart is graceful
+// when more clients were closed with a close frame than without.
+func chaosOf(e summary.EventSummary) string {
+	if !e.Detected && e.Kind != "deploy" {
+		return e.Spec
+	}
+	if e.OutageS == nil {
+		return ""
+	}
+	d := sim.Defaults()
+	outage := time.Duration(*e.OutageS * float64(time.Second))
+	down := max(0, outage-d.StopTime-d.StartTime).Round(time.Millisecond)
+	mode := "abrupt"
+	if e.Disconnects["closed_1001"]+e.Disconnects["closed_1012"]+e.Disconnects["closed_1013"] > e.Disconnects["closed_1006"] {
+		mode = "graceful"
+	}
+	at := time.Duration(e.StartS * float64(time.Second)).Round(time.Millisecond)
+	return fmt.Sprintf("at %s restart %s down=%s", at, mode, down)
 }

@@ -30,10 +30,11 @@ func simulated(t *testing.T, cfg sim.Config) (*summary.Summary, []folder.Timelin
 
 // TestInferAcceptRate: from a run whose herd saturated a server of 400
 // accepts a second, the inferred rate is within 10 % of it, the backlog
-// is the config's, and the event's schedule text is kept.
+// is the spec's (not the config's, whatever spelling it has), and the
+// event's schedule text is kept.
 func TestInferAcceptRate(t *testing.T) {
 	cfg := benchLike(t, 2000, ReferencePolicy)
-	cfg.Settings = json.RawMessage(`{"backlog": 128, "sizing": {"target_procs": 1}}`)
+	cfg.Settings = json.RawMessage(`{"backlog": 64, "sizing": {"target_procs": 3}}`)
 	sum, tl := simulated(t, cfg)
 	m, err := Infer(sum, tl)
 	if err != nil {
@@ -64,8 +65,14 @@ func TestInferLowerBound(t *testing.T) {
 	if m.Saturated || !strings.Contains(m.Capacity.Source, "lower bound") {
 		t.Errorf("an unsaturated run: saturated %v, source %q", m.Saturated, m.Capacity.Source)
 	}
-	if m.Capacity.Backlog != 0 {
-		t.Errorf("backlog %d from a config that does not say", m.Capacity.Backlog)
+	if m.Capacity.Backlog != 1024 {
+		t.Errorf("backlog %d, want the spec's 1024", m.Capacity.Backlog)
+	}
+	// A folder written before the spec was recorded says nothing of the
+	// server: no backlog, whatever its config holds.
+	sum.Spec, sum.Config = nil, json.RawMessage(`{"backlog": 1024}`)
+	if m, err = Infer(sum, tl); err != nil || m.Capacity.Backlog != 0 || m.Policy != nil {
+		t.Errorf("no spec: backlog %d policy %v (%v), want 0 and none", m.Capacity.Backlog, m.Policy, err)
 	}
 }
 

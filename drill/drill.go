@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/internal/redact"
+	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/storm"
 )
 
@@ -38,6 +39,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	run := cfg.Run
+	run.Kind, run.Deploy = spec.KindDrill, &spec.Deploy{At: cfg.At, WaitForOutage: cfg.WaitForOutage}
 	res := &Result{}
 	// Every secret the run knows, the deploy command's own too, is
 	// scrubbed from its output, its line and the files.

@@ -11,6 +11,7 @@ import (
 	"github.com/stampede-dev/stampede/results/folder"
 	"github.com/stampede-dev/stampede/results/slo"
 	"github.com/stampede-dev/stampede/results/summary"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // Redacted returns the config as results record it: the URL's user info
@@ -37,8 +38,10 @@ func Summarize(cfg Config, res *Result, config any, slos []slo.SLO) *summary.Sum
 	if config == nil {
 		config = cfg.Redacted()
 	}
+	load := cfg.HTTPFleet.WithDefaults()
 	sum := summary.SummarizeHTTP(summary.Input{
 		RunID: summary.NewRunID(res.Start, cfg.Retry.Seed), Seed: cfg.Retry.Seed, Config: config, End: res.Elapsed,
+		Spec: &spec.Run{Kind: spec.KindHTTP, HTTPFleet: &load, Duration: load.Duration},
 	}, cfg.Clients, res.Summary)
 	sum.Machine = res.Machine
 	sum.Interrupted = res.Interrupted

@@ -9,10 +9,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/internal/testenv"
 	"github.com/stampede-dev/stampede/results"
 	"github.com/stampede-dev/stampede/results/folder"
 	"github.com/stampede-dev/stampede/results/summary"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // geometry is what lab/check-report/geometry.js measured on a page laid
@@ -104,7 +106,11 @@ func TestPagesInBrowser(t *testing.T) {
 		dir := filepath.Join(bench, name)
 		synthetic(t, dir, "fixed", i+1)
 		edit(t, dir, func(s *summary.Summary) {
-			s.Config = json.RawMessage(`{"fleet": {"policy": "` + p + `"}}`)
+			pol, err := backoff.Parse(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Spec = &spec.Run{Kind: spec.KindBench, Client: &spec.Client{Policy: pol}}
 			s.Kernel.ListenOverflows = 1234567 // a wide figure in the last columns
 			s.Machine = &results.MachineLoad{Cores: 2, OwnCPUShare: 0.5, OtherCPUShare: 0.02}
 			if i == 2 {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/results"
 	"github.com/stampede-dev/stampede/results/folder"
 	"github.com/stampede-dev/stampede/results/summary"
@@ -289,24 +288,12 @@ func benchDirs(dir string) ([]string, error) {
 	return out, nil
 }
 
-// policyOf returns a run's policy as written on the command line; empty
-// when its config has none.
+// policyOf returns a run's policy as written on the command line, from
+// its spec; empty when it has none (an HTTP fleet, a folder written
+// before the spec was recorded).
 func policyOf(s *summary.Summary) string {
-	var cfg struct {
-		Fleet *struct {
-			Policy *backoff.Policy `json:"policy"`
-		} `json:"fleet"`
-		// Policy is where a simulated run's config (sim.Config) has it.
-		Policy *backoff.Policy `json:"policy"`
-	}
-	if json.Unmarshal(s.Config, &cfg) != nil {
+	if s.Spec == nil || s.Spec.Client == nil {
 		return ""
 	}
-	if cfg.Fleet != nil && cfg.Fleet.Policy != nil {
-		return cfg.Fleet.Policy.String()
-	}
-	if cfg.Policy != nil {
-		return cfg.Policy.String()
-	}
-	return ""
+	return s.Spec.Client.Policy.String()
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/connerr"
 	"github.com/stampede-dev/stampede/hoststat"
 	"github.com/stampede-dev/stampede/results"
@@ -17,6 +19,7 @@ import (
 	"github.com/stampede-dev/stampede/results/slo"
 	"github.com/stampede-dev/stampede/results/summary"
 	"github.com/stampede-dev/stampede/results/track"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -50,7 +53,12 @@ func synthetic(t *testing.T, dir, policy string, slowdown int) {
 	r.Timeline.At(ms(1500)).Attempts += 3
 	events := []results.Event{{Kind: "restart", Mode: "abrupt", Spec: "at 1s restart abrupt down=500ms", Start: ms(1000), End: ms(1400), Ready: ms(1500)}}
 	cfg := map[string]any{"fleet": map[string]any{"policy": map[string]any{"kind": policy, "initial": int64(ms(100))}}}
-	sum := summary.Summarize(summary.Input{RunID: summary.NewRunID(start, 7), Seed: 7, Config: cfg, Report: r, Events: events,
+	var pol backoff.Policy
+	if b, err := json.Marshal(cfg["fleet"].(map[string]any)["policy"]); err != nil || json.Unmarshal(b, &pol) != nil {
+		t.Fatalf("policy %s: %v", policy, err)
+	}
+	run := &spec.Run{Kind: spec.KindRun, Client: &spec.Client{Policy: pol}, Duration: 3 * time.Second}
+	sum := summary.Summarize(summary.Input{RunID: summary.NewRunID(start, 7), Seed: 7, Config: cfg, Spec: run, Report: r, Events: events,
 		End: 3 * time.Second, Kernel: results.KernelDelta{ListenOverflows: 12}})
 	slos, _ := slo.ParseSLOs([]string{"lost==0", "r99<500ms"})
 	sum.SetSLO(slo.EvalSLOs(slos, sum))

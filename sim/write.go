@@ -6,6 +6,7 @@ import (
 	"github.com/stampede-dev/stampede/results/folder"
 	"github.com/stampede-dev/stampede/results/slo"
 	"github.com/stampede-dev/stampede/results/summary"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // Summarize computes the summary of a simulated run, as storm.Run does for
@@ -21,6 +22,7 @@ func Summarize(res *Result, slos []slo.SLO) *summary.Summary {
 		RunID:      summary.NewRunID(cfg.Start, cfg.Seed),
 		Seed:       cfg.Seed,
 		Config:     config,
+		Spec:       cfg.runSpec(),
 		Report:     res.Report,
 		Events:     res.Events,
 		Partials:   res.Partials,
@@ -38,6 +40,14 @@ func Summarize(res *Result, slos []slo.SLO) *summary.Summary {
 	sum.Interrupted = res.Interrupted
 	sum.SetSLO(slo.EvalSLOs(slos, sum))
 	return sum
+}
+
+// runSpec is what summary.json records as a simulated run's spec: the
+// fleet and the server it modelled, every default applied (the model's
+// own knobs are its config's).
+func (c Config) runSpec() *spec.Run {
+	c = c.withDefaults()
+	return &spec.Run{Kind: spec.KindSimulate, Client: &c.Client, Server: &c.Server, Duration: c.Duration, Chaos: c.ScheduleText}
 }
 
 // WriteResults writes a simulated run's results folder as a real run's

@@ -137,6 +137,7 @@ func Bench(ctx context.Context, cfg BenchConfig) ([]BenchRun, error) {
 			}
 		}
 		run := base
+		run.Kind = spec.KindBench
 		run.Fleet.Policy = policies[i%len(policies)]
 		run.Out = ""
 		name, what := v.policy, "policy "+v.policy

@@ -123,6 +123,13 @@ type Config struct {
 	// wherever they appear, beside those of its headers and URLs (a
 	// drill's deploy command's, redact.CommandValues).
 	SecretValues []string `json:"-"`
+	// Kind is the kind of run summary.json's spec records (spec.Run.Kind);
+	// empty: spec.KindLoadgen for a fleet aimed at Fleet.URL, else
+	// spec.KindRun. A bench and a drill set theirs.
+	Kind string `json:"-"`
+	// Deploy is a drill's deploy, recorded in summary.json's spec; nil
+	// for every other run.
+	Deploy *spec.Deploy `json:"-"`
 }
 
 // summaryConfig is what summary.json records as the run's config:
@@ -134,6 +141,28 @@ func (c Config) summaryConfig(sz Sizing, tcfg target.Config) any {
 		return settingsConfig{c.Settings, sz}
 	}
 	return runConfig{Config: c.redacted(), Sizing: sz, Target: redactedTarget(tcfg)}
+}
+
+// summarySpec is what summary.json records as the run's spec: the fleet
+// and the server as the run used them (the fleet's URL the one it
+// dialled, the server's Procs the group's size, its accept rates the
+// whole group's), every default applied. results.Summarize redacts it.
+func (c Config) summarySpec(fleet loadgen.Config, sz Sizing) *spec.Run {
+	kind := c.Kind
+	if kind == "" {
+		kind = spec.KindRun
+		if c.external() {
+			kind = spec.KindLoadgen
+		}
+	}
+	client := fleet.Client.WithDefaults()
+	out := &spec.Run{Kind: kind, Client: &client, Duration: c.Duration, Chaos: c.ScheduleText, Deploy: c.Deploy}
+	if !c.external() {
+		srv := c.Target.Server.WithDefaults()
+		srv.Procs = sz.TargetProcs
+		out.Server = &srv
+	}
+	return out
 }
 
 // settingsConfig is Config.Settings, a JSON object, with "sizing" added.

@@ -121,6 +121,7 @@ func (r *run) summarize(events []results.Event, partials []results.RecoveryParti
 		RunID:     r.runID,
 		Seed:      r.fleet.Seed,
 		Config:    cfg.summaryConfig(r.sz, r.tcfg),
+		Spec:      cfg.summarySpec(r.fleet, r.sz),
 		Report:    r.drove.report,
 		Events:    events,
 		Partials:  partials,

@@ -159,6 +159,9 @@ func adviseConfig(c *cli.Context) (advise.Config, string, error) {
 		if err != nil {
 			return advise.Config{}, "", flagError(err)
 		}
+		if w := got.LockstepWarning(); w != "" {
+			fmt.Fprintln(c.App.ErrWriter, "advise: "+w)
+		}
 		m = &got
 	}
 	if m != nil && !c.IsSet("chaos") && !c.IsSet("chaos-file") && m.Chaos != "" {
@@ -199,6 +202,12 @@ func applyMeasured(c *cli.Context, cfg *advise.Config, m advise.Measured) {
 	}
 	if !c.IsSet("procs") && m.Procs > 0 {
 		cfg.Sim.Procs = m.Procs
+	}
+	if !c.IsSet("policy") && m.Policy != nil {
+		cfg.Sim.Policy = *m.Policy
+	}
+	if !c.IsSet("duration") && m.Duration > 0 {
+		cfg.Sim.Duration = m.Duration
 	}
 	if c.IsSet("accept-rate") {
 		return // the flags' capacity

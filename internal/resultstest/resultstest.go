@@ -5,15 +5,18 @@ package resultstest
 
 import (
 	"fmt"
+	"net/http"
 	"reflect"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/connerr"
 	"github.com/stampede-dev/stampede/results"
 	"github.com/stampede-dev/stampede/results/summary"
 	"github.com/stampede-dev/stampede/results/track"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // Ms is a shorthand for offsets: n milliseconds.
@@ -103,9 +106,15 @@ func SummaryInput() summary.Input {
 	// events by Start, so it becomes event 0.
 	events = append(events, results.Event{Kind: "backlog", Spec: "at 500ms backlog 16", Start: 500 * time.Millisecond})
 	return summary.Input{
-		RunID:      "2026-11-29T12-00-00Z-002a",
-		Seed:       42,
-		Config:     map[string]any{"clients": 10, "policy": "fixed:initial=1s"},
+		RunID:  "2026-11-29T12-00-00Z-002a",
+		Seed:   42,
+		Config: map[string]any{"clients": 10, "policy": "fixed:initial=1s"},
+		// The spec's secrets (a token, the URL's and the store's
+		// passwords) are recorded redacted.
+		Spec: &spec.Run{Kind: spec.KindRun, Duration: 10 * time.Second, Chaos: "at 1s restart abrupt down=2s",
+			Client: &spec.Client{URL: "ws://user:hunter2@127.0.0.1:9000/", Clients: 10, Policy: backoff.MustParse("fixed:initial=1s"),
+				Header: http.Header{"Authorization": {"Bearer hunter2"}, "X-Team": {"blue"}}},
+			Server: &spec.Server{Backlog: 128, Procs: 1, Store: "redis://app:hunter2@127.0.0.1:6379/0"}},
 		Report:     r,
 		Events:     events,
 		End:        10 * time.Second,

@@ -37,6 +37,9 @@ func TestSummarizeGolden(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Errorf("summary.json differs from %s (go test -run Golden -update to accept):\n%s", golden, got)
 	}
+	if bytes.Contains(got, []byte("hunter2")) {
+		t.Errorf("summary.json holds a secret of its spec:\n%s", got)
+	}
 
 	back, err := ReadSummary(filepath.Join(dir, SummaryFile))
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/stampede-dev/stampede/connerr"
 	"github.com/stampede-dev/stampede/haproxy"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // Summary is summary.json: the run's figures, a stable contract that users'
@@ -31,8 +32,16 @@ type Summary struct {
 	// largest calibrated real run: sim.CalibrationNote). Omitted
 	// otherwise, and from a real run.
 	SimulatedNote string `json:"simulated_note,omitempty"`
-	// Config is the run's configuration as JSON, kept verbatim.
+	// Config is the run's configuration as JSON, kept verbatim: the
+	// command line's flags in their spelling (a --config file that gives
+	// them back reproduces the run), or a library caller's own struct.
+	// Nothing reads it back: readers read Spec.
 	Config json.RawMessage `json:"config"`
+	// Spec is the run's effective config, every default applied, in the
+	// JSON a plan carries (spec.Run), secrets redacted: what advise
+	// --from, report and every other reader of a folder read. Nil only in
+	// a folder written before it was recorded.
+	Spec *spec.Run `json:"spec"`
 	// Clients is the fleet's size.
 	Clients int `json:"clients"`
 	// Processes is the number of loadgen processes that recorded the run.
@@ -301,6 +310,9 @@ type Input struct {
 	// Config is the run's configuration; it must marshal to JSON. nil
 	// gives {}.
 	Config any
+	// Spec is the run's effective config (Summary.Spec); it is recorded
+	// redacted.
+	Spec *spec.Run
 	// Report is the merged record of every loadgen process.
 	Report *results.Report
 	// Events are what the supervisor did, or what DetectOutages found, in
@@ -348,6 +360,7 @@ func Summarize(in Input) *Summary {
 		RunID:     in.RunID,
 		Seed:      in.Seed,
 		Config:    configJSON(in.Config),
+		Spec:      redactedSpec(in.Spec),
 		Clients:   r.Clients,
 		Processes: r.Processes,
 		DurationS: end.Seconds(),
@@ -451,6 +464,16 @@ func kernelNote(in Input) string {
 		return in.KernelNote
 	}
 	return "the kernel counters were not read"
+}
+
+// redactedSpec is the run's spec as summary.json records it: its secrets
+// hidden (spec.Run.Redacted); nil stays nil.
+func redactedSpec(r *spec.Run) *spec.Run {
+	if r == nil {
+		return nil
+	}
+	red := r.Redacted()
+	return &red
 }
 
 // configJSON marshals a run's config for Summary.Config.

@@ -7,7 +7,7 @@ import "github.com/stampede-dev/stampede/results"
 // length) with h; no WebSocket figures, no events.
 func SummarizeHTTP(in Input, clients int, h results.HTTP) *Summary {
 	return &Summary{
-		RunID: in.RunID, Seed: in.Seed, Config: configJSON(in.Config),
+		RunID: in.RunID, Seed: in.Seed, Config: configJSON(in.Config), Spec: redactedSpec(in.Spec),
 		Clients: clients, Processes: 1, DurationS: in.End.Seconds(),
 		// Class maps hold every class, 0 included, in every kind of
 		// run (docs/summary-json.md "Class maps").
