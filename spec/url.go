@@ -38,8 +38,8 @@ func CheckURL(field, raw string, schemes ...string) (*url.URL, error) {
 	return u, nil
 }
 
-// DefaultResolveTimeout bounds CheckResolves.
-const DefaultResolveTimeout = 5 * time.Second
+// ResolveTimeout bounds CheckResolves: a fixed bound, no knob.
+const ResolveTimeout = 5 * time.Second
 
 // CheckResolves looks up the host of u (a name; an address literal needs
 // no lookup) and returns a *FieldError on field when it does not resolve,
@@ -50,7 +50,7 @@ func CheckResolves(ctx context.Context, field string, u *url.URL) error {
 	if _, err := netip.ParseAddr(host); err == nil || host == "" {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, DefaultResolveTimeout)
+	ctx, cancel := context.WithTimeout(ctx, ResolveTimeout)
 	defer cancel()
 	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 	if err != nil || len(ips) == 0 {

@@ -130,11 +130,9 @@ func (l *Listener) SetDeadline(t time.Time) error {
 
 // SetBacklog changes the accept backlog of the listening socket. Linux
 // accepts listen() again on a listening socket and only updates its backlog;
-// connections already queued stay queued.
+// connections already queued stay queued. n is checked where it enters
+// (Listen, Server.SetBacklog), once.
 func (l *Listener) SetBacklog(n int) error {
-	if n <= 0 {
-		return fmt.Errorf("target: backlog %d must be positive", n)
-	}
 	var lerr error
 	err := l.raw.Control(func(fd uintptr) { lerr = unix.Listen(int(fd), n) })
 	if err = errors.Join(err, lerr); err != nil {

@@ -43,6 +43,10 @@ type knob struct {
 	// parse turns a string flag into the field's value (a policy, a list
 	// of addresses).
 	parse func(string) (any, error)
+	// in says which commands take the knob as a flag defined from the
+	// table (the field lists below); a knob a command takes alone
+	// (loadgen's --subprotocol) is named by that command.
+	in knobSet
 }
 
 // knobs is the table. Fields under Client, Server, HTTPFleet and Sim are defined and
@@ -51,30 +55,30 @@ type knob struct {
 var knobs = []knob{
 	// The fleet: spec.Client.
 	{flag: "url", field: "Client.URL", usage: "server `URL` (ws:// or wss://; required)"},
-	{flag: "clients", field: "Client.Clients", usage: fmt.Sprintf("number of clients `N`; above %s they run in several worker processes", thousands(storm.PerProcess))},
-	{flag: "ramp", field: "Client.Ramp", usage: "first connects per second `R` (0 = all at once, bounded by --max-inflight; run and bench: 90% of --accept-rate when one is set)"},
-	{flag: "max-inflight", field: "Client.MaxInflight", usage: "first connects in flight at once `N` over the whole fleet, shared among its processes (0 = 2000); never limits reconnects"},
-	{flag: "max-attempt-rate", field: "Client.MaxAttemptRate", usage: "reconnect attempts per second `R` the whole fleet starts at most, shared among its processes; a retry due beyond it waits (0 = no cap; ws:// clients)"},
-	{flag: "policy", field: "Client.Policy", usage: "reconnect backoff policy `SPEC` (see stampede policy)", parse: func(s string) (any, error) { return backoff.Parse(s) }},
-	{flag: "seed", field: "Client.Seed", usage: "run seed `S`: every random draw is reproducible"},
-	{flag: "source-ips", field: "Client.SourceIPs", usage: "source addresses `LIST`, e.g. 127.0.0.2,127.0.0.3 or 127.0.0.2-127.0.0.9", parse: func(s string) (any, error) { return loadgen.ParseSourceIPs(s) }},
-	{flag: "connect-timeout", field: "Client.ConnectTimeout", def: true, usage: "TCP connect deadline `D`"},
-	{flag: "handshake-timeout", field: "Client.HandshakeTimeout", def: true, usage: "deadline `D` from TCP connected to the 101 answer"},
-	{flag: "ping-interval", field: "Client.PingInterval", defText: "10s, or longer above 100,000 clients so the fleet sends at most 10,000 pings a second", usage: "keepalive: ping the server after `D` without a frame from it, so a connection that died silently (a blackhole) is found (negative, e.g. -1s: off)"},
-	{flag: "pong-timeout", field: "Client.PongTimeout", defText: "the ping interval", usage: "keepalive: close a connection as ping_timeout when nothing answers its ping within `D`"},
-	{flag: "syn-retries", field: "Client.SynRetries", defText: "0, the kernel's setting", usage: "TCP_SYNCNT `N` per socket"},
-	{flag: "no-retry-after", field: "Client.NoRetryAfter", usage: "ignore the server's Retry-After on 429/503, and the delay in a 1012/1013 close's reason, and wait what --policy says (a client that does not honour the header)"},
-	{flag: "mode", field: "Client.Mode", def: true, usage: "message `MODE`: none (hold, answer pings), echo (send, time the echo) or stampede (the message protocol of docs/protocol.md: rooms, ACKs, retry queue, resume)"},
-	{flag: "msg-rate", field: "Client.MsgRate", def: true, usage: "echo or stampede messages per second per client `R`"},
-	{flag: "msg-size", field: "Client.MsgSize", def: true, usage: "echo payload `BYTES`"},
-	{flag: "rooms", field: "Client.Rooms", usage: "stampede mode: rooms `N` of the whole fleet, client i in room i mod N (0 = rooms of 10 consecutive clients)"},
-	{flag: "no-resume", field: "Client.NoResume", usage: "stampede mode: after a reconnect rejoin from now instead of resuming (what was sent meanwhile is lost, and counted)"},
-	{flag: "no-retry-queue", field: "Client.NoRetryQueue", usage: "stampede mode: drop un-ACKed messages at a disconnect instead of resending them (counted as unacked_dropped)"},
-	{flag: "quiet-period", field: "Client.QuietPeriod", def: true, usage: "stampede mode: stop sending `D` before the end, so deliveries land before loss is counted"},
-	{flag: "reactors", field: "Client.Reactors", usage: "epoll reactor goroutines `N` (0 = min(GOMAXPROCS, 4))"},
+	{flag: "clients", field: "Client.Clients", in: inFleet | inSimFleet, usage: fmt.Sprintf("number of clients `N`; above %s they run in several worker processes", thousands(storm.PerProcess))},
+	{flag: "ramp", field: "Client.Ramp", in: inFleet | inSimFleet, usage: "first connects per second `R` (0 = all at once, bounded by --max-inflight; run and bench: 90% of --accept-rate when one is set)"},
+	{flag: "max-inflight", field: "Client.MaxInflight", in: inFleet | inSimFleet, usage: "first connects in flight at once `N` over the whole fleet, shared among its processes (0 = 2000); never limits reconnects"},
+	{flag: "max-attempt-rate", field: "Client.MaxAttemptRate", in: inFleet, usage: "reconnect attempts per second `R` the whole fleet starts at most, shared among its processes; a retry due beyond it waits (0 = no cap; ws:// clients)"},
+	{flag: "policy", field: "Client.Policy", in: inFleet | inSimFleet, usage: "reconnect backoff policy `SPEC` (see stampede policy)", parse: func(s string) (any, error) { return backoff.Parse(s) }},
+	{flag: "seed", field: "Client.Seed", in: inFleet | inSimFleet, usage: "run seed `S`: every random draw is reproducible"},
+	{flag: "source-ips", field: "Client.SourceIPs", in: inFleet, usage: "source addresses `LIST`, e.g. 127.0.0.2,127.0.0.3 or 127.0.0.2-127.0.0.9", parse: func(s string) (any, error) { return loadgen.ParseSourceIPs(s) }},
+	{flag: "connect-timeout", field: "Client.ConnectTimeout", in: inFleet | inSimFleet, def: true, usage: "TCP connect deadline `D`"},
+	{flag: "handshake-timeout", field: "Client.HandshakeTimeout", in: inFleet | inSimFleet, def: true, usage: "deadline `D` from TCP connected to the 101 answer"},
+	{flag: "ping-interval", field: "Client.PingInterval", in: inFleet, defText: "10s, or longer above 100,000 clients so the fleet sends at most 10,000 pings a second", usage: "keepalive: ping the server after `D` without a frame from it, so a connection that died silently (a blackhole) is found (negative, e.g. -1s: off)"},
+	{flag: "pong-timeout", field: "Client.PongTimeout", in: inFleet, defText: "the ping interval", usage: "keepalive: close a connection as ping_timeout when nothing answers its ping within `D`"},
+	{flag: "syn-retries", field: "Client.SynRetries", in: inFleet | inSimFleet, defText: "0, the kernel's setting", usage: "TCP_SYNCNT `N` per socket"},
+	{flag: "no-retry-after", field: "Client.NoRetryAfter", in: inFleet | inSimFleet, usage: "ignore the server's Retry-After on 429/503, and the delay in a 1012/1013 close's reason, and wait what --policy says (a client that does not honour the header)"},
+	{flag: "mode", field: "Client.Mode", in: inFleet, def: true, usage: "message `MODE`: none (hold, answer pings), echo (send, time the echo) or stampede (the message protocol of docs/protocol.md: rooms, ACKs, retry queue, resume)"},
+	{flag: "msg-rate", field: "Client.MsgRate", in: inFleet, def: true, usage: "echo or stampede messages per second per client `R`"},
+	{flag: "msg-size", field: "Client.MsgSize", in: inFleet, def: true, usage: "echo payload `BYTES`"},
+	{flag: "rooms", field: "Client.Rooms", in: inFleet, usage: "stampede mode: rooms `N` of the whole fleet, client i in room i mod N (0 = rooms of 10 consecutive clients)"},
+	{flag: "no-resume", field: "Client.NoResume", in: inFleet, usage: "stampede mode: after a reconnect rejoin from now instead of resuming (what was sent meanwhile is lost, and counted)"},
+	{flag: "no-retry-queue", field: "Client.NoRetryQueue", in: inFleet, usage: "stampede mode: drop un-ACKed messages at a disconnect instead of resending them (counted as unacked_dropped)"},
+	{flag: "quiet-period", field: "Client.QuietPeriod", in: inFleet, def: true, usage: "stampede mode: stop sending `D` before the end, so deliveries land before loss is counted"},
+	{flag: "reactors", field: "Client.Reactors", in: inFleet, usage: "epoll reactor goroutines `N` (0 = min(GOMAXPROCS, 4))"},
 	{flag: "header", field: "Client.Header"},
 	{flag: "subprotocol", field: "Client.Protocols", usage: "subprotocol `NAME` to offer (repeatable)"},
-	{flag: "protocol", field: "Client.Session.Protocol", usage: "session protocol `NAME` the clients speak over the WebSocket: socketio, graphql-ws, mqtt, stomp, phoenix, signalr or actioncable (docs/protocols.md); its messages come from the --config file's section of that name; it offers the subprotocol the server expects, and a client is back when its session is; --mode none only"},
+	{flag: "protocol", field: "Client.Session.Protocol", in: inFleet, usage: "session protocol `NAME` the clients speak over the WebSocket: socketio, graphql-ws, mqtt, stomp, phoenix, signalr or actioncable (docs/protocols.md); its messages come from the --config file's section of that name; it offers the subprotocol the server expects, and a client is back when its session is; --mode none only"},
 	{flag: "insecure", field: "Client.TLSInsecure", usage: "wss://: accept any server certificate (a self-signed target)"},
 	{flag: "ca", field: "Client.TLSCAFile", usage: "wss://: verify the server against the CA certificates in PEM `FILE` instead of the system roots"},
 	{flag: "cert", field: "Client.TLSCertFile", usage: "wss://: client certificate PEM `FILE` (with --key)"},
@@ -83,49 +87,49 @@ var knobs = []knob{
 	{flag: "secret-header", field: "Client.SecretHeaders", usage: "header `NAME` whose value is secret too, written as <redacted> (repeatable)"},
 
 	// The server: spec.Server.
-	{flag: "addr", field: "Server.Addr", def: true, usage: "listen address `IP:PORT` (port 0: a free one; IPv6 as [::1]:PORT)"},
-	{flag: "backlog", field: "Server.Backlog", def: true, usage: "listen backlog `N`: the accept queue holds N+1 (capped by net.core.somaxconn)"},
-	{flag: "accept-rate", field: "Server.AcceptRate", usage: "accepts per second `R` (0 = unlimited); above it the backlog fills"},
-	{flag: "accept-burst", field: "Server.AcceptBurst", defText: "0, 10 ms worth of --accept-rate, at least 1", usage: "accepts `N` allowed at once under --accept-rate"},
-	{flag: "admit-ramp", field: "Server.AdmitRamp", usage: "admission ramp: for `D` after a restarted process starts accepting (target: from its start; run: the processes a chaos restart starts), its accept rate rises linearly from --admit-floor to --accept-rate, so the server takes the returning herd slowly while it warms up (needs --accept-rate; 0 = full rate at once)"},
-	{flag: "admit-floor", field: "Server.AdmitFloor", defText: "a tenth of --accept-rate", usage: "accepts per second `R` an admission ramp starts from (needs --admit-ramp; of the whole target, shared by its processes in run)"},
-	{flag: "shed", field: "Server.Shed", usage: "load shedding with a hint: upgrades beyond --accept-rate (ramped) are answered 503 with a Retry-After drawn from 1 s to `D` in whole seconds, at once, instead of waiting in a full accept queue, which is then not paced (needs --accept-rate; at least 1s; 0 = off)"},
-	{flag: "handshake-cost", field: "Server.HandshakeCost", usage: "CPU time `D` burned per admitted upgrade, standing in for TLS and auth"},
-	{flag: "handshake-timeout", field: "Server.HandshakeTimeout", def: true, usage: "limit `D` on the TLS handshake plus the upgrade"},
-	{flag: "tls", field: "Server.TLS", usage: "serve wss:// with a self-signed certificate for 127.0.0.1, ::1 and localhost"},
-	{flag: "cert", field: "Server.CertFile", usage: "PEM certificate `FILE` to serve wss:// with (with --key)"},
-	{flag: "key", field: "Server.KeyFile", usage: "PEM private key `FILE` of --cert"},
-	{flag: "max-conns", field: "Server.MaxConns", usage: "open connections `N` above which upgrades are answered 503 (0 = no cap)"},
-	{flag: "reject-retry-after", field: "Server.RejectRetryAfter", def: true, usage: "Retry-After `D` sent with a --max-conns rejection (whole seconds)"},
-	{flag: "http-limit", field: "Server.HTTPLimit", usage: "requests per second `R` the HTTP endpoint " + target.HTTPPath + " answers 200 (token bucket; 0 = no limit); above it --limit-status"},
-	{flag: "http-burst", field: "Server.HTTPBurst", defText: "0, 100 ms worth of --http-limit, at least 1", usage: "requests `N` answered 200 at once under --http-limit"},
-	{flag: "limit-status", field: "Server.LimitStatus", def: true, usage: "status `CODE` above --http-limit: 429, 503 or 529"},
-	{flag: "retry-after", field: "Server.LimitRetryAfter", def: true, usage: "Retry-After `D` sent with --limit-status (whole seconds, rounded up)"},
-	{flag: "hold", field: "Server.Hold", usage: "listen at once but accept nothing for `D` (port open, backlog fills, SYNs time out)"},
-	{flag: "store", field: "Server.Store", usage: "speak the message protocol (docs/protocol.md) on the store at `URL`: jetstream:///DIR (NATS JetStream embedded, run by the group's owner and shared by its --procs; what run --mode stampede uses for several target processes), file:///DIR or DIR (embedded log, one process; what run uses for one), redis://127.0.0.1:6379/0, postgres://USER@127.0.0.1:5432/DB, nats://HOST:PORT; fsync before ACK for the embedded ones; empty: echo. run puts a redis or postgres store's data under its run id and removes it at the end unless the URL has keep=1"},
-	{flag: "no-dedupe", field: "Server.NoDedupe", usage: "store and deliver a resent message again under a new seq (shows what dedupe prevents; needs --store)"},
-	{flag: "retention", field: "Server.Retention", defText: fmt.Sprint(store.DefaultRetention), usage: "messages `N` per room the store keeps for resume (needs --store)"},
+	{flag: "addr", field: "Server.Addr", in: inTarget, def: true, usage: "listen address `IP:PORT` (port 0: a free one; IPv6 as [::1]:PORT)"},
+	{flag: "backlog", field: "Server.Backlog", in: inTarget | inRunTarget | inSimServer, def: true, usage: "listen backlog `N`: the accept queue holds N+1 (capped by net.core.somaxconn)"},
+	{flag: "accept-rate", field: "Server.AcceptRate", in: inTarget | inRunTarget | inSimServer, usage: "accepts per second `R` (0 = unlimited); above it the backlog fills"},
+	{flag: "accept-burst", field: "Server.AcceptBurst", in: inTarget | inRunTarget | inSimServer, defText: "0, 10 ms worth of --accept-rate, at least 1", usage: "accepts `N` allowed at once under --accept-rate"},
+	{flag: "admit-ramp", field: "Server.AdmitRamp", in: inTarget | inRunTarget | inSimServer, usage: "admission ramp: for `D` after a restarted process starts accepting (target: from its start; run: the processes a chaos restart starts), its accept rate rises linearly from --admit-floor to --accept-rate, so the server takes the returning herd slowly while it warms up (needs --accept-rate; 0 = full rate at once)"},
+	{flag: "admit-floor", field: "Server.AdmitFloor", in: inTarget | inRunTarget | inSimServer, defText: "a tenth of --accept-rate", usage: "accepts per second `R` an admission ramp starts from (needs --admit-ramp; of the whole target, shared by its processes in run)"},
+	{flag: "shed", field: "Server.Shed", in: inTarget | inRunTarget | inSimServer, usage: "load shedding with a hint: upgrades beyond --accept-rate (ramped) are answered 503 with a Retry-After drawn from 1 s to `D` in whole seconds, at once, instead of waiting in a full accept queue, which is then not paced (needs --accept-rate; at least 1s; 0 = off)"},
+	{flag: "handshake-cost", field: "Server.HandshakeCost", in: inTarget | inRunTarget | inSimServer, usage: "CPU time `D` burned per admitted upgrade, standing in for TLS and auth"},
+	{flag: "handshake-timeout", field: "Server.HandshakeTimeout", in: inTarget, def: true, usage: "limit `D` on the TLS handshake plus the upgrade"},
+	{flag: "tls", field: "Server.TLS", in: inTarget | inRunTarget, usage: "serve wss:// with a self-signed certificate for 127.0.0.1, ::1 and localhost"},
+	{flag: "cert", field: "Server.CertFile", in: inTarget, usage: "PEM certificate `FILE` to serve wss:// with (with --key)"},
+	{flag: "key", field: "Server.KeyFile", in: inTarget, usage: "PEM private key `FILE` of --cert"},
+	{flag: "max-conns", field: "Server.MaxConns", in: inTarget | inRunTarget, usage: "open connections `N` above which upgrades are answered 503 (0 = no cap)"},
+	{flag: "reject-retry-after", field: "Server.RejectRetryAfter", in: inTarget | inRunTarget, def: true, usage: "Retry-After `D` sent with a --max-conns rejection (whole seconds)"},
+	{flag: "http-limit", field: "Server.HTTPLimit", in: inTarget, usage: "requests per second `R` the HTTP endpoint " + target.HTTPPath + " answers 200 (token bucket; 0 = no limit); above it --limit-status"},
+	{flag: "http-burst", field: "Server.HTTPBurst", in: inTarget, defText: "0, 100 ms worth of --http-limit, at least 1", usage: "requests `N` answered 200 at once under --http-limit"},
+	{flag: "limit-status", field: "Server.LimitStatus", in: inTarget, def: true, usage: "status `CODE` above --http-limit: 429, 503 or 529"},
+	{flag: "retry-after", field: "Server.LimitRetryAfter", in: inTarget, def: true, usage: "Retry-After `D` sent with --limit-status (whole seconds, rounded up)"},
+	{flag: "hold", field: "Server.Hold", in: inTarget, usage: "listen at once but accept nothing for `D` (port open, backlog fills, SYNs time out)"},
+	{flag: "store", field: "Server.Store", in: inTarget | inRunTarget, usage: "speak the message protocol (docs/protocol.md) on the store at `URL`: jetstream:///DIR (NATS JetStream embedded, run by the group's owner and shared by its --procs; what run --mode stampede uses for several target processes), file:///DIR or DIR (embedded log, one process; what run uses for one), redis://127.0.0.1:6379/0, postgres://USER@127.0.0.1:5432/DB, nats://HOST:PORT; fsync before ACK for the embedded ones; empty: echo. run puts a redis or postgres store's data under its run id and removes it at the end unless the URL has keep=1"},
+	{flag: "no-dedupe", field: "Server.NoDedupe", in: inTarget | inRunTarget, usage: "store and deliver a resent message again under a new seq (shows what dedupe prevents; needs --store)"},
+	{flag: "retention", field: "Server.Retention", in: inTarget | inRunTarget, defText: fmt.Sprint(store.DefaultRetention), usage: "messages `N` per room the store keeps for resume (needs --store)"},
 
 	// The HTTP fleet's load: spec.HTTPFleet.
-	{flag: "clients", field: "HTTPFleet.Clients", defText: "none", usage: "run a fleet of `N` clients instead of one request"},
-	{flag: "rate", field: "HTTPFleet.Rate", defText: "1 per client", usage: "fleet: offered load `R` in requests per second, shared by the clients"},
-	{flag: "duration", field: "HTTPFleet.Duration", def: true, usage: "fleet: how long requests are scheduled `D`"},
-	{flag: "grace", field: "HTTPFleet.Grace", def: true, usage: "fleet: time `D` the last requests may finish in"},
-	{flag: "deadline", field: "HTTPFleet.Deadline", defText: "none", usage: "fleet: each request's deadline `D` from its scheduled send; a retry that cannot start before it is not made"},
+	{flag: "clients", field: "HTTPFleet.Clients", in: inHTTPFleet, defText: "none", usage: "run a fleet of `N` clients instead of one request"},
+	{flag: "rate", field: "HTTPFleet.Rate", in: inHTTPFleet, defText: "1 per client", usage: "fleet: offered load `R` in requests per second, shared by the clients"},
+	{flag: "duration", field: "HTTPFleet.Duration", in: inHTTPFleet, def: true, usage: "fleet: how long requests are scheduled `D`"},
+	{flag: "grace", field: "HTTPFleet.Grace", in: inHTTPFleet, def: true, usage: "fleet: time `D` the last requests may finish in"},
+	{flag: "deadline", field: "HTTPFleet.Deadline", in: inHTTPFleet, defText: "none", usage: "fleet: each request's deadline `D` from its scheduled send; a retry that cannot start before it is not made"},
 
 	// The simulator's model: sim.Config.
-	{flag: "syn-schedule", field: "Sim.SynSchedule", defText: "1s,2s,3s,4s,5s,7s,11s,19s,35s,67s,131s (this kernel's)", usage: "model: SYN retransmit times `LIST` from the first SYN", parse: parseDurations},
-	{flag: "kernel-hz", field: "Sim.HZ", def: true, usage: "model: the kernel's tick rate `HZ`: its TCP retransmit timers fire together on a timer wheel of that many jiffies a second (negative: exact timers)"},
-	{flag: "netdev-backlog", field: "Sim.NetdevBacklog", def: true, usage: "model: net.core.netdev_max_backlog `N`: of the retransmits one timer tick fires, those beyond N+1 are dropped before TCP sees them (negative: no limit)"},
-	{flag: "no-syn-cookies", field: "Sim.NoSynCookies", usage: "model: SYN cookies off (a SYN that finds the SYN queue full is dropped)"},
-	{flag: "proc-capacity", field: "Sim.ProcCapacity", def: true, usage: "model: upgrades per second `R` one target process completes when nothing else limits it"},
-	{flag: "rtt", field: "Sim.RTT", def: true, usage: "model: handshake round trip `D`: SYNs within it see the same accept queue"},
-	{flag: "data-rto", field: "Sim.DataRTO", def: true, usage: "model: tcp_rto_min `D`: an upgrade request whose final ACK was dropped is sent again D, D, 2D, 4D... apart (a loss probe, then retransmit timeouts)"},
-	{flag: "stop-time", field: "Sim.StopTime", def: true, usage: "model: a restarted process's exit `D` (closing its connections; its listener still open, accepting nothing), before the down= time with the port closed (negative: none)"},
-	{flag: "start-time", field: "Sim.StartTime", def: true, usage: "model: a restarted process's start, from listening to accepting, `D` (negative: none)"},
-	{flag: "close-rate", field: "Sim.CloseRate", def: true, usage: "model: connections per second `R` a stopping target process closes (negative: all at once)"},
-	{flag: "issue-rate", field: "Sim.IssueRate", usage: "model: attempts per second `R` the fleet's machine can start; given, the fleet also shares that machine's kernel timers and softnet backlog (0 = unlimited: independent devices, each its own kernel; this machine's loadgens started 48,000-106,000 a second in their fastest 100 ms in calibration)"},
-	{flag: "cores", field: "Sim.Cores", usage: "model: both ends share `N` cores, as a run on one machine does: every attempt, retransmit, upgrade, close and ping takes CPU from them (at the costs measured on this project's 2-core machine, or another machine's given by --cpu-per-connect or --cpu-costs), work that finds them busy waits, and the fleet shares the machine's kernel timers and softnet backlog (0 = not modelled)"},
+	{flag: "syn-schedule", field: "Sim.SynSchedule", in: inSimModel, defText: "1s,2s,3s,4s,5s,7s,11s,19s,35s,67s,131s (this kernel's)", usage: "model: SYN retransmit times `LIST` from the first SYN", parse: parseDurations},
+	{flag: "kernel-hz", field: "Sim.HZ", in: inSimModel, def: true, usage: "model: the kernel's tick rate `HZ`: its TCP retransmit timers fire together on a timer wheel of that many jiffies a second (negative: exact timers)"},
+	{flag: "netdev-backlog", field: "Sim.NetdevBacklog", in: inSimModel, def: true, usage: "model: net.core.netdev_max_backlog `N`: of the retransmits one timer tick fires, those beyond N+1 are dropped before TCP sees them (negative: no limit)"},
+	{flag: "no-syn-cookies", field: "Sim.NoSynCookies", in: inSimModel, usage: "model: SYN cookies off (a SYN that finds the SYN queue full is dropped)"},
+	{flag: "proc-capacity", field: "Sim.ProcCapacity", in: inSimModel, def: true, usage: "model: upgrades per second `R` one target process completes when nothing else limits it"},
+	{flag: "rtt", field: "Sim.RTT", in: inSimModel, def: true, usage: "model: handshake round trip `D`: SYNs within it see the same accept queue"},
+	{flag: "data-rto", field: "Sim.DataRTO", in: inSimModel, def: true, usage: "model: tcp_rto_min `D`: an upgrade request whose final ACK was dropped is sent again D, D, 2D, 4D... apart (a loss probe, then retransmit timeouts)"},
+	{flag: "stop-time", field: "Sim.StopTime", in: inSimModel, def: true, usage: "model: a restarted process's exit `D` (closing its connections; its listener still open, accepting nothing), before the down= time with the port closed (negative: none)"},
+	{flag: "start-time", field: "Sim.StartTime", in: inSimModel, def: true, usage: "model: a restarted process's start, from listening to accepting, `D` (negative: none)"},
+	{flag: "close-rate", field: "Sim.CloseRate", in: inSimModel, def: true, usage: "model: connections per second `R` a stopping target process closes (negative: all at once)"},
+	{flag: "issue-rate", field: "Sim.IssueRate", in: inSimModel, usage: "model: attempts per second `R` the fleet's machine can start; given, the fleet also shares that machine's kernel timers and softnet backlog (0 = unlimited: independent devices, each its own kernel; this machine's loadgens started 48,000-106,000 a second in their fastest 100 ms in calibration)"},
+	{flag: "cores", field: "Sim.Cores", in: inSimModel, usage: "model: both ends share `N` cores, as a run on one machine does: every attempt, retransmit, upgrade, close and ping takes CPU from them (at the costs measured on this project's 2-core machine, or another machine's given by --cpu-per-connect or --cpu-costs), work that finds them busy waits, and the fleet shares the machine's kernel timers and softnet backlog (0 = not modelled)"},
 	{flag: "cpu-costs", field: "Sim.CPU", defText: "the costs measured on this project's 2-core machine, docs/simulator.md", usage: "model, with --cores: the machine's CPU time per operation, `SPEC` key=value,... with the keys attempt, upgrade, disconnect, accept, close, segment, ping, slice (durations) and loadgen_share (a number), e.g. attempt=30us,upgrade=40us,accept=60us; a key left out keeps this project's figure", parse: func(s string) (any, error) { return sim.ParseCPUCosts(s) }},
 	{flag: "duration", field: "Sim.Duration"},
 	{flag: "lb-rate", field: "Sim.LB.Rate"},
@@ -192,42 +196,51 @@ var knobs = []knob{
 	{flag: "from", field: "Advise.Capacity"},
 }
 
-// Which commands take which knobs.
+// Which commands take which knobs: a knob's in, and the field lists
+// derived from it in the table's order.
 
-// fleetFields are the fleet's knobs that every command running a fleet
-// takes, in the order --help lists them (the first six lead, around
-// --loadgen-procs and --duration).
-var fleetFields = []string{"Client.Clients", "Client.Ramp", "Client.MaxInflight", "Client.MaxAttemptRate", "Client.Policy", "Client.Seed",
-	"Client.SourceIPs", "Client.ConnectTimeout", "Client.HandshakeTimeout", "Client.PingInterval", "Client.PongTimeout",
-	"Client.SynRetries", "Client.NoRetryAfter", "Client.Mode", "Client.MsgRate", "Client.MsgSize", "Client.Rooms",
-	"Client.NoResume", "Client.NoRetryQueue", "Client.QuietPeriod", "Client.Reactors", "Client.Session.Protocol"}
+// knobSet is a set of the groups of commands a knob is a flag of.
+type knobSet uint8
 
-// targetFields are the server's knobs that `target` takes; run, bench
-// and simulate take some of them.
-var targetFields = []string{"Server.Addr", "Server.Backlog", "Server.AcceptRate", "Server.AcceptBurst", "Server.AdmitRamp",
-	"Server.AdmitFloor", "Server.Shed", "Server.HandshakeCost",
-	"Server.HandshakeTimeout", "Server.TLS", "Server.CertFile", "Server.KeyFile", "Server.MaxConns", "Server.RejectRetryAfter",
-	"Server.HTTPLimit", "Server.HTTPBurst", "Server.LimitStatus", "Server.LimitRetryAfter", "Server.Hold", "Server.Store",
-	"Server.NoDedupe", "Server.Retention"}
-
-// runTargetFields are the server's knobs that `run` and `bench` take.
-var runTargetFields = []string{"Server.Backlog", "Server.AcceptRate", "Server.AcceptBurst", "Server.AdmitRamp", "Server.AdmitFloor",
-	"Server.Shed", "Server.HandshakeCost", "Server.TLS",
-	"Server.MaxConns", "Server.RejectRetryAfter", "Server.Store", "Server.NoDedupe", "Server.Retention"}
-
-// The fleet's and server's knobs a simulation takes as a run does, and
-// the model's own.
-var (
-	simFleetFields = []string{"Client.Clients", "Client.Ramp", "Client.MaxInflight", "Client.Policy", "Client.Seed",
-		"Client.ConnectTimeout", "Client.HandshakeTimeout", "Client.SynRetries", "Client.NoRetryAfter"}
-	simServerFields = []string{"Server.Backlog", "Server.AcceptRate", "Server.AcceptBurst", "Server.AdmitRamp", "Server.AdmitFloor",
-		"Server.Shed", "Server.HandshakeCost"}
-	simModelFields = []string{"Sim.SynSchedule", "Sim.HZ", "Sim.NetdevBacklog", "Sim.NoSynCookies", "Sim.ProcCapacity",
-		"Sim.RTT", "Sim.DataRTO", "Sim.StopTime", "Sim.StartTime", "Sim.CloseRate", "Sim.IssueRate", "Sim.Cores"}
+const (
+	// inFleet: every command running a fleet (loadgen, run, bench, drill).
+	inFleet knobSet = 1 << iota
+	// inTarget: target.
+	inTarget
+	// inRunTarget: the server's knobs of run and bench.
+	inRunTarget
+	// inSimFleet, inSimServer and inSimModel: simulate and advise, the
+	// fleet's and server's knobs a simulation takes as a run does, and
+	// the model's own.
+	inSimFleet
+	inSimServer
+	inSimModel
+	// inHTTPFleet: http.
+	inHTTPFleet
 )
 
-// httpFleetFields are the HTTP fleet's knobs, which `http` takes.
-var httpFleetFields = []string{"HTTPFleet.Clients", "HTTPFleet.Rate", "HTTPFleet.Duration", "HTTPFleet.Grace", "HTTPFleet.Deadline"}
+// knobsIn returns the fields of the knobs in set, in the table's order.
+func knobsIn(set knobSet) []string {
+	var out []string
+	for _, k := range knobs {
+		if k.in&set != 0 {
+			out = append(out, k.field)
+		}
+	}
+	return out
+}
+
+// The per-command field lists. fleetFields are in the order --help lists
+// them (the first six lead, around --loadgen-procs and --duration).
+var (
+	fleetFields     = knobsIn(inFleet)
+	targetFields    = knobsIn(inTarget)
+	runTargetFields = knobsIn(inRunTarget)
+	simFleetFields  = knobsIn(inSimFleet)
+	simServerFields = knobsIn(inSimServer)
+	simModelFields  = knobsIn(inSimModel)
+	httpFleetFields = knobsIn(inHTTPFleet)
+)
 
 // knobRoots are the types whose fields the table defines flags for, with
 // the value that holds every default.
