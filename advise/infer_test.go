@@ -9,8 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stampede-dev/stampede/backoff"
+	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/results/folder"
 	"github.com/stampede-dev/stampede/results/summary"
 	"github.com/stampede-dev/stampede/sim"
@@ -173,6 +175,36 @@ func TestInferDirBench(t *testing.T) {
 	for _, want := range []string{filepath.Join(bench, "2-run") + ": accept rate", "the highest of the bench's 2 runs"} {
 		if !strings.Contains(m.Capacity.Source, want) {
 			t.Errorf("source %q lacks %q", m.Capacity.Source, want)
+		}
+	}
+}
+
+// TestChaosOfDeploy: a drill's deploy event, whose Spec is its command,
+// becomes a restart at its start with the outage it measured (the model's
+// stop and start times taken from it), graceful when most clients got a
+// close frame; a detected outage likewise; a scheduled event keeps its
+// schedule text.
+func TestChaosOfDeploy(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	d := sim.Defaults()
+	down := (2*time.Second - d.StopTime - d.StartTime).Round(time.Millisecond)
+	for _, tc := range []struct {
+		e    summary.EventSummary
+		want string
+	}{
+		{summary.EventSummary{Kind: "deploy", Mode: "command", Spec: "/tmp/x/restart.sh", StartS: 5, OutageS: f(2),
+			Disconnects: map[string]uint64{"closed_1012": 90, "closed_1006": 10}}, "at 5s restart graceful down=" + down.String()},
+		{summary.EventSummary{Kind: "outage", Detected: true, StartS: 1.25, OutageS: f(2),
+			Disconnects: map[string]uint64{"closed_1006": 100}}, "at 1.25s restart abrupt down=" + down.String()},
+		{summary.EventSummary{Kind: "outage", Detected: true, StartS: 1, OutageS: f(0.1)}, "at 1s restart abrupt down=0s"},
+		{summary.EventSummary{Kind: "restart", Mode: "abrupt", Spec: "at 8s restart abrupt down=2s", StartS: 8, OutageS: f(2.5)}, "at 8s restart abrupt down=2s"},
+	} {
+		got := chaosOf(tc.e)
+		if got != tc.want {
+			t.Errorf("%s %q: chaos %q, want %q", tc.e.Kind, tc.e.Spec, got, tc.want)
+		}
+		if _, err := chaos.Parse(got); err != nil {
+			t.Errorf("%q does not parse: %v", got, err)
 		}
 	}
 }

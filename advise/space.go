@@ -43,18 +43,23 @@ func LongestWait(p backoff.Policy) (d time.Duration, ok bool) {
 }
 
 // fit returns p with its ceiling lowered so that no wait exceeds limit
-// (0: no limit); a spread above the ceiling is clipped to it.
+// (0: no limit), and a spread or first delay above the ceiling clipped to
+// it, with or without a limit: a base delay above Max waits Max, so a
+// policy written with one says what it does not do (spread=2900ms-6730ms
+// under max=3060ms).
 func fit(p backoff.Policy, limit time.Duration) backoff.Policy {
-	if limit <= 0 {
+	if limit > 0 {
+		band := 1.0
+		if p.Kind == backoff.Fixed || p.Kind == backoff.Exp {
+			band += p.Jitter
+		}
+		ceil := time.Duration(float64(limit) / band).Truncate(time.Millisecond)
+		if p.Max == 0 || p.Max > ceil {
+			p.Max = ceil
+		}
+	}
+	if p.Max <= 0 {
 		return p
-	}
-	band := 1.0
-	if p.Kind == backoff.Fixed || p.Kind == backoff.Exp {
-		band += p.Jitter
-	}
-	ceil := time.Duration(float64(limit) / band).Truncate(time.Millisecond)
-	if p.Max == 0 || p.Max > ceil {
-		p.Max = ceil
 	}
 	if p.SpreadMax > p.Max {
 		p.SpreadMax = p.Max

@@ -67,3 +67,35 @@ func TestFitUnderLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestNoSpreadAboveMax: no policy the search draws, anchors or steps to
+// has a spread or a first delay above its ceiling, with or without a
+// --max-delay, over many draws and herd shapes. A policy like
+// full:max=3060ms,spread=2900ms-6730ms was recommended before.
+func TestNoSpreadAboveMax(t *testing.T) {
+	check := func(where string, p backoff.Policy) {
+		t.Helper()
+		if p.Max > 0 && (p.SpreadMax > p.Max || p.Initial > p.Max || p.SpreadMin > p.SpreadMax) {
+			t.Fatalf("%s: %s has a spread or first delay above its max", where, p)
+		}
+	}
+	for _, shape := range []struct{ outage, bound, limit time.Duration }{
+		{2 * time.Second, 5 * time.Second, 0},
+		{2900 * time.Millisecond, 1530 * time.Millisecond, 0},
+		{10 * time.Second, 500 * time.Millisecond, 0},
+		{time.Second, 20 * time.Second, 5 * time.Second},
+	} {
+		sp := newSpace(shape.outage, shape.bound, shape.limit)
+		for _, p := range sp.anchors(shape.outage, shape.bound) {
+			check("anchor", p)
+		}
+		for seed := range uint64(1000) {
+			rng := rand.New(rand.NewPCG(seed, 0))
+			p := sp.draw(rng)
+			check("draw", p)
+			for _, q := range sp.neighbours(p) {
+				check("neighbour of "+p.String(), q)
+			}
+		}
+	}
+}

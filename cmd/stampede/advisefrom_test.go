@@ -12,6 +12,7 @@ import (
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/loadgen"
+	"github.com/stampede-dev/stampede/results/folder"
 	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/storm"
 	"github.com/stampede-dev/stampede/target"
@@ -79,4 +80,52 @@ func TestAdviseFromLibraryRun(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "backlog 64 from the run's spec") {
 		t.Errorf("advise --from the library's folder: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
+}
+
+// TestAdviseFromDrill: advise --from a drill's folder needs no --chaos
+// (the deploy event becomes a restart of the outage measured, and the
+// deploy command is never read as a schedule), takes the drill's policy as
+// the current one, warns in one line that a policy without jitter measured
+// a lockstep herd, and recommends no policy whose spread is above its max.
+func TestAdviseFromDrill(t *testing.T) {
+	const policy = "exp:initial=200ms,max=2s" // no jitter, no spread: lockstep
+	srv := newDrillServer(t)
+	trigger := filepath.Join(t.TempDir(), "deployed")
+	onFile(t, trigger, func() {
+		srv.setPace(10 * time.Millisecond) // 100 accepts a second: the herd of 200 takes 2 s
+		srv.restart(1012, 500*time.Millisecond, "1")
+	})
+	drillDir := filepath.Join(t.TempDir(), "drill")
+	if code, _, stderr := runStampede(t, "drill", "--url", srv.url, "--clients", "200", "--policy", policy, "--duration", "7s",
+		"--restart-cmd", "touch "+trigger, "--at", "1s", "--out", drillDir, "-q"); code != 0 {
+		t.Fatalf("stampede drill: exit %d\n%s", code, stderr)
+	}
+	out := filepath.Join(t.TempDir(), "advise")
+	code, stdout, stderr := runStampede(t, "advise", "--from", drillDir, "--seeds", "2", "--candidates", "12", "--out", out, "-q")
+	if code != 0 {
+		t.Fatalf("advise --from a drill: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if lines := strings.Count(stderr, "lockstep"); lines != 1 {
+		t.Errorf("want one line warning of a lockstep herd, got %d:\n%s", lines, stderr)
+	}
+	sum, err := folder.ReadSummary(filepath.Join(out, folder.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sum.Advise.Current.Policy; got != backoff.MustParse(policy).String() {
+		t.Errorf("current policy %s, want the drill's %s", got, policy)
+	}
+	if sum.Spec == nil || !strings.HasPrefix(sum.Spec.Chaos, "at 1") || !strings.Contains(sum.Spec.Chaos, "restart") {
+		t.Errorf("the simulated event: spec %+v, want a restart at the deploy's start", sum.Spec)
+	}
+	for _, c := range sum.Advise.Candidates {
+		p, err := backoff.Parse(c.Policy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Max > 0 && (p.SpreadMax > p.Max || p.Initial > p.Max) {
+			t.Errorf("candidate %s: a spread or first delay above its max", c.Policy)
+		}
+	}
+	t.Logf("advise --from the drill:\n%s%s", stdout, stderr)
 }

@@ -30,7 +30,37 @@ type drillServer struct {
 	early       int                  // upgrades sooner than the Retry-After given
 	accepted    int
 	lastAccept  time.Time
-	auth        string // the last Authorization header seen
+	auth        string        // the last Authorization header seen
+	pace        time.Duration // > 0: upgrades are answered one per pace, a server of 1/pace accepts a second
+	next        time.Time     // the next upgrade's slot under pace
+}
+
+// setPace makes the server answer at most one upgrade per d from now on
+// (0: as fast as they come), a server whose capacity a herd saturates.
+func (s *drillServer) setPace(d time.Duration) {
+	s.mu.Lock()
+	s.pace = d
+	s.mu.Unlock()
+}
+
+// slot is how long an upgrade waits for its turn under pace.
+func (s *drillServer) slot() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pace <= 0 {
+		return 0
+	}
+	now := time.Now()
+	s.next = later(s.next, now).Add(s.pace)
+	return s.next.Sub(now) - s.pace
+}
+
+// later is the later of two times.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 func newDrillServer(t *testing.T) *drillServer {
@@ -95,6 +125,7 @@ func (s *drillServer) serve(c net.Conn) {
 			return nil, nil
 		},
 	}
+	time.Sleep(s.slot())
 	if _, err := u.Upgrade(c); err != nil {
 		return
 	}
