@@ -4,7 +4,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -32,33 +31,13 @@ func TestDefaultsAppliedOnce(t *testing.T) {
 		t.Fatal("package spec declares no Default constant")
 	}
 	applied := map[string]bool{}
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
+	eachGoFile(t, fset, root, nil, func(path string, f *ast.File) {
 		if filepath.Dir(path) == specDir {
 			checkSpecFile(t, fset, f, consts, applied)
 		} else {
 			checkImporter(t, fset, f, consts)
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, c := range consts {
 		if !applied[c] {
 			t.Errorf("spec.%s is applied by no defaulting function (%s)", c, strings.Join(defaulting, ", "))

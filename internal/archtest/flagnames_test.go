@@ -2,12 +2,9 @@ package archtest
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"io/fs"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"testing"
 )
 
@@ -26,39 +23,12 @@ var commandDirs = []string{"cmd", "scripts", "lab"}
 func TestLibrariesNameNoFlag(t *testing.T) {
 	root := filepath.Join("..", "..")
 	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			for _, dir := range commandDirs {
-				if under(rel, dir) {
-					return filepath.SkipDir
-				}
-			}
-			if rel != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
+	eachGoFile(t, fset, root, commandDirs, func(_ string, f *ast.File) {
 		ast.Inspect(f, func(n ast.Node) bool {
 			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING && flagName.MatchString(lit.Value) {
 				t.Errorf("%s: %s names a flag; name the field or say it in words", fset.Position(lit.Pos()), lit.Value)
 			}
 			return true
 		})
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
