@@ -46,10 +46,6 @@ type Decision struct {
 	Delay time.Duration
 	// Stop is Continue, or why the client stops.
 	Stop Stop
-	// Free is true when this retry does not count toward the attempts
-	// (graphql-ws reconnects at once after a 1000 close without counting
-	// it): the caller takes the attempt back.
-	Free bool
 }
 
 // retryDraws are the random retryDraws of one retry of one client.

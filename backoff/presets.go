@@ -158,7 +158,7 @@ func graphqlFatal(code int) bool {
 var graphqlWS = &preset{
 	name:   "graphql-ws",
 	source: Source{"graphql-ws", "6.4.2", "dist/client.js"},
-	rule:   "2^(n−1) s + floor(r·2700 + 300) ms; gives up after retryAttempts (5); close 4500, 4005, 4400, 4004, 4401, 4406, 4409, 4429 and 1002-1999 (but 1005, 1006, 1012-1014) stop it; after a 1000 close it reconnects at once, uncounted",
+	rule:   "2^(n−1) s + floor(r·2700 + 300) ms after a connection closes; gives up after retryAttempts (5) and at the first attempt that fails to open (its error event is not a close event); close 4500, 4005, 4400, 4004, 4401, 4406, 4409, 4429 and 1002-1999 (but 1005, 1006, 1012-1014) stop it; after a 1000 close it reconnects at once",
 	opts:   []option{intOpt("retryAttempts", 5, 0, math.MaxInt32)},
 	limit: func(l *Library) int {
 		if n := int(l.value("retryAttempts")); n > 0 {
@@ -168,10 +168,19 @@ var graphqlWS = &preset{
 	},
 	next: func(l *Library, d retryDraws, c Conn) Decision {
 		switch {
+		case !c.Dropped:
+			// An attempt that failed before it opened raises the socket's
+			// error event first, and errorOrClosed passes the error, not a
+			// close event, to shouldRetry (isLikeCloseEvent): the client
+			// gives up.
+			return Decision{Stop: Exhausted}
 		case graphqlFatal(c.Close):
 			return Decision{Stop: Refused}
-		case c.Close == 1000 && c.Dropped:
-			return Decision{Free: true}
+		case c.Close == 1000:
+			// shouldRetryConnectOrThrow returns locks > 0 without a wait
+			// and without counting; only a failed attempt could follow,
+			// and that ends the client (above).
+			return Decision{}
 		}
 		return Decision{Delay: fromMS(math.Pow(2, float64(d.attempt-1))*1000 + math.Floor(d.u(0)*(3000-300)+300))}
 	},

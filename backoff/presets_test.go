@@ -47,12 +47,14 @@ func TestPresetRules(t *testing.T) {
 		{"centrifuge", 8, refused, []float64{0.99}, Decision{Delay: 20 * s}},
 		// graphql-ws: 2^(n−1) s + [300, 3000) ms, 5 retries, fatal codes.
 		{"graphql-ws", 1, drop, []float64{0}, Decision{Delay: 1300 * ms}},
-		{"graphql-ws", 5, refused, []float64{0.5}, Decision{Delay: 17650 * ms}},
-		{"graphql-ws", 6, refused, []float64{0.5}, stop},
+		{"graphql-ws", 5, drop, []float64{0.5}, Decision{Delay: 17650 * ms}},
+		{"graphql-ws", 6, drop, []float64{0.5}, stop},
+		// An attempt that failed to open ends the client.
+		{"graphql-ws", 2, refused, []float64{0.5}, stop},
 		{"graphql-ws", 1, Conn{Dropped: true, Close: 4400}, []float64{0.5}, Decision{Stop: Refused}},
 		{"graphql-ws", 1, Conn{Dropped: true, Close: 1002}, []float64{0.5}, Decision{Stop: Refused}},
 		{"graphql-ws", 1, Conn{Dropped: true, Close: 1012}, []float64{0.5}, Decision{Delay: 2650 * ms}},
-		{"graphql-ws", 1, Conn{Dropped: true, Close: 1000}, []float64{0.5}, Decision{Free: true}},
+		{"graphql-ws", 1, Conn{Dropped: true, Close: 1000}, []float64{0.5}, Decision{}},
 		{"graphql-ws:retryAttempts=0", 1, drop, []float64{0.5}, stop},
 		// reconnecting-websocket: the process draw 0.5 makes minDelay 3 s.
 		{"reconnecting-websocket", 1, drop, []float64{0.5}, Decision{Delay: 3 * s}},

@@ -176,9 +176,6 @@ func (r *reactor) retry(j int32, f failure, now int64) {
 		r.rec.stop(f.class, f.text(), now, dec.Stop == backoff.Exhausted)
 		return
 	}
-	if dec.Free {
-		c.attempt--
-	}
 	c.state = stWaiting
 	r.timers.schedule(j, addSat(now, dec.Delay))
 }

@@ -162,9 +162,6 @@ func (w *wssFleet) client(ctx context.Context, i int) {
 			w.record(func(r *recorder) { r.stop(f.class, f.text(), now, dec.Stop == backoff.Exhausted) })
 			return
 		}
-		if dec.Free {
-			attempt--
-		}
 		if clock.Sleep(ctx, dec.Delay) != nil {
 			return
 		}
