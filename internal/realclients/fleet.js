@@ -1,0 +1,67 @@
+// fleet.js runs clients of one real client library, with its default
+// reconnect rule, against the realclients test's server:
+//
+//	node fleet.js LIB URL FIRST COUNT
+//
+// Client i (FIRST <= i < FIRST+COUNT) connects to URL with ?c=i, so the
+// server can tell its attempts apart. The process runs until killed.
+"use strict";
+
+const WebSocket = require("ws");
+const [lib, base, first, count] = [process.argv[2], process.argv[3], +process.argv[4], +process.argv[5]];
+
+// Libraries log their reconnect errors; the test reads none of it.
+console.error = () => {};
+console.log = () => {};
+process.on("unhandledRejection", () => {});
+
+const url = (path, id) => `${base}${path}?c=${id}`;
+
+const start = {
+  socketio(id) {
+    const { io } = require("socket.io-client");
+    io(base, { transports: ["websocket"], query: { c: id }, forceNew: true });
+  },
+  phoenix(id) {
+    const { Socket } = require("phoenix");
+    new Socket(`${base}/socket`, { transport: WebSocket, params: { c: id } }).connect();
+  },
+  centrifuge(id) {
+    const { Centrifuge } = require("centrifuge");
+    const c = new Centrifuge(url("/connection/websocket", id), { websocket: WebSocket });
+    c.on("error", () => {});
+    c.connect();
+  },
+  "graphql-ws"(id) {
+    const { createClient } = require("graphql-ws");
+    createClient({ url: url("/graphql", id), webSocketImpl: WebSocket, lazy: false, onNonLazyError: () => {} });
+  },
+  "reconnecting-websocket"(id) {
+    const RWS = require("reconnecting-websocket");
+    const s = new RWS(url("/rws", id), [], { WebSocket });
+    s.addEventListener("error", () => {});
+  },
+  mqttjs(id) {
+    const mqtt = require("mqtt");
+    const c = mqtt.connect(url("/mqtt", id), { protocolVersion: 4 });
+    c.on("error", () => {});
+  },
+  stompjs(id) {
+    const { Client } = require("@stomp/stompjs");
+    new Client({
+      webSocketFactory: () => new WebSocket(url("/stomp", id), ["v12.stomp"]),
+      heartbeatIncoming: 0,
+      heartbeatOutgoing: 0,
+    }).activate();
+  },
+  nats(id) {
+    globalThis.WebSocket = WebSocket;
+    const { wsconnect } = require("@nats-io/nats-core");
+    wsconnect({ servers: url("/nats", id), pingInterval: 3600000 }).catch(() => {});
+  },
+};
+
+for (let i = first; i < first + count; i++) {
+  start[lib](i);
+}
+setInterval(() => {}, 1 << 30);

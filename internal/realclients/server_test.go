@@ -1,0 +1,210 @@
+package realclients
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha1"
+	"encoding/base64"
+	"io"
+	"net"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gobwas/ws"
+	"github.com/gobwas/ws/wsutil"
+)
+
+// front is the server both fleets reconnect to: while up, it completes
+// the WebSocket upgrade and plays just enough of the library's protocol
+// for the client to count itself connected; once dropped, it closes every
+// connection and refuses each new attempt by closing it after reading the
+// request. It records when each attempt's TCP connection was accepted,
+// and whose it was (?c=ID in the request line, or the loadgen's
+// X-Stampede-Client header).
+type front struct {
+	t     *testing.T
+	ln    net.Listener
+	lib   string
+	start time.Time
+
+	mu        sync.Mutex
+	down      bool
+	droppedAt time.Duration
+	held      map[net.Conn]bool
+	attempts  map[int][]time.Duration // client -> accept offsets
+}
+
+func newFront(t *testing.T, lib string) *front {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &front{t: t, ln: ln, lib: lib, start: time.Now(), held: map[net.Conn]bool{}, attempts: map[int][]time.Duration{}}
+	t.Cleanup(func() { ln.Close(); f.drop() })
+	go f.accept()
+	return f
+}
+
+func (f *front) url() string { return "ws://" + f.ln.Addr().String() }
+
+func (f *front) accept() {
+	for {
+		c, err := f.ln.Accept()
+		if err != nil {
+			return
+		}
+		at := time.Since(f.start)
+		go f.serve(c, at)
+	}
+}
+
+var (
+	clientParam  = regexp.MustCompile(`[?&]c=(\d+)`)
+	clientHeader = regexp.MustCompile(`(?i)\r\nX-Stampede-Client: *(\d+)`)
+	protoHeader  = regexp.MustCompile(`(?i)\r\nSec-WebSocket-Protocol: *([^,\r]+)`)
+	keyHeader    = regexp.MustCompile(`(?i)\r\nSec-WebSocket-Key: *([^\r]+)`)
+)
+
+// serve reads one upgrade request, records the attempt, then refuses it
+// (down) or accepts it and plays the protocol (up).
+func (f *front) serve(c net.Conn, at time.Duration) {
+	defer c.Close()
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(c)
+	var head bytes.Buffer
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			return
+		}
+		head.WriteString(line)
+		if line == "\r\n" || head.Len() > 16<<10 {
+			break
+		}
+	}
+	req := head.String()
+	m := clientParam.FindStringSubmatch(strings.SplitN(req, "\r\n", 2)[0])
+	if m == nil {
+		m = clientHeader.FindStringSubmatch(req)
+	}
+	if m == nil {
+		return
+	}
+	id, _ := strconv.Atoi(m[1])
+	f.mu.Lock()
+	f.attempts[id] = append(f.attempts[id], at)
+	down := f.down
+	if !down {
+		f.held[c] = true
+	}
+	f.mu.Unlock()
+	if down {
+		return
+	}
+	defer func() { f.mu.Lock(); delete(f.held, c); f.mu.Unlock() }()
+	_ = c.SetReadDeadline(time.Time{})
+	if err := f.upgrade(c, req); err != nil {
+		return
+	}
+	f.play(struct {
+		io.Reader
+		io.Writer
+	}{br, c})
+}
+
+// upgrade answers the request with 101, choosing the first subprotocol
+// offered.
+func (f *front) upgrade(c net.Conn, req string) error {
+	k := keyHeader.FindStringSubmatch(req)
+	if k == nil {
+		return net.ErrClosed
+	}
+	sum := sha1.Sum([]byte(strings.TrimSpace(k[1]) + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
+	resp := "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: " +
+		base64.StdEncoding.EncodeToString(sum[:]) + "\r\n"
+	if p := protoHeader.FindStringSubmatch(req); p != nil {
+		resp += "Sec-WebSocket-Protocol: " + strings.TrimSpace(p[1]) + "\r\n"
+	}
+	_, err := c.Write([]byte(resp + "\r\n"))
+	return err
+}
+
+// rw is a connection read through the request's buffered reader.
+type rw = io.ReadWriter
+
+var commandID = regexp.MustCompile(`"id":(\d+)`)
+
+// play is each library's server side, as little as keeps its client
+// connected (written from the protocols' documents; see docs/clients.md).
+func (f *front) play(c rw) {
+	text := func(s string) { _ = wsutil.WriteServerText(c, []byte(s)) }
+	switch f.lib {
+	case "socketio": // Engine.IO 4 open packet
+		text(`0{"sid":"s","upgrades":[],"pingInterval":600000,"pingTimeout":600000,"maxPayload":1000000}`)
+	case "nats":
+		_ = wsutil.WriteServerBinary(c, []byte("INFO {\"server_id\":\"s\",\"version\":\"2.10.0\",\"proto\":1,\"max_payload\":1048576,\"headers\":true}\r\n"))
+	}
+	for {
+		msg, op, err := wsutil.ReadClientData(c)
+		if err != nil {
+			return
+		}
+		s := string(msg)
+		switch {
+		case f.lib == "socketio" && strings.HasPrefix(s, "40"):
+			text(`40{"sid":"n"}`)
+		case f.lib == "centrifuge" && strings.Contains(s, `"connect"`):
+			if m := commandID.FindStringSubmatch(s); m != nil {
+				text(`{"id":` + m[1] + `,"connect":{"client":"c","version":"0.0.0"}}`)
+			}
+		case f.lib == "graphql-ws" && strings.Contains(s, "connection_init"):
+			text(`{"type":"connection_ack"}`)
+		case f.lib == "mqttjs" && op == ws.OpBinary && len(msg) > 0 && msg[0] == 0x10:
+			_ = wsutil.WriteServerBinary(c, []byte{0x20, 0x02, 0x00, 0x00}) // CONNACK
+		case f.lib == "stompjs" && (strings.HasPrefix(s, "CONNECT") || strings.HasPrefix(s, "STOMP")):
+			text("CONNECTED\nversion:1.2\nheart-beat:0,0\n\n\x00")
+		case f.lib == "nats" && strings.Contains(s, "PING"):
+			_ = wsutil.WriteServerBinary(c, []byte("PONG\r\n"))
+		}
+	}
+}
+
+// heldCount is the number of connections up.
+func (f *front) heldCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.held)
+}
+
+// drop kills the server: every connection closed, every later attempt
+// refused.
+func (f *front) drop() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.down {
+		f.down, f.droppedAt = true, time.Since(f.start)
+	}
+	for c := range f.held {
+		c.Close()
+	}
+}
+
+// retries returns each client's attempts after the drop, as offsets from
+// it.
+func (f *front) retries() map[int][]time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[int][]time.Duration{}
+	for id, ats := range f.attempts {
+		for _, at := range ats {
+			if at >= f.droppedAt {
+				out[id] = append(out[id], at-f.droppedAt)
+			}
+		}
+	}
+	return out
+}
