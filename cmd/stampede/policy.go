@@ -23,6 +23,9 @@ func init() {
 		UsageText: "stampede policy --policy SPEC [--attempts N] [--seed S] [--client C] [--json]\nstampede policy --policy SPEC --clients N [--seed S] [--json]",
 		Description: "A policy is KIND[:key=value,...]: KIND one of fixed, exp, full, equal, decorrelated;\n" +
 			"keys initial, multiplier, max, jitter, spread (MIN-MAX), attempts.\n" +
+			"KIND may also name a client library's own rule, with its own option names:\n" +
+			"socketio, signalr, phoenix, centrifuge, graphql-ws, reconnecting-websocket, actioncable,\n" +
+			"pusher, ably, mqttjs, paho, nats, grpc, stompjs, sgcwebsockets (docs/clients.md).\n" +
 			"Without --clients, prints one client's delays before retries 1..N, one per line.\n" +
 			"With --clients, prints a histogram of every client's first retry per 100 ms window\n" +
 			"and its peak-to-mean (the herd metric of a run).",
