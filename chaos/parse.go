@@ -303,86 +303,119 @@ func needsValue(t token, example string) error {
 // "restart [graceful|abrupt|kill] [rolling | procs=all|one|rolling]
 // [interval=D] [down=D] [shape=closed|stall] [spread=D] [hint=D]".
 func (p *parser) restart() (Event, error) {
-	ev := Event{Kind: Restart, Mode: ModeAbrupt, Procs: ProcsAll, Shape: ShapeClosed}
-	seen := keyed{}
-	var mode, procs *token
+	r := &restartOpts{ev: Event{Kind: Restart, Mode: ModeAbrupt, Procs: ProcsAll, Shape: ShapeClosed}, seen: keyed{}}
 	for {
 		t, ok := p.next()
 		if !ok {
 			break
 		}
-		key, _, hasValue := strings.Cut(t.text, "=")
-		if !hasValue {
-			switch t.text {
-			case ModeGraceful, ModeAbrupt, ModeKill:
-				if mode != nil {
-					if mode.text == t.text {
-						return ev, errorf(t, "duplicate %q: already given at col %d", t.text, mode.col)
-					}
-					return ev, errorf(t, "restart mode given twice: %q, then %q", mode.text, t.text)
-				}
-				mode, ev.Mode = &t, t.text
-				continue
-			case ProcsRolling:
-				if err := setProcs(&procs, t); err != nil {
-					return ev, err
-				}
-				ev.Procs = ProcsRolling
-				continue
-			case "procs":
-				return ev, needsValue(t, "procs=one")
-			case "interval", "down", "spread", "hint":
-				return ev, needsValue(t, t.text+"=1s")
-			case "shape":
-				return ev, needsValue(t, "shape=stall")
-			}
-			return ev, errorf(t, "unknown restart option %q: expected graceful, abrupt, kill, rolling, procs=, interval=, down=, shape=, spread= or hint=", t.text)
-		}
-		v := value(t, key)
-		switch key {
-		case "procs":
-			switch v.text {
-			case ProcsAll, ProcsOne, ProcsRolling:
-			default:
-				return ev, errorf(v, "expected all, one or rolling after \"procs=\", found %s", quoteValue(v))
-			}
-			if err := setProcs(&procs, t); err != nil {
-				return ev, err
-			}
-			ev.Procs = v.text
-			continue
-		case "interval", "down", "shape", "spread", "hint":
-		default:
-			return ev, errorf(t, "unknown restart option %q: expected graceful, abrupt, kill, rolling, procs=, interval=, down=, shape=, spread= or hint=", key+"=")
-		}
-		if err := seen.once(key+"=", t); err != nil {
-			return ev, err
-		}
 		var err error
-		switch key {
-		case "interval":
-			ev.Interval, err = duration(v, true, "interval=", positive)
-		case "down":
-			ev.Down, err = duration(v, true, "down=", nonNegative)
-		case "spread":
-			ev.Spread, err = duration(v, true, "spread=", positive)
-		case "hint":
-			ev.Hint, err = duration(v, true, "hint=", positive)
-		case "shape":
-			if v.text != ShapeClosed && v.text != ShapeStall {
-				err = errorf(v, "expected closed or stall after \"shape=\", found %s", quoteValue(v))
-			}
-			ev.Shape = v.text
+		if key, _, hasValue := strings.Cut(t.text, "="); hasValue {
+			err = r.option(t, key)
+		} else {
+			err = r.word(t)
 		}
 		if err != nil {
-			return ev, err
+			return r.ev, err
 		}
 	}
-	if t, ok := seen["interval="]; ok && ev.Procs != ProcsRolling {
+	return r.finish()
+}
+
+// restartOpts is a restart being parsed: the event so far, and the words
+// that chose its mode and its processes and set its keys, for errors that
+// point at them.
+type restartOpts struct {
+	ev          Event
+	seen        keyed
+	mode, procs *token
+}
+
+// unknownRestart is the error for a word a restart does not take.
+func unknownRestart(t token, word string) error {
+	return errorf(t, "unknown restart option %q: expected graceful, abrupt, kill, rolling, procs=, interval=, down=, shape=, spread= or hint=", word)
+}
+
+// word takes a restart option written without a value: a mode or
+// "rolling".
+func (r *restartOpts) word(t token) error {
+	switch t.text {
+	case ModeGraceful, ModeAbrupt, ModeKill:
+		if r.mode != nil {
+			if r.mode.text == t.text {
+				return errorf(t, "duplicate %q: already given at col %d", t.text, r.mode.col)
+			}
+			return errorf(t, "restart mode given twice: %q, then %q", r.mode.text, t.text)
+		}
+		r.mode, r.ev.Mode = &t, t.text
+		return nil
+	case ProcsRolling:
+		if err := setProcs(&r.procs, t); err != nil {
+			return err
+		}
+		r.ev.Procs = ProcsRolling
+		return nil
+	case "procs":
+		return needsValue(t, "procs=one")
+	case "interval", "down", "spread", "hint":
+		return needsValue(t, t.text+"=1s")
+	case "shape":
+		return needsValue(t, "shape=stall")
+	}
+	return unknownRestart(t, t.text)
+}
+
+// option takes a restart option written key=value.
+func (r *restartOpts) option(t token, key string) error {
+	v := value(t, key)
+	switch key {
+	case "procs":
+		switch v.text {
+		case ProcsAll, ProcsOne, ProcsRolling:
+		default:
+			return errorf(v, "expected all, one or rolling after \"procs=\", found %s", quoteValue(v))
+		}
+		if err := setProcs(&r.procs, t); err != nil {
+			return err
+		}
+		r.ev.Procs = v.text
+		return nil
+	case "interval", "down", "shape", "spread", "hint":
+	default:
+		return unknownRestart(t, key+"=")
+	}
+	if err := r.seen.once(key+"=", t); err != nil {
+		return err
+	}
+	var err error
+	switch key {
+	case "interval":
+		r.ev.Interval, err = duration(v, true, "interval=", positive)
+	case "down":
+		r.ev.Down, err = duration(v, true, "down=", nonNegative)
+	case "spread":
+		r.ev.Spread, err = duration(v, true, "spread=", positive)
+	case "hint":
+		r.ev.Hint, err = duration(v, true, "hint=", positive)
+	case "shape":
+		if v.text != ShapeClosed && v.text != ShapeStall {
+			err = errorf(v, "expected closed or stall after \"shape=\", found %s", quoteValue(v))
+		}
+		r.ev.Shape = v.text
+	}
+	return err
+}
+
+// finish checks the options that need another (interval= a rolling
+// restart, spread= and hint= a graceful one) and fills in the rolling
+// interval's default.
+func (r *restartOpts) finish() (Event, error) {
+	ev := r.ev
+	if t, ok := r.seen["interval="]; ok && ev.Procs != ProcsRolling {
 		return ev, errorf(t, "\"interval=\" needs a rolling restart: add \"rolling\", or drop %q", t.text)
 	}
 	for _, key := range []string{"spread=", "hint="} {
-		if t, ok := seen[key]; ok && ev.Mode != ModeGraceful {
+		if t, ok := r.seen[key]; ok && ev.Mode != ModeGraceful {
 			return ev, errorf(t, "%q needs a graceful restart (it shapes the close frames, which only a graceful stop sends): add \"graceful\"", key)
 		}
 	}
