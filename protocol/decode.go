@@ -173,27 +173,8 @@ func (d *decoder) member() error {
 	}
 	d.i++
 	d.ws()
-	var fl field
-	switch string(key) { // no allocation: the compiler compares in place
-	case "type":
-		fl = fType
-	case "id":
-		fl = fID
-	case "room":
-		fl = fRoom
-	case "body":
-		fl = fBody
-	case "seq":
-		fl = fSeq
-	case "last_seq":
-		fl = fLastSeq
-	case "through":
-		fl = fThrough
-	case "from":
-		fl = fFrom
-	case "dup":
-		fl = fDup
-	default:
+	fl := fieldOf(key)
+	if fl == 0 {
 		return d.skip(0)
 	}
 	name := fl.name()
@@ -201,42 +182,82 @@ func (d *decoder) member() error {
 		return d.bad(name, "given twice")
 	}
 	d.f.has |= fl
-	if fl == fDup {
-		switch {
-		case len(d.p)-d.i >= 4 && string(d.p[d.i:d.i+4]) == "true":
-			d.f.Dup, d.i = true, d.i+4
-		case len(d.p)-d.i >= 5 && string(d.p[d.i:d.i+5]) == "false":
-			d.i += 5
-		default:
-			return d.bad(name, "must be true or false")
-		}
-		return nil
+	switch fl {
+	case fDup:
+		return d.dup(name)
+	case fType, fID, fRoom, fBody:
+		return d.text(fl, name)
+	}
+	return d.uintField(fl, name)
+}
+
+// fieldOf is the field named key, or 0 for a name the protocol does not
+// know (its value is skipped).
+func fieldOf(key []byte) field {
+	switch string(key) { // no allocation: the compiler compares in place
+	case "type":
+		return fType
+	case "id":
+		return fID
+	case "room":
+		return fRoom
+	case "body":
+		return fBody
+	case "seq":
+		return fSeq
+	case "last_seq":
+		return fLastSeq
+	case "through":
+		return fThrough
+	case "from":
+		return fFrom
+	case "dup":
+		return fDup
+	}
+	return 0
+}
+
+// dup reads the value of "dup": true or false.
+func (d *decoder) dup(name string) error {
+	switch {
+	case len(d.p)-d.i >= 4 && string(d.p[d.i:d.i+4]) == "true":
+		d.f.Dup, d.i = true, d.i+4
+	case len(d.p)-d.i >= 5 && string(d.p[d.i:d.i+5]) == "false":
+		d.i += 5
+	default:
+		return d.bad(name, "must be true or false")
+	}
+	return nil
+}
+
+// text reads the string value of fl (type, id, room or body).
+func (d *decoder) text(fl field, name string) error {
+	if d.i >= len(d.p) || d.p[d.i] != '"' {
+		return d.bad(name, "must be a string")
+	}
+	start := d.i
+	v, err := d.str()
+	if err != nil {
+		return err
 	}
 	switch fl {
-	case fType, fID, fRoom, fBody:
-		if d.i >= len(d.p) || d.p[d.i] != '"' {
-			return d.bad(name, "must be a string")
+	case fType:
+		d.f.Type = typeOf(v)
+		if d.f.Type == TypeNone {
+			return &Error{Cause: ErrUnknownType, Field: "type", Offset: start, Detail: strconv.QuoteToASCII(string(v))}
 		}
-		start := d.i
-		v, err := d.str()
-		if err != nil {
-			return err
-		}
-		switch fl {
-		case fType:
-			d.f.Type = typeOf(v)
-			if d.f.Type == TypeNone {
-				return &Error{Cause: ErrUnknownType, Field: "type", Offset: start, Detail: strconv.QuoteToASCII(string(v))}
-			}
-		case fID:
-			d.f.ID = v
-		case fRoom:
-			d.f.Room = v
-		case fBody:
-			d.f.Body = v
-		}
-		return nil
+	case fID:
+		d.f.ID = v
+	case fRoom:
+		d.f.Room = v
+	case fBody:
+		d.f.Body = v
 	}
+	return nil
+}
+
+// uintField reads the unsigned value of fl (seq, last_seq, through or from).
+func (d *decoder) uintField(fl field, name string) error {
 	n, err := d.uint(name)
 	if err != nil {
 		return err
