@@ -227,46 +227,16 @@ func (s *sim) dispatch(e entry) {
 	}
 	switch e.kind {
 	case evStart:
-		if c.state != stWaiting {
-			return
+		if c.state == stWaiting {
+			s.startDue(e, c)
 		}
-		if s.issueGap > 0 && c.flags&flIssued == 0 {
-			at := max(e.at, s.issueFree)
-			s.issueFree = at + s.issueGap
-			if at > e.at {
-				c.flags |= flIssued
-				s.q.push(entry{at: at, who: e.who, gen: c.gen, kind: evStart})
-				return
-			}
-		}
-		if s.cpu != nil && c.flags&flCPU == 0 {
-			s.queueAttempt(e.who, e.at) // its loadgen process has the CPU to start it
-			return
-		}
-		c.flags &^= flIssued | flCPU
-		s.start(e.who, e.at)
 	case evSyn:
 		if c.state == stSynSent {
-			s.kern.TCPSynRetrans++
-			s.retransmitted(e.at)
-			c.syn++
-			if s.softnetDrop(e.at) {
-				s.synLater(e.who, e.at)
-				return
-			}
-			s.syn(e.who, e.at)
+			s.synAgain(e, c)
 		}
 	case evConnTimeout:
 		if c.state == stSynSent {
-			if c.flags&flFwd != 0 {
-				s.kern.TCPAbortOnTimeout++
-				s.fail(e.who, failure{class: connerr.Handshake5xx, status: 504}, e.at)
-				return
-			}
-			if e.at-c.attemptAt < int64(s.cfg.ConnectTimeout) {
-				s.kern.TCPAbortOnTimeout++ // the kernel gave up, not the client's deadline
-			}
-			s.fail(e.who, failure{class: connerr.Timeout}, e.at)
+			s.connTimeout(e, c)
 		}
 	case evAck:
 		if c.state == stAckFlight {
@@ -291,6 +261,55 @@ func (s *sim) dispatch(e entry) {
 			s.shed(e.who, e.at)
 		}
 	}
+}
+
+// startDue starts a waiting client's attempt when it is due: after the
+// issue gap since the previous one, and once its loadgen process has the
+// CPU to start it.
+func (s *sim) startDue(e entry, c *client) {
+	if s.issueGap > 0 && c.flags&flIssued == 0 {
+		at := max(e.at, s.issueFree)
+		s.issueFree = at + s.issueGap
+		if at > e.at {
+			c.flags |= flIssued
+			s.q.push(entry{at: at, who: e.who, gen: c.gen, kind: evStart})
+			return
+		}
+	}
+	if s.cpu != nil && c.flags&flCPU == 0 {
+		s.queueAttempt(e.who, e.at) // its loadgen process has the CPU to start it
+		return
+	}
+	c.flags &^= flIssued | flCPU
+	s.start(e.who, e.at)
+}
+
+// synAgain retransmits the SYN of a client still waiting for its
+// handshake, unless the host's backlog of received packets drops it.
+func (s *sim) synAgain(e entry, c *client) {
+	s.kern.TCPSynRetrans++
+	s.retransmitted(e.at)
+	c.syn++
+	if s.softnetDrop(e.at) {
+		s.synLater(e.who, e.at)
+		return
+	}
+	s.syn(e.who, e.at)
+}
+
+// connTimeout ends a connect that never completed: the load balancer's
+// 504 when it was forwarded, else a timeout (the kernel's, when it gave up
+// before the client's deadline).
+func (s *sim) connTimeout(e entry, c *client) {
+	if c.flags&flFwd != 0 {
+		s.kern.TCPAbortOnTimeout++
+		s.fail(e.who, failure{class: connerr.Handshake5xx, status: 504}, e.at)
+		return
+	}
+	if e.at-c.attemptAt < int64(s.cfg.ConnectTimeout) {
+		s.kern.TCPAbortOnTimeout++ // the kernel gave up, not the client's deadline
+	}
+	s.fail(e.who, failure{class: connerr.Timeout}, e.at)
 }
 
 // ramp starts first connects: at their ramp slots, or as many as
