@@ -99,24 +99,8 @@ func Run(ctx context.Context, rc RunConfig) error {
 	if err := rc.Validate(); err != nil {
 		return err
 	}
-	if rc.ControlAddr == "" {
-		rc.ControlAddr = "127.0.0.1:0"
-	}
-	if rc.Stdout == nil {
-		rc.Stdout = os.Stdout
-	}
-	if rc.Stderr == nil {
-		rc.Stderr = os.Stderr
-	}
-	token := rc.Proxy.ControlToken
-	if token == "" {
-		token = controlapi.NewToken()
-	}
-	rc.Proxy.ControlToken = "" // a group's processes each draw their own
+	rc, token := rc.withDefaults()
 	logw := rc.Log
-	if logw == nil {
-		logw = io.Discard
-	}
 	line := childproc.ReadyLine{Ready: true, PID: os.Getpid(), Token: token}
 	var ctl Controller
 	var px supervisor.Proxy
@@ -157,6 +141,37 @@ func Run(ctx context.Context, rc RunConfig) error {
 		return err
 	}
 
+	return rc.serve(ctx, ctl, px, line.T)
+}
+
+// withDefaults is rc with its defaults applied (a free loopback control
+// port, the process's standard streams, a discarded log) and the control
+// API's token: the one given, or a new one. The processes of a group each
+// draw their own.
+func (rc RunConfig) withDefaults() (RunConfig, string) {
+	if rc.ControlAddr == "" {
+		rc.ControlAddr = "127.0.0.1:0"
+	}
+	if rc.Stdout == nil {
+		rc.Stdout = os.Stdout
+	}
+	if rc.Stderr == nil {
+		rc.Stderr = os.Stderr
+	}
+	if rc.Log == nil {
+		rc.Log = io.Discard
+	}
+	token := rc.Proxy.ControlToken
+	if token == "" {
+		token = controlapi.NewToken()
+	}
+	rc.Proxy.ControlToken = ""
+	return rc, token
+}
+
+// serve applies the schedule from start until ctx ends or Duration has
+// passed, switches every fault off and logs the proxy's counters.
+func (rc RunConfig) serve(ctx context.Context, ctl Controller, px supervisor.Proxy, start time.Time) error {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if rc.Duration > 0 {
@@ -165,13 +180,13 @@ func Run(ctx context.Context, rc RunConfig) error {
 	}
 	var supErr error
 	if rc.Schedule != nil {
-		sup := &supervisor.Supervisor{Schedule: rc.Schedule, Proxy: px, Log: func(f string, a ...any) { fmt.Fprintf(logw, f+"\n", a...) }}
-		supErr = sup.Run(runCtx, line.T, rc.Duration)
+		sup := &supervisor.Supervisor{Schedule: rc.Schedule, Proxy: px, Log: func(f string, a ...any) { fmt.Fprintf(rc.Log, f+"\n", a...) }}
+		supErr = sup.Run(runCtx, start, rc.Duration)
 	}
 	<-runCtx.Done()
 	px.Set(fault.Set{})
 	if st, err := ctl.Stats(context.Background()); err == nil {
-		fmt.Fprintf(logw, "proxy: %d accepted, %d open, %d reset, %d dropped, %d blackholed, %d refused; %d bytes up, %d down\n",
+		fmt.Fprintf(rc.Log, "proxy: %d accepted, %d open, %d reset, %d dropped, %d blackholed, %d refused; %d bytes up, %d down\n",
 			st.Accepted, st.Active, st.Reset, st.Dropped, st.Blackholed, st.Refused, st.BytesUp, st.BytesDown)
 	}
 	if supErr != nil && !errors.Is(supErr, context.Canceled) && !errors.Is(supErr, context.DeadlineExceeded) {
