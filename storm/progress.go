@@ -261,22 +261,7 @@ func (p *Progress) line(now time.Time) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	cur := p.total()
-	if len(p.samples) == 0 {
-		p.samples = []sample{{at: p.start}}
-	}
-	base := p.samples[len(p.samples)-1] // plain: since the previous line
-	if p.term {
-		base = p.samples[0]
-		for _, s := range p.samples {
-			if now.Sub(s.at) >= rateWindow-terminalRefresh/2 {
-				base = s
-			}
-		}
-	}
-	p.samples = append(p.samples, sample{now, cur})
-	if len(p.samples) > 8 {
-		p.samples = slices.Delete(p.samples, 0, len(p.samples)-8)
-	}
+	base := p.sampleAt(now, cur)
 	secs := now.Sub(base.at).Seconds()
 	if secs <= 0 {
 		secs = 1
@@ -294,31 +279,7 @@ func (p *Progress) line(now time.Time) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%6.1fs  connected %d/%d  attempts %s/s", now.Sub(p.start).Seconds(), cur.Connected, clients,
 		perSecond(rate(cur.Attempts, base.s.Attempts)))
-	type cls struct {
-		c    connerr.Class
-		rate float64
-	}
-	var fails []cls
-	for _, c := range connerr.Classes() {
-		if r := rate(cur.Failures[c], base.s.Failures[c]); r > 0 {
-			fails = append(fails, cls{c, r})
-		}
-	}
-	slices.SortStableFunc(fails, func(a, b cls) int {
-		switch {
-		case a.rate > b.rate:
-			return -1
-		case a.rate < b.rate:
-			return 1
-		}
-		return 0
-	})
-	if len(fails) > 0 {
-		b.WriteString("  failures/s")
-		for _, f := range fails {
-			fmt.Fprintf(&b, " %s=%s", f.c, perSecond(f.rate))
-		}
-	}
+	writeFailures(&b, func(c connerr.Class) float64 { return rate(cur.Failures[c], base.s.Failures[c]) })
 	if cur.MsgSent > 0 || cur.MsgDelivered > 0 {
 		fmt.Fprintf(&b, "  msg/s sent %s", perSecond(rate(cur.MsgSent, base.s.MsgSent)))
 		if cur.MsgAcked > 0 { // stampede mode
@@ -338,6 +299,59 @@ func (p *Progress) line(now time.Time) string {
 		fmt.Fprintf(&b, "  (counts from %s ago)", lag.Round(time.Second))
 	}
 	return b.String()
+}
+
+// sampleAt records the counts cur at now and returns the sample the rates
+// are taken from: for plain lines the previous line's, for the terminal's
+// the one about rateWindow ago.
+func (p *Progress) sampleAt(now time.Time, cur loadgen.Stats) sample {
+	if len(p.samples) == 0 {
+		p.samples = []sample{{at: p.start}}
+	}
+	base := p.samples[len(p.samples)-1] // plain: since the previous line
+	if p.term {
+		base = p.samples[0]
+		for _, s := range p.samples {
+			if now.Sub(s.at) >= rateWindow-terminalRefresh/2 {
+				base = s
+			}
+		}
+	}
+	p.samples = append(p.samples, sample{now, cur})
+	if len(p.samples) > 8 {
+		p.samples = slices.Delete(p.samples, 0, len(p.samples)-8)
+	}
+	return base
+}
+
+// writeFailures writes the failure classes whose rate is above zero, the
+// most frequent first.
+func writeFailures(b *strings.Builder, rate func(connerr.Class) float64) {
+	type cls struct {
+		c    connerr.Class
+		rate float64
+	}
+	var fails []cls
+	for _, c := range connerr.Classes() {
+		if r := rate(c); r > 0 {
+			fails = append(fails, cls{c, r})
+		}
+	}
+	slices.SortStableFunc(fails, func(a, b cls) int {
+		switch {
+		case a.rate > b.rate:
+			return -1
+		case a.rate < b.rate:
+			return 1
+		}
+		return 0
+	})
+	if len(fails) > 0 {
+		b.WriteString("  failures/s")
+		for _, f := range fails {
+			fmt.Fprintf(b, " %s=%s", f.c, perSecond(f.rate))
+		}
+	}
 }
 
 // staleAfter is how old the oldest worker's counts may be before a line
