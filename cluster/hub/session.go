@@ -65,18 +65,7 @@ func newSession(nc *nats.Conn, key []byte, out string, sub *nats.Subscription, s
 // run reads and dispatches the peer's messages and sends beats until the
 // session ends.
 func (s *session) run() {
-	go func() {
-		t := time.NewTicker(s.beat)
-		defer t.Stop()
-		for {
-			select {
-			case <-s.dead:
-				return
-			case <-t.C:
-				_ = s.send(kBeat, 0, nil)
-			}
-		}
-	}()
+	go s.beats()
 	for {
 		m, err := s.sub.NextMsg(s.beat)
 		select {
@@ -85,14 +74,8 @@ func (s *session) run() {
 		default:
 		}
 		if errors.Is(err, nats.ErrTimeout) {
-			if s.offline != nil {
-				if since := s.offline(); !since.IsZero() && time.Since(since) > OfflineTimeout {
-					s.end(fmt.Errorf("the NATS server is unreachable for %.1fs", time.Since(since).Seconds()))
-					return
-				}
-			}
-			if silent := time.Since(time.Unix(0, s.heard.Load())); silent > s.timeout {
-				s.end(fmt.Errorf("no message for %.1fs", silent.Seconds()))
+			if err := s.silence(); err != nil {
+				s.end(err)
 				return
 			}
 			continue
@@ -120,30 +103,64 @@ func (s *session) run() {
 			s.end(ErrBye)
 			return
 		case kMsg, kEOF:
-			c := s.channel(p.ch, true)
-			if c == nil {
-				continue
-			}
-			if p.kind == kEOF {
-				c.push(nil, io.EOF)
-				continue
-			}
-			var cm agent.Message
-			if err := json.Unmarshal(p.body, &cm); err != nil {
-				c.push(nil, fmt.Errorf("cluster: malformed message: %w", err))
-				continue
-			}
-			if d := time.Duration(s.shift.Load()); d != 0 {
-				agent.ShiftTimes(&cm, -d)
-			}
-			c.maxRecv(len(p.body))
-			c.push(&cm, nil)
+			s.deliver(p)
 		default:
 			if s.onMsg != nil {
 				s.onMsg(p)
 			}
 		}
 	}
+}
+
+// beats sends a beat every s.beat until the session ends.
+func (s *session) beats() {
+	t := time.NewTicker(s.beat)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.dead:
+			return
+		case <-t.C:
+			_ = s.send(kBeat, 0, nil)
+		}
+	}
+}
+
+// silence says why the session is over when nothing came for a beat: the
+// NATS server unreachable for OfflineTimeout, or the peer silent for
+// longer than the session's timeout; nil while neither.
+func (s *session) silence() error {
+	if s.offline != nil {
+		if since := s.offline(); !since.IsZero() && time.Since(since) > OfflineTimeout {
+			return fmt.Errorf("the NATS server is unreachable for %.1fs", time.Since(since).Seconds())
+		}
+	}
+	if silent := time.Since(time.Unix(0, s.heard.Load())); silent > s.timeout {
+		return fmt.Errorf("no message for %.1fs", silent.Seconds())
+	}
+	return nil
+}
+
+// deliver hands a channel's message, or its end, to the channel.
+func (s *session) deliver(p parsed) {
+	c := s.channel(p.ch, true)
+	if c == nil {
+		return
+	}
+	if p.kind == kEOF {
+		c.push(nil, io.EOF)
+		return
+	}
+	var cm agent.Message
+	if err := json.Unmarshal(p.body, &cm); err != nil {
+		c.push(nil, fmt.Errorf("cluster: malformed message: %w", err))
+		return
+	}
+	if d := time.Duration(s.shift.Load()); d != 0 {
+		agent.ShiftTimes(&cm, -d)
+	}
+	c.maxRecv(len(p.body))
+	c.push(&cm, nil)
 }
 
 // send publishes one message of the session.
