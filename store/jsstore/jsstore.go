@@ -273,86 +273,116 @@ func (s *Store) AppendBatch(ctx context.Context, room string, entries []store.En
 func (s *Store) appendOne(ctx context.Context, room string, e store.Entry) (store.Result, error) {
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
-			if attempt >= maxRetries {
-				return store.Result{}, fmt.Errorf("lost %d races for room %q", attempt, room)
-			}
-			// Another process appends to the room too: back off a
-			// little, more after each loss, so one of them gets through.
-			select {
-			case <-time.After(time.Duration(rand.Int64N(int64(100*time.Microsecond) * int64(min(attempt, 50))))):
-			case <-ctx.Done():
-				return store.Result{}, ctx.Err()
+			if err := backOff(ctx, room, attempt); err != nil {
+				return store.Result{}, err
 			}
 		}
+		var res store.Result
+		var done bool
+		var err error
 		if s.opt.NoDedupe {
-			head, err := s.head(ctx, room, attempt == 0)
-			if err != nil {
-				return store.Result{}, err
-			}
-			ok, err := s.publishMsg(ctx, room, head+1, e)
-			if err != nil {
-				return store.Result{}, err
-			}
-			if ok {
-				return store.Result{Seq: head + 1}, nil
-			}
-			continue
+			res, done, err = s.appendUnchecked(ctx, room, e, attempt == 0)
+		} else {
+			res, done, err = s.appendDeduped(ctx, room, e, attempt)
 		}
-		marker := s.subj("d", room) + "." + hex.EncodeToString([]byte(e.ID))
-		var claimSeq uint64 // stream sequence of the marker, 0: none
-		ms, err := s.direct(ctx, map[string]any{"last_by_subj": marker})
-		if err != nil {
-			return store.Result{}, err
-		}
-		if len(ms) == 1 {
-			claimSeq, _ = strconv.ParseUint(ms[0].Header.Get(jetstream.SequenceHeader), 10, 64)
-			seq, err := strconv.ParseUint(string(ms[0].Data), 10, 64)
-			if err != nil {
-				return store.Result{}, fmt.Errorf("bad dedupe marker %q", ms[0].Data)
-			}
-			st, err := s.claimState(ctx, room, seq, e.ID)
-			if err != nil {
-				return store.Result{}, err
-			}
-			switch st {
-			case claimStored:
-				return store.Result{Seq: seq, Dup: true}, nil
-			case claimOpen:
-				// The head is seq-1: the claim is in flight, or its
-				// process died. Complete it.
-				ok, err := s.publishMsg(ctx, room, seq, e)
-				if err != nil {
-					return store.Result{}, err
-				}
-				if ok {
-					return store.Result{Seq: seq}, nil
-				}
-				continue // someone stored seq first: look again
-			}
-			// claimStale: claim a new seq below.
-		}
-		head, err := s.head(ctx, room, attempt > 0)
-		if err != nil {
-			return store.Result{}, err
-		}
-		seq := head + 1
-		d := nats.NewMsg(marker)
-		d.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(claimSeq, 10))
-		d.Data = strconv.AppendUint(nil, seq, 10)
-		if ok, _, err := s.publish(ctx, d); err != nil || !ok {
-			if err != nil {
-				return store.Result{}, err
-			}
-			continue // another copy of this ID claimed first
-		}
-		ok, err := s.publishMsg(ctx, room, seq, e)
-		if err != nil {
-			return store.Result{}, err
-		}
-		if ok {
-			return store.Result{Seq: seq}, nil
+		if err != nil || done {
+			return res, err
 		}
 	}
+}
+
+// backOff waits before the attempt-th try of an append that lost a race:
+// another process appends to the room too, so each waits a little, more
+// after each loss, and one of them gets through. It gives up after
+// maxRetries.
+func backOff(ctx context.Context, room string, attempt int) error {
+	if attempt >= maxRetries {
+		return fmt.Errorf("lost %d races for room %q", attempt, room)
+	}
+	select {
+	case <-time.After(time.Duration(rand.Int64N(int64(100*time.Microsecond) * int64(min(attempt, 50))))):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// appendUnchecked is one try of an append without deduplication: the
+// message at the head's next seq. done is false when another append took
+// that seq first.
+func (s *Store) appendUnchecked(ctx context.Context, room string, e store.Entry, cachedHead bool) (res store.Result, done bool, err error) {
+	head, err := s.head(ctx, room, cachedHead)
+	if err != nil {
+		return store.Result{}, true, err
+	}
+	ok, err := s.publishMsg(ctx, room, head+1, e)
+	if err != nil || !ok {
+		return store.Result{}, err != nil, err
+	}
+	return store.Result{Seq: head + 1}, true, nil
+}
+
+// appendDeduped is one try of an append deduplicated by ID: it finds the
+// ID's claim, if any, and completes it, or claims the head's next seq and
+// stores the message there. done is false when another process won a
+// race and the append must look again.
+func (s *Store) appendDeduped(ctx context.Context, room string, e store.Entry, attempt int) (res store.Result, done bool, err error) {
+	marker := s.subj("d", room) + "." + hex.EncodeToString([]byte(e.ID))
+	var claimSeq uint64 // stream sequence of the marker, 0: none
+	ms, err := s.direct(ctx, map[string]any{"last_by_subj": marker})
+	if err != nil {
+		return store.Result{}, true, err
+	}
+	if len(ms) == 1 {
+		claimSeq, _ = strconv.ParseUint(ms[0].Header.Get(jetstream.SequenceHeader), 10, 64)
+		seq, err := strconv.ParseUint(string(ms[0].Data), 10, 64)
+		if err != nil {
+			return store.Result{}, true, fmt.Errorf("bad dedupe marker %q", ms[0].Data)
+		}
+		res, done, stale, err := s.completeClaim(ctx, room, seq, e)
+		if err != nil || !stale {
+			return res, done || err != nil, err
+		}
+		// A stale claim: claim a new seq below.
+	}
+	head, err := s.head(ctx, room, attempt > 0)
+	if err != nil {
+		return store.Result{}, true, err
+	}
+	seq := head + 1
+	d := nats.NewMsg(marker)
+	d.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(claimSeq, 10))
+	d.Data = strconv.AppendUint(nil, seq, 10)
+	if ok, _, err := s.publish(ctx, d); err != nil || !ok {
+		return store.Result{}, err != nil, err // !ok: another copy of this ID claimed first
+	}
+	ok, err := s.publishMsg(ctx, room, seq, e)
+	if err != nil || !ok {
+		return store.Result{}, err != nil, err
+	}
+	return store.Result{Seq: seq}, true, nil
+}
+
+// completeClaim answers an ID whose claim on seq exists: dup when its
+// message is stored; when the head is seq-1 (the claim is in flight, or its
+// process died) it stores the message there itself. stale is a claim
+// whose seq holds another message: the caller claims anew.
+func (s *Store) completeClaim(ctx context.Context, room string, seq uint64, e store.Entry) (res store.Result, done, stale bool, err error) {
+	st, err := s.claimState(ctx, room, seq, e.ID)
+	if err != nil {
+		return store.Result{}, true, false, err
+	}
+	switch st {
+	case claimStored:
+		return store.Result{Seq: seq, Dup: true}, true, false, nil
+	case claimOpen:
+		ok, err := s.publishMsg(ctx, room, seq, e)
+		if err != nil || !ok {
+			return store.Result{}, err != nil, false, err // !ok: someone stored seq first: look again
+		}
+		return store.Result{Seq: seq}, true, false, nil
+	}
+	return store.Result{}, false, true, nil
 }
 
 type claimResult int
