@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/stampede-dev/stampede/hoststat"
@@ -57,6 +58,31 @@ func (r *Roles) Close() {
 	if r.watch != nil {
 		r.watch.stop()
 	}
+}
+
+// ServeAll serves every role placed on this host through serveAll (a
+// joined agent's Serve, which calls its argument once per role) until the
+// run is over, then stops sampling the host. A refused plan ends every
+// role at once, whatever the coordinator does next: one that signs a plan
+// to a host nobody allowed is not to be trusted with another; its
+// *PlanLoadError is returned.
+func (r *Roles) ServeAll(ctx context.Context, serveAll func(context.Context, func(context.Context, Transport) error) error) error {
+	defer r.Close()
+	serveCtx, refuse := context.WithCancel(ctx)
+	defer refuse()
+	var refused atomic.Pointer[PlanLoadError]
+	err := serveAll(serveCtx, func(ctx context.Context, t Transport) error {
+		err := r.Serve(ctx, t)
+		if pe := (*PlanLoadError)(nil); errors.As(err, &pe) {
+			refused.CompareAndSwap(nil, pe)
+			refuse()
+		}
+		return err
+	})
+	if pe := refused.Load(); err != nil && pe != nil {
+		return pe
+	}
+	return err
 }
 
 // Serve runs the role whose plan comes first on t.

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/netip"
 	"os"
 	"os/signal"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -71,43 +69,15 @@ func agentAction(c *cli.Context) error {
 		}
 		return agent.ServeStdio(ctx, os.Stdin, os.Stdout, agent.AgentConfig{})
 	}
-	if c.String("token-file") == "" {
-		return errors.New("--token-file: required with --nats (the coordinator's token file)")
-	}
-	if (c.String("tls-cert") == "") != (c.String("tls-key") == "") {
-		return errors.New("--tls-cert and --tls-key: give both")
-	}
-	var sources []netip.Addr
-	if s := c.String("source-ips"); s != "" {
-		var err error
-		if sources, err = loadgen.ParseSourceIPs(s); err != nil {
-			return fmt.Errorf("--source-ips: %w", err)
-		}
-		if err := loadgen.CheckLocalSources(sources); err != nil {
-			return flagError(err)
-		}
-	}
-	allow := c.StringSlice("allow-remote")
-	if err := agent.ValidAllow(allow); err != nil {
-		return fmt.Errorf("--allow-remote: %w", err)
-	}
-	token, err := hub.ReadToken(c.String("token-file"))
+	jc, allow, err := joinConfig(c)
 	if err != nil {
 		return err
 	}
-	name := c.String("name")
-	if name == "" {
-		name, _ = os.Hostname()
-	}
 	logf := func(format string, args ...any) {
-		fmt.Fprintf(c.App.ErrWriter, "%s stampede agent %s: %s\n", time.Now().UTC().Format("15:04:05.000"), name, fmt.Sprintf(format, args...))
+		fmt.Fprintf(c.App.ErrWriter, "%s stampede agent %s: %s\n", time.Now().UTC().Format("15:04:05.000"), jc.Name, fmt.Sprintf(format, args...))
 	}
-	j, err := hub.Join(ctx, hub.JoinConfig{
-		NATS: c.String("nats"), Creds: c.String("nats-creds"), Token: token,
-		TLSCert: c.String("tls-cert"), TLSKey: c.String("tls-key"), CA: c.String("ca"),
-		Name: name, Role: c.String("role"), Capacity: c.Int("capacity"), SourceIPs: sources,
-		JoinTimeout: c.Duration("join-timeout"), Log: logf,
-	})
+	jc.Log = logf
+	j, err := hub.Join(ctx, jc)
 	if err != nil {
 		var re *hub.RefusedError
 		if errors.As(err, &re) {
@@ -120,23 +90,8 @@ func agentAction(c *cli.Context) error {
 		Agent: agent.AgentConfig{Host: j.Addr},
 		Allow: allow,
 	}
-	// A refused plan ends the agent at once, whatever its coordinator
-	// does next: one that signs a plan to a host nobody allowed is not
-	// to be trusted with another.
-	defer roles.Close()
-	serveCtx, refuse := context.WithCancel(ctx)
-	defer refuse()
-	var refused atomic.Pointer[agent.PlanLoadError]
-	serve := func(ctx context.Context, t agent.Transport) error {
-		err := roles.Serve(ctx, t)
+	if err := roles.ServeAll(ctx, j.Serve); err != nil {
 		if pe := (*agent.PlanLoadError)(nil); errors.As(err, &pe) {
-			refused.CompareAndSwap(nil, pe)
-			refuse()
-		}
-		return err
-	}
-	if err := j.Serve(serveCtx, serve); err != nil {
-		if pe := refused.Load(); pe != nil {
 			return cli.Exit("agent refused the plan: "+hub.Printable(pe.Error()), 1)
 		}
 		logf("%v", err)
@@ -144,4 +99,44 @@ func agentAction(c *cli.Context) error {
 	}
 	logf("the run is over")
 	return nil
+}
+
+// joinConfig reads the flags of an agent that joins over NATS: how it
+// joins, and its own allow list.
+func joinConfig(c *cli.Context) (hub.JoinConfig, []string, error) {
+	var jc hub.JoinConfig
+	if c.String("token-file") == "" {
+		return jc, nil, errors.New("--token-file: required with --nats (the coordinator's token file)")
+	}
+	if (c.String("tls-cert") == "") != (c.String("tls-key") == "") {
+		return jc, nil, errors.New("--tls-cert and --tls-key: give both")
+	}
+	var sources []netip.Addr
+	if s := c.String("source-ips"); s != "" {
+		var err error
+		if sources, err = loadgen.ParseSourceIPs(s); err != nil {
+			return jc, nil, fmt.Errorf("--source-ips: %w", err)
+		}
+		if err := loadgen.CheckLocalSources(sources); err != nil {
+			return jc, nil, flagError(err)
+		}
+	}
+	allow := c.StringSlice("allow-remote")
+	if err := agent.ValidAllow(allow); err != nil {
+		return jc, nil, fmt.Errorf("--allow-remote: %w", err)
+	}
+	token, err := hub.ReadToken(c.String("token-file"))
+	if err != nil {
+		return jc, nil, err
+	}
+	name := c.String("name")
+	if name == "" {
+		name, _ = os.Hostname()
+	}
+	return hub.JoinConfig{
+		NATS: c.String("nats"), Creds: c.String("nats-creds"), Token: token,
+		TLSCert: c.String("tls-cert"), TLSKey: c.String("tls-key"), CA: c.String("ca"),
+		Name: name, Role: c.String("role"), Capacity: c.Int("capacity"), SourceIPs: sources,
+		JoinTimeout: c.Duration("join-timeout"),
+	}, allow, nil
 }
