@@ -11,6 +11,8 @@
 // naming the field ("Server.Backlog"), never a command-line flag: only
 // cmd/stampede knows flags, and maps a field error to one.
 //
-// spec is a leaf: it imports backoff and the standard library, never a
-// role or cmd.
+// spec is near a leaf: besides the standard library it imports only the
+// reconnect policies (backoff), the accept rate's bounds it shares with
+// the fault proxy (fault) and the redaction of secrets in URLs
+// (internal/redact), never a role or cmd.
 package spec
