@@ -61,18 +61,19 @@ func (r *Roles) Close() {
 }
 
 // ServeAll serves every role placed on this host through serveAll (a
-// joined agent's Serve, which calls its argument once per role) until the
+// joined agent's Serve, which calls its argument with each role's Link)
+// until the
 // run is over, then stops sampling the host. A refused plan ends every
 // role at once, whatever the coordinator does next: one that signs a plan
 // to a host nobody allowed is not to be trusted with another; its
 // *PlanLoadError is returned.
-func (r *Roles) ServeAll(ctx context.Context, serveAll func(context.Context, func(context.Context, Transport) error) error) error {
+func (r *Roles) ServeAll(ctx context.Context, serveAll func(context.Context, func(context.Context, Link) error) error) error {
 	defer r.Close()
 	serveCtx, refuse := context.WithCancel(ctx)
 	defer refuse()
 	var refused atomic.Pointer[PlanLoadError]
-	err := serveAll(serveCtx, func(ctx context.Context, t Transport) error {
-		err := r.Serve(ctx, t)
+	err := serveAll(serveCtx, func(ctx context.Context, l Link) error {
+		err := r.Serve(ctx, OverLink(l))
 		if pe := (*PlanLoadError)(nil); errors.As(err, &pe) {
 			refused.CompareAndSwap(nil, pe)
 			refuse()

@@ -56,7 +56,7 @@ func TestAgentRefusesPlanBeyondAllowList(t *testing.T) {
 			}
 			fleet := loadgen.Config{Client: spec.Client{URL: "ws://10.1.2.3:9/ws", Clients: 5, Seed: 1}}
 			co := &cluster.Coordinator{StartDelay: 200 * time.Millisecond}
-			a := &cluster.Agent{Name: "a1", Transport: members[0].Channel(), Member: "a1",
+			a := &cluster.Agent{Name: "a1", Transport: agent.OverLink(members[0].Channel()), Member: "a1",
 				Plan: agent.Plan{RunID: "t", Role: agent.RoleLoadgen, Loadgen: &fleet, Allow: tc.allow}}
 			if err := co.Place(a); err != nil {
 				t.Fatal(err)

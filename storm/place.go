@@ -44,7 +44,7 @@ func (p *placer) place(name string, plan agent.Plan, m *hub.Member) (*cluster.Ag
 	}
 	plan.Name = name
 	plan.Allow = p.allow
-	a := &cluster.Agent{Name: name, Transport: m.Channel(), Plan: plan, Member: m.Name, MemberHost: m.Host, MemberPID: m.PID,
+	a := &cluster.Agent{Name: name, Transport: agent.OverLink(m.Channel()), Plan: plan, Member: m.Name, MemberHost: m.Host, MemberPID: m.PID,
 		Offset: m.Offset, OffsetError: m.OffsetError}
 	if err := p.co.Place(a); err != nil {
 		return nil, err

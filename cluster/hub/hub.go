@@ -18,7 +18,6 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
-	"github.com/stampede-dev/stampede/agent"
 	"github.com/stampede-dev/stampede/internal/redact"
 	"github.com/stampede-dev/stampede/spec"
 )
@@ -108,9 +107,9 @@ type Member struct {
 	joined chan struct{}
 }
 
-// Channel opens a new channel to the member: the transport of one role
-// placed on it.
-func (m *Member) Channel() agent.Transport {
+// Channel opens a new channel to the member: the conversation of one role
+// placed on it (agent.OverLink reads it).
+func (m *Member) Channel() Channel {
 	return m.s.channel(int(m.nextCh.Add(1)), true)
 }
 
@@ -329,8 +328,8 @@ func (h *Hub) hello(m *nats.Msg) {
 		h.refuse(m.Reply, nil, "the coordinator refused the token: it is not this run's (check the token file)")
 		return
 	}
-	if he.V != agent.Version {
-		h.refuse(m.Reply, h.keys.sign, fmt.Sprintf("the agent speaks protocol version %d, the coordinator %d: run the same stampede on every host", he.V, agent.Version))
+	if he.V != Version {
+		h.refuse(m.Reply, h.keys.sign, fmt.Sprintf("the agent speaks hub version %d, the coordinator %d: run the same stampede on every host", he.V, Version))
 		return
 	}
 	h.mu.Lock()

@@ -46,8 +46,8 @@ func joinT(t *testing.T, ctx context.Context, url string, token []byte, name, ro
 	return j
 }
 
-func serveInProcess(ctx context.Context, t agent.Transport) error {
-	return agent.Serve(ctx, t, agent.AgentConfig{})
+func serveInProcess(ctx context.Context, ch Channel) error {
+	return agent.Serve(ctx, agent.OverLink(ch), agent.AgentConfig{})
 }
 
 // TestTokenFile: a new token is written with mode 0600 and read back; an
@@ -130,7 +130,7 @@ func TestFleetOverNATS(t *testing.T) {
 		if m.OffsetError <= 0 {
 			t.Errorf("%s: offset error bound %v, want a positive half round trip", m.Name, m.OffsetError)
 		}
-		a := &cluster.Agent{Name: m.Name, Transport: m.Channel(), Plan: agent.Plan{RunID: "t", Role: agent.RoleLoadgen, Loadgen: &share}, Member: m.Name}
+		a := &cluster.Agent{Name: m.Name, Transport: agent.OverLink(m.Channel()), Plan: agent.Plan{RunID: "t", Role: agent.RoleLoadgen, Loadgen: &share}, Member: m.Name}
 		if err := co.Place(a); err != nil {
 			t.Fatal(err)
 		}
@@ -304,13 +304,13 @@ func TestCoordinatorGoneStopsAgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ch := members[0].Channel()
+	ch := agent.OverLink(members[0].Channel())
 	roleErr := make(chan error, 1)
 	served := make(chan error, 1)
 	go func() {
-		served <- j.Serve(ctx, func(ctx context.Context, t agent.Transport) error {
+		served <- j.Serve(ctx, func(ctx context.Context, ch Channel) error {
 			for {
-				if _, err := t.Recv(); err != nil {
+				if _, err := ch.Recv(); err != nil {
 					roleErr <- err
 					return err
 				}
@@ -376,7 +376,7 @@ func TestMachineNATS(t *testing.T) {
 	}
 	fleet := loadgen.Config{Client: spec.Client{URL: srv.URL(), Clients: 20, Seed: 5, Policy: backoff.MustParse("fixed:initial=50ms")}}
 	co := &cluster.Coordinator{StartDelay: 200 * time.Millisecond}
-	a := &cluster.Agent{Name: "m", Transport: members[0].Channel(), Plan: agent.Plan{RunID: "t", Role: agent.RoleLoadgen, Loadgen: &fleet}, Member: "m"}
+	a := &cluster.Agent{Name: "m", Transport: agent.OverLink(members[0].Channel()), Plan: agent.Plan{RunID: "t", Role: agent.RoleLoadgen, Loadgen: &fleet}, Member: "m"}
 	if err := co.Place(a); err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/stampede-dev/stampede/agent"
 	"github.com/stampede-dev/stampede/hoststat"
 	"github.com/stampede-dev/stampede/internal/redact"
 	"github.com/stampede-dev/stampede/spec"
@@ -180,7 +179,7 @@ func join(ctx context.Context, nc *nats.Conn, cfg JoinConfig, signKey []byte, d 
 	_ = down.SetPendingLimits(-1, -1)
 	host, _ := os.Hostname()
 	addr, _ := d.ip.Load().(string)
-	he := hello{V: agent.Version, SID: sid, Nonce: nonceA, Name: cfg.Name, Role: cfg.Role, Capacity: cfg.Capacity,
+	he := hello{V: Version, SID: sid, Nonce: nonceA, Name: cfg.Name, Role: cfg.Role, Capacity: cfg.Capacity,
 		Host: host, PID: os.Getpid(), Addr: addr, SourceIPs: cfg.SourceIPs, EphemeralPorts: hoststat.EphemeralPorts()}
 	body, _ := json.Marshal(he)
 
@@ -332,7 +331,7 @@ func estimate(s *session, clocks <-chan clockMsg) (offsetMsg, error) {
 // channel with serve, until the coordinator ends the session and every
 // role is over. It returns nil when the coordinator said bye, else why the
 // session ended (the coordinator went silent: every role was stopped).
-func (j *Joined) Serve(ctx context.Context, serve func(ctx context.Context, t agent.Transport) error) error {
+func (j *Joined) Serve(ctx context.Context, serve func(ctx context.Context, ch Channel) error) error {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var errs []error

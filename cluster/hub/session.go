@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-
-	"github.com/stampede-dev/stampede/agent"
 )
 
 // ErrBye is a session the peer ended in order (the run is over).
@@ -19,7 +17,7 @@ var ErrBye = errors.New("hub: the peer ended the session")
 
 // session is one authenticated conversation between an agent and its
 // coordinator: signed, sequenced messages in each direction, heartbeats,
-// and channels (one agent.Transport per role placed on the agent).
+// and channels (one Channel per role placed on the agent).
 type session struct {
 	nc      *nats.Conn
 	key     []byte
@@ -44,10 +42,11 @@ type session struct {
 	onChannel func(*channel)
 	// onMsg handles the session's own kinds (clock, offset, ...).
 	onMsg func(p parsed)
-	// shift (a time.Duration) is added to every time of an outgoing
-	// cluster message and taken from every incoming one (the agent side:
-	// its clock offset). Atomic: the join sets it once the offset is
-	// known, while run already reads messages.
+	// shift (a time.Duration) is the agent side's clock offset, which
+	// its channels' readers (agent.OverLink) add to every time of an
+	// outgoing message and take from every incoming one. Atomic: the
+	// join sets it once the offset is known, while run already reads
+	// messages.
 	shift atomic.Int64
 
 	dead    chan struct{}
@@ -151,16 +150,8 @@ func (s *session) deliver(p parsed) {
 		c.push(nil, io.EOF)
 		return
 	}
-	var cm agent.Message
-	if err := json.Unmarshal(p.body, &cm); err != nil {
-		c.push(nil, fmt.Errorf("cluster: malformed message: %w", err))
-		return
-	}
-	if d := time.Duration(s.shift.Load()); d != 0 {
-		agent.ShiftTimes(&cm, -d)
-	}
 	c.maxRecv(len(p.body))
-	c.push(&cm, nil)
+	c.push(p.body, nil)
 }
 
 // send publishes one message of the session.
@@ -236,14 +227,35 @@ func (s *session) channel(n int, make bool) *channel {
 	return c
 }
 
-// channel is one agent.Transport of a session: the messages of one role.
+// Channel is one role's conversation over a session: the JSON messages of
+// the agent protocol, which the hub carries without reading them (package
+// agent reads them: agent.OverLink). It is an alias of an interface
+// literal, as agent.Link is, so functions over either are one type.
+type Channel = interface {
+	// Send sends one message.
+	Send(msg []byte) error
+	// Recv returns the next message; io.EOF when the peer closed the
+	// channel, another error when the session ended.
+	Recv() ([]byte, error)
+	// Close tells the peer this side of the channel is over (as closing
+	// a child's stdin does).
+	Close() error
+	// Offset is how far this side's clock is behind its coordinator's, as
+	// the join estimated it: 0 on the coordinator's side, and on an
+	// agent's until the offset is known.
+	Offset() time.Duration
+	// MaxReceived is the longest message received, in bytes.
+	MaxReceived() int
+}
+
+// channel is one Channel of a session: the messages of one role.
 type channel struct {
 	s   *session
 	n   int
 	max atomic.Int64
 
 	mu     sync.Mutex
-	q      []*agent.Message
+	q      [][]byte
 	qerr   error
 	notify chan struct{}
 	closed atomic.Bool
@@ -256,7 +268,7 @@ func newChannel(s *session, n int) *channel {
 
 // push queues a message, or the error that ends the channel. The queue is
 // unbounded: the session's reader never waits for a role.
-func (c *channel) push(m *agent.Message, err error) {
+func (c *channel) push(m []byte, err error) {
 	c.mu.Lock()
 	if c.qerr == nil {
 		if err != nil {
@@ -281,30 +293,20 @@ func (c *channel) maxRecv(n int) {
 // MaxReceived is the longest message received, in bytes.
 func (c *channel) MaxReceived() int { return int(c.max.Load()) }
 
-// Send sends one cluster message.
-func (c *channel) Send(m agent.Message) error {
+// Offset is the session's clock offset (0 on the coordinator's side).
+func (c *channel) Offset() time.Duration { return time.Duration(c.s.shift.Load()) }
+
+// Send sends one message.
+func (c *channel) Send(m []byte) error {
 	if c.closed.Load() {
 		return io.ErrClosedPipe
 	}
-	if d := time.Duration(c.s.shift.Load()); d != 0 {
-		agent.ShiftTimes(&m, d)
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		return fmt.Errorf("cluster: sending %s: %w", m.Kind, err)
-	}
-	if len(b) > agent.MaxMessageBytes {
-		return fmt.Errorf("cluster: a %s message of %d bytes, over the %d a message may have", m.Kind, len(b), agent.MaxMessageBytes)
-	}
-	if err := c.s.send(kMsg, c.n, b); err != nil {
-		return fmt.Errorf("cluster: sending %s: %w", m.Kind, err)
-	}
-	return nil
+	return c.s.send(kMsg, c.n, m)
 }
 
 // Recv returns the next message; io.EOF when the peer closed the channel,
 // another error when the session ended.
-func (c *channel) Recv() (agent.Message, error) {
+func (c *channel) Recv() ([]byte, error) {
 	for {
 		c.mu.Lock()
 		if len(c.q) > 0 {
@@ -312,15 +314,15 @@ func (c *channel) Recv() (agent.Message, error) {
 			c.q[0] = nil
 			c.q = c.q[1:]
 			c.mu.Unlock()
-			return *m, nil
+			return m, nil
 		}
 		err := c.qerr
 		c.mu.Unlock()
 		if err != nil {
 			if errors.Is(err, ErrBye) {
-				return agent.Message{}, io.EOF
+				return nil, io.EOF
 			}
-			return agent.Message{}, err
+			return nil, err
 		}
 		<-c.notify
 	}

@@ -55,6 +55,12 @@ import (
 	"github.com/stampede-dev/stampede/spec"
 )
 
+// Version is the version of the hub's own protocol (the hello, the session
+// and its channels), which every hello carries: a peer of another is
+// refused at once. The agent protocol the channels carry has its own
+// (agent.Version), which the agent and the coordinator check.
+const Version = 1
+
 // JoinSubject is where agents say hello.
 const JoinSubject = "stampede.join"
 

@@ -30,9 +30,10 @@ func encodeHeaders(h nats.Header) []byte {
 // send: a subject, a raw header block (decoded as nats.go decodes one
 // off the wire) and a body. verify must not panic; what it accepts must
 // carry the MAC of the fields it returns; and the body of an accepted
-// message goes through the session's own decode (agent.Message, then
-// the clock shift) without a panic. A message newMsg signs verifies with
-// its own fields, and fails under another key.
+// message goes through the decode of the channel's reader (agent.Message,
+// then the clock shift, as agent.OverLink does) without a panic. A
+// message newMsg signs verifies with its own fields, and fails under
+// another key.
 func FuzzVerify(f *testing.F) {
 	signed := newMsg(fuzzKey, "stampede.s.0123456789abcdef.up", 7, kMsg, 2, []byte(`{"v":1,"kind":"progress","progress":{"at":"2026-12-02T03:00:00Z"}}`))
 	f.Add(signed.Subject, encodeHeaders(signed.Header), signed.Data, uint64(7), 2, int64(time.Second))

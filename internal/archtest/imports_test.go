@@ -212,6 +212,10 @@ var boundaries = []struct {
 }{
 	{"chaos", "results", "the schedule language is read by the simulator, advise and the proxy, which need no results"},
 	{"agent", "cluster", "an agent runs one role from its plan and knows no coordinator"},
+	{"cluster/hub", "agent", "the hub carries the agents' messages between hosts without reading them"},
+	{"cluster/hub", "loadgen", "the hub carries the roles' messages and runs no role"},
+	{"cluster/hub", "target", "the hub carries the roles' messages and runs no role"},
+	{"cluster/hub", "proxy", "the hub carries the roles' messages and runs no role"},
 }
 
 // TestBoundaries: each package of boundaries depends on nothing in the
