@@ -197,24 +197,9 @@ func (m *meter) send(ctx context.Context, cfg Config, tr http.RoundTripper, c, k
 		rctx, cancel = context.WithDeadline(ctx, sched.Add(cfg.Deadline))
 		defer cancel()
 	}
-	req, err := http.NewRequestWithContext(rctx, cfg.method(), cfg.URL, bodyOf(cfg.Body))
+	req, err := newRequest(rctx, cfg, c, k)
 	if err != nil {
 		return // Validate checked the URL and the method is a token
-	}
-	for name, vs := range cfg.Header {
-		req.Header[name] = append([]string(nil), vs...)
-	}
-	if u := req.URL.User; u != nil && req.Header.Get("Authorization") == "" {
-		// What http.Client does and a bare Transport does not: the
-		// URL's user info is Basic authentication.
-		p, _ := u.Password()
-		req.SetBasicAuth(u.Username(), p)
-	}
-	if cfg.Host != "" {
-		req.Host = cfg.Host
-	}
-	if cfg.AutoIdempotencyKey {
-		req.Header.Set("Idempotency-Key", fmt.Sprintf("%x-%d-%d", cfg.Retry.Seed, c, k))
 	}
 	rc := cfg.Retry
 	// Each logical request draws its own jitter and hint spread.
@@ -242,35 +227,74 @@ func (m *meter) send(ctx context.Context, cfg Config, tr http.RoundTripper, c, k
 	m.sum.Requests++
 	m.mu.Unlock()
 	resp, err := client.Do(req)
-	outcome := OutcomeOK
+	if err == nil {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	m.done(outcomeOf(ctx, rctx, cfg, sched, resp, err), cfg.Now().Sub(sched), err)
+}
+
+// newRequest is logical request k of client c: the configured method,
+// URL, body and headers, the URL's user info as Basic authentication (what
+// http.Client does and a bare Transport does not), and its idempotency key
+// when the fleet draws them.
+func newRequest(ctx context.Context, cfg Config, c, k uint64) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, cfg.method(), cfg.URL, bodyOf(cfg.Body))
+	if err != nil {
+		return nil, err
+	}
+	for name, vs := range cfg.Header {
+		req.Header[name] = append([]string(nil), vs...)
+	}
+	if u := req.URL.User; u != nil && req.Header.Get("Authorization") == "" {
+		p, _ := u.Password()
+		req.SetBasicAuth(u.Username(), p)
+	}
+	if cfg.Host != "" {
+		req.Host = cfg.Host
+	}
+	if cfg.AutoIdempotencyKey {
+		req.Header.Set("Idempotency-Key", fmt.Sprintf("%x-%d-%d", cfg.Retry.Seed, c, k))
+	}
+	return req, nil
+}
+
+// outcomeOf names how a logical request ended: OutcomeOK, a final status,
+// OutcomeDeadline (its own deadline), OutcomeUnfinished (the run's end or
+// grace came first) or the last attempt's failure class. rctx is the
+// request's context, ctx the run's.
+func outcomeOf(ctx, rctx context.Context, cfg Config, sched time.Time, resp *http.Response, err error) string {
 	var rerr *httpretry.RetryError
 	switch {
 	case err == nil:
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
 		if resp.StatusCode/100 != 2 {
-			outcome = "status_" + strconv.Itoa(resp.StatusCode)
+			return "status_" + strconv.Itoa(resp.StatusCode)
 		}
+		return OutcomeOK
 	case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
-		outcome = OutcomeUnfinished
+		return OutcomeUnfinished
 	case errors.Is(err, httpretry.ErrPastDeadline) && !ownDeadline(ctx, cfg, sched):
 		// The next wait would outlast the run's grace period, not a
 		// deadline of the request's own.
-		outcome = OutcomeUnfinished
+		return OutcomeUnfinished
 	case errors.Is(err, httpretry.ErrPastDeadline) || (rctx.Err() != nil && errors.Is(err, context.DeadlineExceeded)):
-		outcome = OutcomeDeadline
+		return OutcomeDeadline
 	case errors.As(err, &rerr) && rerr.LastStatus != 0:
-		outcome = "status_" + strconv.Itoa(rerr.LastStatus)
+		return "status_" + strconv.Itoa(rerr.LastStatus)
 	case errors.As(err, &rerr) && len(rerr.Attempts) > 0:
-		outcome = rerr.Attempts[len(rerr.Attempts)-1].Class.String()
-	default:
-		outcome = "error"
+		return rerr.Attempts[len(rerr.Attempts)-1].Class.String()
 	}
-	took := cfg.Now().Sub(sched)
+	return "error"
+}
+
+// done counts a logical request that ended with outcome after took, err
+// its error; nothing once the meter is closed (close counted it
+// unfinished).
+func (m *meter) done(outcome string, took time.Duration, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
-		return // counted unfinished by close
+		return
 	}
 	m.sum.Outcomes[outcome]++
 	if outcome == OutcomeOK {
