@@ -85,39 +85,9 @@ const BenchFile = folder.BenchFile
 // cfg.Out, and writes bench.json listing them. A failed run does not stop
 // the bench; the error is kept on its row and returned at the end.
 func Bench(ctx context.Context, cfg BenchConfig) ([]BenchRun, error) {
-	specs := cfg.Policies
-	if len(specs) == 0 {
-		specs = DefaultBenchPolicies
-	}
-	type variant struct {
-		policy     string
-		mitigation *mitigation.Mitigation
-	}
-	var variants []variant
-	if len(cfg.Mitigations) > 0 {
-		if len(cfg.Policies) > 1 {
-			return nil, spec.Errorf("Storm.Policies", "a bench of mitigations takes one policy, not %d", len(cfg.Policies))
-		}
-		specs = specs[:1]
-		for i := range cfg.Mitigations {
-			m := &cfg.Mitigations[i]
-			if err := m.Check(cfg.Storm.Target.Server); err != nil {
-				return nil, fmt.Errorf("mitigation %s: %w", m, err)
-			}
-			variants = append(variants, variant{specs[0], m})
-		}
-	} else {
-		for _, p := range specs {
-			variants = append(variants, variant{policy: p})
-		}
-	}
-	policies := make([]backoff.Policy, len(specs))
-	for i, s := range specs {
-		p, err := backoff.Parse(s)
-		if err != nil {
-			return nil, spec.Errorf("Storm.Policies", "%w", err)
-		}
-		policies[i] = p
+	variants, policies, err := cfg.variants()
+	if err != nil {
+		return nil, err
 	}
 	base := cfg.Storm
 	base.Fleet.Policy = policies[0]
@@ -182,6 +152,50 @@ func Bench(ctx context.Context, cfg BenchConfig) ([]BenchRun, error) {
 		}
 	}
 	return runs, errors.Join(errs...)
+}
+
+// benchVariant is one run of a bench: a policy, and the mitigation
+// applied to the run's server and schedule, if any.
+type benchVariant struct {
+	policy     string
+	mitigation *mitigation.Mitigation
+}
+
+// variants returns the bench's runs in order, and the policies parsed (one
+// for a bench of mitigations): every policy of the bench, or its one
+// policy with each mitigation, checked against the run's server.
+func (cfg BenchConfig) variants() ([]benchVariant, []backoff.Policy, error) {
+	specs := cfg.Policies
+	if len(specs) == 0 {
+		specs = DefaultBenchPolicies
+	}
+	var variants []benchVariant
+	if len(cfg.Mitigations) > 0 {
+		if len(cfg.Policies) > 1 {
+			return nil, nil, spec.Errorf("Storm.Policies", "a bench of mitigations takes one policy, not %d", len(cfg.Policies))
+		}
+		specs = specs[:1]
+		for i := range cfg.Mitigations {
+			m := &cfg.Mitigations[i]
+			if err := m.Check(cfg.Storm.Target.Server); err != nil {
+				return nil, nil, fmt.Errorf("mitigation %s: %w", m, err)
+			}
+			variants = append(variants, benchVariant{specs[0], m})
+		}
+	} else {
+		for _, p := range specs {
+			variants = append(variants, benchVariant{policy: p})
+		}
+	}
+	policies := make([]backoff.Policy, len(specs))
+	for i, s := range specs {
+		p, err := backoff.Parse(s)
+		if err != nil {
+			return nil, nil, spec.Errorf("Storm.Policies", "%w", err)
+		}
+		policies[i] = p
+	}
+	return variants, policies, nil
 }
 
 // openFiles counts this process's open file descriptors, -1 when
