@@ -97,6 +97,51 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	var free func()
 	s.clients, free = makeClients(cfg.Clients)
 	defer free()
+	s.listen()
+	s.q = newCalendar(cfg.Duration)
+	s.q.touch = s.touch
+	events, err := s.plan()
+	if err != nil {
+		return nil, err
+	}
+	s.rec = newRecorder(cfg, events)
+	if cfg.Ramp > 0 {
+		s.slotNs = 1e9 / cfg.Ramp
+	}
+	if cfg.IssueRate > 0 {
+		s.issueGap = max(1, int64(1e9/cfg.IssueRate))
+	}
+	s.q.push(entry{at: 0, kind: evRamp})
+
+	processed, reached, interrupted := s.loop(ctx)
+	res := &Result{Config: cfg, Events: events, Kernel: s.kern, Processed: processed, Orphans: s.orphansAccepted,
+		Interrupted: interrupted, End: cfg.Duration}
+	if interrupted {
+		res.End = min(cfg.Duration, (reached/(100*time.Millisecond)+1)*100*time.Millisecond)
+	}
+	if s.cpu != nil {
+		s.cpu.advance(int64(res.End))
+		res.CPU = s.cpu.used()
+	}
+	res.Report, res.Partials, err = s.rec.finish(s)
+	if err != nil {
+		return nil, err
+	}
+	if interrupted { // the events not reached did not happen
+		n := 0
+		for n < len(res.Events) && res.Events[n].Start <= reached {
+			n++
+		}
+		res.Events, res.Partials = res.Events[:n], res.Partials[:min(n, len(res.Partials))]
+		return res, ErrInterrupted
+	}
+	return res, nil
+}
+
+// listen opens the listeners: one per process, each with its share of
+// the accept rate, and the load balancer's in front of them (Config.LB).
+func (s *sim) listen() {
+	cfg := s.cfg
 	n := cfg.Procs
 	if cfg.LB != nil {
 		s.lb = n
@@ -121,61 +166,26 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		l.lb, l.backlog, l.service = true, cfg.LB.Queue, 0
 		l.setRate(0, cfg.LB.Rate, 0)
 	}
-	s.q = newCalendar(cfg.Duration)
-	s.q.touch = s.touch
-	events, err := s.plan()
-	if err != nil {
-		return nil, err
-	}
-	s.rec = newRecorder(cfg, events)
-	if cfg.Ramp > 0 {
-		s.slotNs = 1e9 / cfg.Ramp
-	}
-	if cfg.IssueRate > 0 {
-		s.issueGap = max(1, int64(1e9/cfg.IssueRate))
-	}
-	s.q.push(entry{at: 0, kind: evRamp})
+}
 
-	var processed uint64
-	var reached time.Duration // virtual time of the last entry run
-	interrupted := false
+// loop runs the calendar's entries in time order until none is left or
+// ctx ends, and returns how many it ran, the virtual time of the last one
+// and whether ctx ended first.
+func (s *sim) loop(ctx context.Context) (processed uint64, reached time.Duration, interrupted bool) {
 	for {
 		e, ok := s.q.pop()
 		if !ok {
-			break
+			return processed, reached, false
 		}
 		processed++
 		// Every 4096 entries (well under a millisecond of CPU): a
 		// simulation of many events in one instant stops all the same.
 		if processed%4096 == 0 && ctx.Err() != nil {
-			interrupted = true
-			break
+			return processed, reached, true
 		}
 		reached = time.Duration(e.at)
 		s.dispatch(e)
 	}
-	res := &Result{Config: cfg, Events: events, Kernel: s.kern, Processed: processed, Orphans: s.orphansAccepted,
-		Interrupted: interrupted, End: cfg.Duration}
-	if interrupted {
-		res.End = min(cfg.Duration, (reached/(100*time.Millisecond)+1)*100*time.Millisecond)
-	}
-	if s.cpu != nil {
-		s.cpu.advance(int64(res.End))
-		res.CPU = s.cpu.used()
-	}
-	res.Report, res.Partials, err = s.rec.finish(s)
-	if err != nil {
-		return nil, err
-	}
-	if interrupted { // the events not reached did not happen
-		n := 0
-		for n < len(res.Events) && res.Events[n].Start <= reached {
-			n++
-		}
-		res.Events, res.Partials = res.Events[:n], res.Partials[:min(n, len(res.Partials))]
-		return res, ErrInterrupted
-	}
-	return res, nil
 }
 
 // ErrInterrupted is Run's error when its context ended before the
