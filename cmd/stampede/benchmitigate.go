@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -54,14 +53,6 @@ func benchMitigations(c *cli.Context, bc *storm.BenchConfig) error {
 	return nil
 }
 
-// mitigationFigures are one row's figures, measured or predicted.
-type mitigationFigures struct {
-	Mitigation string   `json:"mitigation"`
-	R99S       *float64 `json:"r99_s"`
-	Wasted     *float64 `json:"wasted_attempts_per_client"`
-	Peak       *float64 `json:"herd_peak_per_100ms"`
-}
-
 // predictMitigations simulates every mitigation of the bench with the
 // simulator, prints its figures under the measured table with whether
 // both order the mitigations alike, and writes DIR/mitigations.json.
@@ -77,54 +68,34 @@ func predictMitigations(ctx context.Context, c *cli.Context, bc storm.BenchConfi
 	if sc.Procs == 0 {
 		sc.Procs = max(1, (sc.Clients+storm.PerProcess-1)/storm.PerProcess) // the run's layout
 	}
-	pred, n, err := advise.Mitigations(ctx, advise.Config{Sim: sc}, bc.Mitigations)
+	measured := make([]advise.MeasuredMitigation, len(runs))
+	for i, r := range runs {
+		measured[i] = advise.MeasuredMitigation{Mitigation: r.Mitigation, Summary: r.Summary}
+	}
+	comp, err := advise.CompareMitigations(ctx, advise.Config{Sim: sc}, bc.Mitigations, measured)
 	if err != nil {
 		return err
 	}
-	var measured, predicted []mitigationFigures
-	for i, r := range runs {
-		f := mitigationFigures{Mitigation: r.Mitigation}
-		if r.Summary != nil {
-			if rec, ok := r.Summary.WorstRecovery(); ok {
-				f.R99S, f.Wasted = rec.R99S, rec.WastedAttemptsPerClient
-				if rec.HerdPeakPer100ms != nil {
-					v := float64(*rec.HerdPeakPer100ms)
-					f.Peak = &v
-				}
-			}
-		}
-		measured = append(measured, f)
-		p := pred[i]
-		predicted = append(predicted, mitigationFigures{Mitigation: p.Mitigation.String(),
-			R99S: finite(p.R99), Wasted: finite(p.Wasted), Peak: finite(p.Peak)})
-	}
 	w := c.App.Writer
-	fmt.Fprintf(w, "\npredicted by the simulator (%d simulations, %d seeds each):\n", n, advise.DefaultSeeds)
+	fmt.Fprintf(w, "\npredicted by the simulator (%d simulations, %d seeds each):\n", comp.Simulations, advise.DefaultSeeds)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "mitigation\tR99 s\twasted/client\tpeak/100ms")
-	for _, p := range predicted {
+	for _, p := range comp.Predicted {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Mitigation, report.FloatText(p.R99S, 2), report.FloatText(p.Wasted, 2), report.FloatText(p.Peak, 0))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	mo, po := mitigationOrder(measured), mitigationOrder(predicted)
 	same := "the same order"
-	if !slices.Equal(mo, po) {
+	if !comp.SameOrder {
 		same = "a different order"
 	}
 	fmt.Fprintf(w, "order by wasted attempts, then R99: measured %s; predicted %s: %s\n",
-		advise.OrderText(mo), advise.OrderText(po), same)
+		advise.OrderText(comp.MeasuredOrder), advise.OrderText(comp.PredictedOrder), same)
 	if bc.Out == "" {
 		return nil
 	}
-	b, err := json.MarshalIndent(struct {
-		Measured       []mitigationFigures `json:"measured"`
-		Predicted      []mitigationFigures `json:"predicted"`
-		MeasuredOrder  []string            `json:"measured_order"`
-		PredictedOrder []string            `json:"predicted_order"`
-		SameOrder      bool                `json:"same_order"`
-	}{measured, predicted, mo, po, slices.Equal(mo, po)}, "", "  ")
+	b, err := json.MarshalIndent(comp, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -132,27 +103,3 @@ func predictMitigations(ctx context.Context, c *cli.Context, bc storm.BenchConfi
 }
 
 func isRestart(e chaos.Entry) bool { return e.Event.Kind == chaos.Restart }
-
-// mitigationOrder is advise.Order of a table's rows; a figure never
-// reached counts as the worst.
-func mitigationOrder(fs []mitigationFigures) []string {
-	names := make([]string, len(fs))
-	wasted, r99 := make([]float64, len(fs)), make([]float64, len(fs))
-	orInf := func(p *float64) float64 {
-		if p == nil {
-			return math.Inf(1)
-		}
-		return *p
-	}
-	for i, f := range fs {
-		names[i], wasted[i], r99[i] = f.Mitigation, orInf(f.Wasted), orInf(f.R99S)
-	}
-	return advise.Order(names, wasted, r99)
-}
-
-func finite(v float64) *float64 {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return nil
-	}
-	return &v
-}
