@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -10,13 +9,11 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/stampede-dev/stampede/advise"
-	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/drill"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/report"
 	"github.com/stampede-dev/stampede/results/folder"
-	"github.com/stampede-dev/stampede/results/summary"
 	"github.com/stampede-dev/stampede/sim"
 	"github.com/stampede-dev/stampede/storm"
 	"github.com/stampede-dev/stampede/target"
@@ -223,29 +220,21 @@ func applyMeasured(c *cli.Context, cfg *advise.Config, m advise.Measured) {
 // adviseRunner runs a real storm of the searched fleet, server and chaos
 // with one policy against the bundled target (storm.Run), as bench does.
 func adviseRunner(c *cli.Context, sc sim.Config, settings settings) advise.Runner {
-	return func(ctx context.Context, p backoff.Policy, dir string) (*summary.Summary, error) {
-		var fleet loadgen.Config
-		fleet.Client = sc.Client
-		fleet.Policy = p
-		var tgt target.Config
-		tgt.Server = sc.Server
-		if tgt.Procs == 0 {
-			tgt.Procs = max(1, (sc.Clients+sim.PerProcess-1)/sim.PerProcess) // the simulated layout
-		}
-		cfg := storm.Config{Target: tgt, Fleet: fleet, Schedule: sc.Schedule, ScheduleText: sc.ScheduleText,
-			Duration: sc.Duration, Out: dir, Settings: settings.with("policy", p.String(), "seed")}
-		if !c.Bool("quiet") {
-			cfg.Log = c.App.ErrWriter
-		}
-		if cfg.Schedule == nil && sc.ScheduleText != "" {
-			cfg.Schedule, _ = chaos.Parse(sc.ScheduleText)
-		}
-		res, err := storm.Run(ctx, cfg)
-		if res == nil {
-			return nil, err
-		}
-		return res.Summary, err
+	var fleet loadgen.Config
+	fleet.Client = sc.Client
+	var tgt target.Config
+	tgt.Server = sc.Server
+	if tgt.Procs == 0 {
+		tgt.Procs = max(1, (sc.Clients+sim.PerProcess-1)/sim.PerProcess) // the simulated layout
 	}
+	cfg := storm.Config{Target: tgt, Fleet: fleet, Schedule: sc.Schedule, ScheduleText: sc.ScheduleText, Duration: sc.Duration}
+	if !c.Bool("quiet") {
+		cfg.Log = c.App.ErrWriter
+	}
+	if cfg.Schedule == nil && sc.ScheduleText != "" {
+		cfg.Schedule, _ = chaos.Parse(sc.ScheduleText)
+	}
+	return storm.PolicyRunner(cfg, func(policy string) any { return settings.with("policy", policy, "seed") })
 }
 
 // checkVerifyURL checks --url and its rails before anything happens: a
@@ -283,21 +272,15 @@ func adviseDrillRunner(c *cli.Context, sc sim.Config, settings settings) advise.
 			at = planned[0].At
 		}
 	}
-	return func(ctx context.Context, p backoff.Policy, dir string) (*summary.Summary, error) {
-		var fleet loadgen.Config
-		fleet.Client = sc.Client
-		fleet.URL, fleet.Policy = c.String("url"), p
-		cfg := drill.Config{
-			Run:         storm.Config{Fleet: fleet, Duration: sc.Duration, Out: dir, Settings: settings.with("policy", p.String(), "seed")},
-			AllowRemote: c.StringSlice("allow-remote"), RestartCmd: c.String("restart-cmd"), At: at,
-		}
-		if !c.Bool("quiet") {
-			cfg.Log, cfg.Run.Log = c.App.ErrWriter, c.App.ErrWriter
-		}
-		res, err := drill.Run(ctx, cfg)
-		if res == nil {
-			return nil, flagError(err)
-		}
-		return res.Summary, err
+	var fleet loadgen.Config
+	fleet.Client = sc.Client
+	fleet.URL = c.String("url")
+	cfg := drill.Config{
+		Run:         storm.Config{Fleet: fleet, Duration: sc.Duration},
+		AllowRemote: c.StringSlice("allow-remote"), RestartCmd: c.String("restart-cmd"), At: at,
 	}
+	if !c.Bool("quiet") {
+		cfg.Log, cfg.Run.Log = c.App.ErrWriter, c.App.ErrWriter
+	}
+	return drill.PolicyRunner(cfg, func(policy string) any { return settings.with("policy", policy, "seed") })
 }
