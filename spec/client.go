@@ -288,6 +288,37 @@ func (c Client) validateFleet(wss bool) error {
 		return bad("PongTimeout", "must be >= 0, got %s", c.PongTimeout)
 	case c.SynRetries < 0 || c.SynRetries > MaxSynRetries:
 		return bad("SynRetries", "must be within 0..%d, got %d", MaxSynRetries, c.SynRetries)
+	}
+	if err := c.validateMessages(wss); err != nil {
+		return err
+	}
+	switch {
+	case c.Reactors < 0 || c.Reactors > MaxReactors:
+		return bad("Reactors", "must be within 0..%d, got %d", MaxReactors, c.Reactors)
+	case c.RetryAfterCap < 0:
+		return bad("RetryAfterCap", "must be >= 0, got %s", c.RetryAfterCap)
+	case c.HistInterval != 0 && (c.HistInterval < MinHistInterval || c.HistInterval%time.Millisecond != 0):
+		return bad("HistInterval", "must be a whole number of milliseconds from %s, got %s", MinHistInterval, c.HistInterval)
+	}
+	if err := c.Policy.Validate(); err != nil {
+		return Wrap("Client.Policy", err)
+	}
+	if err := c.validateSession(wss); err != nil {
+		return err
+	}
+	if proto := c.Policy.Protocol(); proto != "" && proto != c.Session.Protocol {
+		// The library reconnects only when the session protocol's pings
+		// stop: its clients must speak that protocol.
+		return Errorf("Client.Policy", "%s reconnects when the %s session protocol's pings stop: the clients must speak it (Session.Protocol %s)", c.Policy, proto, proto)
+	}
+	return c.validateHeaders()
+}
+
+// validateMessages checks the fields of the fleet's messages: the mode,
+// rooms, rates and sizes, and what each mode takes.
+func (c Client) validateMessages(wss bool) error {
+	bad := func(field, format string, a ...any) error { return Errorf("Client."+field, format, a...) }
+	switch {
 	case c.Mode != "" && c.Mode != ModeNone && c.Mode != ModeEcho && c.Mode != ModeStampede:
 		return bad("Mode", "must be %q, %q or %q, got %q", ModeNone, ModeEcho, ModeStampede, c.Mode)
 	case c.Mode == ModeStampede && wss:
@@ -308,24 +339,14 @@ func (c Client) validateFleet(wss bool) error {
 		return bad("MsgRate", "must be within 0..%d messages/s, got %v", MaxMsgRate, c.MsgRate)
 	case c.MsgSize != 0 && (c.MsgSize < MinMsgSize || c.MsgSize > MaxMsgSize):
 		return bad("MsgSize", "must be within %d..%d bytes, got %d", MinMsgSize, MaxMsgSize, c.MsgSize)
-	case c.Reactors < 0 || c.Reactors > MaxReactors:
-		return bad("Reactors", "must be within 0..%d, got %d", MaxReactors, c.Reactors)
-	case c.RetryAfterCap < 0:
-		return bad("RetryAfterCap", "must be >= 0, got %s", c.RetryAfterCap)
-	case c.HistInterval != 0 && (c.HistInterval < MinHistInterval || c.HistInterval%time.Millisecond != 0):
-		return bad("HistInterval", "must be a whole number of milliseconds from %s, got %s", MinHistInterval, c.HistInterval)
 	}
-	if err := c.Policy.Validate(); err != nil {
-		return Wrap("Client.Policy", err)
-	}
-	if err := c.validateSession(wss); err != nil {
-		return err
-	}
-	if proto := c.Policy.Protocol(); proto != "" && proto != c.Session.Protocol {
-		// The library reconnects only when the session protocol's pings
-		// stop: its clients must speak that protocol.
-		return Errorf("Client.Policy", "%s reconnects when the %s session protocol's pings stop: the clients must speak it (Session.Protocol %s)", c.Policy, proto, proto)
-	}
+	return nil
+}
+
+// validateHeaders checks the handshake's headers, the secret ones and the
+// subprotocols.
+func (c Client) validateHeaders() error {
+	bad := func(field, format string, a ...any) error { return Errorf("Client."+field, format, a...) }
 	for k, vs := range c.Header {
 		ck := http.CanonicalHeaderKey(k)
 		for _, r := range reservedHeaders {
