@@ -2,6 +2,8 @@ package agent
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/netip"
 	"reflect"
@@ -53,6 +55,12 @@ func fill(t *testing.T, v reflect.Value, path string, seed *int, funcs map[strin
 	case reflect.String:
 		v.SetString(path)
 	case reflect.Slice:
+		if v.Type() == reflect.TypeOf(json.RawMessage(nil)) {
+			// A JSON value the config carries as it is (a session's
+			// payloads): valid JSON, distinct per field.
+			v.SetBytes([]byte(fmt.Sprintf(`{"n":%d}`, n)))
+			return
+		}
 		s := reflect.MakeSlice(v.Type(), 2, 2)
 		for i := 0; i < 2; i++ {
 			fill(t, s.Index(i), path, seed, funcs)
