@@ -214,6 +214,14 @@ func (a *agent) recovery(rep *results.Report, r *Recover) error {
 	for i, e := range r.Events {
 		events[i] = results.Event{Start: e.Start, End: e.End, Ready: e.Ready, NeverReady: e.NeverReady}
 	}
+	if len(rep.Resubscribed) > 0 {
+		results.SortByClient(rep.Resubscribed)
+		for _, c := range results.SplitPartials(results.RecoveryPartials(rep.Resubscribed, events, r.End), maxReturns) {
+			if err := a.send(Message{Kind: KindRecovery, Recovery: &Recovery{Resubscribed: c}}); err != nil {
+				return err
+			}
+		}
+	}
 	chunks := results.SplitPartials(results.RecoveryPartials(rep.Transitions, events, r.End), maxReturns)
 	for i, c := range chunks {
 		if err := a.send(Message{Kind: KindRecovery, Recovery: &Recovery{Partials: c, Last: i == len(chunks)-1}}); err != nil {

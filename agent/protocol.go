@@ -356,4 +356,8 @@ type EventTimes struct {
 type Recovery struct {
 	Partials []results.RecoveryPartial `json:"partials"`
 	Last     bool                      `json:"last,omitempty"`
+	// Resubscribed are partials of the clients' re-subscribed transitions
+	// (a session protocol's fleet), merged likewise; they come in chunks
+	// before the last one.
+	Resubscribed []results.RecoveryPartial `json:"resubscribed,omitempty"`
 }

@@ -48,6 +48,7 @@ type Coordinator struct {
 	agents  []*Agent
 	abort   chan struct{}
 	aborted sync.Once
+	resubs  []results.RecoveryPartial // Recover's merged partials to re-subscribed
 
 	// asmMu guards the assemblers alone: merging pieces is the
 	// coordinator's heaviest work, and on a machine its fleet keeps busy it
@@ -301,11 +302,19 @@ func (c *Coordinator) Recover(ctx context.Context, events []results.Event, end t
 		default:
 			a.mu.Lock()
 			parts = results.MergeRecoveryPartials(parts, a.partials)
+			if a.resubs != nil {
+				c.resubs = results.MergeRecoveryPartials(c.resubs, a.resubs)
+			}
 			a.mu.Unlock()
 		}
 	}
 	return parts, errors.Join(errs...)
 }
+
+// Resubscribed returns the merged partials of the clients' re-subscribed
+// transitions that Recover gathered with the others, one per event; nil
+// when no agent's clients speak a session protocol.
+func (c *Coordinator) Resubscribed() []results.RecoveryPartial { return c.resubs }
 
 // loadgens returns the placed agents of role loadgen.
 func (c *Coordinator) loadgens() []*Agent {

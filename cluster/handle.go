@@ -47,6 +47,7 @@ type Agent struct {
 	// partials are the recovery chunks received so far; recovered gets
 	// one value: nil when the last chunk came, else why it never will.
 	partials  []results.RecoveryPartial
+	resubs    []results.RecoveryPartial // the same of the re-subscribed transitions
 	recovered chan error
 	gone      chan struct{}    // closed when the agent's messages end
 	stopped   atomic.Bool      // the coordinator told it to stop
@@ -295,6 +296,9 @@ func (a *Agent) dispatch(m agent.Message, st *readState) {
 		}
 		a.mu.Lock()
 		a.partials = results.MergeRecoveryPartials(a.partials, m.Recovery.Partials)
+		if m.Recovery.Resubscribed != nil {
+			a.resubs = results.MergeRecoveryPartials(a.resubs, m.Recovery.Resubscribed)
+		}
 		a.mu.Unlock()
 		if m.Recovery.Last {
 			st.recovered = true

@@ -193,6 +193,9 @@ type eventV struct {
 	// From is the instant the R figures count from, in words
 	// (summary.Recovery.MeasuredFrom); Note the recovery's note, if any.
 	From, Note string
+	// Resub is the recovery to re-subscribed of a session protocol's
+	// fleet, in words; empty without one.
+	Resub string
 }
 
 type latencyV struct {
@@ -296,6 +299,10 @@ func eventView(s *summary.Summary, i int) eventV {
 		ev.Peak = CountText(rec.HerdPeakPer100ms)
 		ev.PeakToMean, ev.Wasted, ev.OutageAttempts = f2p(rec.HerdPeakToMean), f2p(rec.WastedAttemptsPerClient), f2p(rec.OutageAttemptsPerClient)
 		ev.From, ev.Note = measuredFromText[rec.MeasuredFrom], rec.Note
+		if x := rec.Resubscribed; x != nil {
+			ev.Resub = fmt.Sprintf("%d / %d re-subscribed, R50 %s s, R90 %s s, R99 %s s, R100 %s s (to back: R99 %s s)", x.Recovered, x.SubscribedBefore,
+				secs(rec, x.R50S), secs(rec, x.R90S), secs(rec, x.R99S), secs(rec, x.R100S), secs(rec, rec.R99S))
+		}
 	}
 	return ev
 }

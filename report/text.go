@@ -68,6 +68,10 @@ func writeEvents(ew *errWriter, s *summary.Summary) {
 		if r.Note != "" {
 			ew.printf("  event %d: %s\n", r.Event, r.Note)
 		}
+		if x := r.Resubscribed; x != nil {
+			ew.printf("  event %d: re-subscribed %d/%d, R50 %s R90 %s R99 %s R100 %s (back: R99 %s)\n", r.Event,
+				x.Recovered, x.SubscribedBefore, secsUnit(r, x.R50S), secsUnit(r, x.R90S), secsUnit(r, x.R99S), secsUnit(r, x.R100S), secsUnit(r, r.R99S))
+		}
 		if r.AttemptsExhausted > 0 {
 			ew.printf("  event %d: %d gave up (attempts exhausted), %d still retrying at the end\n", r.Event, r.AttemptsExhausted, r.StillRetrying)
 		}

@@ -129,6 +129,7 @@ func (r *run) summarize(events []results.Event, partials []results.RecoveryParti
 		Resources: r.sampler.Stats(),
 		CPU:       cpuSeries(r.sampler.Samples(), r.at),
 	}
+	in.Resubscribed = r.co.Resubscribed()
 	in.Kernel, in.KernelRead = r.kernel.Total() // kernel.csv's last row: the summary agrees with it
 	switch {
 	case !in.KernelRead:

@@ -100,6 +100,9 @@ type Recovery struct {
 	// not all back by the run's end, or never ready) were measured from;
 	// empty otherwise.
 	Note string `json:"note,omitempty"`
+	// Resubscribed is the same recovery measured to re-subscribed, for a
+	// fleet that speaks a session protocol; absent otherwise.
+	Resubscribed *Resubscribed `json:"resubscribed,omitempty"`
 }
 
 // The instants a Recovery's figures count from (Recovery.MeasuredFrom).

@@ -334,6 +334,10 @@ type Input struct {
 	// fleet's transitions gets recovery figures. Nil computes them from
 	// Report.Transitions.
 	Partials []results.RecoveryPartial
+	// Resubscribed are the same partials of the clients' re-subscribed
+	// transitions (Report.Resubscribed), merged likewise; nil computes
+	// them from Report.Resubscribed.
+	Resubscribed []results.RecoveryPartial
 	// Resources holds per-role figures (hoststat.Sampler.Stats).
 	Resources map[string]results.ResourceStats
 	// CPU holds each role's CPU samples in time order (resources.csv's
@@ -367,7 +371,7 @@ func Summarize(in Input) *Summary {
 		Events:    make([]EventSummary, 0, len(events)),
 		Connect:   connectOf(r.Timeline),
 		Stopped:   map[string]results.Stopped{},
-		Recovery:  recoveries(r, in.Partials, events, end),
+		Recovery:  recoveries(r, in.Partials, in.Resubscribed, events, end),
 		LatencyMS: results.Latencies{
 			Connect:    results.Percentiles(r.Connect),
 			TTR:        results.Percentiles(r.TTR),
@@ -524,13 +528,14 @@ func NewRunID(now time.Time, seed uint64) string {
 // recoveries is FinishRecoveries on the given merged partials, or
 // Recoveries from the report's own transitions when there are none.
 // Each says what its figures were measured from (Recovery.explain).
-func recoveries(r *results.Report, parts []results.RecoveryPartial, events []results.Event, end time.Duration) []Recovery {
+func recoveries(r *results.Report, parts, resub []results.RecoveryPartial, events []results.Event, end time.Duration) []Recovery {
 	var out []Recovery
 	if parts == nil {
 		out = Recoveries(r, events, end)
 	} else {
 		out = FinishRecoveries(parts, r.Timeline, events, end)
 	}
+	addResubscribed(out, r, resub, events, end)
 	for i := range out {
 		out[i].explain(events[i], runEnd(r, end))
 	}
