@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/backoff"
+	"github.com/stampede-dev/stampede/connerr"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
 	"github.com/stampede-dev/stampede/session"
@@ -89,4 +90,61 @@ func checkBackTwice(t *testing.T, rep *results.Report, n int) {
 			}
 		}
 	}
+}
+
+// holdKillRestart is every real server's test: n clients speaking sc hold
+// their sessions for hold (several of the server's heartbeats) without a
+// disconnect; the server counts every one joined and subscribed before it
+// is killed and again after it starts anew; every client is back and
+// re-subscribed twice, and none was dropped by a heartbeat or session
+// timeout.
+func holdKillRestart(t *testing.T, srv *nodeServer, url string, n int, sc session.Config, hold time.Duration) {
+	t.Helper()
+	fl := startFleet(t, url, n, sc, 30*time.Second)
+	ctx := context.Background()
+	all := func(m map[string]int) bool { return m["joined"] == n && m["subscribed"] == n }
+	srv.waitStats(ctx, 10*time.Second, "every client joined and subscribed", all)
+	time.Sleep(hold)
+	if s := fl.f.Stats(); s.DisconnectCount() != 0 {
+		t.Fatalf("%d disconnects before the kill, want 0: %v", s.DisconnectCount(), s.Disconnects)
+	}
+	srv.restart()
+	srv.waitStats(ctx, 15*time.Second, "every client joined and subscribed after the restart", all)
+	deadline := time.Now().Add(5 * time.Second)
+	for fl.f.Stats().Subscribed < int64(n) && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	rep := fl.report()
+	checkBackTwice(t, rep, n)
+	var timeouts uint64
+	for _, b := range rep.Timeline {
+		timeouts += uint64(b.Disconnects[connerr.HeartbeatTimeout]) + uint64(b.Disconnects[connerr.SessionTimeout])
+	}
+	if timeouts != 0 {
+		t.Errorf("%d clients dropped by a heartbeat or session timeout, want 0", timeouts)
+	}
+}
+
+// stopsAs checks that all n clients speaking sc stop with class, as a 401
+// stops them, and that the report keeps their last error; it returns the
+// report.
+func stopsAs(t *testing.T, url string, n int, sc session.Config, class connerr.Class) *results.Report {
+	t.Helper()
+	fl := startFleet(t, url, n, sc, 10*time.Second)
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if s := fl.f.Stats(); s.StoppedCount() >= uint64(n) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	s := fl.f.Stats()
+	if got := s.Stopped[class]; got != uint64(n) {
+		t.Fatalf("stopped as %s: %d, want %d (stopped %v)", class, got, n, s.Stopped)
+	}
+	rep := fl.report()
+	if st := rep.Stopped[class.String()]; st.Count != n || st.LastError == "" {
+		t.Errorf("report's stopped %s = %+v", class, st)
+	}
+	return rep
 }
