@@ -155,7 +155,7 @@ func (r *reactor) drop(j int32, f failure, now int64) {
 // connected state.
 func (r *reactor) lost(j int32, err error, now int64) {
 	if r.clients[j].state == stConnected {
-		r.drop(j, failure{class: r.sessionClass(j, 0, now, connerr.Closed1006), err: err}, now)
+		r.drop(j, failure{class: r.sessionClass(j, 0, "", now, connerr.Closed1006), err: err}, now)
 		return
 	}
 	r.fail(j, failure{class: connerr.ClassifyPhase(err, connerr.PhaseHandshake), err: err}, now)

@@ -43,8 +43,8 @@ type handler interface {
 }
 
 // newHandler returns the mode of cfg for a reactor whose shard holds
-// clients clients.
-func newHandler(cfg *Config, clients int) handler {
+// clients clients and records into rec.
+func newHandler(cfg *Config, clients int, rec *recorder) handler {
 	if cfg.Session.Protocol != "" {
 		return newSessionMode(cfg, clients)
 	}
@@ -59,7 +59,7 @@ func newHandler(cfg *Config, clients int) handler {
 			owed:     make([]int64, clients),
 		}
 	}
-	return noneMode{}
+	return &sniffMode{rec: rec}
 }
 
 // noneMode holds the connection and answers pings (the reactor does that).

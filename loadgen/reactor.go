@@ -87,7 +87,7 @@ func newReactor(f *Fleet, r, nr int) *reactor {
 	if f.cfg.Ramp > 0 {
 		rc.slotNs = 1e9 / f.cfg.Ramp
 	}
-	rc.mode = newHandler(&f.cfg, n)
+	rc.mode = newHandler(&f.cfg, n, rc.rec)
 	rc.ka = newKeepalives(&f.cfg, n)
 	rc.upAtUpgrade = rc.mode.upAtUpgrade()
 	return rc

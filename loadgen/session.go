@@ -87,7 +87,7 @@ func (m *sessionMode) apply(r *reactor, j int32, now int64) {
 // closeClass names a connection the server ended with close code (0:
 // without a close frame) when its session explains it (a heartbeat
 // unanswered, an auth close code), else connerr.None.
-func (m *sessionMode) closeClass(j int32, code int, now int64) connerr.Class {
+func (m *sessionMode) closeClass(j int32, code int, _ string, now int64) connerr.Class {
 	return m.m.Closed(&m.st[j], code, now)
 }
 
@@ -107,15 +107,24 @@ func (m *sessionMode) finish(*reactor)             {}
 // closeClassifier is a mode that names the class of a connection its
 // server ended (sessionMode, and noneMode when it recognised a protocol).
 type closeClassifier interface {
-	closeClass(j int32, code int, now int64) connerr.Class
+	closeClass(j int32, code int, reason string, now int64) connerr.Class
+}
+
+// frameCode is a close frame's code for a session: 1005 for one without
+// a code (RFC 6455 7.1.5), never 0, which means no close frame at all.
+func frameCode(code ws.StatusCode) int {
+	if code == 0 {
+		return int(ws.StatusNoStatusRcvd)
+	}
+	return int(code)
 }
 
 // sessionClass returns the class the mode gives a connection of client j
-// that the server ended with code (0: without a close frame), or class
-// when it names none.
-func (r *reactor) sessionClass(j int32, code int, now int64, class connerr.Class) connerr.Class {
+// that the server ended with code and reason (0: without a close frame),
+// or class when it names none.
+func (r *reactor) sessionClass(j int32, code int, reason string, now int64, class connerr.Class) connerr.Class {
 	if cc, ok := r.mode.(closeClassifier); ok {
-		if c := cc.closeClass(j, code, now); c != connerr.None {
+		if c := cc.closeClass(j, code, reason, now); c != connerr.None {
 			return c
 		}
 	}

@@ -36,6 +36,7 @@ type Assembler struct {
 	hot     map[intervalKey]*hdrhistogram.PackedHistogram
 	msgs    Messages
 	stopped map[string]Stopped
+	speaks  string // Report.Speaks
 	track   *track.Record
 	flow    flowSteps
 }
@@ -118,6 +119,9 @@ func (a *Assembler) AddDecoded(d Decoded) error {
 	if t := p.Tallies; t != nil {
 		a.msgs.Add(t.Messages)
 		addStopped(&a.stopped, t.Stopped)
+		if a.speaks == "" {
+			a.speaks = t.Speaks
+		}
 	}
 	a.addTrack(p.Track)
 	if len(p.Flow) > 0 {
@@ -251,8 +255,8 @@ func (a *Assembler) Pieces(limit int) ([]Piece, error) {
 			return nil, err
 		}
 	}
-	if a.msgs != (Messages{}) || len(a.stopped) > 0 {
-		out = append(out, Piece{Tallies: &Tallies{Messages: a.msgs, Stopped: maps.Clone(a.stopped)}})
+	if a.msgs != (Messages{}) || len(a.stopped) > 0 || a.speaks != "" {
+		out = append(out, Piece{Tallies: &Tallies{Messages: a.msgs, Stopped: maps.Clone(a.stopped), Speaks: a.speaks}})
 	}
 	if a.track != nil {
 		over, err := shell(Piece{Track: &track.Record{}})
@@ -370,6 +374,7 @@ func (a *Assembler) Report(start time.Time, clients, processes int) (*Report, er
 	}
 	r.Messages = a.msgs
 	r.Stopped = maps.Clone(a.stopped)
+	r.Speaks = a.speaks
 	r.Track = a.track
 	r.Flow = a.flow.Flow()
 	return r, nil

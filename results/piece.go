@@ -67,6 +67,8 @@ type Tallies struct {
 	// Stopped are the clients that gave up since the last piece, by class;
 	// LastError is set in the first piece of a class.
 	Stopped map[string]Stopped `json:"stopped,omitempty"`
+	// Speaks is Report.Speaks, once it is known.
+	Speaks string `json:"speaks,omitempty"`
 }
 
 // Size returns the length of p's JSON encoding.

@@ -275,6 +275,11 @@ type Report struct {
 	// Recovery to re-subscribed is computed from these as recovery to
 	// back is from Transitions.
 	Resubscribed []Transition `json:"resubscribed,omitempty"`
+	// Speaks is the session protocol (session.Protocols) the server
+	// showed to clients that did not speak it: Engine.IO's open packet,
+	// ActionCable's welcome, graphql-ws's close for a missing
+	// subprotocol; empty when it showed none or they spoke it.
+	Speaks string `json:"speaks,omitempty"`
 	// Connect is the connect latency (SYN to the 101 answer) in µs.
 	Connect *hdrhistogram.Histogram `json:"-"`
 	// TTR is each client's time to recover in µs: from detecting the
@@ -355,6 +360,9 @@ func (r *Report) Merge(o *Report) error {
 	r.Timeline.Merge(o.Timeline)
 	r.Transitions = append(r.Transitions, o.Transitions...)
 	r.Resubscribed = append(r.Resubscribed, o.Resubscribed...)
+	if r.Speaks == "" {
+		r.Speaks = o.Speaks
+	}
 	for _, p := range [...]struct{ dst, src *hdrhistogram.Histogram }{
 		{r.Connect, o.Connect}, {r.TTR, o.TTR}, {r.RTT, o.RTT}, {r.Resume, o.Resume},
 		{r.RTTScheduled, o.RTTScheduled},

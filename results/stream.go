@@ -49,6 +49,7 @@ type Stream struct {
 	pending     []IntervalHistogram
 	sentMsgs    Messages
 	sentStopped map[string]Stopped
+	sentSpeaks  bool // Report.Speaks was drained
 	closed      bool
 	trackSent   bool
 	drainOnly   bool // the report keeps no timeline, intervals or totals (NewDrainStream)
@@ -250,6 +251,9 @@ func (s *Stream) DrainInto(a *Assembler, upTo time.Duration) error {
 			s.sentStopped = map[string]Stopped{}
 		}
 		s.sentStopped[k] = v
+	}
+	if s.rep.Speaks != "" && !s.sentSpeaks {
+		a.speaks, s.sentSpeaks = s.rep.Speaks, true
 	}
 	// The track record is complete only once the run is over.
 	if s.closed && !s.trackSent && s.rep.Track != nil {

@@ -300,3 +300,23 @@ func TestActionCable(t *testing.T) {
 		}
 	}
 }
+
+func TestSniff(t *testing.T) {
+	for p, want := range map[string]string{
+		`0{"sid":"x","upgrades":[],"pingInterval":25000,"pingTimeout":20000,"maxPayload":1000000}`: SocketIO,
+		`{"type":"welcome"}`:          ActionCable,
+		`{"type":"ping","message":1}`: "",
+		`0{"not":"engine.io"}`:        "",
+		`hello`:                       "",
+	} {
+		if got := Sniff([]byte(p)); got != want {
+			t.Errorf("Sniff(%q) = %q, want %q", p, got, want)
+		}
+	}
+	if p, c := SniffClose(4406, "Subprotocol not acceptable"); p != GraphQLWS || c != connerr.SessionRefused {
+		t.Errorf("graphql-ws's 4406: %q %s", p, c)
+	}
+	if p, _ := SniffClose(1000, ""); p != "" {
+		t.Errorf("a normal close: %q", p)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/stampede-dev/stampede/report"
+	"github.com/stampede-dev/stampede/session"
 	"github.com/stampede-dev/stampede/storm"
 )
 
@@ -37,6 +38,9 @@ func runStorm(c *cli.Context, cfg storm.Config, after func(*storm.Result)) error
 	}
 	if perr := report.WriteText(c.App.Writer, res.Summary); perr != nil {
 		return perr
+	}
+	if p := res.Summary.ServerSpeaks; p != "" {
+		fmt.Fprintf(c.App.Writer, "the server speaks %s; use --protocol %s\n", session.Describe(p), p)
 	}
 	if cfg.Out != "" {
 		fmt.Fprintf(c.App.Writer, "results: %s\n", cfg.Out)

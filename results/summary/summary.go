@@ -56,6 +56,11 @@ type Summary struct {
 	// (a non-retryable failure, or the policy's attempts exhausted); empty
 	// when none did.
 	Stopped map[string]results.Stopped `json:"stopped"`
+	// ServerSpeaks is the session protocol (package session's names) the
+	// server showed to clients that did not speak it (Report.Speaks): a
+	// run whose clients it drops for that says so, and names the protocol
+	// to speak; absent otherwise.
+	ServerSpeaks string `json:"server_speaks,omitempty"`
 	// Recovery holds one entry per event, in Events order.
 	Recovery []Recovery `json:"recovery"`
 	// LatencyMS holds the latency distributions in milliseconds.
@@ -389,6 +394,7 @@ func Summarize(in Input) *Summary {
 		Pass:       true,
 		Complete:   true,
 	}
+	s.ServerSpeaks = r.Speaks
 	for i := range events {
 		s.Events = append(s.Events, eventSummary(r.Timeline, events, i, end))
 	}
