@@ -53,13 +53,17 @@ func nodeDir(t *testing.T) string {
 	return dir
 }
 
-// nodeServer is one real server run by node on a loopback port.
+// nodeServer is one real server run by node (or a program of its own,
+// exe) on a loopback port; its counts at GET /stats on statsPort, or on
+// port when that is 0.
 type nodeServer struct {
-	t      *testing.T
-	script string
-	args   []string
-	port   int
-	cmd    *exec.Cmd
+	t         *testing.T
+	script    string
+	exe       string
+	args      []string
+	port      int
+	statsPort int
+	cmd       *exec.Cmd
 }
 
 // startNode runs node script with the port and args, and waits for its
@@ -74,10 +78,14 @@ func startNode(t *testing.T, script string, args ...string) *nodeServer {
 
 func (s *nodeServer) start() {
 	s.t.Helper()
-	dir := nodeDir(s.t)
-	args := append([]string{filepath.Join(dir, s.script), fmt.Sprint(s.port)}, s.args...)
-	cmd := exec.Command("node", args...)
-	cmd.Dir = dir
+	var cmd *exec.Cmd
+	if s.exe != "" {
+		cmd = exec.Command(s.exe, append([]string{fmt.Sprint(s.port)}, s.args...)...)
+	} else {
+		dir := nodeDir(s.t)
+		cmd = exec.Command("node", append([]string{filepath.Join(dir, s.script), fmt.Sprint(s.port)}, s.args...)...)
+		cmd.Dir = dir
+	}
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	out, err := cmd.StdoutPipe()
@@ -133,7 +141,11 @@ func (s *nodeServer) url(scheme, path string) string {
 
 // stats reads the server's own counts from GET /stats.
 func (s *nodeServer) stats() (map[string]int, error) {
-	resp, err := http.Get(s.url("http", "/stats"))
+	u := s.url("http", "/stats")
+	if s.statsPort != 0 {
+		u = fmt.Sprintf("http://127.0.0.1:%d/stats", s.statsPort)
+	}
+	resp, err := http.Get(u)
 	if err != nil {
 		return nil, err
 	}
