@@ -5,18 +5,23 @@ BIN := bin/stampede
 
 all: build
 
+# -buildvcs=auto stamps the version and commit into every build from a
+# clone, as a release build is, even where GOFLAGS says -buildvcs=false;
+# a tree without its .git (a tarball) still builds, unstamped.
+BUILDVCS := -buildvcs=auto
+
 build:
-	$(GO) build -o $(BIN) ./cmd/stampede
+	$(GO) build $(BUILDVCS) -o $(BIN) ./cmd/stampede
 	# Without cgo the worker maps no libc: about 1.4 MiB less RSS in each
 	# of a run's loadgen and target processes (docs/sizing.md).
-	CGO_ENABLED=0 $(GO) build -o bin/stampede-worker ./cmd/stampede-worker
+	CGO_ENABLED=0 $(GO) build $(BUILDVCS) -o bin/stampede-worker ./cmd/stampede-worker
 
 # A release build into RELEASE_DIR: static, without the build machine's
 # paths or symbol table, stamped with the commit; the same commit and Go
 # give the same bytes (lab/reproducible.sh checks; docs/install.md).
 RELEASE_DIR ?= bin/release
 release:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags=-s -o $(RELEASE_DIR)/ ./cmd/stampede ./cmd/stampede-worker
+	CGO_ENABLED=0 $(GO) build $(BUILDVCS) -trimpath -ldflags=-s -o $(RELEASE_DIR)/ ./cmd/stampede ./cmd/stampede-worker
 
 # The Go modules of the tree: the main one, deploy/kubernetes (the
 # manifests' strict decoding, the only requirer of the Kubernetes modules),
