@@ -98,6 +98,9 @@ func (c *Config) Validate() error {
 // resolves to, since the answer could change between this check and the
 // connects.
 func CheckTarget(rawURL string, allow []string) error {
+	if spec.NoScheme(rawURL) {
+		return spec.SchemeHint("Client.URL", rawURL, "ws")
+	}
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return spec.Errorf("Client.URL", "%q does not parse", redact.URL(rawURL))

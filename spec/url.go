@@ -23,6 +23,8 @@ func CheckURL(field, raw string, schemes ...string) (*url.URL, error) {
 	switch {
 	case raw == "":
 		return nil, Errorf(field, "missing")
+	case len(schemes) > 0 && NoScheme(raw):
+		return nil, SchemeHint(field, raw, schemes[0])
 	case err != nil:
 		return nil, Errorf(field, "%q does not parse", redact.URL(raw))
 	case !slices.Contains(schemes, u.Scheme):
@@ -76,4 +78,18 @@ func orList(names []string) string {
 		return names[0]
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// NoScheme reports whether raw, a URL as a user wrote it, lacks the
+// "scheme://" it needs ("localhost:9001").
+func NoScheme(raw string) bool { return raw != "" && !strings.Contains(raw, "://") }
+
+// SchemeHint is the error for a URL without a scheme: one line that shows
+// it written with scheme ("ws://localhost:9001/").
+func SchemeHint(field, raw, scheme string) error {
+	fixed := scheme + "://" + strings.TrimPrefix(raw, "//")
+	if !strings.Contains(strings.TrimPrefix(fixed, scheme+"://"), "/") {
+		fixed += "/"
+	}
+	return Errorf(field, "%q has no scheme: write %s", redact.URL(raw), redact.URL(fixed))
 }

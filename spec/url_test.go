@@ -20,6 +20,8 @@ func TestCheckURL(t *testing.T) {
 		{"", "missing"},
 		{"http://127.0.0.1/", `scheme must be ws or wss, got "http"`},
 		{"ws://:9001/", "no host in"},
+		{"localhost:9001", `"localhost:9001" has no scheme: write ws://localhost:9001/`},
+		{"127.0.0.1:9001/ws?access_token=x", `"<redacted>" has no scheme: write ws://127.0.0.1:9001/ws?access_token=<redacted>`},
 		{"ws://127.0.0.1:99999/", `port "99999" is out of range: want 1 to 65535`},
 		{"ws://127.0.0.1:0/", `port "0" is out of range`},
 		{"ws://127.0.0.1:/", `port "" is out of range`},
