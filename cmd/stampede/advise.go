@@ -36,8 +36,8 @@ func init() {
 			"accept rate), recommends one, and writes a results folder whose report.html plots them.\n" +
 			"--verify runs the recommended and the current policy for real against the bundled target\n" +
 			"with the same capacity and prints predicted against measured. Guide: docs/advise.md.\n\n" +
-			"Example: stampede advise --clients 10000 --accept-rate 2000 --backlog 128 \\\n" +
-			"           --chaos 'at 8s restart abrupt down=2s' --verify",
+			"Example (under a minute on a laptop; add --verify for two real runs):\n" +
+			"  stampede advise --clients 2000 --accept-rate 2000 --backlog 128 --chaos 'at 8s restart abrupt down=2s'",
 		Flags:  adviseFlags(),
 		Before: checkCPUFlags,
 		Action: adviseAction,

@@ -48,7 +48,9 @@ func init() {
 			"the time the server needs to take the fleet back (clients over --accept-rate). Below the\n" +
 			"measured table the simulator's prediction of each row, and whether it orders the\n" +
 			"mitigations as measured (by wasted attempts per client, then R99).\n\n" +
-			"Example: stampede bench --mitigations --policy fixed:initial=1s",
+			"Example (under a minute on a laptop): stampede bench --clients 1000 --accept-rate 500 --duration 20s \\\n" +
+			"           --policies fixed:initial=1s --policies exp:initial=1s,max=60s,jitter=0.5\n" +
+			"Example (about five minutes): stampede bench --mitigations --policy fixed:initial=1s",
 		Flags:  benchFlags(),
 		Action: benchAction,
 	})

@@ -19,7 +19,8 @@ func init() {
 			"base 5 ms and cap 2 s, policies none, exponential, decorrelated, equal and full built from the\n" +
 			"backoff package. Prints the server's calls and the time until the last client succeeded,\n" +
 			"means over --trials, per fleet size, and at 100 clients the study's published figures beside\n" +
-			"them (docs/simulator.md).",
+			"them (docs/simulator.md).\n\n" +
+			"Example: stampede contention --from 10 --to 100 --step 30 --trials 20",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "from", Value: 10, Usage: "smallest fleet `N`"},
 			&cli.IntFlag{Name: "to", Value: 190, Usage: "largest fleet `N`"},

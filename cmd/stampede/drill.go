@@ -35,7 +35,10 @@ var drillCmd = &cli.Command{
 		"Writes the results folder (--out; 0700, files 0600) with report.html, deploy.log, and\n" +
 		"--junit FILE for CI. A host other than loopback is refused unless --allow-remote names it.\n" +
 		"Authorization, Cookie and --secret-header values and the URL's user info are written and\n" +
-		"printed as <redacted>. See docs/drill.md.",
+		"printed as <redacted>. See docs/drill.md.\n\n" +
+		"Example (a server on this machine; ./restart.sh restarts it): stampede drill --url ws://127.0.0.1:9001/ \\\n" +
+		"           --clients 200 --restart-cmd ./restart.sh --at 5s --duration 30s \\\n" +
+		"           --slo 'recovered_share==100%' --junit stampede-results/junit.xml",
 	Flags: append(append(append([]cli.Flag{
 		&cli.StringFlag{Name: "url", Usage: "your server's `URL` (ws:// or wss://; required)"},
 		&cli.StringSliceFlag{Name: "allow-remote", Usage: "allow load to `HOST` (exactly the URL's host) although it is not loopback (repeatable)"},

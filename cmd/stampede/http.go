@@ -37,7 +37,9 @@ func init() {
 			"fixed schedule for --duration, every request retried as above; it prints goodput,\n" +
 			"amplification, Retry-After honoured, early retries and latency from the scheduled send,\n" +
 			"writes them to --out (summary.json \"http\") and gates them with --slo (README \"HTTP fleets\n" +
-			"under rate limits\").",
+			"under rate limits\").\n\n" +
+			"Example (the bundled target's /http, limited to 100 requests/s):\n" +
+			"  stampede http --clients 20 --rate 200 --duration 10s http://127.0.0.1:9001/http",
 		ArgsUsage: "URL",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "method", Aliases: []string{"X"}, Usage: "request method `M` (default GET, or POST with --data)"},

@@ -29,7 +29,9 @@ var loadgenCmd = &cli.Command{
 		"side. A fleet larger than one process may hold (about " + thousands(storm.PerProcess) + " connections) runs\n" +
 		"in several worker processes, started and collected automatically.\n" +
 		"ws:// clients run on epoll reactors (about 200 bytes each); wss:// clients are one\n" +
-		"goroutine each with TLS state (several KiB each).",
+		"goroutine each with TLS state (several KiB each).\n\n" +
+		"Example (a server on this machine, 30 s): stampede loadgen --url ws://127.0.0.1:9001/ \\\n" +
+		"           --clients 500 --ramp 250 --duration 30s --out stampede-results/loadgen",
 	Flags:  loadgenFlagList(),
 	Before: requireFlags("url"),
 	Action: loadgenAction,

@@ -28,7 +28,8 @@ func init() {
 			"pusher, ably, mqttjs, paho, nats, grpc, stompjs, sgcwebsockets (docs/clients.md).\n" +
 			"Without --clients, prints one client's delays before retries 1..N, one per line.\n" +
 			"With --clients, prints a histogram of every client's first retry per 100 ms window\n" +
-			"and its peak-to-mean (the herd metric of a run).",
+			"and its peak-to-mean (the herd metric of a run).\n\n" +
+			"Example: stampede policy --policy exp:initial=1s,max=60s,jitter=0.5 --attempts 6; stampede policy --policy fixed:initial=1s --clients 2000",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "policy", Usage: "backoff policy `SPEC`, e.g. exp:initial=1s,max=60s,jitter=0.5"},
 			&cli.IntFlag{Name: "attempts", Value: 10, Usage: "number of retries `N` to print (1.." + fmt.Sprint(maxPreviewAttempts) + ")"},

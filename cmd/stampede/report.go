@@ -22,7 +22,8 @@ func init() {
 			"runs' curves overlaid. A bench folder (with bench.json) stands for all its runs.\n" +
 			"A simulated run (stampede simulate) and a real one, given together, are also printed\n" +
 			"figure by figure, side by side, with the simulator's error relative to the real run.\n" +
-			"The page is self-contained: it opens from disk with no network.",
+			"The page is self-contained: it opens from disk with no network.\n\n" +
+			"Example: stampede report stampede-results/first; stampede report stampede-results/first stampede-results/fixed --out compare.html",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Usage: "write the page to `FILE` (default DIR/report.html for one run, ./compare.html for several)"},
 		},

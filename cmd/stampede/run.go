@@ -35,9 +35,9 @@ func init() {
 			"fleet's time axis. At the end it writes DIR/summary.json (events, recovery R50..R100,\n" +
 			"herd peak, wasted attempts, latency percentiles, kernel counters, resources) and\n" +
 			"prints the recovery of each event.\n\n" +
-			"Example: stampede run --clients 10000 --backlog 128 --accept-rate 2000 \\\n" +
+			"Example (20 s on a laptop): stampede run --clients 2000 --backlog 128 --accept-rate 2000 \\\n" +
 			"           --policy exp:initial=1s,max=60s,jitter=0.5,spread=100ms-500ms \\\n" +
-			"           --chaos 'at 5s restart abrupt down=2s' --duration 30s",
+			"           --chaos 'at 5s restart abrupt down=2s' --duration 20s --slo 'herd_peak_to_mean<10'",
 		Flags:  runFlags(),
 		Action: runAction,
 	})

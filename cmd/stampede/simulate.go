@@ -30,12 +30,12 @@ func init() {
 			"--backlog, --accept-rate, SYN drops and retransmits on the kernel's schedule, final-ACK drops\n" +
 			"(handshake_timeout), refusals while the port is closed, restart modes, stalls, SYN cookies and\n" +
 			"an optional load balancer. Every client draws exactly the delays it would draw in a real run.\n" +
-			"Ten million clients fit one process (the example below: 0.65 GiB, docs/measurements.md).\n" +
+			"Ten million clients fit one process (0.65 GiB, about 20 s; docs/measurements.md).\n" +
 			"It writes a results folder as run does, less what only real processes give (no resources.csv,\n" +
 			"kernel.csv): summary.json marked \"simulated\": true, timeline.csv, *.hlog, report.html;\n" +
 			"compare it with a real run with `stampede report SIMDIR REALDIR`. The model and its\n" +
 			"calibration against real runs: docs/simulator.md.\n\n" +
-			"Example: stampede simulate --clients 10000000 --chaos 'at 10s restart abrupt down=2s' \\\n" +
+			"Example (seconds on a laptop): stampede simulate --clients 2000 --chaos 'at 10s restart abrupt down=2s' \\\n" +
 			"           --policy exp:initial=1s,max=60s,jitter=0.5,spread=100ms-500ms\n\n" +
 			"Both ends on one machine of 2 cores, at its own CPU per connect (a small real run's summary.json\n" +
 			"resources.loadgen.cpu_us_per_connect and resources.target.cpu_us_per_connect):\n" +
