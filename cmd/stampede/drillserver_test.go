@@ -31,6 +31,7 @@ type drillServer struct {
 	accepted    int
 	lastAccept  time.Time
 	auth        string        // the last Authorization header seen
+	token       string        // when set, upgrades without this Authorization are answered 401
 	pace        time.Duration // > 0: upgrades are answered one per pace, a server of 1/pace accepts a second
 	next        time.Time     // the next upgrade's slot under pace
 }
@@ -97,15 +98,16 @@ func serveDrill(t *testing.T, ln net.Listener) *drillServer {
 
 func (s *drillServer) serve(c net.Conn) {
 	defer c.Close()
-	var client string
+	var client, auth string
 	u := ws.Upgrader{
 		OnHeader: func(k, v []byte) error {
 			switch string(k) {
 			case "X-Stampede-Client":
 				client = string(v)
 			case "Authorization":
+				auth = string(v)
 				s.mu.Lock()
-				s.auth = string(v)
+				s.auth = auth
 				s.mu.Unlock()
 			}
 			return nil
@@ -113,6 +115,9 @@ func (s *drillServer) serve(c net.Conn) {
 		OnBeforeUpgrade: func() (ws.HandshakeHeader, error) {
 			s.mu.Lock()
 			defer s.mu.Unlock()
+			if s.token != "" && auth != s.token {
+				return nil, ws.RejectConnectionError(ws.RejectionStatus(401))
+			}
 			now := time.Now()
 			if at, ok := s.rejected[client]; ok && now.Sub(at) < time.Second {
 				s.early++
