@@ -72,6 +72,10 @@ func Write(w io.Writer, runs []*Run) error {
 	if v.Single = len(runs) == 1; v.Single {
 		v.Title = "stampede: " + runs[0].Label
 	}
+	if n := simulatedCount(runs); n > 0 && !v.Single {
+		v.Title += fmt.Sprintf(", %d of them simulated", n)
+	}
+	v.MixedBanner = MixedBanner(runs)
 	for _, r := range runs {
 		v.Runs = append(v.Runs, runView(r))
 		v.Compare = append(v.Compare, compareRow(r))
@@ -146,6 +150,9 @@ type view struct {
 	// the simulator's error (SideBySide): set for two runs of
 	// which one is simulated, as the terminal prints it.
 	SimError *simErrorV
+	// MixedBanner warns that simulated and real runs are compared; ""
+	// when they are all of one kind.
+	MixedBanner string
 	// Busy names the runs taken on a busy machine, with why.
 	Busy     []nameValue
 	Data     template.JS
@@ -406,3 +413,33 @@ func secs(rec summary.Recovery, p *float64) string { return RText(rec, p) }
 
 // f2p is a nullable figure; null is "-".
 func f2p(p *float64) string { return FloatText(p, 2) }
+
+// simulatedCount is the number of simulated runs among runs.
+func simulatedCount(runs []*Run) int {
+	n := 0
+	for _, r := range runs {
+		if r.Summary != nil && r.Summary.Simulated {
+			n++
+		}
+	}
+	return n
+}
+
+// MixedBanner is the line that must head a comparison of simulated runs
+// with real ones, so that no figure of a model is read as a measurement
+// beside one; "" when runs are all simulated or all real.
+func MixedBanner(runs []*Run) string {
+	var sim, real []string
+	for _, r := range runs {
+		if r.Summary != nil && r.Summary.Simulated {
+			sim = append(sim, r.Name)
+		} else {
+			real = append(real, r.Name)
+		}
+	}
+	if len(sim) == 0 || len(real) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("simulated and real runs compared: %s simulated (a model's figures, no sockets), %s measured; "+
+		"the simulator is trusted as far as its calibration goes (docs/simulator.md)", strings.Join(sim, ", "), strings.Join(real, ", "))
+}

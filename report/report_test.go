@@ -241,3 +241,61 @@ func TestLoadErrors(t *testing.T) {
 		t.Error("an empty bench loaded")
 	}
 }
+
+// markSimulated makes the results folder dir a simulated run's.
+func markSimulated(t *testing.T, dir string) {
+	t.Helper()
+	path := filepath.Join(dir, folder.SummaryFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = bytes.Replace(b, []byte("{"), []byte(`{"simulated": true,`), 1)
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMixedBanner: a simulated run compared with a real one is said to be
+// so in the page's title and a banner above the figures; runs of one kind
+// get neither.
+func TestMixedBanner(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"real", "sim", "real2"} {
+		synthetic(t, filepath.Join(root, d), "fixed", 1)
+	}
+	markSimulated(t, filepath.Join(root, "sim"))
+	for _, tc := range []struct {
+		dirs  []string
+		title string
+		mixed bool
+	}{
+		{[]string{"sim", "real"}, "stampede: 2 runs compared, 1 of them simulated", true},
+		{[]string{"real", "real2"}, "stampede: 2 runs compared", false},
+		{[]string{"sim"}, "stampede: sim (fixed:initial=100ms) [simulated]", false},
+	} {
+		var paths []string
+		for _, d := range tc.dirs {
+			paths = append(paths, filepath.Join(root, d))
+		}
+		runs, err := LoadDirs(paths)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := Write(&b, runs); err != nil {
+			t.Fatal(err)
+		}
+		page := b.String()
+		if !strings.Contains(page, "<h1>"+tc.title+"</h1>") {
+			t.Errorf("%v: the title is not %q", tc.dirs, tc.title)
+		}
+		banner := MixedBanner(runs)
+		if (banner != "") != tc.mixed || strings.Contains(page, "simulated and real runs compared") != tc.mixed {
+			t.Errorf("%v: banner %q (on the page: %v); want one: %v", tc.dirs, banner, strings.Contains(page, banner), tc.mixed)
+		}
+		if tc.mixed && !strings.HasPrefix(banner, "simulated and real runs compared: sim simulated (a model's figures, no sockets), real measured") {
+			t.Errorf("banner %q", banner)
+		}
+	}
+}

@@ -17,8 +17,7 @@ import (
 // programs.
 func WriteText(w io.Writer, s *summary.Summary) error {
 	ew := &errWriter{w: w}
-	ew.printf("run %s  seed %d  %d clients in %d loadgen process(es), %.1fs\n",
-		s.RunID, s.Seed, s.Clients, s.Processes, s.DurationS)
+	ew.printf("%s\n", firstLine(s))
 	if s.SimulatedNote != "" {
 		ew.printf("note: %s\n", s.SimulatedNote)
 	}
@@ -104,15 +103,16 @@ func writeLatencies(ew *errWriter, s *summary.Summary) {
 // and the machine's load.
 func writeHosts(ew *errWriter, s *summary.Summary) {
 	k := s.Kernel
+	kernel := "kernel" + simulatedTag(s)
 	if s.KernelRead {
-		ew.printf("kernel: ListenOverflows %d, ListenDrops %d, TCPSynRetrans %d, SYN cookies sent %d\n",
-			k.ListenOverflows, k.ListenDrops, k.TCPSynRetrans, k.SyncookiesSent)
+		ew.printf("%s: ListenOverflows %d, ListenDrops %d, TCPSynRetrans %d, SYN cookies sent %d\n",
+			kernel, k.ListenOverflows, k.ListenDrops, k.TCPSynRetrans, k.SyncookiesSent)
 	} else {
 		note := s.KernelNote
 		if note == "" {
 			note = "the kernel counters were not read"
 		}
-		ew.printf("kernel: - (%s)\n", note)
+		ew.printf("%s: - (%s)\n", kernel, note)
 	}
 	for _, h := range s.Hosts {
 		if h.Kernel == nil {
@@ -138,7 +138,7 @@ func writeResources(ew *errWriter, s *summary.Summary) {
 			continue
 		}
 		ew.printf("%s: peak RSS %.1f MiB, CPU %.1fs, peak fds %d, %d process(es)",
-			role, float64(r.PeakRSSBytes)/(1<<20), r.CPUSeconds, r.PeakFDs, r.Processes)
+			role+simulatedTag(s), float64(r.PeakRSSBytes)/(1<<20), r.CPUSeconds, r.PeakFDs, r.Processes)
 		if r.PeakConns > 0 {
 			ew.printf("; per connection (%d): RSS %d B, kernel socket buffers %d B",
 				r.PeakConns, r.RSSPerConnBytes, r.SocketMemPerConnBytes)
@@ -167,6 +167,25 @@ func writeOutcomes(ew *errWriter, s *summary.Summary) {
 	for _, c := range s.Checks {
 		ew.printf("%s\n", c.Line())
 	}
+}
+
+// firstLine says what ran: a simulated run says so first, and that it
+// had no sockets and no processes, so that none of it reads as measured.
+func firstLine(s *summary.Summary) string {
+	if s.Simulated {
+		return fmt.Sprintf("simulated run %s  seed %d  %d clients in the model, %.1fs of virtual time: no sockets, no processes",
+			s.RunID, s.Seed, s.Clients, s.DurationS)
+	}
+	return fmt.Sprintf("run %s  seed %d  %d clients in %d loadgen process(es), %.1fs", s.RunID, s.Seed, s.Clients, s.Processes, s.DurationS)
+}
+
+// simulatedTag marks a line that would read as a measurement: " (simulated)"
+// for a simulated run, "" otherwise.
+func simulatedTag(s *summary.Summary) string {
+	if s.Simulated {
+		return " (simulated)"
+	}
+	return ""
 }
 
 // classList renders the non-zero classes of m as "a 3, b 1" after prefix,

@@ -150,3 +150,31 @@ func TestWriteTextPerConnection(t *testing.T) {
 		t.Errorf("coordinator line missing or wrong:\n%s", out)
 	}
 }
+
+// TestWriteTextSimulated: a simulated summary says so on its first line
+// and on every line that would read as a measurement (the kernel's
+// counters, the processes); a real one says nothing of the kind.
+func TestWriteTextSimulated(t *testing.T) {
+	for _, sim := range []bool{false, true} {
+		s := &summary.Summary{RunID: "r", Seed: 1, Clients: 10, Processes: 1, DurationS: 5, Simulated: sim, KernelRead: true,
+			Resources: map[string]results.ResourceStats{results.RoleLoadgen: {Processes: 1}}}
+		var b bytes.Buffer
+		if err := WriteText(&b, s); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(b.String(), "\n")
+		for _, l := range lines {
+			measured := strings.HasPrefix(l, "run ") || strings.HasPrefix(l, "kernel") || strings.HasPrefix(l, results.RoleLoadgen)
+			if measured && sim && !strings.Contains(l, "simulated") {
+				t.Errorf("simulated summary: %q reads as a measurement", l)
+			}
+			if !sim && strings.Contains(l, "simulated") {
+				t.Errorf("real summary: %q", l)
+			}
+		}
+		if sim && (!strings.HasPrefix(lines[0], "simulated run r ") || !strings.Contains(b.String(), "\nkernel (simulated): ListenOverflows") ||
+			!strings.Contains(b.String(), "\nloadgen (simulated): ")) {
+			t.Errorf("simulated summary:\n%s", b.String())
+		}
+	}
+}

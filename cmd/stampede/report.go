@@ -46,6 +46,9 @@ func reportAction(c *cli.Context) error {
 		return fmt.Errorf("report: %w", err)
 	}
 	if len(runs) > 1 {
+		if b := report.MixedBanner(runs); b != "" {
+			fmt.Fprintf(c.App.Writer, "note: %s\n", b)
+		}
 		rows := make([]summary.Row, len(runs))
 		for i, r := range runs {
 			rows[i] = summary.Row{Policy: r.Label, Summary: r.Summary}
