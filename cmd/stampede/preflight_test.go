@@ -41,8 +41,9 @@ func countingListener(t *testing.T) (addr string, accepted *atomic.Int64) {
 // TestChecksBeforeSockets: what a run needs is checked before any socket
 // opens, each failure one line naming the flag, exit 2: source addresses
 // not on this host, a port out of range, a host that does not resolve,
-// an output path under a regular file, an SLO of another kind of run or
-// one that cannot pass, a number that is not finite. The server the URL
+// an output path under a regular file, an SLO of another kind of run, one
+// that cannot pass or a recovery figure with nothing to recover from, a
+// URL without a scheme, a number that is not finite. The server the URL
 // names sees no connection, and no results folder is left.
 func TestChecksBeforeSockets(t *testing.T) {
 	addr, accepted := countingListener(t)
@@ -87,6 +88,9 @@ func TestChecksBeforeSockets(t *testing.T) {
 		{"count below zero slo", []string{"run", "--slo", "lost<0", "--out", out}, `--slo: slo "lost<0": col 6: lost is never negative: lost<0 cannot pass`},
 		{"share above 100%", []string{"loadgen", "--url", ws, "--slo", "recovered_share>=101%"}, `--slo: slo "recovered_share>=101%": col 18: recovered_share is a share from 0 to 1`},
 		{"share above all", []string{"loadgen", "--url", ws, "--slo", "recovered_share>100%"}, `--slo: slo "recovered_share>100%": col 17: recovered_share is at most 1`},
+		{"recovery slo without chaos", []string{"run", "--slo", "r99<10s", "--out", out}, `--slo: slo "r99<10s": col 1: r99 measures the recovery from a chaos event, and this run has none scheduled`},
+		{"simulate recovery slo without chaos", []string{"simulate", "--slo", "recovered_share==100%"}, `--slo: slo "recovered_share==100%": col 1: recovered_share measures the recovery`},
+		{"no scheme", []string{"loadgen", "--url", addr}, `--url: "` + addr + `" has no scheme: write ws://` + addr + `/`},
 		{"simulate NaN", []string{"simulate", "--accept-rate", "NaN"}, `--accept-rate: invalid value "NaN": want a finite number`},
 		{"run Inf", []string{"run", "--accept-rate", "+Inf", "--out", out}, `--accept-rate: invalid value "+Inf": want a finite number`},
 		{"loadgen ramp Inf", []string{"loadgen", "--url", ws, "--ramp", "Infinity"}, `--ramp: invalid value "+Inf": want a finite number`},

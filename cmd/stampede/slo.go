@@ -18,16 +18,33 @@ func sloFlag() cli.Flag {
 }
 
 // sloFlagValue parses every --slo of a WebSocket run, or of an HTTP fleet
-// (http): a figure the run never measures is refused with the rest.
+// (http): a figure the run never measures is refused with the rest, and
+// so is a recovery figure on run, bench or simulate without a chaos
+// schedule (loadgen and drill detect outages from the clients' side).
 func sloFlagValue(c *cli.Context, http bool) ([]slo.SLO, error) {
 	slos, err := slo.ParseSLOs(c.StringSlice("slo"))
 	if err == nil {
 		err = slo.CheckSLOKind(slos, http)
 	}
+	if err == nil && !http && schedulesNoEvent(c) {
+		if err = slo.CheckSLORecovery(slos); err != nil {
+			return nil, fmt.Errorf("--slo: %w (give --chaos, e.g. 'at 5s restart abrupt down=2s')", err)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("--slo: %w", err)
 	}
 	return slos, nil
+}
+
+// schedulesNoEvent reports whether c is a run, bench or simulate with no
+// chaos schedule: nothing in it disconnects the fleet.
+func schedulesNoEvent(c *cli.Context) bool {
+	switch c.Command.Name {
+	case "run", "bench", "simulate":
+		return strings.TrimSpace(c.String("chaos")) == "" && c.String("chaos-file") == ""
+	}
+	return false
 }
 
 // sloExit returns exit status 1 with a one-line reason when a summary

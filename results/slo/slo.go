@@ -91,6 +91,9 @@ type figure struct {
 	// http marks a figure of an HTTP fleet run; the others are figures of
 	// WebSocket runs (run, loadgen, drill, bench, simulate).
 	http bool
+	// recovery marks a figure of the recovery from an event: null in a
+	// run where nothing disconnects the fleet.
+	recovery bool
 }
 
 // SLOFigures returns the names an SLO can compare, with a line of help
@@ -122,7 +125,7 @@ var figures = func() []*figure {
 			func(r summary.Recovery) *float64 { return r.WastedAttemptsPerClient }),
 		worstFigure("outage_attempts", kindRatio, "failed attempts per client during the outage",
 			func(r summary.Recovery) *float64 { return r.OutageAttemptsPerClient }),
-		{name: "recovered_share", kind: kindShare, doc: "smallest share of the clients connected before an event that came back (0..1, or %)",
+		{name: "recovered_share", kind: kindShare, recovery: true, doc: "smallest share of the clients connected before an event that came back (0..1, or %)",
 			get: func(s *summary.Summary) (float64, bool, string) {
 				v, ok := math.Inf(1), false
 				for _, r := range s.Recovery {
@@ -194,7 +197,7 @@ var figures = func() []*figure {
 		} {
 			get, pick := l.get, q.get
 			name := l.name
-			fs = append(fs, &figure{name: l.name + "_" + q.name, kind: kindDuration, http: strings.HasPrefix(name, "http"),
+			fs = append(fs, &figure{name: l.name + "_" + q.name, kind: kindDuration, http: strings.HasPrefix(name, "http"), recovery: name == "ttr",
 				doc: fmt.Sprintf("%s latency %s (null when nothing was recorded)", l.name, q.name),
 				get: func(s *summary.Summary) (float64, bool, string) {
 					x := get(s)
@@ -252,14 +255,14 @@ func eventRef(s *summary.Summary, i int) string {
 // event never reached it.
 func rFigure(name string, pick func(summary.Recovery) *float64) *figure {
 	share := strings.TrimPrefix(name, "r")
-	return &figure{name: name, kind: kindDuration,
+	return &figure{name: name, kind: kindDuration, recovery: true,
 		doc: "seconds from ready until " + share + "% of the clients were back (worst event)",
 		get: func(s *summary.Summary) (float64, bool, string) { return recoveryFigure(s, pick) }}
 }
 
 // worstFigure is a recovery figure whose worst is its largest.
 func worstFigure(name string, kind figureKind, doc string, pick func(summary.Recovery) *float64) *figure {
-	return &figure{name: name, kind: kind, doc: doc + " (worst event)",
+	return &figure{name: name, kind: kind, doc: doc + " (worst event)", recovery: true,
 		get: func(s *summary.Summary) (float64, bool, string) { return recoveryFigure(s, pick) }}
 }
 
@@ -446,6 +449,23 @@ func CheckSLOKind(slos []SLO, http bool) error {
 			msg = fmt.Sprintf("%s is a figure of a WebSocket run, not of an HTTP fleet run", s.Figure)
 		}
 		return &SLOError{Expr: s.Expr, Col: strings.Index(strings.ToLower(s.Expr), s.Figure) + 1, Msg: msg}
+	}
+	return nil
+}
+
+// CheckSLORecovery returns an *SLOError for the first SLO that gates on a
+// figure of the recovery from an event (r99, recovered_share, herd_peak,
+// wasted_attempts, ttr_p99) in a run where nothing is scheduled to
+// disconnect the fleet: such a figure is null, and the SLO fails,
+// whatever happens, so it is refused before the run. A run against the
+// user's server detects outages itself and is not checked.
+func CheckSLORecovery(slos []SLO) error {
+	for _, s := range slos {
+		if s.fig == nil || !s.fig.recovery {
+			continue
+		}
+		return &SLOError{Expr: s.Expr, Col: strings.Index(strings.ToLower(s.Expr), s.Figure) + 1,
+			Msg: fmt.Sprintf("%s measures the recovery from a chaos event, and this run has none scheduled: it could only fail", s.Figure)}
 	}
 	return nil
 }

@@ -373,3 +373,22 @@ func TestCheckSLOKind(t *testing.T) {
 		t.Errorf("r99 on an HTTP fleet: %v; want %q...", err, want)
 	}
 }
+
+// TestCheckSLORecovery: recovery figures (r99, recovered_share, the
+// herd's, wasted attempts, ttr) are refused where nothing is scheduled;
+// the others pass.
+func TestCheckSLORecovery(t *testing.T) {
+	for expr, refused := range map[string]bool{
+		"r99<10s": true, "recovered_share==100%": true, "herd_peak_to_mean<10": true, "wasted_attempts<0.1": true,
+		"ttr_p99<5s": true, "connect_p99<1s": false, "lost==0": false, "stopped==0": false,
+	} {
+		slos, err := ParseSLOs([]string{expr})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = CheckSLORecovery(slos)
+		if (err != nil) != refused || (refused && !strings.Contains(err.Error(), "measures the recovery from a chaos event")) {
+			t.Errorf("%s: %v; want refused %v", expr, err, refused)
+		}
+	}
+}
