@@ -105,6 +105,7 @@ func (d *Deploy) Run(ctx context.Context, start time.Time) {
 		d.mu.Unlock()
 		return
 	}
+	runCtx := ctx // the run's: when it ends first, the timeout did not
 	if d.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, d.Timeout)
@@ -141,7 +142,7 @@ func (d *Deploy) Run(ctx context.Context, start time.Time) {
 		switch {
 		case d.interrupted():
 			killed, err = d.waitInterrupted(cmd.Process.Pid, done, began)
-		case errors.Is(ctx.Err(), context.DeadlineExceeded) && d.Timeout > 0 && time.Since(began) >= d.Timeout:
+		case runCtx.Err() == nil: // the restart timeout
 			killed = fmt.Sprintf("the restart timeout %s passed", d.Timeout)
 			err = stopGroup(cmd.Process.Pid, done)
 		default:
