@@ -50,6 +50,14 @@
 // alternate, and its time to recover runs on from the earlier disconnect
 // until a later connection catches up.
 //
+// Session protocols (session.go, package session; docs/protocols.md): with
+// Config.Session.Protocol set, the mode is the protocol's state machine,
+// fed each data frame and the client's one timer (its heartbeats and
+// session deadlines); the client is up when its session is back, and
+// re-subscribed (Report.Resubscribed) when every subscription is
+// acknowledged. Without one, mode none still listens for a protocol its
+// server shows (sniff.go, Report.Speaks).
+//
 // Keepalive (keepalive.go, wsskeepalive.go; docs/metrics.md "Keepalive"):
 // a connected client that hears nothing for Config.PingInterval pings, and
 // closes a connection that answers nothing within Config.PongTimeout as
