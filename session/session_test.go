@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stampede-dev/stampede/connerr"
 )
@@ -318,5 +319,13 @@ func TestSniff(t *testing.T) {
 	}
 	if p, _ := SniffClose(1000, ""); p != "" {
 		t.Errorf("a normal close: %q", p)
+	}
+}
+
+// TestStateSize: a client's session costs the reactor 48 bytes; a field
+// added must be weighed against every client of a fleet.
+func TestStateSize(t *testing.T) {
+	if n := unsafe.Sizeof(State{}); n != 48 {
+		t.Errorf("State is %d bytes, want 48", n)
 	}
 }
