@@ -138,7 +138,7 @@ func TestRefusedRetries(t *testing.T) {
 	if b.Attempts != n*(1+retries) || b.Failures[connerr.Refused] != n*(1+retries) {
 		t.Errorf("attempts %d, failures %v; want %d refused", b.Attempts, b.Failures, n*(1+retries))
 	}
-	st := rep.Stopped["refused"]
+	st := rep.Stopped[results.AttemptsExhausted]
 	if st.Count != n || !strings.Contains(st.LastError, "connection refused") || !strings.HasPrefix(st.LastError, "refused: ") {
 		t.Errorf("stopped: %+v", rep.Stopped)
 	}
@@ -401,7 +401,7 @@ func TestHandshakeTimeout(t *testing.T) {
 	if b := totals(rep); b.Failures[connerr.HandshakeTimeout] != 6 {
 		t.Errorf("failures %v, want 6 handshake_timeout", b.Failures)
 	}
-	if st := rep.Stopped["handshake_timeout"]; st.Count != 3 || !strings.Contains(st.LastError, "no upgrade answer within 100ms") {
+	if st := rep.Stopped[results.AttemptsExhausted]; st.Count != 3 || !strings.Contains(st.LastError, "no upgrade answer within 100ms") {
 		t.Errorf("stopped %+v", rep.Stopped)
 	}
 }
@@ -455,7 +455,8 @@ func TestConnectTimeout(t *testing.T) {
 		b.Failures[connerr.Timeout]+b.Failures[connerr.HandshakeTimeout] != 2*n {
 		t.Errorf("failures %v, want timeouts and handshake timeouts, %d in all", b.Failures, 2*n)
 	}
-	if st := rep.Stopped["timeout"]; st.Count < 1 || !strings.Contains(st.LastError, "no connection within 200ms") {
+	if st := rep.Stopped[results.AttemptsExhausted]; st.Count != n ||
+		!strings.Contains(st.LastError, "no connection within 200ms") && !strings.Contains(st.LastError, "no upgrade answer within 200ms") {
 		t.Errorf("stopped %+v", rep.Stopped)
 	}
 }

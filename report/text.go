@@ -159,6 +159,10 @@ func writeOutcomes(ew *errWriter, s *summary.Summary) {
 	sort.Strings(names)
 	for _, n := range names {
 		st := s.Stopped[n]
+		if n == results.AttemptsExhausted {
+			ew.printf("stopped: %d client(s) ran out of attempts; the last error: %s\n", st.Count, st.LastError)
+			continue
+		}
 		ew.printf("stopped: %d client(s) gave up after %s: %s\n", st.Count, n, st.LastError)
 	}
 	for _, r := range s.SLO {

@@ -50,7 +50,7 @@ func TestLoadgenRefused(t *testing.T) {
 	for _, want := range []string{
 		"4 clients in 1 loadgen process(es)",
 		"connect: 12 attempts, 0 successes, failures: refused 12\n",
-		"stopped: 4 client(s) gave up after refused: refused: dial tcp " + addr + ": connect: connection refused\n",
+		"stopped: 4 client(s) ran out of attempts; the last error: refused: dial tcp " + addr + ": connect: connection refused\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
