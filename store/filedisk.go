@@ -36,7 +36,7 @@ type openLogFunc func(path string) (logFile, error)
 type osLog struct{ *os.File }
 
 func openOSLog(path string) (logFile, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, err
 	}

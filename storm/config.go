@@ -19,6 +19,7 @@ import (
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/metrics"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/folder"
 	"github.com/stampede-dev/stampede/results/slo"
 	"github.com/stampede-dev/stampede/results/summary"
 	"github.com/stampede-dev/stampede/spec"
@@ -388,6 +389,10 @@ func messageProtocol(cfg *Config, tcfg *target.Config) (targetProcs int, err err
 			if dir, err = os.MkdirTemp("", "stampede-store-"); err != nil {
 				return 0, err
 			}
+		} else if err = folder.MakeDir(dir); err != nil {
+			// The store writes into the results folder during the run:
+			// private from now, not only once the run has ended.
+			return 0, err
 		}
 		abs, err := filepath.Abs(filepath.Join(dir, "store"))
 		if err != nil {
