@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -58,7 +57,7 @@ type Measured struct {
 // by run, and the run with the highest rate is the measure: the herd
 // that kept the server busiest.
 func InferDir(dir string) (Measured, error) {
-	b, err := os.ReadFile(filepath.Join(dir, folder.BenchFile))
+	b, err := folder.ReadFile(dir, folder.BenchFile)
 	if err != nil {
 		return inferRun(dir)
 	}
@@ -95,7 +94,7 @@ func inferRun(dir string) (Measured, error) {
 	if err != nil {
 		return Measured{}, spec.Wrap("Advise.From", err)
 	}
-	f, err := os.Open(filepath.Join(dir, folder.TimelineFile))
+	f, err := folder.Open(dir, folder.TimelineFile)
 	if err != nil {
 		return Measured{}, spec.Wrap("Advise.From", err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/stampede-dev/stampede/internal/redact"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/results/folder"
 	"github.com/stampede-dev/stampede/results/summary"
 )
 
@@ -334,10 +335,7 @@ func (d *Deploy) WriteFiles(dir string) error {
 	out += fmt.Sprintf("# stampede drill: `%s`: %s\n", d.shown(), d.exit)
 	d.mu.Unlock()
 	path := filepath.Join(dir, DeployLogFile)
-	if err := os.WriteFile(path, []byte(out), 0o600); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return os.Chmod(path, 0o600) // an existing file keeps its mode otherwise
+	return folder.WriteBytes(path, []byte(out))
 }
 
 // shellScriptFD is the descriptor the shell reads the command from.

@@ -4,11 +4,11 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"time"
 
 	"github.com/stampede-dev/stampede/internal/redact"
+	"github.com/stampede-dev/stampede/results/folder"
 	"github.com/stampede-dev/stampede/results/summary"
 	"github.com/stampede-dev/stampede/spec"
 )
@@ -122,20 +122,13 @@ func (doc JUnitSuites) Redacted(p redact.Policy) JUnitSuites {
 	return doc
 }
 
-// WriteJUnit writes doc as an XML file at path, 0600.
+// WriteJUnit writes doc as an XML file at path, as a results folder's
+// files are written (folder.WriteFile).
 func WriteJUnit(path string, doc JUnitSuites) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
+	if err := folder.WriteFile(path, func(w io.Writer) error { return EncodeJUnit(w, doc) }); err != nil {
 		return spec.Errorf("Drill.JUnit", "%w", err)
 	}
-	err = EncodeJUnit(f, doc)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return spec.Errorf("Drill.JUnit", "%s: %w", path, err)
-	}
-	return os.Chmod(path, 0o600)
+	return nil
 }
 
 // EncodeJUnit writes doc as indented XML with its header.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"html/template"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -111,10 +110,7 @@ func renderAdvise(dir string, sum *summary.Summary) error {
 		return fmt.Errorf("report: %w", err)
 	}
 	path := filepath.Join(dir, File)
-	if err := os.WriteFile(path+".tmp", b.Bytes(), folder.FileMode); err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	return os.Rename(path+".tmp", path)
+	return folder.WriteBytes(path, b.Bytes())
 }
 
 func rowOf(label string, c summary.AdviceCandidate, a *summary.Advice, rec bool) adviseRow {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -93,33 +92,15 @@ func Write(w io.Writer, runs []*Run) error {
 	return err
 }
 
-// WriteFile renders the report into path, through a temporary file so a
-// reader never sees half a page. The page is folder.FileMode, as every
-// file of a results folder: it shows the run's config and figures.
+// WriteFile renders the report into path, as every file of a results
+// folder is written (folder.WriteFile): it shows the run's config and
+// figures.
 func WriteFile(path string, runs []*Run) error {
 	var b bytes.Buffer
 	if err := Write(&b, runs); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	_, err = tmp.Write(b.Bytes())
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), folder.FileMode)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("report: writing %s: %w", path, err)
-	}
-	return nil
+	return folder.WriteBytes(path, b.Bytes())
 }
 
 // Render loads the results folder dir and writes dir/report.html: what a

@@ -123,7 +123,7 @@ func Load(dir string) (*Run, error) {
 	run := &Run{Dir: dir, Summary: sum, Policy: policyOf(sum), Latency: map[string]*hdrhistogram.Histogram{}}
 	run.setName(filepath.Base(filepath.Clean(dir)))
 	open := func(name string, read func(io.Reader) error) error {
-		f, err := os.Open(filepath.Join(dir, name))
+		f, err := folder.Open(dir, name)
 		if errors.Is(err, fs.ErrNotExist) {
 			run.Missing = append(run.Missing, name)
 			return nil
@@ -252,7 +252,7 @@ func benchDirs(dir string) ([]string, error) {
 	if _, err := os.Stat(filepath.Join(dir, folder.SummaryFile)); err == nil {
 		return nil, nil
 	}
-	b, err := os.ReadFile(filepath.Join(dir, BenchFile))
+	b, err := folder.ReadFile(dir, BenchFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

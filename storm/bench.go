@@ -236,7 +236,7 @@ func writeBenchIndex(dir string, runs []BenchRun) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, BenchFile), append(b, '\n'), folder.FileMode)
+	return folder.WriteBytes(filepath.Join(dir, BenchFile), append(b, '\n'))
 }
 
 // writeBenchReport writes the bench folder's report.html: the policies
@@ -246,8 +246,5 @@ func writeBenchReport(dir string) error {
 	if err != nil {
 		return err
 	}
-	if err := report.WriteFile(filepath.Join(dir, report.File), runs); err != nil {
-		return err
-	}
-	return folder.Private(dir)
+	return report.WriteFile(filepath.Join(dir, report.File), runs)
 }

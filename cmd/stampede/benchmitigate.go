@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"text/tabwriter"
@@ -99,7 +98,7 @@ func predictMitigations(ctx context.Context, c *cli.Context, bc storm.BenchConfi
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(bc.Out, "mitigations.json"), append(b, '\n'), folder.FileMode)
+	return folder.WriteBytes(filepath.Join(bc.Out, folder.MitigationsFile), append(b, '\n'))
 }
 
 func isRestart(e chaos.Entry) bool { return e.Event.Kind == chaos.Restart }

@@ -18,7 +18,7 @@ import (
 // older stampede: WriteHistogramLog).
 func WriteHistogramLogs(dir string, r *results.Report, length time.Duration) error {
 	for _, l := range results.HistogramLogs(r) {
-		if err := writeFile(filepath.Join(dir, l.File), func(w io.Writer) error {
+		if err := WriteFile(filepath.Join(dir, l.File), func(w io.Writer) error {
 			return l.Write(w, r, length)
 		}); err != nil {
 			return err
@@ -39,21 +39,4 @@ func ReadHistogramLogFile(path string) (*hdrhistogram.Histogram, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return h, nil
-}
-
-// writeFile creates path and writes it with write, reporting the first
-// error, the close's included.
-func writeFile(path string, write func(io.Writer) error) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, FileMode)
-	if err != nil {
-		return fmt.Errorf("results: %w", err)
-	}
-	err = write(f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("results: writing %s: %w", path, err)
-	}
-	return nil
 }

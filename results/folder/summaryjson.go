@@ -29,25 +29,7 @@ func writeSummary(dir string, s *summary.Summary, p redact.Policy) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, SummaryFile+".*")
-	if err != nil {
-		return fmt.Errorf("results: writing summary: %w", err)
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(f.Name(), FileMode)
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), filepath.Join(dir, SummaryFile))
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("results: writing summary: %w", err)
-	}
-	return nil
+	return WriteBytes(filepath.Join(dir, SummaryFile), b)
 }
 
 // redactedJSON is s as summary.json holds it: every string of it (the

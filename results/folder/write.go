@@ -15,14 +15,6 @@ import (
 	"github.com/stampede-dev/stampede/results/summary"
 )
 
-// A results folder is for its user's eyes only: what a run records may
-// hold what the server said, and its config what the user typed. Write
-// makes every folder DirMode and every file FileMode, whatever the umask.
-const (
-	DirMode  os.FileMode = 0o700
-	FileMode os.FileMode = 0o600
-)
-
 // AgentsDir is the folder of a results folder that holds each agent's own
 // histogram logs, one folder per agent name (docs/fleet.md).
 const AgentsDir = "agents"
@@ -31,6 +23,11 @@ const AgentsDir = "agents"
 // folders. A folder holding it, like one holding SummaryFile, is a
 // results folder (CheckFolder).
 const BenchFile = "bench.json"
+
+// MitigationsFile is what the bench of mitigations adds to its bench
+// folder: each mitigation's measured and predicted figures and their
+// orders.
+const MitigationsFile = "mitigations.json"
 
 // Folder is everything a results folder holds, for Write. Only Summary is
 // required.
@@ -41,7 +38,6 @@ const BenchFile = "bench.json"
 //	Files   ──> resources.csv, kernel.csv, haproxy.csv, http_*.csv/.hlog
 //	Extra   ──> a drill's deploy.log, ... (each writes its own)
 //	Render  ──> report.html, from the files above alone
-//	then every folder DirMode, every file FileMode
 type Folder struct {
 	// Summary is written as summary.json.
 	Summary *summary.Summary
@@ -79,10 +75,10 @@ type FilesWriter interface {
 }
 
 // Write writes the results folder dir of one run (real, simulated or an
-// HTTP fleet's) from f: see Folder. The folder is DirMode from the start,
-// so nobody else can open what is written into it meanwhile, and every
-// file in it (and in its subfolders) is FileMode at the end, those the
-// Extra writers and Render made included.
+// HTTP fleet's) from f: see Folder. The folder is DirMode from the start
+// (MakeDir) and every file FileMode from its creation (WriteFile), so
+// nobody else can open what is written into it meanwhile; nothing else in
+// it is touched.
 func Write(dir string, f Folder) (err error) {
 	if f.Summary == nil {
 		return errors.New("results: Write: no Summary")
@@ -90,17 +86,12 @@ func Write(dir string, f Folder) (err error) {
 	if err := MakeDir(dir); err != nil {
 		return err
 	}
-	defer func() {
-		if perr := Private(dir); err == nil {
-			err = perr
-		}
-	}()
 	if err := writeSummary(dir, f.Summary, f.Secrets); err != nil {
 		return err
 	}
 	length := time.Duration(f.Summary.DurationS * float64(time.Second))
 	if f.Report != nil {
-		if err := writeFile(filepath.Join(dir, TimelineFile), func(w io.Writer) error {
+		if err := WriteFile(filepath.Join(dir, TimelineFile), func(w io.Writer) error {
 			return WriteTimelineCSV(w, TimelineRows(f.Report.Timeline, f.Summary.Events, f.Summary.DurationS))
 		}); err != nil {
 			return err
@@ -119,7 +110,7 @@ func Write(dir string, f Folder) (err error) {
 		}
 	}
 	for _, file := range f.Files {
-		if err := writeFile(filepath.Join(dir, file.Name), file.Write); err != nil {
+		if err := WriteFile(filepath.Join(dir, file.Name), file.Write); err != nil {
 			return err
 		}
 	}
@@ -132,35 +123,6 @@ func Write(dir string, f Folder) (err error) {
 		return f.Render(dir)
 	}
 	return nil
-}
-
-// MakeDir creates dir (and its missing parents) and makes it DirMode,
-// were it there before or not.
-func MakeDir(dir string) error {
-	if err := os.MkdirAll(dir, DirMode); err != nil {
-		return fmt.Errorf("results: %w", err)
-	}
-	if err := os.Chmod(dir, DirMode); err != nil {
-		return fmt.Errorf("results: %w", err)
-	}
-	return nil
-}
-
-// Private makes every folder under dir (dir included) DirMode and every
-// file FileMode.
-func Private(dir string) error {
-	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			return os.Chmod(path, DirMode)
-		}
-		if d.Type().IsRegular() {
-			return os.Chmod(path, FileMode)
-		}
-		return nil
-	})
 }
 
 // PolicyDir is the folder of the i-th run (from 0) of a comparison of
@@ -191,15 +153,30 @@ func safeName(name string) string {
 var ErrFolderExists = errors.New("holds a results folder already")
 
 // CheckFolder makes sure dir can be a new results folder, before a run
-// starts: it must not hold a run's results already (SummaryFile or
-// BenchFile) unless overwrite, and it must be possible to create it and
-// write into it. The file system is left as it was found: what the check
-// created it removes. A folder that exists is an error wrapping
-// ErrFolderExists, naming the file found.
+// starts. A folder that exists must be the user's own, writable by nobody
+// else (ErrShared), and either empty (as one from mktemp -d) or a results
+// folder already (SummaryFile or BenchFile): any other is refused
+// (ErrNotResults), so that nothing of it is overwritten or changed. A
+// results folder is refused too unless overwrite, with an error wrapping
+// ErrFolderExists that names the file found. It must be possible to
+// create dir and write into it; the file system is left as it was found:
+// what the check created it removes.
 func CheckFolder(dir string, overwrite bool) error {
-	if !overwrite {
-		for _, name := range []string{SummaryFile, BenchFile} {
-			if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+	fi, err := os.Stat(dir)
+	if err == nil {
+		if err := checkOwn(dir, fi); err != nil {
+			return err
+		}
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return err
+		}
+		if len(entries) > 0 {
+			name, ok := isResults(dir)
+			if !ok {
+				return fmt.Errorf("%s %w", dir, ErrNotResults)
+			}
+			if !overwrite {
 				return fmt.Errorf("%s %w (%s)", dir, ErrFolderExists, name)
 			}
 		}

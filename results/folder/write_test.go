@@ -18,12 +18,12 @@ import (
 	"github.com/stampede-dev/stampede/results/summary"
 )
 
-// sideFile is a FilesWriter that writes one file the way a careless
-// sidecar would: world-readable.
+// sideFile is a FilesWriter that writes one file, as a run's sidecars
+// do: through WriteBytes.
 type sideFile string
 
 func (s sideFile) WriteFiles(dir string) error {
-	return os.WriteFile(filepath.Join(dir, string(s)), []byte("side\n"), 0o644)
+	return WriteBytes(filepath.Join(dir, string(s)), []byte("side\n"))
 }
 
 // TestWrite: one folder holds what Folder names, the folder and its
@@ -53,7 +53,7 @@ func TestWrite(t *testing.T) {
 		Secrets: redact.Policy{Headers: []string{"X-Sess"}, Values: []string{"tok4"}},
 		Render: func(d string) error {
 			rendered = true
-			return os.WriteFile(filepath.Join(d, "report.html"), []byte("<html>"), 0o644)
+			return WriteBytes(filepath.Join(d, "report.html"), []byte("<html>"))
 		},
 	})
 	if err != nil {
