@@ -31,81 +31,15 @@ func (r *Record) Chunks(limit int) ([]*Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []*Record
-	cur, size := (*Record)(nil), 0
-	flush := func() {
-		if cur != nil {
-			out = append(out, cur)
-			cur = nil
-		}
+	ch := &chunker{shell: len(shell), limit: limit}
+	if err := ch.addRooms(r.Rooms); err != nil {
+		return nil, err
 	}
-	// add puts one part of n bytes into the current chunk, or a new one;
-	// into chooses where it goes.
-	add := func(n int, what string, into func(*Record) bool) error {
-		if len(shell)+n > limit {
-			return fmt.Errorf("track: %s of %d bytes does not fit a chunk of at most %d bytes", what, n, limit)
-		}
-		if cur != nil && size+n <= limit && into(cur) {
-			size += n
-			return nil
-		}
-		flush()
-		cur, size = &Record{Rooms: map[string]*Room{}, Clients: []Client{}}, len(shell)+n
-		if !into(cur) {
-			panic("track: a part refused by an empty chunk")
-		}
-		return nil
+	if err := ch.addClients(r.Clients); err != nil {
+		return nil, err
 	}
-	names := make([]string, 0, len(r.Rooms))
-	for name := range r.Rooms {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		m := r.Rooms[name]
-		for i := 0; i == 0 || i < len(m.Seqs); i += chunkSeqs {
-			j := min(i+chunkSeqs, len(m.Seqs))
-			part := &Room{Seqs: m.Seqs[i:j:j], Keys: m.Keys[i:j:j], Acked: ackedIn(m, i, j)}
-			b, err := json.Marshal(map[string]*Room{name: part})
-			if err != nil {
-				return nil, err
-			}
-			// A chunk holds one part of a room at most.
-			err = add(len(b)+1, "a room part", func(c *Record) bool {
-				if _, ok := c.Rooms[name]; ok {
-					return false
-				}
-				c.Rooms[name] = part
-				return true
-			})
-			if err != nil {
-				return nil, err
-			}
-		}
-	}
-	for _, c := range r.Clients {
-		for i := 0; i == 0 || i < len(c.Recv); i += chunkRecv {
-			part := c
-			if len(c.Recv) > chunkRecv {
-				j := min(i+chunkRecv, len(c.Recv))
-				part.Recv, part.Part = c.Recv[i:j:j], true
-				if i > 0 {
-					part.SameSeq = 0 // counted once, in the first part
-				}
-			}
-			b, err := json.Marshal(&part)
-			if err != nil {
-				return nil, err
-			}
-			if err := add(len(b)+1, "a client", func(c *Record) bool {
-				c.Clients = append(c.Clients, part)
-				return true
-			}); err != nil {
-				return nil, err
-			}
-		}
-	}
-	flush()
+	ch.flush()
+	out := ch.out
 	if len(out) == 0 {
 		out = append(out, &Record{Rooms: map[string]*Room{}, Clients: []Client{}})
 	}
@@ -120,6 +54,101 @@ func (r *Record) Chunks(limit int) ([]*Record, error) {
 		}
 	}
 	return out, nil
+}
+
+// chunker fills chunks of at most limit bytes, each an empty record of
+// shell bytes and its parts, for Chunks.
+type chunker struct {
+	shell, limit int
+	out          []*Record
+	cur          *Record
+	size         int
+}
+
+// flush ends the current chunk.
+func (ch *chunker) flush() {
+	if ch.cur != nil {
+		ch.out = append(ch.out, ch.cur)
+		ch.cur = nil
+	}
+}
+
+// add puts one part of n bytes into the current chunk, or a new one;
+// into chooses where it goes.
+func (ch *chunker) add(n int, what string, into func(*Record) bool) error {
+	if ch.shell+n > ch.limit {
+		return fmt.Errorf("track: %s of %d bytes does not fit a chunk of at most %d bytes", what, n, ch.limit)
+	}
+	if ch.cur != nil && ch.size+n <= ch.limit && into(ch.cur) {
+		ch.size += n
+		return nil
+	}
+	ch.flush()
+	ch.cur, ch.size = &Record{Rooms: map[string]*Room{}, Clients: []Client{}}, ch.shell+n
+	if !into(ch.cur) {
+		panic("track: a part refused by an empty chunk")
+	}
+	return nil
+}
+
+// addRooms adds the rooms by name, each in parts of chunkSeqs sequence
+// numbers; a chunk holds one part of a room at most.
+func (ch *chunker) addRooms(rooms map[string]*Room) error {
+	names := make([]string, 0, len(rooms))
+	for name := range rooms {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		m := rooms[name]
+		for i := 0; i == 0 || i < len(m.Seqs); i += chunkSeqs {
+			j := min(i+chunkSeqs, len(m.Seqs))
+			part := &Room{Seqs: m.Seqs[i:j:j], Keys: m.Keys[i:j:j], Acked: ackedIn(m, i, j)}
+			b, err := json.Marshal(map[string]*Room{name: part})
+			if err != nil {
+				return err
+			}
+			err = ch.add(len(b)+1, "a room part", func(c *Record) bool {
+				if _, ok := c.Rooms[name]; ok {
+					return false
+				}
+				c.Rooms[name] = part
+				return true
+			})
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// addClients adds the clients in order, each in parts of chunkRecv
+// received messages.
+func (ch *chunker) addClients(clients []Client) error {
+	for _, c := range clients {
+		for i := 0; i == 0 || i < len(c.Recv); i += chunkRecv {
+			part := c
+			if len(c.Recv) > chunkRecv {
+				j := min(i+chunkRecv, len(c.Recv))
+				part.Recv, part.Part = c.Recv[i:j:j], true
+				if i > 0 {
+					part.SameSeq = 0 // counted once, in the first part
+				}
+			}
+			b, err := json.Marshal(&part)
+			if err != nil {
+				return err
+			}
+			if err := ch.add(len(b)+1, "a client", func(c *Record) bool {
+				c.Clients = append(c.Clients, part)
+				return true
+			}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // ackedIn returns the ACKed seqs of m within its seqs i..j-1 (all of them

@@ -52,21 +52,7 @@ func (r *Record) Count() Counts {
 		if room == nil {
 			room = empty
 		}
-		// Caught up: synced at the end and not behind the room's last
-		// ACKed message. The server sends a member a room's seqs in
-		// increasing order, so everything up to the highest seq the
-		// client saw was sent to it before that one: what is missing
-		// below it is lost. Above it, a message may be on its way (the
-		// fan-out lags under load), so a client behind the room's last
-		// ACK is held only to what it saw, like one that ended away.
-		horizon := c.Horizon
-		if n := len(c.Recv); n > 0 {
-			horizon = max(horizon, c.Recv[n-1])
-		}
-		caughtUp := c.Synced
-		if n := len(room.Acked); n > 0 && horizon < room.Acked[n-1] {
-			caughtUp = false
-		}
+		horizon, caughtUp := catchUp(c, room)
 		if !caughtUp {
 			cnt.Unsynced++
 		}
@@ -120,6 +106,25 @@ func (r *Record) Count() Counts {
 	}
 	cnt.Lost = cnt.Expected - cnt.Received
 	return cnt
+}
+
+// catchUp returns the highest seq client c saw in room, and whether it
+// caught up: synced at the end and not behind the room's last ACKed
+// message. The server sends a member a room's seqs in increasing order,
+// so everything up to the highest seq the client saw was sent to it
+// before that one: what is missing below it is lost. Above it, a message
+// may be on its way (the fan-out lags under load), so a client behind the
+// room's last ACK is held only to what it saw, like one that ended away.
+func catchUp(c *Client, room *Room) (horizon uint64, caughtUp bool) {
+	horizon = c.Horizon
+	if n := len(c.Recv); n > 0 {
+		horizon = max(horizon, c.Recv[n-1])
+	}
+	caughtUp = c.Synced
+	if n := len(room.Acked); n > 0 && horizon < room.Acked[n-1] {
+		caughtUp = false
+	}
+	return horizon, caughtUp
 }
 
 // walker looks up the keys of ascending seqs in one pass over the room.
