@@ -174,3 +174,29 @@ func TestPolicyDelaysJSON(t *testing.T) {
 		t.Errorf("--json = %+v", got)
 	}
 }
+
+// TestPolicyPreviewNeverAboveMax: a ceiling near the largest duration
+// does not overflow: every delay the preview shows, to the hundredth
+// retry, is within the policy's max.
+func TestPolicyPreviewNeverAboveMax(t *testing.T) {
+	for _, p := range []string{"exp:max=2562047h", "exp:multiplier=10,max=2562047h", "equal:max=2562047h", "full:max=2562047h", "decorrelated:max=2562047h"} {
+		code, out, errOut := runPolicy(t, "--policy", p, "--attempts", "100", "--json")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", p, code, errOut)
+		}
+		var got struct {
+			Delays []struct {
+				DelayNS int64 `json:"delay_ns"`
+			} `json:"delays"`
+		}
+		if err := json.Unmarshal([]byte(out), &got); err != nil || len(got.Delays) != 100 {
+			t.Fatalf("%s: %d delays (%v)", p, len(got.Delays), err)
+		}
+		const max = int64(2562047) * 3600e9
+		for i, d := range got.Delays {
+			if d.DelayNS < 0 || d.DelayNS > max {
+				t.Errorf("%s: retry %d waits %dns, beyond its max %dns", p, i+1, d.DelayNS, max)
+			}
+		}
+	}
+}
