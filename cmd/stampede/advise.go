@@ -112,6 +112,7 @@ func adviseAction(c *cli.Context) error {
 			return err
 		}
 	}
+	sum.Interrupted = ctx.Err() != nil // Ctrl-C during the verifying runs
 	if err := folder.Write(out, folder.Folder{Summary: sum, Report: res.Report(), Render: report.Render}); err != nil {
 		return err
 	}
