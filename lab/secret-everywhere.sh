@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # secret-everywhere.sh: the secrets acceptance (docs/secrets.md), end to end.
-#   lab/secret-everywhere.sh [--via argv|config|both] [--keep]
+#   lab/secret-everywhere.sh [--via argv|config|both|none] [--keep]
 #
 # Puts a distinctive secret in every place a user may put one, each place
 # its own (BASE + place name, so a leak names its place):
@@ -11,6 +11,13 @@
 #   store     postgres://postgres:...@  (run), ?password=... (bench)
 #   deploy    X-Deploy-Key: ..., printed by the drill's --restart-cmd
 #   body      --data '{"password":"..."}'          (http)
+#   nats      nats://u:...@ of a user/password NATS server of its own
+#             (coordinator, agent, and an agent with no server there)
+#   push      http://u:...@...?token=... of --pushgateway (pushed, failed)
+#   restart   a bare token in --restart-cmd, echoed by the command, and an
+#             unsplittable command (unbalanced quote)
+#   error paths: a header with CR LF (argv and config), a store URL that
+#             does not parse, a libpq key=value store, nested --data
 # for run, bench, loadgen, drill, http --clients and a single `http URL`,
 # each a small bounded run on loopback (20 clients or fewer, seconds long)
 # against `stampede target` (WebSocket and HTTP) and PostgreSQL on
@@ -24,7 +31,9 @@
 # them in its own argv when it starts: before that, for the first moments
 # of the process, they are visible, docs/secrets.md); --via config puts
 # every flag but the http command's URL in a --config file of mode 0600,
-# the way docs/secrets.md recommends; both (default) runs each.
+# the way docs/secrets.md recommends; both (default) runs each; none
+# runs only the cases below that have no config form (NATS, Pushgateway,
+# --restart-cmd, error paths), typed on the command line.
 # The sampler never holds a secret in its own arguments (grep -f FILE).
 # A secret seen in a process's command line only in its first 2 s (the
 # arguments the kernel was given, before stampede's first package init
@@ -35,9 +44,9 @@ cd "$(dirname "$0")/.."
 via="argv config" keep=0
 while [ $# -gt 0 ]; do
 	case $1 in
-	--via) via=${2/both/argv config} && shift 2 ;;
+	--via) via=${2/both/argv config} && via=${via/none/} && shift 2 ;;
 	--keep) keep=1 && shift ;;
-	*) echo "usage: $0 [--via argv|config|both] [--keep]" >&2 && exit 2 ;;
+	*) echo "usage: $0 [--via argv|config|both|none] [--keep]" >&2 && exit 2 ;;
 	esac
 done
 exe=${STAMPEDE:-bin/stampede}
@@ -134,6 +143,36 @@ config() {
 }
 
 fails=0 windows=0
+
+# verdicts NAME VIA DIR LOGS PLACES: one row per place and check, the
+# command's cmdline samples in LOGS.cmdline, its output in LOGS.stdout and
+# LOGS.stderr (and any more LOGS.*.out), its results folder DIR ("-": none).
+verdicts() {
+	local name=$1 v=$2 dir=$3 logs=$4 place s r late bad
+	for place in $5; do
+		s="${base}${place}"
+		r=PASS
+		if grep -q -w "$place" "$logs.cmdline" 2>/dev/null; then
+			# late: seen when the process was older than startms
+			late=$(grep -w "$place" "$logs.cmdline" | awk -v m="$startms" '$3+0 > m || $3 == "?ms"' | wc -l)
+			if [ "$late" -gt 0 ]; then r=FAIL; else r=exec windows=$((windows + 1)); fi
+		fi
+		row "$name" "$v" "$place" cmdline "$r"
+		if [ "$dir" = - ]; then r=n/a; else
+			grep -r -a -q -F "$s" "$dir" 2>/dev/null && r=FAIL || r=PASS
+		fi
+		row "$name" "$v" "$place" files "$r"
+		grep -a -q -F "$s" "$logs.stdout" "$logs.stderr" "$logs".*.out 2>/dev/null && r=FAIL || r=PASS
+		row "$name" "$v" "$place" logs "$r"
+	done
+	if [ "$dir" != - ]; then
+		if [ ! -d "$dir" ]; then r="FAIL (no folder)"; else
+			bad=$( (find "$dir" -type d ! -perm 700; find "$dir" -type f ! -perm 600) | wc -l)
+			[ "$bad" = 0 ] && r=PASS || r="FAIL ($bad)"
+		fi
+		row "$name" "$v" folder 0700/0600 "$r"
+	fi
+}
 # A process whose command line held a secret only in its first startms
 # milliseconds showed what the kernel was given at exec, before stampede's
 # first package init hid it (docs/secrets.md): verdict "exec", not counted
@@ -144,6 +183,30 @@ row() { # command via place check verdict
 	case $5 in PASS | n/a | exec) ;; *) fails=$((fails + 1)) ;; esac
 }
 printf '%-8s %-6s %-10s %-8s %s\n' command via place check verdict
+
+# runone LOGS ARGS...: stampede ARGS under the command-line sampler and a
+# 90 s watchdog (not timeout(1): a wrapper would hold the secrets in its
+# own arguments); its output in LOGS.stdout and LOGS.stderr, its exit
+# status in status.
+runone() {
+	local logs=$1 rpid wpid
+	shift
+	sample >"$logs.cmdline" &
+	spid=$!
+	sleep 0.05
+	"$exe" "$@" >"$logs.stdout" 2>"$logs.stderr" &
+	rpid=$!
+	(sleep 90 && kill "$rpid") 2>/dev/null &
+	wpid=$!
+	wait "$rpid"
+	status=$?
+	kill "$wpid" 2>/dev/null
+	sleep 0.05
+	kill "$spid" 2>/dev/null
+	wait "$spid" 2>/dev/null
+	spid=""
+	echo "# $(basename "$logs"): exit $status" >&2
+}
 
 for v in $via; do
 	for name in run bench loadgen drill http http1; do
@@ -157,47 +220,104 @@ for v in $via; do
 		http) A+=("$hurl") ;;
 		http1) A+=("$hurl1") ;;
 		esac
-		sample >"$work/$v-$name.cmdline" &
-		spid=$!
-		sleep 0.05
-		# Bounded by a watchdog, not by timeout(1): a wrapper would hold
-		# the secrets in its own arguments.
-		"$exe" "${A[@]}" >"$work/$v-$name.stdout" 2>"$work/$v-$name.stderr" &
-		rpid=$!
-		(sleep 90 && kill "$rpid") 2>/dev/null &
-		wpid=$!
-		wait "$rpid"
-		status=$?
-		kill "$wpid" 2>/dev/null
-		sleep 0.05
-		kill "$spid" 2>/dev/null
-		wait "$spid" 2>/dev/null
-		spid=""
-		echo "# $name ($v): exit $status" >&2
-		for place in $P; do
-			s="${base}${place}"
-			r=PASS
-			if grep -q -w "$place" "$work/$v-$name.cmdline"; then
-				# late: seen when the process was older than startms
-				late=$(grep -w "$place" "$work/$v-$name.cmdline" | awk -v m="$startms" '$3+0 > m || $3 == "?ms"' | wc -l)
-				if [ "$late" -gt 0 ]; then r=FAIL; else r=exec windows=$((windows + 1)); fi
-			fi
-			row "$name" "$v" "$place" cmdline "$r"
-			if [ "$name" = http1 ]; then r=n/a; else
-				grep -r -a -q -F "$s" "$dir" 2>/dev/null && r=FAIL || r=PASS
-			fi
-			row "$name" "$v" "$place" files "$r"
-			grep -a -q -F "$s" "$work/$v-$name.stdout" "$work/$v-$name.stderr" && r=FAIL || r=PASS
-			row "$name" "$v" "$place" logs "$r"
-		done
-		if [ "$name" != http1 ]; then
-			if [ ! -d "$dir" ]; then r="FAIL (no folder)"; else
-				bad=$( (find "$dir" -type d ! -perm 700; find "$dir" -type f ! -perm 600) | wc -l)
-				[ "$bad" = 0 ] && r=PASS || r="FAIL ($bad)"
-			fi
-			row "$name" "$v" folder 0700/0600 "$r"
-		fi
+		runone "$work/$v-$name" "${A[@]}"
+		[ "$name" = http1 ] && dir=-
+		verdicts "$name" "$v" "$dir" "$work/$v-$name" "$P"
 	done
 done
+
+freeport() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# NATS: a user/password server of its own (its password in its config
+# file, not its arguments), a coordinator that prints its banner and the
+# command to run on each host, an agent that joins it, and an agent with
+# no server there (its waiting lines and its error).
+npid="" gpid=""
+extra_cleanup() {
+	[ -z "$npid" ] || kill "$npid" 2>/dev/null
+	[ -z "$gpid" ] || kill "$gpid" 2>/dev/null
+}
+trap 'extra_cleanup; cleanup' EXIT
+nport=$(freeport)
+printf 'listen: 127.0.0.1:%s\nauthorization { user: natsu, password: "%s" }\n' "$nport" "${base}nats" >"$work/nats.conf"
+chmod 600 "$work/nats.conf"
+nats-server -c "$work/nats.conf" >"$work/nats-server.log" 2>&1 &
+npid=$!
+nurl="nats://natsu:${base}nats@127.0.0.1:$nport"
+for _ in $(seq 50); do grep -q "Server is ready" "$work/nats-server.log" && break; sleep 0.1; done
+(
+	for _ in $(seq 100); do [ -s "$work/nats.token" ] && break; sleep 0.1; done
+	exec "$exe" agent --nats "$nurl" --token-file "$work/nats.token" --name a1 >"$work/extra-nats.agent.out" 2>&1
+) &
+apid=$!
+runone "$work/extra-nats" run --clients 20 --duration 3s --agents 1 --nats "$nurl" --token-file "$work/nats.token" \
+	--progress-interval 1s --out "$work/extra-nats"
+wait "$apid" 2>/dev/null
+grep -q "stampede agent --nats nats://<redacted>@" "$work/extra-nats.stderr" && r=PASS || r="FAIL (no join command)"
+row nats argv join-line shown "$r"
+grep -q "joined run .* at nats://<redacted>@" "$work/extra-nats.agent.out" && r=PASS || r="FAIL (no joined line)"
+row nats argv joined-line shown "$r"
+verdicts nats argv "$work/extra-nats" "$work/extra-nats" nats
+runone "$work/extra-natsdown" agent --nats "nats://natsu:${base}nats@127.0.0.1:1" --token-file "$work/nats.token" \
+	--name a2 --join-timeout 2s
+verdicts natsdown argv - "$work/extra-natsdown" nats
+
+# Pushgateway: pushed to one with user info (which it ignores), and to
+# a closed port with user info and a ?token= (the error quotes the URL).
+gport=$(freeport)
+prometheus-pushgateway --web.listen-address="127.0.0.1:$gport" >"$work/pushgateway.log" 2>&1 &
+gpid=$!
+for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$gport/metrics" && break; sleep 0.1; done
+runone "$work/extra-push" loadgen --url "ws://$addr/ws" --clients 5 --duration 1s \
+	--pushgateway "http://pu:${base}push@127.0.0.1:$gport" --out "$work/extra-push"
+grep -q "metrics: pushed to http://<redacted>@127.0.0.1:$gport" "$work/extra-push.stderr" && r=PASS || r="FAIL (not pushed)"
+row push argv pushed-line shown "$r"
+verdicts push argv "$work/extra-push" "$work/extra-push" push
+runone "$work/extra-pushdown" loadgen --url "ws://$addr/ws" --clients 5 --duration 1s \
+	--pushgateway "http://pu:${base}push@127.0.0.1:1/?token=${base}push" --out "$work/extra-pushdown"
+verdicts pushdown argv "$work/extra-pushdown" "$work/extra-pushdown" push
+
+# --restart-cmd: a bare token in the command, echoed by it as curl -v
+# does; its JUnit file and report.html in the folder too. Then a command
+# that cannot be split into words (an unbalanced quote): recorded whole
+# as <redacted>.
+runone "$work/extra-restart" drill --url "ws://$addr/ws" --clients 10 --duration 3s --at 1s \
+	--restart-cmd "echo \"> X-Deploy-Token: ${base}restart\"; echo deploying with key ${base}restart; sleep 0.2" \
+	--out "$work/extra-restart" --junit "$work/extra-restart/junit.xml" -q
+"$exe" report "$work/extra-restart" >/dev/null 2>&1
+grep -q "X-Deploy-Token: <redacted>" "$work/extra-restart/deploy.log" && r=PASS || r="FAIL (no deploy.log line)"
+row restart argv deploy.log scrubbed "$r"
+verdicts restart argv "$work/extra-restart" "$work/extra-restart" restart
+runone "$work/extra-restart2" drill --url "ws://$addr/ws" --clients 10 --duration 3s --at 1s \
+	--restart-cmd "echo \"token ${base}restart" --out "$work/extra-restart2" -q
+grep -q '"restart-cmd": *"<redacted>"' "$work/extra-restart2/summary.json" && r=PASS || r="FAIL (not recorded <redacted>)"
+row restart2 argv summary recorded "$r"
+verdicts restart2 argv "$work/extra-restart2" "$work/extra-restart2" restart
+
+# Error paths: each refused in one line, none echoing its secret, and the
+# libpq string making no folder (run in a folder of its own).
+mkdir -p "$work/cwd"
+printf 'url: ws://%s/ws\nclients: 1\nduration: 1s\nheader: ["Authorization: Bearer %s\\r\\nX: y"]\n' "$addr" "${base}crlf" >"$work/crlf.yaml"
+chmod 600 "$work/crlf.yaml"
+errcase() { # NAME PLACE ARGS...: a command that must fail
+	local name=$1 place=$2
+	shift 2
+	cd "$work/cwd" || return
+	runone "$work/extra-$name" "$@"
+	cd - >/dev/null || return
+	[ "$status" != 0 ] && [ "$(wc -l <"$work/extra-$name.stderr")" = 1 ] && r=PASS || r="FAIL (exit $status)"
+	row "$name" argv refused one-line "$r"
+	verdicts "$name" argv - "$work/extra-$name" "$place"
+}
+errcase crlf crlf loadgen --url "ws://$addr/ws" --clients 1 --duration 1s -H "$(printf 'Authorization: Bearer %s\r\nX: y' "${base}crlf")"
+errcase crlfconf crlf loadgen --config "$work/crlf.yaml"
+errcase badstore store run --clients 5 --duration 1s --store "redis://user:${base}store/x@127.0.0.1:1/0" --out "$work/cwd/o1"
+errcase libpq store run --clients 5 --duration 1s --store "host=127.0.0.1 password=${base}store dbname=x" --out "$work/cwd/o2"
+errcase data data http --data "{\"api_keys\":[\"${base}data\"],\"password\":{\"value\":\"${base}data\"}}" --retries 0 \
+	"http://127.0.0.1:1/"
+left=$(find "$work/cwd" -mindepth 1 | wc -l)
+[ "$left" = 0 ] && r=PASS || r="FAIL ($left made)"
+row errors argv no-folder made "$r"
+
 echo "$fails FAIL; $windows secret(s) seen in a command line only in the process's first ${startms} ms (exec)"
 [ "$fails" = 0 ]
