@@ -48,12 +48,18 @@ type Config struct {
 	// and Retry.Sleep default to them.
 	Now   func() time.Time                                 `json:"-"`
 	Sleep func(ctx context.Context, d time.Duration) error `json:"-"`
+	// MaxInflight caps the requests in flight at once, within
+	// spec.MaxHTTPInflight; zero means spec.MaxHTTPInflight.
+	MaxInflight int `json:"-"`
 }
 
 // withDefaults sets the spec's defaults, and fills Now and Sleep, and the
 // retry client's, from the real clock where unset.
 func (c Config) withDefaults() Config {
 	c.HTTPFleet = c.HTTPFleet.WithDefaults()
+	if c.MaxInflight <= 0 || c.MaxInflight > spec.MaxHTTPInflight {
+		c.MaxInflight = spec.MaxHTTPInflight
+	}
 	if c.Now == nil {
 		c.Now = time.Now
 	}

@@ -19,7 +19,6 @@ import (
 	"github.com/stampede-dev/stampede/httpretry"
 	"github.com/stampede-dev/stampede/internal/redact"
 	"github.com/stampede-dev/stampede/results"
-	"github.com/stampede-dev/stampede/spec"
 )
 
 // Result is what a run measured.
@@ -53,7 +52,7 @@ const (
 
 // Run sends cfg's offered load for cfg.Duration and waits up to the grace
 // period for the last requests: it ends by Duration plus Grace, whatever
-// the rate. At most spec.MaxHTTPInflight requests run at once. Cancelling
+// the rate. At most MaxInflight requests run at once. Cancelling
 // ctx stops the schedule and every request (they are counted
 // "unfinished"), and the Result covers what ran, Interrupted set.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
@@ -72,7 +71,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	// its schedule (the machine cannot keep up) stops there all the same.
 	schedCtx, stopSched := context.WithDeadline(ctx, start.Add(cfg.Duration))
 	defer stopSched()
-	inflight := make(chan struct{}, spec.MaxHTTPInflight)
+	inflight := make(chan struct{}, cfg.MaxInflight)
 	var clients sync.WaitGroup
 	for i := range cfg.Clients {
 		clients.Add(1)
