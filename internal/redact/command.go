@@ -77,11 +77,12 @@ func commandSecrets(words, extra []string) []commandSecret {
 		case strings.ContainsAny(w, " \t\n"): // a quoted phrase: its own words
 			inner := strings.Fields(w)
 			var values []string
-			for _, s := range commandSecrets(inner, extra) {
+			found := commandSecrets(inner, extra)
+			for _, s := range found {
 				inner[s.index] = s.shown
 				values = append(values, s.values...)
 			}
-			if values != nil {
+			if len(found) > 0 {
 				out = append(out, commandSecret{i, strings.Join(inner, " "), values})
 			}
 			after = false
@@ -89,8 +90,11 @@ func commandSecrets(words, extra []string) []commandSecret {
 		case after:
 			v := strings.TrimRight(w, ";&|)") // an operator that ends the word is sh's
 			s := commandSecret{index: i, shown: Mark + w[len(v):]}
-			if after = secretWord(strings.TrimRight(v, ":=")); !after {
-				s.values = append([]string{v}, credOf(v)...) // not "Bearer", the token after it
+			// "Bearer" before its token, "X-Token:" before its value: the
+			// word after is secret too. Any other word is the value,
+			// though it may hold a secret word ("MYTOKEN123").
+			if after = authScheme(v) || strings.HasSuffix(v, ":"); !after {
+				s.values = append([]string{v}, credOf(v)...)
 			}
 			out = append(out, s)
 			continue
@@ -113,6 +117,17 @@ func commandSecrets(words, extra []string) []commandSecret {
 		after = secretWord(w) && !strings.ContainsAny(w, "/.") // a path names no secret
 	}
 	return out
+}
+
+// authScheme reports whether w is the scheme of an Authorization value,
+// which the credential follows.
+func authScheme(w string) bool {
+	for _, s := range []string{"Bearer", "Basic", "Token", "Digest", "Negotiate"} {
+		if strings.EqualFold(w, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // credOf is the credential of "Scheme CRED" (Bearer T gives T).

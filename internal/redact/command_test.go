@@ -20,6 +20,8 @@ func TestCommand(t *testing.T) {
 			`curl https://` + Mark + `@h/x?access_token=` + Mark + `&a=1`},
 		{"a quoted phrase", `echo "> X-Deploy-Token: T0ken"; echo done`,
 			`echo '> X-Deploy-Token: ` + Mark + `;' echo done`},
+		{"a value holding a secret word", `curl -H "X-Deploy-Token: MYTOKEN123" -d password=PASSWORD9 --token TOKEN77`,
+			`curl -H 'X-Deploy-Token: ` + Mark + `' -d password=` + Mark + ` --token ` + Mark},
 		{"nothing secret", `systemctl restart app`, `systemctl restart app`},
 		{"unbalanced quotes", `curl -H "X-Token: T0ken`, Mark},
 		{"a heredoc", "sh <<EOF\ntoken T0ken\nEOF", Mark},
@@ -38,6 +40,7 @@ func TestCommandValues(t *testing.T) {
 		{`curl -H "X-Deploy-Token: T0ken" https://u:pw9@h/`, "T0ken|pw9"},
 		{`curl -H "Authorization: Bearer T0ken"`, "T0ken"},
 		{`echo key K3y and token T0k`, "K3y|T0k"},
+		{`curl -H "X-Deploy-Token: MYTOKEN123" --token TOKEN77`, "MYTOKEN123|TOKEN77"},
 		// Unbalanced: still read word by word for its values.
 		{`curl -H "X-Token: T0ken`, "T0ken"},
 		{"cat <<EOF\npassword hunter2\nEOF", "hunter2"},
