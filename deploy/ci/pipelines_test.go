@@ -263,7 +263,7 @@ func TestPipelines(t *testing.T) {
 			if tests < 3 { // two SLOs and the deploy
 				t.Errorf("%s: junit.xml has %d tests, want at least 3:\n%s", ci, tests, b)
 			}
-			if _, err := os.Stat(filepath.Join(work, "results", "summary.json")); err != nil {
+			if _, err := os.Stat(filepath.Join(work, "stampede-results", "drill", "summary.json")); err != nil {
 				t.Errorf("%s: results folder: %v", ci, err)
 			}
 		})
