@@ -74,7 +74,7 @@ func TestRunScopeDropped(t *testing.T) {
 }
 
 // TestCheck: a PostgreSQL that is not there is reported by store.Check in
-// one line that quotes the URL without its password.
+// one line that quotes the URL without its user information.
 func TestCheck(t *testing.T) {
 	storetest.RequireService(t, "PostgreSQL", storetest.PostgresAddr)
 	ctx := storetest.Context(t)
@@ -89,7 +89,7 @@ func TestCheck(t *testing.T) {
 	msg := err.Error()
 	t.Logf("Check: %s", msg)
 	if !strings.Contains(msg, "refused") || strings.Contains(msg, "hunter2") || strings.Contains(msg, "\n") ||
-		!strings.HasPrefix(msg, "postgres://postgres:xxxxx@127.0.0.1:1/") {
+		!strings.HasPrefix(msg, "postgres://<redacted>@127.0.0.1:1/") {
 		t.Errorf("Check(%s) = %q; want one line starting with the URL (password hidden) saying refused", bad, msg)
 	}
 }

@@ -100,7 +100,7 @@ func TestDropEscapesPrefix(t *testing.T) {
 
 // TestCheck: a Redis that is not there, or refuses the password, is
 // reported by store.Check in one line that quotes the URL without its
-// password; the test Redis itself passes.
+// user information; the test Redis itself passes.
 func TestCheck(t *testing.T) {
 	storetest.RequireService(t, "Redis", storetest.RedisAddr)
 	ctx := storetest.Context(t)
@@ -120,7 +120,7 @@ func TestCheck(t *testing.T) {
 		msg := err.Error()
 		t.Logf("Check: %s", msg)
 		if !strings.Contains(msg, c.want) || strings.Contains(msg, "hunter2") || strings.Contains(msg, "\n") ||
-			!strings.HasPrefix(msg, strings.Replace(strings.TrimSuffix(c.url, "?bogus=1"), "hunter2", "xxxxx", 1)+":") {
+			!strings.HasPrefix(msg, strings.Replace(strings.TrimSuffix(c.url, "?bogus=1"), ":hunter2@", "<redacted>@", 1)+":") {
 			t.Errorf("Check(%s) = %q; want one line starting with the URL (password hidden) and saying %q", c.url, msg, c.want)
 		}
 	}
