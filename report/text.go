@@ -195,23 +195,13 @@ func simulatedTag(s *summary.Summary) string {
 // classList renders the non-zero classes of m as "a 3, b 1" after prefix,
 // largest first; "" when all are zero.
 func classList(m map[string]uint64, prefix string) string {
-	type kv struct {
-		k string
-		v uint64
-	}
-	var xs []kv
-	for k, v := range m {
-		if v > 0 {
-			xs = append(xs, kv{k, v})
-		}
-	}
-	if len(xs) == 0 {
+	nv := nonZero(m)
+	if len(nv) == 0 {
 		return ""
 	}
-	sort.Slice(xs, func(i, j int) bool { return xs[i].v > xs[j].v || xs[i].v == xs[j].v && xs[i].k < xs[j].k })
-	parts := make([]string, len(xs))
-	for i, x := range xs {
-		parts[i] = fmt.Sprintf("%s %d", x.k, x.v)
+	parts := make([]string, len(nv))
+	for i, x := range nv {
+		parts[i] = x.Name + " " + x.Value
 	}
 	return prefix + strings.Join(parts, ", ")
 }
