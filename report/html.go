@@ -184,6 +184,11 @@ type eventV struct {
 	// Resub is the recovery to re-subscribed of a session protocol's
 	// fleet, in words; empty without one.
 	Resub string
+	// GaveUp is how many clients gave up for good after the event (their
+	// policy's attempts exhausted, the attempts_exhausted class) and how
+	// many were still retrying at the end, in words; empty when none gave
+	// up.
+	GaveUp string
 }
 
 type latencyV struct {
@@ -290,6 +295,10 @@ func eventView(s *summary.Summary, i int) eventV {
 		if x := rec.Resubscribed; x != nil {
 			ev.Resub = fmt.Sprintf("%d / %d re-subscribed, R50 %s s, R90 %s s, R99 %s s, R100 %s s (to back: R99 %s s)", x.Recovered, x.SubscribedBefore,
 				secs(rec, x.R50S), secs(rec, x.R90S), secs(rec, x.R99S), secs(rec, x.R100S), secs(rec, rec.R99S))
+		}
+		if rec.AttemptsExhausted > 0 {
+			ev.GaveUp = fmt.Sprintf("%d of %d gave up (attempts exhausted), %d still retrying at the end",
+				rec.AttemptsExhausted, rec.ConnectedBefore, rec.StillRetrying)
 		}
 	}
 	return ev

@@ -299,3 +299,48 @@ func TestMixedBanner(t *testing.T) {
 		}
 	}
 }
+
+// TestPageGaveUp: clients whose policy ran out of attempts after an event
+// (the attempts_exhausted class) are counted on the page apart from those
+// still retrying; a run where none gave up says nothing of it.
+func TestPageGaveUp(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	synthetic(t, dir, "fixed", 1)
+	page := func() string {
+		t.Helper()
+		runs, err := LoadDirs([]string{dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := Write(&b, runs); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	if p := page(); strings.Contains(p, "recovery-gaveup") {
+		t.Error("a run where no client gave up has a gave-up line")
+	}
+	path := filepath.Join(dir, folder.SummaryFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s map[string]any
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	rec := s["recovery"].([]any)[0].(map[string]any)
+	rec["attempts_exhausted"], rec["still_retrying"] = 7, 2
+	if b, err = json.Marshal(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := `<p class="sub recovery-gaveup">Event 0 (restart abrupt): 7 of 20 gave up (attempts exhausted), 2 still retrying at the end.</p>`
+	if p := page(); !strings.Contains(p, want) {
+		i := strings.Index(p, "recovery-")
+		t.Errorf("the page lacks %s; near its recovery lines: %.300s", want, p[max(0, i-20):])
+	}
+}
