@@ -284,19 +284,18 @@ var ably = &preset{
 	},
 }
 
-// mqtt (mqtt.js): _setupReconnect's setInterval(reconnectPeriod).
+// mqtt (mqtt.js): _setupReconnect's setInterval(reconnectPeriod). Each
+// attempt's connect() clears that interval (_clearReconnect), and the
+// attempt's close sets a new one up, so the wait counts from each close the
+// client saw: the interval never fires twice.
 var mqttJS = &preset{
 	name:   "mqttjs",
-	source: Source{"mqtt", "5.16.0", "build/lib/client.js (_setupReconnect)"},
-	rule:   "every reconnectPeriod (1 s) from the drop, a fixed-rate interval: no backoff, no jitter, unlimited",
+	source: Source{"mqtt", "5.16.0", "build/lib/client.js (_setupReconnect, connect, _clearReconnect)"},
+	rule:   "reconnectPeriod (1 s) after each close, the drop's or a failed attempt's: no backoff, no jitter, unlimited",
 	opts:   []option{durOpt("reconnectPeriod", time.Second, time.Millisecond, day)},
 	limit:  noLimit,
-	next: func(l *Library, d retryDraws, c Conn) Decision {
-		p := l.dur("reconnectPeriod")
-		if d.attempt == 1 || c.Dropped {
-			return Decision{Delay: p}
-		}
-		return Decision{Delay: p - c.SinceAttempt%p}
+	next: func(l *Library, _ retryDraws, _ Conn) Decision {
+		return Decision{Delay: l.dur("reconnectPeriod")}
 	},
 }
 

@@ -80,10 +80,12 @@ func TestPresetRules(t *testing.T) {
 		{"ably", 4, refused, []float64{0}, Decision{Delay: 30 * s}},
 		{"ably", 3, Conn{SinceDrop: 110 * s}, []float64{0}, Decision{Delay: 40 * s}},
 		{"ably", 7, Conn{SinceDrop: 120 * s}, []float64{0}, Decision{Delay: 30 * s}},
-		// mqtt.js: a fixed-rate interval from the drop.
+		// mqtt.js: 1 s after each close.
 		{"mqttjs", 1, drop, nil, Decision{Delay: s}},
-		{"mqttjs", 2, Conn{SinceAttempt: 30 * ms}, nil, Decision{Delay: 970 * ms}},
-		{"mqttjs", 3, Conn{SinceAttempt: 2500 * ms}, nil, Decision{Delay: 500 * ms}},
+		// connect() clears the interval; the failed attempt's close sets
+		// a new one: 1 s from that close, however long the attempt took.
+		{"mqttjs", 2, Conn{SinceAttempt: 30 * ms}, nil, Decision{Delay: s}},
+		{"mqttjs", 3, Conn{SinceAttempt: 2500 * ms}, nil, Decision{Delay: s}},
 		// paho: at once, then 2, 4, ... 128 s.
 		{"paho", 1, drop, nil, Decision{}},
 		{"paho", 2, refused, nil, Decision{Delay: 2 * s}},
