@@ -87,8 +87,8 @@ func (m *sessionMode) apply(r *reactor, j int32, now int64) {
 // closeClass names a connection the server ended with close code (0:
 // without a close frame) when its session explains it (a heartbeat
 // unanswered, an auth close code), else connerr.None.
-func (m *sessionMode) closeClass(j int32, code int, _ string, now int64) connerr.Class {
-	return m.m.Closed(&m.st[j], code, now)
+func (m *sessionMode) closeClass(j int32, code int, reason string, now int64) connerr.Class {
+	return m.m.Closed(&m.st[j], code, reason, now)
 }
 
 // closed records a re-subscribed client's session lost with its

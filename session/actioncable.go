@@ -90,4 +90,4 @@ func (m *actionCable) Timer(s *State, _ uint32, now int64, o *Out) {
 	s.Deadline = s.Heard + m.stale
 }
 
-func (m *actionCable) Closed(*State, int, int64) connerr.Class { return connerr.None }
+func (m *actionCable) Closed(*State, int, string, int64) connerr.Class { return connerr.None }

@@ -10,7 +10,7 @@
 //	reactor ── Open(state, now) ───────────> Machine ──> Out: frames to send,
 //	        ── Frame(state, data frame) ───>             events (Back,
 //	        ── Timer(state, now) at Deadline>            Resubscribed, Fail)
-//	        ── Closed(state, close code) ───> a class that names the drop
+//	        ── Closed(state, code, reason) ─> a class that names the drop
 //
 // A client is back when its session is (Socket.IO's namespace joined,
 // graphql-ws's connection_ack, STOMP's CONNECTED, MQTT's CONNACK, the first

@@ -48,7 +48,7 @@ func FuzzFrames(f *testing.F) {
 			}
 			o.Reset()
 			m.Timer(&s, 7, int64(time.Minute), &o)
-			_ = m.Closed(&s, 1005, int64(time.Minute))
+			_ = m.Closed(&s, 1005, "", int64(time.Minute))
 			_ = Sniff(p)
 		}
 	})

@@ -86,7 +86,7 @@ func (m *graphQLWS) Timer(s *State, _ uint32, now int64, o *Out) {
 	m.schedule(s)
 }
 
-func (m *graphQLWS) Closed(_ *State, code int, _ int64) connerr.Class {
+func (m *graphQLWS) Closed(_ *State, code int, _ string, _ int64) connerr.Class {
 	return graphQLWSClose(code)
 }
 

@@ -262,7 +262,12 @@ func (m *mqtt) Timer(s *State, _ uint32, now int64, o *Out) {
 	m.schedule(s)
 }
 
-func (m *mqtt) Closed(s *State, _ int, now int64) connerr.Class {
+func (m *mqtt) Closed(s *State, code int, reason string, now int64) connerr.Class {
+	// RabbitMQ's Web MQTT (3.10) sends no CONNACK to a CONNECT it refuses:
+	// it closes with 1002 and the reason.
+	if s.Phase == Opening && code == 1002 && (reason == "unauthenticated" || reason == "not_authorized") {
+		return connerr.SessionAuth
+	}
 	if now-s.Sent >= m.keepalive*3/2 {
 		return connerr.HeartbeatTimeout
 	}

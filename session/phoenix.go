@@ -123,7 +123,7 @@ func (m *phoenix) Timer(s *State, _ uint32, now int64, o *Out) {
 	s.Deadline = now + m.heartbeat
 }
 
-func (m *phoenix) Closed(s *State, _ int, now int64) connerr.Class {
+func (m *phoenix) Closed(s *State, _ int, _ string, now int64) connerr.Class {
 	if now-s.Sent >= 2*m.heartbeat {
 		return connerr.HeartbeatTimeout // the server drops after 60 s of silence
 	}

@@ -182,10 +182,10 @@ type Machine interface {
 	// Timer handles s.Deadline being due.
 	Timer(s *State, id uint32, now int64, o *Out)
 	// Closed returns the class of a connection the server closed with
-	// code (0: without a close frame), when the protocol names it
-	// (graphql-ws's 4401, a heartbeat the server found unanswered), else
+	// code (0: without a close frame) and reason, when the protocol names
+	// it (graphql-ws's 4401, a heartbeat the server found unanswered), else
 	// connerr.None.
-	Closed(s *State, code int, now int64) connerr.Class
+	Closed(s *State, code int, reason string, now int64) connerr.Class
 }
 
 // New returns the machine of cfg.Protocol, or nil when it is empty. cfg

@@ -128,14 +128,14 @@ func TestSocketIOClosedByItsTimers(t *testing.T) {
 	var o Out
 	m.Open(&s, 1, 0, &o)
 	m.Frame(&s, 1, []byte(`0{"sid":"x","pingInterval":300,"pingTimeout":200}`), false, 0, &o)
-	if c := m.Closed(&s, 1005, int64(45*time.Second)); c != connerr.SessionTimeout {
+	if c := m.Closed(&s, 1005, "", int64(45*time.Second)); c != connerr.SessionTimeout {
 		t.Errorf("closed before the namespace ack: %s, want session_timeout", c)
 	}
 	m.Frame(&s, 1, []byte(`40{"sid":"y"}`), false, 0, &o)
-	if c := m.Closed(&s, 0, int64(10*ms)); c != connerr.None {
+	if c := m.Closed(&s, 0, "", int64(10*ms)); c != connerr.None {
 		t.Errorf("closed at once after the ack (a restart): %s, want none", c)
 	}
-	if c := m.Closed(&s, 1005, int64(600*ms)); c != connerr.HeartbeatTimeout {
+	if c := m.Closed(&s, 1005, "", int64(600*ms)); c != connerr.HeartbeatTimeout {
 		t.Errorf("closed after the heartbeat window: %s, want heartbeat_timeout", c)
 	}
 }
@@ -327,5 +327,24 @@ func TestSniff(t *testing.T) {
 func TestStateSize(t *testing.T) {
 	if n := unsafe.Sizeof(State{}); n != 48 {
 		t.Errorf("State is %d bytes, want 48", n)
+	}
+}
+
+// TestMQTTRefusedWithoutCONNACK: RabbitMQ's Web MQTT closes a CONNECT
+// with bad credentials with 1002 "unauthenticated" and no CONNACK.
+func TestMQTTRefusedWithoutCONNACK(t *testing.T) {
+	m := newMQTT(MQTTConfig{KeepAlive: time.Second})
+	var s State
+	var o Out
+	m.Open(&s, 1, 0, &o)
+	if c := m.Closed(&s, 1002, "unauthenticated", int64(ms)); c != connerr.SessionAuth {
+		t.Errorf("1002 unauthenticated before CONNACK: %s, want session_auth", c)
+	}
+	if c := m.Closed(&s, 1002, "frame error", int64(ms)); c != connerr.None {
+		t.Errorf("1002 otherwise: %s, want none", c)
+	}
+	m.Frame(&s, 1, []byte{0x20, 2, 0, 0}, true, int64(ms), &o)
+	if c := m.Closed(&s, 1002, "unauthenticated", int64(2*ms)); c != connerr.None {
+		t.Errorf("1002 unauthenticated after CONNACK: %s, want none", c)
 	}
 }

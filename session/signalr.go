@@ -123,7 +123,7 @@ func (m *signalR) Timer(s *State, _ uint32, now int64, o *Out) {
 	s.Deadline = heartbeat(s, m.ping, m.timeout)
 }
 
-func (m *signalR) Closed(s *State, _ int, now int64) connerr.Class {
+func (m *signalR) Closed(s *State, _ int, _ string, now int64) connerr.Class {
 	if s.Phase == Opening {
 		return connerr.None
 	}

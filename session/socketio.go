@@ -168,7 +168,7 @@ func (m *socketIO) Timer(s *State, _ uint32, now int64, o *Out) {
 	}
 }
 
-func (m *socketIO) Closed(s *State, _ int, now int64) connerr.Class {
+func (m *socketIO) Closed(s *State, _ int, _ string, now int64) connerr.Class {
 	return closedByTimer(s, now)
 }
 

@@ -178,7 +178,7 @@ func (m *stomp) Timer(s *State, _ uint32, now int64, o *Out) {
 	m.schedule(s)
 }
 
-func (m *stomp) Closed(s *State, _ int, now int64) connerr.Class {
+func (m *stomp) Closed(s *State, _ int, _ string, now int64) connerr.Class {
 	if s.Seq > 0 && now-s.Sent >= 2*int64(s.Seq)*1e6 {
 		return connerr.HeartbeatTimeout
 	}

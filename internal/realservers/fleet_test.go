@@ -92,15 +92,25 @@ func checkBackTwice(t *testing.T, rep *results.Report, n int) {
 	}
 }
 
+// restartable is a real server a test kills and starts again: a
+// nodeServer, or a RabbitMQ node of the test's own.
+type restartable interface {
+	// waitStats polls the server's own counts until ok accepts them, or
+	// fails the test after d.
+	waitStats(ctx context.Context, d time.Duration, what string, ok func(map[string]int) bool) map[string]int
+	// restart kills the server (SIGKILL) and returns once it listens again.
+	restart()
+}
+
 // holdKillRestart is every real server's test: n clients speaking sc hold
 // their sessions for hold (several of the server's heartbeats) without a
 // disconnect; the server counts every one joined and subscribed before it
 // is killed and again after it starts anew; every client is back and
 // re-subscribed twice, and none was dropped by a heartbeat or session
 // timeout.
-func holdKillRestart(t *testing.T, srv *nodeServer, url string, n int, sc session.Config, hold time.Duration) {
+func holdKillRestart(t *testing.T, srv restartable, url string, n int, sc session.Config, hold time.Duration) {
 	t.Helper()
-	fl := startFleet(t, url, n, sc, 30*time.Second)
+	fl := startFleet(t, url, n, sc, 90*time.Second)
 	ctx := context.Background()
 	all := func(m map[string]int) bool { return m["joined"] == n && m["subscribed"] == n }
 	srv.waitStats(ctx, 10*time.Second, "every client joined and subscribed", all)
