@@ -1,6 +1,7 @@
 package advise
 
 import (
+	"strings"
 	"time"
 
 	"github.com/stampede-dev/stampede/sim"
@@ -62,6 +63,11 @@ type Config struct {
 	Shown int
 	// Workers is how many simulations run at once; 0 is GOMAXPROCS.
 	Workers int
+	// Library, when set, names a client library (Libraries): the search
+	// keeps to the policies that library's options can express, its
+	// default rule is the current policy unless Sim's policy is a preset of
+	// it, and Result.Snippet renders the recommendation in its own words.
+	Library string
 	// Capacity, when its AcceptRate is positive, is the server's capacity
 	// as measured (Infer); zero derives it from Sim (CapacityOf).
 	Capacity Capacity
@@ -101,6 +107,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.Objective != "" && c.Objective != R99 && c.Objective != Wasted && c.Objective != Peak:
 		return bad("Objective", "must be r99, wasted or peak, got %q", string(c.Objective))
+	case c.Library != "" && libraryOf(c.Library) == nil:
+		return bad("Library", "no advice for %q; libraries: %s", c.Library, strings.Join(Libraries(), ", "))
 	case c.MaxDelay < 0:
 		return bad("MaxDelay", "must not be negative, got %s", c.MaxDelay)
 	case c.MaxDelay > 0 && c.MaxDelay < 10*time.Millisecond:

@@ -79,11 +79,15 @@ func Search(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	cfg = cfg.withDefaults()
 	capy := cfg.capacity()
+	lib := libraryOf(cfg.Library)
+	if lib != nil && cfg.Sim.Policy.Library.Name != lib.name {
+		cfg.Sim.Policy = backoff.MustParse(lib.name) // the library's default is the current policy
+	}
 	res := &Result{Config: cfg, Capacity: capy, Bound: capy.Bound(cfg.Sim.Clients)}
 	ref := backoff.MustParse(ReferencePolicy)
 	start := []backoff.Policy{cfg.Sim.Policy, ref}
-	if ref.String() == cfg.Sim.Policy.String() {
-		start = start[:1]
+	if ref.String() == cfg.Sim.Policy.String() || lib != nil {
+		start = start[:1] // a library's search keeps to what its options express
 	}
 	var n int
 	first, err := res.evaluate(ctx, start)
@@ -93,28 +97,16 @@ func Search(ctx context.Context, cfg Config) (*Result, error) {
 	first = append(first, first[0]) // the reference, when it is the current policy
 	res.Current = first[0]
 	res.Outage = outageOf(first[0])
-	sp := newSpace(res.Outage, res.Bound, cfg.MaxDelay)
 	rng := rand.New(rand.NewPCG(cfg.Sim.Seed, 0x616476697365)) // "advise"
-	seen := map[string]bool{cfg.Sim.Policy.String(): true, ref.String(): true}
-	pool := []Candidate{}
-	if cfg.MaxDelay == 0 || within(ref, cfg.MaxDelay) {
-		pool = append(pool, first[1])
+	var pool []Candidate
+	if lib != nil {
+		pool, err = res.searchLibrary(ctx, lib, rng)
+	} else {
+		pool, err = res.searchKinds(ctx, first[1], rng)
 	}
-	stage1 := draws(sp, rng, seen, sp.anchors(res.Outage, res.Bound), cfg.Budget*2/3)
-	got, err := res.evaluate(ctx, stage1)
 	if err != nil {
 		return nil, err
 	}
-	pool = res.rank(append(pool, got...))
-	var near []backoff.Policy
-	for _, c := range pool[:min(3, len(pool))] {
-		near = append(near, sp.neighbours(c.Policy)...)
-	}
-	stage2 := draws(sp, rng, seen, near, cfg.Budget-len(stage1))
-	if got, err = res.evaluate(ctx, stage2); err != nil {
-		return nil, err
-	}
-	pool = res.rank(append(pool, got...))
 	if len(pool) == 0 {
 		return nil, spec.Errorf("Advise.MaxDelay", "no policy fits under %s", cfg.MaxDelay)
 	}
@@ -126,6 +118,69 @@ func Search(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	res.Simulations += n
 	return res, nil
+}
+
+// searchKinds draws stampede's own policy kinds from the space around
+// the herd, then their neighbours, and ranks them with the reference ref.
+func (r *Result) searchKinds(ctx context.Context, ref Candidate, rng *rand.Rand) ([]Candidate, error) {
+	cfg := r.Config
+	sp := newSpace(r.Outage, r.Bound, cfg.MaxDelay)
+	seen := map[string]bool{cfg.Sim.Policy.String(): true, ref.Policy.String(): true}
+	pool := []Candidate{}
+	if cfg.MaxDelay == 0 || within(ref.Policy, cfg.MaxDelay) {
+		pool = append(pool, ref)
+	}
+	stage1 := draws(sp, rng, seen, sp.anchors(r.Outage, r.Bound), cfg.Budget*2/3)
+	got, err := r.evaluate(ctx, stage1)
+	if err != nil {
+		return nil, err
+	}
+	pool = r.rank(append(pool, got...))
+	var near []backoff.Policy
+	for _, c := range pool[:min(3, len(pool))] {
+		near = append(near, sp.neighbours(c.Policy)...)
+	}
+	stage2 := draws(sp, rng, seen, near, cfg.Budget-len(stage1))
+	if got, err = r.evaluate(ctx, stage2); err != nil {
+		return nil, err
+	}
+	return r.rank(append(pool, got...)), nil
+}
+
+// searchLibrary searches only what lib's options express: points of its
+// grid, then their neighbours, ranked with the current policy (the
+// library's preset). A library whose options cannot spread a fleet has
+// its current policy alone.
+func (r *Result) searchLibrary(ctx context.Context, lib *libraryAdvice, rng *rand.Rand) ([]Candidate, error) {
+	cfg := r.Config
+	pool := []Candidate{r.Current}
+	if lib.grid == nil {
+		return pool, nil
+	}
+	g := lib.grid(r.Outage, r.Bound)
+	seen := map[string]bool{cfg.Sim.Policy.String(): true}
+	fits := func(ps []backoff.Policy) []backoff.Policy {
+		return slices.DeleteFunc(ps, func(p backoff.Policy) bool { return cfg.MaxDelay > 0 && !within(p, cfg.MaxDelay) })
+	}
+	stage1 := fits(lib.libraryDraws(g, rng, seen, cfg.Budget*2/3))
+	got, err := r.evaluate(ctx, stage1)
+	if err != nil {
+		return nil, err
+	}
+	pool = r.rank(append(pool, got...))
+	var near []backoff.Policy
+	for _, c := range pool[:min(3, len(pool))] {
+		for _, p := range lib.libraryNeighbours(g, c.Policy) {
+			if s := p.String(); !seen[s] && len(near) < cfg.Budget-len(stage1) {
+				seen[s] = true
+				near = append(near, p)
+			}
+		}
+	}
+	if got, err = r.evaluate(ctx, fits(near)); err != nil {
+		return nil, err
+	}
+	return r.rank(append(pool, got...)), nil
 }
 
 // distinct returns up to n of the ranked candidates, leaving out one

@@ -170,6 +170,21 @@ func (l *Library) value(name string) float64 {
 	return pr.opts[i].def
 }
 
+// Option returns option name's value as a spec writes it (2s, 0.5): the
+// given one, else the default; "" for a list option or a name the preset
+// does not have.
+func (l Library) Option(name string) string {
+	pr := lookup(l.Name)
+	if pr == nil {
+		return ""
+	}
+	i := pr.index(name)
+	if i < 0 || pr.opts[i].kind == optList {
+		return ""
+	}
+	return pr.opts[i].format(l.value(name))
+}
+
 // given reports whether option name was given.
 func (l *Library) given(name string) bool {
 	return l.set&(1<<lookup(l.Name).index(name)) != 0

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -63,6 +64,7 @@ func adviseFlags() []cli.Flag {
 	}
 	return append(flags,
 		&cli.StringFlag{Name: "from", Usage: "infer the server's accept rate, backlog, fleet and event from the results folder `DIR` of a real run or drill (flags given win)"},
+		&cli.StringFlag{Name: "library", Usage: "search only what client library `NAME`'s options express (" + strings.Join(advise.Libraries(), ", ") + ") and print the recommendation as its options (docs/clients.md)"},
 		&cli.DurationFlag{Name: "max-delay", Usage: "no recommended policy waits longer than `D` between attempts (0 = no limit)"},
 		&cli.StringFlag{Name: "objective", Value: string(advise.R99), Usage: "what to minimise among policies that bring the fleet back within capacity: `r99`, wasted or peak"},
 		&cli.IntFlag{Name: "seeds", Value: advise.DefaultSeeds, Usage: "simulate every candidate with `N` seeds (--seed, --seed+1, ...)"},
@@ -93,6 +95,9 @@ func adviseAction(c *cli.Context) error {
 	}
 	if err := res.WriteText(c.App.Writer); err != nil {
 		return err
+	}
+	if snippet, ok := res.Snippet(); ok {
+		fmt.Fprintf(c.App.Writer, "\nin %s's own options:\n%s\n", cfg.Library, snippet)
 	}
 	if !c.Bool("quiet") {
 		fmt.Fprintf(c.App.ErrWriter, "advise: %d simulations in %s\n", res.Simulations, time.Since(started).Round(time.Millisecond))
@@ -175,7 +180,7 @@ func adviseConfig(c *cli.Context) (advise.Config, string, error) {
 		return advise.Config{}, "", err
 	}
 	cfg := advise.Config{Sim: sc, Objective: advise.Objective(c.String("objective")), MaxDelay: c.Duration("max-delay"),
-		Seeds: c.Int("seeds"), Budget: c.Int("candidates")}
+		Seeds: c.Int("seeds"), Budget: c.Int("candidates"), Library: c.String("library")}
 	if m != nil {
 		applyMeasured(c, &cfg, *m)
 	}

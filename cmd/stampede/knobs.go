@@ -190,6 +190,7 @@ var knobs = []knob{
 	{flag: "nats", field: "Join.NATS"},
 	{flag: "objective", field: "Advise.Objective"},
 	{flag: "max-delay", field: "Advise.MaxDelay"},
+	{flag: "library", field: "Advise.Library"},
 	{flag: "seeds", field: "Advise.Seeds"},
 	{flag: "candidates", field: "Advise.Budget"},
 	{flag: "from", field: "Advise.From"},
