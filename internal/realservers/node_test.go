@@ -60,6 +60,7 @@ type nodeServer struct {
 	t         *testing.T
 	script    string
 	exe       string
+	lead      []string // exe's arguments before the port
 	args      []string
 	port      int
 	statsPort int
@@ -80,7 +81,8 @@ func (s *nodeServer) start() {
 	s.t.Helper()
 	var cmd *exec.Cmd
 	if s.exe != "" {
-		cmd = exec.Command(s.exe, append([]string{fmt.Sprint(s.port)}, s.args...)...)
+		argv := append(append(append([]string{}, s.lead...), fmt.Sprint(s.port)), s.args...)
+		cmd = exec.Command(s.exe, argv...)
 	} else {
 		dir := nodeDir(s.t)
 		cmd = exec.Command("node", append([]string{filepath.Join(dir, s.script), fmt.Sprint(s.port)}, s.args...)...)
