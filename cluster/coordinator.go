@@ -112,6 +112,18 @@ const (
 	DefaultFinalTimeout = 60 * time.Second
 )
 
+// Timeline returns a copy of the loadgens' timeline merged so far: the
+// run's counters per 100 ms while it goes, merged across hosts (a live
+// view's). Nil before the first piece.
+func (c *Coordinator) Timeline() results.Timeline {
+	c.asmMu.Lock()
+	defer c.asmMu.Unlock()
+	if c.asm == nil {
+		return nil
+	}
+	return c.asm.Timeline()
+}
+
 // Agents returns the agents placed so far.
 func (c *Coordinator) Agents() []*Agent {
 	c.mu.Lock()

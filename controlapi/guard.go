@@ -96,6 +96,11 @@ func HostAllowed(host, addr string) bool {
 	return bip != nil && (bip.IsUnspecified() || bip.Equal(hip))
 }
 
+// SameOrigin reports whether r comes from no page or from the page's own
+// origin: the Origin check of Guard, for a server that takes its token
+// another way (the live page's cookie).
+func SameOrigin(r *http.Request) bool { return sameOrigin(r) }
+
 // sameOrigin reports whether r comes from no page or from the API's own
 // origin.
 func sameOrigin(r *http.Request) bool {

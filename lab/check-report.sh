@@ -48,7 +48,7 @@ sed '$d' "$page" >"$measured" # the closing </html>
 
 charts=$(grep -o 'data-chart="[^"]*"' "$out/dom.html" | wc -l)
 canvases=$(grep -o '<canvas' "$out/dom.html" | wc -l)
-failed=$(grep -c '<p class="note">plot failed' "$out/dom.html" || true)
+failed=$(grep -c '<p class="note drawn">plot failed' "$out/dom.html" || true)
 errors=$(grep -E 'Uncaught|SyntaxError|ReferenceError|TypeError' "$out/console.log" || true)
 echo "check-report: $page: $charts chart element(s), $canvases canvas(es)"
 

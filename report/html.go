@@ -51,19 +51,47 @@ func breakable(s, sep string) template.HTML {
 
 // Write renders report.html for one run, or a comparison of several (the
 // policies side by side first, then each run), into w.
-func Write(w io.Writer, runs []*Run) error {
+func Write(w io.Writer, runs []*Run) error { return write(w, runs, Live{}) }
+
+// Live is what the live page (report/live) adds to the report's own page:
+// a panel under the title and a script that feeds the page from a stream.
+type Live struct {
+	// Panel is HTML shown under the title.
+	Panel template.HTML
+	// Script runs after the report's own script, which it can call as
+	// window.stampedeReport.draw(data) with data as DataJSON writes it.
+	Script template.JS
+}
+
+// WriteLive renders the report's page of runs (a run so far) with live's
+// panel and script: the page a run shows while it goes.
+func WriteLive(w io.Writer, runs []*Run, live Live) error { return write(w, runs, live) }
+
+// DataJSON returns the data the page of runs draws its plots from, as
+// report.html holds it (its DATA).
+func DataJSON(runs []*Run) ([]byte, error) {
+	data, err := json.Marshal(buildData(runs))
+	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	return data, nil
+}
+
+func write(w io.Writer, runs []*Run, live Live) error {
 	if len(runs) == 0 {
 		return fmt.Errorf("report: no run to render")
 	}
-	data, err := json.Marshal(buildData(runs))
+	data, err := DataJSON(runs)
 	if err != nil {
-		return fmt.Errorf("report: %w", err)
+		return err
 	}
 	v := view{
 		Data:     template.JS(data), // json.Marshal escapes <, > and &: safe in a script
 		UPlotJS:  template.JS(uplotJS),
 		UPlotCSS: template.CSS(uplotCSS),
 		PageJS:   template.JS(pageJS),
+		Live:     live.Panel,
+		LiveJS:   live.Script,
 	}
 	// The title says what the page is; each run's section says its run
 	// id, seed and folder once, under its label (the title's, for one run).
@@ -140,6 +168,10 @@ type view struct {
 	UPlotJS  template.JS
 	UPlotCSS template.CSS
 	PageJS   template.JS
+	// Live and LiveJS are the live page's panel and script; empty in
+	// report.html.
+	Live   template.HTML
+	LiveJS template.JS
 }
 
 type nameValue struct{ Name, Value string }

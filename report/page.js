@@ -1,7 +1,10 @@
 // Draws report.html's plots with uPlot from DATA (see data.go). Every
 // element with data-chart gets one uPlot chart appended; nothing is fetched.
+// The live page (report/live) draws the same charts again from each frame
+// of its stream with window.stampedeReport.draw(data).
 "use strict";
 (function () {
+  let cur = DATA; // the data drawn last
   const COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22", "#393b79", "#637939"];
   const EVENT_FILL = "rgba(214, 39, 40, 0.10)";
   const EVENT_LINE = "rgba(214, 39, 40, 0.85)";
@@ -124,7 +127,7 @@
       return new uPlot(opts, data, el);
     } catch (err) {
       const p = document.createElement("p");
-      p.className = "note";
+      p.className = "note drawn";
       p.textContent = "plot failed: " + err;
       el.appendChild(p);
     }
@@ -236,6 +239,7 @@
 
   function note(el, text) {
     const p = document.createElement("p");
+    p.className = "drawn";
     p.textContent = text;
     el.appendChild(p);
   }
@@ -253,12 +257,12 @@
   // Every run's series on the longest run's time axis; the first event of
   // each run is shaded.
   function overlay(el, pick, yLabel) {
-    let longest = DATA.runs[0];
-    DATA.runs.forEach(r => { if (r.t.length > longest.t.length) longest = r; });
+    let longest = cur.runs[0];
+    cur.runs.forEach(r => { if (r.t.length > longest.t.length) longest = r; });
     const opts = timeOpts(el, null, yLabel);
-    opts.plugins = [eventsPlugin(DATA.runs.filter(r => r.events.length).map(r => Object.assign({}, r.events[0], { name: "" })).slice(0, 1))];
+    opts.plugins = [eventsPlugin(cur.runs.filter(r => r.events.length).map(r => Object.assign({}, r.events[0], { name: "" })).slice(0, 1))];
     const data = [longest.t];
-    DATA.runs.forEach((r, i) => {
+    cur.runs.forEach((r, i) => {
       opts.series.push(line(r.label, i));
       const s = pick(r).slice();
       while (s.length < longest.t.length) s.push(null);
@@ -269,14 +273,14 @@
 
   // Every HTTP fleet's series on the longest one's time axis.
   function overlayHTTP(el, pick, yLabel) {
-    const runs = DATA.runs.filter(r => r.http);
+    const runs = cur.runs.filter(r => r.http);
     if (!runs.length) return note(el, "No http_timeline.csv in the folders.");
     let longest = runs[0];
     runs.forEach(r => { if (r.http.t.length > longest.http.t.length) longest = r; });
     const opts = timeOpts(el, null, yLabel);
     const data = [longest.http.t];
     runs.forEach(r => {
-      opts.series.push(line(r.label, DATA.runs.indexOf(r)));
+      opts.series.push(line(r.label, cur.runs.indexOf(r)));
       const s = pick(r.http).slice();
       while (s.length < longest.http.t.length) s.push(null);
       data.push(s);
@@ -285,21 +289,29 @@
   }
 
   function overlayPct(el, name) {
-    const runs = DATA.runs.filter(r => r.latency[name]);
+    const runs = cur.runs.filter(r => r.latency[name]);
     if (!runs.length) return note(el, "Nothing was recorded.");
     const opts = percentileOpts(el, "ms (log)");
     const data = [runs[0].latency[name].x];
     runs.forEach((r, i) => {
-      opts.series.push(line(r.label, DATA.runs.indexOf(r)));
+      opts.series.push(line(r.label, cur.runs.indexOf(r)));
       data.push(r.latency[name].v);
     });
     return plot(el, opts, data);
   }
 
-  document.querySelectorAll("[data-chart]").forEach(el => {
-    const kind = el.getAttribute("data-chart");
-    const i = el.getAttribute("data-run");
-    const run = i == null ? null : DATA.runs[+i];
-    if (charts[kind]) charts[kind](el, run);
-  });
+  // draw (re)draws every chart from data; a chart drawn before is
+  // replaced, so a live page redraws from each frame.
+  function draw(data) {
+    cur = data;
+    document.querySelectorAll("[data-chart]").forEach(el => {
+      const kind = el.getAttribute("data-chart");
+      const i = el.getAttribute("data-run");
+      const run = i == null ? null : cur.runs[+i];
+      el.querySelectorAll(".uplot, .drawn").forEach(old => old.remove());
+      if (charts[kind] && (i == null || run)) charts[kind](el, run);
+    });
+  }
+  window.stampedeReport = { draw: draw, data: () => cur };
+  draw(DATA);
 })();

@@ -379,3 +379,16 @@ func (a *Assembler) Report(start time.Time, clients, processes int) (*Report, er
 	r.Flow = a.flow.Flow()
 	return r, nil
 }
+
+// Timeline returns a copy of the timeline merged so far, from bucket 0 to
+// the last bucket any piece reached: what a live view draws while the run
+// goes. Buckets drained out by Pieces are not in it.
+func (a *Assembler) Timeline() Timeline {
+	s := &a.tl
+	if len(s.b) == 0 {
+		return nil
+	}
+	out := make(Timeline, s.first+len(s.b))
+	copy(out[s.first:], s.b)
+	return out
+}

@@ -127,6 +127,7 @@ type Supervisor struct {
 type running struct {
 	id   int
 	text string
+	ev   results.Event // as it began: kind, spec, start
 }
 
 // Run applies the schedule from start until end (offsets from start) or
@@ -166,6 +167,19 @@ func (s *Supervisor) Events() []results.Event {
 	return out
 }
 
+// SoFar returns the events applied so far, in start order, and after them
+// those under way as they began (kind, spec and start; no readiness yet):
+// what a live view marks as it happens.
+func (s *Supervisor) SoFar() (done, underway []results.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	done = slices.Clone(s.events)
+	for _, r := range s.running {
+		underway = append(underway, r.ev)
+	}
+	return done, underway
+}
+
 // Current names the events under way (their schedule text, joined by
 // " + " when they overlap), or "" when none is: for a live status line.
 // A restart is under way until the target is ready again.
@@ -180,12 +194,12 @@ func (s *Supervisor) Current() string {
 }
 
 // begin marks an event as under way until the returned func is called.
-func (s *Supervisor) begin(text string) (end func()) {
+func (s *Supervisor) begin(text string, ev results.Event) (end func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	id := s.nextID
 	s.nextID++
-	s.running = append(s.running, running{id, text})
+	s.running = append(s.running, running{id, text, ev})
 	return func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -195,11 +209,11 @@ func (s *Supervisor) begin(text string) (end func()) {
 
 // apply carries out one planned event and records it.
 func (s *Supervisor) apply(ctx context.Context, start time.Time, p chaos.Planned) error {
-	under := s.begin(p.Text)
-	defer under()
 	now, sleep := s.clock()
-	x := &applying{s: s, p: p, start: start, now: now, sleep: sleep, under: under,
-		rec: results.Event{Kind: p.Event.Kind.String(), Spec: p.Text, Start: now().Sub(start)}}
+	rec := results.Event{Kind: p.Event.Kind.String(), Spec: p.Text, Start: now().Sub(start)}
+	under := s.begin(p.Text, rec)
+	defer under()
+	x := &applying{s: s, p: p, start: start, now: now, sleep: sleep, under: under, rec: rec}
 	s.logf("chaos: %s at %.3fs", p.Text, x.rec.Start.Seconds())
 	var err error
 	switch p.Event.Kind {
