@@ -11,6 +11,7 @@ import (
 	"github.com/stampede-dev/stampede/chaos/supervisor"
 	"github.com/stampede-dev/stampede/internal/clock"
 	"github.com/stampede-dev/stampede/target"
+	"github.com/stampede-dev/stampede/target/group"
 )
 
 // ChaosGroup is the bundled server as the chaos supervisor's Target: a
@@ -18,7 +19,7 @@ import (
 // out and respawns on the same port.
 type ChaosGroup struct {
 	// Group is the running process group.
-	Group *target.Group
+	Group *group.Group
 	// Now reads the clock; nil means time.Now.
 	Now func() time.Time
 	// Sleep waits for d or until ctx is done; nil means a timer.
@@ -47,7 +48,7 @@ var (
 // NewChaosGroup wraps g, whose processes started with the given backlog
 // (their spec's, defaults applied) and per-process accept rate (0:
 // unlimited).
-func NewChaosGroup(g *target.Group, backlog int, acceptRatePerProc float64) *ChaosGroup {
+func NewChaosGroup(g *group.Group, backlog int, acceptRatePerProc float64) *ChaosGroup {
 	return &ChaosGroup{Group: g, backlog: backlog, acceptRate: acceptRatePerProc}
 }
 

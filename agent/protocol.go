@@ -128,7 +128,7 @@ type Plan struct {
 // TargetPlan is a target group: Procs processes of Config on one port.
 type TargetPlan struct {
 	// Config is every process's configuration. An empty Addr means a free
-	// loopback port outside the ephemeral range (target.FreePort); its
+	// loopback port outside the ephemeral range (listener.FreePort); its
 	// AcceptRate is per process.
 	Config target.Config `json:"config"`
 	// Procs is the size of the SO_REUSEPORT group (at least 1).

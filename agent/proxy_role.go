@@ -7,7 +7,7 @@ import (
 
 	"github.com/stampede-dev/stampede/childproc"
 	"github.com/stampede-dev/stampede/proxy"
-	"github.com/stampede-dev/stampede/target"
+	"github.com/stampede-dev/stampede/target/listener"
 )
 
 // proxy runs a fault proxy group on a free port (or the plan's) and
@@ -29,7 +29,7 @@ func (a *agent) proxy(ctx context.Context) error {
 	}
 	var err error
 	if pp.Config.Listen == "" {
-		err = target.OnFreePort(onHost(a.cfg.Host, start))
+		err = listener.OnFreePort(onHost(a.cfg.Host, start))
 	} else {
 		err = start(pp.Config.Listen)
 	}

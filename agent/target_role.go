@@ -9,6 +9,8 @@ import (
 
 	"github.com/stampede-dev/stampede/childproc"
 	"github.com/stampede-dev/stampede/target"
+	"github.com/stampede-dev/stampede/target/group"
+	"github.com/stampede-dev/stampede/target/listener"
 )
 
 // target runs a target group: its processes on one port (a free one when
@@ -16,24 +18,24 @@ import (
 // and a crash event for every process that exits when nothing stopped it.
 func (a *agent) target(ctx context.Context) error {
 	tp := a.plan.Target
-	gc := target.GroupConfig{
+	gc := group.Config{
 		Spawn:  a.serverSpawner(tp.Config),
 		Procs:  max(1, tp.Procs),
 		Config: tp.Config,
 		// The run's first connects are not a restart: an admission ramp
 		// applies to the processes the chaos schedule restarts.
 		FirstAtFullRate: true,
-		OnExit:          func(p *target.Proc, err error) { a.crash(RoleTarget, p.PID, err) },
+		OnExit:          func(p *group.Proc, err error) { a.crash(RoleTarget, p.PID, err) },
 	}
-	var g *target.Group
+	var g *group.Group
 	start := func(addr string) (err error) {
 		gc.Config.Addr = addr
-		g, err = target.StartGroup(ctx, gc)
+		g, err = group.Start(ctx, gc)
 		return err
 	}
 	var err error
 	if tp.Config.Addr == "" {
-		err = target.OnFreePort(onHost(a.cfg.Host, start))
+		err = listener.OnFreePort(onHost(a.cfg.Host, start))
 	} else {
 		err = start(tp.Config.Addr)
 	}
@@ -65,7 +67,7 @@ func (a *agent) target(ctx context.Context) error {
 // target process's baseline is about 9 MiB of RSS instead of 22 (the
 // binary's pages count in every process; docs/sizing.md). A server with a
 // store needs the stampede binary, which links every store driver.
-func (a *agent) serverSpawner(cfg target.Config) target.Spawner {
+func (a *agent) serverSpawner(cfg target.Config) group.Spawner {
 	exe, args := serverCommand(a.cfg.Exe, a.cfg.Args, cfg)
 	return SpawnServer(exe, args, a.cfg.Stderr)
 }
@@ -120,13 +122,13 @@ func (a *agent) crash(role Role, pid int, err error) {
 // server runs one process of a target group; its ready line goes to
 // cfg.Stdout, and it is controlled over its HTTP control API and signals.
 func (a *agent) server(ctx context.Context) error {
-	return target.Run(ctx, target.RunConfig{Server: *a.plan.Server, Stdout: a.cfg.Stdout, Exit: os.Exit, JoinGroup: true})
+	return group.Run(ctx, group.RunConfig{Server: *a.plan.Server, Stdout: a.cfg.Stdout, Exit: os.Exit, JoinGroup: true})
 }
 
-// SpawnServer returns the target.Spawner that starts a target group's
+// SpawnServer returns the group.Spawner that starts a target group's
 // process as `exe args...` (`stampede agent`) with a server plan on its
 // stdin; its stderr goes to stderr.
-func SpawnServer(exe string, args []string, stderr io.Writer) target.Spawner {
+func SpawnServer(exe string, args []string, stderr io.Writer) group.Spawner {
 	return func(ctx context.Context, cfg target.Config, env []string, timeout time.Duration) (*childproc.Child, childproc.ReadyLine, error) {
 		return spawnMember(ctx, "target", exe, args, env, stderr, Plan{Role: RoleServer, Server: &cfg}, timeout)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/storm"
 	"github.com/stampede-dev/stampede/target"
+	"github.com/stampede-dev/stampede/target/listener"
 )
 
 // Each test here is one small storm with real processes and sockets: a
@@ -224,7 +225,7 @@ func TestChaosBacklog(t *testing.T) {
 	if _, err := exec.LookPath("ss"); err != nil {
 		testenv.SkipUnlessRequired(t, "ss not installed (iproute2): cannot see a listener's backlog")
 	}
-	port, err := target.FreePort()
+	port, err := listener.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}

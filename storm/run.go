@@ -4,7 +4,7 @@
 // `stampede run` (the bundled target), `stampede loadgen` (any server) and
 // `stampede bench` (a run per policy) all go through Run.
 //
-//	storm.Run ─┬─ target agent (target.Group, SO_REUSEPORT) <── supervisor.Supervisor
+//	storm.Run ─┬─ target agent (group.Group, SO_REUSEPORT) <── supervisor.Supervisor
 //	           │     └ control messages: restart, stall, backlog, reject
 //	           ├─ proxy agent (fault proxy group) <── supervisor.Supervisor
 //	           ├─ loadgen agents (shares of the fleet) ──> merged results.Report

@@ -32,6 +32,13 @@ type gate struct {
 	wake       chan struct{} // a control changed the gate
 }
 
+// deferAccept is how long the server's listener holds a connection
+// whose client has sent nothing (DeferAccept): longer than the kernel
+// retransmits a SYN-ACK (tcp_synack_retries 5, 31 s), so such a
+// connection is never accepted; the kernel drops its handshake a minute
+// on (65 s, measured here).
+const deferAccept = time.Minute
+
 func (g *gate) init(now time.Time, cfg Config) {
 	g.wake = make(chan struct{}, 1)
 	g.stallUntil = now.Add(cfg.Hold)
@@ -149,7 +156,7 @@ func (s *Server) acceptLoop() {
 	)
 	accept := func() (err error) {
 		if inline {
-			fd, peer, err = s.ln.acceptFD()
+			fd, peer, err = s.ln.AcceptFD()
 		} else {
 			nc, err = s.ln.Accept()
 		}

@@ -2,7 +2,6 @@ package target
 
 import (
 	"bufio"
-	"errors"
 	"io"
 	"math"
 	"net"
@@ -38,35 +37,6 @@ func listenQueue(t *testing.T, port int) (recvQ, sendQ int, ok bool) {
 }
 
 func port(a net.Addr) int { return a.(*net.TCPAddr).Port }
-
-// dialTCP makes n TCP connections at once, each allowed timeout, and
-// returns how many completed. Each sends a byte once connected, as a
-// client sends its request: the listener defers a connection until its
-// first bytes (DeferAccept), and only then does it take a place in the
-// accept queue.
-func dialTCP(t *testing.T, addr string, n int, timeout time.Duration) int {
-	t.Helper()
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	done := 0
-	for range n {
-		wg.Go(func() {
-			c, err := net.DialTimeout("tcp", addr, timeout)
-			if err != nil {
-				return
-			}
-			t.Cleanup(func() { c.Close() })
-			if _, err := c.Write([]byte{'G'}); err != nil {
-				return
-			}
-			mu.Lock()
-			done++
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
-	return done
-}
 
 // While the server holds (listening, not accepting), the kernel completes
 // exactly backlog+1 handshakes and drops the SYNs of the rest; when
@@ -252,19 +222,6 @@ func TestAcceptRateBounds(t *testing.T) {
 		if msg := spec.CheckAcceptRate(tc.rate); !strings.Contains(msg, tc.want) {
 			t.Errorf("spec.CheckAcceptRate(%v) = %q, want %q", tc.rate, msg, tc.want)
 		}
-	}
-}
-
-// TestRunProcsCap: a server process count past MaxProcs is refused with
-// the cap, not forked.
-func TestRunProcsCap(t *testing.T) {
-	if err := (RunConfig{Server: Config{Server: spec.Server{Procs: MaxProcs}}}).Validate(); err != nil {
-		t.Fatalf("Procs %d: %v", MaxProcs, err)
-	}
-	err := RunConfig{Server: Config{Server: spec.Server{Procs: MaxProcs + 1}}}.Validate()
-	var ce *spec.FieldError
-	if !errors.As(err, &ce) || ce.Field != "Server.Procs" || !strings.Contains(ce.Reason, "cap of 256") {
-		t.Fatalf("Procs %d: %v, want a Procs error naming the cap", MaxProcs+1, err)
 	}
 }
 

@@ -59,13 +59,13 @@
 //
 // # Processes
 //
-// One process may hold at most 20,000 open files, so larger targets are a
-// Group of processes listening on one port with SO_REUSEPORT; `stampede
-// target` runs one (Run), prints a ready line (childproc.ReadyLine) and serves an HTTP
-// control API (ControlHandler) through which a chaos supervisor stalls it,
-// changes its backlog or accept rate, makes it reject upgrades, or shuts it
-// down (ShutdownWith: a graceful stop's close frames spread over a window,
-// 1013 with a return hint).
+// One process may hold at most 20,000 open files, so larger targets are
+// several processes on one port with SO_REUSEPORT: package target/group
+// starts them and serves the control API that drives each Server's
+// runtime controls (Stall, SetBacklog, SetAcceptRate, Reject,
+// ShutdownWith: a graceful stop's close frames spread over a window, 1013
+// with a return hint). Their listening sockets are package
+// target/listener's.
 //
 // The package uses epoll and is Linux-only.
 package target

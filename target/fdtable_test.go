@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stampede-dev/stampede/internal/testenv"
 	"golang.org/x/sys/unix"
+
+	"github.com/stampede-dev/stampede/internal/testenv"
 )
 
 // fdTableChild makes this test binary run TestPresizeFDTable's check.
@@ -58,4 +59,15 @@ func checkPresizeFDTable(t *testing.T) {
 	if after := fds(); after != before {
 		t.Errorf("open fds %d -> %d: the copy was not closed", before, after)
 	}
+}
+
+// procStatus returns one field of /proc/PID/status, e.g. "VmRSS".
+func procStatus(pid int, field string) string {
+	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, field+":"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
 }

@@ -15,7 +15,7 @@ import (
 )
 
 // The inline upgrade: the accept loop of a plain (ws://) server without a
-// handshake cost accepts a bare fd (Listener.acceptFD) and, when the
+// handshake cost accepts a bare fd (listener.Listener.AcceptFD) and, when the
 // client's whole request is already there, upgrades it itself with raw
 // calls that never block:
 //
@@ -118,7 +118,7 @@ func (s *Server) handOff(fd int, prefix []byte) {
 		<-s.upSem
 		return
 	}
-	tcp.SetKeepAlive(false) // FileConn turns it on; see Listener
+	tcp.SetKeepAlive(false) // FileConn turns it on; see listener.Listener
 	s.acceptWG.Add(1)
 	go s.upgrade(tcp, prefix)
 }

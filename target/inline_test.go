@@ -48,7 +48,7 @@ func upgradeIn(t *testing.T, s *Server, pause time.Duration, pieces ...string) s
 // comes in two pieces, or a server with TLS or a handshake cost, upgrades
 // in a goroutine, reading again what the loop read (prefix). Either way the
 // connection has TCP_NODELAY, as Go's accepted connections do, and no
-// keep-alive (Listener).
+// keep-alive (listener.Listener).
 func TestInlineUpgrade(t *testing.T) {
 	half := len(wsRequest) / 2
 	for _, tc := range []struct {

@@ -45,9 +45,9 @@ type retryLedger struct {
 	epoch time.Time
 }
 
-// createLedger creates a ledger file in dir ("" for the default temporary
+// CreateRetryLedger creates a retry ledger file (RetryLedgerEnv) in dir ("" for the default temporary
 // directory) with the epoch now, and returns its path.
-func createLedger(dir string, now time.Time) (string, error) {
+func CreateRetryLedger(dir string, now time.Time) (string, error) {
 	f, err := os.CreateTemp(dir, "stampede-retries-*")
 	if err != nil {
 		return "", fmt.Errorf("target: retry ledger: %w", err)

@@ -1,8 +1,6 @@
 package target
 
 import (
-	"context"
-	"fmt"
 	"net"
 	"os"
 	"strconv"
@@ -20,7 +18,7 @@ func (l *retryLedger) close() error { return unix.Munmap(l.mem) }
 // made through one is seen through the other, to the millisecond.
 func TestRetryLedger(t *testing.T) {
 	epoch := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	path, err := createLedger(t.TempDir(), epoch)
+	path, err := CreateRetryLedger(t.TempDir(), epoch)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,44 +78,6 @@ func TestRetryLedger(t *testing.T) {
 
 	if _, err := openLedger(os.DevNull); err == nil {
 		t.Error("openLedger accepted a file that is not a ledger")
-	}
-}
-
-// A client rejected by one process of a group and coming back early is
-// counted by whichever process its retry reaches: every early retry counts,
-// not only the ones the kernel happens to hash to the rejecting process.
-func TestGroupEarlyRetriesShared(t *testing.T) {
-	g := startGroup(t, 2, Config{})
-	ctx := context.Background()
-	if err := g.Reject(ctx, 503, 5*time.Second, time.Hour); err != nil {
-		t.Fatal(err)
-	}
-	const clients = 6
-	for i := range clients {
-		if r := dialWS(g.URL(), fmt.Sprint(i)); r.status != 503 {
-			t.Fatalf("client %d: dial during a reject: status %d, %v", i, r.status, r.err)
-		}
-	}
-	if err := g.Reject(ctx, 503, 0, 0); err != nil { // end the window
-		t.Fatal(err)
-	}
-	const retries = 5
-	for i := range clients {
-		for range retries {
-			mustDial(t, g.URL()) // no id: not counted
-			r := dialWS(g.URL(), fmt.Sprint(i))
-			if r.err != nil {
-				t.Fatalf("client %d: early retry after the window: %v", i, r.err)
-			}
-			r.conn.Close()
-		}
-	}
-	st, err := g.Stats(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.EarlyRetries != clients*retries {
-		t.Fatalf("early retries %d; want every one of %d", st.EarlyRetries, clients*retries)
 	}
 }
 

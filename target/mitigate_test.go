@@ -1,20 +1,14 @@
 package target
 
 import (
-	"context"
 	"math"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/gobwas/ws"
-
-	"github.com/stampede-dev/stampede/connerr"
+	"github.com/stampede-dev/stampede/internal/wstest"
 	"github.com/stampede-dev/stampede/spec"
 )
 
@@ -207,45 +201,6 @@ func TestShed(t *testing.T) {
 	}
 }
 
-// closeSeen is a close frame a client read, and when.
-type closeSeen struct {
-	code   ws.StatusCode
-	reason string
-	at     time.Time
-	err    error
-}
-
-// readCloses reads the close frame of every conn (which wsutil answers)
-// concurrently, each within 15 s.
-func readCloses(conns []net.Conn) []closeSeen {
-	for _, c := range conns {
-		c.SetReadDeadline(time.Now().Add(15 * time.Second))
-	}
-	return readAll(conns)
-}
-
-// checkHinted checks that every close is 1013 with a delay in
-// [after, after+hint] and returns the first and last arrival.
-func checkHinted(t *testing.T, seen []closeSeen, after, hint time.Duration) (first, last time.Time) {
-	t.Helper()
-	for i, c := range seen {
-		if c.err != nil {
-			t.Fatalf("client %d: %v", i, c.err)
-		}
-		d, ok := connerr.ParseCloseHint(c.reason, 0)
-		if c.code != 1013 || !ok || d < after || d > after+hint {
-			t.Fatalf("client %d: close %d %q; want 1013 with a delay in [%v, %v]", i, c.code, c.reason, after, after+hint)
-		}
-		if first.IsZero() || c.at.Before(first) {
-			first = c.at
-		}
-		if c.at.After(last) {
-			last = c.at
-		}
-	}
-	return first, last
-}
-
 // A graceful shutdown with spread and hint: the listener closes at once,
 // every client gets 1013 with a parseable delay in [after, after+hint],
 // and the close frames are spread: the last comes at least half the
@@ -262,7 +217,7 @@ func TestShutdownSpreadHint(t *testing.T) {
 	if err := s.ShutdownWith(ShutdownOptions{Mode: Abrupt, Spread: spread}); err == nil {
 		t.Fatal("an abrupt shutdown with a spread was taken")
 	}
-	done := make(chan []closeSeen)
+	done := make(chan []wstest.CloseSeen)
 	go func() { done <- readCloses(conns) }()
 	go s.ShutdownWith(ShutdownOptions{Mode: Graceful, Spread: spread, HintAfter: after, Hint: hint})
 	eventually(t, "the listener closed", func() bool {
@@ -278,105 +233,4 @@ func TestShutdownSpreadHint(t *testing.T) {
 		t.Fatalf("closes came within %v; want them spread over %v (at least half)", d, spread)
 	}
 	<-s.Done()
-}
-
-// The control API's /shutdown takes spread=, hint_after= and hint=.
-func TestControlShutdownHint(t *testing.T) {
-	s := startServer(t, Config{})
-	waitReady(t, s)
-	api := httptest.NewServer(ControlHandler(s))
-	defer api.Close()
-	var conns []net.Conn
-	for range 4 {
-		conns = append(conns, mustDial(t, s.URL()))
-	}
-	eventually(t, "4 conns", func() bool { return s.Stats().Conns == 4 })
-	for _, tc := range []struct {
-		query string
-		want  int
-	}{
-		{"mode=abrupt&spread=1s", 400},
-		{"mode=graceful&hint=-1s", 400},
-		{"mode=graceful&spread=soon", 400},
-		{"mode=graceful&spread=300ms&hint_after=500ms&hint=1s", 202},
-	} {
-		resp, err := http.Post(api.URL+"/shutdown?"+tc.query, "", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != tc.want {
-			t.Fatalf("/shutdown?%s: %d; want %d", tc.query, resp.StatusCode, tc.want)
-		}
-	}
-	first, last := checkHinted(t, readCloses(conns), 500*time.Millisecond, time.Second)
-	if d := last.Sub(first); d < 150*time.Millisecond {
-		t.Fatalf("closes came within %v; want them spread over 300ms", d)
-	}
-	<-s.Done()
-}
-
-// readAll reads every conn's close frame (or error) concurrently, within
-// the deadlines the caller set, and answers it. (wsutil refuses 1012 and
-// 1013, which gobwas/ws does not know, as a protocol error.)
-func readAll(conns []net.Conn) []closeSeen {
-	out := make([]closeSeen, len(conns))
-	var wg sync.WaitGroup
-	for i, c := range conns {
-		wg.Go(func() {
-			for {
-				f, err := readFrame(c)
-				if err != nil {
-					out[i] = closeSeen{err: err}
-					return
-				}
-				if f.Header.OpCode != ws.OpClose {
-					continue
-				}
-				code, reason := ws.ParseCloseFrameData(f.Payload)
-				out[i] = closeSeen{code: code, reason: reason, at: time.Now()}
-				body := ws.NewCloseFrameBody(code, "")
-				ws.WriteFrame(c, ws.MaskFrameInPlace(ws.NewCloseFrame(body)))
-				return
-			}
-		})
-	}
-	wg.Wait()
-	return out
-}
-
-// A run's group starts its first generation at full rate
-// (FirstAtFullRate); a process it starts again ramps.
-func TestGroupFirstAtFullRate(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cfg := Config{Server: spec.Server{AcceptRate: 100, AdmitRamp: 10 * time.Minute, AdmitFloor: 0.1, Backlog: 64}}
-	g, err := StartGroup(ctx, GroupConfig{Spawn: testSpawner(t), Procs: 1, Config: cfg, FirstAtFullRate: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
-	const n = 30
-	accepted := func() uint64 {
-		st, err := g.Stats(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st.Accepted
-	}
-	// Ramped from 0.1/s, 30 accepts would take 19 s.
-	dialTCP(t, g.Addr(), n, 5*time.Second)
-	eventually(t, "the first generation accepts all at full rate", func() bool { return accepted() == n })
-	if err := g.Signal(syscall.SIGUSR1); err != nil {
-		t.Fatal(err)
-	}
-	g.Wait()
-	if err := g.Respawn(ctx, 0); err != nil {
-		t.Fatal(err)
-	}
-	dialTCP(t, g.Addr(), n, 5*time.Second)
-	time.Sleep(time.Second)
-	if got := accepted(); got > n/3 {
-		t.Fatalf("a restarted process accepted %d of %d in its first second; want it ramping from 0.1/s", got, n)
-	}
 }

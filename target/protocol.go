@@ -256,15 +256,3 @@ func closeProtocol(p *Protocol) {
 	p.Close()
 	p.st.Close()
 }
-
-// storeNeedsOneProc refuses a message-protocol target of several
-// processes on a store they cannot share: rooms fan out across processes
-// only through a shared store's feed (store.Feed, store.CheckShared).
-func storeNeedsOneProc(procs int, cfg Config) error {
-	if procs > 1 && cfg.Store != "" {
-		if err := store.CheckShared(cfg.Store); err != nil {
-			return spec.Errorf("Server.Procs", "%v", err)
-		}
-	}
-	return nil
-}

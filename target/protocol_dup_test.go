@@ -34,8 +34,8 @@ func TestProtocolDupAckAfterOthers(t *testing.T) {
 	t.Cleanup(func() { p.Close(); st.Close() })
 
 	alice := dialProto(t, s, "alice")
-	alice.send(`{"type":"join","room":"r"}`)
-	alice.expect(`{"type":"joined","room":"r","through":0}`)
+	alice.Send(`{"type":"join","room":"r"}`)
+	alice.Expect(`{"type":"joined","room":"r","through":0}`)
 	// Another process stores carol's message, then alice's first copy
 	// of a-1 (the process dies before its ACK reaches her).
 	ctx := context.Background()
@@ -45,8 +45,8 @@ func TestProtocolDupAckAfterOthers(t *testing.T) {
 	if _, _, err := st.Append(ctx, "r", "a-1", []byte("hello")); err != nil {
 		t.Fatal(err)
 	}
-	alice.send(`{"type":"msg","id":"a-1","room":"r","body":"hello"}`)
-	alice.expect(`{"type":"deliver","room":"r","seq":1,"id":"c-1","body":"from carol"}`)
-	alice.expect(`{"type":"deliver","room":"r","seq":2,"id":"a-1","body":"hello"}`)
-	alice.expect(`{"type":"ack","id":"a-1","seq":2,"dup":true}`)
+	alice.Send(`{"type":"msg","id":"a-1","room":"r","body":"hello"}`)
+	alice.Expect(`{"type":"deliver","room":"r","seq":1,"id":"c-1","body":"from carol"}`)
+	alice.Expect(`{"type":"deliver","room":"r","seq":2,"id":"a-1","body":"hello"}`)
+	alice.Expect(`{"type":"ack","id":"a-1","seq":2,"dup":true}`)
 }

@@ -15,86 +15,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gobwas/ws"
+	"github.com/gobwas/ws/wsutil"
 	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/gobwas/ws"
-	"github.com/gobwas/ws/wsutil"
-
+	"github.com/stampede-dev/stampede/internal/wstest"
 	"github.com/stampede-dev/stampede/protocol"
 	"github.com/stampede-dev/stampede/spec"
 )
 
 // pclient is a test client of the message protocol.
-type pclient struct {
-	t    *testing.T
-	name string
-	conn net.Conn
-}
+type pclient = wstest.ProtoClient
 
 func dialProto(t *testing.T, s *Server, name string) *pclient {
 	t.Helper()
-	return &pclient{t: t, name: name, conn: mustDial(t, s.URL())}
-}
-
-func (c *pclient) send(frame string) {
-	c.t.Helper()
-	if err := wsutil.WriteClientText(c.conn, []byte(frame)); err != nil {
-		c.t.Fatalf("%s: send %s: %v", c.name, frame, err)
-	}
-}
-
-// next reads the next frame, failing the test after 5 s.
-func (c *pclient) next() protocol.Frame {
-	c.t.Helper()
-	c.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
-	p, err := wsutil.ReadServerText(c.conn)
-	if err != nil {
-		c.t.Fatalf("%s: read: %v", c.name, err)
-	}
-	var f protocol.Frame
-	if err := protocol.Decode(p, &f); err != nil {
-		c.t.Fatalf("%s: server sent %s: %v", c.name, p, err)
-	}
-	// Detach from p's buffer.
-	f.ID, f.Room, f.Body = clone(f.ID), clone(f.Room), clone(f.Body)
-	return f
-}
-
-func clone(b []byte) []byte {
-	if b == nil {
-		return nil
-	}
-	return append([]byte{}, b...)
-}
-
-// expect reads the next frame and checks it, written as the frame's JSON.
-func (c *pclient) expect(want string) {
-	c.t.Helper()
-	got := c.next()
-	var w protocol.Frame
-	if err := protocol.Decode([]byte(want), &w); err != nil {
-		c.t.Fatalf("bad expectation %s: %v", want, err)
-	}
-	if g, w := string(protocol.Append(nil, &got)), string(protocol.Append(nil, &w)); g != w {
-		c.t.Fatalf("%s: got %s\nwant %s", c.name, g, w)
-	}
-}
-
-// closed reads until the server's close frame and returns it.
-func (c *pclient) closed() wsutil.ClosedError {
-	c.t.Helper()
-	c.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
-	for {
-		_, err := wsutil.ReadServerText(c.conn)
-		var ce wsutil.ClosedError
-		if errors.As(err, &ce) {
-			return ce
-		}
-		if err != nil {
-			c.t.Fatalf("%s: read: %v, want a close frame", c.name, err)
-		}
-	}
+	return &pclient{T: t, Name: name, Conn: mustDial(t, s.URL())}
 }
 
 // storeURLs are the stores the protocol tests run on: the embedded one
@@ -163,28 +99,28 @@ func TestProtocolExchange(t *testing.T) {
 			cfg := Config{Server: spec.Server{Store: url(t)}}
 			s := startServer(t, cfg)
 			alice, bob := dialProto(t, s, "alice"), dialProto(t, s, "bob")
-			alice.send(`{"type":"join","room":"r"}`)
-			alice.expect(`{"type":"joined","room":"r","through":0}`)
-			bob.send(`{"type":"join","room":"r"}`)
-			bob.expect(`{"type":"joined","room":"r","through":0}`)
+			alice.Send(`{"type":"join","room":"r"}`)
+			alice.Expect(`{"type":"joined","room":"r","through":0}`)
+			bob.Send(`{"type":"join","room":"r"}`)
+			bob.Expect(`{"type":"joined","room":"r","through":0}`)
 
-			alice.send(`{"type":"msg","id":"a-1","room":"r","body":"hello"}`)
-			alice.expect(`{"type":"ack","id":"a-1","seq":1}`)
-			bob.expect(`{"type":"deliver","room":"r","seq":1,"id":"a-1","body":"hello"}`)
-			alice.send(`{"type":"msg","id":"a-2","room":"r","body":"still there?"}`)
-			alice.expect(`{"type":"ack","id":"a-2","seq":2}`)
-			bob.expect(`{"type":"deliver","room":"r","seq":2,"id":"a-2","body":"still there?"}`)
-			bob.conn.Close() // Bob goes away having seen 2
+			alice.Send(`{"type":"msg","id":"a-1","room":"r","body":"hello"}`)
+			alice.Expect(`{"type":"ack","id":"a-1","seq":1}`)
+			bob.Expect(`{"type":"deliver","room":"r","seq":1,"id":"a-1","body":"hello"}`)
+			alice.Send(`{"type":"msg","id":"a-2","room":"r","body":"still there?"}`)
+			alice.Expect(`{"type":"ack","id":"a-2","seq":2}`)
+			bob.Expect(`{"type":"deliver","room":"r","seq":2,"id":"a-2","body":"still there?"}`)
+			bob.Conn.Close() // Bob goes away having seen 2
 			// Until the server has read his close, Bob is still a member and
 			// a message would be delivered to him (a write to a socket
 			// whose peer closed succeeds once), making Delivered 3.
 			eventually(t, "bob gone", func() bool { return s.Stats().Conns == 1 })
 
 			// A resend before the restart: ACKed again, delivered to nobody.
-			alice.send(`{"type":"msg","id":"a-1","room":"r","body":"hello"}`)
-			alice.expect(`{"type":"ack","id":"a-1","seq":1,"dup":true}`)
-			alice.send(`{"type":"msg","id":"a-3","room":"r","body":"third"}`)
-			alice.expect(`{"type":"ack","id":"a-3","seq":3}`)
+			alice.Send(`{"type":"msg","id":"a-1","room":"r","body":"hello"}`)
+			alice.Expect(`{"type":"ack","id":"a-1","seq":1,"dup":true}`)
+			alice.Send(`{"type":"msg","id":"a-3","room":"r","body":"third"}`)
+			alice.Expect(`{"type":"ack","id":"a-3","seq":3}`)
 			// Counters are bumped after the write the client saw.
 			eventually(t, "stats before restart", func() bool {
 				st := s.Stats()
@@ -194,29 +130,29 @@ func TestProtocolExchange(t *testing.T) {
 			s.Shutdown(Abrupt)
 			s2 := startServer(t, cfg)
 			carol := dialProto(t, s2, "carol")
-			carol.send(`{"type":"msg","id":"c-9","room":"r","body":"anyone?"}`)
-			carol.expect(`{"type":"ack","id":"c-9","seq":4}`)
+			carol.Send(`{"type":"msg","id":"c-9","room":"r","body":"anyone?"}`)
+			carol.Expect(`{"type":"ack","id":"c-9","seq":4}`)
 
 			alice = dialProto(t, s2, "alice")
-			alice.send(`{"type":"resume","room":"r","last_seq":3}`)
-			alice.expect(`{"type":"deliver","room":"r","seq":4,"id":"c-9","body":"anyone?"}`)
-			alice.expect(`{"type":"resumed","room":"r","through":4}`)
-			alice.send(`{"type":"msg","id":"a-3","room":"r","body":"third"}`)
-			alice.expect(`{"type":"ack","id":"a-3","seq":3,"dup":true}`)
+			alice.Send(`{"type":"resume","room":"r","last_seq":3}`)
+			alice.Expect(`{"type":"deliver","room":"r","seq":4,"id":"c-9","body":"anyone?"}`)
+			alice.Expect(`{"type":"resumed","room":"r","through":4}`)
+			alice.Send(`{"type":"msg","id":"a-3","room":"r","body":"third"}`)
+			alice.Expect(`{"type":"ack","id":"a-3","seq":3,"dup":true}`)
 
 			bob = dialProto(t, s2, "bob")
-			bob.send(`{"type":"resume","room":"r","last_seq":2}`)
-			bob.expect(`{"type":"deliver","room":"r","seq":3,"id":"a-3","body":"third"}`)
-			bob.expect(`{"type":"deliver","room":"r","seq":4,"id":"c-9","body":"anyone?"}`)
-			bob.expect(`{"type":"resumed","room":"r","through":4}`)
+			bob.Send(`{"type":"resume","room":"r","last_seq":2}`)
+			bob.Expect(`{"type":"deliver","room":"r","seq":3,"id":"a-3","body":"third"}`)
+			bob.Expect(`{"type":"deliver","room":"r","seq":4,"id":"c-9","body":"anyone?"}`)
+			bob.Expect(`{"type":"resumed","room":"r","through":4}`)
 
 			// Live again: Bob gets Alice's next message, Alice does not.
-			alice.send(`{"type":"msg","id":"a-4","room":"r","body":"back"}`)
-			alice.expect(`{"type":"ack","id":"a-4","seq":5}`)
-			bob.expect(`{"type":"deliver","room":"r","seq":5,"id":"a-4","body":"back"}`)
-			bob.send(`{"type":"msg","id":"b-1","room":"r","body":"hi"}`)
-			bob.expect(`{"type":"ack","id":"b-1","seq":6}`)
-			alice.expect(`{"type":"deliver","room":"r","seq":6,"id":"b-1","body":"hi"}`)
+			alice.Send(`{"type":"msg","id":"a-4","room":"r","body":"back"}`)
+			alice.Expect(`{"type":"ack","id":"a-4","seq":5}`)
+			bob.Expect(`{"type":"deliver","room":"r","seq":5,"id":"a-4","body":"back"}`)
+			bob.Send(`{"type":"msg","id":"b-1","room":"r","body":"hi"}`)
+			bob.Expect(`{"type":"ack","id":"b-1","seq":6}`)
+			alice.Expect(`{"type":"deliver","room":"r","seq":6,"id":"b-1","body":"hi"}`)
 
 			want := Stats{Procs: 1, MsgsAcked: 4, DupSuppressed: 1, Delivered: 2, Resumes: 2, Replayed: 3}
 			eventually(t, fmt.Sprintf("stats %+v after restart", want), func() bool {
@@ -234,24 +170,24 @@ func TestProtocolResumeGap(t *testing.T) {
 	s := startServer(t, Config{Server: spec.Server{Store: filepath.Join(t.TempDir(), "s"), Retention: 3}})
 	a := dialProto(t, s, "a")
 	for i := 1; i <= 10; i++ {
-		a.send(fmt.Sprintf(`{"type":"msg","id":"m%d","room":"r","body":"%d"}`, i, i))
-		a.expect(fmt.Sprintf(`{"type":"ack","id":"m%d","seq":%d}`, i, i))
+		a.Send(fmt.Sprintf(`{"type":"msg","id":"m%d","room":"r","body":"%d"}`, i, i))
+		a.Expect(fmt.Sprintf(`{"type":"ack","id":"m%d","seq":%d}`, i, i))
 	}
 	b := dialProto(t, s, "b")
-	b.send(`{"type":"resume","room":"r","last_seq":2}`)
-	b.expect(`{"type":"resume_gap","room":"r","from":3,"through":7}`)
+	b.Send(`{"type":"resume","room":"r","last_seq":2}`)
+	b.Expect(`{"type":"resume_gap","room":"r","from":3,"through":7}`)
 	for i := 8; i <= 10; i++ {
-		b.expect(fmt.Sprintf(`{"type":"deliver","room":"r","seq":%d,"id":"m%d","body":"%d"}`, i, i, i))
+		b.Expect(fmt.Sprintf(`{"type":"deliver","room":"r","seq":%d,"id":"m%d","body":"%d"}`, i, i, i))
 	}
-	b.expect(`{"type":"resumed","room":"r","through":10}`)
+	b.Expect(`{"type":"resumed","room":"r","through":10}`)
 	eventually(t, "1 resume gap, 3 replayed", func() bool {
 		st := s.Stats()
 		return st.ResumeGaps == 1 && st.Replayed == 3
 	})
 	// A client ahead of the store (wiped) is told where the room is.
 	c := dialProto(t, s, "c")
-	c.send(`{"type":"resume","room":"r","last_seq":50}`)
-	c.expect(`{"type":"resumed","room":"r","through":10}`)
+	c.Send(`{"type":"resume","room":"r","last_seq":50}`)
+	c.Expect(`{"type":"resumed","room":"r","through":10}`)
 }
 
 // TestProtocolNoDedupe: with dedupe off a resend is stored and delivered
@@ -259,12 +195,12 @@ func TestProtocolResumeGap(t *testing.T) {
 func TestProtocolNoDedupe(t *testing.T) {
 	s := startServer(t, Config{Server: spec.Server{Store: filepath.Join(t.TempDir(), "s"), NoDedupe: true}})
 	a, b := dialProto(t, s, "a"), dialProto(t, s, "b")
-	b.send(`{"type":"join","room":"r"}`)
-	b.expect(`{"type":"joined","room":"r","through":0}`)
+	b.Send(`{"type":"join","room":"r"}`)
+	b.Expect(`{"type":"joined","room":"r","through":0}`)
 	for seq := 1; seq <= 2; seq++ {
-		a.send(`{"type":"msg","id":"x","room":"r","body":"once"}`)
-		a.expect(fmt.Sprintf(`{"type":"ack","id":"x","seq":%d}`, seq))
-		b.expect(fmt.Sprintf(`{"type":"deliver","room":"r","seq":%d,"id":"x","body":"once"}`, seq))
+		a.Send(`{"type":"msg","id":"x","room":"r","body":"once"}`)
+		a.Expect(fmt.Sprintf(`{"type":"ack","id":"x","seq":%d}`, seq))
+		b.Expect(fmt.Sprintf(`{"type":"deliver","room":"r","seq":%d,"id":"x","body":"once"}`, seq))
 	}
 	eventually(t, "2 delivered", func() bool { return s.Stats().Delivered == 2 })
 	if st := s.Stats(); st.DupSuppressed != 0 {
@@ -306,19 +242,19 @@ func TestProtocolBadFrames(t *testing.T) {
 				if tc.binary {
 					op = ws.OpBinary
 				}
-				if err := wsutil.WriteClientMessage(c.conn, op, []byte(f)); err != nil {
+				if err := wsutil.WriteClientMessage(c.Conn, op, []byte(f)); err != nil {
 					t.Fatal(err)
 				}
 			}
-			ce := c.closed()
+			ce := c.Closed()
 			if ce.Code != tc.code || !strings.HasPrefix(ce.Reason, tc.reason) {
 				t.Fatalf("close = %d %q, want %d %q...", ce.Code, ce.Reason, tc.code, tc.reason)
 			}
 		})
 	}
 	ok := dialProto(t, s, "ok")
-	ok.send(`{"type":"join","room":"fine"}`)
-	ok.expect(`{"type":"joined","room":"fine","through":0}`)
+	ok.Send(`{"type":"join","room":"fine"}`)
+	ok.Expect(`{"type":"joined","room":"fine","through":0}`)
 }
 
 // TestProtocolConcurrentSenders: members of one room sending at once each
@@ -330,8 +266,8 @@ func TestProtocolConcurrentSenders(t *testing.T) {
 	clients := make([]*pclient, members)
 	for i := range clients {
 		clients[i] = dialProto(t, s, fmt.Sprint("m", i))
-		clients[i].send(`{"type":"join","room":"r"}`)
-		clients[i].expect(`{"type":"joined","room":"r","through":0}`)
+		clients[i].Send(`{"type":"join","room":"r"}`)
+		clients[i].Expect(`{"type":"joined","room":"r","through":0}`)
 	}
 	type seen struct {
 		seqs []uint64 // deliver and own ack seqs, in arrival order per kind
@@ -345,7 +281,7 @@ func TestProtocolConcurrentSenders(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for n := range each {
-				wsutil.WriteClientText(c.conn, fmt.Appendf(nil, `{"type":"msg","id":"m%d-%d","room":"r","body":"x"}`, i, n))
+				wsutil.WriteClientText(c.Conn, fmt.Appendf(nil, `{"type":"msg","id":"m%d-%d","room":"r","body":"x"}`, i, n))
 			}
 		}()
 		go func() {
@@ -353,9 +289,9 @@ func TestProtocolConcurrentSenders(t *testing.T) {
 			res := seen{own: map[uint64]bool{}}
 			defer func() { results[i] = res }()
 			var last uint64
-			c.conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+			c.Conn.SetReadDeadline(time.Now().Add(20 * time.Second))
 			for got := 0; got < members*each; got++ {
-				p, err := wsutil.ReadServerText(c.conn)
+				p, err := wsutil.ReadServerText(c.Conn)
 				var f protocol.Frame
 				if err == nil {
 					err = protocol.Decode(p, &f)
@@ -411,7 +347,6 @@ func TestProtocolConfig(t *testing.T) {
 		{"no-dedupe without store", Config{Server: spec.Server{NoDedupe: true}}.Validate()},
 		{"retention without store", Config{Server: spec.Server{Retention: 5}}.Validate()},
 		{"negative retention", Config{Server: spec.Server{Store: "x", Retention: -1}}.Validate()},
-		{"store with several procs", RunConfig{Server: Config{Server: spec.Server{Procs: 2, Store: "x"}}}.Validate()},
 	} {
 		if !errors.As(tc.err, &ce) {
 			t.Errorf("%s: Validate = %v, want a *spec.FieldError", tc.name, tc.err)

@@ -14,6 +14,7 @@ import (
 	"github.com/stampede-dev/stampede/connerr"
 	"github.com/stampede-dev/stampede/internal/clock"
 	"github.com/stampede-dev/stampede/spec"
+	"github.com/stampede-dev/stampede/target/listener"
 )
 
 // ErrServerClosed is returned by the runtime controls once Shutdown began.
@@ -24,7 +25,7 @@ var ErrServerClosed = errors.New("target: server closed")
 // that serve the connections. Its methods are safe for concurrent use.
 type Server struct {
 	cfg     Config
-	ln      *Listener
+	ln      *listener.Listener
 	tls     *tls.Config
 	reactor *reactor
 	clock   clock.Clock
@@ -98,7 +99,7 @@ func Start(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	presizeFDTable(s.reactor.ep.FD())
-	if s.ln, err = Listen(cfg.Addr, cfg.Backlog); err != nil {
+	if s.ln, err = listener.Listen(cfg.Addr, cfg.Backlog); err != nil {
 		s.reactor.close()
 		closeProtocol(proto)
 		return nil, err
@@ -139,10 +140,10 @@ func Start(cfg Config) (*Server, error) {
 func (s *Server) Addr() net.Addr { return s.ln.Addr() }
 
 // URL returns the ws:// (or wss://) URL of the server.
-func (s *Server) URL() string { return wsURL(s.Addr().String(), s.tls != nil) }
+func (s *Server) URL() string { return WSURL(s.Addr().String(), s.tls != nil) }
 
-// wsURL is the WebSocket URL of a server at addr.
-func wsURL(addr string, tls bool) string {
+// WSURL is the WebSocket URL of a server at addr, wss:// with tls.
+func WSURL(addr string, tls bool) string {
 	if tls {
 		return "wss://" + addr + "/"
 	}

@@ -13,7 +13,7 @@ import (
 
 // waiting holds the bare connections the accept loop took before their
 // requests came: the kernel defers a connection until its first bytes
-// (Listener.DeferAccept), but one made by a SYN cookie (the SYN queue was
+// (listener.Listener.DeferAccept), but one made by a SYN cookie (the SYN queue was
 // full, as it is in a herd) is made at the client's ACK, and its request
 // comes when the client's process writes it, or, when the full accept
 // queue dropped it, at the client's next retransmit. Each waits, holding

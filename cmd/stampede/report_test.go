@@ -19,6 +19,7 @@ import (
 	"github.com/stampede-dev/stampede/results/folder"
 	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/target"
+	"github.com/stampede-dev/stampede/target/listener"
 )
 
 // TestReportRealRun: a real-socket loadgen run against an in-process
@@ -103,7 +104,7 @@ func TestReportRealRun(t *testing.T) {
 // a loadgen fleet sees one outage. The channel says whether it came back.
 func restartingTarget(t *testing.T) (addr string, restarted <-chan error) {
 	t.Helper()
-	port, err := target.FreePort()
+	port, err := listener.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/stampede-dev/stampede/agent"
 	"github.com/stampede-dev/stampede/storm"
 	"github.com/stampede-dev/stampede/target"
+	"github.com/stampede-dev/stampede/target/group"
 )
 
 // targetCmd is `stampede target`. Its flag names are also what
@@ -45,13 +46,13 @@ var targetCmd = &cli.Command{
 
 func init() { register(targetCmd) }
 
-// targetAction maps the flags to a target.RunConfig and runs the target
+// targetAction maps the flags to a group.RunConfig and runs the target
 // until it is shut down.
 func targetAction(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return fmt.Errorf("target: unexpected argument %q", c.Args().First())
 	}
-	rc := target.RunConfig{
+	rc := group.RunConfig{
 		Server:      targetConfig(c, targetFields...),
 		ControlAddr: c.String("control-addr"),
 		Stdout:      c.App.Writer,
@@ -65,7 +66,7 @@ func targetAction(c *cli.Context) error {
 		}
 		rc.Spawn = agent.SpawnServer(exe, []string{"agent"}, c.App.ErrWriter)
 	}
-	return flagError(target.Run(c.Context, rc)) // Run validates rc once, before any socket opens
+	return flagError(group.Run(c.Context, rc)) // Run validates rc once, before any socket opens
 }
 
 // targetConfig maps the flags of the given server knobs to a

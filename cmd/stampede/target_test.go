@@ -16,6 +16,7 @@ import (
 	"github.com/stampede-dev/stampede/childproc"
 	"github.com/stampede-dev/stampede/controlapi"
 	"github.com/stampede-dev/stampede/target"
+	"github.com/stampede-dev/stampede/target/listener"
 )
 
 func TestTargetBadFlags(t *testing.T) {
@@ -173,7 +174,7 @@ func TestTargetHTTPLimit(t *testing.T) {
 // A second `stampede target` on a port a running server holds is refused
 // with one line, exit 2, instead of joining its SO_REUSEPORT set.
 func TestTargetPortInUse(t *testing.T) {
-	first, err := target.Listen("127.0.0.1:0", 8)
+	first, err := listener.Listen("127.0.0.1:0", 8)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -211,6 +211,9 @@ var boundaries = []struct {
 	pkg, notOn, why string
 }{
 	{"chaos", "results", "the schedule language is read by the simulator, advise and the proxy, which need no results"},
+	{"target", "target/group", "a server runs in one process; the group starts processes of it and controls them"},
+	{"target", "childproc", "a server starts no process; target/group does"},
+	{"target/listener", "target", "a listening socket knows no server"},
 	{"agent", "cluster", "an agent runs one role from its plan and knows no coordinator"},
 	{"cluster/hub", "agent", "the hub carries the agents' messages between hosts without reading them"},
 	{"cluster/hub", "loadgen", "the hub carries the roles' messages and runs no role"},

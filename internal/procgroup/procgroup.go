@@ -3,7 +3,7 @@
 // child started with childproc and known by its ready line; the group
 // tells an exit it asked for from a crash, reaches every member at once,
 // and stops them all, gently first. What a member does and how it is
-// controlled stays with its role (target.Group, proxy.Group).
+// controlled stays with its role (group.Group, proxy.Group).
 package procgroup
 
 import (
@@ -27,7 +27,7 @@ type Member struct {
 }
 
 // Spawn starts one process and returns it with its ready line (a
-// target.Spawner or proxy.Spawner with its arguments bound).
+// group.Spawner or proxy.Spawner with its arguments bound).
 type Spawn func() (*childproc.Child, childproc.ReadyLine, error)
 
 // Start starts a member with spawn. token is the control token the

@@ -1,4 +1,6 @@
-// Package wstest holds what tests of both ends of a WebSocket share.
+// Package wstest holds what tests of both ends of a WebSocket share: a
+// bounded frame reader, a dialer that keeps a refusal's status and
+// Retry-After, and readers of close frames. Only tests import it.
 package wstest
 
 import (

@@ -5,7 +5,7 @@
 //
 // It starts a target process on the store (default: the embedded store in a
 // fresh temporary directory, fsync before every ACK) by running itself as
-// `stampede target` would (target.Run), connects
+// `stampede target` would (group.Run), connects
 // rooms x room-size WebSocket clients that each join one room, and runs two
 // phases:
 //
@@ -54,6 +54,7 @@ import (
 	"github.com/stampede-dev/stampede/protocol"
 	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/target"
+	"github.com/stampede-dev/stampede/target/group"
 )
 
 func main() {
@@ -425,7 +426,7 @@ func init() {
 		if v != "echo" {
 			cfg.Store = v
 		}
-		if err := target.Run(context.Background(), target.RunConfig{Server: cfg}); err != nil {
+		if err := group.Run(context.Background(), group.RunConfig{Server: cfg}); err != nil {
 			fmt.Fprintln(os.Stderr, "protobench target:", err)
 			os.Exit(1)
 		}

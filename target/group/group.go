@@ -1,4 +1,4 @@
-package target
+package group
 
 import (
 	"context"
@@ -17,9 +17,11 @@ import (
 	"github.com/stampede-dev/stampede/internal/procgroup"
 	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/store"
+	"github.com/stampede-dev/stampede/target"
+	"github.com/stampede-dev/stampede/target/listener"
 )
 
-// DefaultReadyTimeout is how long StartGroup and Respawn wait for a process's
+// DefaultReadyTimeout is how long Start and Respawn wait for a process's
 // ready line, on top of its Hold.
 const DefaultReadyTimeout = 10 * time.Second
 
@@ -28,21 +30,21 @@ const DefaultReadyTimeout = 10 * time.Second
 // and returns it once its childproc.ReadyLine came, waiting at most timeout. The
 // process gets cfg as a typed plan, never as flags: agent.SpawnServer is
 // the one the stampede binary uses (docs/agent.md); tests give their own.
-type Spawner func(ctx context.Context, cfg Config, env []string, timeout time.Duration) (*childproc.Child, childproc.ReadyLine, error)
+type Spawner func(ctx context.Context, cfg target.Config, env []string, timeout time.Duration) (*childproc.Child, childproc.ReadyLine, error)
 
-// GroupConfig configures a Group of target processes.
-type GroupConfig struct {
+// Config configures a Group of target processes.
+type Config struct {
 	// Spawn starts one process. Required.
 	Spawn Spawner
 	// Procs is the number of processes. Default 1.
 	Procs int
 	// Config is every process's server configuration. Its Addr is the
 	// group's address: with port 0 the group picks a free port.
-	Config Config
+	Config target.Config
 	// ReadyTimeout bounds the wait for a process's ready line, on top of
 	// its Hold. Default 10 s.
 	ReadyTimeout time.Duration
-	// FirstAtFullRate starts the first generation (StartGroup's) without
+	// FirstAtFullRate starts the first generation (Start's) without
 	// the admission ramp (Config.AdmitRamp); processes started later by
 	// Respawn or RespawnProc ramp. A run's first connects are not a
 	// restart; a lone `stampede target` is one, and ramps from its start.
@@ -58,7 +60,7 @@ type GroupConfig struct {
 // files. The group keeps the port reserved (a bound socket that does not
 // listen) for its whole life, so between a stop and a Respawn connects are
 // refused and no other program can take the port. Its processes share a
-// retry ledger (RetryLedgerEnv), so a client that comes back before its
+// retry ledger (target.RetryLedgerEnv), so a client that comes back before its
 // Retry-After is counted whichever process it reaches.
 //
 // A supervisor restarts the target with it: Signal or Kill, Wait, wait out
@@ -67,8 +69,8 @@ type GroupConfig struct {
 // restart does the same one process at a time: SignalProc, the Proc's
 // Wait, RespawnProc.
 type Group struct {
-	cfg    GroupConfig
-	res    *portReservation
+	cfg    Config
+	res    *listener.Reservation
 	addr   string
 	ledger string // the retry ledger file the processes share
 	// storeStop stops the store server the group runs for its processes
@@ -100,10 +102,10 @@ type Proc struct {
 // generation are still running.
 var ErrProcsRunning = errors.New("target: group processes still running")
 
-// StartGroup reserves the address, starts cfg.Procs processes on it and
+// Start reserves the address, starts cfg.Procs processes on it and
 // returns when every one printed its ready line. On error, every process
 // started is killed.
-func StartGroup(ctx context.Context, cfg GroupConfig) (*Group, error) {
+func Start(ctx context.Context, cfg Config) (*Group, error) {
 	if cfg.Spawn == nil {
 		return nil, spec.Errorf("GroupConfig.Spawn", "required")
 	}
@@ -121,11 +123,11 @@ func StartGroup(ctx context.Context, cfg GroupConfig) (*Group, error) {
 	if cfg.ReadyTimeout == 0 {
 		cfg.ReadyTimeout = DefaultReadyTimeout
 	}
-	res, err := reservePort(cfg.Config.Server.WithDefaults().Addr)
+	res, err := listener.Reserve(cfg.Config.Server.WithDefaults().Addr)
 	if err != nil {
 		return nil, err
 	}
-	ledger, err := createLedger("", time.Now())
+	ledger, err := target.CreateRetryLedger("", time.Now())
 	if err != nil {
 		res.Close()
 		return nil, err
@@ -140,10 +142,10 @@ func StartGroup(ctx context.Context, cfg GroupConfig) (*Group, error) {
 		return nil, err
 	}
 	cfg.Config.Store = shared
-	g := &Group{cfg: cfg, res: res, addr: res.addr, ledger: ledger, storeStop: storeStop}
-	var first []func(*Config)
+	g := &Group{cfg: cfg, res: res, addr: res.Addr(), ledger: ledger, storeStop: storeStop}
+	var first []func(*target.Config)
 	if cfg.FirstAtFullRate {
-		first = append(first, func(c *Config) { c.AdmitRamp, c.AdmitFloor = 0, 0 })
+		first = append(first, func(c *target.Config) { c.AdmitRamp, c.AdmitFloor = 0, 0 })
 	}
 	if err := g.Respawn(ctx, cfg.Config.Hold, first...); err != nil {
 		res.Close()
@@ -158,7 +160,7 @@ func StartGroup(ctx context.Context, cfg GroupConfig) (*Group, error) {
 func (g *Group) Addr() string { return g.addr }
 
 // URL returns the group's ws:// (or wss://) URL.
-func (g *Group) URL() string { return wsURL(g.addr, g.cfg.Config.withDefaults().TLS) }
+func (g *Group) URL() string { return target.WSURL(g.addr, g.cfg.Config.Server.WithDefaults().TLS) }
 
 // Procs returns the processes of the current generation.
 func (g *Group) Procs() []*Proc {
@@ -175,7 +177,7 @@ func (g *Group) Procs() []*Proc {
 // with: a supervisor gives them the group's current backlog and accept
 // rate, and a stall (Hold) or reject window (StartReject) under way, so
 // they never admit a client in a state the schedule has changed.
-func (g *Group) Respawn(ctx context.Context, hold time.Duration, start ...func(*Config)) error {
+func (g *Group) Respawn(ctx context.Context, hold time.Duration, start ...func(*target.Config)) error {
 	for _, p := range g.Procs() {
 		if !p.Exited() {
 			return ErrProcsRunning
@@ -209,7 +211,7 @@ func (g *Group) Respawn(ctx context.Context, hold time.Duration, start ...func(*
 // replaces must have exited (SignalProc, then Procs()[i].Wait). A rolling
 // restart is SignalProc, Wait and RespawnProc for each slot in turn.
 // start adjusts its configuration as in Respawn.
-func (g *Group) RespawnProc(ctx context.Context, i int, hold time.Duration, start ...func(*Config)) error {
+func (g *Group) RespawnProc(ctx context.Context, i int, hold time.Duration, start ...func(*target.Config)) error {
 	g.mu.Lock()
 	if i < 0 || i >= len(g.procs) {
 		n := len(g.procs)
@@ -245,7 +247,7 @@ func (g *Group) SignalProc(i int, sig os.Signal) error {
 // startProc starts one process with the given hold, its configuration
 // adjusted by start, and waits for its ready line; it watches the process
 // for an exit nobody asked for.
-func (g *Group) startProc(ctx context.Context, hold time.Duration, start []func(*Config)) (*Proc, error) {
+func (g *Group) startProc(ctx context.Context, hold time.Duration, start []func(*target.Config)) (*Proc, error) {
 	cfg := g.cfg.Config
 	cfg.Addr, cfg.Hold = g.addr, hold
 	for _, f := range start {
@@ -255,7 +257,7 @@ func (g *Group) startProc(ctx context.Context, hold time.Duration, start []func(
 		cfg.ControlToken = controlapi.NewToken()
 	}
 	m, err := procgroup.Start(func() (*childproc.Child, childproc.ReadyLine, error) {
-		return g.cfg.Spawn(ctx, cfg, []string{RetryLedgerEnv + "=" + g.ledger}, g.cfg.ReadyTimeout+cfg.Hold)
+		return g.cfg.Spawn(ctx, cfg, []string{target.RetryLedgerEnv + "=" + g.ledger}, g.cfg.ReadyTimeout+cfg.Hold)
 	}, cfg.ControlToken)
 	if err != nil {
 		return nil, err
@@ -269,8 +271,8 @@ func (g *Group) startProc(ctx context.Context, hold time.Duration, start []func(
 }
 
 // Stats returns the process's counters from its control API.
-func (p *Proc) Stats(ctx context.Context) (Stats, error) {
-	var st Stats
+func (p *Proc) Stats(ctx context.Context) (target.Stats, error) {
+	var st target.Stats
 	err := callControl(ctx, p.Control, p.Token, http.MethodGet, "/stats", nil, &st)
 	return st, err
 }
@@ -280,22 +282,22 @@ func (p *Proc) post(ctx context.Context, path string, params url.Values) error {
 	return callControl(ctx, p.Control, p.Token, http.MethodPost, path, params, nil)
 }
 
-// SetBacklog sets the process's backlog (see Server.SetBacklog).
+// SetBacklog sets the process's backlog (see target.Server.SetBacklog).
 func (p *Proc) SetBacklog(ctx context.Context, n int) error {
 	return p.post(ctx, "/backlog", backlogParams(n))
 }
 
-// SetAcceptRate sets the process's accept rate (see Server.SetAcceptRate).
+// SetAcceptRate sets the process's accept rate (see target.Server.SetAcceptRate).
 func (p *Proc) SetAcceptRate(ctx context.Context, r float64) error {
 	return p.post(ctx, "/accept-rate", rateParams(r))
 }
 
-// Stall stops the process accepting for d (see Server.Stall).
+// Stall stops the process accepting for d (see target.Server.Stall).
 func (p *Proc) Stall(ctx context.Context, d time.Duration) error {
 	return p.post(ctx, "/stall", stallParams(d))
 }
 
-// Reject makes the process reject upgrades (see Server.Reject).
+// Reject makes the process reject upgrades (see target.Server.Reject).
 func (p *Proc) Reject(ctx context.Context, status int, retryAfter, d time.Duration) error {
 	return p.post(ctx, "/reject", rejectParams(status, retryAfter, d))
 }
@@ -369,9 +371,9 @@ func (g *Group) post(ctx context.Context, path string, params url.Values) error 
 }
 
 // Stats returns the counters summed over the running processes.
-func (g *Group) Stats(ctx context.Context) (Stats, error) {
+func (g *Group) Stats(ctx context.Context) (target.Stats, error) {
 	var mu sync.Mutex
-	var sum Stats
+	var sum target.Stats
 	err := g.each(func(p *Proc) error {
 		st, err := p.Stats(ctx)
 		mu.Lock()
@@ -384,9 +386,9 @@ func (g *Group) Stats(ctx context.Context) (Stats, error) {
 
 // StatsByPID returns each running process's counters by process id; a
 // process exiting meanwhile is left out.
-func (g *Group) StatsByPID(ctx context.Context) (map[int]Stats, error) {
+func (g *Group) StatsByPID(ctx context.Context) (map[int]target.Stats, error) {
 	var mu sync.Mutex
-	out := map[int]Stats{}
+	out := map[int]target.Stats{}
 	err := g.each(func(p *Proc) error {
 		st, err := p.Stats(ctx)
 		if err == nil {
@@ -399,14 +401,14 @@ func (g *Group) StatsByPID(ctx context.Context) (map[int]Stats, error) {
 	return out, err
 }
 
-// Stall stops every process accepting for d (see Server.Stall).
+// Stall stops every process accepting for d (see target.Server.Stall).
 func (g *Group) Stall(ctx context.Context, d time.Duration) error {
 	return g.post(ctx, "/stall", stallParams(d))
 }
 
 func stallParams(d time.Duration) url.Values { return url.Values{"for": {d.String()}} }
 
-// SetBacklog sets every process's backlog (see Server.SetBacklog).
+// SetBacklog sets every process's backlog (see target.Server.SetBacklog).
 func (g *Group) SetBacklog(ctx context.Context, n int) error {
 	return g.post(ctx, "/backlog", backlogParams(n))
 }
@@ -423,7 +425,7 @@ func (g *Group) SetAcceptRate(ctx context.Context, r float64) error {
 	return g.post(ctx, "/accept-rate", rateParams(r))
 }
 
-// Reject makes every process reject upgrades (see Server.Reject).
+// Reject makes every process reject upgrades (see target.Server.Reject).
 func (g *Group) Reject(ctx context.Context, status int, retryAfter, d time.Duration) error {
 	return g.post(ctx, "/reject", rejectParams(status, retryAfter, d))
 }
@@ -432,15 +434,15 @@ func rejectParams(status int, retryAfter, d time.Duration) url.Values {
 	return url.Values{"status": {strconv.Itoa(status)}, "retry_after": {retryAfter.String()}, "for": {d.String()}}
 }
 
-// Shutdown asks every process to shut down (see Server.Shutdown) and
+// Shutdown asks every process to shut down (see target.Server.Shutdown) and
 // returns at once; Wait waits for the exits.
-func (g *Group) Shutdown(ctx context.Context, mode ShutdownMode) error {
-	return g.ShutdownWith(ctx, ShutdownOptions{Mode: mode})
+func (g *Group) Shutdown(ctx context.Context, mode target.ShutdownMode) error {
+	return g.ShutdownWith(ctx, target.ShutdownOptions{Mode: mode})
 }
 
 // ShutdownWith asks every process to shut down with o (see
 // Server.ShutdownWith) and returns at once; Wait waits for the exits.
-func (g *Group) ShutdownWith(ctx context.Context, o ShutdownOptions) error {
+func (g *Group) ShutdownWith(ctx context.Context, o target.ShutdownOptions) error {
 	if err := o.Validate(); err != nil {
 		return err
 	}
@@ -452,7 +454,7 @@ func (g *Group) ShutdownWith(ctx context.Context, o ShutdownOptions) error {
 
 // ShutdownWith asks the process to shut down with o (see
 // Server.ShutdownWith) and returns at once; its Wait waits for the exit.
-func (p *Proc) ShutdownWith(ctx context.Context, o ShutdownOptions) error {
+func (p *Proc) ShutdownWith(ctx context.Context, o target.ShutdownOptions) error {
 	if err := o.Validate(); err != nil {
 		return err
 	}
@@ -460,7 +462,7 @@ func (p *Proc) ShutdownWith(ctx context.Context, o ShutdownOptions) error {
 	return p.post(ctx, "/shutdown", shutdownParams(o))
 }
 
-func shutdownParams(o ShutdownOptions) url.Values {
+func shutdownParams(o target.ShutdownOptions) url.Values {
 	v := url.Values{"mode": {o.Mode.String()}}
 	if o.Spread > 0 {
 		v.Set("spread", o.Spread.String())

@@ -1,4 +1,4 @@
-package target
+package group
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/stampede-dev/stampede/target"
 )
 
 // callLog is a controller that records the call a control request made.
@@ -29,10 +31,10 @@ func (c *callLog) SetAcceptRate(_ context.Context, r float64) error {
 func (c *callLog) Reject(_ context.Context, status int, ra, d time.Duration) error {
 	return c.note("reject", status, ra, d)
 }
-func (c *callLog) ShutdownWith(_ context.Context, o ShutdownOptions) error {
+func (c *callLog) ShutdownWith(_ context.Context, o target.ShutdownOptions) error {
 	return c.note("shutdown", o)
 }
-func (c *callLog) Stats(context.Context) (Stats, error) { return Stats{}, nil }
+func (c *callLog) Stats(context.Context) (target.Stats, error) { return target.Stats{}, nil }
 
 // FuzzControlQuery: no query string makes the control API panic; a
 // request either is refused with 400 and reaches nothing, or makes exactly
@@ -108,7 +110,7 @@ func FuzzControlQuery(f *testing.F) {
 		case "/reject":
 			want = []any{num("status"), dur("retry_after"), dur("for")}
 		case "/shutdown":
-			m, err := ParseShutdownMode(v.Get("mode"))
+			m, err := target.ParseShutdownMode(v.Get("mode"))
 			if err != nil {
 				t.Fatalf("%s?%s: mode taken, but %v", path, raw, err)
 			}
@@ -118,7 +120,7 @@ func FuzzControlQuery(f *testing.F) {
 				}
 				return dur(name)
 			}
-			want = []any{ShutdownOptions{Mode: m, Spread: opt("spread"), HintAfter: opt("hint_after"), Hint: opt("hint")}}
+			want = []any{target.ShutdownOptions{Mode: m, Spread: opt("spread"), HintAfter: opt("hint_after"), Hint: opt("hint")}}
 		}
 		if len(want) != len(c.args) {
 			t.Fatalf("%s?%s: args %v, want %v", path, raw, c.args, want)

@@ -1,4 +1,4 @@
-package target
+package group
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/stampede-dev/stampede/protocol"
 	"github.com/stampede-dev/stampede/spec"
+	"github.com/stampede-dev/stampede/target"
 )
 
 // TestProtocolSIGKILLLosesNoACKedMessage runs `stampede target --store DIR`
@@ -41,7 +42,7 @@ func TestProtocolSIGKILLJetStream(t *testing.T) {
 }
 
 func sigkillRounds(t *testing.T, storeURL string) {
-	g := startGroup(t, 1, Config{Server: spec.Server{Store: storeURL, Retention: 1_000_000}})
+	g := startGroup(t, 1, target.Config{Server: spec.Server{Store: storeURL, Retention: 1_000_000}})
 	rng := rand.New(rand.NewPCG(7, 11))
 	acked := map[string]uint64{}
 	for round := range 20 {
@@ -112,13 +113,13 @@ func sigkillRounds(t *testing.T, storeURL string) {
 // replayed with its seq, seqs dense, then that a resend is a dup.
 func checkReplay(t *testing.T, url string, round int, acked map[string]uint64) {
 	t.Helper()
-	c := &pclient{t: t, name: "checker", conn: mustDial(t, url)}
-	defer c.conn.Close()
-	c.send(`{"type":"resume","room":"r","last_seq":0}`)
+	c := &pclient{T: t, Name: "checker", Conn: mustDial(t, url)}
+	defer c.Conn.Close()
+	c.Send(`{"type":"resume","room":"r","last_seq":0}`)
 	stored := map[string]uint64{}
 	var last uint64
 	for {
-		f := c.next()
+		f := c.Next()
 		if f.Type == protocol.TypeResumed {
 			if f.Through != last {
 				t.Fatalf("round %d: resumed through %d after replaying up to %d", round, f.Through, last)
@@ -139,8 +140,8 @@ func checkReplay(t *testing.T, url string, round int, acked map[string]uint64) {
 		anyID = id
 	}
 	if anyID != "" {
-		c.send(string(protocol.AppendMsg(nil, anyID, "r", []byte("resend"))))
-		c.expect(fmt.Sprintf(`{"type":"ack","id":%q,"seq":%d,"dup":true}`, anyID, acked[anyID]))
+		c.Send(string(protocol.AppendMsg(nil, anyID, "r", []byte("resend"))))
+		c.Expect(fmt.Sprintf(`{"type":"ack","id":%q,"seq":%d,"dup":true}`, anyID, acked[anyID]))
 	}
-	ws.WriteFrame(c.conn, ws.MaskFrame(ws.NewCloseFrame(ws.NewCloseFrameBody(1000, ""))))
+	ws.WriteFrame(c.Conn, ws.MaskFrame(ws.NewCloseFrame(ws.NewCloseFrameBody(1000, ""))))
 }

@@ -1,4 +1,4 @@
-package target
+package group
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/stampede-dev/stampede/childproc"
 	"github.com/stampede-dev/stampede/controlapi"
+	"github.com/stampede-dev/stampede/target"
 )
 
 // rawControl makes a control request with the given token and Origin
@@ -60,7 +61,7 @@ func TestRunControlNeedsToken(t *testing.T) {
 	// reject), and the counters show two upgrades, nothing rejected.
 	conn2 := mustDial(t, "ws://"+line.Addr+"/")
 	defer conn2.Close()
-	st := pollStats(t, line, func(st Stats) bool { return st.UpgradesOK == 2 })
+	st := pollStats(t, line, func(st target.Stats) bool { return st.UpgradesOK == 2 })
 	if st.UpgradesOK != 2 || st.UpgradesRejected != 0 {
 		t.Fatalf("stats with the token: %+v; want 2 upgrades, none rejected", st)
 	}
@@ -74,7 +75,7 @@ func TestRunControlNeedsToken(t *testing.T) {
 // plan; the process's own API refuses requests without it, and the group
 // drives it with it.
 func TestGroupProcsUseTheirTokens(t *testing.T) {
-	g := startGroup(t, 2, Config{})
+	g := startGroup(t, 2, target.Config{})
 	seen := map[string]bool{}
 	for _, p := range g.Procs() {
 		if len(p.Token) != 64 || seen[p.Token] {
@@ -101,7 +102,7 @@ func TestGroupProcsUseTheirTokens(t *testing.T) {
 // token, until ok holds or 5 s have passed, and returns the last. The
 // server counts a connection just after it wrote the 101 the client has
 // read, so a count may trail the dial by a moment.
-func pollStats(t *testing.T, line childproc.ReadyLine, ok func(Stats) bool) Stats {
+func pollStats(t *testing.T, line childproc.ReadyLine, ok func(target.Stats) bool) target.Stats {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -109,7 +110,7 @@ func pollStats(t *testing.T, line childproc.ReadyLine, ok func(Stats) bool) Stat
 		if err != nil {
 			t.Fatal(err)
 		}
-		var st Stats
+		var st target.Stats
 		err = json.NewDecoder(resp.Body).Decode(&st)
 		resp.Body.Close()
 		if resp.StatusCode != 200 || err != nil {

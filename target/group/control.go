@@ -1,4 +1,4 @@
-package target
+package group
 
 import (
 	"context"
@@ -14,22 +14,23 @@ import (
 
 	"github.com/stampede-dev/stampede/controlapi"
 	"github.com/stampede-dev/stampede/spec"
+	"github.com/stampede-dev/stampede/target"
 )
 
-// controller is what the control API drives: one Server, or every process
+// controller is what the control API drives: one target.Server, or every process
 // of a Group.
 type controller interface {
 	Stall(ctx context.Context, d time.Duration) error
 	SetBacklog(ctx context.Context, n int) error
 	SetAcceptRate(ctx context.Context, r float64) error
 	Reject(ctx context.Context, status int, retryAfter, d time.Duration) error
-	ShutdownWith(ctx context.Context, o ShutdownOptions) error
-	Stats(ctx context.Context) (Stats, error)
+	ShutdownWith(ctx context.Context, o target.ShutdownOptions) error
+	Stats(ctx context.Context) (target.Stats, error)
 }
 
-// serverControl adapts a Server to controller. Shutdown runs in the
+// serverControl adapts a target.Server to controller. Shutdown runs in the
 // background, so the HTTP answer goes out before the server is gone.
-type serverControl struct{ s *Server }
+type serverControl struct{ s *target.Server }
 
 func (c serverControl) Stall(_ context.Context, d time.Duration) error { return c.s.Stall(d) }
 func (c serverControl) SetBacklog(_ context.Context, n int) error      { return c.s.SetBacklog(n) }
@@ -39,19 +40,19 @@ func (c serverControl) SetAcceptRate(_ context.Context, r float64) error {
 func (c serverControl) Reject(_ context.Context, status int, ra, d time.Duration) error {
 	return c.s.Reject(status, ra, d)
 }
-func (c serverControl) ShutdownWith(_ context.Context, o ShutdownOptions) error {
+func (c serverControl) ShutdownWith(_ context.Context, o target.ShutdownOptions) error {
 	if err := o.Validate(); err != nil {
 		return err
 	}
 	go c.s.ShutdownWith(o)
 	return nil
 }
-func (c serverControl) Stats(context.Context) (Stats, error) { return c.s.Stats(), nil }
+func (c serverControl) Stats(context.Context) (target.Stats, error) { return c.s.Stats(), nil }
 
 // ControlHandler returns the HTTP control API of s, which a chaos
 // supervisor drives:
 //
-//	GET  /stats                                   Stats as JSON
+//	GET  /stats                                   target.Stats as JSON
 //	POST /stall?for=3s                            Stall
 //	POST /backlog?n=16                            SetBacklog
 //	POST /accept-rate?r=500                       SetAcceptRate
@@ -68,7 +69,7 @@ func (c serverControl) Stats(context.Context) (Stats, error) { return c.s.Stats(
 // text for a bad parameter, 409 once the server is shutting down. Run
 // serves it behind controlapi.Guard: a token, the Host header and no
 // cross-origin requests (docs/cli.md, "Control API").
-func ControlHandler(s *Server) http.Handler { return controlMux(serverControl{s}) }
+func ControlHandler(s *target.Server) http.Handler { return controlMux(serverControl{s}) }
 
 func controlMux(c controller) http.Handler {
 	mux := http.NewServeMux()
@@ -114,9 +115,9 @@ func controlMux(c controller) http.Handler {
 		return q.then(func() error { return c.Reject(ctx, status, ra, d) })
 	})
 	post("/shutdown", func(ctx context.Context, q *query) error {
-		var o ShutdownOptions
+		var o target.ShutdownOptions
 		var err error
-		o.Mode, err = ParseShutdownMode(q.v.Get("mode"))
+		o.Mode, err = target.ParseShutdownMode(q.v.Get("mode"))
 		if err != nil {
 			q.fail("mode", "graceful or abrupt")
 		}
@@ -133,7 +134,7 @@ func controlError(w http.ResponseWriter, err error) {
 	switch {
 	case errors.As(err, &ce):
 		http.Error(w, err.Error(), http.StatusBadRequest)
-	case errors.Is(err, ErrServerClosed):
+	case errors.Is(err, target.ErrServerClosed):
 		http.Error(w, err.Error(), http.StatusConflict)
 	case errors.As(err, &re):
 		http.Error(w, err.Error(), re.status)

@@ -1,4 +1,4 @@
-package target_test
+package group_test
 
 // The agent's chaos adapter is tested here, beside the target's own test
 // processes and helpers (export_test.go), which start a real group.
@@ -12,14 +12,16 @@ import (
 	"github.com/stampede-dev/stampede/agent"
 	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/chaos/supervisor"
+	"github.com/stampede-dev/stampede/internal/wstest"
 	"github.com/stampede-dev/stampede/target"
+	"github.com/stampede-dev/stampede/target/group"
 )
 
 // The agent's ChaosGroup: its graceful restart with spread= and hint= stops its
 // processes through /shutdown: their clients get 1013 with a delay in
 // [down, down+hint], and the group comes back.
 func TestChaosGroupRestartHint(t *testing.T) {
-	g := target.StartTestGroup(t, 2, target.Config{})
+	g := group.StartTestGroup(t, 2, target.Config{})
 	ct := agent.NewChaosGroup(g, 0, 0)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -28,9 +30,9 @@ func TestChaosGroupRestartHint(t *testing.T) {
 		before := g.Procs()
 		var conns []net.Conn
 		for range 12 {
-			conns = append(conns, target.MustDial(t, g.URL()))
+			conns = append(conns, wstest.MustDial(t, g.URL()))
 		}
-		target.Eventually(t, "12 conns", func() bool { st, err := g.Stats(ctx); return err == nil && st.Conns == 12 })
+		wstest.Eventually(t, "12 conns", func() bool { st, err := g.Stats(ctx); return err == nil && st.Conns == 12 })
 		stopped := len(conns)
 		if procs == chaos.ProcsOne {
 			st, err := before[0].Stats(ctx)
@@ -50,8 +52,8 @@ func TestChaosGroupRestartHint(t *testing.T) {
 		for _, c := range conns {
 			c.SetReadDeadline(time.Now().Add(20 * time.Second))
 		}
-		all := make(chan []target.CloseSeen, 1)
-		go func() { all <- target.ReadAll(conns) }()
+		all := make(chan []wstest.CloseSeen, 1)
+		go func() { all <- wstest.ReadAll(conns) }()
 		r := <-rc
 		if r.err != nil {
 			t.Fatalf("%s: RestartSteps: %v", procs, r.err)
@@ -61,16 +63,16 @@ func TestChaosGroupRestartHint(t *testing.T) {
 		for _, c := range conns {
 			c.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
 		}
-		var seen []target.CloseSeen
+		var seen []wstest.CloseSeen
 		for _, c := range <-all {
-			if c.ReadErr() == nil {
+			if c.Err == nil {
 				seen = append(seen, c)
 			}
 		}
 		if len(seen) != stopped {
 			t.Fatalf("%s: %d clients closed; want the stopped processes' %d", procs, len(seen), stopped)
 		}
-		target.CheckHinted(t, seen, down, hint)
+		wstest.CheckHinted(t, seen, down, hint)
 		if before[0].PID == g.Procs()[0].PID {
 			t.Fatalf("%s: process 0 was not restarted", procs)
 		}

@@ -1,4 +1,4 @@
-package target
+package group
 
 import (
 	"context"
@@ -8,12 +8,14 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stampede-dev/stampede/target"
 )
 
 // One process of a group restarts while the other keeps serving: its
 // clients see the stop, the other's do not, and the port never refuses.
 func TestGroupRespawnProc(t *testing.T) {
-	g := startGroup(t, 2, Config{})
+	g := startGroup(t, 2, target.Config{})
 	ctx := context.Background()
 	before := g.Procs()
 	var conns []net.Conn
@@ -89,7 +91,7 @@ func TestGroupRespawnProc(t *testing.T) {
 // A control request that meets a process on its way out (a restart under
 // way) skips it rather than failing the group's request.
 func TestGroupControlSkipsExiting(t *testing.T) {
-	g := startGroup(t, 2, Config{})
+	g := startGroup(t, 2, target.Config{})
 	ctx := context.Background()
 	for range 3 {
 		victim := g.Procs()[0]

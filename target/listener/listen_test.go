@@ -1,4 +1,4 @@
-package target
+package listener
 
 import (
 	"net"
@@ -61,4 +61,21 @@ func backlogOf(t *testing.T, l *Listener) int {
 		t.Fatal(err, ierr)
 	}
 	return int(info.Sacked)
+}
+
+func TestListenErrors(t *testing.T) {
+	l, err := Listen("127.0.0.1:0", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if _, err := Listen("127.0.0.1:0", 0); err == nil {
+		t.Fatal("backlog 0 accepted")
+	}
+	// Two listeners on one port form an SO_REUSEPORT group.
+	l2, err := Listen(l.Addr().String(), 8)
+	if err != nil {
+		t.Fatalf("second listener on %s: %v", l.Addr(), err)
+	}
+	l2.Close()
 }

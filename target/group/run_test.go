@@ -1,4 +1,4 @@
-package target
+package group
 
 import (
 	"bufio"
@@ -20,6 +20,7 @@ import (
 	"github.com/stampede-dev/stampede/childproc"
 	"github.com/stampede-dev/stampede/controlapi"
 	"github.com/stampede-dev/stampede/spec"
+	"github.com/stampede-dev/stampede/target"
 )
 
 // TestMain doubles as a `stampede target` child process, so Group tests
@@ -51,7 +52,7 @@ func runChild() int {
 
 // childPlan is the plan these tests give a child.
 type childPlan struct {
-	Server Config `json:"server"`
+	Server target.Config `json:"server"`
 }
 
 // testSpawner starts this test binary as a group's process (TestMain runs
@@ -62,7 +63,7 @@ func testSpawner(t testing.TB, extra ...string) Spawner {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return func(ctx context.Context, cfg Config, env []string, timeout time.Duration) (*childproc.Child, childproc.ReadyLine, error) {
+	return func(ctx context.Context, cfg target.Config, env []string, timeout time.Duration) (*childproc.Child, childproc.ReadyLine, error) {
 		cmd := exec.Command(exe, extra...)
 		cmd.Env = append(append(os.Environ(), env...), "STAMPEDE_TARGET_CHILD=1")
 		cmd.Stderr = os.Stderr
@@ -122,7 +123,7 @@ func TestRunReadyLineAndSIGTERM(t *testing.T) {
 		t.Fatalf("t: %v", err)
 	}
 	conn := mustDial(t, "ws://"+line.Addr+"/")
-	if st := pollStats(t, line, func(st Stats) bool { return st.UpgradesOK == 1 }); st.UpgradesOK != 1 {
+	if st := pollStats(t, line, func(st target.Stats) bool { return st.UpgradesOK == 1 }); st.UpgradesOK != 1 {
 		t.Fatalf("stats through the control API = %+v; want 1 upgrade", st)
 	}
 	sigs <- syscall.SIGTERM
@@ -158,7 +159,7 @@ func TestRunShutdownThroughControl(t *testing.T) {
 }
 
 func TestRunInvalid(t *testing.T) {
-	err := Run(context.Background(), RunConfig{Server: Config{Server: spec.Server{Backlog: -3}}})
+	err := Run(context.Background(), RunConfig{Server: target.Config{Server: spec.Server{Backlog: -3}}})
 	var ce *spec.FieldError
 	if !errors.As(err, &ce) || ce.Field != "Server.Backlog" {
 		t.Fatalf("Run = %v; want a FieldError on Backlog", err)
@@ -168,7 +169,7 @@ func TestRunInvalid(t *testing.T) {
 // With Procs 2, Run starts a group of children (this test binary), prints
 // one ready line listing them, and forwards signals.
 func TestRunGroup(t *testing.T) {
-	line, _, sigs, errc := startRun(t, RunConfig{Server: Config{Server: spec.Server{Procs: 2}}, Spawn: testSpawner(t)})
+	line, _, sigs, errc := startRun(t, RunConfig{Server: target.Config{Server: spec.Server{Procs: 2}}, Spawn: testSpawner(t)})
 	if len(line.Children) != 2 || line.PID != os.Getpid() || line.Children[0].Addr != line.Addr {
 		t.Fatalf("ready line = %+v; want this process and 2 children on its addr", line)
 	}
@@ -178,7 +179,7 @@ func TestRunGroup(t *testing.T) {
 		}
 	}
 	conn := mustDial(t, "ws://"+line.Addr+"/")
-	st := pollStats(t, line, func(st Stats) bool { return st.Conns == 1 })
+	st := pollStats(t, line, func(st target.Stats) bool { return st.Conns == 1 })
 	if st.Procs != 2 || st.Conns != 1 {
 		t.Fatalf("group stats = %+v; want 2 procs, 1 conn", st)
 	}

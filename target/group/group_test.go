@@ -1,4 +1,4 @@
-package target
+package group
 
 import (
 	"context"
@@ -11,14 +11,16 @@ import (
 
 	"github.com/gobwas/ws"
 	"github.com/gobwas/ws/wsutil"
+
+	"github.com/stampede-dev/stampede/target"
 )
 
 // startGroup starts procs copies of this test binary as target processes.
-func startGroup(t *testing.T, procs int, cfg Config) *Group {
+func startGroup(t *testing.T, procs int, cfg target.Config) *Group {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	g, err := StartGroup(ctx, GroupConfig{Spawn: testSpawner(t), Procs: procs, Config: cfg})
+	g, err := Start(ctx, Config{Spawn: testSpawner(t), Procs: procs, Config: cfg})
 	if err != nil {
 		t.Fatalf("StartGroup: %v", err)
 	}
@@ -30,7 +32,7 @@ func startGroup(t *testing.T, procs int, cfg Config) *Group {
 // closes every client with 1001; the port stays reserved (refused) until
 // a new generation is respawned, which then stops abruptly on SIGUSR1.
 func TestGroup(t *testing.T) {
-	g := startGroup(t, 2, Config{})
+	g := startGroup(t, 2, target.Config{})
 	procs := g.Procs()
 	if len(procs) != 2 || procs[0].PID == procs[1].PID || procs[0].Ready.IsZero() {
 		t.Fatalf("procs = %+v", procs)
@@ -101,7 +103,7 @@ func TestGroup(t *testing.T) {
 
 // The group's control API reaches every process.
 func TestGroupControl(t *testing.T) {
-	g := startGroup(t, 2, Config{})
+	g := startGroup(t, 2, target.Config{})
 	ctx := context.Background()
 	if err := g.Reject(ctx, 503, time.Second, time.Hour); err != nil {
 		t.Fatal(err)
@@ -118,7 +120,7 @@ func TestGroupControl(t *testing.T) {
 	if err != nil || st.UpgradesRejected != 6 {
 		t.Fatalf("stats = %+v, %v; want 6 rejected", st, err)
 	}
-	if err := g.Shutdown(ctx, Abrupt); err != nil {
+	if err := g.Shutdown(ctx, target.Abrupt); err != nil {
 		t.Fatal(err)
 	}
 	if err := g.Wait(); err != nil {
@@ -128,7 +130,7 @@ func TestGroupControl(t *testing.T) {
 
 // A child that dies before its ready line fails StartGroup.
 func TestGroupChildFails(t *testing.T) {
-	_, err := StartGroup(context.Background(), GroupConfig{Spawn: testSpawner(t, "--fail")})
+	_, err := Start(context.Background(), Config{Spawn: testSpawner(t, "--fail")})
 	if err == nil {
 		t.Fatal("StartGroup succeeded with a failing child")
 	}
@@ -140,7 +142,7 @@ func TestGroupOnExit(t *testing.T) {
 	exits := make(chan int, 4)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	g, err := StartGroup(ctx, GroupConfig{Spawn: testSpawner(t), Procs: 2,
+	g, err := Start(ctx, Config{Spawn: testSpawner(t), Procs: 2,
 		OnExit: func(p *Proc, err error) { exits <- p.PID }})
 	if err != nil {
 		t.Fatal(err)

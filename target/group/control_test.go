@@ -1,4 +1,4 @@
-package target
+package group
 
 import (
 	"encoding/json"
@@ -7,10 +7,12 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/stampede-dev/stampede/target"
 )
 
 func TestControlHandler(t *testing.T) {
-	s := startServer(t, Config{})
+	s := startServer(t, target.Config{})
 	waitReady(t, s)
 	api := httptest.NewServer(ControlHandler(s))
 	defer api.Close()
@@ -65,7 +67,7 @@ func TestControlHandler(t *testing.T) {
 }
 
 func TestStatsJSON(t *testing.T) {
-	b, err := json.Marshal(Stats{Procs: 1, Conns: 2, Accepted: 3, UpgradesOK: 4, UpgradesRejected: 5,
+	b, err := json.Marshal(target.Stats{Procs: 1, Conns: 2, Accepted: 3, UpgradesOK: 4, UpgradesRejected: 5,
 		UpgradesFailed: 6, EarlyRetries: 7, MessagesIn: 8, MessagesOut: 9})
 	if err != nil {
 		t.Fatal(err)
@@ -73,11 +75,11 @@ func TestStatsJSON(t *testing.T) {
 	want := `{"procs":1,"conns":2,"accepted":3,"upgrades_ok":4,"upgrades_rejected":5,` +
 		`"upgrades_failed":6,"early_retries":7,"messages_in":8,"messages_out":9}`
 	if string(b) != want {
-		t.Fatalf("Stats JSON =\n%s\nwant\n%s", b, want)
+		t.Fatalf("target.Stats JSON =\n%s\nwant\n%s", b, want)
 	}
-	sum := Stats{Procs: 1, Conns: 2, EarlyRetries: 1, HTTPStatus: map[string]uint64{"200": 2, "429": 1}}.Add(
-		Stats{Procs: 1, Conns: 3, MessagesIn: 4, HTTPStatus: map[string]uint64{"200": 1}, IdempotentReplays: 3})
-	want2 := Stats{Procs: 2, Conns: 5, EarlyRetries: 1, MessagesIn: 4,
+	sum := target.Stats{Procs: 1, Conns: 2, EarlyRetries: 1, HTTPStatus: map[string]uint64{"200": 2, "429": 1}}.Add(
+		target.Stats{Procs: 1, Conns: 3, MessagesIn: 4, HTTPStatus: map[string]uint64{"200": 1}, IdempotentReplays: 3})
+	want2 := target.Stats{Procs: 2, Conns: 5, EarlyRetries: 1, MessagesIn: 4,
 		HTTPStatus: map[string]uint64{"200": 3, "429": 1}, IdempotentReplays: 3}
 	if !reflect.DeepEqual(sum, want2) {
 		t.Fatalf("Add = %+v", sum)

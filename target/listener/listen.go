@@ -1,4 +1,4 @@
-package target
+package listener
 
 import (
 	"context"
@@ -40,7 +40,7 @@ type Listener struct {
 	raw     syscall.RawConn
 	backlog atomic.Int64
 	// polled is a duplicate of the listening socket that the runtime's
-	// poller watches as a file, for acceptFD to park on: a TCPListener's
+	// poller watches as a file, for AcceptFD to park on: a TCPListener's
 	// RawConn cannot wait for a connection. Close and SetDeadline act on
 	// both.
 	polled    *os.File
@@ -117,12 +117,12 @@ func (l *Listener) poll() error {
 }
 
 // Close stops listening: both descriptors of the socket are closed, and a
-// waiting Accept or acceptFD returns.
+// waiting Accept or AcceptFD returns.
 func (l *Listener) Close() error {
 	return errors.Join(l.polled.Close(), l.TCPListener.Close())
 }
 
-// SetDeadline sets the deadline of Accept and acceptFD; a deadline in the
+// SetDeadline sets the deadline of Accept and AcceptFD; a deadline in the
 // past interrupts them.
 func (l *Listener) SetDeadline(t time.Time) error {
 	return errors.Join(l.polled.SetDeadline(t), l.TCPListener.SetDeadline(t))
@@ -141,13 +141,6 @@ func (l *Listener) SetBacklog(n int) error {
 	l.backlog.Store(int64(n))
 	return nil
 }
-
-// deferAccept is how long the server's listener holds a connection
-// whose client has sent nothing (DeferAccept): longer than the kernel
-// retransmits a SYN-ACK (tcp_synack_retries 5, 31 s), so such a
-// connection is never accepted; the kernel drops its handshake a minute
-// on (65 s, measured here).
-const deferAccept = time.Minute
 
 // DeferAccept makes the kernel keep a connection out of the accept queue
 // until its first bytes come (TCP_DEFER_ACCEPT), for up to d rounded up to
@@ -175,12 +168,12 @@ func (l *Listener) DeferAccept(d time.Duration) error {
 	return nil
 }
 
-// acceptFD accepts one connection with a raw accept4 (non-blocking,
+// AcceptFD accepts one connection with a raw accept4 (non-blocking,
 // close-on-exec), parking in the runtime's poller while the queue is
 // empty: the connection stays a bare fd, never a net.Conn (upgradeInline).
 // A deadline set on the listener interrupts it (os.ErrDeadlineExceeded),
 // as it does Accept.
-func (l *Listener) acceptFD() (int, netip.AddrPort, error) {
+func (l *Listener) AcceptFD() (int, netip.AddrPort, error) {
 	fd, peer, errno := -1, netip.AddrPort{}, unix.Errno(0)
 	err := l.polledRaw.Read(func(lfd uintptr) bool {
 		for {
@@ -233,7 +226,7 @@ func bindSocket(addr string) (int, error) {
 
 // groupSockopts sets what makes a socket a member of its address's
 // SO_REUSEPORT group, a listener (Listen) and a port reservation
-// (reservePort) alike: SO_REUSEADDR, SO_REUSEPORT and, for IPv6, IPv6-only.
+// (Reserve) alike: SO_REUSEADDR, SO_REUSEPORT and, for IPv6, IPv6-only.
 // Go's listen sets the first and the last itself; setting them again is
 // harmless and keeps the rule in one place.
 func groupSockopts(fd int, v6 bool) error {
@@ -249,13 +242,13 @@ func groupSockopts(fd int, v6 bool) error {
 	return nil
 }
 
-// CheckNoListener returns a *spec.FieldError on field Server.Addr when a socket
+// CheckFree returns a *spec.FieldError on field Server.Addr when a socket
 // already listens on addr (or on the wildcard address of its family at the
 // same port), and nil when nothing does or addr's port is 0. It binds a
 // probe with SO_REUSEADDR but without SO_REUSEPORT: Linux lets that bind
 // beside sockets that only hold the port (TIME_WAIT, a group's
 // reservation) and refuses it beside a listener.
-func CheckNoListener(addr string) error {
+func CheckFree(addr string) error {
 	ap, err := parseAddr(addr)
 	if err != nil || ap.Port() == 0 {
 		return nil // Validate reports a bad address; port 0 is always free
@@ -291,19 +284,19 @@ func sockaddr(ap netip.AddrPort) (int, unix.Sockaddr) {
 // parseAddr parses "IP:port" with a literal IP or "localhost".
 func parseAddr(addr string) (netip.AddrPort, error) { return spec.ParseAddr(addr) }
 
-// portReservation is a socket bound to an address but not listening: it
+// Reservation is a socket bound to an address but not listening: it
 // keeps the port for an SO_REUSEPORT group while no member listens (a
 // restart's downtime), so connects are refused rather than reaching some
 // other program, and nobody else can take the port. The kernel sends new
 // connections only to listening sockets, so the reservation receives none.
-type portReservation struct {
+type Reservation struct {
 	fd   int
 	addr string
 }
 
-// reservePort binds a placeholder socket on addr and returns it with the
+// Reserve binds a placeholder socket on addr and returns it with the
 // address actually bound (the port filled in when addr's port is 0).
-func reservePort(addr string) (*portReservation, error) {
+func Reserve(addr string) (*Reservation, error) {
 	fd, err := bindSocket(addr)
 	if err != nil {
 		return nil, err
@@ -320,8 +313,11 @@ func reservePort(addr string) (*portReservation, error) {
 	case *unix.SockaddrInet6:
 		ap = netip.AddrPortFrom(netip.AddrFrom16(sa.Addr), uint16(sa.Port))
 	}
-	return &portReservation{fd: fd, addr: ap.String()}, nil
+	return &Reservation{fd: fd, addr: ap.String()}, nil
 }
 
+// Addr returns the address bound, "IP:PORT".
+func (r *Reservation) Addr() string { return r.addr }
+
 // Close releases the port.
-func (r *portReservation) Close() error { return unix.Close(r.fd) }
+func (r *Reservation) Close() error { return unix.Close(r.fd) }

@@ -1,4 +1,4 @@
-package target
+package group
 
 import (
 	"context"
@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/gobwas/ws/wsutil"
+
 	"github.com/stampede-dev/stampede/spec"
+	"github.com/stampede-dev/stampede/target"
 )
 
 // procStatus returns one field of /proc/PID/status, e.g. "VmRSS".
@@ -28,14 +30,14 @@ func procStatus(pid int, field string) string {
 // process (RSS per connection, threads), for plain and TLS connections.
 // It is a measurement, not a check: run it with
 //
-//	STAMPEDE_MEASURE=1 go test -run MeasureMemory -v ./target/
+//	STAMPEDE_MEASURE=1 go test -run MeasureMemory -v ./target/group/
 func TestMeasureMemoryPerConn(t *testing.T) {
 	if os.Getenv("STAMPEDE_MEASURE") == "" {
 		t.Skip("a measurement; set STAMPEDE_MEASURE=1 to run it")
 	}
 	const n = 5000
 	for _, tlsOn := range []bool{false, true} {
-		g := startGroup(t, 1, Config{Server: spec.Server{Backlog: 1024, TLS: tlsOn}})
+		g := startGroup(t, 1, target.Config{Server: spec.Server{Backlog: 1024, TLS: tlsOn}})
 		pid := g.Procs()[0].PID
 		rss := func() int { kb, _ := strconv.Atoi(strings.Fields(procStatus(pid, "VmRSS") + " 0")[0]); return kb }
 		before := rss()

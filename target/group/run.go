@@ -1,4 +1,4 @@
-package target
+package group
 
 import (
 	"context"
@@ -14,6 +14,9 @@ import (
 	"github.com/stampede-dev/stampede/childproc"
 	"github.com/stampede-dev/stampede/controlapi"
 	"github.com/stampede-dev/stampede/spec"
+	"github.com/stampede-dev/stampede/store"
+	"github.com/stampede-dev/stampede/target"
+	"github.com/stampede-dev/stampede/target/listener"
 )
 
 // RunConfig configures one `stampede target` process.
@@ -21,7 +24,7 @@ type RunConfig struct {
 	// Server configures the WebSocket server; with Server.Procs above 1,
 	// Run starts a Group of that many child processes on one port, each
 	// with this configuration, and controls them. Default 1.
-	Server Config
+	Server target.Config
 	// ControlAddr is where the HTTP control API listens. Default
 	// 127.0.0.1:0. Beyond loopback, Run warns on Stderr.
 	ControlAddr string
@@ -77,7 +80,7 @@ func Run(ctx context.Context, rc RunConfig) error {
 		return err
 	}
 	if !rc.JoinGroup {
-		if err := CheckNoListener(rc.Server.withDefaults().Addr); err != nil {
+		if err := listener.CheckFree(rc.Server.Server.WithDefaults().Addr); err != nil {
 			return err
 		}
 	}
@@ -102,13 +105,13 @@ func Run(ctx context.Context, rc RunConfig) error {
 	if rc.Server.Procs > 1 {
 		return runGroup(ctx, rc)
 	}
-	s, err := Start(rc.Server)
+	s, err := target.Start(rc.Server)
 	if err != nil {
 		return err
 	}
 	ctl, err := serveControl(rc.ControlAddr, rc.Server.ControlToken, rc.Stderr, ControlHandler(s))
 	if err != nil {
-		s.Shutdown(Abrupt)
+		s.Shutdown(target.Abrupt)
 		return err
 	}
 	defer ctl.stop()
@@ -119,16 +122,16 @@ func Run(ctx context.Context, rc RunConfig) error {
 			ready = nil
 			line := childproc.ReadyLine{Ready: true, Addr: s.Addr().String(), PID: os.Getpid(), Control: ctl.addr, Token: rc.Server.ControlToken, T: s.ReadyAt()}
 			if err := childproc.WriteReady(rc.Stdout, line); err != nil {
-				s.Shutdown(Abrupt)
+				s.Shutdown(target.Abrupt)
 				return err
 			}
 		case sig := <-rc.Signals:
-			if modeFor(sig) == Abrupt && rc.Exit != nil {
+			if modeFor(sig) == target.Abrupt && rc.Exit != nil {
 				rc.Exit(0)
 			}
 			go s.Shutdown(modeFor(sig))
 		case <-ctx.Done():
-			go s.Shutdown(Graceful)
+			go s.Shutdown(target.Graceful)
 		case <-s.Done():
 			return nil
 		}
@@ -138,8 +141,8 @@ func Run(ctx context.Context, rc RunConfig) error {
 // runGroup runs Server.Procs child processes as a Group and controls them.
 func runGroup(ctx context.Context, rc RunConfig) error {
 	member := rc.Server
-	member.ControlToken = "" // each process its own (StartGroup)
-	g, err := StartGroup(ctx, GroupConfig{Spawn: rc.Spawn, Procs: rc.Server.Procs, Config: member})
+	member.ControlToken = "" // each process its own (Start)
+	g, err := Start(ctx, Config{Spawn: rc.Spawn, Procs: rc.Server.Procs, Config: member})
 	if err != nil {
 		return err
 	}
@@ -175,16 +178,16 @@ func runGroup(ctx context.Context, rc RunConfig) error {
 
 // modeFor maps a signal to a shutdown: SIGUSR1 is abrupt, the rest
 // graceful.
-func modeFor(sig os.Signal) ShutdownMode {
+func modeFor(sig os.Signal) target.ShutdownMode {
 	if sig == syscall.SIGUSR1 {
-		return Abrupt
+		return target.Abrupt
 	}
-	return Graceful
+	return target.Graceful
 }
 
 // signalFor is the signal that asks a target process for mode.
-func signalFor(mode ShutdownMode) os.Signal {
-	if mode == Abrupt {
+func signalFor(mode target.ShutdownMode) os.Signal {
+	if mode == target.Abrupt {
 		return syscall.SIGUSR1
 	}
 	return syscall.SIGTERM
@@ -218,4 +221,16 @@ func (c *controlServer) stop() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	c.Shutdown(ctx)
+}
+
+// storeNeedsOneProc refuses a message-protocol target of several
+// processes on a store they cannot share: rooms fan out across processes
+// only through a shared store's feed (store.Feed, store.CheckShared).
+func storeNeedsOneProc(procs int, cfg target.Config) error {
+	if procs > 1 && cfg.Store != "" {
+		if err := store.CheckShared(cfg.Store); err != nil {
+			return spec.Errorf("Server.Procs", "%v", err)
+		}
+	}
+	return nil
 }
