@@ -26,6 +26,13 @@ type failure struct {
 	hint   time.Duration // Retry-After of a 429, 502, 503 or 504 answer, or the delay of a 1012 or 1013 close
 	err    error         // the cause, for the text kept by a stopped client
 	conn   backoff.Conn  // what the policy may ask of the connection (its close code, how long it was up)
+	// abort closes the socket with a reset (rawsys.Abort): set where the
+	// server is gone (it closed first, without a close frame) or never
+	// took the connection (the upgrade's answer timed out), so that
+	// neither end keeps a closing socket: no FIN_WAIT retransmits to a
+	// server that dropped the connection, no TIME_WAIT in the kernel's
+	// tables while the herd reconnects.
+	abort bool
 }
 
 // start begins an attempt of the shard's j-th client: socket, bind,
@@ -126,7 +133,7 @@ func (r *reactor) up(j int32, now int64) {
 
 // fail ends an attempt that did not connect, then retries or stops.
 func (r *reactor) fail(j int32, f failure, now int64) {
-	r.closeSocket(j)
+	r.closeSocket(j, f.abort)
 	r.inflight--
 	r.rec.failure(f.class, now)
 	r.retry(j, f, now)
@@ -139,7 +146,7 @@ func (r *reactor) drop(j int32, f failure, now int64) {
 	if c.attempt != 0 && r.f.cfg.Policy.Resets(f.conn.Up) {
 		c.attempt = 0 // a preset that resets only after some uptime
 	}
-	r.closeSocket(j)
+	r.closeSocket(j, f.abort)
 	r.rec.ended(f.class, now)
 	if c.up {
 		// A connection that ended before it was up has no Down: the
@@ -153,12 +160,14 @@ func (r *reactor) drop(j int32, f failure, now int64) {
 
 // lost handles a socket error or end of stream in the handshaking or
 // connected state.
+// An end of stream (the server closed first) is closed with a reset.
 func (r *reactor) lost(j int32, err error, now int64) {
+	abort := err == errClosedNoFrame || err == errNoAnswerEOF
 	if r.clients[j].state == stConnected {
-		r.drop(j, failure{class: r.sessionClass(j, 0, "", now, connerr.Closed1006), err: err}, now)
+		r.drop(j, failure{class: r.sessionClass(j, 0, "", now, connerr.Closed1006), err: err, abort: abort}, now)
 		return
 	}
-	r.fail(j, failure{class: connerr.ClassifyPhase(err, connerr.PhaseHandshake), err: err}, now)
+	r.fail(j, failure{class: connerr.ClassifyPhase(err, connerr.PhaseHandshake), err: err, abort: abort}, now)
 }
 
 // retry counts the attempt and schedules the next one, or stops the client
@@ -211,12 +220,16 @@ func (f failure) text() string {
 	return (&connerr.Error{Class: f.class, Status: f.status, RetryAfter: f.hint, Err: f.err}).Error()
 }
 
-// closeSocket closes the client's socket (which also leaves epoll) and
-// drops its deadline and buffers.
-func (r *reactor) closeSocket(j int32) {
+// closeSocket closes the client's socket (which also leaves epoll), with
+// a reset when abort is set, and drops its deadline and buffers.
+func (r *reactor) closeSocket(j int32, abort bool) {
 	c := &r.clients[j]
 	if c.fd >= 0 {
-		rawsys.Close(int(c.fd))
+		if abort {
+			rawsys.Abort(int(c.fd))
+		} else {
+			rawsys.Close(int(c.fd))
+		}
 		c.fd = -1
 	}
 	r.timers.cancel(j)

@@ -249,7 +249,7 @@ func (r *reactor) fire() {
 		case stConnecting:
 			r.fail(e.c, failure{class: connerr.Timeout, err: r.errConnectTimeout}, now)
 		case stHandshaking:
-			r.fail(e.c, failure{class: connerr.HandshakeTimeout, err: r.errHandshakeTimeout}, now)
+			r.fail(e.c, failure{class: connerr.HandshakeTimeout, err: r.errHandshakeTimeout, abort: true}, now)
 		case stConnected:
 			r.mode.timer(r, e.c, e.at, now)
 		}

@@ -121,6 +121,21 @@ func Close(fd int) unix.Errno {
 	return e
 }
 
+// Abort closes the TCP socket fd with a reset (SO_LINGER on, 0 s): the
+// socket is freed at once and leaves no FIN_WAIT or TIME_WAIT behind, on
+// either end of the connection. For a socket whose peer has already gone
+// (it closed first, or never accepted the connection), where a FIN would
+// only keep both ends' sockets in the kernel's tables.
+func Abort(fd int) unix.Errno {
+	l := unix.Linger{Onoff: 1, Linger: 0}
+	_, _, e := unix.RawSyscall6(unix.SYS_SETSOCKOPT, uintptr(fd), unix.SOL_SOCKET, unix.SO_LINGER,
+		uintptr(unsafe.Pointer(&l)), unsafe.Sizeof(l), 0)
+	if c := Close(fd); c != 0 {
+		return c
+	}
+	return e
+}
+
 // Accept4 accepts a connection on the non-blocking listener fd with flags
 // (unix.SOCK_NONBLOCK, unix.SOCK_CLOEXEC) and returns its fd and the
 // peer's address (EAGAIN when none is queued).
