@@ -17,7 +17,10 @@
 #    the baseline's: the loadgen's connect to connbase's connect_us, the
 #    target's to accept_us; a reconnect is a close and a connect, so the
 #    loadgen's to connect_us + close_client_us, the target's to accept_us +
-#    close_server_us.
+#    close_server_us. Then the herd's CPU per attempt (against connect +
+#    close) and per close (against close), and the CPU bound: CLIENTS x
+#    (loadgen + target CPU per connect of the ramp) / cores, beside the
+#    R99 (docs/performance.md).
 #
 # Environment: CLIENTS (1000000), EVENT ('at 120s restart abrupt
 # down=2s'), DURATION (600s), RUN_FLAGS (more flags of the run), OUT (the
@@ -103,7 +106,7 @@ echo "baseline: lab/connbase -n $CONNBASE_N -rounds $CONNBASE_ROUNDS"
 base=$("$tmp/connbase" -n "$CONNBASE_N" -rounds "$CONNBASE_ROUNDS")
 echo "$base"
 
-python3 - "$OUT/summary.json" "$base" <<'PY'
+python3 - "$OUT/summary.json" "$base" "$(nproc)" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
 base = dict(kv.split("=", 1) for kv in sys.argv[2].split()[1:])
@@ -130,5 +133,31 @@ for label, key, against in pairs:
         ratio = "-" if v is None or k <= 0 else "%.1fx" % (v / k)
         parts.append(f"{role} {num(v, '%.1f')} µs = {ratio} the kernel's {k:.1f} µs ({' + '.join(keys)})")
     print(f"CPU {label}: " + "; ".join(parts))
+# The herd's figures (docs/performance.md): an attempt against a connect
+# plus close, a close against the kernel's close.
+herd = [
+    ("per attempt", "cpu_us_per_attempt", {"loadgen": ("connect_us", "close_client_us"), "target": ("accept_us", "close_server_us")}),
+    ("per close", "cpu_us_per_close", {"loadgen": ("close_client_us",), "target": ("close_server_us",)}),
+]
+for label, key, against in herd:
+    parts = []
+    for role, keys in against.items():
+        v = res.get(role, {}).get(key)
+        k = sum(b[x] for x in keys)
+        ratio = "-" if v is None or k <= 0 else "%.1fx" % (v / k)
+        parts.append(f"{role} {num(v, '%.1f')} µs = {ratio} the kernel's {k:.1f} µs ({' + '.join(keys)})")
+    print(f"CPU {label} (herd): " + "; ".join(parts))
+# The CPU bound: the fleet times one successful connect and upgrade on
+# both ends, as the ramp measured it (no wasted attempts), over the cores.
+lg, tg = res.get("loadgen", {}).get("cpu_us_per_connect"), res.get("target", {}).get("cpu_us_per_connect")
+cores = int(sys.argv[3])
+if lg is not None and tg is not None:
+    bound = s["clients"] * (lg + tg) / 1e6 / cores
+    line = f"CPU bound: {s['clients']} x ({lg:.1f} + {tg:.1f}) µs / {cores} cores = {bound:.2f} s"
+    if rec and rec.get("r99_s") is not None and bound > 0:
+        line += f"; R99 {rec['r99_s']:.2f} s = {rec['r99_s'] / bound:.2f}x the bound"
+    print(line)
+else:
+    print("CPU bound: - (no CPU per connect from the ramp)")
 PY
 exit "$rc"

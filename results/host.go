@@ -72,6 +72,17 @@ type ResourceStats struct {
 	// clients that came back after that event. Nil without an event,
 	// when nobody came back, or when the CPU was not sampled there.
 	CPUUsPerReconnect *float64 `json:"cpu_us_per_reconnect"`
+	// CPUUsPerAttempt is the role's CPU over the same span divided by the
+	// attempts the fleet started in it, wasted ones included: what one
+	// attempt of the herd costs. Nil without an event, without attempts,
+	// or when the CPU was not sampled there.
+	CPUUsPerAttempt *float64 `json:"cpu_us_per_attempt"`
+	// CPUUsPerClose is the role's CPU from the first event's start to its
+	// ready divided by the connections that ended in that span. The
+	// attempts refused while the server was down are in that CPU too, so
+	// it bounds a close from above. Nil without a ready, without
+	// disconnects, or when the CPU was not sampled there.
+	CPUUsPerClose *float64 `json:"cpu_us_per_close"`
 }
 
 // PerConn sets the per-connection figures from the peaks.

@@ -62,11 +62,21 @@ type CPUSpans struct {
 	// Reconnects is how many clients came back after the first event:
 	// its Recovered minus NeverDown.
 	Reconnects int
+	// Attempts is how many attempts the fleet started in the reconnect
+	// span (the timeline's buckets that start in it), wasted ones
+	// included.
+	Attempts int
+	// CloseEnd ends the close span, which starts at ReconnectStart: the
+	// first event's ready (the server back), 0 when it has none.
+	CloseEnd time.Duration
+	// Closes is how many established connections ended in the close
+	// span (the timeline's disconnects).
+	Closes int
 }
 
 // cpuSpans finds the spans of a run whose events are in Start order and
 // whose first event's recovery is recs[0].
-func cpuSpans(flow results.Flow, events []results.Event, recs []Recovery, end time.Duration) CPUSpans {
+func cpuSpans(flow results.Flow, tl results.Timeline, events []results.Event, recs []Recovery, end time.Duration) CPUSpans {
 	sp := CPUSpans{ConnectEnd: end}
 	if len(events) > 0 {
 		sp.ConnectEnd = events[0].Start
@@ -84,6 +94,20 @@ func cpuSpans(flow results.Flow, events []results.Event, recs []Recovery, end ti
 			sp.FirstConnects += int(c.Firsts)
 		}
 	}
+	if sp.HasEvent {
+		if ready, ok := events[0].ReadyAt(); ok {
+			sp.CloseEnd = ready
+		}
+		for b := range tl {
+			at := time.Duration(b) * results.Tick
+			if at >= sp.ReconnectStart && at < sp.ReconnectEnd {
+				sp.Attempts += int(tl[b].Attempts)
+			}
+			if at >= sp.ReconnectStart && at < sp.CloseEnd {
+				sp.Closes += int(tl[b].DisconnectCount())
+			}
+		}
+	}
 	return sp
 }
 
@@ -92,21 +116,42 @@ func cpuSpans(flow results.Flow, events []results.Event, recs []Recovery, end ti
 // at the sample nearest each end of its span (cpuAt): nil when the
 // divisor is 0 or either end was not sampled.
 func (sp CPUSpans) PerConnect(pts []CPUPoint) (perConnect, perReconnect *float64) {
-	per := func(from, to time.Duration, n int) *float64 {
-		if n <= 0 {
-			return nil
-		}
-		a, okA := cpuAt(pts, from)
-		b, okB := cpuAt(pts, to)
-		if !okA || !okB {
-			return nil
-		}
-		us := max(0, b-a) * 1e6 / float64(n)
-		return ptrTo(math.Round(us*10) / 10) // to 0.1 µs
-	}
-	perConnect = per(0, sp.ConnectEnd, sp.FirstConnects)
+	perConnect = cpuPer(pts, 0, sp.ConnectEnd, sp.FirstConnects)
 	if sp.HasEvent {
-		perReconnect = per(sp.ReconnectStart, sp.ReconnectEnd, sp.Reconnects)
+		perReconnect = cpuPer(pts, sp.ReconnectStart, sp.ReconnectEnd, sp.Reconnects)
 	}
 	return perConnect, perReconnect
+}
+
+// PerAttempt returns a role's CPU microseconds per attempt of the
+// reconnect span (wasted attempts included in the divisor: the herd's
+// cost of one attempt) and per close: the close span's CPU over the
+// connections that ended in it. The close span runs from the event to
+// the server's ready, so the attempts refused in the outage are in its
+// CPU too: the figure bounds a close from above. Nil as PerConnect's.
+func (sp CPUSpans) PerAttempt(pts []CPUPoint) (perAttempt, perClose *float64) {
+	if !sp.HasEvent {
+		return nil, nil
+	}
+	perAttempt = cpuPer(pts, sp.ReconnectStart, sp.ReconnectEnd, sp.Attempts)
+	if sp.CloseEnd > sp.ReconnectStart {
+		perClose = cpuPer(pts, sp.ReconnectStart, sp.CloseEnd, sp.Closes)
+	}
+	return perAttempt, perClose
+}
+
+// cpuPer is the CPU microseconds of pts from from to to, each taken at
+// its nearest sample (cpuAt), over n: nil when n is 0 or either end was
+// not sampled.
+func cpuPer(pts []CPUPoint, from, to time.Duration, n int) *float64 {
+	if n <= 0 {
+		return nil
+	}
+	a, okA := cpuAt(pts, from)
+	b, okB := cpuAt(pts, to)
+	if !okA || !okB {
+		return nil
+	}
+	us := max(0, b-a) * 1e6 / float64(n)
+	return ptrTo(math.Round(us*10) / 10) // to 0.1 µs
 }

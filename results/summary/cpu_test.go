@@ -38,7 +38,7 @@ func TestCPUPerConnect(t *testing.T) {
 	flow := results.Flow{{Step: 100, Firsts: 400}, {Step: 10199, Firsts: 600}, {Step: 10200, Firsts: 5}}
 	events := []results.Event{{Kind: "restart", Start: 10200 * time.Millisecond, End: 12 * s, Ready: 12500 * time.Millisecond}}
 	recs := []Recovery{{ConnectedBefore: 1000, Disconnected: 990, Recovered: 1000, NeverDown: 10, WindowEndS: fptr(19.9)}}
-	sp := cpuSpans(flow, events, recs, 30*s)
+	sp := cpuSpans(flow, nil, events, recs, 30*s)
 	if sp.FirstConnects != 1000 || sp.Reconnects != 990 || sp.ConnectEnd != 10200*time.Millisecond ||
 		sp.ReconnectStart != 10200*time.Millisecond || sp.ReconnectEnd != 19900*time.Millisecond {
 		t.Fatalf("spans %+v", sp)
@@ -52,14 +52,14 @@ func TestCPUPerConnect(t *testing.T) {
 	}
 
 	// No event: the connect span is the whole run, no reconnect figure.
-	sp = cpuSpans(flow, nil, nil, 30*s)
+	sp = cpuSpans(flow, nil, nil, nil, 30*s)
 	conn, reconn = sp.PerConnect(pts)
 	if sp.FirstConnects != 1005 || conn == nil || reconn != nil {
 		t.Errorf("no event: %+v, per connect %s, per reconnect %s", sp, fstr(conn), fstr(reconn))
 	}
 
 	// Nobody came back: null; nobody connected: null.
-	sp = cpuSpans(nil, events, []Recovery{{ConnectedBefore: 10, NeverDown: 10, Recovered: 10}}, 30*s)
+	sp = cpuSpans(nil, nil, events, []Recovery{{ConnectedBefore: 10, NeverDown: 10, Recovered: 10}}, 30*s)
 	if conn, reconn = sp.PerConnect(pts); conn != nil || reconn != nil {
 		t.Errorf("no divisor: per connect %s, per reconnect %s; want null", fstr(conn), fstr(reconn))
 	}
@@ -73,7 +73,7 @@ func TestCPUPerConnect(t *testing.T) {
 			gap = append(gap, p)
 		}
 	}
-	sp = cpuSpans(flow, events, []Recovery{{Recovered: 5, NeverDown: 0}}, 30*s)
+	sp = cpuSpans(flow, nil, events, []Recovery{{Recovered: 5, NeverDown: 0}}, 30*s)
 	if sp.ReconnectEnd != 30*s {
 		t.Errorf("reconnect span ends at %v, want the run's end", sp.ReconnectEnd)
 	}
@@ -82,5 +82,50 @@ func TestCPUPerConnect(t *testing.T) {
 	}
 	if _, ok := cpuAt(nil, 0); ok {
 		t.Error("cpuAt of no samples: sampled")
+	}
+}
+
+// TestCPUPerAttempt checks the herd's figures: the reconnect span's CPU
+// over the attempts started in it, and the CPU from the event to ready
+// over the connections that ended in that span.
+func TestCPUPerAttempt(t *testing.T) {
+	s := time.Second
+	var pts []CPUPoint // as TestCPUPerConnect's: 0.5 s a second to 10.7 s, then 2 s a second to 19.7 s
+	cpu := 1.0
+	for at := -300 * time.Millisecond; at < 30*s; at += s {
+		pts = append(pts, CPUPoint{At: at, CPUSeconds: cpu})
+		switch {
+		case at < 10*s:
+			cpu += 0.5
+		case at < 20*s:
+			cpu += 2
+		}
+	}
+	tl := make(results.Timeline, 300)
+	for b := 90; b < 250; b++ { // 10 attempts every 100 ms from 9 s to 25 s
+		tl[b].Attempts = 10
+	}
+	tl[102].Disconnects[1] = 990 // at the event
+	tl[130].Disconnects[1] = 7   // after ready: not a close of the outage
+	events := []results.Event{{Kind: "restart", Start: 10200 * time.Millisecond, End: 12 * s, Ready: 12500 * time.Millisecond}}
+	recs := []Recovery{{ConnectedBefore: 1000, Disconnected: 990, Recovered: 1000, NeverDown: 10, WindowEndS: fptr(19.9)}}
+	sp := cpuSpans(nil, tl, events, recs, 30*s)
+	// Attempts of buckets 102..198 (10.2 s to 19.8 s): 97 × 10.
+	if sp.Attempts != 970 || sp.Closes != 990 || sp.CloseEnd != 12500*time.Millisecond {
+		t.Fatalf("spans %+v; want 970 attempts, 990 closes, close span to 12.5 s", sp)
+	}
+	att, cl := sp.PerAttempt(pts)
+	// Attempts: 9.7 s (6.0) to 19.7 s (24.5): 18.5 s / 970 = 19,072.2 µs.
+	// Closes: 9.7 s (6.0) to 12.7 s (10.5): 4.5 s / 990 = 4,545.5 µs.
+	if fstr(att) != fstr(fptr(19072.2)) || fstr(cl) != fstr(fptr(4545.5)) {
+		t.Errorf("per attempt %s, per close %s; want 19072.2 and 4545.5 µs", fstr(att), fstr(cl))
+	}
+	// No event: neither; never ready: no close figure.
+	if a, c := cpuSpans(nil, tl, nil, nil, 30*s).PerAttempt(pts); a != nil || c != nil {
+		t.Errorf("no event: per attempt %s, per close %s; want null", fstr(a), fstr(c))
+	}
+	never := []results.Event{{Kind: "restart", Start: 10200 * time.Millisecond, End: 12 * s, NeverReady: true}}
+	if a, c := cpuSpans(nil, tl, never, recs, 30*s).PerAttempt(pts); a == nil || c != nil {
+		t.Errorf("never ready: per attempt %s, per close %s; want a figure and null", fstr(a), fstr(c))
 	}
 }

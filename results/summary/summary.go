@@ -415,10 +415,11 @@ func Summarize(in Input) *Summary {
 		s.Resources[k] = v
 	}
 	if len(in.CPU) > 0 {
-		sp := cpuSpans(r.TransitionFlow(), events, s.Recovery, end)
+		sp := cpuSpans(r.TransitionFlow(), r.Timeline, events, s.Recovery, end)
 		for k, v := range s.Resources {
 			if pts := in.CPU[k]; len(pts) > 0 {
 				v.CPUUsPerConnect, v.CPUUsPerReconnect = sp.PerConnect(pts)
+				v.CPUUsPerAttempt, v.CPUUsPerClose = sp.PerAttempt(pts)
 				s.Resources[k] = v
 			}
 		}
