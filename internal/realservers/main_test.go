@@ -6,11 +6,13 @@ import (
 	"testing"
 )
 
-// TestMain removes what the tests built (mochi's program) once they ran.
+// TestMain removes what the tests built (mochi's and centrifuge's programs) once they ran.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if mochiExe != "" {
-		_ = os.RemoveAll(filepath.Dir(mochiExe))
+	for _, exe := range []string{mochiExe, cfgExe} {
+		if exe != "" {
+			_ = os.RemoveAll(filepath.Dir(exe))
+		}
 	}
 	os.Exit(code)
 }
