@@ -23,6 +23,9 @@ const (
 	DefaultMaxMessageSize         = 1 << 20
 	DefaultLimitStatus            = 429
 	DefaultLimitRetryAfter        = time.Second
+	DefaultTLSCertKind            = "ecdsa-p256"
+	DefaultTLSVersion             = "1.3"
+	DefaultTLSTicketRotate        = 24 * time.Hour
 	// MaxProcs caps Server.Procs as a spec: a simulated group may be
 	// large; a real run's cap, what one host starts, is lower (target,
 	// storm).
@@ -97,6 +100,25 @@ type Server struct {
 	CertFile string `json:"cert_file,omitempty"`
 	// KeyFile is the PEM private key of CertFile.
 	KeyFile string `json:"key_file,omitempty"`
+	// TLSCertKind is the key of the self-signed certificate: ecdsa-p256,
+	// rsa-2048 or rsa-4096 (package tlsconf); setting it implies TLS.
+	// Default ecdsa-p256 when TLS is on without CertFile.
+	TLSCertKind string `json:"tls_cert_kind,omitempty"`
+	// TLSVersion is the highest TLS version served, "1.2" or "1.3".
+	// Default "1.3" when TLS is on.
+	TLSVersion string `json:"tls_version,omitempty"`
+	// TLSNoTickets turns session tickets off: every handshake is full.
+	TLSNoTickets bool `json:"tls_no_tickets,omitempty"`
+	// TLSTicketKeys is a session-ticket key file (tlsconf.KeyFile) read
+	// at start and every minute, created if absent, so that keys survive a
+	// restart; every process of a group reads it. Empty: keys in memory,
+	// shared by a group's processes and lost when it restarts. Setting it
+	// implies TLS.
+	TLSTicketKeys string `json:"tls_ticket_keys,omitempty"`
+	// TLSTicketRotate is how old the file's newest ticket key may grow
+	// before a new one encrypts (the older ones still decrypt, a week of
+	// them). Default 24 h with TLSTicketKeys.
+	TLSTicketRotate time.Duration `json:"tls_ticket_rotate,omitempty"`
 	// MaxConns caps open WebSocket connections: above it an upgrade is
 	// answered 503 with Retry-After: RejectRetryAfter. 0 = no cap (the
 	// process's open-file limit still applies).
@@ -239,6 +261,9 @@ func (c Server) Validate() error {
 	case c.Store == "" && c.Retention != 0:
 		return bad("Retention", "needs {Server.Store} (the message protocol)")
 	}
+	if err := c.validateTLS(); err != nil {
+		return err
+	}
 	if (c.CertFile == "") != (c.KeyFile == "") {
 		return bad("CertFile", "goes together with {Server.KeyFile}")
 	}
@@ -277,9 +302,7 @@ func (c Server) WithDefaults() Server {
 	if c.HTTPBurst == 0 {
 		c.HTTPBurst = max(1, int(c.HTTPLimit/10))
 	}
-	if c.CertFile != "" {
-		c.TLS = true
-	}
+	c = c.tlsDefaults()
 	if c.Workers == 0 {
 		c.Workers = max(4, 2*runtime.GOMAXPROCS(0))
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/stampede-dev/stampede/internal/clock"
 	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/target/listener"
+	"github.com/stampede-dev/stampede/tlsconf"
 )
 
 // ErrServerClosed is returned by the runtime controls once Shutdown began.
@@ -27,6 +28,7 @@ type Server struct {
 	cfg     Config
 	ln      *listener.Listener
 	tls     *tls.Config
+	tlsSrv  *tlsconf.Server // its handshake counts; nil for ws://
 	reactor *reactor
 	clock   clock.Clock
 
@@ -89,10 +91,11 @@ func Start(cfg Config) (*Server, error) {
 		s.retries.status, s.retries.retryAfter, s.retries.until = r.Status, r.RetryAfter, s.clock.Now().Add(r.For)
 	}
 	if cfg.TLS {
-		if s.tls, err = serverTLS(cfg.CertFile, cfg.KeyFile); err != nil {
+		if s.tlsSrv, err = serverTLS(cfg.Server); err != nil {
 			closeProtocol(proto)
 			return nil, err
 		}
+		s.tls = s.tlsSrv.Config()
 	}
 	if s.reactor, err = newReactor(); err != nil {
 		closeProtocol(proto)
@@ -325,6 +328,9 @@ func (s *Server) shutdown(o ShutdownOptions) {
 	s.wg.Wait()
 	s.reactor.close()
 	closeProtocol(s.proto) // after every OnClose: rooms stop, then the store
+	if s.tlsSrv != nil {
+		s.tlsSrv.Close()
+	}
 	close(s.done)
 	s.cfg.Logger.Info("target stopped", "mode", mode.String())
 }

@@ -1,6 +1,10 @@
 package target
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/stampede-dev/stampede/tlsconf"
+)
 
 // Stats are a target's counters since start. Every field adds up across
 // the processes of a Group.
@@ -53,6 +57,9 @@ type Stats struct {
 	// ResumeGaps counts resume_gap frames: resumes that asked for history
 	// the store no longer keeps.
 	ResumeGaps uint64 `json:"resume_gaps,omitempty"`
+	// TLS counts a wss:// target's handshakes, full and resumed, with
+	// their CPU; nil for ws://.
+	TLS *tlsconf.Stats `json:"tls,omitempty"`
 }
 
 // Add returns the sum of s and o.
@@ -77,7 +84,22 @@ func (s Stats) Add(o Stats) Stats {
 
 		HTTPStatus:        addCounts(s.HTTPStatus, o.HTTPStatus),
 		IdempotentReplays: s.IdempotentReplays + o.IdempotentReplays,
+		TLS:               addTLS(s.TLS, o.TLS),
 	}
+}
+
+// addTLS returns the sum of two handshake counts, nil when both are nil.
+func addTLS(a, b *tlsconf.Stats) *tlsconf.Stats {
+	if a == nil && b == nil {
+		return nil
+	}
+	var sum tlsconf.Stats
+	for _, x := range []*tlsconf.Stats{a, b} {
+		if x != nil {
+			sum = sum.Add(*x)
+		}
+	}
+	return &sum
 }
 
 // addCounts returns the sum of two count maps, nil when both are empty.
@@ -130,5 +152,15 @@ func (s *Server) Stats() Stats {
 		Resumes:           s.stats.resumes.Load(),
 		Replayed:          s.stats.replayed.Load(),
 		ResumeGaps:        s.stats.resumeGaps.Load(),
+		TLS:               s.tlsStats(),
 	}
+}
+
+// tlsStats returns the handshake counts of a wss:// server, nil for ws://.
+func (s *Server) tlsStats() *tlsconf.Stats {
+	if s.tlsSrv == nil {
+		return nil
+	}
+	st := s.tlsSrv.Stats()
+	return &st
 }

@@ -42,7 +42,7 @@ func (s *Server) upgrade(tcp *net.TCPConn, prefix []byte) {
 	conn := net.Conn(tcp)
 	if s.tls != nil {
 		tc := tls.Server(tcp, s.tls)
-		if err := tc.Handshake(); err != nil {
+		if err := s.tlsSrv.Handshake(tc); err != nil {
 			s.stats.upgradesFailed.Add(1)
 			tcp.Close()
 			return

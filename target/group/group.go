@@ -73,6 +73,9 @@ type Group struct {
 	res    *listener.Reservation
 	addr   string
 	ledger string // the retry ledger file the processes share
+	// ticketKeys is the session-ticket key file of a generation
+	// (TicketKeysEnv); "" when the processes need none.
+	ticketKeys string
 	// storeStop stops the store server the group runs for its processes
 	// (the embedded JetStream of a jetstream:///dir store), after them.
 	storeStop func() error
@@ -143,6 +146,12 @@ func Start(ctx context.Context, cfg Config) (*Group, error) {
 	}
 	cfg.Config.Store = shared
 	g := &Group{cfg: cfg, res: res, addr: res.Addr(), ledger: ledger, storeStop: storeStop}
+	if g.ticketKeys, err = groupTicketKeys(cfg.Config.Server); err != nil {
+		res.Close()
+		os.Remove(ledger)
+		storeStop()
+		return nil, err
+	}
 	var first []func(*target.Config)
 	if cfg.FirstAtFullRate {
 		first = append(first, func(c *target.Config) { c.AdmitRamp, c.AdmitFloor = 0, 0 })
@@ -150,6 +159,7 @@ func Start(ctx context.Context, cfg Config) (*Group, error) {
 	if err := g.Respawn(ctx, cfg.Config.Hold, first...); err != nil {
 		res.Close()
 		os.Remove(ledger)
+		removeIf(g.ticketKeys)
 		storeStop()
 		return nil, err
 	}
@@ -182,6 +192,9 @@ func (g *Group) Respawn(ctx context.Context, hold time.Duration, start ...func(*
 		if !p.Exited() {
 			return ErrProcsRunning
 		}
+	}
+	if err := forgetTicketKeys(g.ticketKeys); err != nil {
+		return err
 	}
 	procs := make([]*Proc, g.cfg.Procs)
 	errs := make([]error, g.cfg.Procs)
@@ -257,7 +270,8 @@ func (g *Group) startProc(ctx context.Context, hold time.Duration, start []func(
 		cfg.ControlToken = controlapi.NewToken()
 	}
 	m, err := procgroup.Start(func() (*childproc.Child, childproc.ReadyLine, error) {
-		return g.cfg.Spawn(ctx, cfg, []string{target.RetryLedgerEnv + "=" + g.ledger}, g.cfg.ReadyTimeout+cfg.Hold)
+		env := append([]string{target.RetryLedgerEnv + "=" + g.ledger}, ticketKeysEnv(g.ticketKeys)...)
+		return g.cfg.Spawn(ctx, cfg, env, g.cfg.ReadyTimeout+cfg.Hold)
 	}, cfg.ControlToken)
 	if err != nil {
 		return nil, err
@@ -331,7 +345,7 @@ func (g *Group) Close() error {
 	g.closeOnce.Do(func() {
 		g.Kill()
 		g.Wait()
-		g.closeErr = errors.Join(g.res.Close(), os.Remove(g.ledger), g.storeStop())
+		g.closeErr = errors.Join(g.res.Close(), os.Remove(g.ledger), removeIf(g.ticketKeys), g.storeStop())
 	})
 	return g.closeErr
 }
