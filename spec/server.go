@@ -302,7 +302,18 @@ func (c Server) WithDefaults() Server {
 	if c.HTTPBurst == 0 {
 		c.HTTPBurst = max(1, int(c.HTTPLimit/10))
 	}
-	c = c.tlsDefaults()
+	if c.CertFile != "" || c.TLSCertKind != "" || c.TLSTicketKeys != "" {
+		c.TLS = true
+	}
+	if c.TLS && c.CertFile == "" && c.TLSCertKind == "" {
+		c.TLSCertKind = DefaultTLSCertKind
+	}
+	if c.TLS && c.TLSVersion == "" {
+		c.TLSVersion = DefaultTLSVersion
+	}
+	if c.TLSTicketKeys != "" && c.TLSTicketRotate == 0 {
+		c.TLSTicketRotate = DefaultTLSTicketRotate
+	}
 	if c.Workers == 0 {
 		c.Workers = max(4, 2*runtime.GOMAXPROCS(0))
 	}

@@ -2,26 +2,6 @@ package spec
 
 import "github.com/stampede-dev/stampede/tlsconf"
 
-// tlsDefaults applies the TLS defaults of a Server.
-func (c Server) tlsDefaults() Server {
-	if c.CertFile != "" || c.TLSCertKind != "" || c.TLSTicketKeys != "" {
-		c.TLS = true
-	}
-	if !c.TLS {
-		return c
-	}
-	if c.CertFile == "" && c.TLSCertKind == "" {
-		c.TLSCertKind = DefaultTLSCertKind
-	}
-	if c.TLSVersion == "" {
-		c.TLSVersion = DefaultTLSVersion
-	}
-	if c.TLSTicketKeys != "" && c.TLSTicketRotate == 0 {
-		c.TLSTicketRotate = DefaultTLSTicketRotate
-	}
-	return c
-}
-
 // validateTLS checks the TLS fields of a Server.
 func (c Server) validateTLS() error {
 	bad := func(field, format string, a ...any) error { return Errorf("Server."+field, format, a...) }
