@@ -88,4 +88,3 @@ func TestGroupTicketKeys(t *testing.T) {
 		})
 	}
 }
-
