@@ -222,6 +222,7 @@ func (w *wssFleet) hold(ctx context.Context, conn *wsdial.Conn, id uint32, socke
 	var closed wsutil.ClosedError
 	if errors.As(ce.Err, &closed) {
 		f.hint = connerr.CloseHint(f.class, closed.Reason, cfg.RetryAfterCap)
+		f.conn.Close = int(closed.Code) // a preset's close-code rules, as on a reactor
 	}
 	return f, true
 }

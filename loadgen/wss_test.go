@@ -14,6 +14,7 @@ import (
 	"github.com/gobwas/ws"
 	"github.com/gobwas/ws/wsutil"
 
+	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/connerr"
 	"github.com/stampede-dev/stampede/spec"
 )
@@ -152,5 +153,38 @@ func TestWSSCloseHint(t *testing.T) {
 		if r.Class != connerr.Closed1013 || r.Hint != hint || r.Delay < hint {
 			t.Errorf("client %d: retry %+v; want closed_1013 with hint %v, waiting at least that", id, r, hint)
 		}
+	}
+}
+
+// TestWSSPresetCloseCodes: a library preset's close-code rules hold over
+// wss:// as over ws://: graphql-ws reconnects at once after a 1000 and
+// stops on a 4400 instead of waiting its backoff.
+func TestWSSPresetCloseCodes(t *testing.T) {
+	const n = 4
+	srv := newTLSServer(t, 0)
+	closeAll := func(code ws.StatusCode) {
+		srv.mu.Lock()
+		defer srv.mu.Unlock()
+		for c := range srv.conns {
+			_ = ws.WriteFrame(c, ws.NewCloseFrame(ws.NewCloseFrameBody(code, "")))
+			c.Close()
+			delete(srv.conns, c)
+		}
+	}
+	run := start(t, Config{Client: spec.Client{URL: srv.url, Clients: n, Policy: backoff.MustParse("graphql-ws"), Seed: 1, TLSInsecure: true}})
+	waitFor(t, 10*time.Second, "connected", func(s Stats) bool { return s.Connected == n }, run.f)
+	for srv.held() != n {
+		time.Sleep(5 * time.Millisecond)
+	}
+	closeAll(1000)
+	// At once: well inside graphql-ws's shortest wait of 1.3 s.
+	waitFor(t, time.Second, "all back after 1000", func(s Stats) bool { return s.Successes == 2*n && s.Connected == n }, run.f)
+	for srv.held() != n {
+		time.Sleep(5 * time.Millisecond)
+	}
+	closeAll(4400)
+	s := waitFor(t, time.Second, "all stopped after 4400", func(s Stats) bool { return s.StoppedCount() == n }, run.f)
+	if s.Successes != 2*n {
+		t.Errorf("%d successes; a client reconnected after 4400", s.Successes)
 	}
 }
