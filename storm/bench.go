@@ -94,6 +94,11 @@ func Bench(ctx context.Context, cfg BenchConfig) ([]BenchRun, error) {
 	if err := base.Validate(); err != nil {
 		return nil, err
 	}
+	endLive, err := benchLive(&base, cfg.Out)
+	if err != nil {
+		return nil, err
+	}
+	defer endLive()
 	pause := cfg.Pause
 	if pause <= 0 {
 		pause = 2 * time.Second

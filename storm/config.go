@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/stampede-dev/stampede/report/live"
 	"io"
 	"net/netip"
 	"net/url"
@@ -83,6 +84,12 @@ type Config struct {
 	// to an OpenTelemetry collector: every OTLP.Interval and once more
 	// with the final figures when the run ends. Its headers are secret.
 	OTLP metrics.OTLPConfig `json:"-"`
+	// Live, if set, serves the run's live page (report/live): the
+	// report's page fed by a stream while the run goes, its URL with the
+	// token told to Live.Announce once. Never written to the results.
+	Live *live.Config `json:"-"`
+	// liveSrv is the live page a bench's runs share (set by Bench).
+	liveSrv *live.Server
 	// SLO are the gates the run is judged by (--slo): evaluated on the
 	// summary, recorded in summary.json "slo" and "pass"; none passes.
 	SLO []slo.SLO `json:"slo,omitempty"`
@@ -245,6 +252,11 @@ func (c *Config) Validate() error {
 	}
 	if err := c.OTLP.Validate(); err != nil {
 		return err
+	}
+	if c.Live != nil {
+		if err := c.Live.Validate(); err != nil {
+			return err
+		}
 	}
 	if c.Agents == 0 { // with agents, each host brings its own addresses
 		if err := loadgen.CheckLocalSources(c.Fleet.SourceIPs); err != nil {

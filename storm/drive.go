@@ -46,6 +46,7 @@ func (r *run) drive(ctx context.Context) error {
 	r.at = at
 	r.watch.started(at)
 	r.progress.Start(at)
+	r.feedLive()
 	sideCtx, stopSide := context.WithDeadline(ctx, at.Add(cfg.Duration))
 	r.defer_(stopSide)
 	side := startSidecars(sideCtx, cfg.Sidecars, at, r.progress.Total)

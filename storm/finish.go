@@ -70,6 +70,7 @@ func (r *run) finish() (*Result, error) {
 			return res, err
 		}
 	}
+	r.finishLive()
 	switch {
 	case d.interrupted:
 		return res, ErrInterrupted

@@ -85,6 +85,7 @@ type run struct {
 	mx       *runMetrics
 	hap      *haproxy.Sampler // nil without --haproxy-socket
 	closers  []func()         // undone on return, last first
+	ownLive  bool             // the live page is this run's, not a bench's
 
 	// prepare
 	tcfg      target.Config // the target's, with its share of the accept rate
@@ -137,6 +138,9 @@ func (r *run) prepare(ctx context.Context) error {
 	r.progress = &Progress{W: cfg.Log, Interval: cfg.ProgressInterval, Clients: cfg.Fleet.Clients}
 	r.defer_(r.progress.Stop)
 	r.logw = r.progress.Log()
+	if err := r.startLive(); err != nil {
+		return err
+	}
 	mx, err := startMetrics(ctx, metricsConfig{cfg.MetricsAddr, cfg.MetricsLinger, cfg.Pushgateway, cfg.OTLP}, r.progress, cfg.Fleet, r.logw)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/stampede-dev/stampede/report/live"
 	"net/url"
 	"strings"
 	"time"
@@ -40,6 +41,10 @@ func fleetFlags(d fleetDefaults) []cli.Flag {
 		&cli.DurationFlag{Name: "progress-interval", Aliases: []string{"progress"}, Value: storm.DefaultProgressInterval, Usage: "time `D` between progress lines when stderr is not a terminal (a terminal gets one status line, redrawn every second; 0 = --quiet)"},
 		&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus metrics on `ADDR`/metrics while the run goes, e.g. 127.0.0.1:9100"},
 		&cli.DurationFlag{Name: "metrics-linger", Usage: "keep serving --metrics-addr for `D` after the run, with the final figures, so a scrape sees them"},
+		&cli.BoolFlag{Name: "live", Usage: "serve the run's live page while it goes (the report's page, updated every half second, becoming report.html at the end); its URL, with a token exchanged for a cookie, is printed at the start"},
+		&cli.StringFlag{Name: "live-addr", DefaultText: "127.0.0.1 and a free port", Usage: "serve the live page on `ADDR` (implies --live); beyond loopback it needs --live-tls-cert and --live-tls-key"},
+		&cli.StringFlag{Name: "live-tls-cert", Usage: "serve the live page over HTTPS with the certificate `FILE` (PEM; with --live-tls-key)"},
+		&cli.StringFlag{Name: "live-tls-key", Usage: "the live page's private key `FILE` (PEM; with --live-tls-cert)"},
 		&cli.StringFlag{Name: "pushgateway", Usage: "push the final metrics to the Prometheus Pushgateway at `URL` when the run ends (job stampede, grouped by run_id), e.g. http://127.0.0.1:9091"},
 		&cli.StringFlag{Name: "otlp-endpoint", Usage: "export the same metrics over OTLP to the OpenTelemetry collector at `URL` while the run goes and once at its end: http[s]://HOST:4318 (OTLP/HTTP) or grpc[s]://HOST:4317 (OTLP/gRPC)"},
 		&cli.StringFlag{Name: "otlp-protocol", Usage: "OTLP `PROTOCOL`, grpc or http/protobuf, instead of the one --otlp-endpoint's scheme picks"},
@@ -68,6 +73,9 @@ func fleetRunConfig(c *cli.Context, defaultOut string, cfg *storm.Config) error 
 	cfg.MetricsLinger = c.Duration("metrics-linger")
 	cfg.Pushgateway = c.String("pushgateway")
 	if err := otlpFlags(c, &cfg.OTLP); err != nil {
+		return err
+	}
+	if err := liveFlags(c, &cfg.Live); err != nil {
 		return err
 	}
 	if cfg.Duration <= 0 {
@@ -152,4 +160,21 @@ func otlpFlags(c *cli.Context, o *metrics.OTLPConfig) error {
 		o.Headers[strings.TrimSpace(k)] = v
 	}
 	return flagError(o.Validate())
+}
+
+// liveFlags maps --live and --live-* into *lc (nil without them), checked
+// before any socket opens; the page's URL, token included, is printed
+// once to stderr when it listens, and nowhere else.
+func liveFlags(c *cli.Context, lc **live.Config) error {
+	if !c.Bool("live") && !c.IsSet("live-addr") && !c.IsSet("live-tls-cert") && !c.IsSet("live-tls-key") {
+		return nil
+	}
+	w := c.App.ErrWriter
+	cfg := &live.Config{Addr: c.String("live-addr"), TLSCert: c.String("live-tls-cert"), TLSKey: c.String("live-tls-key"),
+		Announce: func(url string) { fmt.Fprintf(w, "live: %s (open it once: its token becomes a cookie)\n", url) }}
+	if err := flagError(cfg.Validate()); err != nil {
+		return err
+	}
+	*lc = cfg
+	return nil
 }

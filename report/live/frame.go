@@ -120,7 +120,11 @@ func liveRun(s Snapshot) (*report.Run, []Mark) {
 			es.ReadyS, es.OutageS = &r, &o
 		}
 		sum.Events = append(sum.Events, es)
-		marks = append(marks, Mark{Name: summary.EventName(es), Start: es.StartS, Ready: es.ReadyS})
+		m := Mark{Name: summary.EventName(es), Start: round3(es.StartS)}
+		if es.ReadyS != nil {
+			m.Ready = new(round3(*es.ReadyS))
+		}
+		marks = append(marks, m)
 	}
 	tl := s.Timeline
 	sum.Connect.Failures, sum.Connect.Disconnects = map[string]uint64{}, map[string]uint64{}
@@ -146,7 +150,7 @@ func build(s Snapshot) (Frame, *report.Run, error) {
 		return Frame{}, nil, err
 	}
 	f := Frame{State: "running", T: round3(s.At.Seconds()), Clients: s.Clients, Events: marks, Data: data,
-		Failures: nonZero(run.Summary.Connect.Failures)}
+		Failures: nonZero(run.Summary.Connect.Failures), Recovery: []Recovery{}}
 	rows := run.Timeline
 	if n := len(s.Timeline); n > 0 {
 		f.Arrivals = s.Timeline[n-1].Attempts
@@ -231,7 +235,8 @@ func final(runs []*report.Run, seq uint64) (Frame, error) {
 	}
 	r := runs[len(runs)-1]
 	s := r.Summary
-	f := Frame{Seq: seq, State: "final", T: round3(s.DurationS), Clients: s.Clients, Failures: nonZero(s.Connect.Failures), Exact: true, Data: data}
+	f := Frame{Seq: seq, State: "final", T: round3(s.DurationS), Clients: s.Clients, Failures: nonZero(s.Connect.Failures), Exact: true, Data: data,
+		Events: []Mark{}, Recovery: []Recovery{}, SLO: []SLOState{}}
 	if n := len(r.Timeline); n > 0 {
 		f.Connected = r.Timeline[n-1].Connected
 		f.Arrivals = r.Timeline[n-1].Attempts

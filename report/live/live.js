@@ -10,6 +10,7 @@
   const k = name => panel.querySelector('[data-k="' + name + '"]');
   const text = (name, v) => { const el = k(name); if (el) el.textContent = v; };
   const num = v => v == null ? "-" : String(v);
+  const secs = v => v == null ? "-" : (+v).toFixed(2);
 
   function row(cells) {
     const tr = document.createElement("tr");
@@ -44,11 +45,12 @@
       const r = (f.recovery || []).find(x => x.event === i) || {};
       ev.appendChild(row([e.name, e.start_s.toFixed(2), e.ready_s == null ? "not yet" : e.ready_s.toFixed(2),
         r.connected_before == null ? "-" : r.back + " / " + r.connected_before, num(r.herd_peak_per_100ms),
-        num(r.r50_s), num(r.r90_s), num(r.r99_s), num(r.r100_s)]));
+        secs(r.r50_s), secs(r.r90_s), secs(r.r99_s), secs(r.r100_s)]));
     });
     const slo = k("slo");
     slo.replaceChildren();
     (f.slo || []).forEach(s => slo.appendChild(row([s.expr, s.state, s.detail])));
+    if (!(f.slo || []).length) slo.appendChild(row(["none given (--slo)", "-", ""]));
   }
 
   // becomes turns the page into report.html, fetched from the server, and
