@@ -69,15 +69,16 @@ func githubCommands(t *testing.T) (cmds []string, env map[string]string) {
 
 // gitlabCommands returns the drill job's before_script and script as one
 // shell script (GitLab runs them in one shell), and its variables.
-func gitlabCommands(t *testing.T) (cmds []string, vars map[string]string, job gitlabJob) {
-	var f struct {
-		Job *gitlabJob `yaml:"stampede-drill"`
+func gitlabCommands(t *testing.T, file, name string) (cmds []string, vars map[string]string, job gitlabJob) {
+	var f map[string]yaml.Node
+	readYAML(t, file, &f)
+	n, ok := f[name]
+	if !ok {
+		t.Fatalf("%s: no job %s", file, name)
 	}
-	readYAML(t, "gitlab-ci.yml", &f)
-	if f.Job == nil {
-		t.Fatal("gitlab-ci.yml: no job stampede-drill")
+	if err := n.Decode(&job); err != nil {
+		t.Fatalf("%s: %s: %v", file, name, err)
 	}
-	job = *f.Job
 	lines := append(append([]string{}, job.BeforeScript...), job.Script...)
 	return []string{strings.Join(lines, "\n")}, job.Variables, job
 }
@@ -168,7 +169,7 @@ func TestPipelines(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, b)
 	}
 
-	for _, ci := range []string{"github", "gitlab"} {
+	for _, ci := range []string{"github", "gitlab", "gitlab-template"} {
 		t.Run(ci, func(t *testing.T) {
 			dir := t.TempDir()
 			first := startTarget(t, exe, "--addr", "127.0.0.1:0")
@@ -205,9 +206,37 @@ func TestPipelines(t *testing.T) {
 				if b, err := exec.Command("git", "clone", "-q", root, work).CombinedOutput(); err != nil {
 					t.Fatalf("git clone: %v\n%s", err, b)
 				}
+			case "gitlab-template":
+				// The template (gitlab-stampede.yml) as a job extending it
+				// would run: its variables, the inputs set as a user would.
+				var job gitlabJob
+				cmds, declared, job = gitlabCommands(t, "gitlab-stampede.yml", ".stampede-drill")
+				if job.Artifacts.Reports["junit"] != "$STAMPEDE_JUNIT" {
+					t.Errorf("gitlab-stampede.yml: artifacts:reports:junit %q", job.Artifacts.Reports["junit"])
+				}
+				work = filepath.Join(dir, "project")
+				if err := os.Mkdir(work, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				// STAMPEDE_REF names a branch of a clone of this tree.
+				src := filepath.Join(dir, "src")
+				if b, err := exec.Command("git", "clone", "-q", root, src).CombinedOutput(); err != nil {
+					t.Fatalf("git clone: %v\n%s", err, b)
+				}
+				if b, err := exec.Command("git", "-C", src, "branch", "-f", "stampede-test-ref").CombinedOutput(); err != nil {
+					t.Fatalf("git branch: %v\n%s", err, b)
+				}
+				env = map[string]string{"CI_PROJECT_DIR": work, "STAMPEDE_REPO": src, "STAMPEDE_REF": "stampede-test-ref",
+					"STAMPEDE_URL": env["STAGING_URL"], "STAMPEDE_RESTART_CMD": env["DEPLOY_CMD"], "STAMPEDE_AT": "2s",
+					"STAMPEDE_CLIENTS": "50", "STAMPEDE_DURATION": "10s", "STAMPEDE_POLICY": "exp:initial=100ms,max=1s,jitter=0.5"}
+				for k, v := range declared {
+					if _, ok := env[k]; !ok {
+						env[k] = v
+					}
+				}
 			case "gitlab":
 				var job gitlabJob
-				cmds, declared, job = gitlabCommands(t)
+				cmds, declared, job = gitlabCommands(t, "gitlab-ci.yml", "stampede-drill")
 				if job.Artifacts.Reports["junit"] != "junit.xml" {
 					t.Errorf("gitlab-ci.yml: artifacts:reports:junit %q, want junit.xml", job.Artifacts.Reports["junit"])
 				}
