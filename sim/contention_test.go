@@ -1,8 +1,12 @@
 package sim
 
 import (
+	"errors"
+	"io"
 	"math"
 	"testing"
+
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // TestContentionReference is the acceptance of the published reference:
@@ -41,4 +45,29 @@ func TestContentionReference(t *testing.T) {
 	}
 	rank(func(r ContentionResult) float64 { return r.Calls }, func(r [2]float64) float64 { return r[0] })
 	rank(func(r ContentionResult) float64 { return r.TimeMS }, func(r [2]float64) float64 { return r[1] })
+}
+
+// A sweep's bad field is named, each a *spec.FieldError on its field, and
+// nothing is run.
+func TestContentionSweepValidate(t *testing.T) {
+	ok := ContentionSweep{From: 10, To: 20, Step: 10, Trials: 1}
+	for _, tc := range []struct {
+		field string
+		edit  func(*ContentionSweep)
+	}{
+		{"Contention.From", func(s *ContentionSweep) { s.From = 0 }},
+		{"Contention.To", func(s *ContentionSweep) { s.To = 5 }},
+		{"Contention.Step", func(s *ContentionSweep) { s.Step = 0 }},
+		{"Contention.Trials", func(s *ContentionSweep) { s.Trials = -1 }},
+	} {
+		s := ok
+		tc.edit(&s)
+		var fe *spec.FieldError
+		if err := s.WriteTable(io.Discard); !errors.As(err, &fe) || fe.Field != tc.field {
+			t.Errorf("%s: WriteTable = %v, want a *spec.FieldError on it", tc.field, err)
+		}
+	}
+	if err := ok.Validate(); err != nil {
+		t.Fatalf("a valid sweep: %v", err)
+	}
 }

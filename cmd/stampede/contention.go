@@ -1,9 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"text/tabwriter"
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/stampede-dev/stampede/sim"
@@ -32,43 +29,12 @@ func init() {
 	})
 }
 
+// contentionAction maps the flags to a sim.ContentionSweep and prints its
+// table.
 func contentionAction(c *cli.Context) error {
-	from, to, step, trials := c.Int("from"), c.Int("to"), c.Int("step"), c.Int("trials")
-	switch {
-	case from <= 0:
-		return fmt.Errorf("--from: must be positive, got %d", from)
-	case to < from:
-		return fmt.Errorf("--to: must be at least --from (%d), got %d", from, to)
-	case step <= 0:
-		return fmt.Errorf("--step: must be positive, got %d", step)
-	case trials <= 0:
-		return fmt.Errorf("--trials: must be positive, got %d", trials)
+	sw := sim.ContentionSweep{From: c.Int("from"), To: c.Int("to"), Step: c.Int("step"), Trials: c.Int("trials"), Seed: c.Uint64("seed")}
+	if err := sw.Validate(); err != nil {
+		return flagError(err)
 	}
-	pols := sim.ContentionPolicies()
-	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(tw, "clients\t")
-	for _, p := range pols {
-		fmt.Fprintf(tw, "%s calls\t%s ms\t", p.Name, p.Name)
-	}
-	fmt.Fprintln(tw)
-	for n := from; n <= to; n += step {
-		fmt.Fprintf(tw, "%d\t", n)
-		for _, p := range pols {
-			r, err := sim.Contention(p, n, trials, c.Uint64("seed"))
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(tw, "%.0f\t%.0f\t", r.Calls, r.TimeMS)
-		}
-		fmt.Fprintln(tw)
-		if n == 100 {
-			fmt.Fprint(tw, "study\t")
-			for _, p := range pols {
-				ref := sim.ContentionReference[p.Name]
-				fmt.Fprintf(tw, "%.0f\t%.0f\t", ref[0], ref[1])
-			}
-			fmt.Fprintln(tw)
-		}
-	}
-	return tw.Flush()
+	return sw.WriteTable(c.App.Writer)
 }
