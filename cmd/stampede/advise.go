@@ -10,14 +10,10 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/stampede-dev/stampede/advise"
-	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/drill"
 	"github.com/stampede-dev/stampede/loadgen"
-	"github.com/stampede-dev/stampede/report"
-	"github.com/stampede-dev/stampede/results/folder"
 	"github.com/stampede-dev/stampede/sim"
 	"github.com/stampede-dev/stampede/storm"
-	"github.com/stampede-dev/stampede/target"
 )
 
 // verifyTolerance is the relative error of the recommended policy's R99
@@ -118,7 +114,7 @@ func adviseAction(c *cli.Context) error {
 		}
 	}
 	sum.Interrupted = ctx.Err() != nil // Ctrl-C during the verifying runs
-	if err := folder.Write(out, folder.Folder{Summary: sum, Report: res.Report(), Render: report.Render}); err != nil {
+	if err := res.WriteFolder(out, sum); err != nil {
 		return err
 	}
 	fmt.Fprintf(c.App.Writer, "results: %s\n", out)
@@ -142,10 +138,7 @@ func adviseInterrupted(err error, out string, settings settings) error {
 		}
 		return flagError(err)
 	}
-	run := *ie.Run
-	run.Config.Settings = settings
-	sum := sim.Summarize(&run, nil)
-	if werr := folder.Write(out, folder.Folder{Summary: sum, Report: run.Report, Render: report.Render}); werr != nil {
+	if werr := ie.WriteFolder(out, settings); werr != nil {
 		return werr
 	}
 	return cli.Exit("interrupted: the search was stopped early; "+out+" holds the simulation under way", exitInterrupted)
@@ -226,19 +219,9 @@ func applyMeasured(c *cli.Context, cfg *advise.Config, m advise.Measured) {
 // adviseRunner runs a real storm of the searched fleet, server and chaos
 // with one policy against the bundled target (storm.Run), as bench does.
 func adviseRunner(c *cli.Context, sc sim.Config, settings settings) advise.Runner {
-	var fleet loadgen.Config
-	fleet.Client = sc.Client
-	var tgt target.Config
-	tgt.Server = sc.Server
-	if tgt.Procs == 0 {
-		tgt.Procs = max(1, (sc.Clients+sim.PerProcess-1)/sim.PerProcess) // the simulated layout
-	}
-	cfg := storm.Config{Target: tgt, Fleet: fleet, Schedule: sc.Schedule, ScheduleText: sc.ScheduleText, Duration: sc.Duration}
+	cfg := storm.FromSim(sc)
 	if !c.Bool("quiet") {
 		cfg.Log = c.App.ErrWriter
-	}
-	if cfg.Schedule == nil && sc.ScheduleText != "" {
-		cfg.Schedule, _ = chaos.Parse(sc.ScheduleText)
 	}
 	return storm.PolicyRunner(cfg, func(policy string) any { return settings.with("policy", policy, "seed") })
 }

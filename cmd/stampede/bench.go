@@ -124,7 +124,7 @@ func benchAction(c *cli.Context) error {
 		}
 	}
 	if len(bc.Mitigations) > 0 && len(runs) == len(bc.Mitigations) && ctx.Err() == nil {
-		if perr := predictMitigations(ctx, c, bc, runs); perr != nil {
+		if perr := storm.PredictMitigations(ctx, bc, runs, c.App.Writer); perr != nil {
 			return perr
 		}
 	}

@@ -1,6 +1,7 @@
 package folder
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -28,6 +29,16 @@ const BenchFile = "bench.json"
 // folder: each mitigation's measured and predicted figures and their
 // orders.
 const MitigationsFile = "mitigations.json"
+
+// WriteMitigations writes v, a bench of mitigations' comparison, as
+// MitigationsFile in the bench folder dir.
+func WriteMitigations(dir string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return WriteBytes(filepath.Join(dir, MitigationsFile), append(b, '\n'))
+}
 
 // Folder is everything a results folder holds, for Write. Only Summary is
 // required.
