@@ -134,6 +134,19 @@ func (r *recorder) success(id uint32, start, at, downAt int64) {
 	r.up(id, at, downAt)
 }
 
+// tlsHandshake records the TLS handshake of a wss:// success at offset
+// at: full, or resumed.
+func (r *recorder) tlsHandshake(at int64, resumed bool) {
+	r.mu.Lock()
+	b := r.st.At(time.Duration(at))
+	if resumed {
+		b.TLSResumed++
+	} else {
+		b.TLSFull++
+	}
+	r.mu.Unlock()
+}
+
 // upgraded records an attempt started at start that got its 101 at offset
 // at: a success, with its connect latency.
 func (r *recorder) upgraded(start, at int64) {

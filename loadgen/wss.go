@@ -17,6 +17,7 @@ import (
 	"github.com/stampede-dev/stampede/internal/clock"
 	"github.com/stampede-dev/stampede/results"
 	"github.com/stampede-dev/stampede/spec"
+	"github.com/stampede-dev/stampede/tlsconf"
 	"github.com/stampede-dev/stampede/wsdial"
 )
 
@@ -43,6 +44,9 @@ type wssFleet struct {
 }
 
 func newWSSFleet(f *Fleet, tc *tls.Config) *wssFleet {
+	if tc.ServerName == "" {
+		tc.ServerName = f.url.Hostname() // set once: wsdial would copy the config per dial
+	}
 	return &wssFleet{f: f, tls: tc, rec: newRecorder(f.cfg.Start, f.cfg.Clients, f.cfg.HistInterval, f.streamed), gate: make(chan struct{}, f.cfg.MaxInflight)}
 }
 
@@ -88,7 +92,7 @@ func (w *wssFleet) dialer(id uint32) *wsdial.Dialer {
 		ConnectTimeout:   cfg.ConnectTimeout,
 		HandshakeTimeout: cfg.HandshakeTimeout,
 		SynRetries:       cfg.SynRetries,
-		TLSConfig:        w.tls,
+		TLSConfig:        w.clientTLS(),
 		Header:           h,
 		Protocols:        cfg.Protocols,
 		MaxRetryAfter:    cfg.RetryAfterCap,
@@ -97,6 +101,18 @@ func (w *wssFleet) dialer(id uint32) *wsdial.Dialer {
 		d.LocalAddr = cfg.SourceIPs[int(id)%n]
 	}
 	return d
+}
+
+// clientTLS returns a client's TLS config: the fleet's, with a session
+// cache of its own (tlsconf.Session, one pointer, in a copy of the
+// config) unless TLSNoResume.
+func (w *wssFleet) clientTLS() *tls.Config {
+	if w.f.cfg.TLSNoResume {
+		return w.tls
+	}
+	tc := w.tls.Clone()
+	tc.ClientSessionCache = new(tlsconf.Session)
+	return tc
 }
 
 // client runs the fleet's i-th client until ctx is done or it stops.
@@ -136,6 +152,7 @@ func (w *wssFleet) client(ctx context.Context, i int) {
 			w.record(func(r *recorder) { r.failure(f.class, now) })
 		} else {
 			w.record(func(r *recorder) { r.success(id, start, now, downAt) })
+			w.rec.tlsHandshake(now, conn.TLSResumed())
 			if cfg.Policy.Resets(0) {
 				attempt = 0
 			}

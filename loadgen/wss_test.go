@@ -188,3 +188,33 @@ func TestWSSPresetCloseCodes(t *testing.T) {
 		t.Errorf("%d successes; a client reconnected after 4400", s.Successes)
 	}
 }
+
+// TestWSSResume: after a 1001 close, clients reconnecting to the same
+// server resume their TLS sessions, counted per bucket; with TLSNoResume
+// every handshake is full.
+func TestWSSResume(t *testing.T) {
+	const n = 20
+	for _, tc := range []struct {
+		name     string
+		noResume bool
+		resumed  uint32
+	}{
+		{"session cache", false, n},
+		{"--tls-resume=false", true, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newTLSServer(t, 0)
+			run := start(t, Config{Client: spec.Client{URL: srv.url, Clients: n, Policy: fast, TLSInsecure: true, TLSNoResume: tc.noResume}})
+			waitFor(t, 10*time.Second, "connected", func(s Stats) bool { return s.Connected == n }, run.f)
+			for srv.held() != n {
+				time.Sleep(5 * time.Millisecond)
+			}
+			srv.closeAll()
+			waitFor(t, 10*time.Second, "reconnects", func(s Stats) bool { return s.Successes == 2*n && s.Connected == n }, run.f)
+			b := totals(run.stop(t))
+			if b.TLSResumed != tc.resumed || b.TLSFull != 2*n-tc.resumed {
+				t.Errorf("%d full and %d resumed handshakes, want %d and %d", b.TLSFull, b.TLSResumed, 2*n-tc.resumed, tc.resumed)
+			}
+		})
+	}
+}

@@ -53,6 +53,10 @@ type Bucket struct {
 	// Exhausted counts clients that gave up in the bucket because their
 	// policy's attempts were exhausted (Stopped's AttemptsExhausted).
 	Exhausted uint32 `json:"exhausted,omitempty"`
+	// TLSFull and TLSResumed count the wss:// successes whose TLS
+	// handshake was full, or resumed a session.
+	TLSFull    uint32 `json:"tls_full,omitempty"`
+	TLSResumed uint32 `json:"tls_resumed,omitempty"`
 }
 
 // Add sums o into b.
@@ -70,6 +74,8 @@ func (b *Bucket) Add(o *Bucket) {
 	b.RTTSumMicros += o.RTTSumMicros
 	b.RTTMaxMicros = max(b.RTTMaxMicros, o.RTTMaxMicros)
 	b.Exhausted += o.Exhausted
+	b.TLSFull += o.TLSFull
+	b.TLSResumed += o.TLSResumed
 }
 
 // FailureCount is the number of failed attempts of every class.

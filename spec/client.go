@@ -198,6 +198,11 @@ type Client struct {
 	// TLSServerName is the name sent as SNI and checked against the
 	// server's certificate; empty means the URL's host.
 	TLSServerName string `json:"tls_server_name,omitempty"`
+	// TLSNoResume turns each wss:// client's session cache off: every
+	// handshake is full. On (the default), a client keeps the last session
+	// the server gave it, as a browser does, and offers it at its next
+	// handshake (a TLS 1.3 PSK or a TLS 1.2 ticket; never 0-RTT data).
+	TLSNoResume bool `json:"tls_no_resume,omitempty"`
 	// SecretHeaders names Header entries whose values are secret besides
 	// the ones every fleet keeps secret (Authorization, Cookie,
 	// Proxy-Authorization): Redacted shows them as <redacted>.

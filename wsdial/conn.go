@@ -36,7 +36,13 @@ type Conn struct {
 	once   sync.Once      // closes conn once
 	cerr   error          // conn.Close's result
 	rx     atomic.Int64   // when the last frame from the server began, Unix ns
+	// resumed: the wss:// handshake resumed a TLS session
+	resumed bool
 }
+
+// TLSResumed reports whether the connection's TLS handshake resumed a
+// session (false for ws://).
+func (c *Conn) TLSResumed() bool { return c.resumed }
 
 // newConn wraps an upgraded conn; br holds bytes the server sent right after
 // its 101 answer (nil when none); maxMessage bounds one message in bytes.

@@ -221,7 +221,11 @@ func (d *Dialer) handshake(ctx context.Context, conn net.Conn, u *url.URL, hostn
 		return nil, e
 	}
 	conn.SetDeadline(time.Time{})
-	return newConn(rw, br, hs.Protocol, d.maxMessageSize()), nil
+	c := newConn(rw, br, hs.Protocol, d.maxMessageSize())
+	if tc, ok := rw.(*tls.Conn); ok {
+		c.resumed = tc.ConnectionState().DidResume
+	}
+	return c, nil
 }
 
 // cmpErr returns err, or def when err is nil.

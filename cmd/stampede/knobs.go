@@ -43,6 +43,9 @@ type knob struct {
 	// parse turns a string flag into the field's value (a policy, a list
 	// of addresses).
 	parse func(string) (any, error)
+	// negate makes a bool flag the field's opposite: --tls-resume sets
+	// TLSNoResume to false, so the field's zero value is still the default.
+	negate bool
 	// in says which commands take the knob as a flag defined from the
 	// table (the field lists below); a knob a command takes alone
 	// (loadgen's --subprotocol) is named by that command.
@@ -84,6 +87,7 @@ var knobs = []knob{
 	{flag: "cert", field: "Client.TLSCertFile", usage: "wss://: client certificate PEM `FILE` (with --key)"},
 	{flag: "key", field: "Client.TLSKeyFile", usage: "wss://: client key PEM `FILE` (with --cert)"},
 	{flag: "server-name", field: "Client.TLSServerName", defText: "the URL's host", usage: "wss://: `NAME` sent as SNI and checked in the server's certificate"},
+	{flag: "tls-resume", field: "Client.TLSNoResume", negate: true, in: inFleet, usage: "wss://: each client keeps its TLS session and resumes it at its next handshake, as a browser does (--tls-resume=false: a full handshake every time)"},
 	{flag: "secret-header", field: "Client.SecretHeaders", usage: "header `NAME` whose value is secret too, written as <redacted> (repeatable)"},
 
 	// The server: spec.Server.
@@ -334,7 +338,7 @@ func knobFlag(k knob) cli.Flag {
 	case reflect.Float64:
 		return &cli.Float64Flag{Name: k.flag, Usage: k.usage, DefaultText: k.defText, Value: f.Float()}
 	case reflect.Bool:
-		return &cli.BoolFlag{Name: k.flag, Usage: k.usage, DefaultText: k.defText, Value: f.Bool()}
+		return &cli.BoolFlag{Name: k.flag, Usage: k.usage, DefaultText: k.defText, Value: f.Bool() != k.negate}
 	case reflect.String:
 		return &cli.StringFlag{Name: k.flag, Usage: k.usage, DefaultText: k.defText, Value: f.String()}
 	case reflect.Slice:
@@ -384,7 +388,7 @@ func fillKnobs(c *cli.Context, dst any, fields ...string) error {
 		case reflect.Float64:
 			f.SetFloat(c.Float64(k.flag))
 		case reflect.Bool:
-			f.SetBool(c.Bool(k.flag))
+			f.SetBool(c.Bool(k.flag) != k.negate)
 		case reflect.String:
 			f.SetString(c.String(k.flag))
 		case reflect.Slice:

@@ -39,6 +39,10 @@ type TimelineRow struct {
 	// round trip that completed in the bucket, in ms; 0 when none did.
 	RTTMeanMS float64
 	RTTMaxMS  float64
+	// TLSFull and TLSResumed are the bucket's wss:// successes by TLS
+	// handshake: full, or resumed.
+	TLSFull    uint32
+	TLSResumed uint32
 	// Event names the events that started in the bucket ("restart abrupt";
 	// several are joined by "; "), "" for none.
 	Event string
@@ -71,6 +75,7 @@ func TimelineRows(tl results.Timeline, events []summary.EventSummary, durationS 
 			r.Attempts, r.Successes, r.Failures = b.Attempts, b.Successes, b.Failures
 			r.Disconnects = b.DisconnectCount()
 			r.MsgSent, r.MsgAcked, r.MsgDelivered = b.MsgSent, b.MsgAcked, b.MsgDelivered
+			r.TLSFull, r.TLSResumed = b.TLSFull, b.TLSResumed
 			if b.RTTCount > 0 {
 				r.RTTMeanMS = math.Round(float64(b.RTTSumMicros)/float64(b.RTTCount)) / 1e3
 				r.RTTMaxMS = float64(b.RTTMaxMicros) / 1e3
@@ -104,13 +109,13 @@ func timelineHeader() []string {
 	for _, c := range connerr.Classes() {
 		h = append(h, "fail_"+c.String())
 	}
-	return append(h, "disconnects", "msg_sent", "msg_acked", "msg_delivered", "rtt_mean_ms", "rtt_max_ms", "event")
+	return append(h, "disconnects", "msg_sent", "msg_acked", "msg_delivered", "rtt_mean_ms", "rtt_max_ms", "tls_full", "tls_resumed", "event")
 }
 
 // WriteTimelineCSV writes rows as timeline.csv:
 //
-//	t_s,connected,attempts,successes,fail_dns,fail_refused,...,disconnects,msg_sent,msg_acked,msg_delivered,rtt_mean_ms,rtt_max_ms,event
-//	3,9987,2,0,0,2,...,13,0,0,0,0,0,restart abrupt
+//	t_s,connected,attempts,successes,fail_dns,fail_refused,...,disconnects,msg_sent,msg_acked,msg_delivered,rtt_mean_ms,rtt_max_ms,tls_full,tls_resumed,event
+//	3,9987,2,0,0,2,...,13,0,0,0,0,0,0,0,restart abrupt
 func WriteTimelineCSV(w io.Writer, rows []TimelineRow) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(timelineHeader()); err != nil {
@@ -125,7 +130,7 @@ func WriteTimelineCSV(w io.Writer, rows []TimelineRow) error {
 		for _, c := range connerr.Classes() {
 			rec = append(rec, u(r.Failures[c]))
 		}
-		rec = append(rec, u(r.Disconnects), u(r.MsgSent), u(r.MsgAcked), u(r.MsgDelivered), f(r.RTTMeanMS), f(r.RTTMaxMS), r.Event)
+		rec = append(rec, u(r.Disconnects), u(r.MsgSent), u(r.MsgAcked), u(r.MsgDelivered), f(r.RTTMeanMS), f(r.RTTMaxMS), u(r.TLSFull), u(r.TLSResumed), r.Event)
 		if err := cw.Write(rec); err != nil {
 			return err
 		}
@@ -205,6 +210,7 @@ func ReadTimelineCSV(r io.Reader) ([]TimelineRow, error) {
 		row.Disconnects = num("disconnects")
 		row.MsgSent, row.MsgAcked, row.MsgDelivered = num("msg_sent"), num("msg_acked"), num("msg_delivered")
 		row.RTTMeanMS, row.RTTMaxMS = float("rtt_mean_ms"), float("rtt_max_ms")
+		row.TLSFull, row.TLSResumed = num("tls_full"), num("tls_resumed")
 		row.Event = strings.TrimSpace(field("event"))
 		if perr != nil {
 			return nil, fmt.Errorf("results: %s: %w", TimelineFile, perr)

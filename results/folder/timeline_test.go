@@ -52,7 +52,7 @@ func TestTimelineRows(t *testing.T) {
 func TestTimelineCSV(t *testing.T) {
 	rows := []TimelineRow{
 		{T: 0, Connected: 2, Attempts: 3, Successes: 2},
-		{T: 0.1, Connected: 0, Disconnects: 2, MsgSent: 1, MsgAcked: 1, MsgDelivered: 1, RTTMeanMS: 200.125, RTTMaxMS: 250, Event: "restart abrupt; stall"},
+		{T: 0.1, Connected: 0, Disconnects: 2, MsgSent: 1, MsgAcked: 1, MsgDelivered: 1, RTTMeanMS: 200.125, RTTMaxMS: 250, TLSFull: 3, TLSResumed: 4, Event: "restart abrupt; stall"},
 	}
 	rows[0].Failures[connerr.Refused] = 1
 	rows[1].Failures[connerr.HandshakeTimeout] = 7
@@ -64,9 +64,9 @@ func TestTimelineCSV(t *testing.T) {
 		"fail_handshake_5xx,fail_handshake_timeout,fail_closed_1006,fail_closed_1001,fail_protocol,fail_local,fail_ping_timeout," +
 		"fail_closed_1012,fail_closed_1013,fail_http_502,fail_http_503,fail_http_504," +
 		"fail_session_auth,fail_session_refused,fail_session_4429,fail_session_error,fail_heartbeat_timeout,fail_session_timeout," +
-		"disconnects,msg_sent,msg_acked,msg_delivered,rtt_mean_ms,rtt_max_ms,event\n" +
-		"0,2,3,2,0,1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,\n" +
-		"0.1,0,0,0,0,0,0,0,0,0,0,7,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,2,1,1,1,200.125,250,restart abrupt; stall\n"
+		"disconnects,msg_sent,msg_acked,msg_delivered,rtt_mean_ms,rtt_max_ms,tls_full,tls_resumed,event\n" +
+		"0,2,3,2,0,1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,\n" +
+		"0.1,0,0,0,0,0,0,0,0,0,0,7,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,2,1,1,1,200.125,250,3,4,restart abrupt; stall\n"
 	if b.String() != want {
 		t.Errorf("timeline.csv:\n%s\nwant\n%s", b.String(), want)
 	}

@@ -226,6 +226,11 @@ type Connect struct {
 	// Disconnects counts established connections that ended, by class;
 	// every class is present.
 	Disconnects map[string]uint64 `json:"disconnects"`
+	// TLSFull and TLSResumed count the successes of wss:// clients by
+	// their TLS handshake: full, or resumed from the client's session
+	// cache. Omitted for ws://.
+	TLSFull    uint64 `json:"tls_full,omitempty"`
+	TLSResumed uint64 `json:"tls_resumed,omitempty"`
 }
 
 // SLOResult is one SLO's outcome in summary.json.
@@ -512,6 +517,8 @@ func connectOf(tl results.Timeline) Connect {
 		b := &tl[i]
 		c.Attempts += uint64(b.Attempts)
 		c.Successes += uint64(b.Successes)
+		c.TLSFull += uint64(b.TLSFull)
+		c.TLSResumed += uint64(b.TLSResumed)
 		for k := range b.Failures {
 			fail[k] += uint64(b.Failures[k])
 			disc[k] += uint64(b.Disconnects[k])
