@@ -46,7 +46,8 @@ func (r *run) finishLive() {
 }
 
 // liveSnapshot is what the run knows now: the loadgens' merged timeline
-// (over every host), the events applied and under way, the server's
+// (over every host), the events applied and under way (the supervisor's,
+// the sidecars': Sidecar.Events must be safe while Run goes), the server's
 // capacity where it is known.
 func (r *run) liveSnapshot() live.Snapshot {
 	s := live.Snapshot{At: max(0, time.Since(r.at)), Label: "run", RunID: r.runID, Seed: r.fleet.Seed,
@@ -59,6 +60,17 @@ func (r *run) liveSnapshot() live.Snapshot {
 	}
 	if r.sup != nil {
 		s.Events, s.Underway = r.sup.SoFar()
+	}
+	// A drill's deploy command, marked once it starts: under way until
+	// it ends (its end is its readiness).
+	for _, sc := range r.cfg.Sidecars {
+		for _, e := range sc.Events() {
+			if e.End == 0 {
+				s.Underway = append(s.Underway, e)
+			} else {
+				s.Events = append(s.Events, e)
+			}
+		}
 	}
 	return s
 }

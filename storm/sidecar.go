@@ -22,7 +22,9 @@ import (
 //	Events()          after Run returned: what it saw on the run's time axis
 //	                  (offsets from start), merged into summary.json's events
 //	                  and the report's timeline (an event with End or Ready
-//	                  is drawn as a span)
+//	                  is drawn as a span); also while Run goes, for the live
+//	                  page (an event without End yet is under way), so it
+//	                  must be safe for concurrent use
 //	WriteFiles(dir)   after summary.json and before report.html are written,
 //	                  only with an Out folder: its own files, mode 0600
 //

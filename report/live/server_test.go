@@ -232,6 +232,23 @@ func TestFrameFields(t *testing.T) {
 	}
 }
 
+// TestUnderway: an event begun and not over is marked at its start with
+// no readiness, and its recovery has no R figure yet.
+func TestUnderway(t *testing.T) {
+	s := snapshot()
+	s.Underway = []results.Event{{Kind: "deploy", Mode: "command", Spec: "make deploy", Start: 2800 * time.Millisecond}}
+	f, _, err := build(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Events) != 2 || f.Events[1].Start != 2.8 || f.Events[1].Ready != nil || f.Events[0].Ready == nil {
+		t.Fatalf("events %+v: want the restart ready and the deploy under way", f.Events)
+	}
+	if r := f.Recovery[1]; r.R50 != nil || r.Settled {
+		t.Errorf("the deploy's recovery %+v: nothing settles before it is ready", r)
+	}
+}
+
 // TestStalledSubscriber: a browser that stops reading never holds up
 // Publish; its stream drops frames, and a reader beside it gets every
 // frame.
