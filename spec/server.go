@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/fault"
+	"github.com/stampede-dev/stampede/session"
 )
 
 // Defaults and bounds of a Server.
@@ -175,6 +176,10 @@ type Server struct {
 	// imports store/redisstore and store/pgstore, as cmd/stampede does).
 	// Empty: the server echoes.
 	Store string `json:"store,omitempty"`
+	// Session makes the server speak a session protocol minimally
+	// (package session/serve): "socketio" or "mqtt", so that a fleet with
+	// that Client.Session.Protocol holds sessions with it. Empty: none.
+	Session string `json:"session,omitempty"`
 	// NoDedupe makes the protocol store a resent message again under a new
 	// seq and deliver it again, to show what dedupe prevents. Needs Store.
 	NoDedupe bool `json:"no_dedupe,omitempty"`
@@ -262,6 +267,9 @@ func (c Server) Validate() error {
 		return bad("Retention", "needs {Server.Store} (the message protocol)")
 	}
 	if err := c.validateTLS(); err != nil {
+		return err
+	}
+	if err := c.validSession(); err != nil {
 		return err
 	}
 	if (c.CertFile == "") != (c.KeyFile == "") {
@@ -365,4 +373,16 @@ func (c Server) AdmitRate(since time.Duration) float64 {
 	}
 	f := max(0, float64(since)/float64(c.AdmitRamp))
 	return c.AdmitFloor + (c.AcceptRate-c.AdmitFloor)*f
+}
+
+// validSession checks Session: a protocol the bundled target serves, and
+// not beside the message protocol.
+func (c Server) validSession() error {
+	switch {
+	case c.Session != "" && c.Session != session.SocketIO && c.Session != session.MQTT:
+		return Errorf("Server.Session", "the bundled target serves the session protocols %s and %s, not %q", session.SocketIO, session.MQTT, c.Session)
+	case c.Session != "" && c.Store != "":
+		return Errorf("Server.Session", "%s cannot run with {Server.Store} (the message protocol)", c.Session)
+	}
+	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/gobwas/ws"
 	"github.com/stampede-dev/stampede/connerr"
 	"github.com/stampede-dev/stampede/internal/clock"
+	"github.com/stampede-dev/stampede/session/serve"
 	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/target/listener"
 	"github.com/stampede-dev/stampede/tlsconf"
@@ -40,7 +41,8 @@ type Server struct {
 	live    atomic.Int64  // connections admitted (upgrading or open), for MaxConns
 	nextID  atomic.Uint64
 	stats   counters
-	proto   *Protocol // the message protocol's handler and store, when Config.Store is set
+	proto   *Protocol     // the message protocol's handler and store, when Config.Store is set
+	sess    *serve.Server // Config.Session's server, when it names one
 	http    *httpEndpoint
 
 	mu       sync.RWMutex
@@ -72,6 +74,10 @@ func Start(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	sess, err := startSession(&cfg) // its pings start with a connection
+	if err != nil {
+		return nil, err
+	}
 	cfg = cfg.withDefaults()
 	s := &Server{
 		cfg:     cfg,
@@ -83,6 +89,7 @@ func Start(cfg Config) (*Server, error) {
 		stopCh:  make(chan struct{}),
 		done:    make(chan struct{}),
 		proto:   proto,
+		sess:    sess,
 	}
 	s.retries.init()
 	s.rand.init(cfg.Seed)
@@ -330,6 +337,9 @@ func (s *Server) shutdown(o ShutdownOptions) {
 	closeProtocol(s.proto) // after every OnClose: rooms stop, then the store
 	if s.tlsSrv != nil {
 		s.tlsSrv.Close()
+	}
+	if s.sess != nil {
+		s.sess.Close()
 	}
 	close(s.done)
 	s.cfg.Logger.Info("target stopped", "mode", mode.String())

@@ -58,6 +58,12 @@ func adviseFlags() []cli.Flag {
 			flags = append(flags, f)
 		}
 	}
+	for _, f := range knobFlags(verifyFields...) {
+		if f.Names()[0] == "protocol" {
+			f = withUsage(f, "with --verify: session protocol `NAME` the verifying runs' clients speak and the bundled target serves, socketio or mqtt (docs/protocols.md); the search simulates no session")
+		}
+		flags = append(flags, f)
+	}
 	return append(flags,
 		&cli.StringFlag{Name: "from", Usage: "infer the server's accept rate, backlog, fleet and event from the results folder `DIR` of a real run or drill (flags given win)"},
 		&cli.StringFlag{Name: "library", Usage: "search only what client library `NAME`'s options express (" + strings.Join(advise.Libraries(), ", ") + ") and print the recommendation as its options (docs/clients.md)"},
@@ -172,6 +178,12 @@ func adviseConfig(c *cli.Context) (advise.Config, string, error) {
 	if err != nil {
 		return advise.Config{}, "", err
 	}
+	if err := fillKnobs(c, &sc.Client, verifyFields...); err != nil {
+		return advise.Config{}, "", err
+	}
+	if p := sc.Client.Session.Protocol; p != "" && !c.Bool("verify") {
+		return advise.Config{}, "", fmt.Errorf("--protocol %s: only with --verify (the search simulates no session; the verifying runs speak it)", p)
+	}
 	cfg := advise.Config{Sim: sc, Objective: advise.Objective(c.String("objective")), MaxDelay: c.Duration("max-delay"),
 		Seeds: c.Int("seeds"), Budget: c.Int("candidates"), Library: c.String("library")}
 	if m != nil {
@@ -220,6 +232,7 @@ func applyMeasured(c *cli.Context, cfg *advise.Config, m advise.Measured) {
 // with one policy against the bundled target (storm.Run), as bench does.
 func adviseRunner(c *cli.Context, sc sim.Config, settings settings) advise.Runner {
 	cfg := storm.FromSim(sc)
+	cfg.Target.Session = sc.Client.Session.Protocol // the bundled target serves the session
 	if !c.Bool("quiet") {
 		cfg.Log = c.App.ErrWriter
 	}

@@ -73,16 +73,15 @@ func stormConfig(c *cli.Context, defaultOut string) (storm.Config, error) {
 	if err != nil {
 		return storm.Config{}, err
 	}
-	if p := fleet.Session.Protocol; p != "" {
-		// The clients would wait for a session the target never opens.
-		return storm.Config{}, fmt.Errorf("--protocol %s: the bundled target speaks no session protocol yet; run the fleet against a server that does with stampede loadgen or drill", p)
-	}
 	cfg := storm.Config{
 		Target:       targetConfig(c, runTargetFields...),
 		Fleet:        fleet,
 		LoadgenProcs: c.Int("loadgen-procs"),
 		Proxy:        c.Bool("proxy"),
 	}
+	// The bundled target serves the clients' session (socketio, mqtt; its
+	// check refuses the others).
+	cfg.Target.Session = fleet.Session.Protocol
 	if err := fleetRunConfig(c, defaultOut, &cfg); err != nil {
 		return cfg, err
 	}

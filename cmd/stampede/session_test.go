@@ -70,3 +70,26 @@ func TestSessionSectionElsewhere(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, stderr.String())
 	}
 }
+
+// TestSessionOnBundledTarget: run, bench and advise take --protocol for
+// what the bundled target serves, and refuse the rest in one line before
+// anything starts.
+func TestSessionOnBundledTarget(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--protocol", "stomp", "--duration", "1s"}, `--protocol: the bundled target serves the session protocols socketio and mqtt, not "stomp"`},
+		{[]string{"bench", "--protocol", "graphql-ws", "--duration", "20s"}, `--protocol: the bundled target serves the session protocols socketio and mqtt, not "graphql-ws"`},
+		{[]string{"run", "--protocol", "socketio", "--store", "file:///nonexistent", "--duration", "1s"}, "--protocol: socketio cannot run with --store"},
+		{[]string{"advise", "--protocol", "mqtt", "--chaos", "at 1s restart abrupt", "--duration", "5s"}, "--protocol mqtt: only with --verify"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			var stderr bytes.Buffer
+			code := runApp(append(append([]string{"stampede"}, tc.args...), "--clients", "10", "--out", t.TempDir()+"/o"), &bytes.Buffer{}, &stderr)
+			if code != 2 || !strings.Contains(stderr.String(), tc.want) || strings.Count(stderr.String(), "\n") != 1 {
+				t.Errorf("exit %d, stderr %q, want exit 2 and one line with %q", code, stderr.String(), tc.want)
+			}
+		})
+	}
+}
