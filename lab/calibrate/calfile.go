@@ -6,7 +6,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -102,29 +101,19 @@ func calibrationFigures(rc *runConfig, h herdCosts, ping string, m calibration.M
 	return figs, nil
 }
 
-// runCommand writes the command of a real run as its config gives it:
-// stampede run and the flags of simFlags that it set.
+// runCommand writes the command of a real run as its spec gives it:
+// stampede run and the flags of simFlags with a value.
 func runCommand(rc *runConfig) string {
 	cmd := []string{"stampede", "run"}
-	for _, f := range simFlags {
-		var v string
-		switch x := rc.Config[f].(type) {
-		case string:
-			if x != "" && x != "0s" {
-				v = x
-			}
-		case float64:
-			if x != 0 {
-				v = strconv.FormatFloat(x, 'f', -1, 64)
-			}
-		}
+	for _, f := range simFlags(rc.Spec) {
+		v := f.value
 		if v == "" {
 			continue
 		}
 		if strings.ContainsAny(v, " ;'") {
 			v = "'" + v + "'"
 		}
-		cmd = append(cmd, "--"+f, v)
+		cmd = append(cmd, "--"+f.flag, v)
 	}
 	return strings.Join(cmd, " ")
 }

@@ -10,14 +10,17 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // runConfig is what fromRuns reads of a real run's summary.json beyond
-// summary: the command's own flags (config), the machine it ran on, and
-// the CPU each end spent per first connect on it (resources).
+// summary: the run's effective config (spec, every default applied; the
+// flag spelling of config is never read back), the machine it ran on,
+// and the CPU each end spent per first connect on it (resources).
 type runConfig struct {
-	RunID   string         `json:"run_id"`
-	Config  map[string]any `json:"config"`
+	RunID   string    `json:"run_id"`
+	Spec    *spec.Run `json:"spec"`
 	Machine struct {
 		Cores          float64 `json:"cores"`
 		OtherCPUShare  float64 `json:"other_cpu_share"`
@@ -48,6 +51,9 @@ func readRunConfig(dir string) (*runConfig, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
+	if rc.Spec == nil || rc.Spec.Client == nil {
+		return nil, fmt.Errorf("%s: summary.json has no spec with a fleet (a folder written before summary.json recorded spec, or not a WebSocket run)", dir)
+	}
 	return &rc, nil
 }
 
@@ -71,12 +77,7 @@ func (rc *runConfig) perConnect() string {
 // (which runs on to the event, and so also charges the idle fleet's pings
 // to the connects).
 func machineFlags(dir string, s *summary, rc *runConfig) (perConnect, ping, from string) {
-	duration := func(flag string) time.Duration {
-		v, _ := rc.Config[flag].(string)
-		d, _ := time.ParseDuration(v)
-		return d
-	}
-	interval, pong := duration("ping-interval"), duration("pong-timeout")
+	interval, pong := max(0, rc.Spec.Client.PingInterval), max(0, rc.Spec.Client.PongTimeout)
 	if pong <= 0 {
 		pong = interval // the loadgen's default
 	}
@@ -96,11 +97,39 @@ func usTenth(v float64) string {
 	return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) + "us"
 }
 
-// simFlags are the flags of a real run that `stampede simulate` takes as
-// they are: the fleet, its policy and timeouts, the server's queue and
-// rate, the schedule.
-var simFlags = []string{"clients", "policy", "seed", "duration", "chaos", "backlog", "accept-rate",
-	"connect-timeout", "handshake-timeout", "syn-retries", "ramp", "max-inflight"}
+// flagValue is one flag of a command line and its value ("" leaves the
+// flag out).
+type flagValue struct{ flag, value string }
+
+// simFlags returns the flags of a real run that `stampede simulate` takes
+// as they are, written from the run's typed spec: the fleet, its policy
+// and timeouts, the server's queue and rate, the schedule. A zero value
+// is left out (the flag's default).
+func simFlags(sp *spec.Run) []flagValue {
+	c, sv := sp.Client, spec.Server{}
+	if sp.Server != nil {
+		sv = *sp.Server
+	}
+	num := func(v float64) string {
+		if v == 0 {
+			return ""
+		}
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	dur := func(d time.Duration) string {
+		if d <= 0 {
+			return ""
+		}
+		return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
+	}
+	return []flagValue{
+		{"clients", num(float64(c.Clients))}, {"policy", c.Policy.String()}, {"seed", num(float64(c.Seed))},
+		{"duration", dur(sp.Duration)}, {"chaos", sp.Chaos}, {"backlog", num(float64(sv.Backlog))},
+		{"accept-rate", num(sv.AcceptRate)}, {"connect-timeout", dur(c.ConnectTimeout)},
+		{"handshake-timeout", dur(c.HandshakeTimeout)}, {"syn-retries", num(float64(c.SynRetries))},
+		{"ramp", num(c.Ramp)}, {"max-inflight", num(float64(c.MaxInflight))},
+	}
+}
 
 // simArgs returns the `stampede simulate` arguments that model the real
 // run in dir on its own machine: its command's flags (simFlags), its
@@ -119,31 +148,17 @@ var simFlags = []string{"clients", "policy", "seed", "duration", "chaos", "backl
 // run's own ping=).
 func simArgs(dir string, s *summary, rc *runConfig, netdev int, herd *herdCosts) ([]string, error) {
 	args := []string{"simulate", "-q"}
-	for _, f := range simFlags {
-		v, ok := rc.Config[f]
-		if !ok {
-			continue
-		}
-		switch v := v.(type) {
-		case string:
-			if v != "" && v != "0s" {
-				args = append(args, "--"+f, v)
-			}
-		case float64:
-			if v != 0 {
-				args = append(args, "--"+f, strconv.FormatFloat(v, 'f', -1, 64))
-			}
+	for _, f := range simFlags(rc.Spec) {
+		if f.value != "" {
+			args = append(args, "--"+f.flag, f.value)
 		}
 	}
 	if len(s.Events) == 0 {
 		return nil, fmt.Errorf("%s: the run has no chaos event to model", dir)
 	}
 	e := s.Events[0]
-	down := 0.0
-	if spec, ok := rc.Config["chaos"].(string); ok {
-		down = downOf(spec)
-	}
-	args = append(args, "--procs", fmt.Sprint(s.Config.Sizing.TargetProcs),
+	down := downOf(rc.Spec.Chaos)
+	args = append(args, "--procs", fmt.Sprint(s.targetProcs()),
 		"--stop-time", secs(max(0.001, e.EndS-e.StartS-down)), "--start-time", secs(max(0.001, e.ReadyS-e.EndS)),
 		"--issue-rate", strconv.FormatFloat(issueRate(dir), 'f', 0, 64))
 	if rc.Machine.Cores > 0 {
@@ -169,8 +184,8 @@ func simArgs(dir string, s *summary, rc *runConfig, netdev int, herd *herdCosts)
 
 // downOf returns the down= of the first restart in a chaos schedule, in
 // seconds (0 when it has none).
-func downOf(spec string) float64 {
-	for _, w := range strings.FieldsFunc(spec, func(r rune) bool { return r == ' ' || r == ';' }) {
+func downOf(schedule string) float64 {
+	for _, w := range strings.FieldsFunc(schedule, func(r rune) bool { return r == ' ' || r == ';' }) {
 		if v, ok := strings.CutPrefix(w, "down="); ok {
 			if d, err := time.ParseDuration(v); err == nil {
 				return d.Seconds()

@@ -69,6 +69,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // policies are the bench's policies that the calibration compares.
@@ -115,11 +117,17 @@ type summary struct {
 		ListenOverflows float64 `json:"ListenOverflows"`
 		PassiveOpens    float64 `json:"PassiveOpens"`
 	} `json:"kernel"`
-	Config struct {
-		Sizing struct {
-			TargetProcs int `json:"target_procs"`
-		} `json:"sizing"`
-	} `json:"config"`
+	// Spec is the run's effective config (never config's flag spelling).
+	Spec *spec.Run `json:"spec"`
+}
+
+// targetProcs returns the run's target processes, from its spec; 0 when
+// summary.json has no spec or no server.
+func (s *summary) targetProcs() int {
+	if s.Spec == nil || s.Spec.Server == nil {
+		return 0
+	}
+	return s.Spec.Server.Procs
 }
 
 // event is what calibrate reads of a summary.json event.
@@ -220,7 +228,7 @@ func main() {
 				e := real.Events[0]
 				stop, start = max(0.001, e.EndS-e.StartS-2), max(0.001, e.ReadyS-e.EndS)
 			}
-			procs := real.Config.Sizing.TargetProcs
+			procs := real.targetProcs()
 			closeRate := closeRate(realDir, real, procs)
 			issue := *issue
 			if issue == 0 {

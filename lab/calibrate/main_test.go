@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/calibration"
+	"github.com/stampede-dev/stampede/spec"
 )
 
 // TestCloseRate reads a restart's close rate from a timeline: 900 of
@@ -66,9 +68,13 @@ func TestSimArgs(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := &summary{Events: []event{{StartS: 120, EndS: 182.5, ReadyS: 187.5}}}
-	s.Config.Sizing.TargetProcs = 56
-	rc := &runConfig{Config: map[string]any{"clients": 1e6, "chaos": "at 120s restart abrupt down=2s",
-		"policy": "exp:initial=1s", "accept-rate": 0.0, "shed": "0s", "duration": "600s"}}
+	s.Spec = &spec.Run{Server: &spec.Server{Procs: 56}}
+	p, err := backoff.Parse("exp:initial=1s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := &runConfig{Spec: &spec.Run{Client: &spec.Client{Clients: 1e6, Policy: p}, Server: &spec.Server{},
+		Chaos: "at 120s restart abrupt down=2s", Duration: 600 * time.Second}}
 	rc.Machine.Cores, rc.Machine.OtherCPUShare = 2, 0.25
 	args, err := simArgs(dir, s, rc, 65536, nil)
 	if err != nil {
@@ -106,7 +112,7 @@ func TestSimArgsPerConnect(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "simulate -q --clients 1000000 --policy exp:initial=1s,max=60s,jitter=0.5,spread=100ms-500ms --seed 1 --duration 600s " +
-		"--chaos at 120s restart abrupt down=2s --backlog 128 --connect-timeout 10s --handshake-timeout 10s " +
+		"--chaos at 120s restart abrupt down=2s --backlog 128 --connect-timeout 10s --handshake-timeout 10s --max-inflight 2000 " +
 		"--procs 56 --stop-time 31.719s --start-time 3.030s --issue-rate 66740 --cores 1.54 --cpu-per-connect 78.9us,83.4us --netdev-backlog 65536"
 	if got := strings.Join(args, " "); got != want {
 		t.Errorf("simulate\n%s\nwant\n%s", got, want)
@@ -261,6 +267,8 @@ func TestWriteCalibration(t *testing.T) {
 	dir := runDir(t, timeline, resources)
 	summaryJSON := `{"run_id": "2026-12-05T18-41-39Z-0001",
 		"config": {"clients": 1000, "chaos": "at 5s restart abrupt down=2s", "duration": "20s"},
+		"spec": {"kind": "run", "client": {"clients": 1000, "policy": {"kind": "fixed", "initial": 1000000000}},
+			"duration": 20000000000, "chaos": "at 5s restart abrupt down=2s"},
 		"machine": {"cores": 2},
 		"resources": {"loadgen": {"cpu_us_per_connect": 101.5}, "target": {"cpu_us_per_connect": 80.9}},
 		"events": [{"start_s": 5, "end_s": 7, "ready_s": 10}],
@@ -284,7 +292,7 @@ func TestWriteCalibration(t *testing.T) {
 		g, _ := f.Lookup(name)
 		src := g.Source
 		if g.Value != want || src.Date != "2026-12-05" || src.Machine.Kind != "VM, 24 GiB" || src.Machine.Cores != 2 ||
-			!strings.HasPrefix(src.Command, "stampede run --clients 1000 --duration 20s --chaos 'at 5s restart abrupt down=2s'; lab/calibrate") {
+			!strings.HasPrefix(src.Command, "stampede run --clients 1000 --policy fixed:initial=1s --duration 20s --chaos 'at 5s restart abrupt down=2s'; lab/calibrate") {
 			t.Errorf("%s = %s from %+v; want %s, of 2026-12-05 on a 2-core VM, from the run's command", name, g.Value, src, want)
 		}
 	}
