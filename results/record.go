@@ -20,13 +20,13 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/connerr"
-	"github.com/stampede-dev/stampede/results/herd"
 	"github.com/stampede-dev/stampede/results/track"
 )
 
 // Tick is the width of one timeline bucket and of the herd-peak window.
-const Tick = herd.Window
+const Tick = backoff.HerdWindow
 
 // Bucket holds the counters of one Tick of the run, summed over clients.
 type Bucket struct {

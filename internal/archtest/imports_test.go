@@ -33,15 +33,16 @@ var neutral = []string{"backoff", "protocol", "connerr", "wsdial", "httpretry", 
 var leaves = []string{"hoststat", "backoff", "spec", "fault", "protocol", "connerr", "wsdial", "httpretry", "session", "loadgen", "target", "proxy", "chaos"}
 
 // aboveModel are the packages built on the record model (results) that
-// neither the model nor a leaf may depend on.
-var aboveModel = []string{"results/summary", "results/slo", "results/folder", "report"}
+// neither the model nor a leaf may depend on. results/herd is gone (the
+// herd metric is backoff's): listed so that no leaf reaches it again.
+var aboveModel = []string{"results/summary", "results/slo", "results/folder", "results/herd", "report"}
 
 // modelDeps checks that the record model and the leaves reach none of
 // aboveModel, and that the report reads the model and the summary without
 // running anything (no storm, no sim). It adds each break to found.
 func modelDeps(pkgs map[string]pkg, found map[[2]string]string) {
 	for path, p := range pkgs {
-		below := path == "results" || under(path, "results/track") || under(path, "results/herd")
+		below := path == "results" || under(path, "results/track")
 		for _, l := range leaves {
 			below = below || under(path, l)
 		}

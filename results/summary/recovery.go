@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/results"
-	"github.com/stampede-dev/stampede/results/herd"
 )
 
 // Recovery is how the fleet came back from one event: summary.json
@@ -65,7 +65,7 @@ type Recovery struct {
 	R100S *float64 `json:"r100_s"`
 	// HerdPeakPer100ms is the most connection attempts in one 100 ms
 	// timeline bucket of the herd window; HerdPeakToMean its ratio to the
-	// mean over the window, empty buckets included (see herd.Peak). Null
+	// mean over the window, empty buckets included (see backoff.HerdPeak). Null
 	// with no herd window (never ready, or nobody went down).
 	HerdPeakPer100ms *uint32  `json:"herd_peak_per_100ms"`
 	HerdPeakToMean   *float64 `json:"herd_peak_to_mean"`
@@ -290,7 +290,7 @@ func finishOne(p results.RecoveryPartial, tl results.Timeline, i int, ev results
 		windows[b-first] = tl[b].Attempts
 	}
 	wasted, outage := failures(first, last), failures(startB, first-1)
-	peak, ratio := herd.Peak(windows)
+	peak, ratio := backoff.HerdPeak(windows)
 	rec.HerdPeakPer100ms, rec.HerdPeakToMean = &peak, &ratio
 	rec.WastedAttempts, rec.OutageAttempts = &wasted, &outage
 	rec.WastedAttemptsPerClient = ptrTo(float64(wasted) / float64(n))

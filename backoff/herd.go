@@ -1,16 +1,16 @@
-// Package herd holds the herd metric of docs/metrics.md, shared by
-// `stampede policy` (package backoff) and the run results (package results).
-// It is a leaf package so that backoff, which every part of stampede uses,
-// depends on nothing heavier.
-package herd
+package backoff
+
+// The herd metric of docs/metrics.md, shared by `stampede policy` (Fleet)
+// and the run results (package results, which imports it from here, so
+// that backoff depends on nothing of the results).
 
 import "time"
 
-// Window is the width of one herd window, and of one results timeline
+// HerdWindow is the width of one herd window, and of one results timeline
 // bucket: 100 ms.
-const Window = 100 * time.Millisecond
+const HerdWindow = 100 * time.Millisecond
 
-// Peak computes the herd metric (docs/metrics.md "Herd peak and
+// HerdPeak computes the herd metric (docs/metrics.md "Herd peak and
 // peak-to-mean") from the
 // number of connection attempts in each Tick (100 ms) window of a recovery
 // window, in time order, empty windows included: the recovery window runs
@@ -27,7 +27,7 @@ const Window = 100 * time.Millisecond
 // It returns (0, 0) for no windows or no attempts. The same function serves
 // `stampede policy` (a fleet's first-retry spread) and the run results, so
 // the two report the same number for the same arrivals.
-func Peak(windows []uint32) (peak uint32, peakToMean float64) {
+func HerdPeak(windows []uint32) (peak uint32, peakToMean float64) {
 	var sum uint64
 	for _, n := range windows {
 		sum += uint64(n)

@@ -1,9 +1,9 @@
-package herd
+package backoff
 
 import "testing"
 
 // TestPeak pins the herd metric on arrival curves whose answer is known.
-func TestPeak(t *testing.T) {
+func TestHerdPeak(t *testing.T) {
 	const n = 10_000
 	for _, tc := range []struct {
 		name    string
@@ -53,7 +53,7 @@ func TestPeak(t *testing.T) {
 		{name: "no attempts", windows: []uint32{0, 0, 0}, peak: 0, ratio: 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			peak, ratio := Peak(tc.windows)
+			peak, ratio := HerdPeak(tc.windows)
 			if peak != tc.peak || ratio != tc.ratio {
 				t.Errorf("Peak = %d, %v; want %d, %v", peak, ratio, tc.peak, tc.ratio)
 			}
