@@ -4,11 +4,47 @@
 //	node fleet.js LIB URL FIRST COUNT
 //
 // Client i (FIRST <= i < FIRST+COUNT) connects to URL with ?c=i, so the
-// server can tell its attempts apart. The process runs until killed.
+// server can tell its attempts apart. Every close event a client's
+// WebSocket emits (the drop's and each failed attempt's) is recorded with
+// the wall clock in microseconds; when stdin ends, the process prints one
+// line "ID MICROS" per close and exits.
 "use strict";
 
+const path = require("path");
 const WebSocket = require("ws");
 const [lib, base, first, count] = [process.argv[2], process.argv[3], +process.argv[4], +process.argv[5]];
+
+// Libraries that bring their own copy of ws (engine.io-client) get the
+// same recording.
+const closes = [];
+const copies = new Set([WebSocket]);
+try {
+  copies.add(require(require.resolve("ws", { paths: [path.dirname(require.resolve("engine.io-client"))] })));
+} catch {}
+for (const WS of copies) {
+  const emit = WS.prototype.emit;
+  WS.prototype.emit = function (event, ...args) {
+    if (event === "close") {
+      const m = /[?&]c=(\d+)/.exec(this.url || this._url || "");
+      if (m) closes.push(`${m[1]} ${wall()}`);
+    }
+    return emit.call(this, event, ...args);
+  };
+}
+// A probe timer every 5 ms: a gap over 25 ms between its runs is a stall
+// of this process (the machine gave it no CPU), printed "S FROM TO"; a
+// try of the test with a stall over 100 ms is void and runs again.
+const wall = () => Math.round((performance.timeOrigin + performance.now()) * 1000);
+let last = wall();
+setInterval(() => {
+  const now = wall();
+  if (now - last > 25000) closes.push(`S ${last} ${now}`);
+  last = now;
+}, 5);
+process.stdin.on("data", () => {});
+process.stdin.on("end", () => {
+  process.stdout.write(closes.join("\n") + "\n", () => process.exit(0));
+});
 
 // Libraries log their reconnect errors; the test reads none of it.
 console.error = () => {};

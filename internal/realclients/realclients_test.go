@@ -1,15 +1,19 @@
 package realclients
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -33,34 +37,46 @@ type libCase struct {
 	// perProcess: the library draws once per process; its per-process
 	// draws are compared as distributions (two-sample Kolmogorov-Smirnov).
 	perProcess bool
+	// sinceAttempt: the rule counts its wait from the previous attempt's
+	// start (nats), not from the close the client saw.
+	sinceAttempt bool
+	// jitter: the rule draws a random wait per client, so a sample's
+	// quantile carries sampling error: p10, p50 and p90 are compared up
+	// to their rank's (see near). socket.io's jitter also leaves gaps in
+	// its distribution exactly at p10, p50 and p90 (its deciles), where a
+	// sample's quantile jumps across the gap by chance.
+	jitter bool
 }
 
 // cases: the libraries whose comparison holds. Windows are short: a few
 // retry indices each. graphql-ws gives up at its first failed attempt, so
-// its giving up falls inside one; nats's ten attempts take 20 s.
-// socket.io's jitter puts exactly 10 % of the clients in each band, so
-// from its second retry on, p10, p50 and p90 fall in the gaps between
-// bands (100 ms and more wide) and jump from one sample to the next: its
-// first retry, whose gaps are 50 ms, is compared. nats's first retry is
-// at once by the rule; the library's arrives 30-90 ms after the drop on
-// this machine, its own overhead, so nats is compared from its second.
-// phoenix, centrifuge and mqttjs run with the same machinery (fleet.js
-// and the front play their protocols) but are not compared yet: on this
-// machine the Node side's first retries arrived 50-150 ms later than
-// their rule (docs/clients.md).
+// its giving up falls inside one; nats's ten attempts take 20 s. nats's
+// first retry is at once by the rule; the library's arrives 30-90 ms after
+// the drop on this machine, its own overhead, so nats is compared from its
+// second. A Node process runs its clients' timers and dials one after
+// another on one event loop (1-3 ms each), so the last of a burst dials
+// tens of ms after the first; a browser tab holds one client. phoenix
+// runs 5 clients a process, and is compared from its fifth retry (200,
+// 250, 500 ms): its first four (10 to 150 ms) hold to 2 ms for one client
+// alone, but on a loaded machine of two cores a Node process's stalls
+// (100 ms and more) outweigh them, so the unit test's source formula is
+// their proof.
 var cases = []libCase{
-	{lib: "socketio", preset: "socketio", n: 400, procs: 4, settle: time.Second, window: 4 * time.Second, retries: 1},
-	{lib: "graphql-ws", preset: "graphql-ws", n: 400, procs: 4, settle: time.Second, window: 5 * time.Second, retries: 1, limit: 1},
+	{lib: "socketio", preset: "socketio", n: 400, procs: 10, settle: time.Second, window: 16 * time.Second, retries: 4, jitter: true},
+	{lib: "graphql-ws", preset: "graphql-ws", n: 400, procs: 4, settle: time.Second, window: 5 * time.Second, retries: 1, limit: 1, jitter: true},
 	{lib: "reconnecting-websocket", preset: "reconnecting-websocket:clientsPerProcess=4", n: 200, procs: 50, settle: 6 * time.Second, window: 13 * time.Second, retries: 2, perProcess: true},
 	{lib: "stompjs", preset: "stompjs", n: 200, procs: 4, settle: time.Second, window: 11 * time.Second, retries: 2},
-	{lib: "nats", preset: "nats", n: 200, procs: 4, settle: 3 * time.Second, window: 21 * time.Second, from: 2, retries: 4, limit: 10},
+	{lib: "nats", preset: "nats", n: 200, procs: 4, settle: 3 * time.Second, window: 21 * time.Second, from: 2, retries: 4, limit: 10, sinceAttempt: true},
+	{lib: "phoenix", preset: "phoenix", n: 200, procs: 40, settle: 2 * time.Second, window: 2500 * time.Millisecond, from: 5, retries: 7},
+	{lib: "centrifuge", preset: "centrifuge", n: 400, procs: 10, jitter: true, settle: time.Second, window: 6 * time.Second, retries: 3},
+	{lib: "mqttjs", preset: "mqttjs", n: 200, procs: 10, settle: time.Second, window: 5 * time.Second, retries: 4},
 }
 
 // running bounds the cases run at once: the machine's cores timing every
 // fleet at once would measure each other.
-var running = make(chan struct{}, 2)
+var running = make(chan struct{}, 1)
 
-// TestRealLibraries runs each case's two fleets at once and compares, per
+// TestRealLibraries runs each case's two fleets, one after the other, and compares, per
 // retry index, when the retries arrived (each from the client's previous
 // attempt, see at): p10, p50 and p90 within 10 % or 50 ms, whichever is
 // larger, and the same number of clients that gave up.
@@ -75,67 +91,136 @@ func TestRealLibraries(t *testing.T) {
 			}
 			running <- struct{}{}
 			defer func() { <-running }()
-			var lib, own map[int][]time.Duration
-			var wg sync.WaitGroup
-			wg.Add(2)
-			go func() { defer wg.Done(); lib = c.measure(t, c.nodeFleet) }()
-			go func() { defer wg.Done(); own = c.measure(t, c.stampedeFleet) }()
-			wg.Wait()
-			if t.Failed() {
-				return
-			}
+			// One fleet after the other: run at once, both retry on the
+			// same schedule, and each burst of one fleet's retries would
+			// delay the other's on a machine of two cores.
+			lib, own := c.measureBest(t)
 			c.compare(t, lib, own)
 		})
 	}
 }
 
+// measureBest measures the case's two fleets up to tries times, until a
+// try has no stall longer than voidAfter, and returns that try, or the
+// one whose longest stall was shortest.
+func (c libCase) measureBest(t *testing.T) (lib, own map[int]history) {
+	best := time.Duration(math.MaxInt64)
+	for try := 1; try <= tries; try++ {
+		l, libStall := c.measure(t, c.nodeFleet)
+		o, ownStall := c.measure(t, c.stampedeFleet)
+		if t.Failed() {
+			return nil, nil
+		}
+		if longest := max(libStall, ownStall); longest < best {
+			best, lib, own = longest, l, o
+		}
+		if best <= c.voidAfter(l) {
+			break
+		}
+		t.Logf("try %d: a process stalled for %v (library side %v, stampede side %v), more than the comparison's tolerance",
+			try, max(libStall, ownStall), libStall, ownStall)
+	}
+	return lib, own
+}
+
 // measure runs one fleet against a front of its own: all connected, up
 // for settle, dropped, then window of attempts.
-func (c libCase) measure(t *testing.T, start func(t *testing.T, url string) (stop func())) map[int][]time.Duration {
+// It returns each client's history and the longest stall of a process
+// that timed it (its own or the front's) from the drop on.
+func (c libCase) measure(t *testing.T, start func(t *testing.T, f *front) (stop func())) (map[int]history, time.Duration) {
 	f := newFront(t, c.lib)
-	stop := start(t, f.url())
+	stop := start(t, f)
 	defer stop()
 	deadline := time.Now().Add(30 * time.Second)
 	for f.heldCount() < c.n {
 		if time.Now().After(deadline) {
 			t.Errorf("%d of %d clients connected in 30s", f.heldCount(), c.n)
-			return nil
+			return nil, 0
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	time.Sleep(c.settle)
 	f.drop()
 	time.Sleep(c.window)
-	return f.retries()
+	stop()
+	return f.retries(), f.longestStall()
 }
 
-// nodeFleet starts the library's clients in c.procs Node processes.
-func (c libCase) nodeFleet(t *testing.T, url string) func() {
-	var cmds []*exec.Cmd
+// nodeFleet starts the library's clients in c.procs Node processes. Its
+// stop ends their stdin, reads the closes each client saw (fleet.js) into
+// f, and kills what is left; calling it again does nothing.
+func (c libCase) nodeFleet(t *testing.T, f *front) func() {
+	type proc struct {
+		cmd *exec.Cmd
+		in  io.WriteCloser
+		out *bytes.Buffer
+	}
+	var procs []proc
 	per := c.n / c.procs
 	for p := range c.procs {
-		cmd := exec.Command("node", "fleet.js", c.lib, url, fmt.Sprint(p*per), fmt.Sprint(per))
+		cmd := exec.Command("node", "fleet.js", c.lib, f.url(), fmt.Sprint(p*per), fmt.Sprint(per))
 		cmd.Stderr = os.Stderr
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // dies with the test
+		out := new(bytes.Buffer)
+		cmd.Stdout = out
+		in, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		cmds = append(cmds, cmd)
+		procs = append(procs, proc{cmd, in, out})
 	}
+	var once sync.Once
 	return func() {
-		for _, cmd := range cmds {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
+		once.Do(func() {
+			for _, p := range procs {
+				_ = p.in.Close()
+			}
+			for i, p := range procs {
+				kill := time.AfterFunc(10*time.Second, func() { _ = p.cmd.Process.Kill() })
+				_ = p.cmd.Wait()
+				kill.Stop()
+				readCloses(t, f, i, p.out.String())
+			}
+		})
 	}
 }
 
-// stampedeFleet runs stampede's clients with the case's preset.
-func (c libCase) stampedeFleet(t *testing.T, url string) func() {
+// readCloses reads fleet.js's "ID MICROS" and "S FROM TO" lines, of
+// process proc, into f.
+func readCloses(t *testing.T, f *front, proc int, out string) {
+	at := func(us int64) time.Duration { return time.UnixMicro(us).Sub(f.start.Round(0)) }
+	for line := range strings.Lines(out) {
+		var from, to int64
+		if _, err := fmt.Sscanf(line, "S %d %d", &from, &to); err == nil {
+			f.stalled(proc, span{at(from), at(to)})
+			continue
+		}
+		var id int
+		var us int64
+		if _, err := fmt.Sscan(line, &id, &us); err != nil {
+			if strings.TrimSpace(line) != "" {
+				t.Errorf("fleet.js printed %q", line)
+			}
+			continue
+		}
+		f.sawCloseAt(id, time.UnixMicro(us))
+	}
+}
+
+// stampedeFleet runs stampede's clients with the case's preset; each
+// retry the loadgen schedules marks the close its client saw.
+func (c libCase) stampedeFleet(t *testing.T, f *front) func() {
 	p, err := backoff.Parse(c.preset)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fl, err := loadgen.New(loadgen.Config{Client: spec.Client{URL: url + "/", Clients: c.n, Policy: p, Seed: 1}})
+	fl, err := loadgen.New(loadgen.Config{
+		Client:  spec.Client{URL: f.url() + "/", Clients: c.n, Policy: p, Seed: 1},
+		OnRetry: func(r loadgen.Retry) { f.sawClose(int(r.Client), time.Since(f.start)) },
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,33 +232,60 @@ func (c libCase) stampedeFleet(t *testing.T, url string) func() {
 			t.Error(err)
 		}
 	}()
-	return func() { cancel(); <-done }
+	var once sync.Once
+	return func() { once.Do(func() { cancel(); <-done }) }
+}
+
+// tries is how many times a case is measured for a try without a long
+// stall.
+const tries = 3
+
+// voidAfter is the longest stall of a process that leaves a try's
+// timings standing: the comparison's tolerance at its shortest wait (the
+// library's p10 at the first retry compared), and 100 ms at least. A
+// machine that gives a process no CPU for longer delays whatever was due
+// then by more than that tolerance, in any library. A try with a longer
+// stall is measured again; every retry of the try compared counts
+// (leaving out only the retries that overlapped a stall would favour the
+// short waits).
+func (c libCase) voidAfter(lib map[int]history) time.Duration {
+	v, _ := c.at(lib, max(c.from, 1))
+	if len(v) == 0 {
+		return 100 * time.Millisecond
+	}
+	return max(100*time.Millisecond, quantile(v, 0.1)/10)
 }
 
 // compare checks the two fleets' retries index by index.
-func (c libCase) compare(t *testing.T, lib, own map[int][]time.Duration) {
+func (c libCase) compare(t *testing.T, lib, own map[int]history) {
+	if lib == nil {
+		return
+	}
 	for k := max(c.from, 1); k <= c.retries; k++ {
-		a, b := c.at(lib, k), c.at(own, k)
-		if len(a) == 0 || len(b) == 0 {
-			t.Errorf("retry %d: %d library and %d stampede clients made it", k, len(a), len(b))
+		a, na := c.at(lib, k)
+		b, nb := c.at(own, k)
+		if na != nb {
+			t.Errorf("retry %d: %d library clients made it, %d stampede clients", k, na, nb)
+		}
+		if len(a) < na/2 || len(b) < nb/2 {
+			t.Errorf("retry %d: the closes of %d library and %d stampede clients of %d, %d were recorded", k, len(a), len(b), na, nb)
 			continue
 		}
 		qa, qb := quantiles(a), quantiles(b)
 		t.Logf("retry %d (N=%d/%d): library p10/p50/p90 %v / %v / %v, preset %v / %v / %v",
-			k, len(a), len(b), qa[0], qa[1], qa[2], qb[0], qb[1], qb[2])
-		if len(a) != len(b) {
-			t.Errorf("retry %d: %d library clients made it, %d stampede clients", k, len(a), len(b))
-		}
+			k, na, nb, qa[0], qa[1], qa[2], qb[0], qb[1], qb[2])
 		if c.perProcess {
 			if d, crit := ks(a, b); d > crit {
 				t.Errorf("retry %d: the per-process draws differ: KS D %.3f > %.3f", k, d, crit)
 			}
 			continue
 		}
-		for i, p := range []string{"p10", "p50", "p90"} {
-			if tol := max(qa[i]/10, 50*time.Millisecond); (qa[i] - qb[i]).Abs() > tol {
-				t.Errorf("retry %d %s: library %v, preset %v: more than %v apart", k, p, qa[i], qb[i], tol)
+		for i, p := range []float64{0.1, 0.5, 0.9} {
+			tol := max(qa[i]/10, 50*time.Millisecond)
+			if c.jitter && near(a, b, p, tol) || !c.jitter && (qa[i]-qb[i]).Abs() <= tol {
+				continue
 			}
+			t.Errorf("retry %d p%.0f: library %v, preset %v: more than %v apart", k, p*100, qa[i], qb[i], tol)
 		}
 	}
 	if c.limit > 0 {
@@ -185,46 +297,73 @@ func (c libCase) compare(t *testing.T, lib, own map[int][]time.Duration) {
 	}
 }
 
-// at returns, for every client that made its k-th retry, the time from its
-// previous attempt (the drop, for the first retry) to that retry's
-// arrival: the wait the rule chose, plus one attempt's own time. A wait
-// counted from the drop would sum every earlier retry's scheduling delay
-// (a busy Node event loop adds tens of ms to each); this way each index
-// carries its own. With perProcess, one value per process: its first
-// client's.
-func (c libCase) at(r map[int][]time.Duration, k int) []time.Duration {
-	var out []time.Duration
+// at returns, for every client that made its k-th retry, the time from
+// the close it saw before it (the drop's, for the first retry; the failed
+// attempt's after) to that retry's arrival: the wait the rule chose, plus
+// the timer's lateness and the dial. Counting from the close the client
+// saw leaves out how late a busy machine delivered that close; counting
+// from the drop would sum every earlier retry's delays. With
+// sinceAttempt, from the previous attempt's arrival instead (the drop,
+// for the first retry). With perProcess, one value per process: its first
+// client's. made counts every client that made its k-th retry.
+func (c libCase) at(r map[int]history, k int) (values []time.Duration, made int) {
 	per := c.n / c.procs
-	for id, ats := range r {
-		if len(ats) < k || c.perProcess && id%per != 0 {
+	for id, h := range r {
+		if len(h.attempts) < k || c.perProcess && id%per != 0 {
 			continue
 		}
-		slices.Sort(ats)
-		prev := time.Duration(0)
-		if k > 1 {
-			prev = ats[k-2]
+		made++
+		var from time.Duration
+		switch {
+		case c.sinceAttempt && k > 1:
+			from = h.attempts[k-2]
+		case !c.sinceAttempt && len(h.closes) >= k:
+			from = h.closes[k-1]
+		case !c.sinceAttempt:
+			continue // its close was not recorded: no interval to tell
 		}
-		out = append(out, ats[k-1]-prev)
+		values = append(values, h.attempts[k-1]-from)
 	}
-	slices.Sort(out)
-	return out
+	slices.Sort(values)
+	return values, made
 }
 
 // gaveUp counts the clients that made exactly limit retries.
-func gaveUp(r map[int][]time.Duration, limit int) int {
+func gaveUp(r map[int]history, limit int) int {
 	n := 0
-	for _, ats := range r {
-		if len(ats) == limit {
+	for _, h := range r {
+		if len(h.attempts) == limit {
 			n++
 		}
 	}
 	return n
 }
 
+// near reports whether sorted a and b agree within tol at quantile p up
+// to the sampling error of its rank: at some level within two standard
+// errors of p (2·sqrt(p(1−p)/n)), their quantiles lie within tol. Where
+// the distribution has a gap at p, the sample's p-quantile falls on one
+// side or the other by chance; a shifted or rescaled rule moves every
+// level and still fails.
+func near(a, b []time.Duration, p float64, tol time.Duration) bool {
+	n := float64(min(len(a), len(b)))
+	d := 2 * math.Sqrt(p*(1-p)/n)
+	for q := max(p-d, 1/n); q <= min(p+d, 1); q += 1 / n {
+		if (quantile(a, q) - quantile(b, q)).Abs() <= tol {
+			return true
+		}
+	}
+	return false
+}
+
 // quantiles returns p10, p50 and p90 of sorted values (nearest rank).
 func quantiles(v []time.Duration) [3]time.Duration {
-	q := func(p float64) time.Duration { return v[min(len(v)-1, int(math.Ceil(p*float64(len(v))))-1)] }
-	return [3]time.Duration{q(0.1), q(0.5), q(0.9)}
+	return [3]time.Duration{quantile(v, 0.1), quantile(v, 0.5), quantile(v, 0.9)}
+}
+
+// quantile is sorted v's p-quantile (nearest rank).
+func quantile(v []time.Duration, p float64) time.Duration {
+	return v[max(0, min(len(v)-1, int(math.Ceil(p*float64(len(v))))-1))]
 }
 
 // ks returns the two-sample Kolmogorov-Smirnov statistic of sorted a and

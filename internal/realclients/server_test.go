@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,6 +37,45 @@ type front struct {
 	droppedAt time.Duration
 	held      map[net.Conn]bool
 	attempts  map[int][]time.Duration // client -> accept offsets
+	closes    map[int][]time.Duration // client -> offsets of the closes it saw
+	stalls    map[int][]span          // process (goProc: this one) -> its stalls
+}
+
+// span is a stretch of time, as offsets.
+type span struct{ from, to time.Duration }
+
+// goProc is the stalls key of the test's own process (the fronts and
+// stampede's fleet).
+const goProc = -1
+
+// stallGap is the gap between a probe's 5 ms ticks that counts as a
+// stall.
+const stallGap = 25 * time.Millisecond
+
+// probe records this process's stalls until done closes: on a machine
+// whose cores are busy with other work, a process can get no CPU for tens
+// or hundreds of ms, and a retry due then arrives late by as much.
+func (f *front) probe(done <-chan struct{}) {
+	last := time.Since(f.start)
+	for {
+		select {
+		case <-done:
+			return
+		case <-time.After(5 * time.Millisecond):
+		}
+		now := time.Since(f.start)
+		if now-last > stallGap {
+			f.stalled(goProc, span{last, now})
+		}
+		last = now
+	}
+}
+
+// stalled records a stall of process proc.
+func (f *front) stalled(proc int, s span) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.stalls[proc] = append(f.stalls[proc], s)
 }
 
 func newFront(t *testing.T, lib string) *front {
@@ -43,8 +83,11 @@ func newFront(t *testing.T, lib string) *front {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &front{t: t, ln: ln, lib: lib, start: time.Now(), held: map[net.Conn]bool{}, attempts: map[int][]time.Duration{}}
-	t.Cleanup(func() { ln.Close(); f.drop() })
+	f := &front{t: t, ln: ln, lib: lib, start: time.Now(), held: map[net.Conn]bool{},
+		attempts: map[int][]time.Duration{}, closes: map[int][]time.Duration{}, stalls: map[int][]span{}}
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done); ln.Close(); f.drop() })
+	go f.probe(done)
 	go f.accept()
 	return f
 }
@@ -193,18 +236,55 @@ func (f *front) drop() {
 	}
 }
 
-// retries returns each client's attempts after the drop, as offsets from
-// it.
-func (f *front) retries() map[int][]time.Duration {
+// sawClose records that client id saw its connection or attempt end at
+// offset at: the instant its library's reconnect timer starts from.
+func (f *front) sawClose(id int, at time.Duration) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := map[int][]time.Duration{}
-	for id, ats := range f.attempts {
-		for _, at := range ats {
-			if at >= f.droppedAt {
-				out[id] = append(out[id], at-f.droppedAt)
+	f.closes[id] = append(f.closes[id], at)
+}
+
+// sawCloseAt records a close seen at wall-clock time w (another process's
+// clock: the same host's).
+func (f *front) sawCloseAt(id int, w time.Time) { f.sawClose(id, w.Sub(f.start.Round(0))) }
+
+// history is one client's attempts after the drop and the closes it saw
+// from the drop on, sorted, as offsets from the drop.
+type history struct{ attempts, closes []time.Duration }
+
+// longestStall is the longest stall of a process since the drop.
+func (f *front) longestStall() time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var d time.Duration
+	for _, ss := range f.stalls {
+		for _, s := range ss {
+			if s.to > f.droppedAt {
+				d = max(d, s.to-max(s.from, f.droppedAt))
 			}
 		}
+	}
+	return d
+}
+
+// retries returns each client's history after the drop. A close seen up
+// to 50 ms before the drop instant counts: two processes' clocks.
+func (f *front) retries() map[int]history {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[int]history{}
+	after := func(ats []time.Duration, slack time.Duration) []time.Duration {
+		var v []time.Duration
+		for _, at := range ats {
+			if at >= f.droppedAt-slack {
+				v = append(v, at-f.droppedAt)
+			}
+		}
+		slices.Sort(v)
+		return v
+	}
+	for id, ats := range f.attempts {
+		out[id] = history{attempts: after(ats, 0), closes: after(f.closes[id], 50*time.Millisecond)}
 	}
 	return out
 }
