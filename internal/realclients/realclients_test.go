@@ -267,7 +267,7 @@ func (c libCase) compare(t *testing.T, lib, own map[int]history) {
 		if na != nb {
 			t.Errorf("retry %d: %d library clients made it, %d stampede clients", k, na, nb)
 		}
-		if len(a) < na/2 || len(b) < nb/2 {
+		if len(a) == 0 || len(b) == 0 || len(a) < na/2 || len(b) < nb/2 {
 			t.Errorf("retry %d: the closes of %d library and %d stampede clients of %d, %d were recorded", k, len(a), len(b), na, nb)
 			continue
 		}
