@@ -301,7 +301,7 @@ func (c *Config) asRun() (loadgen.Config, target.Config) {
 		t.Store = "jetstream:///"
 	}
 	f.URL = "ws://127.0.0.1:1/"
-	if t.TLS || t.CertFile != "" {
+	if t.Server.WithDefaults().TLS { // --cert, --tls-cert-kind, --tls-ticket-keys imply --tls
 		f.URL = "wss://127.0.0.1:1/"
 	}
 	return f, t

@@ -281,7 +281,7 @@ func (r *run) placeTarget(ctx context.Context, pl *placer) error {
 		}
 		r.fleet.URL = r.proxy.URLFor(r.fleet.URL)
 	}
-	if r.tcfg.TLS && r.tcfg.CertFile == "" {
+	if r.tcfg.Server.WithDefaults().TLS && r.tcfg.CertFile == "" {
 		r.fleet.TLSInsecure = true // the target's certificate is self-signed, made at its start
 	}
 	if r.fleet.Ramp == 0 && r.totalRate > 0 {
