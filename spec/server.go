@@ -236,24 +236,8 @@ func (c Server) Validate() error {
 	if err := CheckAcceptRate(c.HTTPLimit); err != "" {
 		return bad("HTTPLimit", "%v %s", c.HTTPLimit, err)
 	}
-	if c.AdmitFloor != 0 && c.AdmitRamp == 0 {
-		return bad("AdmitFloor", "needs {Server.AdmitRamp} (the ramp it starts)")
-	}
-	if c.AdmitRamp > 0 {
-		switch {
-		case c.AcceptRate == 0:
-			return bad("AdmitRamp", "needs {Server.AcceptRate} (the rate it ramps up to)")
-		case c.AdmitFloor != 0 && (c.AdmitFloor != c.AdmitFloor || c.AdmitFloor < MinAcceptRate || c.AdmitFloor > c.AcceptRate):
-			return bad("AdmitFloor", "%v must be between %g and {Server.AcceptRate} %v", c.AdmitFloor, MinAcceptRate, c.AcceptRate)
-		}
-	}
-	if c.Shed > 0 {
-		switch {
-		case c.AcceptRate == 0:
-			return bad("Shed", "needs {Server.AcceptRate} (the capacity above which it sheds)")
-		case c.Shed < time.Second:
-			return bad("Shed", "%v is below 1s: Retry-After carries whole seconds", c.Shed)
-		}
+	if err := c.validateAdmission(); err != nil {
+		return err
 	}
 	switch c.LimitStatus {
 	case 0, 429, 503, 529:
@@ -278,6 +262,32 @@ func (c Server) Validate() error {
 	d := c.WithDefaults()
 	if d.HandshakeCost >= d.HandshakeTimeout {
 		return bad("HandshakeCost", "%v must be below {Server.HandshakeTimeout} %v", d.HandshakeCost, d.HandshakeTimeout)
+	}
+	return nil
+}
+
+// validateAdmission checks the knobs that shape admission (the ramp, its
+// floor and shedding), each of which needs the accept rate it works on.
+func (c Server) validateAdmission() error {
+	bad := func(field, format string, a ...any) error { return Errorf("Server."+field, format, a...) }
+	if c.AdmitFloor != 0 && c.AdmitRamp == 0 {
+		return bad("AdmitFloor", "needs {Server.AdmitRamp} (the ramp it starts)")
+	}
+	if c.AdmitRamp > 0 {
+		switch {
+		case c.AcceptRate == 0:
+			return bad("AdmitRamp", "needs {Server.AcceptRate} (the rate it ramps up to)")
+		case c.AdmitFloor != 0 && (c.AdmitFloor != c.AdmitFloor || c.AdmitFloor < MinAcceptRate || c.AdmitFloor > c.AcceptRate):
+			return bad("AdmitFloor", "%v must be between %g and {Server.AcceptRate} %v", c.AdmitFloor, MinAcceptRate, c.AcceptRate)
+		}
+	}
+	if c.Shed > 0 {
+		switch {
+		case c.AcceptRate == 0:
+			return bad("Shed", "needs {Server.AcceptRate} (the capacity above which it sheds)")
+		case c.Shed < time.Second:
+			return bad("Shed", "%v is below 1s: Retry-After carries whole seconds", c.Shed)
+		}
 	}
 	return nil
 }
