@@ -4,12 +4,14 @@
 #   flock "$STAMPEDE_LOCK" lab/sessions.sh [--clients N] [--servers LIST] [--out DIR]
 #
 # For each real server of internal/realservers (LIST, comma-separated, of
-# socketio, graphql-ws, aedes, mochi, phoenix, signalr; default all), with
+# socketio, graphql-ws, aedes, mochi, phoenix, signalr, actioncable;
+# default all), with
 # its default heartbeats: a drill of --clients (default 1,000) clients
 # speaking its protocol, the server killed (SIGKILL) and started again on
 # the same port by the drill's --restart-cmd after its first heartbeat
 # timeout would have fired (Socket.IO: at 50 s of 85 s, its timeouts firing
-# at 45 s). Checks, printed one line each, exit 1 if one fails:
+# at 45 s; ActionCable: at 12 s of 30 s, its pings every 3 s, a client
+# stale after 6 s). Checks, printed one line each, exit 1 if one fails:
 #   - no disconnect before the deploy (timeline.csv);
 #   - the server's own count of sessions joined and subscribed is --clients
 #     before the deploy and again at the end (its GET /stats);
@@ -20,7 +22,7 @@
 # printed). STAMPEDE=path uses a built binary instead of bin/stampede.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-clients=1000 servers="socketio,graphql-ws,aedes,mochi,phoenix,signalr" out=""
+clients=1000 servers="socketio,graphql-ws,aedes,mochi,phoenix,signalr,actioncable" out=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--clients) clients=$2 && shift 2 ;;
@@ -92,6 +94,9 @@ for s in ${servers//,/ }; do
 	signalr) one signalr 29107 29107 35 70 signalr /hub \
 		$'signalr:\n  joins: [{target: JoinGroup, arguments: ["g1"]}, {target: JoinGroup, arguments: ["g2"]}]' \
 		node $node/signalr.js 29107 15000 30000 ;;
+	actioncable) one actioncable 29108 29108 12 30 actioncable '/cable?token=s3cret' \
+		$'actioncable:\n  channels: [{channel: RoomChannel, room: a}, {channel: RoomChannel, room: b}]' \
+		ruby internal/realservers/ruby/cable.rb 29108 ;;
 	*) echo "sessions.sh: unknown server $s" >&2 && exit 2 ;;
 	esac
 done
