@@ -118,7 +118,7 @@ func (m *mqtt) schedule(s *State) { s.Deadline = heartbeat(s, m.keepalive, 2*m.k
 func (m *mqtt) Frame(s *State, _ uint32, p []byte, _ bool, now int64, o *Out) {
 	s.Heard = now
 	for len(p) > 0 {
-		t, body, rest, ok := mqttNext(p)
+		t, body, rest, ok := MQTTNext(p)
 		if !ok {
 			return // a partial packet: servers send whole ones per frame
 		}
@@ -129,8 +129,10 @@ func (m *mqtt) Frame(s *State, _ uint32, p []byte, _ bool, now int64, o *Out) {
 	}
 }
 
-// mqttNext splits the first packet off p.
-func mqttNext(p []byte) (t byte, body, rest []byte, ok bool) {
+// MQTTNext splits the first MQTT packet off p: its first byte (type and
+// flags), its body and what follows it; ok is false for a partial packet.
+// The bundled target's MQTT server (session/serve) reads with it too.
+func MQTTNext(p []byte) (t byte, body, rest []byte, ok bool) {
 	n, shift := 0, 0
 	for i := 1; i < len(p) && i <= 4; i++ {
 		n |= int(p[i]&0x7f) << shift

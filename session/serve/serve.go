@@ -204,9 +204,9 @@ func socketIO(c Conn, p []byte) error {
 func mqtt(st *conn, p []byte) error {
 	var out []byte
 	for len(p) > 0 {
-		t, body, rest, err := next(p)
-		if err != nil {
-			return err
+		t, body, rest, ok := session.MQTTNext(p)
+		if !ok {
+			return errors.New("mqtt: a partial packet")
 		}
 		p = rest
 		switch t >> 4 {
@@ -241,22 +241,6 @@ func mqtt(st *conn, p []byte) error {
 		return nil
 	}
 	return st.c.Write(ws.OpBinary, out)
-}
-
-// next splits the first packet off p.
-func next(p []byte) (t byte, body, rest []byte, err error) {
-	n, shift := 0, 0
-	for i := 1; i < len(p) && i <= 4; i++ {
-		n |= int(p[i]&0x7f) << shift
-		shift += 7
-		if p[i]&0x80 == 0 {
-			if len(p) < i+1+n {
-				break
-			}
-			return p[0], p[i+1 : i+1+n], p[i+1+n:], nil
-		}
-	}
-	return 0, nil, nil, errors.New("mqtt: a partial packet")
 }
 
 // suback is the SUBACK of a SUBSCRIBE's body, granting each filter the QoS
