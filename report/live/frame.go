@@ -6,7 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/stampede-dev/stampede/connerr"
 	"github.com/stampede-dev/stampede/report"
 	"github.com/stampede-dev/stampede/results"
 	"github.com/stampede-dev/stampede/results/folder"
@@ -126,18 +125,8 @@ func liveRun(s Snapshot) (*report.Run, []Mark) {
 		}
 		marks = append(marks, m)
 	}
-	tl := s.Timeline
-	sum.Connect.Failures, sum.Connect.Disconnects = map[string]uint64{}, map[string]uint64{}
-	for i := range tl {
-		b := &tl[i]
-		sum.Connect.Attempts += uint64(b.Attempts)
-		sum.Connect.Successes += uint64(b.Successes)
-		for _, c := range connerr.Classes() {
-			sum.Connect.Failures[c.String()] += uint64(b.Failures[c])
-			sum.Connect.Disconnects[c.String()] += uint64(b.Disconnects[c])
-		}
-	}
-	run := &report.Run{Name: s.Label, Label: s.Label, Summary: sum, Timeline: folder.TimelineRows(tl, sum.Events, sum.DurationS)}
+	sum.Connect = summary.ConnectOf(s.Timeline)
+	run := &report.Run{Name: s.Label, Label: s.Label, Summary: sum, Timeline: folder.TimelineRows(s.Timeline, sum.Events, sum.DurationS)}
 	return run, marks
 }
 

@@ -379,7 +379,7 @@ func Summarize(in Input) *Summary {
 		Processes: r.Processes,
 		DurationS: end.Seconds(),
 		Events:    make([]EventSummary, 0, len(events)),
-		Connect:   connectOf(r.Timeline),
+		Connect:   ConnectOf(r.Timeline),
 		Stopped:   map[string]results.Stopped{},
 		Recovery:  recoveries(r, in.Partials, in.Resubscribed, events, end),
 		LatencyMS: results.Latencies{
@@ -509,8 +509,9 @@ func configJSON(c any) json.RawMessage {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
-// connectOf sums the timeline's attempt counters.
-func connectOf(tl results.Timeline) Connect {
+// ConnectOf sums the timeline's attempt counters: what summary.json's
+// connect holds, and what the live page shows of a run under way.
+func ConnectOf(tl results.Timeline) Connect {
 	c := Connect{Failures: map[string]uint64{}, Disconnects: map[string]uint64{}}
 	var fail, disc [connerr.NumClasses]uint64
 	for i := range tl {

@@ -11,7 +11,7 @@ func SummarizeHTTP(in Input, clients int, h results.HTTP) *Summary {
 		Clients: clients, Processes: 1, DurationS: in.End.Seconds(),
 		// Class maps hold every class, 0 included, in every kind of
 		// run (docs/summary-json.md "Class maps").
-		Events: []EventSummary{}, Connect: connectOf(nil), Stopped: map[string]results.Stopped{}, Recovery: []Recovery{},
+		Events: []EventSummary{}, Connect: ConnectOf(nil), Stopped: map[string]results.Stopped{}, Recovery: []Recovery{},
 		KernelNote: "an HTTP fleet reads no kernel counters",
 		Resources:  map[string]results.ResourceStats{results.RoleLoadgen: {}, results.RoleTarget: {}},
 		SLO:        []SLOResult{}, Pass: true, Complete: true, HTTP: &h,
