@@ -148,6 +148,7 @@ func (w *wssFleet) client(ctx context.Context, i int) {
 		}
 		var f failure
 		if err != nil {
+			keepSession(d, err)
 			f = wssFailure(err)
 			w.record(func(r *recorder) { r.failure(f.class, now) })
 		} else {
@@ -182,6 +183,15 @@ func (w *wssFleet) client(ctx context.Context, i int) {
 		if clock.Sleep(ctx, dec.Delay) != nil {
 			return
 		}
+	}
+}
+
+// keepSession tells the client's session cache, if any, that its
+// handshake failed with err: a transport failure keeps the session
+// crypto/tls forgot (tlsconf.Session.Failed).
+func keepSession(d *wsdial.Dialer, err error) {
+	if s, ok := d.TLSConfig.ClientSessionCache.(*tlsconf.Session); ok {
+		s.Failed(err)
 	}
 }
 
