@@ -75,6 +75,12 @@ func writeEvents(ew *errWriter, s *summary.Summary) {
 			ew.printf("  event %d: %d gave up (attempts exhausted), %d still retrying at the end\n", r.Event, r.AttemptsExhausted, r.StillRetrying)
 		}
 	}
+	for i, e := range s.Events {
+		if share, ok := e.TLSResumedShare(); ok {
+			ew.printf("  event %d: TLS handshakes of the connects from it on: %d full, %d resumed (%.1f%% resumed)\n",
+				i, e.TLSFull, e.TLSResumed, 100*share)
+		}
+	}
 }
 
 // writeLatencies prints the latency percentiles and the message counts.

@@ -178,3 +178,23 @@ func TestWriteTextSimulated(t *testing.T) {
 		}
 	}
 }
+
+// A wss:// event's line says how many of its reconnects resumed their TLS
+// session; a ws:// event has none.
+func TestWriteTextEventTLS(t *testing.T) {
+	s := &summary.Summary{Events: []summary.EventSummary{
+		{Kind: "deploy", Mode: "command", TLSFull: 3, TLSResumed: 97},
+		{Kind: "restart", Mode: "abrupt"},
+	}}
+	var b bytes.Buffer
+	if err := WriteText(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	want := "  event 0: TLS handshakes of the connects from it on: 3 full, 97 resumed (97.0% resumed)\n"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("text =\n%s\nwant a line %q", b.String(), want)
+	}
+	if strings.Count(b.String(), "TLS handshakes") != 1 {
+		t.Errorf("text =\n%s\nwant one TLS line (the ws:// event has none)", b.String())
+	}
+}

@@ -54,3 +54,55 @@ func TestSummaryEventClasses(t *testing.T) {
 		t.Errorf("reject early retries %v, steps %v; want 6 and none", rj.EarlyRetries, rj.Steps)
 	}
 }
+
+// Each event counts the TLS handshakes of the connects in its own buckets:
+// the restart's reconnects, not the first connects before it nor those
+// after the next event; a ws:// run's events count none.
+func TestSummaryEventTLS(t *testing.T) {
+	r := results.NewReport(time.Time{}, 10)
+	r.Timeline.At(50 * time.Millisecond).TLSFull = 10    // bucket 0: the first connects
+	r.Timeline.At(250 * time.Millisecond).TLSResumed = 7 // bucket 2: restart
+	r.Timeline.At(350 * time.Millisecond).TLSResumed = 2 // bucket 3: restart
+	r.Timeline.At(350 * time.Millisecond).TLSFull = 1
+	r.Timeline.At(650 * time.Millisecond).TLSFull = 4 // bucket 6: the second restart, to the end
+	events := []results.Event{
+		{Kind: "restart", Mode: "abrupt", Start: 210 * time.Millisecond, End: 300 * time.Millisecond, Ready: 300 * time.Millisecond},
+		{Kind: "restart", Mode: "abrupt", Start: 610 * time.Millisecond, End: 700 * time.Millisecond, Ready: 700 * time.Millisecond},
+	}
+	s := Summarize(Input{Report: r, Events: events, End: time.Second})
+	for i, want := range []struct {
+		full, resumed uint64
+		share         float64
+	}{{1, 9, 0.9}, {4, 0, 0}} {
+		e := s.Events[i]
+		share, ok := e.TLSResumedShare()
+		if e.TLSFull != want.full || e.TLSResumed != want.resumed || !ok || share != want.share {
+			t.Errorf("event %d: tls full %d, resumed %d, share %v (%v); want %d, %d, %v",
+				i, e.TLSFull, e.TLSResumed, share, ok, want.full, want.resumed, want.share)
+		}
+	}
+	ws := Summarize(Input{Report: results.NewReport(time.Time{}, 10), Events: events[:1], End: time.Second})
+	if _, ok := ws.Events[0].TLSResumedShare(); ok {
+		t.Errorf("a ws:// run's event has a resumed share: %+v", ws.Events[0])
+	}
+}
+
+// A drill's deploy and the outage the clients detected within it both
+// count the reconnects that followed: an event that begins within another
+// one's span does not cut its TLS count short, though it shares its
+// bucket.
+func TestSummaryEventTLSOverlap(t *testing.T) {
+	r := results.NewReport(time.Time{}, 10)
+	r.Timeline.At(1050 * time.Millisecond).TLSResumed = 8
+	r.Timeline.At(1550 * time.Millisecond).TLSFull = 2
+	events := []results.Event{
+		{Kind: "deploy", Mode: "command", Start: 1000 * time.Millisecond, End: 1500 * time.Millisecond, Ready: 1500 * time.Millisecond},
+		{Kind: "outage", Detected: true, Start: 1009 * time.Millisecond, End: 1520 * time.Millisecond, Ready: 1520 * time.Millisecond},
+	}
+	s := Summarize(Input{Report: r, Events: events, End: 2 * time.Second})
+	for i, e := range s.Events {
+		if e.TLSFull != 2 || e.TLSResumed != 8 {
+			t.Errorf("event %d (%s): tls full %d, resumed %d; want 2 and 8", i, e.Kind, e.TLSFull, e.TLSResumed)
+		}
+	}
+}

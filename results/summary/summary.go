@@ -189,6 +189,16 @@ type EventSummary struct {
 	// fleet see. Every class is present.
 	Failures    map[string]uint64 `json:"failures"`
 	Disconnects map[string]uint64 `json:"disconnects"`
+	// TLSFull and TLSResumed count the wss:// successes by their TLS
+	// handshake, full or resumed from the client's cached session, from
+	// StartS until the next event that begins after this one's EndS and
+	// ReadyS (or the run's end), in whole timeline buckets: the
+	// reconnects this event brought (a server that lost its ticket keys
+	// in a restart resumes none). An event that begins within this one's
+	// span, a drill's detected outage within its deploy, does not cut it
+	// short. Omitted for ws:// and when no client connected.
+	TLSFull    uint64 `json:"tls_full,omitempty"`
+	TLSResumed uint64 `json:"tls_resumed,omitempty"`
 	// RTTMS is the message round trips that completed from StartS to
 	// EndS (ReadyS when EndS is 0), both included, in whole timeline
 	// buckets: what the event did to message latency.
@@ -196,6 +206,17 @@ type EventSummary struct {
 	// RTTBeforeMS is the same over the second before StartS, to compare
 	// RTTMS with.
 	RTTBeforeMS RTTStats `json:"rtt_before_ms"`
+}
+
+// TLSResumedShare is the share (0..1) of the event's wss:// reconnects
+// whose TLS handshake resumed a session; ok is false when none connected
+// over TLS in its buckets (ws://, or nobody came back).
+func (e EventSummary) TLSResumedShare() (share float64, ok bool) {
+	n := e.TLSFull + e.TLSResumed
+	if n == 0 {
+		return 0, false
+	}
+	return float64(e.TLSResumed) / float64(n), true
 }
 
 // StepSummary is one process's part of a restart that went one process at
@@ -455,6 +476,7 @@ func eventSummary(tl results.Timeline, events []results.Event, i int, end time.D
 		es.Steps = append(es.Steps, StepSummary{Proc: st.Proc, StartS: st.Start.Seconds(), EndS: st.End.Seconds(), ReadyS: st.Ready.Seconds(), Conns: st.Conns})
 	}
 	es.Failures, es.Disconnects = eventClasses(tl, events, i, end)
+	es.TLSFull, es.TLSResumed = eventTLS(tl, events, i, end)
 	es.RTTMS, es.RTTBeforeMS = eventRTT(tl, e)
 	return es
 }
