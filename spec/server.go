@@ -389,8 +389,9 @@ func (c Server) AdmitRate(since time.Duration) float64 {
 // not beside the message protocol.
 func (c Server) validSession() error {
 	switch {
-	case c.Session != "" && c.Session != session.SocketIO && c.Session != session.MQTT:
-		return Errorf("Server.Session", "the bundled target serves the session protocols %s and %s, not %q", session.SocketIO, session.MQTT, c.Session)
+	case c.Session != "" && c.Session != session.SocketIO && c.Session != session.MQTT && c.Session != session.ActionCable:
+		return Errorf("Server.Session", "the bundled target serves the session protocols %s, %s and %s, not %q",
+			session.SocketIO, session.MQTT, session.ActionCable, c.Session)
 	case c.Session != "" && c.Store != "":
 		return Errorf("Server.Session", "%s cannot run with {Server.Store} (the message protocol)", c.Session)
 	}

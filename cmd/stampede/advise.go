@@ -60,7 +60,7 @@ func adviseFlags() []cli.Flag {
 	}
 	for _, f := range knobFlags(verifyFields...) {
 		if f.Names()[0] == "protocol" {
-			f = withUsage(f, "with --verify: session protocol `NAME` the verifying runs' clients speak and the bundled target serves, socketio or mqtt (docs/protocols.md); the search simulates no session")
+			f = withUsage(f, "with --verify: session protocol `NAME` the verifying runs' clients speak and the bundled target serves, socketio, mqtt or actioncable (docs/protocols.md); the search simulates no session")
 		}
 		flags = append(flags, f)
 	}

@@ -79,8 +79,8 @@ func stormConfig(c *cli.Context, defaultOut string) (storm.Config, error) {
 		LoadgenProcs: c.Int("loadgen-procs"),
 		Proxy:        c.Bool("proxy"),
 	}
-	// The bundled target serves the clients' session (socketio, mqtt; its
-	// check refuses the others).
+	// The bundled target serves the clients' session (socketio, mqtt,
+	// actioncable; its check refuses the others).
 	cfg.Target.Session = fleet.Session.Protocol
 	if err := fleetRunConfig(c, defaultOut, &cfg); err != nil {
 		return cfg, err

@@ -79,8 +79,8 @@ func TestSessionOnBundledTarget(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"run", "--protocol", "stomp", "--duration", "1s"}, `--protocol: the bundled target serves the session protocols socketio and mqtt, not "stomp"`},
-		{[]string{"bench", "--protocol", "graphql-ws", "--duration", "20s"}, `--protocol: the bundled target serves the session protocols socketio and mqtt, not "graphql-ws"`},
+		{[]string{"run", "--protocol", "stomp", "--duration", "1s"}, `--protocol: the bundled target serves the session protocols socketio, mqtt and actioncable, not "stomp"`},
+		{[]string{"bench", "--protocol", "graphql-ws", "--duration", "20s"}, `--protocol: the bundled target serves the session protocols socketio, mqtt and actioncable, not "graphql-ws"`},
 		{[]string{"run", "--protocol", "socketio", "--store", "file:///nonexistent", "--duration", "1s"}, "--protocol: socketio cannot run with --store"},
 		{[]string{"advise", "--protocol", "mqtt", "--chaos", "at 1s restart abrupt", "--duration", "5s"}, "--protocol mqtt: only with --verify"},
 	} {

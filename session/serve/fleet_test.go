@@ -26,6 +26,10 @@ func TestFleetOnTarget(t *testing.T) {
 		}},
 		{Protocol: session.MQTT, MQTT: session.MQTTConfig{KeepAlive: time.Second, Topics: []string{"t/a", "t/b"}, QoS: 1}},
 		{Protocol: session.MQTT, MQTT: session.MQTTConfig{Version: 5, KeepAlive: time.Second, Topics: []string{"t/a"}, QoS: 1}},
+		{Protocol: session.ActionCable, ActionCable: session.ActionCableConfig{
+			Channels:   []json.RawMessage{json.RawMessage(`{"channel":"ChatChannel","room":"1"}`), json.RawMessage(`{"channel":"Presence"}`)},
+			StaleAfter: 4 * time.Second, // past the server's first 3 s beat
+		}},
 	} {
 		t.Run(sc.Protocol, func(t *testing.T) {
 			srv := startTarget(t, "127.0.0.1:0", sc.Protocol)
@@ -53,7 +57,9 @@ func TestFleetOnTarget(t *testing.T) {
 				done <- rep
 			}()
 			waitSubscribed(t, f, n)
-			time.Sleep(1500 * time.Millisecond) // past MQTT's keepalive: PINGRESP keeps it
+			// Past MQTT's keepalive (PINGRESP keeps it) and ActionCable's
+			// stale rule (the server's pings keep it).
+			time.Sleep(max(1500*time.Millisecond, sc.ActionCable.StaleAfter+500*time.Millisecond))
 			if s := f.Stats(); s.DisconnectCount() != 0 {
 				t.Fatalf("%d disconnects before the restart: %v", s.DisconnectCount(), s.Disconnects)
 			}

@@ -1,4 +1,4 @@
-// Package serve is the server side of two session protocols, served
+// Package serve is the server side of three session protocols, served
 // minimally by the bundled target (spec.Server.Session) so that run, bench
 // and advise --verify can carry a session's cost:
 //
@@ -10,6 +10,10 @@
 //	          SUBSCRIBE with SUBACK granting each QoS asked (at most 1),
 //	          PINGREQ with PINGRESP, QoS 1 PUBLISH with PUBACK; MQTT 3.1.1
 //	          and 5.
+//	actioncable  {"type":"welcome"} at once; each subscribe command
+//	          answered with confirm_subscription of its identifier; a
+//	          {"type":"ping","message":SECONDS} to every connection each
+//	          PingInterval (3 s, Rails' beat).
 //
 // Nothing is authenticated, no room or topic carries a message, and no
 // heartbeat is enforced: a client is never dropped for a late pong. The
@@ -38,18 +42,20 @@ type Conn interface {
 	Write(op ws.OpCode, p []byte) error
 }
 
-// Options tune a Server; the zero value is Socket.IO's defaults.
+// Options tune a Server; the zero value is each protocol's defaults.
 type Options struct {
 	// PingInterval and PingTimeout are what the Engine.IO open packet
 	// announces; the server pings every PingInterval. Zero: 25 s and
-	// 20 s, socket.io's defaults.
+	// 20 s, socket.io's defaults; 3 s (PingInterval) for actioncable.
 	PingInterval, PingTimeout time.Duration
 	// Clock paces the pings. Default: the wall clock.
 	Clock clock.Clock
 }
 
 // Protocols are the protocols a Server serves.
-func Protocols() []string { return []string{session.SocketIO, session.MQTT} }
+func Protocols() []string {
+	return []string{session.SocketIO, session.MQTT, session.ActionCable}
+}
 
 // Server serves one protocol on many connections.
 type Server struct {
@@ -76,6 +82,10 @@ type conn struct {
 func New(protocol string, opt Options) (*Server, error) {
 	switch protocol {
 	case session.SocketIO, session.MQTT:
+	case session.ActionCable:
+		if opt.PingInterval <= 0 {
+			opt.PingInterval = actionCableBeat
+		}
 	default:
 		return nil, fmt.Errorf("the bundled target serves the session protocols %v, not %q", Protocols(), protocol)
 	}
@@ -103,8 +113,12 @@ func (s *Server) Open(c Conn) error {
 	s.mu.Lock()
 	s.conns[c.ID()] = &conn{c: c}
 	s.mu.Unlock()
-	if s.proto != session.SocketIO {
+	switch s.proto {
+	case session.MQTT:
 		return nil
+	case session.ActionCable:
+		s.start.Do(func() { go s.pings() })
+		return c.Write(ws.OpText, actionCableWelcome)
 	}
 	s.start.Do(func() { go s.pings() })
 	b := append([]byte(`0{"sid":"`), strconv.FormatUint(c.ID(), 36)...)
@@ -126,11 +140,17 @@ func (s *Server) Closed(c Conn) {
 // Message handles one whole data message; an error closes the
 // connection.
 func (s *Server) Message(c Conn, op ws.OpCode, p []byte) error {
-	if s.proto == session.SocketIO {
+	switch s.proto {
+	case session.SocketIO:
 		if op != ws.OpText {
 			return nil
 		}
 		return socketIO(c, p)
+	case session.ActionCable:
+		if op != ws.OpText {
+			return errors.New("actioncable: a binary frame")
+		}
+		return actionCable(c, p)
 	}
 	if op != ws.OpBinary {
 		return errors.New("mqtt: a text frame")
@@ -144,7 +164,8 @@ func (s *Server) Message(c Conn, op ws.OpCode, p []byte) error {
 	return mqtt(st, p)
 }
 
-// pings sends Engine.IO's ping to every connection each PingInterval.
+// pings sends the protocol's ping (Engine.IO's 2, ActionCable's ping) to
+// every connection each PingInterval.
 func (s *Server) pings() {
 	defer close(s.done)
 	var batch []Conn
@@ -154,6 +175,10 @@ func (s *Server) pings() {
 			return
 		case <-s.opt.Clock.After(s.opt.PingInterval):
 		}
+		ping := []byte("2")
+		if s.proto == session.ActionCable {
+			ping = actionCablePing(s.opt.Clock.Now())
+		}
 		batch = batch[:0]
 		s.mu.Lock()
 		for _, st := range s.conns {
@@ -161,7 +186,7 @@ func (s *Server) pings() {
 		}
 		s.mu.Unlock()
 		for _, c := range batch {
-			_ = c.Write(ws.OpText, []byte("2")) // a failed write is the target's to close
+			_ = c.Write(ws.OpText, ping) // a failed write is the target's to close
 		}
 	}
 }

@@ -145,6 +145,57 @@ func TestMQTT(t *testing.T) {
 	}
 }
 
+func TestActionCable(t *testing.T) {
+	k := tickClock{ch: make(chan time.Time)}
+	s, err := New(session.ActionCable, Options{Clock: k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.opt.PingInterval != 3*time.Second {
+		t.Errorf("ping interval %v, want Rails' 3 s", s.opt.PingInterval)
+	}
+	c := &fakeConn{id: 5}
+	if err := s.Open(c); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.take(); len(got) != 1 || got[0] != `{"type":"welcome"}` {
+		t.Errorf("open: %q, want the welcome", got)
+	}
+	for in, want := range map[string]string{
+		`{"command":"subscribe","identifier":"{\"channel\":\"ChatChannel\",\"room\":\"1\"}"}`: `{"identifier":"{\"channel\":\"ChatChannel\",\"room\":\"1\"}","type":"confirm_subscription"}`,
+		`{"command":"message","identifier":"{}","data":"{}"}`:                                 "",
+		`{"command":"unsubscribe","identifier":"{}"}`:                                         "",
+	} {
+		if err := s.Message(c, ws.OpText, []byte(in)); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(c.take(), "|"); got != want {
+			t.Errorf("%s answered %q, want %q", in, got, want)
+		}
+	}
+	k.ch <- time.Time{}
+	var pings []string
+	for deadline := time.Now().Add(5 * time.Second); len(pings) == 0 && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		pings = c.take()
+	}
+	if len(pings) != 1 || !strings.HasPrefix(pings[0], `{"type":"ping","message":`) {
+		t.Errorf("a beat sent %q, want one ping", pings)
+	}
+	s.Close()
+	if got := string(actionCablePing(time.Unix(1765000000, 0))); got != `{"type":"ping","message":1765000000}` {
+		t.Errorf("ping %q", got)
+	}
+	for _, bad := range []struct {
+		op ws.OpCode
+		p  string
+	}{{ws.OpText, "not json"}, {ws.OpBinary, `{"command":"subscribe"}`}} {
+		if err := s.Message(c, bad.op, []byte(bad.p)); err == nil {
+			t.Errorf("%q: no error", bad.p)
+		}
+	}
+}
+
 func TestNewRefuses(t *testing.T) {
 	if _, err := New(session.STOMP, Options{}); err == nil || !strings.Contains(err.Error(), "socketio") {
 		t.Errorf("New(stomp) = %v", err)
