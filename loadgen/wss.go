@@ -16,6 +16,7 @@ import (
 	"github.com/stampede-dev/stampede/connerr"
 	"github.com/stampede-dev/stampede/internal/clock"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/session"
 	"github.com/stampede-dev/stampede/spec"
 	"github.com/stampede-dev/stampede/tlsconf"
 	"github.com/stampede-dev/stampede/wsdial"
@@ -37,7 +38,8 @@ type wssFleet struct {
 	tls  *tls.Config // the fleet's, built once (Config.TLSConfig)
 	mu   sync.Mutex  // guards rec.rep; rec.cnt is atomic
 	rec  *recorder
-	gate chan struct{} // first connects in flight
+	gate chan struct{}   // first connects in flight
+	m    session.Machine // the session protocol spoken, nil for none
 
 	epoch    time.Time
 	startOff int64
@@ -47,7 +49,8 @@ func newWSSFleet(f *Fleet, tc *tls.Config) *wssFleet {
 	if tc.ServerName == "" {
 		tc.ServerName = f.url.Hostname() // set once: wsdial would copy the config per dial
 	}
-	return &wssFleet{f: f, tls: tc, rec: newRecorder(f.cfg.Start, f.cfg.Clients, f.cfg.HistInterval, f.streamed), gate: make(chan struct{}, f.cfg.MaxInflight)}
+	return &wssFleet{f: f, tls: tc, rec: newRecorder(f.cfg.Start, f.cfg.Clients, f.cfg.HistInterval, f.streamed),
+		gate: make(chan struct{}, f.cfg.MaxInflight), m: session.New(f.cfg.Session)}
 }
 
 func (w *wssFleet) now() int64 { return int64(time.Since(w.epoch)) + w.startOff }
@@ -94,7 +97,7 @@ func (w *wssFleet) dialer(id uint32) *wsdial.Dialer {
 		SynRetries:       cfg.SynRetries,
 		TLSConfig:        w.clientTLS(),
 		Header:           h,
-		Protocols:        cfg.Protocols,
+		Protocols:        offered(*cfg),
 		MaxRetryAfter:    cfg.RetryAfterCap,
 	}
 	if n := len(cfg.SourceIPs); n > 0 {
@@ -152,19 +155,14 @@ func (w *wssFleet) client(ctx context.Context, i int) {
 			f = wssFailure(err)
 			w.record(func(r *recorder) { r.failure(f.class, now) })
 		} else {
-			w.record(func(r *recorder) { r.success(id, start, now, downAt) })
-			w.rec.tlsHandshake(now, conn.TLSResumed())
 			if cfg.Policy.Resets(0) {
 				attempt = 0
 			}
-			downAt = noTime
 			var ended bool
-			if f, ended = w.hold(ctx, conn, id, sockets); !ended {
+			if f, ended, downAt = w.connected(ctx, conn, id, sockets, start, now, downAt); !ended {
 				return // the run ended
 			}
 			now = w.now()
-			w.record(func(r *recorder) { r.disconnect(id, f.class, now) })
-			downAt = now
 			f.conn.Dropped, f.conn.Up = true, time.Duration(now-start)
 			if attempt != 0 && cfg.Policy.Resets(f.conn.Up) {
 				attempt = 0
@@ -193,6 +191,42 @@ func keepSession(d *wsdial.Dialer, err error) {
 	if s, ok := d.TLSConfig.ClientSessionCache.(*tlsconf.Session); ok {
 		s.Failed(err)
 	}
+}
+
+// connected records client id's connection, dialed at start, established
+// at now, holds it until it ends (ended true, with why) or the run ends
+// (ended false), and records its end. It returns the client's last drop:
+// now when it was up on this connection, else downAt (a connection that
+// ended before its session was back has no Down).
+func (w *wssFleet) connected(ctx context.Context, conn *wsdial.Conn, id uint32, sockets uint64, start, now, downAt int64) (f failure, ended bool, down int64) {
+	var up bool
+	if w.m == nil {
+		w.record(func(r *recorder) { r.success(id, start, now, downAt) })
+	} else {
+		w.record(func(r *recorder) { r.upgraded(start, now) })
+	}
+	w.rec.tlsHandshake(now, conn.TLSResumed())
+	if w.m == nil {
+		f, ended = w.hold(ctx, conn, id, sockets)
+		up = true
+	} else {
+		f, ended, up = w.holdSession(ctx, conn, id, downAt)
+	}
+	if !ended {
+		return f, false, downAt
+	}
+	end := w.now()
+	w.record(func(r *recorder) {
+		if up {
+			r.disconnect(id, f.class, end)
+		} else {
+			r.ended(f.class, end)
+		}
+	})
+	if up {
+		return f, true, end
+	}
+	return f, true, downAt
 }
 
 // wssFailure turns a wsdial error into a failure.

@@ -30,6 +30,8 @@ type Config struct {
 	SignalR SignalRConfig `json:"signalr,omitzero"`
 	// ActionCable is the actioncable section.
 	ActionCable ActionCableConfig `json:"actioncable,omitzero"`
+	// Centrifuge is the centrifuge section.
+	Centrifuge CentrifugeConfig `json:"centrifuge,omitzero"`
 }
 
 // SocketIOConfig is a Socket.IO session (Engine.IO 4, Socket.IO 5).
@@ -145,6 +147,26 @@ type ActionCableConfig struct {
 	StaleAfter time.Duration `json:"stale_after,omitempty"`
 }
 
+// CentrifugeConfig is a Centrifuge session (centrifuge-go, Centrifugo;
+// JSON protocol over WebSocket).
+type CentrifugeConfig struct {
+	// Token is the connect command's token (a JWT for Centrifugo), none
+	// when empty.
+	Token string `json:"token,omitempty"`
+	// Data is the connect command's data, a JSON object, none when empty.
+	Data json.RawMessage `json:"data,omitempty"`
+	// Channels are subscribed after each connect reply, one subscribe
+	// command each: re-subscribed when every reply is in.
+	Channels []string `json:"channels,omitempty"`
+	// Timeout ends a session whose connect reply is not in this long
+	// after the upgrade; zero means 5 s, centrifuge-js's.
+	Timeout time.Duration `json:"timeout,omitempty"`
+	// MaxPingDelay is how long past the server's ping interval (its
+	// connect reply's "ping") a silent server is waited for; zero means
+	// 10 s, centrifuge-js's maxServerPingDelay.
+	MaxPingDelay time.Duration `json:"max_ping_delay,omitempty"`
+}
+
 // FieldError is a Config field that is not usable. spec wraps it into its
 // own field errors.
 type FieldError struct {
@@ -198,13 +220,17 @@ func (c Config) Validate() error {
 			return err
 		}
 	}
+	if err := c.Centrifuge.validate(); err != nil {
+		return err
+	}
 	for _, d := range []struct {
 		field string
 		d     time.Duration
 	}{
 		{"GraphQLWS.PingInterval", c.GraphQLWS.PingInterval}, {"Phoenix.Heartbeat", c.Phoenix.Heartbeat},
 		{"SignalR.PingInterval", c.SignalR.PingInterval}, {"SignalR.ServerTimeout", c.SignalR.ServerTimeout},
-		{"ActionCable.StaleAfter", c.ActionCable.StaleAfter},
+		{"ActionCable.StaleAfter", c.ActionCable.StaleAfter}, {"Centrifuge.Timeout", c.Centrifuge.Timeout},
+		{"Centrifuge.MaxPingDelay", c.Centrifuge.MaxPingDelay},
 	} {
 		if d.d < 0 {
 			return bad(d.field, "must be >= 0, got %s", d.d)
@@ -227,6 +253,18 @@ func (c MQTTConfig) validate() error {
 	for i, t := range c.Topics {
 		if t == "" || len(t) > 65535 {
 			return bad(fmt.Sprintf("MQTT.Topics[%d]", i), "must be 1..65535 bytes, got %d", len(t))
+		}
+	}
+	return nil
+}
+
+func (c CentrifugeConfig) validate() error {
+	if err := checkJSON("Centrifuge.Data", c.Data, '{'); err != nil {
+		return err
+	}
+	for i, ch := range c.Channels {
+		if ch == "" {
+			return bad(fmt.Sprintf("Centrifuge.Channels[%d]", i), "must not be empty")
 		}
 	}
 	return nil
@@ -255,7 +293,7 @@ func checkJSON(field string, raw json.RawMessage, open byte) error {
 }
 
 // Redacted returns c with its secrets hidden, for anything written or
-// printed: the credentials of MQTT and STOMP, and every JSON string under
+// printed: the credentials of MQTT and STOMP, Centrifuge's token, and every JSON string under
 // a key that names a secret (redact.Policy.JSON: "token", "password",
 // "passcode", "login", ...) in the auth and join payloads.
 func (c Config) Redacted() Config {
@@ -267,6 +305,8 @@ func (c Config) Redacted() Config {
 	}
 	c.MQTT.Password = hide(c.MQTT.Password)
 	c.STOMP.Login, c.STOMP.Passcode = hide(c.STOMP.Login), hide(c.STOMP.Passcode)
+	c.Centrifuge.Token = hide(c.Centrifuge.Token)
+	c.Centrifuge.Data = redactAll(c.Centrifuge.Data)
 	c.SocketIO.Auth = redactAll(c.SocketIO.Auth)
 	c.SocketIO.Events = redactList(c.SocketIO.Events)
 	c.GraphQLWS.Payload = redactAll(c.GraphQLWS.Payload)

@@ -40,18 +40,19 @@ func TestConfigValidate(t *testing.T) {
 
 func TestConfigRedacted(t *testing.T) {
 	c := Config{
-		SocketIO:  SocketIOConfig{Auth: raw(`{"token":"tok-1","user":"ann"}`)},
-		GraphQLWS: GraphQLWSConfig{Payload: raw(`{"authToken":"tok-2"}`)},
-		MQTT:      MQTTConfig{Username: "u", Password: "pw-3"},
-		STOMP:     STOMPConfig{Login: "guest-4", Passcode: "pc-5"},
-		Phoenix:   PhoenixConfig{Payload: raw(`{"passcode":"pc-6"}`)},
-		SignalR:   SignalRConfig{Joins: []Invocation{{Target: "Join", Arguments: raw(`[{"login":"l-7"}]`)}}},
+		SocketIO:   SocketIOConfig{Auth: raw(`{"token":"tok-1","user":"ann"}`)},
+		GraphQLWS:  GraphQLWSConfig{Payload: raw(`{"authToken":"tok-2"}`)},
+		MQTT:       MQTTConfig{Username: "u", Password: "pw-3"},
+		STOMP:      STOMPConfig{Login: "guest-4", Passcode: "pc-5"},
+		Phoenix:    PhoenixConfig{Payload: raw(`{"passcode":"pc-6"}`)},
+		SignalR:    SignalRConfig{Joins: []Invocation{{Target: "Join", Arguments: raw(`[{"login":"l-7"}]`)}}},
+		Centrifuge: CentrifugeConfig{Token: "jwt-8", Data: raw(`{"apiKey":"k-9"}`)},
 	}
 	b, err := json.Marshal(c.Redacted())
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, secret := range []string{"tok-1", "tok-2", "pw-3", "guest-4", "pc-5", "pc-6", "l-7"} {
+	for _, secret := range []string{"tok-1", "tok-2", "pw-3", "guest-4", "pc-5", "pc-6", "l-7", "jwt-8", "k-9"} {
 		if strings.Contains(string(b), secret) {
 			t.Errorf("%s survives redaction: %s", secret, b)
 		}

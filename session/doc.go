@@ -1,6 +1,6 @@
 // Package session speaks the session protocols that real WebSocket servers
 // run on top of the socket (Socket.IO, graphql-ws, MQTT, STOMP, Phoenix,
-// SignalR, ActionCable), as state machines a reactor drives: no goroutine
+// SignalR, ActionCable, Centrifuge), as state machines a reactor drives: no goroutine
 // and no buffer per client, only a State of a few words.
 //
 // A Machine is one protocol for a whole fleet. The reactor owns the socket,
@@ -15,11 +15,11 @@
 // A client is back when its session is (Socket.IO's namespace joined,
 // graphql-ws's connection_ack, STOMP's CONNECTED, MQTT's CONNACK, the first
 // Phoenix phx_reply ok, SignalR's handshake response, ActionCable's
-// welcome), and re-subscribed when every subscription it asked for is
-// acknowledged (docs/protocols.md says what that is per protocol). A
-// failure the protocol names is a class of its own (connerr.SessionAuth,
-// connerr.SessionRefused, ...): the fatal ones stop the client, as a 401
-// does.
+// welcome, Centrifuge's connect reply), and re-subscribed when every
+// subscription it asked for is acknowledged (docs/protocols.md says what
+// that is per protocol). A failure the protocol names is a class of its
+// own (connerr.SessionAuth, connerr.SessionRefused, ...): the fatal ones
+// stop the client, as a 401 does.
 //
 // The machines answer the server's heartbeats, send their own on the
 // client's one deadline (State.Deadline), and check that the server's still

@@ -15,12 +15,13 @@ const (
 	Phoenix     = "phoenix"
 	SignalR     = "signalr"
 	ActionCable = "actioncable"
+	Centrifuge  = "centrifuge"
 )
 
 // Protocols lists every protocol name, in the order docs/protocols.md
 // describes them.
 func Protocols() []string {
-	return []string{SocketIO, GraphQLWS, MQTT, STOMP, Phoenix, SignalR, ActionCable}
+	return []string{SocketIO, GraphQLWS, MQTT, STOMP, Phoenix, SignalR, ActionCable, Centrifuge}
 }
 
 // Phase is where a client's session is on its current connection.
@@ -206,6 +207,8 @@ func New(cfg Config) Machine {
 		return newSignalR(cfg.SignalR)
 	case ActionCable:
 		return newActionCable(cfg.ActionCable)
+	case Centrifuge:
+		return newCentrifuge(cfg.Centrifuge)
 	}
 	return nil
 }

@@ -348,3 +348,53 @@ func TestMQTTRefusedWithoutCONNACK(t *testing.T) {
 		t.Errorf("1002 unauthenticated after CONNACK: %s, want none", c)
 	}
 }
+
+func TestCentrifuge(t *testing.T) {
+	cfg := CentrifugeConfig{Token: `s3"cret`, Data: raw(`{"v": 1}`), Channels: []string{"room:a", "room:b"}}
+	steps := []step{
+		{0, "open", `{"id":1,"connect":{"token":"s3\"cret","data":{"v": 1},"name":"stampede"}}`},
+		{ms, `{"id":1,"connect":{"client":"c1","version":"0.40.1","ping":25,"pong":true}}`,
+			`{"id":2,"subscribe":{"channel":"room:a"}} | {"id":3,"subscribe":{"channel":"room:b"}} | BACK`},
+		{2 * ms, "{\"id\":2,\"subscribe\":{}}\n{\"id\":3,\"subscribe\":{\"data\":{\"error\":1}}}", "RESUBSCRIBED"},
+		{25 * time.Second, `{}`, `{}`},
+		{30 * time.Second, `{"push":{"channel":"room:a","pub":{"data":{"id":1}}}}`, ""},
+		{64 * time.Second, "timer", ""},
+		{66 * time.Second, "timer", "FAIL heartbeat_timeout"},
+	}
+	if err := run(newCentrifuge(cfg), steps); err != nil {
+		t.Error(err)
+	}
+	// no pong asked: the server's pings go unanswered (an unasked pong
+	// is a bad request to centrifuge-go)
+	noPong := []step{
+		{0, "open", `{"id":1,"connect":{"name":"stampede"}}`},
+		{ms, `{"id":1,"connect":{"client":"c1","ping":25}}`, "BACK | RESUBSCRIBED"},
+		{25 * time.Second, `{}`, ""},
+	}
+	if err := run(newCentrifuge(CentrifugeConfig{}), noPong); err != nil {
+		t.Error(err)
+	}
+	if err := run(newCentrifuge(cfg), []step{{0, "open", `{"id":1,"connect":{"token":"s3\"cret","data":{"v": 1},"name":"stampede"}}`}, {5 * time.Second, "timer", "FAIL session_timeout"}}); err != nil {
+		t.Error(err)
+	}
+	for msg, want := range map[string]string{
+		`{"id":1,"error":{"code":101,"message":"unauthorized"}}`:                 "FAIL session_auth",
+		`{"id":1,"error":{"code":100,"message":"internal server error"}}`:        "FAIL session_error",
+		`{"id":1,"error":{"code":107,"message":"bad request","temporary":true}}`: "FAIL session_error",
+		`{"id":1,"error":{"code":104,"message":"method not found"}}`:             "FAIL session_refused",
+	} {
+		if err := run(newCentrifuge(cfg), []step{{0, "open", `{"id":1,"connect":{"token":"s3\"cret","data":{"v": 1},"name":"stampede"}}`}, {ms, msg, want}}); err != nil {
+			t.Error(err)
+		}
+	}
+	m := newCentrifuge(cfg)
+	for code, want := range map[int]connerr.Class{
+		0: connerr.None, 1006: connerr.None, 3500: connerr.SessionAuth, 3507: connerr.SessionAuth,
+		3502: connerr.SessionTimeout, 3012: connerr.HeartbeatTimeout, 3503: connerr.SessionRefused,
+		4501: connerr.SessionRefused, 3001: connerr.SessionError, 4000: connerr.SessionError, 5000: connerr.SessionError,
+	} {
+		if got := m.Closed(nil, code, "", 0); got != want {
+			t.Errorf("close %d: %s, want %s", code, got, want)
+		}
+	}
+}

@@ -224,8 +224,8 @@ type Client struct {
 	// Session is the session protocol the clients speak over the
 	// WebSocket (Socket.IO, graphql-ws, MQTT, ...: docs/protocols.md) and
 	// its own messages; the zero value speaks none. A protocol adds its
-	// subprotocol to Protocols, runs in ModeNone on ws:// only, and makes
-	// a client up when its session is back.
+	// subprotocol to Protocols, runs in ModeNone (on ws:// and wss://),
+	// and makes a client up when its session is back.
 	Session session.Config `json:"session,omitzero"`
 }
 
@@ -308,7 +308,7 @@ func (c Client) validateFleet(wss bool) error {
 	if err := c.Policy.Validate(); err != nil {
 		return Wrap("Client.Policy", err)
 	}
-	if err := c.validateSession(wss); err != nil {
+	if err := c.validateSession(); err != nil {
 		return err
 	}
 	if proto := c.Policy.Protocol(); proto != "" && proto != c.Session.Protocol {
@@ -380,7 +380,7 @@ func (c Client) validateHeaders() error {
 }
 
 // validateSession checks the session protocol and its sections.
-func (c Client) validateSession(wss bool) error {
+func (c Client) validateSession() error {
 	if err := c.Session.Validate(); err != nil {
 		var fe *session.FieldError
 		if errors.As(err, &fe) {
@@ -394,8 +394,6 @@ func (c Client) validateSession(wss bool) error {
 		return nil
 	case c.Mode != "" && c.Mode != ModeNone:
 		return Errorf("Client.Session.Protocol", "%s speaks its own messages: it cannot run with mode %q", p, c.Mode)
-	case wss:
-		return Errorf("Client.Session.Protocol", "%s runs on ws:// only (wss:// clients do not speak session protocols yet)", p)
 	}
 	return nil
 }

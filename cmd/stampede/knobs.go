@@ -81,7 +81,7 @@ var knobs = []knob{
 	{flag: "reactors", field: "Client.Reactors", in: inFleet, usage: "epoll reactor goroutines `N` (0 = min(GOMAXPROCS, 4))"},
 	{flag: "header", field: "Client.Header"},
 	{flag: "subprotocol", field: "Client.Protocols", usage: "subprotocol `NAME` to offer (repeatable)"},
-	{flag: "protocol", field: "Client.Session.Protocol", in: inFleet | inVerify, usage: "session protocol `NAME` the clients speak over the WebSocket: socketio, graphql-ws, mqtt, stomp, phoenix, signalr or actioncable (docs/protocols.md); its messages come from the --config file's section of that name; it offers the subprotocol the server expects, and a client is back when its session is; --mode none only; run and bench: socketio, mqtt or actioncable, which the bundled target serves"},
+	{flag: "protocol", field: "Client.Session.Protocol", in: inFleet | inVerify, usage: "session protocol `NAME` the clients speak over the WebSocket: socketio, graphql-ws, mqtt, stomp, phoenix, signalr, actioncable or centrifuge (docs/protocols.md); its messages come from the --config file's section of that name; it offers the subprotocol the server expects, and a client is back when its session is; --mode none only; run and bench: socketio, mqtt or actioncable, which the bundled target serves"},
 	{flag: "protocol", field: "Server.Session"}, // run, bench and advise --verify set it from --protocol
 	{flag: "insecure", field: "Client.TLSInsecure", usage: "wss://: accept any server certificate (a self-signed target)"},
 	{flag: "ca", field: "Client.TLSCAFile", usage: "wss://: verify the server against the CA certificates in PEM `FILE` instead of the system roots"},

@@ -18,13 +18,15 @@ import (
 	"github.com/gobwas/ws"
 	"github.com/gobwas/ws/wsutil"
 
+	"github.com/stampede-dev/stampede/connerr"
 	"github.com/stampede-dev/stampede/internal/testenv"
+	"github.com/stampede-dev/stampede/session"
 )
 
-// stampede has no Centrifuge adapter (the issue lists none): the
-// centrifuge-go server is here for the client-library presets, and its
-// test speaks the Centrifuge JSON protocol itself, to show the server does
-// what the presets rely on.
+// The centrifuge-go server serves the centrifuge session protocol's tests
+// and the client-library presets. TestCentrifugeServes speaks the
+// Centrifuge JSON protocol itself, to show the server does what the
+// adapter and the presets rely on.
 
 var (
 	cfgOnce sync.Once
@@ -34,8 +36,9 @@ var (
 
 // startCentrifuge builds centrifuge/ (centrifuge-go from the Go module
 // proxy, a module of its own) once per test process and runs it with its
-// pings every ping and unauthenticated sockets closed after stale.
-func startCentrifuge(t *testing.T, ping, stale string) *nodeServer {
+// pings every ping and unauthenticated sockets closed after stale; more
+// are its pong timeout.
+func startCentrifuge(t *testing.T, ping, stale string, more ...string) *nodeServer {
 	t.Helper()
 	cfgOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "stampede-centrifuge-")
@@ -53,7 +56,7 @@ func startCentrifuge(t *testing.T, ping, stale string) *nodeServer {
 	if cfgErr != nil {
 		testenv.SkipUnlessRequired(t, "centrifuge-go did not build (the Go module proxy may be out of reach): %v", cfgErr)
 	}
-	s := &nodeServer{t: t, script: "centrifuge", exe: cfgExe, args: []string{ping, stale}, port: freePort(t)}
+	s := &nodeServer{t: t, script: "centrifuge", exe: cfgExe, args: append([]string{ping, stale}, more...), port: freePort(t)}
 	s.start()
 	t.Cleanup(s.kill)
 	return s
@@ -136,4 +139,36 @@ func TestCentrifugeServes(t *testing.T) {
 	if !errors.As(err, &ce) || ce.Code != 3500 {
 		t.Errorf("a wrong token: %v, want close 3500", err)
 	}
+}
+
+func centrifugeSession(token string, channels ...string) session.Config {
+	return session.Config{Protocol: session.Centrifuge, Centrifuge: session.CentrifugeConfig{
+		Token: token, Data: []byte(`{"app":"stampede"}`), Channels: channels, MaxPingDelay: 700 * time.Millisecond,
+	}}
+}
+
+// TestCentrifugeKillRestart: the server pings every second (its connect
+// reply says "ping":1) and wants a pong within 700 ms (else its close
+// 3012); the client finds it gone after 1.7 s without a ping. 2.5 s is
+// two pings, then a SIGKILL and a start anew.
+func TestCentrifugeKillRestart(t *testing.T) {
+	t.Parallel()
+	srv := startCentrifuge(t, "1s", "1s", "700ms")
+	holdKillRestart(t, srv, srv.url("ws", "/connection/websocket"), 40, centrifugeSession("s3cret", "room:a", "room:b"), 2500*time.Millisecond)
+}
+
+// TestCentrifugeInvalidToken: close 3500 stops every client as
+// session_auth.
+func TestCentrifugeInvalidToken(t *testing.T) {
+	t.Parallel()
+	srv := startCentrifuge(t, "300ms", "1s")
+	stopsAs(t, srv.url("ws", "/connection/websocket"), 5, centrifugeSession("wrong", "room:a"), connerr.SessionAuth)
+}
+
+// TestCentrifugePermissionDenied: a subscribe error 103 stops every
+// client as session_refused.
+func TestCentrifugePermissionDenied(t *testing.T) {
+	t.Parallel()
+	srv := startCentrifuge(t, "300ms", "1s")
+	stopsAs(t, srv.url("ws", "/connection/websocket"), 5, centrifugeSession("s3cret", "room:a", "room:forbidden"), connerr.SessionRefused)
 }

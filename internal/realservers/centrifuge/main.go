@@ -8,8 +8,9 @@
 // of its own so that the server is a test's dependency, not the
 // project's.
 //
-// Usage: centrifuge PORT [PING_INTERVAL [STALE_CLOSE_DELAY]]
-// (durations; the library's defaults are 25s and 15s).
+// Usage: centrifuge PORT [PING_INTERVAL [STALE_CLOSE_DELAY [PONG_TIMEOUT]]]
+// (durations; the library's defaults are 25s, 15s and 8s; PONG_TIMEOUT
+// defaults to a third of PING_INTERVAL).
 package main
 
 import (
@@ -66,7 +67,7 @@ func duration(i int, def time.Duration) time.Duration {
 
 func main() {
 	if len(os.Args) < 2 {
-		log.Fatal("usage: centrifuge PORT [PING_INTERVAL [STALE_CLOSE_DELAY]]")
+		log.Fatal("usage: centrifuge PORT [PING_INTERVAL [STALE_CLOSE_DELAY [PONG_TIMEOUT]]]")
 	}
 	ping := duration(2, 25*time.Second)
 	node, err := centrifuge.New(centrifuge.Config{
@@ -102,7 +103,7 @@ func main() {
 	mux := http.NewServeMux()
 	mux.Handle("/connection/websocket", centrifuge.NewWebsocketHandler(node, centrifuge.WebsocketConfig{
 		CheckOrigin:    func(*http.Request) bool { return true },
-		PingPongConfig: centrifuge.PingPongConfig{PingInterval: ping, PongTimeout: ping / 3},
+		PingPongConfig: centrifuge.PingPongConfig{PingInterval: ping, PongTimeout: duration(4, ping/3)},
 	}))
 	mux.HandleFunc("/stats", func(w http.ResponseWriter, _ *http.Request) {
 		_ = json.NewEncoder(w).Encode(map[string]int{"joined": node.Hub().NumClients(), "subscribed": s.both()})
