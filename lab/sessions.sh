@@ -67,7 +67,7 @@ one() {
 	rm -f "$pidf"
 	sh -c "$start >$out/$name.log 2>&1 &"
 	for _ in $(seq 1 600); do $stats >/dev/null 2>&1 && break; sleep 0.2; done
-	(sleep "$((at - 2))"; $stats >"$out/$name.before.json") &
+	(sleep "$((at - 3))"; $stats >"$out/$name.before.json") &
 	(sleep "$((dur - 3))"; $stats >"$out/$name.after.json") &
 	"$bin" drill --url "ws://127.0.0.1:$port$path" --config "$out/$name.yaml" --clients "$clients" \
 		--policy exp:initial=1s,max=10s,jitter=0.5 --duration "${dur}s" --at "${at}s" \
@@ -129,10 +129,14 @@ rabbit() {
 		#!/bin/bash
 		. $d/env
 		(exec 3<>/dev/tcp/127.0.0.1/$2) 2>/dev/null || exit 1
-		$rb/rabbitmqctl -n stampede-sessions-$1@localhost -q eval \
-			'{length(rabbit_direct:list()), length(rabbit_binding:list_for_source(rabbit_misc:r(<<"/">>, exchange, <<"amq.topic">>)))}.' |
-			sed -n 's/^{\([0-9]*\),\([0-9]*\)}$/{"joined": \1, "subscribed": \2}/p' | grep . |
-			python3 -c 'import json,sys; m=json.load(sys.stdin); m["subscribed"]//=2; print(json.dumps(m))'
+		for _ in 1 2 3; do # rabbitmqctl may time out on a busy machine
+			$rb/rabbitmqctl -n stampede-sessions-$1@localhost -q eval \
+				'{length(rabbit_direct:list()), length(rabbit_binding:list_for_source(rabbit_misc:r(<<"/">>, exchange, <<"amq.topic">>)))}.' \
+				2>>$d/stats.err | sed -n 's/^{\([0-9]*\),\([0-9]*\)}$/{"joined": \1, "subscribed": \2}/p' | grep . |
+				python3 -c 'import json,sys; m=json.load(sys.stdin); m["subscribed"]//=2; print(json.dumps(m))' && exit 0
+			sleep 1
+		done
+		exit 1
 	STATS
 	chmod +x "$d/run" "$d/stats"
 }

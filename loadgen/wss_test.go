@@ -16,6 +16,7 @@ import (
 
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/connerr"
+	"github.com/stampede-dev/stampede/session"
 	"github.com/stampede-dev/stampede/spec"
 )
 
@@ -216,5 +217,25 @@ func TestWSSResume(t *testing.T) {
 				t.Errorf("%d full and %d resumed handshakes, want %d and %d", b.TLSFull, b.TLSResumed, 2*n-tc.resumed, tc.resumed)
 			}
 		})
+	}
+}
+
+// TestWSSSessionTimer: wss:// clients speaking ActionCable to a server
+// that never welcomes them: each client's timer ends its session after
+// StaleAfter (heartbeat_timeout), and none is ever up.
+func TestWSSSessionTimer(t *testing.T) {
+	const n = 3
+	srv := newTLSServer(t, 0)
+	sc := session.Config{Protocol: session.ActionCable, ActionCable: session.ActionCableConfig{StaleAfter: 300 * time.Millisecond}}
+	run := start(t, Config{Client: spec.Client{URL: srv.url, Clients: n, Policy: fast, TLSInsecure: true, Session: sc}})
+	waitFor(t, 10*time.Second, "heartbeat timeouts", func(s Stats) bool { return s.Disconnects[connerr.HeartbeatTimeout] >= 2*n }, run.f)
+	rep := run.stop(t)
+	for _, tr := range rep.Transitions {
+		if tr.Up {
+			t.Fatalf("client %d up at %s, never welcomed", tr.Client, tr.At)
+		}
+	}
+	if b := totals(rep); b.Successes < 2*n {
+		t.Errorf("successes %d, want at least %d", b.Successes, 2*n)
 	}
 }
