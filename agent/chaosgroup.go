@@ -12,6 +12,7 @@ import (
 	"github.com/stampede-dev/stampede/internal/clock"
 	"github.com/stampede-dev/stampede/target"
 	"github.com/stampede-dev/stampede/target/group"
+	"github.com/stampede-dev/stampede/tlsconf"
 )
 
 // ChaosGroup is the bundled server as the chaos supervisor's Target: a
@@ -35,6 +36,8 @@ type ChaosGroup struct {
 	stallUntil, rejectUntil time.Time
 	rejectStatus            int
 	rejectRetryAfter        time.Duration
+
+	tls tlsCounter // a wss:// group's handshakes, every process it had
 }
 
 // A ChaosGroup restarts one process at a time when asked and counts early
@@ -245,6 +248,24 @@ func (t *ChaosGroup) EarlyRetries(ctx context.Context) (map[int]uint64, error) {
 		out[pid] = st.EarlyRetries
 	}
 	return out, err
+}
+
+// TLSStats returns each running process's TLS handshake counts by PID
+// (nil for a ws:// process); a process exiting meanwhile is left out.
+func (t *ChaosGroup) TLSStats(ctx context.Context) (map[int]*tlsconf.Stats, error) {
+	stats, err := t.Group.StatsByPID(ctx)
+	out := make(map[int]*tlsconf.Stats, len(stats))
+	for pid, st := range stats {
+		out[pid] = st.TLS
+	}
+	return out, err
+}
+
+// Handshakes reads the TLS handshake counts of the running processes and
+// returns them summed over every process the group had, those that
+// exited included (as of the last reading that saw them); nil for ws://.
+func (t *ChaosGroup) Handshakes(ctx context.Context) *tlsconf.Stats {
+	return t.tls.total(ctx, t.TLSStats)
 }
 
 // Stall stops every process accepting for d.

@@ -37,6 +37,7 @@ import (
 	"github.com/stampede-dev/stampede/proxy"
 	"github.com/stampede-dev/stampede/results"
 	"github.com/stampede-dev/stampede/target"
+	"github.com/stampede-dev/stampede/tlsconf"
 )
 
 // Version is the protocol version every message carries.
@@ -246,6 +247,7 @@ const (
 	OpAcceptRate   Op = "accept_rate"   // Control.Rate
 	OpReject       Op = "reject"        // Control.Status, RetryAfter, For
 	OpEarlyRetries Op = "early_retries" // Reply.EarlyRetries
+	OpTLS          Op = "tls"           // Reply.TLS
 	OpProxyFault   Op = "proxy_fault"   // Control.Fault
 )
 
@@ -278,6 +280,9 @@ type Reply struct {
 	Restarted *supervisor.Restarted `json:"restarted,omitempty"`
 	// EarlyRetries are each target process's early-retry counters by PID.
 	EarlyRetries map[int]uint64 `json:"early_retries,omitempty"`
+	// TLS are a wss:// target group's TLS handshakes so far, summed over
+	// every process it ever had; nil for ws://.
+	TLS *tlsconf.Stats `json:"tls,omitempty"`
 }
 
 // Event is something that happened to an agent's role that nobody

@@ -56,9 +56,31 @@ func (a *agent) target(ctx context.Context) error {
 	if err := a.ready(Ready{Addr: g.Addr(), URL: g.URL(), PIDs: pids()}); err != nil {
 		return err
 	}
+	a.countTLS(ctx, gt)
 	return a.control(ctx, func(ctx context.Context, c *Control) Reply {
 		return applyTarget(ctx, gt, c)
 	}, pids)
+}
+
+// countTLS reads a wss:// target's handshake counts every
+// ProgressInterval until ctx ends, so that a process restarted meanwhile
+// still counts (ChaosGroup.Handshakes); nothing for ws://.
+func (a *agent) countTLS(ctx context.Context, gt *ChaosGroup) {
+	if !a.plan.Target.Config.Server.WithDefaults().TLS {
+		return
+	}
+	go func() {
+		tick := time.NewTicker(ProgressInterval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				gt.Handshakes(ctx)
+			}
+		}
+	}()
 }
 
 // serverSpawner starts the group's processes. A server without a store
@@ -106,6 +128,8 @@ func applyTarget(ctx context.Context, gt *ChaosGroup, c *Control) Reply {
 		r := replyErr(err)
 		r.EarlyRetries = n
 		return r
+	case OpTLS:
+		return Reply{TLS: gt.Handshakes(ctx)}
 	}
 	return Reply{Error: "a target cannot " + string(c.Op)}
 }

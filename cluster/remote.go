@@ -10,6 +10,7 @@ import (
 	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/chaos/supervisor"
 	"github.com/stampede-dev/stampede/fault"
+	"github.com/stampede-dev/stampede/tlsconf"
 )
 
 // RemoteTarget is the supervisor.Target of a target group run by an agent: the
@@ -86,6 +87,13 @@ func (t *RemoteTarget) Reject(ctx context.Context, status int, retryAfter, d tim
 func (t *RemoteTarget) EarlyRetries(ctx context.Context) (map[int]uint64, error) {
 	r, err := t.agent.Call(ctx, agent.Control{Op: agent.OpEarlyRetries})
 	return r.EarlyRetries, err
+}
+
+// TLSHandshakes returns a wss:// group's TLS handshakes so far, every
+// process it had summed; nil for ws://.
+func (t *RemoteTarget) TLSHandshakes(ctx context.Context) (*tlsconf.Stats, error) {
+	r, err := t.agent.Call(ctx, agent.Control{Op: agent.OpTLS})
+	return r.TLS, err
 }
 
 // Backlog returns the current listen backlog.

@@ -8,6 +8,7 @@ import (
 	"github.com/stampede-dev/stampede/chaos/supervisor"
 	"github.com/stampede-dev/stampede/hoststat"
 	"github.com/stampede-dev/stampede/results"
+	"github.com/stampede-dev/stampede/tlsconf"
 )
 
 // driven is what the drive phase collected.
@@ -17,6 +18,7 @@ type driven struct {
 	interrupted bool            // ctx ended before the run did
 	sideEvents  []results.Event // the sidecars' (a drill's deploy)
 	chaosErr    error           // the schedule's, if it failed
+	tls         *tlsconf.Stats  // a wss:// target's handshakes; nil for ws://
 }
 
 // drive runs the fleet: the samplers start, the start barrier goes out,
@@ -71,6 +73,7 @@ func (r *run) drive(ctx context.Context) error {
 	for _, err := range d.lost {
 		r.logf("loadgen: %v", err)
 	}
+	d.tls = r.targetTLS()
 	r.sampler.Sample()
 	r.kernel.Stop() // the last row of kernel.csv, and the summary's kernel figures
 	stopSampling()
@@ -106,3 +109,23 @@ func (r *run) startSamplers(ctx context.Context) (hapDone <-chan struct{}) {
 	}
 	return done
 }
+
+// targetTLS reads the TLS handshakes of the target stampede runs, once
+// the fleet is done (nil against --url, for ws://, or when the target did
+// not answer within statsTimeout).
+func (r *run) targetTLS() *tlsconf.Stats {
+	if r.tgt == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), tlsReadTimeout)
+	defer cancel()
+	st, err := r.tgt.TLSHandshakes(ctx)
+	if err != nil {
+		r.logf("target: TLS handshakes not counted: %v", err)
+		return nil
+	}
+	return st
+}
+
+// tlsReadTimeout bounds the reading of the target's TLS handshakes.
+const tlsReadTimeout = 5 * time.Second

@@ -155,5 +155,8 @@ func (r *run) summarize(events []results.Event, partials []results.RecoveryParti
 	loadgen.Tally(r.drove.report) // lost and duplicated messages, over the whole fleet
 	s := summary.Summarize(in)
 	s.Hosts = hosts
+	if st := r.drove.tls; st != nil {
+		s.TLSHandshakes = map[string]results.TLSHandshakes{results.RoleTarget: results.NewTLSHandshakes(st.Full, st.Resumed, st.FullCPUNS, st.ResumedCPUNS)}
+	}
 	return s
 }

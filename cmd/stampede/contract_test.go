@@ -72,6 +72,10 @@ var contractRuns = []contractRun{
 		return []string{"run", "--clients", "50", "--policy", contractPolicy, "--chaos", "at 1s restart abrupt down=300ms",
 			"--duration", "3s", "--slo", "connect_p99<60s", "-q"}
 	}},
+	{"run", func(t *testing.T) []string { // wss://: connect's TLS counts and tls_handshakes
+		return []string{"run", "--clients", "50", "--policy", contractPolicy, "--chaos", "at 1s restart abrupt down=300ms",
+			"--tls-ticket-keys", filepath.Join(t.TempDir(), "ticket.keys"), "--duration", "3s", "--slo", "connect_p99<60s", "-q"}
+	}},
 	{"bench", func(*testing.T) []string {
 		return []string{"bench", "--clients", "50", "--policies", contractPolicy, "--chaos", "at 1s restart abrupt down=300ms",
 			"--duration", "3s", "--slo", "connect_p99<60s", "-q"}

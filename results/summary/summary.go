@@ -82,6 +82,10 @@ type Summary struct {
 	// are always present (all zero when the role was not sampled, e.g. a
 	// target stampede does not run).
 	Resources map[string]results.ResourceStats `json:"resources"`
+	// TLSHandshakes holds, per role, the TLS handshakes a wss:// server
+	// that stampede ran completed ("target"), full and resumed, with their
+	// CPU; absent otherwise.
+	TLSHandshakes map[string]results.TLSHandshakes `json:"tls_handshakes,omitempty"`
 	// Machine is how busy the machine was while the run went, the run's
 	// own processes apart (MachineLoad); null when it was not sampled.
 	Machine *results.MachineLoad `json:"machine"`
