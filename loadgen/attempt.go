@@ -88,6 +88,10 @@ func (r *reactor) connectDone(j int32, events uint32) {
 		r.fail(j, r.dialFailure("setsockopt TCP_NODELAY", errno), now)
 		return
 	}
+	if r.tls != nil {
+		r.beginTLS(j, now)
+		return
+	}
 	c.state = stHandshaking
 	r.timers.schedule(j, addSat(now, r.f.cfg.HandshakeTimeout))
 	req := r.f.up.appendRequest(r.wbuf[:0], r.id(j), c.sockets)
@@ -105,6 +109,9 @@ func (r *reactor) connected(j int32, now int64) {
 	c.seq = 0
 	r.inflight--
 	r.rec.upgraded(c.attemptAt, now)
+	if r.tls != nil {
+		r.rec.tlsHandshake(now, r.tls[j].resumed)
+	}
 	if r.f.cfg.Policy.Resets(0) {
 		c.attempt = 0
 	}
@@ -233,6 +240,9 @@ func (r *reactor) closeSocket(j int32, abort bool) {
 		c.fd = -1
 	}
 	r.timers.cancel(j)
+	if r.tls != nil {
+		r.tls[j].conn = nil
+	}
 	if c.ext != nil {
 		e := c.ext
 		c.ext = nil

@@ -12,6 +12,7 @@ const (
 	stHandshaking              // TCP up, upgrade request sent, waiting for 101
 	stConnected                // WebSocket established
 	stStopped                  // gave up: non-retryable failure or attempts exhausted
+	stTLS                      // wss://: TCP up, TLS handshake queued or on a goroutine that owns the socket
 )
 
 // noTime marks an unset time offset.

@@ -31,6 +31,10 @@ var errNoAnswerEOF = fmt.Errorf("%w: %w", errNoAnswer, io.EOF)
 // edge-triggered epoll a short read means the queue was empty, unless the
 // peer closed: then reading goes on to the end of stream.
 func (r *reactor) readable(j int32, events uint32) {
+	if r.tls != nil {
+		r.readableTLS(j)
+		return
+	}
 	c := &r.clients[j]
 	sock := c.sockets
 	closing := events&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0
@@ -46,18 +50,10 @@ func (r *reactor) readable(j int32, events uint32) {
 			r.lost(j, r.ioError("read", errno), now)
 			return
 		case n == 0:
-			if c.state == stConnected {
-				r.lost(j, errClosedNoFrame, now)
-			} else {
-				r.lost(j, errNoAnswerEOF, now)
-			}
+			r.ended(j, now)
 			return
 		}
-		if c.state == stHandshaking {
-			r.answer(j, r.rbuf[:n], now)
-		} else {
-			r.frames(j, r.rbuf[:n], now)
-		}
+		r.received(j, r.rbuf[:n], now)
 		if c.sockets != sock || c.fd < 0 {
 			return // the connection ended while its data was handled
 		}
@@ -66,6 +62,25 @@ func (r *reactor) readable(j int32, events uint32) {
 		}
 	}
 	r.again = append(r.again, j)
+}
+
+// received handles bytes read from the shard's j-th client's connection:
+// its upgrade answer, or frames.
+func (r *reactor) received(j int32, data []byte, now int64) {
+	if r.clients[j].state == stHandshaking {
+		r.answer(j, data, now)
+	} else {
+		r.frames(j, data, now)
+	}
+}
+
+// ended handles the end of stream of the shard's j-th client's connection.
+func (r *reactor) ended(j int32, now int64) {
+	if r.clients[j].state == stConnected {
+		r.lost(j, errClosedNoFrame, now)
+	} else {
+		r.lost(j, errNoAnswerEOF, now)
+	}
 }
 
 // ioError describes a failed read or write for a client's last error.
@@ -129,25 +144,39 @@ func (r *reactor) backedUp(j int32) bool {
 	return e != nil && len(e.out) > 0
 }
 
-// send writes p to the client's socket, queueing what the socket does not
-// take (edge-triggered EPOLLOUT flushes it). It reports false when the
-// connection ended.
+// send writes p to the client's connection (over TLS for wss://),
+// queueing what the socket does not take (edge-triggered EPOLLOUT flushes
+// it). It reports false when the connection ended.
 func (r *reactor) send(j int32, p []byte) bool {
+	var err error
+	if r.tls != nil {
+		_, err = r.tls[j].conn.Write(p)
+	} else {
+		err = r.sendRaw(j, p)
+	}
+	if err != nil {
+		r.lost(j, err, r.now())
+		return false
+	}
+	return true
+}
+
+// sendRaw writes p to the client's socket, queueing what it does not take.
+func (r *reactor) sendRaw(j int32, p []byte) error {
 	c := &r.clients[j]
 	if e := c.ext; e != nil && len(e.out) > 0 {
 		e.out = append(e.out, p...)
-		return true
+		return nil
 	}
 	n, err := r.write(c.fd, p)
 	if err != nil {
-		r.lost(j, r.ioError("write", err), r.now())
-		return false
+		return r.ioError("write", err)
 	}
 	if n < len(p) {
 		e := r.extOf(j)
 		e.out = append(e.out, p[n:]...)
 	}
-	return true
+	return nil
 }
 
 // flush writes queued output; it reports false when the connection ended.
@@ -214,4 +243,14 @@ func (r *reactor) recycle(e *extras) {
 	if len(r.free) < maxFreeExtras {
 		r.free = append(r.free, e)
 	}
+}
+
+// sendLast writes p, best effort, to a connection about to be closed: what
+// the socket does not take is lost.
+func (r *reactor) sendLast(j int32, p []byte) {
+	if r.tls != nil {
+		_, _ = r.tls[j].conn.Write(p)
+		return
+	}
+	_, _ = r.write(r.clients[j].fd, p)
 }

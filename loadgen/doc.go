@@ -25,12 +25,16 @@
 //	  └──────────────── waiting (backoff.Policy.Delay or a Retry-After hint) <┘
 //	                       └─ non-retryable class or attempts exhausted ─> stopped
 //
-// ws:// URLs use the reactors: raw non-blocking sockets, one shared read
-// buffer per reactor, about 200 bytes of process memory per connected
-// client (measured with testdata/memprobe: the whole process's RSS between
-// 2,000 and 10,000 connections). wss:// URLs use a simpler
-// goroutine-per-client driver on wsdial that records into the same Report;
-// it costs several KiB per client (a goroutine stack, TLS state, buffers).
+// Every client runs on a reactor: raw non-blocking sockets, one shared
+// read buffer per reactor, about 200 bytes of process memory per connected
+// ws:// client (measured with testdata/memprobe: the whole process's RSS
+// between 2,000 and 10,000 connections). A wss:// client (tlsclient.go)
+// adds a state between connecting and handshaking (stTLS): its handshake
+// runs on a goroutine of a bounded set (crypto/tls blocks), which owns
+// the socket meanwhile; then the reactor drives its tls.Conn over the raw
+// socket (fdConn): Read when epoll says readable, a partial record kept
+// for the next edge, Write queueing what the socket does not take. It
+// holds the connection's TLS state (ciphers, session), a few KiB.
 //
 // Recording: per attempt, Attempts in the timeline bucket of its start and
 // Successes or Failures[class] in the bucket of its end; Disconnects[class]
@@ -58,7 +62,7 @@
 // acknowledged. Without one, mode none still listens for a protocol its
 // server shows (sniff.go, Report.Speaks).
 //
-// Keepalive (keepalive.go, wsskeepalive.go; docs/metrics.md "Keepalive"):
+// Keepalive (keepalive.go; docs/metrics.md "Keepalive"):
 // a connected client that hears nothing for Config.PingInterval pings, and
 // closes a connection that answers nothing within Config.PongTimeout as
 // ping_timeout, so a connection that died silently (a blackhole) is not

@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/netip"
@@ -21,10 +22,10 @@ type Fleet struct {
 	url      *url.URL
 	dst      netip.AddrPort
 	up       *upgrade
-	reactors []*reactor // ws://
-	wss      *wssFleet  // wss://
-	end      time.Time  // the run's end: Run's context deadline, zero if none
-	streamed bool       // NewStreamed: results leave only by Drain
+	reactors []*reactor
+	tls      *tls.Config // wss://: the fleet's (Config.TLSConfig, with the server name), nil for ws://
+	end      time.Time   // the run's end: Run's context deadline, zero if none
+	streamed bool        // NewStreamed: results leave only by Drain
 	ran      atomic.Bool
 }
 
@@ -61,8 +62,10 @@ func newFleet(cfg Config, streamed bool) (*Fleet, error) {
 		if err != nil {
 			return nil, err
 		}
-		f.wss = newWSSFleet(f, tc)
-		return f, nil
+		if tc.ServerName == "" {
+			tc.ServerName = u.Hostname()
+		}
+		f.tls = tc
 	}
 	for r := 0; r < cfg.Reactors; r++ {
 		f.reactors = append(f.reactors, newReactor(f, r, cfg.Reactors))
@@ -125,9 +128,6 @@ func (f *Fleet) Run(ctx context.Context) (*results.Report, error) {
 			r.rec.rep.Start = epoch
 			r.rec.mu.Unlock()
 		}
-	}
-	if f.wss != nil {
-		return f.wss.run(ctx, epoch)
 	}
 	defer func() {
 		for _, r := range f.reactors {
@@ -237,12 +237,8 @@ func (f *Fleet) Drain(upTo time.Duration, limit int) ([]results.Piece, error) {
 	return a.Pieces(limit)
 }
 
-// recorders returns the fleet's recorders: one per reactor, or the wss
-// fleet's.
+// recorders returns the fleet's recorders: one per reactor.
 func (f *Fleet) recorders() []*recorder {
-	if f.wss != nil {
-		return []*recorder{f.wss.rec}
-	}
 	rs := make([]*recorder, len(f.reactors))
 	for i, r := range f.reactors {
 		rs[i] = r.rec
@@ -254,10 +250,6 @@ func (f *Fleet) recorders() []*recorder {
 // goroutine, before, during and after Run.
 func (f *Fleet) Stats() Stats {
 	s := Stats{Clients: f.cfg.Clients}
-	if f.wss != nil {
-		f.wss.rec.cnt.snapshot(&s)
-		return s
-	}
 	for _, r := range f.reactors {
 		r.rec.cnt.snapshot(&s)
 	}

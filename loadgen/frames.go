@@ -108,7 +108,7 @@ func (r *reactor) frame(j int32, h ws.Header, payload []byte, now int64) {
 		if len(payload) >= 2 {
 			body = payload[:2]
 		}
-		_, _ = r.write(c.fd, r.frameBytes(ws.OpClose, body, mask))
+		r.sendLast(j, r.frameBytes(ws.OpClose, body, mask))
 		f := failure{class: r.sessionClass(j, frameCode(code), reason, now, connerr.ClassifyClose(code)), err: closedError{code, reason}, conn: backoff.Conn{Close: int(code)}}
 		// A restart or an overloaded server may say when to come back:
 		// "retry after 3.25s", honoured as a Retry-After.

@@ -97,8 +97,8 @@ func TestKeepaliveHealthy(t *testing.T) {
 	}
 }
 
-// TestKeepaliveBlackholeWSS: wss:// clients (one goroutine each, not the
-// reactor) find the blackhole the same way.
+// TestKeepaliveBlackholeWSS: wss:// clients find the blackhole the same
+// way; their reconnects' TLS handshakes time out while it lasts.
 func TestKeepaliveBlackholeWSS(t *testing.T) {
 	const n = 5
 	srv := newTLSServer(t, 0)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gobwas/ws"
@@ -64,6 +66,17 @@ type reactor struct {
 	held        []int32   // retries due but held by MaxAttemptRate, in order
 
 	errConnectTimeout, errHandshakeTimeout error
+
+	// wss:// only (nil tls otherwise): the clients' TLS sides, the clients
+	// whose TCP connect completed waiting for a handshake goroutine, and
+	// the goroutines' count, bound, reports and end.
+	tls      []tlsClient
+	tlsQueue []int32
+	tlsBusy  int
+	tlsMax   int
+	tlsDone  chan tlsDone
+	tlsWG    sync.WaitGroup
+	stopping atomic.Bool // stop was called
 }
 
 func newReactor(f *Fleet, r, nr int) *reactor {
@@ -84,6 +97,11 @@ func newReactor(f *Fleet, r, nr int) *reactor {
 		rc.clients[i] = client{fd: -1, timer: noTimer, downAt: noTime}
 	}
 	rc.timers.clients = rc.clients
+	if f.tls != nil {
+		rc.tls = make([]tlsClient, n)
+		rc.tlsMax = max(1, tlsHandshakers/nr)
+		rc.tlsDone = make(chan tlsDone, rc.tlsMax)
+	}
 	if f.cfg.Ramp > 0 {
 		rc.slotNs = 1e9 / f.cfg.Ramp
 	}
@@ -119,8 +137,12 @@ func (r *reactor) open(epoch time.Time, start time.Time) error {
 	return nil
 }
 
-// stop wakes the reactor so it returns; safe from any goroutine.
-func (r *reactor) stop() { r.ep.Wake() }
+// stop wakes the reactor so it returns; safe from any goroutine. Its TLS
+// handshake goroutines see stopping and give up.
+func (r *reactor) stop() {
+	r.stopping.Store(true)
+	r.ep.Wake()
+}
 
 // run is the reactor's loop. It returns when stop is called, after closing
 // every socket.
@@ -131,12 +153,15 @@ func (r *reactor) run() error {
 		if err != nil {
 			return fmt.Errorf("loadgen: %w", err)
 		}
-		if woken {
+		if woken && r.stopping.Load() {
 			return nil // stop
 		}
 		for i := range evs {
 			tok := epoll.TokenOf(&evs[i])
 			r.event(tok.Lo(), uint32(tok.Hi()), evs[i].Events)
+		}
+		if r.tls != nil {
+			r.tlsFinished()
 		}
 		r.readAgain()
 		r.fire()
@@ -250,6 +275,8 @@ func (r *reactor) fire() {
 			r.fail(e.c, failure{class: connerr.Timeout, err: r.errConnectTimeout}, now)
 		case stHandshaking:
 			r.fail(e.c, failure{class: connerr.HandshakeTimeout, err: r.errHandshakeTimeout, abort: true}, now)
+		case stTLS:
+			r.tlsTimeout(e.c, now)
 		case stConnected:
 			r.mode.timer(r, e.c, e.at, now)
 		}
@@ -260,6 +287,7 @@ func (r *reactor) fire() {
 // here are not disconnects, and the live counters keep their values at the
 // end of the run (Connected is how many were connected when it ended).
 func (r *reactor) shutdown() {
+	r.tlsWG.Wait() // they own their sockets until they return
 	r.mode.finish(r)
 	for j := range r.clients {
 		c := &r.clients[j]
@@ -269,7 +297,7 @@ func (r *reactor) shutdown() {
 		}
 		c.ext = nil
 	}
-	r.free = nil
+	r.free, r.tls = nil, nil
 }
 
 // dropClients drops the shard's client state and buffers once run has

@@ -126,14 +126,6 @@ func (r *recorder) attempt(at int64) {
 	r.cnt.inflight.Add(1)
 }
 
-// success records client id connected at offset at, its attempt having
-// started at start, and up at once (upgraded, then up); downAt is when it
-// last lost its connection (noTime if this is its first).
-func (r *recorder) success(id uint32, start, at, downAt int64) {
-	r.upgraded(start, at)
-	r.up(id, at, downAt)
-}
-
 // tlsHandshake records the TLS handshake of a wss:// success at offset
 // at: full, or resumed.
 func (r *recorder) tlsHandshake(at int64, resumed bool) {
@@ -177,13 +169,6 @@ func (r *recorder) failure(class connerr.Class, at int64) {
 	r.mu.Unlock()
 	r.cnt.failures[class].Add(1)
 	r.cnt.inflight.Add(-1)
-}
-
-// disconnect records client id's established connection ending at offset
-// at, with class, the client having been up (ended, then down).
-func (r *recorder) disconnect(id uint32, class connerr.Class, at int64) {
-	r.ended(class, at)
-	r.down(id, at)
 }
 
 // ended records an established connection (one that got its 101) ending

@@ -30,6 +30,12 @@ type tlsServer struct {
 }
 
 func newTLSServer(t *testing.T, status int) *tlsServer {
+	return newTLSServerOn(t, status, nil)
+}
+
+// newTLSServerOn is newTLSServer whose TCP connections are wrap's, when
+// wrap is not nil (under TLS: wrap sees the records).
+func newTLSServerOn(t *testing.T, status int, wrap func(net.Conn) net.Conn) *tlsServer {
 	s := &tlsServer{conns: map[net.Conn]bool{}}
 	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if status != 0 {
@@ -57,6 +63,9 @@ func newTLSServer(t *testing.T, status int) *tlsServer {
 		}
 	}))
 	s.srv.Config.ErrorLog = log.New(io.Discard, "", 0) // rejected certificates are the point
+	if wrap != nil {
+		s.srv.Listener = wrapListener{s.srv.Listener, wrap}
+	}
 	s.srv.StartTLS()
 	t.Cleanup(func() {
 		s.closeAll()
@@ -64,6 +73,20 @@ func newTLSServer(t *testing.T, status int) *tlsServer {
 	})
 	s.url = "wss" + strings.TrimPrefix(s.srv.URL, "https") + "/"
 	return s
+}
+
+// wrapListener wraps the connections a listener accepts.
+type wrapListener struct {
+	net.Listener
+	wrap func(net.Conn) net.Conn
+}
+
+func (l wrapListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return l.wrap(c), nil
 }
 
 func (s *tlsServer) held() int {

@@ -3,6 +3,7 @@
 // per connection, between two fleet sizes, and the connect rate.
 //
 //	go run ./loadgen/testdata/memprobe -compare 2000,10000
+//	go run ./loadgen/testdata/memprobe -url wss://127.0.0.1:PORT/ -clients 10000 -heapprofile heap.pb.gz
 //
 // It starts a WebSocket server in a separate process (itself with -serve),
 // then runs each fleet size in a fresh client process (itself with -url),
@@ -22,6 +23,7 @@ import (
 	"os/exec"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -32,6 +34,9 @@ import (
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/spec"
 )
+
+// heapProfile is -heapprofile.
+var heapProfile string
 
 // sample is one client process's measurement.
 type sample struct {
@@ -52,7 +57,11 @@ func main() {
 	reactors := flag.Int("reactors", 0, "reactors with -url (0: default)")
 	compare := flag.String("compare", "2000,10000", "fleet sizes to compare (starts its own server)")
 	settle := flag.Duration("settle", 2*time.Second, "wait after all connected before reading RSS")
+	flag.StringVar(&heapProfile, "heapprofile", "", "with -url: write a heap profile (pprof) to this file once connected")
 	flag.Parse()
+	if heapProfile != "" {
+		runtime.MemProfileRate = 1 // every allocation: the profile divides exactly by the clients
+	}
 	var err error
 	switch {
 	case *serve != "":
@@ -96,8 +105,9 @@ func runServer(addr string) error {
 
 func runClients(url string, n, reactors int, settle time.Duration) error {
 	f, err := loadgen.New(loadgen.Config{Client: spec.Client{URL: url, Clients: n, Reactors: reactors,
-		Policy: backoff.Policy{Kind: backoff.Exp, Initial: 100 * time.Millisecond, Max: time.Second, Jitter: 0.5}},
-	})
+		Policy:      backoff.Policy{Kind: backoff.Exp, Initial: 100 * time.Millisecond, Max: time.Second, Jitter: 0.5},
+		TLSInsecure: strings.HasPrefix(url, "wss:"), // a wss:// server of this machine, self-signed
+	}})
 	if err != nil {
 		return err
 	}
@@ -120,6 +130,11 @@ func runClients(url string, n, reactors int, settle time.Duration) error {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	s.HeapInuse = ms.HeapInuse
+	if heapProfile != "" {
+		if err := writeHeapProfile(heapProfile); err != nil {
+			return err
+		}
+	}
 	st := f.Stats()
 	s.Attempts, s.FailedTotal = st.Attempts, st.FailureCount()
 	cancel()
@@ -180,6 +195,19 @@ func runCompare(sizes string, reactors int, settle time.Duration) error {
 			b.Clients, b.ConnectS, float64(b.Clients)/b.ConnectS)
 	}
 	return nil
+}
+
+// writeHeapProfile writes the heap profile (live objects at the last GC).
+func writeHeapProfile(name string) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // rss returns the process's resident set size in bytes.

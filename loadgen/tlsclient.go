@@ -1,0 +1,192 @@
+package loadgen
+
+import (
+	"crypto/tls"
+	"errors"
+	"io"
+	"time"
+
+	"github.com/stampede-dev/stampede/connerr"
+	"github.com/stampede-dev/stampede/tlsconf"
+)
+
+// tlsHandshakers bounds a loadgen process's TLS handshakes in progress:
+// each runs on a goroutine of its own (crypto/tls needs one that may
+// block), whose stack and garbage the fleet pays only while it runs.
+// Connected clients wait their turn, their handshake deadline running.
+var tlsHandshakers = 64
+
+// tlsClient is the TLS side of a reactor's wss:// client. The handshake
+// runs on a goroutine (handshake) that owns the socket meanwhile; then
+// the reactor drives the tls.Conn like a raw socket: it reads when epoll
+// says readable, and writes what the socket takes, queueing the rest.
+type tlsClient struct {
+	conn     *tls.Conn   // the current connection's, nil when none
+	cfg      *tls.Config // the client's: the fleet's with its own session cache; nil until its first handshake
+	fc       fdConn      // the socket under conn
+	deadline int64       // the handshake's, offset ns
+	queued   bool        // waiting in the reactor's tlsQueue
+	working  bool        // a handshake goroutine owns the socket
+	resumed  bool        // the current connection resumed a session
+}
+
+// tlsDone is a finished handshake, sent by its goroutine to the reactor.
+type tlsDone struct {
+	j    int32
+	sock uint32
+	err  error
+}
+
+// beginTLS starts the TLS handshake of the shard's j-th client, whose TCP
+// connect just completed: it waits for a handshake goroutine, its
+// handshake deadline (HandshakeTimeout, which covers the upgrade too)
+// running.
+func (r *reactor) beginTLS(j int32, now int64) {
+	c := &r.clients[j]
+	t := &r.tls[j]
+	c.state = stTLS
+	t.deadline = addSat(now, r.f.cfg.HandshakeTimeout)
+	r.timers.schedule(j, t.deadline)
+	if !t.queued {
+		t.queued = true
+		r.tlsQueue = append(r.tlsQueue, j)
+	}
+	r.dispatchTLS()
+}
+
+// dispatchTLS starts handshakes of queued clients while goroutines are
+// free. A client whose deadline passed in the queue has failed already.
+func (r *reactor) dispatchTLS() {
+	for r.tlsBusy < r.tlsMax && len(r.tlsQueue) > 0 {
+		j := r.tlsQueue[0]
+		r.tlsQueue = r.tlsQueue[1:]
+		c, t := &r.clients[j], &r.tls[j]
+		t.queued = false
+		if c.state != stTLS {
+			continue
+		}
+		t.working = true
+		t.fc = fdConn{r: r, j: j, fd: c.fd, blocking: true, deadline: r.epoch.Add(time.Duration(t.deadline - r.startOff))}
+		t.conn = tls.Client(&t.fc, r.clientTLS(j))
+		r.tlsBusy++
+		r.tlsWG.Add(1)
+		go r.handshake(t.conn, j, c.sockets)
+	}
+	if len(r.tlsQueue) == 0 {
+		r.tlsQueue = r.tlsQueue[:0:0] // let a storm's queue go
+	}
+}
+
+// handshake runs on its own goroutine, which owns the client's socket until
+// it reports to the reactor.
+func (r *reactor) handshake(tc *tls.Conn, j int32, sock uint32) {
+	defer r.tlsWG.Done()
+	err := tc.Handshake()
+	r.tlsDone <- tlsDone{j: j, sock: sock, err: err}
+	r.ep.Wake()
+}
+
+// clientTLS returns the shard's j-th client's TLS config: the fleet's,
+// with a session cache of its own (tlsconf.Session, in a copy of the
+// config kept for the client's life) unless TLSNoResume.
+func (r *reactor) clientTLS(j int32) *tls.Config {
+	if r.f.cfg.TLSNoResume {
+		return r.f.tls
+	}
+	t := &r.tls[j]
+	if t.cfg == nil {
+		t.cfg = r.f.tls.Clone()
+		t.cfg.ClientSessionCache = new(tlsconf.Session)
+	}
+	return t.cfg
+}
+
+// tlsFinished takes the handshakes the goroutines finished, then starts
+// queued ones.
+func (r *reactor) tlsFinished() {
+	for {
+		select {
+		case d := <-r.tlsDone:
+			r.tlsBusy--
+			r.handshook(d)
+		default:
+			r.dispatchTLS()
+			return
+		}
+	}
+}
+
+// handshook hands a finished handshake's socket to the reactor: it fails
+// the attempt, or sends the upgrade request over TLS and reads what
+// arrived while the goroutine held the socket (no edge will come for it).
+func (r *reactor) handshook(d tlsDone) {
+	j := d.j
+	c, t := &r.clients[j], &r.tls[j]
+	t.working = false
+	now := r.now()
+	if d.err != nil {
+		if t.cfg != nil { // a transport failure keeps the session crypto/tls forgot
+			t.cfg.ClientSessionCache.(*tlsconf.Session).Failed(d.err)
+		}
+		r.fail(j, failure{class: connerr.ClassifyPhase(d.err, connerr.PhaseHandshake), err: d.err, abort: tlsAbort(d.err)}, now)
+		return
+	}
+	t.fc.blocking = false
+	t.resumed = t.conn.ConnectionState().DidResume
+	releaseTLSBuffers(t.conn)
+	c.state = stHandshaking
+	r.timers.schedule(j, t.deadline)
+	req := r.f.up.appendRequest(r.wbuf[:0], r.id(j), c.sockets)
+	r.wbuf = req[:0] // keep a grown buffer
+	if r.send(j, req) {
+		r.readable(j, 0)
+	}
+}
+
+// tlsTimeout handles a client's handshake deadline in the TLS state: a
+// queued client fails; a goroutine's handshake has the same deadline and
+// reports it.
+func (r *reactor) tlsTimeout(j int32, now int64) {
+	if r.tls[j].working {
+		return
+	}
+	r.fail(j, failure{class: connerr.HandshakeTimeout, err: r.errHandshakeTimeout, abort: true}, now)
+}
+
+// tlsAbort reports whether a failed handshake closes its socket with a
+// reset: the server went away or never answered (see failure.abort).
+func tlsAbort(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || connerr.ClassifyPhase(err, connerr.PhaseHandshake) == connerr.HandshakeTimeout
+}
+
+// readableTLS reads a wss:// client's tls.Conn until the socket is
+// drained: each Read decrypts one record, keeping a partial one for the
+// next edge (errWouldBlock).
+func (r *reactor) readableTLS(j int32) {
+	c := &r.clients[j]
+	sock := c.sockets
+	tc := r.tls[j].conn
+	for i := 0; i < maxReadsPerFD; i++ {
+		n, err := tc.Read(r.rbuf)
+		now := r.now()
+		if n > 0 {
+			r.received(j, r.rbuf[:n], now)
+			if c.sockets != sock || c.fd < 0 {
+				return // the connection ended while its data was handled
+			}
+		}
+		switch {
+		case err == nil:
+		case err == errWouldBlock:
+			releaseTLSBuffers(tc)
+			return
+		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+			r.ended(j, now) // end of stream or close_notify: no close frame
+			return
+		default:
+			r.lost(j, err, now)
+			return
+		}
+	}
+	r.again = append(r.again, j)
+}
