@@ -7,9 +7,9 @@
 # each), so do not wrap the script in flock:
 #   STAMPEDE_LOCK=/path/to/lock lab/clients-table.sh [--clients N] [--presets LIST] [--out DIR]
 #
-# LIST is comma-separated (default every preset but actioncable, which
-# needs the actioncable protocol's pings and runs with --protocol
-# actioncable). Each row: the command that made it and its date, R99 and
+# LIST is comma-separated (default every preset; actioncable needs the
+# actioncable protocol's pings and runs with --protocol actioncable, which
+# the bundled target serves). Each row: the command that made it and its date, R99 and
 # R100 from ready, the herd's peak per 100 ms, peak:mean, wasted attempts
 # per client, and the clients that gave up (attempts_exhausted) and those
 # still retrying at the end. Results folders go to --out (default a
