@@ -76,14 +76,16 @@ func policyAction(c *cli.Context) error {
 		return fmt.Errorf("--attempts must be within 1..%d, got %d", maxPreviewAttempts, n)
 	}
 	s := p.Schedule(seed, c.Uint64("client"), n)
-	if len(s.Delays) < n {
-		// stderr, so stdout stays one delay per line.
+	if c.Bool("json") {
+		err = writeJSON(c, s)
+	} else {
+		err = s.WriteText(out)
+	}
+	if err == nil && len(s.Delays) < n {
+		// After the delays, on stderr, so stdout stays one delay per line.
 		fmt.Fprintf(c.App.ErrWriter, "stampede: policy gives up after %d attempts; showing %d of %d\n", len(s.Delays), len(s.Delays), n)
 	}
-	if c.Bool("json") {
-		return writeJSON(c, s)
-	}
-	return s.WriteText(out)
+	return err
 }
 
 // writeJSON prints v as indented JSON on the app's writer.
