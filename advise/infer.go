@@ -50,6 +50,24 @@ type Measured struct {
 	OutageS float64
 	// Event names the event ("restart abrupt").
 	Event string
+	// TLS is the run's TLS, from its spec: a search from a wss:// run
+	// charges the same handshakes, full or resumed (package sim).
+	TLS TLSSettings
+}
+
+// TLSSettings are a run's TLS settings, as its spec gives them: the
+// server's (spec.Server) and the fleet's session cache (spec.Client).
+// Zero for a ws:// run.
+type TLSSettings struct {
+	// On is spec.Server.TLS: the bundled target served wss://.
+	On bool
+	// CertKind, NoTickets and TicketKeys are spec.Server's TLSCertKind,
+	// TLSNoTickets and TLSTicketKeys.
+	CertKind   string
+	NoTickets  bool
+	TicketKeys string
+	// NoResume is spec.Client.TLSNoResume.
+	NoResume bool
 }
 
 // InferDir reads dir's summary.json and timeline.csv and infers the
@@ -158,6 +176,9 @@ func Infer(sum *summary.Summary, tl []folder.TimelineRow) (Measured, error) {
 	if !m.Saturated {
 		m.Capacity.Source += " (no attempt failed after ready and no accept queue overflowed: the server was not saturated, so this is a lower bound)"
 	}
+	if share, ok := e.TLSResumedShare(); ok {
+		m.Capacity.Source += fmt.Sprintf("; wss://: %.0f%% of its reconnects resumed their TLS session", 100*share)
+	}
 	if m.Capacity.Backlog > 0 {
 		m.Capacity.Source += fmt.Sprintf("; backlog %d from the run's spec", m.Capacity.Backlog)
 	}
@@ -183,9 +204,11 @@ func (m *Measured) fromSpec(r *spec.Run) {
 		p := r.Client.Policy
 		m.Policy = &p
 		m.Lockstep = (p.Kind == backoff.Fixed || p.Kind == backoff.Exp) && p.Jitter == 0 && p.SpreadMax == 0
+		m.TLS.NoResume = r.Client.TLSNoResume
 	}
-	if r.Server != nil {
-		m.Backlog, m.Procs = r.Server.Backlog, r.Server.Procs
+	if s := r.Server; s != nil {
+		m.Backlog, m.Procs = s.Backlog, s.Procs
+		m.TLS.On, m.TLS.CertKind, m.TLS.NoTickets, m.TLS.TicketKeys = s.TLS, s.TLSCertKind, s.TLSNoTickets, s.TLSTicketKeys
 	}
 }
 

@@ -208,3 +208,26 @@ func TestChaosOfDeploy(t *testing.T) {
 		}
 	}
 }
+
+// TestInferTLS: a wss:// run's TLS comes from its spec, so a search from
+// it charges the same handshakes, and the source says how many of its
+// reconnects resumed; a ws:// run has none.
+func TestInferTLS(t *testing.T) {
+	cfg := benchLike(t, 2000, ReferencePolicy)
+	cfg.TLSCertKind, cfg.TLSTicketKeys = "rsa-2048", "keys"
+	sum, tl := simulated(t, cfg)
+	m, err := Infer(sum, tl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (TLSSettings{On: true, CertKind: "rsa-2048", TicketKeys: "keys"}); m.TLS != want {
+		t.Errorf("TLS %+v, want %+v", m.TLS, want)
+	}
+	if !strings.Contains(m.Capacity.Source, "wss://: 100% of its reconnects resumed") {
+		t.Errorf("source %q does not say the reconnects resumed", m.Capacity.Source)
+	}
+	ws, wtl := simulated(t, benchLike(t, 2000, ReferencePolicy))
+	if m, err := Infer(ws, wtl); err != nil || m.TLS != (TLSSettings{}) || strings.Contains(m.Capacity.Source, "wss://") {
+		t.Errorf("ws:// run: TLS %+v, source %q, err %v; want none", m.TLS, m.Capacity.Source, err)
+	}
+}

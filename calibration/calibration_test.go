@@ -27,6 +27,14 @@ var read = map[string]func(File, string) error{
 	"worker.gc_percent":          integer,
 }
 
+func init() {
+	for _, kind := range []string{"ecdsa-p256", "rsa-2048", "rsa-4096"} {
+		for _, f := range []string{"full", "resumed", "client_full", "client_resumed"} {
+			read["sim.tls."+kind+"."+f] = duration
+		}
+	}
+}
+
 func duration(f File, n string) error  { _, err := f.Duration(n); return err }
 func durations(f File, n string) error { _, err := f.Durations(n); return err }
 func number(f File, n string) error    { _, err := f.Float(n); return err }

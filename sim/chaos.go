@@ -132,8 +132,16 @@ func (s *sim) restart(rec *results.Event, ev chaos.Event, at int64) []action {
 		return acts
 	}
 	rec.End, rec.Ready = time.Duration(at+down), time.Duration(at+down+start)
+	// The whole group restarts: a new generation, whose ticket keys (in
+	// memory) are new; one process alone keeps its siblings' keys.
+	whole := ev.Procs != chaos.ProcsOne
 	return append(acts,
-		action{at, func(now int64) { s.stopProcs(procs, ev, now) }},
+		action{at, func(now int64) {
+			s.stopProcs(procs, ev, now)
+			if whole {
+				s.loseKeys()
+			}
+		}},
 		action{at + exit, func(now int64) { s.exit(procs, closedAtStop, now) }},
 		action{at + down, func(int64) { s.listenProcs(procs) }},
 		action{at + down + start, func(now int64) { s.readyProcs(procs, now) }})

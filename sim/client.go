@@ -24,6 +24,7 @@ type client struct {
 	gen       uint8 // bumped at every state change: older entries are stale
 	syn       uint8 // SYNs retransmitted in this leg, or data retransmits when stalled
 	flags     flags
+	sess      uint8 // the ticket-key generation of its TLS session (tlsModel); 0: none
 }
 
 type state uint8
@@ -44,13 +45,14 @@ const (
 type flags uint8
 
 const (
-	flUp     flags = 1 << iota // up (connected), as recorded
-	flEver                     // was up at least once
-	flCookie                   // the current handshake went through a SYN cookie
-	flFwd                      // the current leg is the balancer's, to a target process
-	flFirst                    // the current attempt is a first connect (counts against MaxInflight)
-	flIssued                   // the next start has its slot of the fleet's IssueRate
-	flCPU                      // the next start has had its loadgen process's CPU (Config.Cores)
+	flUp      flags = 1 << iota // up (connected), as recorded
+	flEver                      // was up at least once
+	flCookie                    // the current handshake went through a SYN cookie
+	flFwd                       // the current leg is the balancer's, to a target process
+	flFirst                     // the current attempt is a first connect (counts against MaxInflight)
+	flIssued                    // the next start has its slot of the fleet's IssueRate
+	flCPU                       // the next start has had its loadgen process's CPU (Config.Cores)
+	flResumed                   // the current handshake resumed its TLS session (tlsModel)
 )
 
 // setState moves c to s and makes its pending entries stale.

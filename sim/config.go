@@ -200,6 +200,14 @@ type Config struct {
 	// (every field, with Cores; none without), which summary.json
 	// records under "cpu" when Settings does not replace the config.
 	CPU CPUCosts `json:"cpu,omitzero"`
+	// TLSCost is what a handshake costs each end when the server speaks
+	// TLS (Server.TLS, or a setting that implies it): a zero field is
+	// DefaultTLSCosts' for Server.TLSCertKind. Whether a client's
+	// handshake is full or resumed follows the server's tickets and
+	// their keys (Server.TLSNoTickets, TLSTicketKeys) and the fleet's
+	// session cache (Client.TLSNoResume): see tlsModel. Recorded with
+	// every field under "tls_cost" for a wss:// server; none for ws://.
+	TLSCost TLSCosts `json:"tls_cost,omitzero"`
 
 	// Start is the wall-clock instant the results call the run's start;
 	// the zero value is the Unix epoch, so the same config gives the same
@@ -257,6 +265,11 @@ func (c Config) withDefaults() Config {
 	} else {
 		c.CPU = CPUCosts{} // not used: not recorded
 	}
+	if c.Server.TLS {
+		c.TLSCost = c.TLSCost.withDefaults(c.TLSCertKind)
+	} else {
+		c.TLSCost = TLSCosts{} // not used: not recorded
+	}
 	if c.LB != nil && c.LB.Queue == 0 {
 		lb := *c.LB
 		lb.Queue = DefaultLBQueue
@@ -300,6 +313,9 @@ func (c Config) Validate() error {
 		return bad("LB.Queue", "must not be negative, got %d", c.LB.Queue)
 	}
 	if err := c.CPU.validate(); err != nil {
+		return err
+	}
+	if err := c.TLSCost.validate(); err != nil {
 		return err
 	}
 	for i, d := range c.SynSchedule {

@@ -82,6 +82,16 @@ func (r *recorder) upgraded(start, at int64) {
 	r.st.Record(results.DistConnect, time.Duration(at), time.Duration(at-start))
 }
 
+// handshake counts a wss:// success at offset at by its TLS handshake.
+func (r *recorder) handshake(at int64, resumed bool) {
+	b := r.st.At(time.Duration(at))
+	if resumed {
+		b.TLSResumed++
+	} else {
+		b.TLSFull++
+	}
+}
+
 func (r *recorder) failure(class connerr.Class, at int64) {
 	r.st.At(time.Duration(at)).Failures[class]++
 }

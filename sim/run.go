@@ -80,6 +80,7 @@ type sim struct {
 	freeOrphans     []uint32 // indexes of orphans ended
 
 	cpu *cpuModel // the machine's cores (Config.Cores); nil: not modelled
+	tls *tlsModel // the server's TLS handshakes; nil: ws://
 }
 
 // Run simulates one run. It is deterministic: the same Config gives the
@@ -91,6 +92,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	cfg = cfg.withDefaults()
 	s := &sim{cfg: cfg, procs: cfg.Procs, lb: -1, giveUp: int64(SynGiveUp(cfg.SynRetries)), devices: cfg.IssueRate == 0 && cfg.Cores == 0}
 	s.cpu = newCPU(cfg)
+	s.tls = newTLS(cfg)
 	if cfg.HZ > 0 {
 		s.jiffy = int64(time.Second) / int64(cfg.HZ)
 	}
@@ -671,9 +673,9 @@ func (s *sim) accept(li int, now int64) {
 			s.orphansAccepted++
 			switch {
 			case shed:
-				s.serve(l, now, ShedCost)
+				s.serve(l, now, ShedCost, c)
 			case !l.lb:
-				s.serve(l, now, 0)
+				s.serve(l, now, 0, c) // its handshake too, as the client left it
 			}
 			continue
 		}
@@ -688,13 +690,14 @@ func (s *sim) accept(li int, now int64) {
 		}
 		var done int64
 		if shed {
-			done = s.serve(l, now, ShedCost)
+			done = s.serve(l, now, ShedCost, c)
 			c.setState(stShedding)
 		} else {
-			done = s.serve(l, now, 0)
-			if s.cpu != nil {
-				s.cpu.charge(now, s.cpu.costs.Upgrade, byLoadgen) // the client's loadgen process reads the 101
+			done = s.serve(l, now, 0, c)
+			if s.cpu != nil { // the client's loadgen process does its TLS handshake and reads the 101
+				s.cpu.charge(now, s.cpu.costs.Upgrade+s.clientCost(c), byLoadgen)
 			}
+			s.handshook(c)
 			c.setState(stUpgrading)
 		}
 		s.q.push(entry{at: done, who: e.c, gen: c.gen, kind: evUpgraded})
@@ -708,28 +711,33 @@ func (s *sim) accept(li int, now int64) {
 	}
 }
 
-// serve has target process l upgrade a connection it accepted at now (a
-// shed one when shed, its cost, is not 0) and returns when that is done;
-// l.busy becomes when the process may take the next. Its capacity and
-// handshake cost pace it; with Cores so does its CPU: the process takes a
-// slice's upgrades at a time (as many as are queued and fit in
-// CPUCosts.Slice), each done when the slice is, and takes the next when
-// that slice is done. A shed upgrade costs the CPU an upgrade's cost.
-func (s *sim) serve(l *listener, now int64, shed time.Duration) int64 {
+// serve has target process l upgrade client c's connection it accepted
+// at now (a shed one when shed, its cost, is not 0) and returns when that
+// is done; l.busy becomes when the process may take the next. Its
+// capacity, handshake cost and c's TLS handshake (full or resumed) pace
+// it; with Cores so does its CPU: the process takes a slice's upgrades at
+// a time (as many as are queued and fit in CPUCosts.Slice, each at its own
+// TLS cost), each done when the slice is, and takes the next when that
+// slice is done. A shed upgrade costs the CPU an upgrade's cost; its TLS
+// handshake was done all the same.
+func (s *sim) serve(l *listener, now int64, shed time.Duration, c *client) int64 {
 	d := l.service
 	if shed > 0 {
 		d = int64(shed)
 	}
+	var hs time.Duration
+	if c != nil {
+		hs = s.serverCost(c)
+	}
 	m := s.cpu
 	if m == nil {
-		l.busy = max(l.busy, now) + d
+		l.busy = max(l.busy, now) + d + int64(hs)
 		return l.busy
 	}
 	if l.sliceLeft == 0 || now >= l.sliceEnd {
 		start := max(l.busy, now)
-		cost := m.costs.Accept + s.cfg.HandshakeCost
-		k := min(l.n+1, m.perSlice(cost)) // this one and those queued behind it
-		l.sliceEnd = max(m.job(now, start, time.Duration(k)*cost, byTarget), start+int64(k)*d)
+		k, cost, paced := s.slice(l, m.costs.Accept+s.cfg.HandshakeCost+hs, d+int64(hs))
+		l.sliceEnd = max(m.job(now, start, cost, byTarget), start+paced)
 		l.sliceLeft = k
 	}
 	l.sliceLeft--
@@ -737,6 +745,29 @@ func (s *sim) serve(l *listener, now int64, shed time.Duration) int64 {
 		l.busy = l.sliceEnd
 	}
 	return l.sliceEnd
+}
+
+// slice is the slice of upgrades target process l takes with Cores: the
+// one it accepted, of CPU cost first and paced time firstPaced, and those
+// queued behind it, as many as fit in CPUCosts.Slice (at least one), each
+// at its own TLS handshake's cost. It returns how many, their CPU and
+// their paced time (the process's capacity, HandshakeCost and TLS).
+func (s *sim) slice(l *listener, first time.Duration, firstPaced int64) (k int, cost time.Duration, paced int64) {
+	m := s.cpu
+	if s.tls == nil { // every upgrade costs the same
+		k = min(l.n+1, m.perSlice(first))
+		return k, time.Duration(k) * first, int64(k) * firstPaced
+	}
+	k, cost, paced = 1, first, firstPaced
+	base := m.costs.Accept + s.cfg.HandshakeCost
+	for i := 0; i < l.n; i++ {
+		hs := s.serverCost(&s.clients[l.q[(l.head+i)%len(l.q)].c])
+		if cost+base+hs > m.costs.Slice {
+			break
+		}
+		k, cost, paced = k+1, cost+base+hs, paced+l.service+int64(hs)
+	}
+	return k, cost, paced
 }
 
 // endSlice ends target process l's slice when it has nothing more to
@@ -766,6 +797,9 @@ func (s *sim) upgraded(id uint32, now int64) {
 	s.attemptEnded(c, now)
 	c.attempt = 0
 	s.rec.upgraded(c.attemptAt, now)
+	if s.tls != nil {
+		s.rec.handshake(now, c.flags&flResumed != 0)
+	}
 	s.rec.up(id, c, now)
 }
 

@@ -217,6 +217,7 @@ func applyMeasured(c *cli.Context, cfg *advise.Config, m advise.Measured) {
 	if !c.IsSet("duration") && m.Duration > 0 {
 		cfg.Sim.Duration = m.Duration
 	}
+	applyMeasuredTLS(c, cfg, m.TLS)
 	if c.IsSet("accept-rate") {
 		return // the flags' capacity
 	}
@@ -226,6 +227,18 @@ func applyMeasured(c *cli.Context, cfg *advise.Config, m advise.Measured) {
 	}
 	cfg.Capacity = advise.CapacityOf(cfg.Sim)
 	cfg.Capacity.Source = m.Capacity.Source
+}
+
+// applyMeasuredTLS puts a results folder's TLS into the search, unless a
+// TLS flag is given: the flags then say the server's TLS.
+func applyMeasuredTLS(c *cli.Context, cfg *advise.Config, t advise.TLSSettings) {
+	for _, n := range []string{"tls", "tls-cert-kind", "no-tls-tickets", "tls-ticket-keys", "tls-resume"} {
+		if c.IsSet(n) {
+			return
+		}
+	}
+	s := &cfg.Sim
+	s.Server.TLS, s.TLSCertKind, s.TLSNoTickets, s.TLSTicketKeys, s.TLSNoResume = t.On, t.CertKind, t.NoTickets, t.TicketKeys, t.NoResume
 }
 
 // adviseRunner runs a real storm of the searched fleet, server and chaos

@@ -56,8 +56,11 @@ var simUsage = map[string]string{
 	"out": fmt.Sprintf("results folder `DIR`: %s, %s, %s, %s, %s, %s, %s, report.html (nothing is sampled: no %s or %s)",
 		folder.SummaryFile, folder.TimelineFile, results.ConnectLogFile, results.TTRLogFile, results.RTTLogFile,
 		results.RTTScheduledLogFile, results.ResumeLogFile, results.ResourcesFile, results.KernelFile),
-	"quiet": "print no line on stderr about the simulation's events and time",
-	"procs": "model: target processes `N` in one SO_REUSEPORT group",
+	"quiet":           "print no line on stderr about the simulation's events and time",
+	"procs":           "model: target processes `N` in one SO_REUSEPORT group",
+	"tls":             "model: the server speaks wss://: each upgrade pays a TLS handshake's CPU, full or resumed, at each end (Go crypto/tls's, measured on this project's machine: docs/simulator.md)",
+	"tls-cert-kind":   "model: the certificate's key `KIND` whose handshake costs are charged: ecdsa-p256, rsa-2048 or rsa-4096 (implies --tls)",
+	"tls-ticket-keys": "model: the server keeps its session-ticket keys in `FILE` (not read): they survive a restart, and the clients' sessions resume (implies --tls)",
 }
 
 func simulateFlags() []cli.Flag {
