@@ -19,9 +19,10 @@
 # one fails:
 #   - no disconnect before the deploy (timeline.csv);
 #   - the server's own count of sessions joined and subscribed is --clients
-#     before the deploy and again at the end (its GET /stats; RabbitMQ:
-#     rabbitmqctl eval of its direct connections and of the bindings on
-#     amq.topic, two per client);
+#     before the deploy and again at the end (its GET /stats, 3 s before;
+#     RabbitMQ: rabbitmqctl eval of its direct connections and of the
+#     bindings on amq.topic, two per client, 12 s before, rabbitmqctl
+#     taking seconds on a busy machine);
 #   - every client was dropped by the deploy (none never down), and is
 #     back and re-subscribed (recovery[0], and its resubscribed figures);
 #   - R99 to re-subscribed printed beside R99 to back.
@@ -54,7 +55,8 @@ httpstats() { curl -sf "http://127.0.0.1:$1/stats"; }
 
 # one NAME PORT STATS AT DURATION PROTOCOL URLPATH SECTION SERVER-COMMAND...
 # STATS is a command printing the server's counts as JSON ({"joined": N,
-# "subscribed": M}) and failing until the server answers. The server runs
+# "subscribed": M}) and failing until the server answers; it runs $lead
+# seconds (default 3) before the deploy and before the end. The server runs
 # in a session of its own (setsid), which writes its ID to NAME.pid: the
 # deploy kills that process group whole (kill -9 -ID).
 one() {
@@ -67,8 +69,9 @@ one() {
 	rm -f "$pidf"
 	sh -c "$start >$out/$name.log 2>&1 &"
 	for _ in $(seq 1 600); do $stats >/dev/null 2>&1 && break; sleep 0.2; done
-	(sleep "$((at - 3))"; $stats >"$out/$name.before.json") &
-	(sleep "$((dur - 3))"; $stats >"$out/$name.after.json") &
+	local l=${lead:-3} # how long STATS may take
+	(sleep "$((at - l))"; $stats >"$out/$name.before.json") &
+	(sleep "$((dur - l))"; $stats >"$out/$name.after.json") &
 	"$bin" drill --url "ws://127.0.0.1:$port$path" --config "$out/$name.yaml" --clients "$clients" \
 		--policy exp:initial=1s,max=10s,jitter=0.5 --duration "${dur}s" --at "${at}s" \
 		--restart-cmd "kill -9 -\$(cat $pidf); sleep 1; $start >>$out/$name.log 2>&1 &" \
@@ -164,10 +167,10 @@ for s in ${servers//,/ }; do
 	actioncable) one actioncable 29108 "httpstats 29108" 12 30 actioncable '/cable?token=s3cret' \
 		$'actioncable:\n  channels: [{channel: RoomChannel, room: a}, {channel: RoomChannel, room: b}]' \
 		ruby internal/realservers/ruby/cable.rb 29108 ;;
-	rabbit-stomp) rabbit rabbit-stomp 29109 && one rabbit-stomp 29109 "$out/rabbit-stomp.node/stats" 25 80 stomp /ws \
+	rabbit-stomp) rabbit rabbit-stomp 29109 && lead=12 one rabbit-stomp 29109 "$out/rabbit-stomp.node/stats" 30 90 stomp /ws \
 		$'stomp:\n  login: guest\n  passcode: guest\n  destinations: [/topic/a, /topic/b]' \
 		"$out/rabbit-stomp.node/run" ;;
-	rabbit-mqtt) rabbit rabbit-mqtt 29110 && one rabbit-mqtt 29110 "$out/rabbit-mqtt.node/stats" 50 110 mqtt /ws \
+	rabbit-mqtt) rabbit rabbit-mqtt 29110 && lead=12 one rabbit-mqtt 29110 "$out/rabbit-mqtt.node/stats" 50 110 mqtt /ws \
 		$'mqtt:\n  keepalive: 30s\n  username: guest\n  password: guest\n  topics: [t/a, t/b]\n  qos: 1' \
 		"$out/rabbit-mqtt.node/run" ;;
 	centrifuge) build centrifuge && one centrifuge 29111 "httpstats 29111" 55 95 centrifuge /connection/websocket \
