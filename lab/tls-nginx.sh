@@ -21,13 +21,13 @@
 #
 #   lab/tls-nginx.sh [-n N] [--cert-kind ecdsa-p256|rsa-2048] [--keep DIR]
 #
-# Default -n 5000 clients, ECDSA P-256. Run it under the heavy lock. The
+# Default -n 2000 clients, ECDSA P-256. Run it under the heavy lock. The
 # drills' results folders are kept in --keep DIR (default: removed).
 # STAMPEDE=path uses a built binary. Exit status 1 when a case misses its
 # share, 3 when nginx is missing.
 set -euo pipefail
 
-n=5000 kind=ecdsa-p256 keep=""
+n=2000 kind=ecdsa-p256 keep=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 		-n) n=$2; shift 2 ;;
@@ -79,13 +79,13 @@ mkdir -p "$d/tmp"
 openssl req -x509 -nodes "${keyargs[@]}" -days 1 -subj /CN=127.0.0.1 \
 	-addext subjectAltName=IP:127.0.0.1 -keyout "$d/key.pem" -out "$d/cert.pem" 2>/dev/null
 port=$(free_port)
-# One worker, its connections sized for the fleet's two each (client and
-# upstream) within a process's 20,000 files. TLS 1.2 and 1.3; tickets from
-# the key file (80 bytes: AES-256), no session cache, so a resumption can
-# only come from a ticket.
+# A worker per core (auto), as deployed; its connections sized for the
+# fleet's two each (client and upstream) within a process's 20,000 files.
+# TLS 1.2 and 1.3; tickets from the key file (80 bytes: AES-256), no
+# session cache, so a resumption can only come from a ticket.
 cat >"$d/nginx.conf" <<EOF
 user root;
-worker_processes 1;
+worker_processes auto;
 worker_rlimit_nofile 20000;
 daemon on;
 pid $d/nginx.pid;
