@@ -25,8 +25,20 @@ const (
 	Hint      = "hint"       // a graceful restart closes 1013 telling each client to return in [down, down+window]
 )
 
+// The kinds of a wss:// server (TLS).
+const (
+	TicketsKept = "tickets-kept" // session-ticket keys in a file kept across the restart (KeyFile)
+	ECDSA       = "ecdsa"        // an ECDSA P-256 certificate instead of an RSA one
+)
+
 // Kinds are the kinds in the order a bench runs them.
 var Kinds = []string{None, AdmitRamp, Shed, Spread, Hint}
+
+// TLSKinds are the kinds of a wss:// server, run after Kinds.
+var TLSKinds = []string{TicketsKept, ECDSA}
+
+// ecdsaKind is the certificate kind ECDSA serves (tlsconf.ECDSAP256).
+const ecdsaKind = "ecdsa-p256"
 
 // Mitigation is one server-side change and its window.
 type Mitigation struct {
@@ -34,14 +46,21 @@ type Mitigation struct {
 	Kind string `json:"kind"`
 	// Window is the mitigation's span: the admission ramp's length, the
 	// shed Retry-After's range, the closes' spread or the return window.
-	// Unused for None.
+	// Unused for None and the TLS kinds.
 	Window time.Duration `json:"window,omitempty"`
+	// KeyFile is TicketsKept's session-ticket key file (spec.Server's
+	// TLSTicketKeys), created by the run's first server and read again
+	// after each restart.
+	KeyFile string `json:"key_file,omitempty"`
 }
 
 // String is how a table names it: "none", "shed=5s".
 func (m Mitigation) String() string {
-	if m.Kind == None || m.Kind == "" {
+	switch m.Kind {
+	case None, "":
 		return None
+	case TicketsKept, ECDSA:
+		return m.Kind
 	}
 	return m.Kind + "=" + m.Window.String()
 }
@@ -67,6 +86,25 @@ func All(window time.Duration) []Mitigation {
 	return out
 }
 
+// TLS returns the TLS kinds that would change srv, a wss:// server:
+// TicketsKept (with keyFile) unless its ticket keys are in a file
+// already, ECDSA unless it serves its own certificate or an ECDSA one
+// already. Nil for a ws:// server.
+func TLS(srv spec.Server, keyFile string) []Mitigation {
+	d := srv.WithDefaults()
+	if !d.TLS {
+		return nil
+	}
+	var out []Mitigation
+	if d.TLSTicketKeys == "" {
+		out = append(out, Mitigation{Kind: TicketsKept, KeyFile: keyFile})
+	}
+	if d.CertFile == "" && d.TLSCertKind != ecdsaKind {
+		out = append(out, Mitigation{Kind: ECDSA})
+	}
+	return out
+}
+
 // Apply returns the server spec and chaos schedule of a storm with m:
 // AdmitRamp and Shed change the server; Spread and Hint change every
 // restart of the schedule into a graceful one with the window (a crash
@@ -79,6 +117,10 @@ func (m Mitigation) Apply(srv spec.Server, sched *chaos.Schedule) (spec.Server, 
 		srv.AdmitRamp = m.Window
 	case Shed:
 		srv.Shed = m.Window
+	case TicketsKept:
+		srv.TLSTicketKeys = m.KeyFile
+	case ECDSA:
+		srv.TLSCertKind = ecdsaKind
 	}
 	if sched == nil {
 		return srv, nil
@@ -107,12 +149,30 @@ func (m Mitigation) Check(srv spec.Server) error {
 	switch m.Kind {
 	case None:
 		return nil
+	case TicketsKept, ECDSA:
+		return m.checkTLS(srv)
 	case AdmitRamp, Shed, Spread, Hint:
 	default:
-		return spec.Errorf("Mitigation.Kind", "%q is not one of none, admit-ramp, shed, spread, hint", m.Kind)
+		return spec.Errorf("Mitigation.Kind", "%q is not one of none, admit-ramp, shed, spread, hint, tickets-kept, ecdsa", m.Kind)
 	}
 	if m.Window <= 0 {
 		return spec.Errorf("Mitigation.Window", "%v must be positive", m.Window)
+	}
+	s, _ := m.Apply(srv, nil)
+	return s.Validate()
+}
+
+// checkTLS checks a TLS kind: the server must serve wss://, TicketsKept
+// needs its key file, and ECDSA a certificate stampede makes.
+func (m Mitigation) checkTLS(srv spec.Server) error {
+	d := srv.WithDefaults()
+	switch {
+	case !d.TLS:
+		return spec.Errorf("Mitigation.Kind", "%s needs a wss:// server (TLS)", m.Kind)
+	case m.Kind == TicketsKept && m.KeyFile == "":
+		return spec.Errorf("Mitigation.KeyFile", "tickets-kept needs a ticket-key file")
+	case m.Kind == ECDSA && d.CertFile != "":
+		return spec.Errorf("Mitigation.Kind", "ecdsa replaces the certificate stampede makes, not the server's own (CertFile)")
 	}
 	s, _ := m.Apply(srv, nil)
 	return s.Validate()

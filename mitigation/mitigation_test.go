@@ -62,3 +62,35 @@ func TestWindow(t *testing.T) {
 		t.Errorf("String = %q", got)
 	}
 }
+
+// The TLS kinds change a wss:// server's ticket keys or certificate and
+// nothing else, and only a wss:// server has them.
+func TestTLSKinds(t *testing.T) {
+	srv := spec.Server{TLSCertKind: "rsa-2048", AcceptRate: 2000}
+	ms := TLS(srv, "ticket.keys")
+	if len(ms) != 2 || ms[0].String() != TicketsKept || ms[1].String() != ECDSA {
+		t.Fatalf("TLS: %v", ms)
+	}
+	kept, _ := ms[0].Apply(srv, nil)
+	ec, _ := ms[1].Apply(srv, nil)
+	if kept.TLSTicketKeys != "ticket.keys" || kept.TLSCertKind != "rsa-2048" || ec.TLSCertKind != "ecdsa-p256" || ec.TLSTicketKeys != "" {
+		t.Errorf("tickets-kept %+v; ecdsa %+v", kept, ec)
+	}
+	for _, m := range ms {
+		if err := m.Check(srv); err != nil {
+			t.Errorf("%s: %v", m, err)
+		}
+		if err := m.Check(spec.Server{}); err == nil {
+			t.Errorf("%s passed for a ws:// server", m)
+		}
+	}
+	if got := TLS(spec.Server{}, "k"); got != nil {
+		t.Errorf("ws://: %v", got)
+	}
+	if got := TLS(spec.Server{TLS: true, TLSTicketKeys: "k"}, "k"); len(got) != 0 {
+		t.Errorf("ECDSA with keys kept already: %v", got)
+	}
+	if err := (Mitigation{Kind: TicketsKept}).Check(srv); err == nil {
+		t.Error("tickets-kept without a key file passed")
+	}
+}

@@ -45,6 +45,10 @@ type BenchConfig struct {
 	// with the storm's server and schedule as the mitigation changes
 	// them (mitigation.Mitigation.Apply).
 	Mitigations []mitigation.Mitigation
+	// KeepSchedule leaves the schedule of a bench of mitigations as
+	// given: the mitigations change the server only (a TLS bench's, whose
+	// restart is abrupt), where otherwise every restart turns graceful.
+	KeepSchedule bool
 	// Out is the bench folder: one sub-folder per policy and bench.json.
 	Out string
 	// Pause is the quiet time between runs, so one run's TIME_WAIT sockets
@@ -118,8 +122,11 @@ func Bench(ctx context.Context, cfg BenchConfig) ([]BenchRun, error) {
 		name, what := v.policy, "policy "+v.policy
 		if m := v.mitigation; m != nil {
 			name, what = m.String(), "mitigation "+m.String()
-			run.Target.Server, run.Schedule = m.Apply(run.Target.Server, run.Schedule)
-			run.ScheduleText = run.Schedule.String()
+			srv, sched := m.Apply(run.Target.Server, run.Schedule)
+			run.Target.Server = srv
+			if !cfg.KeepSchedule {
+				run.Schedule, run.ScheduleText = sched, sched.String()
+			}
 		}
 		if cfg.Settings != nil {
 			run.Settings = cfg.Settings(v.policy)

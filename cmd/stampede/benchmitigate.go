@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 
 	"github.com/urfave/cli/v2"
@@ -35,6 +36,9 @@ func benchMitigations(c *cli.Context, bc *storm.BenchConfig) error {
 		}
 	}
 	bc.Mitigations = mitigation.All(window)
+	// A wss:// target adds its own: the ticket keys kept across the
+	// restart (in the bench's folder), ECDSA instead of RSA.
+	bc.Mitigations = append(bc.Mitigations, mitigation.TLS(bc.Storm.Target.Server, filepath.Join(bc.Out, "ticket.keys"))...)
 	for _, m := range bc.Mitigations {
 		if err := m.Check(bc.Storm.Target.Server); err != nil {
 			return fmt.Errorf("--mitigations: %s: %w", m, flagError(err))
