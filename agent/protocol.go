@@ -248,6 +248,7 @@ const (
 	OpReject       Op = "reject"        // Control.Status, RetryAfter, For
 	OpEarlyRetries Op = "early_retries" // Reply.EarlyRetries
 	OpTLS          Op = "tls"           // Reply.TLS
+	OpStats        Op = "stats"         // Reply.Stats
 	OpProxyFault   Op = "proxy_fault"   // Control.Fault
 )
 
@@ -283,6 +284,8 @@ type Reply struct {
 	// TLS are a wss:// target group's TLS handshakes so far, summed over
 	// every process it ever had; nil for ws://.
 	TLS *tlsconf.Stats `json:"tls,omitempty"`
+	// Stats are the target's counters summed over its running processes.
+	Stats *target.Stats `json:"stats,omitempty"`
 }
 
 // Event is something that happened to an agent's role that nobody

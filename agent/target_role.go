@@ -130,6 +130,11 @@ func applyTarget(ctx context.Context, gt *ChaosGroup, c *Control) Reply {
 		return r
 	case OpTLS:
 		return Reply{TLS: gt.Handshakes(ctx)}
+	case OpStats:
+		st, err := gt.Group.Stats(ctx)
+		r := replyErr(err)
+		r.Stats = &st
+		return r
 	}
 	return Reply{Error: "a target cannot " + string(c.Op)}
 }

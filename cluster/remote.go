@@ -10,6 +10,7 @@ import (
 	"github.com/stampede-dev/stampede/chaos"
 	"github.com/stampede-dev/stampede/chaos/supervisor"
 	"github.com/stampede-dev/stampede/fault"
+	"github.com/stampede-dev/stampede/target"
 	"github.com/stampede-dev/stampede/tlsconf"
 )
 
@@ -94,6 +95,15 @@ func (t *RemoteTarget) EarlyRetries(ctx context.Context) (map[int]uint64, error)
 func (t *RemoteTarget) TLSHandshakes(ctx context.Context) (*tlsconf.Stats, error) {
 	r, err := t.agent.Call(ctx, agent.Control{Op: agent.OpTLS})
 	return r.TLS, err
+}
+
+// Stats returns the target's counters summed over its running processes.
+func (t *RemoteTarget) Stats(ctx context.Context) (target.Stats, error) {
+	r, err := t.agent.Call(ctx, agent.Control{Op: agent.OpStats})
+	if err != nil || r.Stats == nil {
+		return target.Stats{}, err
+	}
+	return *r.Stats, nil
 }
 
 // Backlog returns the current listen backlog.

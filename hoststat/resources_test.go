@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -65,7 +66,7 @@ func TestSamplerAggregates(t *testing.T) {
 	}
 	got := s.Stats()
 	for r, w := range want {
-		if got[r] != w {
+		if !reflect.DeepEqual(got[r], w) {
 			t.Errorf("%s: %+v\nwant %+v", r, got[r], w)
 		}
 	}

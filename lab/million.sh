@@ -18,7 +18,9 @@
 #    target's to accept_us; a reconnect is a close and a connect, so the
 #    loadgen's to connect_us + close_client_us, the target's to accept_us +
 #    close_server_us. Then the herd's CPU per attempt (against connect +
-#    close) and per close (against close), and the CPU bound: CLIENTS x
+#    close) and per close (against close), each side's system calls per
+#    attempt (summary.json syscalls_per_attempt, by kind) beside the fewest
+#    a connect needs, and the CPU bound: CLIENTS x
 #    (loadgen + target CPU per connect of the ramp) / cores, beside the
 #    R99 (docs/performance.md).
 #
@@ -147,6 +149,21 @@ for label, key, against in herd:
         ratio = "-" if v is None or k <= 0 else "%.1fx" % (v / k)
         parts.append(f"{role} {num(v, '%.1f')} µs = {ratio} the kernel's {k:.1f} µs ({' + '.join(keys)})")
     print(f"CPU {label} (herd): " + "; ".join(parts))
+# System calls per attempt as each role's processes counted them, beside
+# the fewest a connect needs (docs/performance.md "System calls per
+# attempt"): socket, connect and close for the loadgen's TCP connect, and
+# a write and a read more for its upgrade; accept4, a read, a write and
+# close for the target's upgrade (its attempts are the connections it
+# accepted).
+fewest = {"loadgen": ("3", "socket + connect + close; 5 with the upgrade's write + read"),
+          "target": ("4", "accept4 + read + write + close")}
+parts = []
+for role, (n, what) in fewest.items():
+    v = res.get(role, {}).get("syscalls_per_attempt")
+    kinds = res.get(role, {}).get("syscalls_by_kind") or {}
+    detail = ", ".join(f"{k} {x:.2f}" for k, x in sorted(kinds.items(), key=lambda kv: -kv[1]))
+    parts.append(f"{role} {num(v)} ({detail}) against the fewest {n} ({what})")
+print("syscalls per attempt: " + "; ".join(parts))
 # The CPU bound: the fleet times one successful connect and upgrade on
 # both ends, as the ramp measured it (no wasted attempts), over the cores.
 lg, tg = res.get("loadgen", {}).get("cpu_us_per_connect"), res.get("target", {}).get("cpu_us_per_connect")

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/stampede-dev/stampede/internal/rawsys"
 	"github.com/stampede-dev/stampede/results"
 	"github.com/stampede-dev/stampede/spec"
 )
@@ -247,9 +248,9 @@ func (f *Fleet) recorders() []*recorder {
 }
 
 // Stats returns a snapshot of the live counters; safe to call from any
-// goroutine, before, during and after Run.
+// goroutine, before, during and after Run. Syscalls are the process's.
 func (f *Fleet) Stats() Stats {
-	s := Stats{Clients: f.cfg.Clients}
+	s := Stats{Clients: f.cfg.Clients, Syscalls: rawsys.Counts()}
 	for _, r := range f.reactors {
 		r.rec.cnt.snapshot(&s)
 	}

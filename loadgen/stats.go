@@ -35,6 +35,11 @@ type Stats struct {
 	// re-subscribed now (every subscription acknowledged on their current
 	// connection).
 	Subscribed int64 `json:"subscribed,omitempty"`
+	// Syscalls counts the system calls of the process's reactors by kind
+	// (rawsys.Counts: socket, connect, close, epoll_ctl...), since the
+	// process started: the process's, not the fleet's, so Add sums the
+	// counts of separate processes (a run's loadgen workers).
+	Syscalls map[string]uint64 `json:"syscalls,omitempty"`
 }
 
 // FailureCount is the number of failed attempts of every class.
@@ -62,6 +67,12 @@ func (s *Stats) Add(o *Stats) {
 	s.MsgDelivered += o.MsgDelivered
 	s.MsgAcked += o.MsgAcked
 	s.Subscribed += o.Subscribed
+	if len(o.Syscalls) > 0 && s.Syscalls == nil {
+		s.Syscalls = make(map[string]uint64, len(o.Syscalls))
+	}
+	for k, n := range o.Syscalls {
+		s.Syscalls[k] += n
+	}
 }
 
 func sum(a *[connerr.NumClasses]uint64) uint64 {

@@ -83,6 +83,17 @@ type ResourceStats struct {
 	// it bounds a close from above. Nil without a ready, without
 	// disconnects, or when the CPU was not sampled there.
 	CPUUsPerClose *float64 `json:"cpu_us_per_close"`
+	// SyscallsPerAttempt is the system calls the role's processes counted
+	// themselves (the reactors' and accept loop's socket calls and epoll
+	// calls, not those made through the Go runtime) over the attempts
+	// they made (the loadgen) or accepted (the target), over the whole run
+	// (the target: its processes alive at the end, since they started).
+	// Nil when the role's processes gave no counts.
+	SyscallsPerAttempt *float64 `json:"syscalls_per_attempt"`
+	// SyscallsByKind is SyscallsPerAttempt by kind of call, named as the
+	// kernel's ("connect", "close", "epoll_ctl"...); a kind never made is
+	// left out; nil when the counts are absent.
+	SyscallsByKind map[string]float64 `json:"syscalls_by_kind"`
 }
 
 // PerConn sets the per-connection figures from the peaks.

@@ -131,6 +131,7 @@ func (r *run) summarize(events []results.Event, partials []results.RecoveryParti
 		CPU:       cpuSeries(r.sampler.Samples(), r.at),
 	}
 	in.Resubscribed = r.co.Resubscribed()
+	in.Syscalls = r.syscalls()
 	in.Kernel, in.KernelRead = r.kernel.Total() // kernel.csv's last row: the summary agrees with it
 	switch {
 	case !in.KernelRead:
@@ -159,4 +160,31 @@ func (r *run) summarize(events []results.Event, partials []results.RecoveryParti
 		s.TLSHandshakes = map[string]results.TLSHandshakes{results.RoleTarget: results.NewTLSHandshakes(st.Full, st.Resumed, st.FullCPUNS, st.ResumedCPUNS)}
 	}
 	return s
+}
+
+// syscallsTimeout bounds the read of the target's counters at the end.
+const syscallsTimeout = 5 * time.Second
+
+// syscalls is each role's system calls as its processes counted them: the
+// loadgens' latest progress (calls and attempts of the same snapshot), the
+// target's processes now (calls and accepts of the processes alive at the
+// end: a restarted process's count starts again with it).
+func (r *run) syscalls() map[string]summary.SyscallCount {
+	out := map[string]summary.SyscallCount{}
+	if lg := r.progress.Total(); len(lg.Syscalls) > 0 {
+		out[results.RoleLoadgen] = summary.SyscallCount{Calls: lg.Syscalls, Attempts: lg.Attempts}
+	}
+	if r.tgt == nil {
+		return out
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), syscallsTimeout)
+	defer cancel()
+	st, err := r.tgt.Stats(ctx)
+	switch {
+	case err != nil:
+		r.logf("target: system calls not counted: %v", err)
+	case len(st.Syscalls) > 0:
+		out[results.RoleTarget] = summary.SyscallCount{Calls: st.Syscalls, Attempts: st.Accepted}
+	}
+	return out
 }

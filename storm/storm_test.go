@@ -382,7 +382,10 @@ func TestResultsFolder(t *testing.T) {
 // TestCPUPerConnect: a real run gives the loadgen and the target a CPU
 // per first connect and per reconnect, positive and finite: CPU time at
 // the samples nearest the run's start, the event and its herd window's
-// end, over the fleet's first connects and its clients back.
+// end, over the fleet's first connects and its clients back. Each role's
+// own processes count their system calls: at least a connect per loadgen
+// attempt (the snapshot may count an attempt a moment before its
+// connect) and an accept4 per connection the target took.
 func TestCPUPerConnect(t *testing.T) {
 	t.Parallel()
 	cfg := stormConfig(t, "at 3s restart abrupt down=500ms")
@@ -395,6 +398,13 @@ func TestCPUPerConnect(t *testing.T) {
 				t.Errorf("%s %s = %s, want a positive figure (cpu_s %.2f, %d samples)", role, name, fmtPtr(v), r.CPUSeconds, r.Samples)
 			}
 		}
+	}
+	lg, tg := res.Summary.Resources[results.RoleLoadgen], res.Summary.Resources[results.RoleTarget]
+	if lg.SyscallsPerAttempt == nil || *lg.SyscallsPerAttempt < 3 || lg.SyscallsByKind["connect"] < 0.9 || lg.SyscallsByKind["socket"] < 0.9 {
+		t.Errorf("loadgen syscalls per attempt %s, by kind %v; want 3 or more, a socket and a connect each", fmtPtr(lg.SyscallsPerAttempt), lg.SyscallsByKind)
+	}
+	if tg.SyscallsPerAttempt == nil || tg.SyscallsByKind["accept4"] < 1 {
+		t.Errorf("target syscalls per accept %s, by kind %v; want an accept4 each or more", fmtPtr(tg.SyscallsPerAttempt), tg.SyscallsByKind)
 	}
 }
 

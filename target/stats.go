@@ -3,6 +3,7 @@ package target
 import (
 	"sync/atomic"
 
+	"github.com/stampede-dev/stampede/internal/rawsys"
 	"github.com/stampede-dev/stampede/tlsconf"
 )
 
@@ -60,6 +61,13 @@ type Stats struct {
 	// TLS counts a wss:// target's handshakes, full and resumed, with
 	// their CPU; nil for ws://.
 	TLS *tlsconf.Stats `json:"tls,omitempty"`
+	// Syscalls counts the system calls of the process's accept loop and
+	// reactors by kind (rawsys.Counts: socket, accept4, read, close,
+	// epoll_ctl...), since the process started; those the process makes
+	// through the Go runtime (its netpoller, the listener's setup) are
+	// not in it. The process's, not the Server's: a process that runs a
+	// loadgen too counts its calls as well.
+	Syscalls map[string]uint64 `json:"syscalls,omitempty"`
 }
 
 // Add returns the sum of s and o.
@@ -85,6 +93,7 @@ func (s Stats) Add(o Stats) Stats {
 		HTTPStatus:        addCounts(s.HTTPStatus, o.HTTPStatus),
 		IdempotentReplays: s.IdempotentReplays + o.IdempotentReplays,
 		TLS:               addTLS(s.TLS, o.TLS),
+		Syscalls:          addCounts(s.Syscalls, o.Syscalls),
 	}
 }
 
@@ -153,6 +162,7 @@ func (s *Server) Stats() Stats {
 		Replayed:          s.stats.replayed.Load(),
 		ResumeGaps:        s.stats.resumeGaps.Load(),
 		TLS:               s.tlsStats(),
+		Syscalls:          rawsys.Counts(),
 	}
 }
 

@@ -29,6 +29,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/stampede-dev/stampede/internal/rawsys"
 )
 
 // Token is what a registration carries back in its events: 64 bits of the
@@ -127,6 +129,7 @@ func (p *Poller) Del(fd int) error { return p.ctl(unix.EPOLL_CTL_DEL, fd, 0, 0) 
 // reactor or the target's accept loop makes one for every connection.
 func (p *Poller) ctl(op, fd int, events uint32, t Token) error {
 	ev := unix.EpollEvent{Events: events, Fd: t.Lo(), Pad: t.Hi()}
+	rawsys.Note(rawsys.SysEpollCtl)
 	_, _, e := unix.RawSyscall6(unix.SYS_EPOLL_CTL, uintptr(p.epfd), uintptr(op), uintptr(fd),
 		uintptr(unsafe.Pointer(&ev)), 0, 0)
 	if e != 0 {
@@ -190,6 +193,7 @@ func (p *Poller) Wait(ms int) (events []unix.EpollEvent, woken bool, err error) 
 // it returns at once, and the runtime need not know the thread entered
 // the kernel (entersyscall would wake a sleeping sysmon).
 func (p *Poller) poll() (int, unix.Errno) {
+	rawsys.Note(rawsys.SysEpollWait)
 	r, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(p.epfd),
 		uintptr(unsafe.Pointer(&p.events[0])), uintptr(len(p.events)), 0, 0, 0)
 	return int(r), e

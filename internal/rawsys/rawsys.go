@@ -55,12 +55,14 @@ func htons(v uint16) uint16 {
 
 // Socket opens a socket.
 func Socket(domain, typ, proto int) (int, unix.Errno) {
+	Note(SysSocket)
 	r, _, e := unix.RawSyscall(unix.SYS_SOCKET, uintptr(domain), uintptr(typ), uintptr(proto))
 	return int(r), e
 }
 
 // Bind binds fd to sa.
 func Bind(fd int, sa *Sockaddr) unix.Errno {
+	Note(SysBind)
 	_, _, e := unix.RawSyscall(unix.SYS_BIND, uintptr(fd), uintptr(unsafe.Pointer(&sa.raw)), uintptr(sa.n))
 	return e
 }
@@ -68,12 +70,14 @@ func Bind(fd int, sa *Sockaddr) unix.Errno {
 // Connect starts a connect of fd to sa (EINPROGRESS on a non-blocking
 // socket).
 func Connect(fd int, sa *Sockaddr) unix.Errno {
+	Note(SysConnect)
 	_, _, e := unix.RawSyscall(unix.SYS_CONNECT, uintptr(fd), uintptr(unsafe.Pointer(&sa.raw)), uintptr(sa.n))
 	return e
 }
 
 // SetsockoptInt sets an int socket option.
 func SetsockoptInt(fd, level, opt, v int) unix.Errno {
+	Note(SysSetsockopt)
 	iv := int32(v)
 	_, _, e := unix.RawSyscall6(unix.SYS_SETSOCKOPT, uintptr(fd), uintptr(level), uintptr(opt),
 		uintptr(unsafe.Pointer(&iv)), 4, 0)
@@ -82,6 +86,7 @@ func SetsockoptInt(fd, level, opt, v int) unix.Errno {
 
 // GetsockoptInt reads an int socket option.
 func GetsockoptInt(fd, level, opt int) (int, unix.Errno) {
+	Note(SysGetsockopt)
 	var iv int32
 	n := uint32(4)
 	_, _, e := unix.RawSyscall6(unix.SYS_GETSOCKOPT, uintptr(fd), uintptr(level), uintptr(opt),
@@ -95,6 +100,7 @@ func Read(fd int, p []byte) (int, unix.Errno) {
 	if len(p) == 0 {
 		return 0, 0
 	}
+	Note(SysRead)
 	r, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
 	if e != 0 {
 		return -1, e
@@ -108,6 +114,7 @@ func Write(fd int, p []byte) (int, unix.Errno) {
 	if len(p) == 0 {
 		return 0, 0
 	}
+	Note(SysWrite)
 	r, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
 	if e != 0 {
 		return -1, e
@@ -117,6 +124,7 @@ func Write(fd int, p []byte) (int, unix.Errno) {
 
 // Close closes fd.
 func Close(fd int) unix.Errno {
+	Note(SysClose)
 	_, _, e := unix.RawSyscall(unix.SYS_CLOSE, uintptr(fd), 0, 0)
 	return e
 }
@@ -128,6 +136,7 @@ func Close(fd int) unix.Errno {
 // only keep both ends' sockets in the kernel's tables.
 func Abort(fd int) unix.Errno {
 	l := unix.Linger{Onoff: 1, Linger: 0}
+	Note(SysSetsockopt)
 	_, _, e := unix.RawSyscall6(unix.SYS_SETSOCKOPT, uintptr(fd), unix.SOL_SOCKET, unix.SO_LINGER,
 		uintptr(unsafe.Pointer(&l)), unsafe.Sizeof(l), 0)
 	if c := Close(fd); c != 0 {
@@ -140,6 +149,7 @@ func Abort(fd int) unix.Errno {
 // (unix.SOCK_NONBLOCK, unix.SOCK_CLOEXEC) and returns its fd and the
 // peer's address (EAGAIN when none is queued).
 func Accept4(fd, flags int) (int, netip.AddrPort, unix.Errno) {
+	Note(SysAccept4)
 	var rsa unix.RawSockaddrAny
 	n := uint32(unix.SizeofSockaddrAny)
 	r, _, e := unix.RawSyscall6(unix.SYS_ACCEPT4, uintptr(fd), uintptr(unsafe.Pointer(&rsa)),
@@ -176,6 +186,7 @@ func Recv(fd int, p []byte, flags int) (int, unix.Errno) {
 	if len(p) == 0 {
 		return 0, 0
 	}
+	Note(SysRecvfrom)
 	r, _, e := unix.RawSyscall6(unix.SYS_RECVFROM, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)),
 		uintptr(flags), 0, 0)
 	if e != 0 {
@@ -203,6 +214,7 @@ func Writev(fd int, bufs [][]byte) (int, unix.Errno) {
 	if len(vs) == 0 {
 		return 0, 0
 	}
+	Note(SysWritev)
 	r, _, e := unix.RawSyscall(unix.SYS_WRITEV, uintptr(fd), uintptr(unsafe.Pointer(&vs[0])), uintptr(len(vs)))
 	if e != 0 {
 		return -1, e
@@ -214,6 +226,7 @@ func Writev(fd int, bufs [][]byte) (int, unix.Errno) {
 // unix.POLLOUT) fd is ready for, with POLLHUP and POLLERR: ppoll with a
 // zero timeout.
 func Poll(fd int, events int16) (int16, unix.Errno) {
+	Note(SysPpoll)
 	pfd := unix.PollFd{Fd: int32(fd), Events: events}
 	var ts unix.Timespec
 	n, _, e := unix.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd)), 1, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)

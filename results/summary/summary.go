@@ -379,6 +379,10 @@ type Input struct {
 	// cpu_s), from which the role's CPU per connect and per reconnect are
 	// computed (CPUSpans.PerConnect); a role without any has them null.
 	CPU map[string][]CPUPoint
+	// Syscalls holds each role's system calls as its processes counted
+	// them, with the attempts they divide; a role without has its
+	// syscalls per attempt null.
+	Syscalls map[string]SyscallCount
 }
 
 // Summarize computes a run's Summary. Events are ordered by Start (stable)
@@ -452,6 +456,12 @@ func Summarize(in Input) *Summary {
 				v.CPUUsPerAttempt, v.CPUUsPerClose = sp.PerAttempt(pts)
 				s.Resources[k] = v
 			}
+		}
+	}
+	for k, c := range in.Syscalls {
+		if v, ok := s.Resources[k]; ok {
+			setSyscalls(&v, c)
+			s.Resources[k] = v
 		}
 	}
 	return s

@@ -3,6 +3,7 @@ package summary
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -87,7 +88,7 @@ func TestSummarizeFigures(t *testing.T) {
 	if l := s.LatencyMS; l.Connect.P99 != 1.5 || l.TTR.Max != 2000.895 || l.MessageRTT.Count != 0 {
 		t.Errorf("latency = %+v", l)
 	}
-	if tg, ok := s.Resources[results.RoleTarget]; !ok || tg != (results.ResourceStats{}) {
+	if tg, ok := s.Resources[results.RoleTarget]; !ok || !reflect.DeepEqual(tg, results.ResourceStats{}) {
 		t.Errorf("target resources = %+v (present %v), want present and zero", tg, ok)
 	}
 }
