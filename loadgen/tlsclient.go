@@ -11,10 +11,13 @@ import (
 )
 
 // tlsHandshakers bounds a loadgen process's TLS handshakes in progress:
-// each runs on a goroutine of its own (crypto/tls needs one that may
-// block), whose stack and garbage the fleet pays only while it runs.
-// Connected clients wait their turn, their handshake deadline running.
-var tlsHandshakers = 64
+// each runs on a goroutine of its own (crypto/tls blocks), whose stack
+// and key shares, some 20 KiB, the fleet pays only while it runs; 256 of
+// them are about 5 MiB at the peak of a herd. Connected clients wait
+// their turn in order, their handshake deadline running, so a herd whose
+// server accepts slowly waits in the loadgen as well as in the server's
+// accept queue.
+var tlsHandshakers = 256
 
 // tlsClient is the TLS side of a reactor's wss:// client. The handshake
 // runs on a goroutine (handshake) that owns the socket meanwhile; then
