@@ -76,7 +76,8 @@ type reactor struct {
 	tlsMax   int
 	tlsDone  chan tlsDone
 	tlsWG    sync.WaitGroup
-	stopping atomic.Bool // stop was called
+	stopping atomic.Bool   // stop was called
+	stopped  chan struct{} // closed by stop
 }
 
 func newReactor(f *Fleet, r, nr int) *reactor {
@@ -89,6 +90,7 @@ func newReactor(f *Fleet, r, nr int) *reactor {
 		maxFirst:            max(1, (f.cfg.MaxInflight+nr-1)/nr),
 		errConnectTimeout:   fmt.Errorf("dial tcp %s: no connection within %s", f.dst, f.cfg.ConnectTimeout),
 		errHandshakeTimeout: fmt.Errorf("no upgrade answer within %s of the TCP connect", f.cfg.HandshakeTimeout),
+		stopped:             make(chan struct{}),
 	}
 	if rate := f.cfg.MaxAttemptRate; rate > 0 {
 		rc.retryGap = max(1, int64(float64(nr)*1e9/rate))
@@ -140,7 +142,9 @@ func (r *reactor) open(epoch time.Time, start time.Time) error {
 // stop wakes the reactor so it returns; safe from any goroutine. Its TLS
 // handshake goroutines see stopping and give up.
 func (r *reactor) stop() {
-	r.stopping.Store(true)
+	if r.stopping.CompareAndSwap(false, true) {
+		close(r.stopped)
+	}
 	r.ep.Wake()
 }
 
@@ -207,6 +211,8 @@ func (r *reactor) event(j int32, sock uint32, events uint32) {
 	switch c.state {
 	case stConnecting:
 		r.connectDone(j, events)
+	case stTLS:
+		r.tlsEdge(j)
 	case stHandshaking, stConnected:
 		if events&unix.EPOLLOUT != 0 && c.ext != nil && len(c.ext.out) > 0 {
 			if !r.flush(j) {

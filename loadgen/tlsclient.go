@@ -69,7 +69,7 @@ func (r *reactor) dispatchTLS() {
 			continue
 		}
 		t.working = true
-		t.fc = fdConn{r: r, j: j, fd: c.fd, blocking: true, deadline: r.epoch.Add(time.Duration(t.deadline - r.startOff))}
+		t.fc = fdConn{r: r, j: j, fd: c.fd, blocking: true, wake: make(chan struct{}, 1), deadline: r.epoch.Add(time.Duration(t.deadline - r.startOff))}
 		t.conn = tls.Client(&t.fc, r.clientTLS(j))
 		r.tlsBusy++
 		r.tlsWG.Add(1)
@@ -104,12 +104,26 @@ func (r *reactor) clientTLS(j int32) *tls.Config {
 	return t.cfg
 }
 
+// tlsEdge passes an epoll edge of a client's socket to its handshake
+// goroutine, if one owns it; a token already there stands for this one.
+func (r *reactor) tlsEdge(j int32) {
+	if t := &r.tls[j]; t.working {
+		select {
+		case t.fc.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
 // tlsFinished takes the handshakes the goroutines finished, then starts
 // queued ones.
 func (r *reactor) tlsFinished() {
 	for {
 		select {
 		case d := <-r.tlsDone:
+			if r.stopping.Load() {
+				return // the run ended: what the goroutines saw of it is no outcome
+			}
 			r.tlsBusy--
 			r.handshook(d)
 		default:

@@ -12,10 +12,6 @@ import (
 	"github.com/stampede-dev/stampede/internal/rawsys"
 )
 
-// pollSlice is the longest a handshake's wait for its socket blocks before
-// it looks whether the run ended.
-const pollSlice = 50 * time.Millisecond
-
 // errWouldBlock is a reactor-driven fdConn's EAGAIN: a temporary net.Error,
 // which crypto/tls does not keep (its readRecordOrCCS makes only other read
 // errors sticky), so tls.Conn.Read may be called again at the next epoll
@@ -33,18 +29,19 @@ var errRunEnded = errors.New("the run ended during the TLS handshake")
 
 // fdConn is the net.Conn a wss:// client's tls.Conn runs on: the reactor's
 // raw non-blocking socket. While a handshake goroutine owns it (blocking),
-// Read and Write wait for the socket with poll(2) until the handshake's
-// deadline, in slices that notice the end of the run. Once the reactor
-// owns it, Read returns errWouldBlock when the socket is empty, and Write
-// never waits: what the socket does not take joins the client's queued
-// output, which the reactor flushes at the next EPOLLOUT edge, as it does
-// for ws:// frames.
+// Read and Write wait, until the handshake's deadline, for a token on wake,
+// which the reactor sends at each epoll edge of the socket: the goroutine
+// parks, no OS thread blocks. Once the reactor owns it, Read returns
+// errWouldBlock when the socket is empty, and Write never waits: what the
+// socket does not take joins the client's queued output, which the reactor
+// flushes at the next EPOLLOUT edge, as it does for ws:// frames.
 type fdConn struct {
 	r        *reactor
 	j        int32
 	fd       int32
 	blocking bool
-	deadline time.Time // the handshake's, while blocking
+	wake     chan struct{} // while blocking: a token per edge, kept until taken
+	deadline time.Time     // the handshake's, while blocking
 }
 
 func (c *fdConn) Read(p []byte) (int, error) {
@@ -59,7 +56,7 @@ func (c *fdConn) Read(p []byte) (int, error) {
 		case errno == unix.EAGAIN && !c.blocking:
 			return 0, errWouldBlock
 		case errno == unix.EAGAIN:
-			if err := c.wait(unix.POLLIN); err != nil {
+			if err := c.wait(); err != nil {
 				return 0, err
 			}
 		default:
@@ -82,7 +79,7 @@ func (c *fdConn) Write(p []byte) (int, error) {
 			done += n
 		case unix.EINTR:
 		case unix.EAGAIN:
-			if err := c.wait(unix.POLLOUT); err != nil {
+			if err := c.wait(); err != nil {
 				return done, err
 			}
 		default:
@@ -92,25 +89,22 @@ func (c *fdConn) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// wait blocks until the socket is ready for events (or in error), the
-// deadline passes (os.ErrDeadlineExceeded) or the run ends.
-func (c *fdConn) wait(events int16) error {
-	for {
-		if c.r.stopping.Load() {
-			return errRunEnded
-		}
-		left := time.Until(c.deadline)
-		if left <= 0 {
-			return os.ErrDeadlineExceeded
-		}
-		fds := []unix.PollFd{{Fd: c.fd, Events: events}}
-		n, err := unix.Poll(fds, int(min(left, pollSlice)/time.Millisecond)+1)
-		if err == nil && n > 0 {
-			return nil
-		}
-		if err != nil && err != unix.EINTR {
-			return c.r.ioError("poll", err)
-		}
+// wait blocks until an edge of the socket (it may be ready), the deadline
+// (os.ErrDeadlineExceeded) or the end of the run.
+func (c *fdConn) wait() error {
+	left := time.Until(c.deadline)
+	if left <= 0 {
+		return os.ErrDeadlineExceeded
+	}
+	t := time.NewTimer(left)
+	defer t.Stop()
+	select {
+	case <-c.wake:
+		return nil
+	case <-t.C:
+		return os.ErrDeadlineExceeded
+	case <-c.r.stopped:
+		return errRunEnded
 	}
 }
 
