@@ -1,6 +1,7 @@
 package advise
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/stampede-dev/stampede/sim"
@@ -36,7 +37,10 @@ func (c Capacity) Bound(clients int) time.Duration {
 // CapacityOf is the capacity of the simulated server of cfg: the accept
 // rate (or, without one, every process's upgrade capacity with its
 // handshake cost), the backlog of every process, and the load balancer's
-// rate and queue when it has one and they are lower.
+// rate and queue when it has one and they are lower. A wss:// server's
+// processes take each reconnect's TLS handshake too
+// (sim.Config.ReconnectTLSCost: full when the restart lost the ticket
+// keys): their upgrade capacity with it bounds the accept rate.
 func CapacityOf(cfg sim.Config) Capacity {
 	d := sim.Defaults()
 	procs := cfg.Procs
@@ -47,16 +51,20 @@ func CapacityOf(cfg sim.Config) Capacity {
 	if backlog == 0 {
 		backlog = d.Backlog
 	}
+	per := cfg.ProcCapacity
+	if per <= 0 {
+		per = d.ProcCapacity
+	}
+	hs := cfg.ReconnectTLSCost()
+	upgrades := float64(procs) / (1/per + cfg.HandshakeCost.Seconds() + hs.Seconds())
 	rate := cfg.AcceptRate
-	if rate <= 0 {
-		per := cfg.ProcCapacity
-		if per <= 0 {
-			per = d.ProcCapacity
-		}
-		sec := 1/per + cfg.HandshakeCost.Seconds()
-		rate = float64(procs) / sec
+	if rate <= 0 || hs > 0 && upgrades < rate {
+		rate = upgrades
 	}
 	c := Capacity{AcceptRate: rate, Backlog: procs * backlog, Source: "flags"}
+	if hs > 0 {
+		c.Source = fmt.Sprintf("flags; wss://: %s of the target's CPU per reconnect's TLS handshake", hs)
+	}
 	if cfg.LB != nil {
 		if cfg.LB.Rate > 0 && cfg.LB.Rate < c.AcceptRate {
 			c.AcceptRate = cfg.LB.Rate

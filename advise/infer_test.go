@@ -231,3 +231,28 @@ func TestInferTLS(t *testing.T) {
 		t.Errorf("ws:// run: TLS %+v, source %q, err %v; want none", m.TLS, m.Capacity.Source, err)
 	}
 }
+
+// TestCapacityTLS: a wss:// server's processes take each reconnect's TLS
+// handshake, full when the restart loses the ticket keys: with RSA-2048's
+// measured cost they admit fewer than an accept rate of 5,000 a second
+// says, and more with the keys kept (resumed handshakes); a ws:// server
+// is its accept rate.
+func TestCapacityTLS(t *testing.T) {
+	cfg := benchLike(t, 2000, ReferencePolicy)
+	cfg.AcceptRate, cfg.Procs = 5000, 1
+	ws := CapacityOf(cfg)
+	cfg.TLSCertKind = "rsa-2048"
+	lost := CapacityOf(cfg)
+	cfg.TLSTicketKeys = "keys"
+	kept := CapacityOf(cfg)
+	full := sim.DefaultTLSCosts("rsa-2048").Full
+	if want := 1 / (1/sim.DefaultProcCapacity + full.Seconds()); math.Abs(lost.AcceptRate-want) > 1e-6 || lost.AcceptRate >= 5000 {
+		t.Errorf("keys lost: %.1f/s, want %.1f/s (one process at %v a full handshake)", lost.AcceptRate, want, full)
+	}
+	if !(kept.AcceptRate > lost.AcceptRate) || ws.AcceptRate != 5000 {
+		t.Errorf("keys kept %.1f/s, lost %.1f/s, ws:// %.1f/s: want kept above lost, ws:// the accept rate", kept.AcceptRate, lost.AcceptRate, ws.AcceptRate)
+	}
+	if !strings.Contains(lost.Source, "TLS handshake") {
+		t.Errorf("source %q does not name the TLS handshake", lost.Source)
+	}
+}

@@ -67,6 +67,21 @@ func (c TLSCosts) validate() error {
 	return nil
 }
 
+// ReconnectTLSCost is the target's CPU for one reconnect's TLS handshake
+// after a restart of the whole group: resumed when the server issues
+// tickets, the fleet keeps its sessions and the keys survive the restart
+// (Server.TLSTicketKeys), full otherwise; 0 for a ws:// server.
+func (c Config) ReconnectTLSCost() time.Duration {
+	d := c.withDefaults()
+	if !d.Server.TLS {
+		return 0
+	}
+	if !d.TLSNoTickets && !d.TLSNoResume && d.TLSTicketKeys != "" {
+		return d.TLSCost.Resumed
+	}
+	return d.TLSCost.Full
+}
+
 // tlsModel is the handshakes of a wss:// server: which clients resume.
 //
 // A client that connected keeps the session the server gave it (when the
