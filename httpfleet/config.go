@@ -10,6 +10,8 @@ import (
 	"github.com/stampede-dev/stampede/httpretry"
 	"github.com/stampede-dev/stampede/internal/clock"
 	"github.com/stampede-dev/stampede/internal/redact"
+	"github.com/stampede-dev/stampede/report/live"
+	"github.com/stampede-dev/stampede/results/slo"
 	"github.com/stampede-dev/stampede/spec"
 )
 
@@ -48,6 +50,14 @@ type Config struct {
 	// and Retry.Sleep default to them.
 	Now   func() time.Time                                 `json:"-"`
 	Sleep func(ctx context.Context, d time.Duration) error `json:"-"`
+	// SLO are the run's gates: Summarize evaluates them, and the live
+	// page shows their state so far.
+	SLO []slo.SLO `json:"-"`
+	// Live, if set, serves the run's live page (report/live) while
+	// RunTo goes: the fleet's figures so far, becoming the results
+	// folder's report.html at the end. Its URL, token included, is told
+	// to Live.Announce once. Never written to the results.
+	Live *live.Config `json:"-"`
 	// MaxInflight caps the requests in flight at once, within
 	// spec.MaxHTTPInflight; zero means spec.MaxHTTPInflight.
 	MaxInflight int `json:"-"`
@@ -92,6 +102,9 @@ func (c Config) Validate() error {
 	}
 	if err := c.Retry.Validate(); err != nil {
 		return spec.Wrap("HTTP.Retry", err)
+	}
+	if c.Live != nil {
+		return c.Live.Validate()
 	}
 	return nil
 }

@@ -303,7 +303,7 @@ func TestClosedPort(t *testing.T) {
 	}
 	dir := t.TempDir()
 	cfg := Config{URL: "http://" + addr + "/", HTTPFleet: spec.HTTPFleet{Clients: 5}}
-	sum := Summarize(cfg, res, nil, nil)
+	sum := Summarize(cfg, res, nil)
 	// The machine's load while the fleet ran: at least the first and the
 	// last sample, on this machine's cores.
 	if m := sum.Machine; m == nil || m.Samples < 2 || m.Cores < 1 {
@@ -407,7 +407,7 @@ func TestInterrupted(t *testing.T) {
 	if !res.Interrupted || s.Requests == 0 || s.Outcomes[OutcomeUnfinished] == 0 {
 		t.Errorf("interrupted %v, requests %d, outcomes %v; want an interrupted run with unfinished requests", res.Interrupted, s.Requests, s.Outcomes)
 	}
-	if sum := Summarize(Config{URL: srv.URL, HTTPFleet: spec.HTTPFleet{Clients: 5}}, res, nil, nil); !sum.Interrupted {
+	if sum := Summarize(Config{URL: srv.URL, HTTPFleet: spec.HTTPFleet{Clients: 5}}, res, nil); !sum.Interrupted {
 		t.Error("the summary is not marked interrupted")
 	}
 }

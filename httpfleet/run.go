@@ -60,10 +60,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
+	return drive(ctx, cfg, newMeter()), nil
+}
+
+// drive is Run of a checked cfg, with its defaults, counted by m.
+func drive(ctx context.Context, cfg Config, m *meter) *Result {
 	grace := cfg.Grace
-	m := newMeter(cfg)
 	start := cfg.Now()
+	m.mu.Lock()
 	m.start = start
+	m.mu.Unlock()
 	reqCtx, cancel := context.WithDeadline(ctx, start.Add(cfg.Duration+grace))
 	defer cancel()
 
@@ -109,7 +115,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res := m.result(cfg, cfg.Now().Sub(start))
 	res.Machine = load()
 	res.Interrupted = ctx.Err() != nil
-	return res, nil
+	return res
 }
 
 // settleTimeout is how long Run waits, once its requests are cancelled
@@ -181,7 +187,7 @@ type meter struct {
 	att      *hdrhistogram.Histogram
 }
 
-func newMeter(cfg Config) *meter {
+func newMeter() *meter {
 	return &meter{
 		sum: results.HTTP{Statuses: map[string]uint64{}, Outcomes: map[string]uint64{}},
 		lat: results.NewHistogram(), att: results.NewHistogram(),
@@ -366,7 +372,15 @@ func (m *meter) close() {
 func (m *meter) result(cfg Config, elapsed time.Duration) *Result {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	s := m.sum
+	// Per second of the whole run, retries' tail included: over
+	// --duration alone a limiter's 100/s would read as more.
+	s := derive(cfg, m.sum, &m.timeline, m.lat, m.att, max(elapsed, cfg.Duration))
+	return &Result{Summary: s, Timeline: m.timeline, Latency: m.lat, AttemptLatency: m.att, Start: m.start, Elapsed: elapsed}
+}
+
+// derive is s with its derived figures filled from the timeline tl and
+// the latencies lat and att, goodput per second over the time over.
+func derive(cfg Config, s results.HTTP, tl *results.HTTPTimeline, lat, att *hdrhistogram.Histogram, over time.Duration) results.HTTP {
 	s.URL, s.Method = redact.URLWith(cfg.URL, cfg.SecretHeaders), cfg.method()
 	s.Policy = httpretry.DefaultPolicy.String()
 	if cfg.Retry.Policy != nil {
@@ -378,16 +392,16 @@ func (m *meter) result(cfg Config, elapsed time.Duration) *Result {
 		d := cfg.Deadline.Seconds()
 		s.DeadlineS = &d
 	}
-	// Per second of the whole run, retries' tail included: over
-	// --duration alone a limiter's 100/s would read as more.
-	s.GoodputPerS = float64(s.Succeeded) / max(elapsed, cfg.Duration).Seconds()
+	if over > 0 {
+		s.GoodputPerS = float64(s.Succeeded) / over.Seconds()
+	}
 	if s.Requests > 0 {
 		s.Amplification = float64(s.Attempts) / float64(s.Requests)
 	}
-	s.LatencyMS = results.Percentiles(m.lat)
-	s.AttemptLatencyMS = results.Percentiles(m.att)
-	s.PeakRejectedPer100ms = m.timeline.PeakRejected()
-	return &Result{Summary: s, Timeline: m.timeline, Latency: m.lat, AttemptLatency: m.att, Start: m.start, Elapsed: elapsed}
+	s.LatencyMS = results.Percentiles(lat)
+	s.AttemptLatencyMS = results.Percentiles(att)
+	s.PeakRejectedPer100ms = tl.PeakRejected()
+	return s
 }
 
 // bodyOf returns a reader NewRequest can replay (it sets GetBody), or nil.

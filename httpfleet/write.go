@@ -31,10 +31,10 @@ func (c Config) Secrets() redact.Policy {
 }
 
 // Summarize is the summary.json of a fleet run: the "http" object, the
-// run's length and config, the slos evaluated on it. config is what
+// run's length and config, cfg.SLO evaluated on it. config is what
 // summary.json records as "config" (the command's settings as the user
 // spelled them); nil records cfg, redacted.
-func Summarize(cfg Config, res *Result, config any, slos []slo.SLO) *summary.Summary {
+func Summarize(cfg Config, res *Result, config any) *summary.Summary {
 	if config == nil {
 		config = cfg.Redacted()
 	}
@@ -45,7 +45,7 @@ func Summarize(cfg Config, res *Result, config any, slos []slo.SLO) *summary.Sum
 	}, cfg.Clients, res.Summary)
 	sum.Machine = res.Machine
 	sum.Interrupted = res.Interrupted
-	sum.SetSLO(slo.EvalSLOs(slos, sum))
+	sum.SetSLO(slo.EvalSLOs(cfg.SLO, sum))
 	return sum
 }
 

@@ -7,10 +7,6 @@ import (
 	"github.com/stampede-dev/stampede/report/live"
 )
 
-// liveFinishWait bounds the wait at the run's end for the open pages to
-// take the last frame.
-const liveFinishWait = 3 * time.Second
-
 // startLive starts the run's live page, unless it has none or shares a
 // bench's; it is closed when Run returns.
 func (r *run) startLive() error {
@@ -40,7 +36,7 @@ func (r *run) finishLive() {
 	if r.cfg.liveSrv == nil || !r.ownLive {
 		return
 	}
-	if err := r.cfg.liveSrv.Finish(r.cfg.Out, liveFinishWait); err != nil {
+	if err := r.cfg.liveSrv.Finish(r.cfg.Out, live.FinishWait); err != nil {
 		r.logf("%v", err)
 	}
 }
@@ -88,7 +84,7 @@ func benchLive(base *Config, out string) (end func(), err error) {
 	base.liveSrv = srv
 	return func() {
 		if out != "" {
-			srv.Finish(out, liveFinishWait)
+			srv.Finish(out, live.FinishWait)
 		}
 		srv.Close()
 	}, nil

@@ -34,17 +34,16 @@ func fleetFlags(d fleetDefaults) []cli.Flag {
 	flags = append(flags, withDefault(knobFlag(knobOf("Client.Policy")), d.policy), withDefault(knobFlag(knobOf("Client.Seed")), uint64(1)))
 	flags = append(flags, &cli.DurationFlag{Name: "duration", Value: 30 * time.Second, Usage: "length `D` of the run from the start barrier"})
 	flags = append(flags, knobFlags(fleetFields[6:]...)...)
-	return append(flags, []cli.Flag{
+	flags = append(flags, []cli.Flag{
 		&cli.StringFlag{Name: "out", DefaultText: d.out, Usage: "results folder `DIR`: " + resultFiles},
 		forceFlag(),
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print no progress lines"},
 		&cli.DurationFlag{Name: "progress-interval", Aliases: []string{"progress"}, Value: storm.DefaultProgressInterval, Usage: "time `D` between progress lines when stderr is not a terminal (a terminal gets one status line, redrawn every second; 0 = --quiet)"},
 		&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus metrics on `ADDR`/metrics while the run goes, e.g. 127.0.0.1:9100"},
 		&cli.DurationFlag{Name: "metrics-linger", Usage: "keep serving --metrics-addr for `D` after the run, with the final figures, so a scrape sees them"},
-		&cli.BoolFlag{Name: "live", Usage: "serve the run's live page while it goes (the report's page, updated every half second, becoming report.html at the end); its URL, with a token exchanged for a cookie, is printed at the start"},
-		&cli.StringFlag{Name: "live-addr", DefaultText: "127.0.0.1 and a free port", Usage: "serve the live page on `ADDR` (implies --live); beyond loopback it needs --live-tls-cert and --live-tls-key"},
-		&cli.StringFlag{Name: "live-tls-cert", Usage: "serve the live page over HTTPS with the certificate `FILE` (PEM; with --live-tls-key)"},
-		&cli.StringFlag{Name: "live-tls-key", Usage: "the live page's private key `FILE` (PEM; with --live-tls-cert)"},
+	}...)
+	flags = append(flags, liveFlagDefs()...)
+	return append(flags, []cli.Flag{
 		&cli.StringFlag{Name: "pushgateway", Usage: "push the final metrics to the Prometheus Pushgateway at `URL` when the run ends (job stampede, grouped by run_id), e.g. http://127.0.0.1:9091"},
 		&cli.StringFlag{Name: "otlp-endpoint", Usage: "export the same metrics over OTLP to the OpenTelemetry collector at `URL` while the run goes and once at its end: http[s]://HOST:4318 (OTLP/HTTP) or grpc[s]://HOST:4317 (OTLP/gRPC)"},
 		&cli.StringFlag{Name: "otlp-protocol", Usage: "OTLP `PROTOCOL`, grpc or http/protobuf, instead of the one --otlp-endpoint's scheme picks"},
@@ -52,6 +51,17 @@ func fleetFlags(d fleetDefaults) []cli.Flag {
 		&cli.DurationFlag{Name: "otlp-interval", Value: metrics.DefaultOTLPInterval, Usage: "time `D` between OTLP exports"},
 		sloFlag(),
 	}...)
+}
+
+// liveFlagDefs are --live and --live-*, of every command that runs a
+// fleet (http's included); liveFlags maps them.
+func liveFlagDefs() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "live", Usage: "serve the run's live page while it goes (the report's page, updated every half second, becoming report.html at the end); its URL, with a token exchanged for a cookie, is printed at the start"},
+		&cli.StringFlag{Name: "live-addr", DefaultText: "127.0.0.1 and a free port", Usage: "serve the live page on `ADDR` (implies --live); beyond loopback it needs --live-tls-cert and --live-tls-key"},
+		&cli.StringFlag{Name: "live-tls-cert", Usage: "serve the live page over HTTPS with the certificate `FILE` (PEM; with --live-tls-key)"},
+		&cli.StringFlag{Name: "live-tls-key", Usage: "the live page's private key `FILE` (PEM; with --live-tls-cert)"},
+	}
 }
 
 // resultFiles lists every file a results folder holds.

@@ -21,7 +21,7 @@ import (
 // httpFleetFlags are the flags of `stampede http` that run a fleet
 // (--clients); without --clients the command sends one request.
 func httpFleetFlags() []cli.Flag {
-	return append(knobFlags(httpFleetFields...),
+	return append(append(knobFlags(httpFleetFields...),
 		&cli.StringFlag{Name: "idempotency-key", Usage: "fleet: 'auto' gives each logical request its own Idempotency-Key (kept across its retries)"},
 		&cli.BoolFlag{Name: "no-retry-after", Usage: "ignore Retry-After hints: wait by policy (same as --retry-after=false)"},
 		&cli.IntFlag{Name: "attempts", Usage: "attempts `N` per request, the first included (instead of --retries)"},
@@ -30,11 +30,12 @@ func httpFleetFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "secret-header", Usage: "header or query parameter `NAME` whose value is secret too, written <redacted> in the results and lines printed (repeatable; docs/secrets.md)"},
 		&cli.StringFlag{Name: "policies", Usage: "fleet: run once per policy `A,B,C` and compare them side by side"},
 		sloFlag(),
-	)
+	), liveFlagDefs()...)
 }
 
 // fleetOnly are the flags that mean nothing without --clients.
-var fleetOnly = []string{"rate", "duration", "grace", "deadline", "idempotency-key", "out", "force", "policies", "slo"}
+var fleetOnly = []string{"rate", "duration", "grace", "deadline", "idempotency-key", "out", "force", "policies", "slo",
+	"live", "live-addr", "live-tls-cert", "live-tls-key"}
 
 // httpFleetAction runs `stampede http --clients N ...`: one fleet, or one
 // per --policies entry.
@@ -46,14 +47,13 @@ func httpFleetAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	slos, err := sloFlagValue(c, true)
-	if err != nil {
-		return err
-	}
 	specs := []string{""}
 	if c.IsSet("policies") {
 		if c.IsSet("policy") {
 			return errors.New("--policies and --policy: give one of them")
+		}
+		if cfg.Live != nil {
+			return errors.New("--live and --policies: a live page follows one fleet; give one --policy, or drop --live")
 		}
 		if specs, err = splitPolicies(c.String("policies")); err != nil {
 			return err
@@ -86,15 +86,13 @@ func httpFleetAction(c *cli.Context) error {
 		if spec != "" {
 			run.Settings = flags.with("policy", spec, "policies")
 		}
-		res, err := httpfleet.Run(ctx, run)
+		dir := ""
+		if out != "" {
+			dir = fleetDir(out, i, spec, len(specs))
+		}
+		res, sum, err := httpfleet.RunTo(ctx, run, dir)
 		if err != nil {
 			return flagError(err)
-		}
-		sum := httpfleet.Summarize(run, res, run.Settings, slos)
-		if out != "" {
-			if err := httpfleet.WriteResults(fleetDir(out, i, spec, len(specs)), run, res, sum); err != nil {
-				return err
-			}
 		}
 		if len(specs) == 1 {
 			writeFleetSummary(c.App.Writer, sum.HTTP)
@@ -108,7 +106,7 @@ func httpFleetAction(c *cli.Context) error {
 	if len(specs) > 1 {
 		writeFleetTable(c.App.Writer, names, sums)
 	}
-	if err := unreachable(sums[0].HTTP); err != nil && len(slos) == 0 {
+	if err := unreachable(sums[0].HTTP); err != nil && len(cfg.SLO) == 0 {
 		return err
 	}
 	return sloExit(sums...)
@@ -141,6 +139,12 @@ func httpFleetConfig(c *cli.Context) (httpfleet.Config, error) {
 	}
 	cfg := httpfleet.Config{URL: req.URL.String(), Method: req.Method, Header: req.Header, Host: req.Host, Retry: retry,
 		SecretHeaders: c.StringSlice("secret-header")}
+	if cfg.SLO, err = sloFlagValue(c, true); err != nil {
+		return cfg, err
+	}
+	if err := liveFlags(c, &cfg.Live); err != nil {
+		return cfg, err
+	}
 	_ = fillKnobs(c, &cfg.HTTPFleet, httpFleetFields...) // no HTTP fleet knob parses a string
 	if req.Host == req.URL.Host {
 		cfg.Host = ""

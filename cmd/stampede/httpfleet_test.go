@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -64,6 +65,9 @@ func TestHTTPFleetFlags(t *testing.T) {
 		{[]string{"--clients", "2", "--policies", "nope", "http://127.0.0.1:1/"}, "--policies:"},
 		{[]string{"--clients", "2", "--slo", "goodput<", "http://127.0.0.1:1/"}, "--slo:"},
 		{[]string{"--clients", "2", "ftp://127.0.0.1/"}, "bad URL"},
+		{[]string{"--live", "http://127.0.0.1:1/"}, "--live: only with --clients"},
+		{[]string{"--clients", "2", "--live", "--policies", "exp,fixed:delay=1s", "http://127.0.0.1:1/"}, "--live and --policies"},
+		{[]string{"--clients", "2", "--live-addr", "0.0.0.0:0", "http://127.0.0.1:1/"}, "--live-addr"},
 	} {
 		code, _, stderr := runHTTP(t, tc.args...)
 		if code == 0 || len(lines(stderr)) != 1 || !strings.Contains(stderr, tc.want) {
@@ -92,5 +96,23 @@ func TestHTTPFleetPolicies(t *testing.T) {
 	l := lines(stdout)
 	if len(l) != 3 || !strings.HasPrefix(l[1], "fixed:initial=50ms ") || !strings.HasPrefix(l[2], "exp:initial=50ms,max=1s ") {
 		t.Errorf("table:\n%s\nwant a header and one row per policy", stdout)
+	}
+}
+
+// TestHTTPFleetLive: --live on a fleet prints the page's URL, token
+// included, once on stderr at the start, and the folder it becomes
+// holds report.html (httpfleet's TestLivePage reads the page's stream).
+func TestHTTPFleetLive(t *testing.T) {
+	_, url := newRecorder(t, func(int, http.ResponseWriter) {})
+	out := t.TempDir()
+	code, stdout, stderr := runHTTP(t, "--clients", "2", "--rate", "20", "--duration", "300ms", "--live", "--out", out, "--force", url)
+	if code != 0 || !regexp.MustCompile(`^live: http://127\.0\.0\.1:\d+/\?token=[0-9a-f]{64} `).MatchString(stderr) || strings.Count(stderr, "token=") != 1 {
+		t.Errorf("exit %d, stderr %q: want 0 and the page's URL with its token once", code, stderr)
+	}
+	if strings.Contains(stdout, "token=") {
+		t.Error("the token is on stdout")
+	}
+	if _, err := os.Stat(filepath.Join(out, "report.html")); err != nil {
+		t.Error(err)
 	}
 }

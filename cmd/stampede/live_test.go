@@ -155,6 +155,8 @@ type livePanel struct {
 	Connected string `json:"connected"`
 	Events    string `json:"events"`
 	Became    string `json:"became"`
+	// Subtitle is the run's subtitle under the page's title, as shown.
+	Subtitle string `json:"subtitle"`
 }
 
 func (p livePanel) num(t *testing.T, s string) float64 {
@@ -165,7 +167,8 @@ func (p livePanel) num(t *testing.T, s string) float64 {
 	return v
 }
 
-const panelExpr = `JSON.stringify(Object.assign({}, (document.getElementById("live") || {dataset: {}}).dataset))`
+const panelExpr = `JSON.stringify(Object.assign({}, (document.getElementById("live") || {dataset: {}}).dataset,
+	{subtitle: (document.querySelector("section.run p.sub") || {}).textContent || ""}))`
 
 // TestLivePageInBrowser is the live page's acceptance: headless Chromium
 // opens the URL `stampede run --live` prints, for a 2,000-client run with
@@ -174,8 +177,10 @@ const panelExpr = `JSON.stringify(Object.assign({}, (document.getElementById("li
 // run, by the page's clock): the fleet is all connected from 3 s (and
 // before the restart), under 10 % at 7 s (by 8.9 s at the latest, still
 // inside the down time) with the restart marked at its time, all back at
-// 15 s (by 16 s at the latest); at the end the page became report.html
-// and draws report.html's data.
+// 15 s (by 16 s at the latest); the run's subtitle (served before the
+// first frame) says the fleet's size and the clients connected at 3 s and
+// 7 s; at the end the page became report.html and draws report.html's
+// data.
 func TestLivePageInBrowser(t *testing.T) {
 	c := startChromium(t)
 	out := filepath.Join(t.TempDir(), "run")
@@ -254,6 +259,14 @@ func TestLivePageInBrowser(t *testing.T) {
 	if p3.num(t, p3.Connected) != clients || p3.num(t, p3.Clients) != clients {
 		t.Errorf("at 3 s: %s of %s connected, want all %d", p3.Connected, p3.Clients, clients)
 	}
+	// The subtitle, served before the first frame, follows the frames:
+	// the fleet's size and the clients connected, not an empty run's.
+	subtitle := func(p livePanel) {
+		if want := fmt.Sprintf(" %d clients (%s connected) in ", clients, p.Connected); !strings.Contains(p.Subtitle, want) {
+			t.Errorf("at %s s: the subtitle is %q, want it to say %q", p.T, p.Subtitle, want)
+		}
+	}
+	subtitle(p3)
 	// The target is down from 5 s to 9 s: the drop may reach the page as
 	// late as the merged timeline trails, never after 9 s.
 	down := func(p livePanel) bool { return p.num(t, p.Connected) < clients/10 }
@@ -261,6 +274,7 @@ func TestLivePageInBrowser(t *testing.T) {
 	if got := p7.num(t, p7.Connected); got >= clients/10 {
 		t.Errorf("at 7 s (%s s): %g connected, want under 10 %% of %d: the target is down", p7.T, got, clients)
 	}
+	subtitle(p7)
 	var marks []struct {
 		Name  string   `json:"name"`
 		Start float64  `json:"start_s"`

@@ -21,6 +21,9 @@ const (
 	// DefaultWriteTimeout bounds one write to a browser: a stream that
 	// takes no bytes for that long is ended.
 	DefaultWriteTimeout = 10 * time.Second
+	// FinishWait bounds the wait at a run's end for the open pages to
+	// take the last frame (Server.Finish).
+	FinishWait = 3 * time.Second
 )
 
 // Config says where and how the live page is served. Its zero value

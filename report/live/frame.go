@@ -34,6 +34,10 @@ type Snapshot struct {
 	Events, Underway []results.Event
 	// SLO are the run's gates, evaluated on the figures so far.
 	SLO []slo.SLO
+	// HTTP is an HTTP fleet's run so far; nil for a WebSocket fleet's,
+	// whose figures are the fields above (an HTTP fleet's frame uses At,
+	// Label, Clients and SLO of them).
+	HTTP *HTTPSnapshot
 }
 
 // Frame is one message of the stream: the figures the page's panel shows
@@ -46,6 +50,8 @@ type Frame struct {
 	State string `json:"state"`
 	// T is the seconds from the run's start the frame was taken at.
 	T float64 `json:"t_s"`
+	// Seed is the run's seed.
+	Seed uint64 `json:"seed"`
 	// Clients is the fleet's size; Connected the clients connected at the
 	// end of the timeline so far; Arrivals the connection attempts of its
 	// last 100 ms bucket.
@@ -66,6 +72,9 @@ type Frame struct {
 	// SLO is each gate's state so far: "pass", "fail" or "pending" (its
 	// figure has no value yet).
 	SLO []SLOState `json:"slo"`
+	// HTTP is an HTTP fleet's figures (Connected and Arrivals are a
+	// WebSocket fleet's); absent from a WebSocket run's frames.
+	HTTP *HTTPFigures `json:"http,omitempty"`
 	// Data is what the page's plots draw (report.html's DATA).
 	Data json.RawMessage `json:"data"`
 }
@@ -133,12 +142,15 @@ func liveRun(s Snapshot) (*report.Run, []Mark) {
 // build turns a snapshot into a frame, and the run so far the page
 // renders.
 func build(s Snapshot) (Frame, *report.Run, error) {
+	if s.HTTP != nil {
+		return buildHTTP(s)
+	}
 	run, marks := liveRun(s)
 	data, err := report.DataJSON([]*report.Run{run})
 	if err != nil {
 		return Frame{}, nil, err
 	}
-	f := Frame{State: "running", T: round3(s.At.Seconds()), Clients: s.Clients, Events: marks, Data: data,
+	f := Frame{State: "running", T: round3(s.At.Seconds()), Seed: s.Seed, Clients: s.Clients, Events: marks, Data: data,
 		Failures: nonZero(run.Summary.Connect.Failures), Recovery: []Recovery{}}
 	rows := run.Timeline
 	if n := len(s.Timeline); n > 0 {
@@ -224,7 +236,7 @@ func final(runs []*report.Run, seq uint64) (Frame, error) {
 	}
 	r := runs[len(runs)-1]
 	s := r.Summary
-	f := Frame{Seq: seq, State: "final", T: round3(s.DurationS), Clients: s.Clients, Failures: nonZero(s.Connect.Failures), Exact: true, Data: data,
+	f := Frame{Seq: seq, State: "final", T: round3(s.DurationS), Seed: s.Seed, Clients: s.Clients, Failures: nonZero(s.Connect.Failures), Exact: true, Data: data,
 		Events: []Mark{}, Recovery: []Recovery{}, SLO: []SLOState{}}
 	if n := len(r.Timeline); n > 0 {
 		f.Connected = r.Timeline[n-1].Connected
@@ -240,6 +252,9 @@ func final(runs []*report.Run, seq uint64) (Frame, error) {
 			x.Peak = *rec.HerdPeakPer100ms
 		}
 		f.Recovery = append(f.Recovery, x)
+	}
+	if s.HTTP != nil {
+		finalHTTP(&f, r)
 	}
 	for _, x := range s.SLO {
 		st := SLOState{Expr: x.Expr, State: "fail", Detail: x.Detail}

@@ -30,6 +30,8 @@
     panel.dataset.failures = JSON.stringify(f.failures || {});
     panel.dataset.recovery = JSON.stringify(f.recovery || []);
     panel.dataset.slo = JSON.stringify(f.slo || []);
+    panel.dataset.http = f.http ? JSON.stringify(f.http) : "";
+    subtitle(f);
     text("state", f.state === "final" ? "run over: this is report.html" : "running");
     text("t", f.t_s.toFixed(1));
     text("connected", f.connected);
@@ -39,8 +41,12 @@
     const fails = Object.keys(f.failures || {}).sort((a, b) => f.failures[b] - f.failures[a]);
     text("failures", fails.length ? fails.map(c => c + " " + f.failures[c]).join(", ") : "none");
     text("exact", f.exact ? "(the summary's figures)" : "(estimated from the connected count until the run ends)");
+    k("ws").hidden = !!f.http;
+    k("http").hidden = !f.http;
+    if (f.http) showHTTP(f.http);
     const ev = k("events");
     ev.replaceChildren();
+    if (f.http) ev.appendChild(row(["none: an HTTP fleet's run has no chaos or deploy event", "", "", "", "", "", "", "", ""]));
     (f.events || []).forEach((e, i) => {
       const r = (f.recovery || []).find(x => x.event === i) || {};
       ev.appendChild(row([e.name, e.start_s.toFixed(2), e.ready_s == null ? "not yet" : e.ready_s.toFixed(2),
@@ -53,6 +59,38 @@
     if (!(f.slo || []).length) slo.appendChild(row(["none given (--slo)", "-", ""]));
   }
 
+  // subtitle keeps the run's subtitle (its id, seed, fleet size, connected
+  // count, length) the frame's: the page may have been served before the
+  // first frame, with an empty run's.
+  function subtitle(f) {
+    const sub = document.querySelector("section.run p.sub");
+    if (!sub) return;
+    const part = (name, v) => { const el = sub.querySelector('[data-sub="' + name + '"]'); if (el) el.textContent = v; };
+    const run = ((f.data || {}).runs || [])[0] || {};
+    if (run.run_id) part("run_id", run.run_id);
+    part("seed", f.seed);
+    part("clients", f.clients);
+    part("connected", f.http ? "" : " (" + f.connected + " connected)");
+    part("duration", (+(+f.t_s).toFixed(2)) + " s");
+  }
+  function showHTTP(h) {
+    const a = h.answers_per_100ms || {};
+    text("http-sent", h.sent_per_100ms);
+    text("http-ok", a["2xx"] || 0);
+    text("http-offered", (+h.offered_per_100ms.toFixed(2)) + " per 100 ms");
+    const kinds = Object.keys(a).filter(x => x !== "2xx");
+    text("http-answers", kinds.length ? kinds.map(x => x + " " + a[x]).join(", ") : "all 2xx");
+    text("http-peak", h.peak_sent_per_100ms);
+    text("http-rejected", h.peak_rejected_per_100ms);
+    text("http-seen", h.retry_after_seen);
+    text("http-honoured", h.retry_after_honoured);
+    text("http-early", h.early_retries);
+    text("http-abandoned", h.abandoned);
+    text("http-requests", h.requests);
+    text("http-succeeded", h.succeeded);
+    text("http-goodput", (+h.goodput_per_s.toFixed(2)));
+    text("http-amp", (+h.amplification.toFixed(3)));
+  }
   // becomes turns the page into report.html, fetched from the server, and
   // draws its plots from the final frame's data (report.html's own).
   function become(f) {

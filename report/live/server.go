@@ -92,6 +92,24 @@ func Start(cfg Config) (*Server, error) {
 	return s, nil
 }
 
+// StartFed is Start with its feed of snap running and the first frame
+// published before the URL is announced: a page opened at once is the
+// run's (its kind, its fleet's size), not an empty one's.
+func StartFed(cfg Config, snap func() Snapshot) (*Server, error) {
+	announce := cfg.Announce
+	cfg.Announce = nil
+	s, err := Start(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.Publish(snap())
+	s.Feed(snap)
+	if announce != nil {
+		announce(s.TokenURL())
+	}
+	return s, nil
+}
+
 // URL is the page's bare address, without the token.
 func (s *Server) URL() string { return s.url }
 

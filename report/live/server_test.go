@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -327,5 +328,30 @@ func TestFinishWithoutFolder(t *testing.T) {
 	}
 	if seq := s.seq; seq == 0 {
 		t.Error("the feed published nothing")
+	}
+}
+
+// TestStartFed: the page served the moment its URL is announced is
+// already the run's (its id, its fleet's size in the subtitle), not an
+// empty run's, however long the run takes to say what it knows.
+func TestStartFed(t *testing.T) {
+	snap := func() Snapshot { time.Sleep(time.Second); return snapshot() }
+	var page string
+	s, err := StartFed(Config{Announce: func(u string) {
+		jar, _ := cookiejar.New(nil)
+		resp, err := (&http.Client{Jar: jar}).Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		page = string(b)
+	}}, snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if !strings.Contains(page, `data-sub="clients">100<`) || !strings.Contains(page, `data-sub="run_id">r1<`) {
+		t.Errorf("the page at the announcement is not the run's: its subtitle is %q", regexp.MustCompile(`<p class="sub">run .*`).FindString(page))
 	}
 }
