@@ -56,9 +56,9 @@ func readFrames(body *bufio.Reader, out chan<- liveFrame) {
 // page's URL is announced before the first request, the page is guarded
 // (no token 401, a foreign Origin 403, a rebinding Host 421), its stream
 // delivers the fleet's own figures while it runs (requests, 429s by
-// class, the Retry-After herd, the SLO's state so far), and its last
-// frame is the results folder's: report.html's data and the summary's
-// figures.
+// class, the Retry-After herd, the SLO's state so far), its last frame
+// is the results folder's (report.html's data, the summary's figures),
+// and the report.html it then fetches, late, is the folder's.
 func TestLivePage(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "fleet")
 	urls := make(chan string, 1)
@@ -139,12 +139,23 @@ func TestLivePage(t *testing.T) {
 		}
 		last = f
 	}
+	// The page takes report.html once its stream ends (live.js): the
+	// server waits for that before it closes, however slow the page.
+	time.Sleep(300 * time.Millisecond)
+	became, err := browser.Get(bare + report.File)
+	if err != nil {
+		t.Fatalf("report.html after the last frame: %v", err)
+	}
+	becameHTML := readAll(t, became)
 	r := <-done
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
 	checkRunning(t, running)
 	checkFinal(t, last, dir, r.res)
+	if b, err := os.ReadFile(filepath.Join(dir, report.File)); err != nil || string(b) != becameHTML {
+		t.Errorf("the page's report.html is not the folder's: %v", err)
+	}
 }
 
 // checkRunning: frames came while the fleet ran, with its own figures:

@@ -120,8 +120,9 @@ func run(exe string, clients int, duration time.Duration, schedule, policy, prof
 	})
 }
 
-// read opens the page as a browser does (the token for the cookie) and
-// reads its stream to the end, counting frames.
+// read opens the page as a browser does (the token for the cookie),
+// reads its stream to the end, counting frames, and then takes
+// report.html, as the page's script does.
 func read(u string, frames *atomic.Int64) {
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar}
@@ -139,6 +140,10 @@ func read(u string, frames *atomic.Int64) {
 	for {
 		line, err := br.ReadString('\n')
 		if err != nil {
+			if r, err := c.Get(base + "report.html"); err == nil {
+				io.Copy(io.Discard, r.Body)
+				r.Body.Close()
+			}
 			return
 		}
 		if strings.HasPrefix(line, "data: ") {

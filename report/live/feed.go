@@ -69,8 +69,10 @@ func (s *Server) Publish(snap Snapshot) {
 
 // Finish stops the feed and sends the last frame: the figures and data of
 // the results folder dir (a run's, or a bench's), whose report.html the
-// page then becomes. It waits up to wait for every open page to take it.
-// With dir "" (a run that writes no folder) the page keeps its last frame.
+// page then becomes. It waits up to wait for every open page to take it
+// and fetch report.html, so that a page on a slow machine still becomes
+// it before the caller closes the server. With dir "" (a run that writes
+// no folder) the page keeps its last frame.
 func (s *Server) Finish(dir string, wait time.Duration) error {
 	s.stopFeed()
 	if dir == "" {
@@ -96,7 +98,7 @@ func (s *Server) Finish(dir string, wait time.Duration) error {
 	}
 	s.publish(b, true)
 	deadline := time.Now().Add(wait)
-	for s.Subscribers() > 0 && time.Now().Before(deadline) {
+	for (s.Subscribers() > 0 || s.reportServed.Load() < s.finalSent.Load()) && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return nil

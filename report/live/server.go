@@ -46,6 +46,9 @@ type Server struct {
 	feedWG  sync.WaitGroup
 
 	dropped atomic.Uint64
+	// finalSent counts the streams that took the last frame, reportServed
+	// the report.html fetches that followed: Finish waits for both.
+	finalSent, reportServed atomic.Int64
 }
 
 // subscriber is one open stream: frames wait in ch until its handler
@@ -184,6 +187,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		http.ServeFile(w, r, path)
+		s.reportServed.Add(1)
 	default:
 		http.NotFound(w, r)
 	}
@@ -225,13 +229,21 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 		}
 		return rc.Flush() == nil
 	}
-	if !send([]byte("retry: 1000\n\n")) || (first != nil && !send(first)) || final {
+	if !send([]byte("retry: 1000\n\n")) || (first != nil && !send(first)) {
+		return
+	}
+	if final {
+		s.finalSent.Add(1)
 		return
 	}
 	for {
 		select {
 		case m := <-sub.ch:
-			if !send(m.b) || m.final {
+			if !send(m.b) {
+				return
+			}
+			if m.final {
+				s.finalSent.Add(1)
 				return
 			}
 		case <-r.Context().Done():
