@@ -153,6 +153,9 @@ func writeResources(ew *errWriter, s *summary.Summary) {
 			ew.printf("; CPU per connect %s, per reconnect %s", usText(r.CPUUsPerConnect), usText(r.CPUUsPerReconnect))
 		}
 		ew.printf("\n")
+		if h, ok := s.TLSHandshakes[role]; ok {
+			ew.printf("  TLS handshakes: %d full (CPU %s each), %d resumed (CPU %s each)\n", h.Full, usText(h.FullCPUUs), h.Resumed, usText(h.ResumedCPUUs))
+		}
 	}
 }
 

@@ -149,6 +149,17 @@ func TestWriteTextPerConnection(t *testing.T) {
 	if !strings.Contains(out, "coordinator: peak RSS 30.0 MiB, CPU 0.0s, peak fds 0, 1 process(es)\n") {
 		t.Errorf("coordinator line missing or wrong:\n%s", out)
 	}
+	if strings.Contains(out, "TLS handshakes") {
+		t.Errorf("a ws:// target with TLS handshakes:\n%s", out)
+	}
+	s.TLSHandshakes = map[string]results.TLSHandshakes{results.RoleTarget: results.NewTLSHandshakes(10, 90, 15000, 27000)}
+	b.Reset()
+	if err := WriteText(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	if want := "per reconnect -\n  TLS handshakes: 10 full (CPU 1.5 µs each), 90 resumed (CPU 0.3 µs each)\ncoordinator"; !strings.Contains(b.String(), want) {
+		t.Errorf("text =\n%s\nwant %q", b.String(), want)
+	}
 }
 
 // TestWriteTextSimulated: a simulated summary says so on its first line
