@@ -11,13 +11,15 @@ import (
 )
 
 // tlsHandshakers bounds a loadgen process's TLS handshakes in progress:
-// each runs on a goroutine of its own (crypto/tls blocks), whose stack
-// and key shares, some 20 KiB, the fleet pays only while it runs; 256 of
-// them are about 5 MiB at the peak of a herd. Connected clients wait
-// their turn in order, their handshake deadline running, so a herd whose
-// server accepts slowly waits in the loadgen as well as in the server's
-// accept queue.
-var tlsHandshakers = 256
+// each runs on a goroutine of its own (crypto/tls blocks), parked while it
+// waits for the server, whose stack and key shares the fleet pays only
+// while it runs. Connected clients beyond it wait their turn in order,
+// their handshake deadline running. The bound is high on purpose: in a
+// herd, connections the server never accepted (its accept queue full)
+// hold their goroutine until their deadline, and with 256 a process (a
+// 100,000-client restart, 2026-12-06) they held them all while accepted
+// connections timed out in the queue behind them.
+var tlsHandshakers = 4096
 
 // tlsClient is the TLS side of a reactor's wss:// client. The handshake
 // runs on a goroutine (handshake) that owns the socket meanwhile; then
