@@ -59,16 +59,23 @@ func mitigate(ctx context.Context, cfg Config, capy Capacity, ms []mitigation.Mi
 	return out, n, nil
 }
 
+// ModelKeyFile is the ticket-key file a predicted tickets-kept
+// mitigation names: the simulator reads no file, only that the keys
+// survive the restart.
+const ModelKeyFile = "(kept across the restart: the model reads no file)"
+
 // mitigationsFor returns the mitigations a search predicts: every kind
 // the server can take, with the window it needs to take the fleet back
-// (mitigation.Window); none when the schedule restarts nothing, since
-// they act on a restart.
+// (mitigation.Window), then, for a wss:// server, the TLS kinds that
+// would change it (keeping its ticket keys, an ECDSA certificate:
+// mitigation.TLS); none when the schedule restarts nothing, since they
+// act on a restart.
 func mitigationsFor(srv spec.Server, sched *chaos.Schedule, clients int, acceptRate float64) []mitigation.Mitigation {
 	if sched == nil || !slices.ContainsFunc(sched.Entries, func(e chaos.Entry) bool { return e.Event.Kind == chaos.Restart }) {
 		return nil
 	}
 	var out []mitigation.Mitigation
-	for _, m := range mitigation.All(mitigation.Window(clients, acceptRate)) {
+	for _, m := range append(mitigation.All(mitigation.Window(clients, acceptRate)), mitigation.TLS(srv, ModelKeyFile)...) {
 		if m.Check(srv) == nil {
 			out = append(out, m)
 		}

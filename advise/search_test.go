@@ -234,3 +234,30 @@ func TestRankOverCapacity(t *testing.T) {
 		t.Errorf("order %s, %s, %s; want exp (349, R99 5.21s) before full (348, 5.33s), fixed (666) last", got[0].Policy, got[1].Policy, got[2].Policy)
 	}
 }
+
+// TestSearchTLSMitigations: against a wss:// server with an RSA-2048
+// certificate and its ticket keys in memory, the search also predicts
+// keeping the keys and an ECDSA certificate, and both bring the fleet
+// back in under half the time of the server as it is, whose process pays
+// a full RSA handshake per reconnect, keeping the keys no later.
+func TestSearchTLSMitigations(t *testing.T) {
+	cfg := Config{Sim: benchLike(t, 3000, ReferencePolicy), Budget: 2, Seeds: 1, Workers: 2}
+	cfg.Sim.AcceptRate, cfg.Sim.TLSCertKind = 5000, "rsa-2048" // the handshakes, not the rate, bound it
+	res, err := Search(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r99 := map[string]float64{}
+	for _, m := range res.Mitigations {
+		r99[m.Mitigation.Kind] = m.R99
+	}
+	none, kept, ecdsa := r99[mitigation.None], r99[mitigation.TicketsKept], r99[mitigation.ECDSA]
+	t.Logf("R99: none %.2fs, tickets-kept %.2fs, ecdsa %.2fs", none, kept, ecdsa)
+	if kept == 0 || ecdsa == 0 || !(kept <= ecdsa && ecdsa < none/2) {
+		t.Errorf("R99: none %.2fs, tickets-kept %.2fs, ecdsa %.2fs; want tickets-kept <= ecdsa, both under half of none", none, kept, ecdsa)
+	}
+	cfg.Sim.TLSCertKind, cfg.Sim.TLS = "", false // ws://: no TLS row
+	if ms := mitigationsFor(cfg.Sim.Server, cfg.Sim.Schedule, 3000, 5000); len(ms) != len(mitigation.Kinds) {
+		t.Errorf("ws:// server: %d mitigations, want the %d kinds", len(ms), len(mitigation.Kinds))
+	}
+}

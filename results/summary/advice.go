@@ -82,7 +82,8 @@ type AdviceCandidate struct {
 // server-side mitigation.
 type AdviceMitigation struct {
 	// Mitigation names it: "none", "admit-ramp=5s", "shed=5s",
-	// "spread=5s" or "hint=5s" (package mitigation).
+	// "spread=5s" or "hint=5s", and for a wss:// server "tickets-kept"
+	// or "ecdsa" (package mitigation).
 	Mitigation string `json:"mitigation"`
 	// Figures are the current policy's under it (Policy is the current
 	// policy's spec).
