@@ -87,7 +87,8 @@ type ResourceStats struct {
 	// themselves (the reactors' and accept loop's socket calls and epoll
 	// calls, not those made through the Go runtime) over the attempts
 	// they made (the loadgen) or accepted (the target), over the whole run
-	// (the target: its processes alive at the end, since they started).
+	// (the target: its processes alive at the end, since they started),
+	// keepalive pings included.
 	// Nil when the role's processes gave no counts.
 	SyscallsPerAttempt *float64 `json:"syscalls_per_attempt"`
 	// SyscallsByKind is SyscallsPerAttempt by kind of call, named as the
