@@ -32,14 +32,18 @@ for (const WS of copies) {
   };
 }
 // A probe timer every 5 ms: a gap over 25 ms between its runs is a stall
-// of this process (the machine gave it no CPU), printed "S FROM TO"; a
-// try of the test with a stall over 100 ms is void and runs again.
+// of this process, printed "S FROM TO CPU" with the CPU time (µs) the
+// process used in it: little CPU means the machine gave it none (it
+// starved), much means it was busy with its own work. A try of the test
+// with a stall over 100 ms is void and runs again.
 const wall = () => Math.round((performance.timeOrigin + performance.now()) * 1000);
-let last = wall();
+const cpu = () => { const u = process.cpuUsage(); return u.user + u.system; };
+let last = wall(), lastCPU = cpu();
 setInterval(() => {
-  const now = wall();
-  if (now - last > 25000) closes.push(`S ${last} ${now}`);
+  const now = wall(), used = cpu();
+  if (now - last > 25000) closes.push(`S ${last} ${now} ${used - lastCPU}`);
   last = now;
+  lastCPU = used;
 }, 5);
 process.stdin.on("data", () => {});
 process.stdin.on("end", () => {

@@ -40,6 +40,10 @@ type libCase struct {
 	// sinceAttempt: the rule counts its wait from the previous attempt's
 	// start (nats), not from the close the client saw.
 	sinceAttempt bool
+	// spread: the drop closes the clients' connections one at a time,
+	// this far apart (see front.drop), interleaving the Node processes;
+	// 0 closes all at once. window then counts from the last close.
+	spread time.Duration
 	// jitter: the rule draws a random wait per client, so a sample's
 	// quantile carries sampling error: p10, p50 and p90 are compared up
 	// to their rank's (see near). socket.io's jitter also leaves gaps in
@@ -53,21 +57,22 @@ type libCase struct {
 // its giving up falls inside one; nats's ten attempts take 20 s. nats's
 // first retry is at once by the rule; the library's arrives 30-90 ms after
 // the drop on this machine, its own overhead, so nats is compared from its
-// second. A Node process runs its clients' timers and dials one after
-// another on one event loop (1-3 ms each), so the last of a burst dials
-// tens of ms after the first; a browser tab holds one client. phoenix
-// runs 5 clients a process, and is compared from its fifth retry (200,
-// 250, 500 ms): its first four (10 to 150 ms) hold to 2 ms for one client
-// alone, but on a loaded machine of two cores a Node process's stalls
-// (100 ms and more) outweigh them, so the unit test's source formula is
-// their proof.
+// second. phoenix's first retries come 10 to 150 ms apart and are timed
+// to the 50 ms floor of the tolerance, which a machine of two cores busy
+// with other work does not keep: measured on one (docs/clients.md), its
+// Node processes' timers fired up to hundreds of ms late while the
+// processes used no CPU (they were not scheduled), not phoenix.js, whose
+// reconnect timer fires within 2 ms of its rule for a process that runs.
+// So phoenix drops its 300 clients 7 ms apart (spread), not all in one
+// instant whose dials would queue on the event loops, and vetoes the waits
+// during which a process that timed them starved (see at).
 var cases = []libCase{
 	{lib: "socketio", preset: "socketio", n: 400, procs: 10, settle: time.Second, window: 16 * time.Second, retries: 4, jitter: true},
 	{lib: "graphql-ws", preset: "graphql-ws", n: 400, procs: 4, settle: time.Second, window: 5 * time.Second, retries: 1, limit: 1, jitter: true},
 	{lib: "reconnecting-websocket", preset: "reconnecting-websocket:clientsPerProcess=4", n: 200, procs: 50, settle: 6 * time.Second, window: 13 * time.Second, retries: 2, perProcess: true},
 	{lib: "stompjs", preset: "stompjs", n: 200, procs: 4, settle: time.Second, window: 11 * time.Second, retries: 2},
 	{lib: "nats", preset: "nats", n: 200, procs: 4, settle: 3 * time.Second, window: 21 * time.Second, from: 2, retries: 4, limit: 10, sinceAttempt: true},
-	{lib: "phoenix", preset: "phoenix", n: 200, procs: 40, settle: 2 * time.Second, window: 2500 * time.Millisecond, from: 5, retries: 7},
+	{lib: "phoenix", preset: "phoenix", n: 300, procs: 15, settle: 2 * time.Second, spread: 7 * time.Millisecond, window: 2500 * time.Millisecond, retries: 7},
 	{lib: "centrifuge", preset: "centrifuge", n: 400, procs: 10, jitter: true, settle: time.Second, window: 6 * time.Second, retries: 3},
 	{lib: "mqttjs", preset: "mqttjs", n: 200, procs: 10, settle: time.Second, window: 5 * time.Second, retries: 4},
 }
@@ -100,16 +105,40 @@ func TestRealLibraries(t *testing.T) {
 	}
 }
 
+// rank orders the clients for a spread drop: the first client of each
+// process, then the second of each, and so on, so that one process's
+// clients close procs·spread apart.
+func (c libCase) rank(id int) int {
+	per := c.n / c.procs
+	return id%per*c.procs + id/per
+}
+
 // measureBest measures the case's two fleets up to tries times, until a
 // try has no stall longer than voidAfter, and returns that try, or the
-// one whose longest stall was shortest.
+// one whose longest stall was shortest. A spread case, whose starved
+// waits are vetoed (see at), instead measures until a try timed at least
+// minTimed of each fleet's waits at every retry index compared, and
+// returns the try that timed the most.
 func (c libCase) measureBest(t *testing.T) (lib, own map[int]history) {
 	best := time.Duration(math.MaxInt64)
+	bestTimed := -1
 	for try := 1; try <= tries; try++ {
 		l, libStall := c.measure(t, c.nodeFleet)
 		o, ownStall := c.measure(t, c.stampedeFleet)
 		if t.Failed() {
 			return nil, nil
+		}
+		if c.spread > 0 {
+			timed := min(c.timed(l), c.timed(o))
+			if timed > bestTimed {
+				bestTimed, lib, own = timed, l, o
+			}
+			if bestTimed >= minTimed {
+				break
+			}
+			t.Logf("try %d: processes starved (longest stall: library side %v, stampede side %v); %d waits of a retry index timed, fewer than %d",
+				try, libStall, ownStall, timed, minTimed)
+			continue
 		}
 		if longest := max(libStall, ownStall); longest < best {
 			best, lib, own = longest, l, o
@@ -122,6 +151,21 @@ func (c libCase) measureBest(t *testing.T) (lib, own map[int]history) {
 	}
 	return lib, own
 }
+
+// timed is the least number, over the retry indices compared, of waits
+// timed (not vetoed).
+func (c libCase) timed(r map[int]history) int {
+	least := math.MaxInt
+	for k := max(c.from, 1); k <= c.retries; k++ {
+		v, _ := c.at(r, k)
+		least = min(least, len(v))
+	}
+	return least
+}
+
+// minTimed is the fewest waits a spread case compares at a retry index,
+// in each fleet: a third of its 300 clients.
+const minTimed = 100
 
 // measure runs one fleet against a front of its own: all connected, up
 // for settle, dropped, then window of attempts.
@@ -140,7 +184,7 @@ func (c libCase) measure(t *testing.T, start func(t *testing.T, f *front) (stop 
 		time.Sleep(20 * time.Millisecond)
 	}
 	time.Sleep(c.settle)
-	f.drop()
+	f.drop(c.spread, c.rank)
 	time.Sleep(c.window)
 	stop()
 	return f.retries(), f.longestStall()
@@ -157,6 +201,7 @@ func (c libCase) nodeFleet(t *testing.T, f *front) func() {
 	}
 	var procs []proc
 	per := c.n / c.procs
+	f.perProc = per
 	for p := range c.procs {
 		cmd := exec.Command("node", "fleet.js", c.lib, f.url(), fmt.Sprint(p*per), fmt.Sprint(per))
 		cmd.Stderr = os.Stderr
@@ -188,14 +233,14 @@ func (c libCase) nodeFleet(t *testing.T, f *front) func() {
 	}
 }
 
-// readCloses reads fleet.js's "ID MICROS" and "S FROM TO" lines, of
+// readCloses reads fleet.js's "ID MICROS" and "S FROM TO CPU" lines, of
 // process proc, into f.
 func readCloses(t *testing.T, f *front, proc int, out string) {
 	at := func(us int64) time.Duration { return time.UnixMicro(us).Sub(f.start.Round(0)) }
 	for line := range strings.Lines(out) {
-		var from, to int64
-		if _, err := fmt.Sscanf(line, "S %d %d", &from, &to); err == nil {
-			f.stalled(proc, span{at(from), at(to)})
+		var from, to, cpu int64
+		if _, err := fmt.Sscanf(line, "S %d %d %d", &from, &to, &cpu); err == nil {
+			f.stalled(proc, span{at(from), at(to), time.Duration(cpu) * time.Microsecond})
 			continue
 		}
 		var id int
@@ -267,13 +312,17 @@ func (c libCase) compare(t *testing.T, lib, own map[int]history) {
 		if na != nb {
 			t.Errorf("retry %d: %d library clients made it, %d stampede clients", k, na, nb)
 		}
-		if len(a) == 0 || len(b) == 0 || len(a) < na/2 || len(b) < nb/2 {
-			t.Errorf("retry %d: the closes of %d library and %d stampede clients of %d, %d were recorded", k, len(a), len(b), na, nb)
+		least := max(1, na/2, nb/2)
+		if c.spread > 0 {
+			least = minTimed
+		}
+		if len(a) < least || len(b) < least {
+			t.Errorf("retry %d: the waits of %d library and %d stampede clients of %d, %d were timed (close recorded, not vetoed)", k, len(a), len(b), na, nb)
 			continue
 		}
 		qa, qb := quantiles(a), quantiles(b)
-		t.Logf("retry %d (N=%d/%d): library p10/p50/p90 %v / %v / %v, preset %v / %v / %v",
-			k, na, nb, qa[0], qa[1], qa[2], qb[0], qb[1], qb[2])
+		t.Logf("retry %d (N=%d/%d, timed %d/%d): library p10/p50/p90 %v / %v / %v, preset %v / %v / %v",
+			k, na, nb, len(a), len(b), qa[0], qa[1], qa[2], qb[0], qb[1], qb[2])
 		if c.perProcess {
 			if d, crit := ks(a, b); d > crit {
 				t.Errorf("retry %d: the per-process draws differ: KS D %.3f > %.3f", k, d, crit)
@@ -305,7 +354,9 @@ func (c libCase) compare(t *testing.T, lib, own map[int]history) {
 // from the drop would sum every earlier retry's delays. With
 // sinceAttempt, from the previous attempt's arrival instead (the drop,
 // for the first retry). With perProcess, one value per process: its first
-// client's. made counts every client that made its k-th retry.
+// client's. With spread, a wait during which a process that timed it
+// starved is left out (vetoAfter). made counts every client that made its
+// k-th retry.
 func (c libCase) at(r map[int]history, k int) (values []time.Duration, made int) {
 	per := c.n / c.procs
 	for id, h := range r {
@@ -322,10 +373,34 @@ func (c libCase) at(r map[int]history, k int) (values []time.Duration, made int)
 		case !c.sinceAttempt:
 			continue // its close was not recorded: no interval to tell
 		}
+		if c.spread > 0 && starvedFor(h.starved, from, h.attempts[k-1]) > vetoAfter {
+			continue // the machine withheld the CPU from a process timing this wait
+		}
 		values = append(values, h.attempts[k-1]-from)
 	}
 	slices.Sort(values)
 	return values, made
+}
+
+// vetoAfter: a wait during which a process that timed it (the client's
+// Node process, or the test's, which records every arrival) starved for
+// longer than this, half the comparison's least tolerance, is not
+// compared, in either fleet. Only a spread case's (phoenix's) waits are
+// vetoed: its rule has no jitter, so each retry index's waits are all the
+// same length and as likely to meet a starved stretch, and leaving those
+// out favours no wait over another. A rule that draws (socket.io) would
+// lose its long waits more often than its short ones. A process busy with
+// its own work (a library doing too much at once) did not starve, and its
+// waits stay.
+const vetoAfter = 25 * time.Millisecond
+
+// starvedFor is how long the stalls ss that starved overlap [from, to].
+func starvedFor(ss []span, from, to time.Duration) time.Duration {
+	var d time.Duration
+	for _, s := range ss {
+		d += max(0, min(s.to, to)-max(s.from, from))
+	}
+	return d
 }
 
 // gaveUp counts the clients that made exactly limit retries.

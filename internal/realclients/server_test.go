@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -35,14 +36,21 @@ type front struct {
 	mu        sync.Mutex
 	down      bool
 	droppedAt time.Duration
-	held      map[net.Conn]bool
+	held      map[net.Conn]int        // connection up -> its client
 	attempts  map[int][]time.Duration // client -> accept offsets
 	closes    map[int][]time.Duration // client -> offsets of the closes it saw
 	stalls    map[int][]span          // process (goProc: this one) -> its stalls
+	perProc   int                     // clients per Node process (client/perProc is its process); 0: none
 }
 
-// span is a stretch of time, as offsets.
-type span struct{ from, to time.Duration }
+// span is a stall: a stretch of time, as offsets, and the CPU time the
+// stalled process used in it.
+type span struct{ from, to, cpu time.Duration }
+
+// starved reports whether the process got (almost) no CPU in the stall:
+// less than half of it. A busy process (its own work, a long GC) used
+// most of it.
+func (s span) starved() bool { return s.cpu < (s.to-s.from)/2 }
 
 // goProc is the stalls key of the test's own process (the fronts and
 // stampede's fleet).
@@ -56,19 +64,28 @@ const stallGap = 25 * time.Millisecond
 // whose cores are busy with other work, a process can get no CPU for tens
 // or hundreds of ms, and a retry due then arrives late by as much.
 func (f *front) probe(done <-chan struct{}) {
-	last := time.Since(f.start)
+	last, lastCPU := time.Since(f.start), cpuTime()
 	for {
 		select {
 		case <-done:
 			return
 		case <-time.After(5 * time.Millisecond):
 		}
-		now := time.Since(f.start)
+		now, cpu := time.Since(f.start), cpuTime()
 		if now-last > stallGap {
-			f.stalled(goProc, span{last, now})
+			f.stalled(goProc, span{last, now, cpu - lastCPU})
 		}
-		last = now
+		last, lastCPU = now, cpu
 	}
+}
+
+// cpuTime is the CPU time this process used so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // stalled records a stall of process proc.
@@ -83,10 +100,10 @@ func newFront(t *testing.T, lib string) *front {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &front{t: t, ln: ln, lib: lib, start: time.Now(), held: map[net.Conn]bool{},
+	f := &front{t: t, ln: ln, lib: lib, start: time.Now(), held: map[net.Conn]int{},
 		attempts: map[int][]time.Duration{}, closes: map[int][]time.Duration{}, stalls: map[int][]span{}}
 	done := make(chan struct{})
-	t.Cleanup(func() { close(done); ln.Close(); f.drop() })
+	t.Cleanup(func() { close(done); ln.Close(); f.drop(0, nil) })
 	go f.probe(done)
 	go f.accept()
 	return f
@@ -142,7 +159,7 @@ func (f *front) serve(c net.Conn, at time.Duration) {
 	f.attempts[id] = append(f.attempts[id], at)
 	down := f.down
 	if !down {
-		f.held[c] = true
+		f.held[c] = id
 	}
 	f.mu.Unlock()
 	if down {
@@ -223,15 +240,31 @@ func (f *front) heldCount() int {
 	return len(f.held)
 }
 
-// drop kills the server: every connection closed, every later attempt
-// refused.
-func (f *front) drop() {
+// drop kills the server: every later attempt refused, and every
+// connection closed, all at once, or one at a time, spread apart, in
+// the order of rank(client) when spread is set. The refusals start at
+// once either way; each client's retries are timed from the close it saw,
+// so a spread drop changes no interval the comparison reads, only how
+// many clients retry in the same few ms.
+func (f *front) drop(spread time.Duration, rank func(client int) int) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	if !f.down {
 		f.down, f.droppedAt = true, time.Since(f.start)
 	}
+	conns := make([]net.Conn, 0, len(f.held))
 	for c := range f.held {
+		conns = append(conns, c)
+	}
+	if rank != nil {
+		slices.SortFunc(conns, func(a, b net.Conn) int { return rank(f.held[a]) - rank(f.held[b]) })
+	}
+	f.mu.Unlock()
+	next := time.Now()
+	for _, c := range conns {
+		if spread > 0 {
+			time.Sleep(time.Until(next))
+			next = next.Add(spread)
+		}
 		c.Close()
 	}
 }
@@ -248,9 +281,14 @@ func (f *front) sawClose(id int, at time.Duration) {
 // clock: the same host's).
 func (f *front) sawCloseAt(id int, w time.Time) { f.sawClose(id, w.Sub(f.start.Round(0))) }
 
-// history is one client's attempts after the drop and the closes it saw
-// from the drop on, sorted, as offsets from the drop.
-type history struct{ attempts, closes []time.Duration }
+// history is one client's attempts after the drop, the closes it saw
+// from the drop on, and the starved stalls of the processes that timed
+// it (its Node process's, and this one's, which timed every arrival), all
+// sorted, as offsets from the drop.
+type history struct {
+	attempts, closes []time.Duration
+	starved          []span
+}
 
 // longestStall is the longest stall of a process since the drop.
 func (f *front) longestStall() time.Duration {
@@ -283,8 +321,22 @@ func (f *front) retries() map[int]history {
 		slices.Sort(v)
 		return v
 	}
+	starved := func(proc int) []span {
+		var v []span
+		for _, s := range f.stalls[proc] {
+			if s.starved() && s.to > f.droppedAt {
+				v = append(v, span{s.from - f.droppedAt, s.to - f.droppedAt, s.cpu})
+			}
+		}
+		return v
+	}
+	ours := starved(goProc)
 	for id, ats := range f.attempts {
-		out[id] = history{attempts: after(ats, 0), closes: after(f.closes[id], 50*time.Millisecond)}
+		h := history{attempts: after(ats, 0), closes: after(f.closes[id], 50*time.Millisecond), starved: ours}
+		if f.perProc > 0 {
+			h.starved = append(starved(id/f.perProc), ours...)
+		}
+		out[id] = h
 	}
 	return out
 }
