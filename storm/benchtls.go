@@ -252,14 +252,14 @@ const (
 
 // TLSBenchTiming returns a TLS bench's schedule and length for clients
 // first connecting at ramp a second: an abrupt restart, down 2 s, 10 s
-// after the last first connect is due, and 75 s for the herd of
+// after the last first connect is due, and 90 s for the herd of
 // handshakes to come back.
 func TLSBenchTiming(clients int, ramp float64) (schedule string, length time.Duration) {
 	at := 10 * time.Second
 	if ramp > 0 {
 		at += time.Duration(math.Ceil(float64(clients)/ramp)) * time.Second
 	}
-	return fmt.Sprintf("at %s restart abrupt down=2s", at), at + 75*time.Second
+	return fmt.Sprintf("at %s restart abrupt down=2s", at), at + 90*time.Second
 }
 
 // fullText is a case's target CPU per full handshake in µs, "-" without.

@@ -90,7 +90,7 @@ func benchFlags() []cli.Flag {
 			out = append(out, withDefaultText(f, "stampede-results/bench-TIME, a folder per policy inside"))
 		case "tls":
 			out = append(out, withUsage(f, "a TLS bench instead of policies: ticket keys in memory, kept across the restart (a file), ECDSA instead of RSA, side by side, "+
-				"then crypto/tls's handshake cost here; RSA-2048, --ramp 500, an abrupt restart 10 s after the first connects and 75 s for the herd unless set"))
+				"then crypto/tls's handshake cost here; RSA-2048, --ramp 500, an abrupt restart 10 s after the first connects and 90 s for the herd, no accept rate, the run's SYN retries and upgrade timeout unless set"))
 		case "handshake-timeout":
 			out = append(out, withDefault(f, benchHandshakeTimeout))
 		default:

@@ -23,6 +23,19 @@ func benchTLSDefaults(c *cli.Context, cfg *storm.Config) error {
 	if !c.IsSet("ramp") {
 		cfg.Fleet.Ramp = storm.TLSBenchRamp
 	}
+	// The handshakes are the capacity: no accept rate, and the run's
+	// patience (the kernel's SYN retries, the spec's upgrade timeout),
+	// not the policy bench's, which would give up on the queue of RSA
+	// handshakes before the target signs them.
+	if !c.IsSet("accept-rate") {
+		cfg.Target.Server.AcceptRate = 0
+	}
+	if !c.IsSet("syn-retries") {
+		cfg.Fleet.SynRetries = 0
+	}
+	if !c.IsSet("handshake-timeout") {
+		cfg.Fleet.HandshakeTimeout = 0 // the spec's default
+	}
 	text, length := storm.TLSBenchTiming(cfg.Fleet.Clients, cfg.Fleet.Ramp)
 	if !c.IsSet("chaos") && !c.IsSet("chaos-file") {
 		sched, err := chaos.Parse(text)
