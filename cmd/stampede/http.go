@@ -25,7 +25,7 @@ func init() {
 		Name:  "http",
 		Usage: "send one HTTP request with the retry policy and Retry-After",
 		UsageText: "stampede http [--method M] [--data BODY|@FILE] [-H 'Name: value']... [--policy SPEC] [--retries N] URL\n" +
-			"stampede http --clients N --rate R --duration D [--idempotency-key auto] [--no-retry-after] [--policies A,B,C] [--out DIR] [--slo EXPR]... URL",
+			"stampede http --clients N --rate R --duration D [--idempotency-key auto] [--no-retry-after] [--policies A,B,C] [--out DIR] [--slo EXPR]... [--live] URL",
 		Description: "Sends one request, retrying connection failures (dns, refused, timeout, reset) and the\n" +
 			"statuses in --status-codes. The wait before a retry is the server's Retry-After hint\n" +
 			"(seconds or an HTTP-date), spread upward by up to 20% and never shorter, or else the\n" +
@@ -37,7 +37,7 @@ func init() {
 			"fixed schedule for --duration, every request retried as above; it prints goodput,\n" +
 			"amplification, Retry-After honoured, early retries and latency from the scheduled send,\n" +
 			"writes them to --out (summary.json \"http\") and gates them with --slo (README \"HTTP fleets\n" +
-			"under rate limits\").\n\n" +
+			"under rate limits\"); --live serves the fleet's page while it runs (docs/cli.md \"The live page\").\n\n" +
 			"Example (the bundled target's /http, limited to 100 requests/s):\n" +
 			"  stampede http --clients 20 --rate 200 --duration 10s http://127.0.0.1:9001/http",
 		ArgsUsage: "URL",
