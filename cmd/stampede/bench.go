@@ -43,7 +43,8 @@ func init() {
 			"policy (--policy, default fixed:initial=1s) against the server as it is (none), an\n" +
 			"admission ramp (admit-ramp), shedding with a Retry-After spread over a window (shed), a\n" +
 			"restart whose close frames are spread over a window (spread) and one that closes 1013\n" +
-			"telling each client when to return (hint). Every restart of the schedule is graceful in\n" +
+			"telling each client when to return (hint); against a wss:// target also its ticket keys kept\n" +
+			"across the restart (tickets-kept) and ECDSA instead of RSA (ecdsa). Every restart of the schedule is graceful in\n" +
 			"every row (a crash sends no close frames). The window is --mitigation-window, by default\n" +
 			"the time the server needs to take the fleet back (clients over --accept-rate). Below the\n" +
 			"measured table the simulator's prediction of each row, and whether it orders the\n" +
