@@ -103,10 +103,11 @@ var fieldLiteral = regexp.MustCompile(`(?:spec\.Errorf|spec\.Wrap|spec\.CheckURL
 // notFromFlags are field paths that no command line reaches: the program
 // makes their values itself.
 var notFromFlags = map[string]string{
-	"GroupConfig.Spawn": "the target group's spawn function, set by the program",
-	"GroupConfig.Procs": "the group's size, sized by the program from --procs (Server.Procs)",
-	"Mitigation.Kind":   "the bench's mitigations, made by mitigation.All",
-	"Mitigation.Window": "the bench's mitigations, made by mitigation.All",
+	"GroupConfig.Spawn":  "the target group's spawn function, set by the program",
+	"GroupConfig.Procs":  "the group's size, sized by the program from --procs (Server.Procs)",
+	"Mitigation.Kind":    "the bench's mitigations, made by mitigation.All",
+	"Mitigation.Window":  "the bench's mitigations, made by mitigation.All",
+	"Mitigation.KeyFile": "the tickets-kept mitigation's key file, made by the bench in its folder",
 }
 
 // TestFieldErrorsNamedByFlag: every field a library reports an error on
