@@ -145,7 +145,7 @@ func BenchTLS(ctx context.Context, cfg TLSBenchConfig) ([]BenchRun, *TLSBench, e
 	}
 	n := cmp(cfg.CostHandshakes, 200)
 	for _, k := range kinds {
-		cs, cerr := tlsconf.MeasureCost(tlsconf.Kind(k), n)
+		cs, _, cerr := tlsconf.MeasureCost(tlsconf.Kind(k), n)
 		if cerr != nil {
 			err = errors.Join(err, cerr)
 			continue

@@ -63,15 +63,11 @@ func (s *Server) Stats() Stats {
 // with its CPU. The goroutine keeps its thread meanwhile, so the thread's
 // CPU clock is the handshake's.
 func (s *Server) Handshake(tc *tls.Conn) error {
-	runtime.LockOSThread()
-	t0 := threadCPU()
-	err := tc.Handshake()
-	ns := threadCPU() - t0
-	runtime.UnlockOSThread()
+	ns, resumed, err := timedHandshake(tc)
 	if err != nil {
 		return err
 	}
-	if tc.ConnectionState().DidResume {
+	if resumed {
 		s.stats.resumed.Add(1)
 		s.stats.resumedNS.Add(ns)
 	} else {
@@ -79,6 +75,20 @@ func (s *Server) Handshake(tc *tls.Conn) error {
 		s.stats.fullNS.Add(ns)
 	}
 	return nil
+}
+
+// timedHandshake runs tc's handshake, either end's, on a thread of its
+// own and returns that thread's CPU for it and whether it resumed.
+func timedHandshake(tc *tls.Conn) (ns uint64, resumed bool, err error) {
+	runtime.LockOSThread()
+	t0 := threadCPU()
+	err = tc.Handshake()
+	ns = threadCPU() - t0
+	runtime.UnlockOSThread()
+	if err != nil {
+		return 0, false, err
+	}
+	return ns, tc.ConnectionState().DidResume, nil
 }
 
 // threadCPU returns the calling thread's CPU time in nanoseconds.

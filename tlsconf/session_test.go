@@ -86,11 +86,14 @@ func TestSessionSurvivesTransportFailure(t *testing.T) {
 // MeasureCost makes its handshakes and counts them, full and resumed,
 // each with some CPU.
 func TestMeasureCost(t *testing.T) {
-	st, err := MeasureCost(ECDSAP256, 3)
+	st, cl, err := MeasureCost(ECDSAP256, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st.Full != 3 || st.Resumed != 3 || st.FullCPUNS == 0 || st.ResumedCPUNS == 0 {
 		t.Errorf("stats %+v", st)
+	}
+	if cl.Full != 3 || cl.Resumed != 3 || cl.FullCPUNS == 0 || cl.ResumedCPUNS == 0 {
+		t.Errorf("client stats %+v", cl)
 	}
 }
