@@ -143,7 +143,10 @@ func BenchTLS(ctx context.Context, cfg TLSBenchConfig) ([]BenchRun, *TLSBench, e
 	if ctx.Err() != nil {
 		return runs, out, err
 	}
-	n := cmp(cfg.CostHandshakes, 200)
+	n := cfg.CostHandshakes
+	if n <= 0 {
+		n = 200
+	}
 	for _, k := range kinds {
 		cs, _, cerr := tlsconf.MeasureCost(tlsconf.Kind(k), n)
 		if cerr != nil {
@@ -153,13 +156,6 @@ func BenchTLS(ctx context.Context, cfg TLSBenchConfig) ([]BenchRun, *TLSBench, e
 		out.Cost = append(out.Cost, TLSCost{CertKind: k, Handshakes: n, FullCPUUs: cs.FullCPUUs(), ResumedCPUUs: cs.ResumedCPUUs()})
 	}
 	return runs, out, errors.Join(err, writeTLSBench(cfg.Bench.Out, out))
-}
-
-func cmp(v, def int) int {
-	if v > 0 {
-		return v
-	}
-	return def
 }
 
 // fill sets the case's figures from its run's summary and timeline.csv
