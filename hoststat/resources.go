@@ -31,8 +31,9 @@ type ResourceSample struct {
 	Role string
 	// Processes is the number of them alive.
 	Processes int
-	// RSSBytes, FDs and Threads are summed over them.
-	RSSBytes uint64
+	// RSSBytes, AnonBytes, FDs and Threads are summed over them.
+	RSSBytes  uint64
+	AnonBytes uint64
 	FDs      int64
 	Threads  int64
 	// CPUSeconds is cumulative, as in results.ResourceStats.
@@ -49,7 +50,7 @@ type ResourceSample struct {
 type procSample struct {
 	pid          int32
 	created      int64 // creation time in ms since the epoch: tells a reused pid apart
-	rss          uint64
+	rss, anon    uint64 // anon: rss less the file-backed and shared pages
 	cpu          float64
 	fds, threads int64
 }
@@ -162,7 +163,7 @@ func readProc(pid int32) (procSample, error) {
 	if s.created, err = p.CreateTime(); err != nil {
 		return s, err
 	}
-	mem, err := p.MemoryInfo()
+	mem, err := p.MemoryInfoEx() // /proc/PID/statm: resident and shared
 	if err != nil {
 		return s, err
 	}
@@ -179,6 +180,9 @@ func readProc(pid int32) (procSample, error) {
 		return s, err
 	}
 	s.rss, s.cpu, s.fds, s.threads = mem.RSS, t.User+t.System, int64(fds), int64(threads)
+	if mem.RSS > mem.Shared {
+		s.anon = mem.RSS - mem.Shared
+	}
 	return s, nil
 }
 
@@ -277,6 +281,7 @@ func (s *Sampler) sample(tcp func(at time.Time) map[string]PortSockets) {
 		row := ResourceSample{At: at, Role: r, Processes: len(read[i])}
 		for _, p := range read[i] {
 			row.RSSBytes += p.rss
+			row.AnonBytes += p.anon
 			row.FDs += p.fds
 			row.Threads += p.threads
 			st.cpu[procKey{p.pid, p.created}] = p.cpu
@@ -288,6 +293,7 @@ func (s *Sampler) sample(tcp func(at time.Time) map[string]PortSockets) {
 			st.stats.PeakSocketMemBytes = max(st.stats.PeakSocketMemBytes, c.MemBytes)
 		}
 		st.stats.PeakRSSBytes = max(st.stats.PeakRSSBytes, row.RSSBytes)
+		st.stats.PeakAnonBytes = max(st.stats.PeakAnonBytes, row.AnonBytes)
 		st.stats.PeakFDs = max(st.stats.PeakFDs, row.FDs)
 		st.stats.PeakThreads = max(st.stats.PeakThreads, row.Threads)
 		st.stats.Processes = max(st.stats.Processes, row.Processes)
@@ -373,11 +379,11 @@ func (s *Sampler) Samples() []ResourceSample {
 // TCP sockets by state (tcp_established ... tcp_closing, TCPStateNames),
 // empty when not counted.
 //
-//	t_s,role,processes,rss_bytes,cpu_s,fds,threads,tcp_established,...
-//	0.5,loadgen,2,73400320,1.25,10043,14,10000,...
+//	t_s,role,processes,rss_bytes,cpu_s,fds,threads,anon_bytes,tcp_established,...
+//	0.5,loadgen,2,73400320,1.25,10043,14,20971520,10000,...
 func WriteResourcesCSV(w io.Writer, start time.Time, samples []ResourceSample) error {
 	cw := csv.NewWriter(w)
-	header := []string{"t_s", "role", "processes", "rss_bytes", "cpu_s", "fds", "threads"}
+	header := []string{"t_s", "role", "processes", "rss_bytes", "cpu_s", "fds", "threads", "anon_bytes"}
 	for _, n := range TCPStateNames() {
 		header = append(header, "tcp_"+n)
 	}
@@ -399,6 +405,7 @@ func WriteResourcesCSV(w io.Writer, start time.Time, samples []ResourceSample) e
 			strconv.FormatFloat(r.CPUSeconds, 'f', -1, 64),
 			strconv.FormatInt(r.FDs, 10),
 			strconv.FormatInt(r.Threads, 10),
+			strconv.FormatUint(r.AnonBytes, 10),
 		}, tcp...)); err != nil {
 			return err
 		}

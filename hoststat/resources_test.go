@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -35,12 +36,12 @@ func TestSamplerAggregates(t *testing.T) {
 	// as pid 21 between samples 1 and 2. Sample 2 also reuses pid 20 for a
 	// new process (created later): a new process, not a CPU time going back.
 	script := []map[int32]procSample{
-		{10: {created: 1, rss: 100, cpu: 1, fds: 5, threads: 3}, 11: {created: 1, rss: 50, cpu: 0.5, fds: 4, threads: 2},
-			20: {created: 1, rss: 300, cpu: 2, fds: 9, threads: 4}},
-		{10: {created: 1, rss: 120, cpu: 1.5, fds: 6, threads: 3}, 11: {created: 1, rss: 60, cpu: 0.75, fds: 2, threads: 2},
-			20: {created: 1, rss: 310, cpu: 3, fds: 10, threads: 4}},
-		{10: {created: 1, rss: 90, cpu: 2, fds: 5, threads: 5}, // 11 exited
-			21: {created: 2, rss: 200, cpu: 0.25, fds: 3, threads: 2}, 20: {created: 3, rss: 10, cpu: 0.1, fds: 1, threads: 1}},
+		{10: {created: 1, rss: 100, anon: 40, cpu: 1, fds: 5, threads: 3}, 11: {created: 1, rss: 50, anon: 20, cpu: 0.5, fds: 4, threads: 2},
+			20: {created: 1, rss: 300, anon: 200, cpu: 2, fds: 9, threads: 4}},
+		{10: {created: 1, rss: 120, anon: 45, cpu: 1.5, fds: 6, threads: 3}, 11: {created: 1, rss: 60, anon: 30, cpu: 0.75, fds: 2, threads: 2},
+			20: {created: 1, rss: 310, anon: 190, cpu: 3, fds: 10, threads: 4}},
+		{10: {created: 1, rss: 90, anon: 80, cpu: 2, fds: 5, threads: 5}, // 11 exited
+			21: {created: 2, rss: 200, anon: 150, cpu: 0.25, fds: 3, threads: 2}, 20: {created: 3, rss: 10, anon: 5, cpu: 0.1, fds: 1, threads: 1}},
 	}
 	pids := [][]int32{{20}, {20}, {21, 20}}
 	f := &fakeProcs{script: script}
@@ -57,12 +58,13 @@ func TestSamplerAggregates(t *testing.T) {
 	}
 
 	want := map[string]results.ResourceStats{
-		// RSS 150, 180, 90; fds 9, 8, 5; threads 5, 5, 5; CPU of 10 (2) and
-		// of 11 as last seen (0.75).
-		results.RoleLoadgen: {PeakRSSBytes: 180, CPUSeconds: 2.75, PeakFDs: 9, PeakThreads: 5, Processes: 2, ProcessesSeen: 2, Samples: 3},
-		// RSS 300, 310, 210; CPU: the first 20 last seen at 3, 21 at 0.25,
-		// the second 20 at 0.1.
-		results.RoleTarget: {PeakRSSBytes: 310, CPUSeconds: 3.35, PeakFDs: 10, PeakThreads: 4, Processes: 2, ProcessesSeen: 3, Samples: 3},
+		// RSS 150, 180, 90; anonymous 60, 75, 80 (its peak at another
+		// sample than the RSS's); fds 9, 8, 5; threads 5, 5, 5; CPU of 10
+		// (2) and of 11 as last seen (0.75).
+		results.RoleLoadgen: {PeakRSSBytes: 180, PeakAnonBytes: 80, CPUSeconds: 2.75, PeakFDs: 9, PeakThreads: 5, Processes: 2, ProcessesSeen: 2, Samples: 3},
+		// RSS 300, 310, 210; anonymous 200, 190, 155; CPU: the first 20
+		// last seen at 3, 21 at 0.25, the second 20 at 0.1.
+		results.RoleTarget: {PeakRSSBytes: 310, PeakAnonBytes: 200, CPUSeconds: 3.35, PeakFDs: 10, PeakThreads: 4, Processes: 2, ProcessesSeen: 3, Samples: 3},
 	}
 	got := s.Stats()
 	for r, w := range want {
@@ -83,13 +85,13 @@ func TestSamplerAggregates(t *testing.T) {
 		t.Fatal(err)
 	}
 	// No TCP states counted: their columns are empty.
-	wantCSV := `t_s,role,processes,rss_bytes,cpu_s,fds,threads,tcp_established,tcp_syn_sent,tcp_syn_recv,tcp_fin_wait1,tcp_fin_wait2,tcp_time_wait,tcp_close,tcp_close_wait,tcp_last_ack,tcp_listen,tcp_closing
-0.000,loadgen,2,150,1.5,9,5,,,,,,,,,,,
-0.000,target,1,300,2,9,4,,,,,,,,,,,
-0.500,loadgen,2,180,2.25,8,5,,,,,,,,,,,
-0.500,target,1,310,3,10,4,,,,,,,,,,,
-1.000,loadgen,1,90,2.75,5,5,,,,,,,,,,,
-1.000,target,2,210,3.35,4,3,,,,,,,,,,,
+	wantCSV := `t_s,role,processes,rss_bytes,cpu_s,fds,threads,anon_bytes,tcp_established,tcp_syn_sent,tcp_syn_recv,tcp_fin_wait1,tcp_fin_wait2,tcp_time_wait,tcp_close,tcp_close_wait,tcp_last_ack,tcp_listen,tcp_closing
+0.000,loadgen,2,150,1.5,9,5,60,,,,,,,,,,,
+0.000,target,1,300,2,9,4,200,,,,,,,,,,,
+0.500,loadgen,2,180,2.25,8,5,75,,,,,,,,,,,
+0.500,target,1,310,3,10,4,190,,,,,,,,,,,
+1.000,loadgen,1,90,2.75,5,5,80,,,,,,,,,,,
+1.000,target,2,210,3.35,4,3,155,,,,,,,,,,,
 `
 	if b.String() != wantCSV {
 		t.Errorf("resources.csv:\n%s\nwant\n%s", b.String(), wantCSV)
@@ -108,6 +110,26 @@ func burnCPU(t *testing.T) {
 			x ^= i
 		}
 	}
+}
+
+// rssAnon reads this process's RssAnon from /proc/self/status, in bytes.
+func rssAnon(t *testing.T) uint64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) == 3 && f[0] == "RssAnon:" {
+			kb, err := strconv.ParseUint(f[1], 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	t.Fatal("no RssAnon in /proc/self/status")
+	return 0
 }
 
 func TestSamplerLive(t *testing.T) {
@@ -140,6 +162,13 @@ func TestSamplerLive(t *testing.T) {
 	// The child was alive for one sample, then exited: it still counts.
 	if tg.Processes != 1 || tg.ProcessesSeen != 1 || tg.PeakRSSBytes == 0 || tg.PeakFDs < 1 || tg.CPUSeconds != before.CPUSeconds {
 		t.Errorf("target (sleep) = %+v, before exit %+v", tg, before)
+	}
+	// The anonymous memory is the kernel's RssAnon (statm's resident less
+	// shared): not the whole RSS, which holds this binary's mapped pages.
+	if p, err := readProc(self); err != nil {
+		t.Fatal(err)
+	} else if want := rssAnon(t); p.anon == 0 || p.anon >= p.rss || p.anon < want*9/10 || p.anon > want*11/10 {
+		t.Errorf("anonymous memory %d B, RSS %d B: want about RssAnon %d B, under the RSS", p.anon, p.rss, want)
 	}
 	rows := s.Samples()
 	if last := rows[len(rows)-1]; last.Role != results.RoleTarget || last.Processes != 0 || last.RSSBytes != 0 {

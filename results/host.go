@@ -29,6 +29,13 @@ type ResourceStats struct {
 	// PeakRSSBytes is the largest resident set, summed over the role's
 	// processes at one sample, in bytes.
 	PeakRSSBytes uint64 `json:"peak_rss_bytes"`
+	// PeakAnonBytes is the largest anonymous resident memory, summed
+	// likewise: the resident set less its file-backed and shared pages
+	// (/proc/PID/statm's resident minus shared). What the processes
+	// allocated themselves; the pages of the binary and libraries they
+	// map, which the page cache shares and which do not grow with
+	// connections (tens of MiB a process), are not in it.
+	PeakAnonBytes uint64 `json:"peak_anon_bytes"`
 	// CPUSeconds is user+system CPU time of every process the role ever
 	// had, at the last sample each was seen in: a process that exited
 	// still counts.
@@ -53,6 +60,10 @@ type ResourceStats struct {
 	// connection, baseline of every process included (the two peaks may
 	// be at different samples, so it errs high). 0 without connections.
 	RSSPerConnBytes int64 `json:"rss_per_conn_bytes"`
+	// AnonPerConnBytes is PeakAnonBytes / PeakConns: the memory the
+	// role's processes allocated per connection, their own baselines
+	// included (it errs high as RSSPerConnBytes does).
+	AnonPerConnBytes int64 `json:"anon_per_conn_bytes"`
 	// PeakSocketMemBytes is the most kernel memory charged to the role's
 	// TCP sockets at one sample, summed: receive and send queues, forward
 	// allocations, option memory (sock_diag INET_DIAG_SKMEMINFO). The
@@ -99,9 +110,10 @@ type ResourceStats struct {
 
 // PerConn sets the per-connection figures from the peaks.
 func (r *ResourceStats) PerConn() {
-	r.RSSPerConnBytes, r.SocketMemPerConnBytes = 0, 0
+	r.RSSPerConnBytes, r.AnonPerConnBytes, r.SocketMemPerConnBytes = 0, 0, 0
 	if r.PeakConns > 0 {
 		r.RSSPerConnBytes = int64(r.PeakRSSBytes) / r.PeakConns
+		r.AnonPerConnBytes = int64(r.PeakAnonBytes) / r.PeakConns
 		r.SocketMemPerConnBytes = int64(r.PeakSocketMemBytes) / r.PeakConns
 	}
 }

@@ -65,6 +65,7 @@ func (d KernelDelta) Add(o KernelDelta) KernelDelta {
 func (r ResourceStats) Add(o ResourceStats) ResourceStats {
 	s := ResourceStats{
 		PeakRSSBytes:       r.PeakRSSBytes + o.PeakRSSBytes,
+		PeakAnonBytes:      r.PeakAnonBytes + o.PeakAnonBytes,
 		CPUSeconds:         r.CPUSeconds + o.CPUSeconds,
 		PeakFDs:            r.PeakFDs + o.PeakFDs,
 		PeakThreads:        r.PeakThreads + o.PeakThreads,
