@@ -34,8 +34,8 @@ type ResourceSample struct {
 	// RSSBytes, AnonBytes, FDs and Threads are summed over them.
 	RSSBytes  uint64
 	AnonBytes uint64
-	FDs      int64
-	Threads  int64
+	FDs       int64
+	Threads   int64
 	// CPUSeconds is cumulative, as in results.ResourceStats.
 	CPUSeconds float64
 	// TCP counts the role's TCP sockets by state (Sampler.CountTCP); nil
@@ -49,7 +49,7 @@ type ResourceSample struct {
 // procSample is what one process reading gives.
 type procSample struct {
 	pid          int32
-	created      int64 // creation time in ms since the epoch: tells a reused pid apart
+	created      int64  // creation time in ms since the epoch: tells a reused pid apart
 	rss, anon    uint64 // anon: rss less the file-backed and shared pages
 	cpu          float64
 	fds, threads int64
