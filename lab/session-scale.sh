@@ -37,6 +37,8 @@ if [ -z "$bin" ]; then
 	go build -o "$bin" ./cmd/stampede
 	CGO_ENABLED=0 go build -o "$out/stampede-worker" ./cmd/stampede-worker
 fi
+[ -x "$(dirname "$bin")/stampede-worker" ] ||
+	echo "note: no stampede-worker beside $bin: the loadgen processes run $bin itself, whose mapped pages add to their RSS (not to their anonymous memory)" >&2
 printf '%s\n' 'protocol: socketio' 'socketio:' '  namespace: /chat' '  auth: {token: s3cret}' \
 	'  events: [["join", "r1"], ["join", "r2"]]' '  ack: true' >"$out/socketio.yaml"
 echo "machine: $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg), $(date -u +%FT%TZ)"
