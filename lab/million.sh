@@ -22,7 +22,13 @@
 #    attempt (summary.json syscalls_per_attempt, by kind) beside the fewest
 #    a connect needs, and the CPU bound: CLIENTS x
 #    (loadgen + target CPU per connect of the ramp) / cores, beside the
-#    R99 (docs/performance.md).
+#    R99 (docs/performance.md). Then each side's memory a connection:
+#    whole-process peak RSS and peak anonymous memory over the peak
+#    connections (summary.json), the marginal RSS and anonymous memory
+#    ((peak - the role's first sample, before the first connect) / peak
+#    connections, resources.csv), and the binary's mapped pages a process
+#    (peak RSS - peak anonymous memory, over the processes): what varies
+#    from boot to boot without growing with connections.
 #
 # Environment: CLIENTS (1000000), EVENT ('at 120s restart abrupt
 # down=2s'), DURATION (600s), RUN_FLAGS (more flags of the run), OUT (the
@@ -108,8 +114,8 @@ echo "baseline: lab/connbase -n $CONNBASE_N -rounds $CONNBASE_ROUNDS"
 base=$("$tmp/connbase" -n "$CONNBASE_N" -rounds "$CONNBASE_ROUNDS")
 echo "$base"
 
-python3 - "$OUT/summary.json" "$base" "$(nproc)" <<'PY'
-import json, sys
+python3 - "$OUT/summary.json" "$base" "$(nproc)" "$OUT/resources.csv" <<'PY'
+import csv, json, sys
 s = json.load(open(sys.argv[1]))
 base = dict(kv.split("=", 1) for kv in sys.argv[2].split()[1:])
 b = {k: float(v) for k, v in base.items() if k.endswith("_us")}
@@ -176,5 +182,29 @@ if lg is not None and tg is not None:
     print(line)
 else:
     print("CPU bound: - (no CPU per connect from the ramp)")
+# Memory a connection (issue figures: at most 1 KiB whole-process and
+# marginal). The first sample of a role is taken before its first connect.
+first = {}
+try:
+    for row in csv.DictReader(open(sys.argv[4])):
+        if row["role"] not in first and int(row["processes"]) > 0:
+            first[row["role"]] = row
+except OSError:
+    pass
+for role in ("loadgen", "target"):
+    r = res.get(role, {})
+    conns, procs = r.get("peak_conns") or 0, r.get("processes") or 0
+    if conns <= 0:
+        print(f"memory a connection, {role}: - (no connections counted)")
+        continue
+    rss, anon = r.get("peak_rss_bytes", 0), r.get("peak_anon_bytes", 0)
+    line = f"memory a connection, {role}: RSS {rss / conns:.0f} B, anonymous {anon / conns:.0f} B"
+    f = first.get(role)
+    if f:
+        line += (f"; marginal RSS {(rss - int(f['rss_bytes'])) / conns:.0f} B, anonymous"
+                 f" {(anon - int(f.get('anon_bytes') or 0)) / conns:.0f} B")
+    if procs:
+        line += f"; the binary's mapped pages {(rss - anon) / procs / 2**20:.1f} MiB a process ({procs} processes)"
+    print(line)
 PY
 exit "$rc"
