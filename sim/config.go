@@ -185,6 +185,16 @@ type Config struct {
 	// fleet of independent devices, a kernel each; lab/calibrate
 	// passes each real run's own (its fastest 100 ms of attempts).
 	IssueRate float64 `json:"issue_rate"`
+	// ReactorCost, when positive, is what an attempt costs its loadgen
+	// reactor: each loadgen process (one per 18,000 clients) deals its
+	// clients to Client.Reactors reactors, and a reactor writes a
+	// completed connect's upgrade request only when it has done the
+	// attempts queued before it (sim.reactors), so a burst of connects
+	// reaches the target's deferred accept spread over the reactors'
+	// time. The loadgen's CPU per attempt (summary.json
+	// resources.loadgen.cpu_us_per_attempt) measures it. 0 is no queue:
+	// the request reaches the listener one RTT after the SYN.
+	ReactorCost time.Duration `json:"reactor_cost"`
 	// LB, when set, puts a load balancer in front of the target.
 	LB *LB `json:"lb,omitempty"`
 	// Cores, when positive, is the cores of the one machine both ends
@@ -223,7 +233,15 @@ type Config struct {
 
 // withDefaults returns c with every zero field set to its default.
 func (c Config) withDefaults() Config {
+	reactors := c.Client.Reactors
 	c.Client = c.Client.WithDefaults()
+	if reactors == 0 { // the loadgen's default on the modelled machine, not on this one
+		reactors = DefaultLoadgenReactors
+		if c.Cores > 0 {
+			reactors = min(max(1, int(c.Cores)), 4)
+		}
+		c.Client.Reactors = max(1, min(reactors, c.Clients))
+	}
 	c.Server = c.Server.WithDefaults()
 	if c.SynRetries == 0 {
 		c.SynRetries = DefaultSynRetries
@@ -305,6 +323,8 @@ func (c Config) Validate() error {
 		return bad("ProcCapacity", "must not be negative, got %g", c.ProcCapacity)
 	case c.RTT < 0:
 		return bad("RTT", "must not be negative, got %s", c.RTT)
+	case c.ReactorCost < 0:
+		return bad("ReactorCost", "must not be negative (0: no queue), got %s", c.ReactorCost)
 	case c.DataRTO < 0:
 		return bad("DataRTO", "must not be negative, got %s", c.DataRTO)
 	case c.LB != nil && c.LB.Rate < 0:

@@ -79,8 +79,9 @@ type sim struct {
 	orphans         []orphan // connections whose clients gave up, still half-open on a listener
 	freeOrphans     []uint32 // indexes of orphans ended
 
-	cpu *cpuModel // the machine's cores (Config.Cores); nil: not modelled
-	tls *tlsModel // the server's TLS handshakes; nil: ws://
+	cpu   *cpuModel // the machine's cores (Config.Cores); nil: not modelled
+	react *reactors // the loadgen's reactors (Config.ReactorCost); nil: not modelled
+	tls   *tlsModel // the server's TLS handshakes; nil: ws://
 }
 
 // Run simulates one run. It is deterministic: the same Config gives the
@@ -92,6 +93,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	cfg = cfg.withDefaults()
 	s := &sim{cfg: cfg, procs: cfg.Procs, lb: -1, giveUp: int64(SynGiveUp(cfg.SynRetries)), devices: cfg.IssueRate == 0 && cfg.Cores == 0}
 	s.cpu = newCPU(cfg)
+	s.react = newReactors(cfg)
 	s.tls = newTLS(cfg)
 	if cfg.HZ > 0 {
 		s.jiffy = int64(time.Second) / int64(cfg.HZ)
@@ -441,10 +443,14 @@ func (s *sim) syn(id uint32, now int64) {
 		c.flags &^= flCookie
 		l.synq++
 	}
-	if l.n+l.inflight < l.backlog {
-		// Room for this one whatever the handshakes in flight do: its
-		// final ACK cannot be dropped, so it is queued now rather than
-		// one RTT later (one event fewer per connect).
+	// The request reaches the listener one RTT after the client's reactor
+	// has seen the connect complete and written it (reaction).
+	at, reacts := s.reaction(id, now)
+	if !reacts && l.n+l.inflight < l.backlog {
+		// Room for this one whatever the handshakes in flight do, and
+		// nothing to wait for: its final ACK cannot be dropped, so it is
+		// queued now rather than one RTT later (one event fewer per
+		// connect).
 		if c.flags&flFwd == 0 {
 			c.deadline = addSat(now, s.cfg.Client.HandshakeTimeout)
 		}
@@ -453,7 +459,7 @@ func (s *sim) syn(id uint32, now int64) {
 	}
 	l.inflight++
 	c.setState(stAckFlight)
-	s.q.push(entry{at: now + int64(s.cfg.RTT), who: id, gen: c.gen, kind: evAck})
+	s.q.push(entry{at: at + int64(s.cfg.RTT), who: id, gen: c.gen, kind: evAck})
 }
 
 // synLater schedules the next SYN retransmit of a dropped SYN, or the
@@ -827,6 +833,9 @@ func (s *sim) admit(l *listener, now int64) {
 // fail ends an attempt that did not connect, then retries or stops.
 func (s *sim) fail(id uint32, f failure, now int64) {
 	c := &s.clients[id]
+	if c.state == stSynSent && c.flags&flFwd == 0 {
+		s.reacted(id, now) // its connect never completed: the failure is its reactor's work
+	}
 	s.attemptEnded(c, now)
 	s.rec.failure(f.class, now)
 	s.retry(id, f, now)
