@@ -14,11 +14,14 @@
 # RUNS, each under the shared heavy-run lock (flock on STAMPEDE_LOCK,
 # taken and released per run; NO_LOCK=1 on a machine nobody shares).
 # The model is `stampede simulate` with the same flags and seeds 1 to
-# SEEDS. The spread is the lowest to the highest, and its width relative
-# to the median. Environment: RUNS (5), SEEDS (9), OUT (the results
-# folders; default a new folder under /tmp, kept), STAMPEDE=path (a built
-# binary with stampede-worker beside it; default: build both), SIM_FLAGS
-# (more flags of the simulation).
+# SEEDS, its loadgen's reactors at the real runs' own CPU per attempt
+# (--reactor-cost: the median of their resources.loadgen.cpu_us_per_attempt),
+# and beside it the same seeds without the reactors' queue. The spread is
+# the lowest to the highest, and its width relative to the median.
+# Environment: RUNS (5), SEEDS (9), OUT (the results folders; default a
+# new folder under /tmp, kept), STAMPEDE=path (a built binary with
+# stampede-worker beside it; default: build both), SIM_FLAGS (more flags
+# of the simulation), REACTOR_COST (a duration in place of the runs' own).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -57,10 +60,28 @@ if [ -z "${SIM_ONLY:-}" ]; then
 			{ echo "real $i failed:"; tail -n 5 "$tmp/real$i.log"; }
 	done
 fi
+# The loadgen's CPU per attempt, the median over the real runs: what an
+# attempt costs its reactor in the model.
+cost=${REACTOR_COST:-$(python3 - "$OUT" <<'PY'
+import glob, json, os, statistics, sys
+xs = []
+for p in glob.glob(os.path.join(sys.argv[1], "real*", "*", "summary.json")):
+    v = ((json.load(open(p)).get("resources") or {}).get("loadgen") or {}).get("cpu_us_per_attempt")
+    if v:
+        xs.append(v)
+print("%.1fus" % statistics.median(xs) if xs else "")
+PY
+)}
+[ -n "$cost" ] || { echo "bench-median: no real run gave the loadgen's CPU per attempt; set REACTOR_COST" >&2; exit 1; }
+echo "model: --reactor-cost $cost (the loadgen's CPU per attempt$([ -n "${REACTOR_COST:-}" ] && echo ", given" || echo ", the real runs' median"))"
 for s in $(seq 1 "$SEEDS"); do
-	# shellcheck disable=SC2086 # SIM_FLAGS is words
-	"$exe" simulate "${STORM[@]}" --policy "$POLICY" --seed "$s" $SIM_FLAGS --force --out "$OUT/sim$s" >"$tmp/sim.log" 2>&1 ||
-		{ echo "simulation $s failed:"; tail -n 5 "$tmp/sim.log"; exit 1; }
+	for m in sim noq; do
+		flags=(--reactor-cost "$cost")
+		[ "$m" = sim ] || flags=()
+		# shellcheck disable=SC2086 # SIM_FLAGS is words
+		"$exe" simulate "${STORM[@]}" --policy "$POLICY" --seed "$s" "${flags[@]}" $SIM_FLAGS --force --out "$OUT/$m$s" >"$tmp/sim.log" 2>&1 ||
+			{ echo "simulation $s failed:"; tail -n 5 "$tmp/sim.log"; exit 1; }
+	done
 done
 
 python3 - "$OUT" <<'PY'
@@ -87,12 +108,16 @@ for p in runs:
     print(f"{os.path.relpath(p, out).split(os.sep)[0]}: R99 {r99(p):.2f} s, handshake timeouts {(e.get('failures') or {}).get('handshake_timeout', 0)}, "
           f"other processes {'-' if share is None else '%.0f %%' % (share * 100)} of the CPU")
 real = [r99(p) for p in runs]
-sim = [r99(os.path.join(out, f"sim{i}", "summary.json")) for i in range(1, 1000) if os.path.exists(os.path.join(out, f"sim{i}", "summary.json"))]
 rm = show(f"real R99, {len([x for x in real if x is not None])} runs", real)
-sm = show(f"model R99, {len(sim)} seeds", sim)
-hs = [((json.load(open(os.path.join(out, f"sim{i}", "summary.json")))["events"] or [{}])[0].get("failures") or {}).get("handshake_timeout", 0)
-      for i in range(1, len(sim) + 1)]
-print(f"  handshake timeouts {min(hs)}-{max(hs)}")
+def model(label, m):
+    paths = [os.path.join(out, f"{m}{i}", "summary.json") for i in range(1, 1000)]
+    paths = [p for p in paths if os.path.exists(p)]
+    med = show(f"{label}, {len(paths)} seeds", [r99(p) for p in paths])
+    hs = [((json.load(open(p))["events"] or [{}])[0].get("failures") or {}).get("handshake_timeout", 0) for p in paths]
+    print(f"  handshake timeouts {min(hs)}-{max(hs)}")
+    return med
+model("model R99 without the reactors' queue", "noq")
+sm = model("model R99", "sim")
 if rm and sm:
     print(f"model median against real median: {(sm - rm) / rm * 100:+.1f} % ({'within' if abs(sm - rm) <= 0.1 * rm else 'outside'} 10 %)")
 PY
