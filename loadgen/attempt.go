@@ -241,7 +241,7 @@ func (r *reactor) closeSocket(j int32, abort bool) {
 	}
 	r.timers.cancel(j)
 	if r.tls != nil {
-		r.tls[j].conn = nil
+		r.tls[j].reset()
 	}
 	if c.ext != nil {
 		e := c.ext

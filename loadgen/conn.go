@@ -32,7 +32,11 @@ var errNoAnswerEOF = fmt.Errorf("%w: %w", errNoAnswer, io.EOF)
 // peer closed: then reading goes on to the end of stream.
 func (r *reactor) readable(j int32, events uint32) {
 	if r.tls != nil {
-		r.readableTLS(j)
+		if r.tls[j].conn != nil {
+			r.readableTLS(j)
+		} else {
+			r.readRecords(j, events)
+		}
 		return
 	}
 	c := &r.clients[j]
@@ -150,7 +154,7 @@ func (r *reactor) backedUp(j int32) bool {
 func (r *reactor) send(j int32, p []byte) bool {
 	var err error
 	if r.tls != nil {
-		_, err = r.tls[j].conn.Write(p)
+		err = r.sendTLS(j, p)
 	} else {
 		err = r.sendRaw(j, p)
 	}
@@ -249,7 +253,7 @@ func (r *reactor) recycle(e *extras) {
 // the socket does not take is lost.
 func (r *reactor) sendLast(j int32, p []byte) {
 	if r.tls != nil {
-		_, _ = r.tls[j].conn.Write(p)
+		_ = r.sendTLS(j, p)
 		return
 	}
 	_, _ = r.write(r.clients[j].fd, p)

@@ -48,6 +48,7 @@ type reactor struct {
 	rbuf  []byte
 	wbuf  []byte
 	pbuf  []byte // scratch for echo payloads being built (MsgSize)
+	sbuf  []byte // wss://: records being sealed (tlsdrive.go)
 	rd    bytes.Reader
 	hdr   [ws.MaxHeaderSize]byte
 	aw    appendWriter
@@ -76,8 +77,10 @@ type reactor struct {
 	tlsMax   int
 	tlsDone  chan tlsDone
 	tlsWG    sync.WaitGroup
-	stopping atomic.Bool   // stop was called
-	stopped  chan struct{} // closed by stop
+	// connections taken over from crypto/tls by the record layer (tests)
+	takenOver atomic.Int64
+	stopping  atomic.Bool   // stop was called
+	stopped   chan struct{} // closed by stop
 }
 
 func newReactor(f *Fleet, r, nr int) *reactor {
@@ -311,7 +314,7 @@ func (r *reactor) shutdown() {
 // recorder stays for the last drains.
 func (r *reactor) dropClients() {
 	r.clients, r.timers, r.ka, r.mode = nil, timerHeap{}, nil, nil
-	r.rbuf, r.wbuf, r.pbuf, r.free, r.again = nil, nil, nil, nil, nil
+	r.rbuf, r.wbuf, r.pbuf, r.sbuf, r.free, r.again = nil, nil, nil, nil, nil, nil
 }
 
 // close releases the poller, once run has returned and no stop can come.

@@ -6,6 +6,8 @@ import (
 	"io"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/stampede-dev/stampede/connerr"
 	"github.com/stampede-dev/stampede/tlsconf"
 )
@@ -25,20 +27,32 @@ var tlsHandshakers = 4096
 // runs on a goroutine (handshake) that owns the socket meanwhile; then
 // the reactor drives the tls.Conn like a raw socket: it reads when epoll
 // says readable, and writes what the socket takes, queueing the rest.
+// Once the server's session ticket came, a TLS 1.3 connection leaves
+// crypto/tls for the reactor's record layer (tlsswap.go): the client
+// then keeps only its record keys, and its session between connections.
 type tlsClient struct {
-	conn     *tls.Conn   // the current connection's, nil when none
-	cfg      *tls.Config // the client's: the fleet's with its own session cache; nil until its first handshake
-	fc       fdConn      // the socket under conn
-	deadline int64       // the handshake's, offset ns
-	queued   bool        // waiting in the reactor's tlsQueue
-	working  bool        // a handshake goroutine owns the socket
-	resumed  bool        // the current connection resumed a session
+	conn     *tls.Conn               // while crypto/tls runs the current connection, nil otherwise
+	fc       *fdConn                 // the socket under conn
+	before   *tls.ClientSessionState // while waiting for the server's ticket: the session held before it
+	raw      []byte                  // a partial record while one straddles reads (record layer)
+	sess     tlsconf.Session         // the client's session cache, unless TLSNoResume
+	keys     recordKeys              // the record layer's; suite 0 when none
+	deadline int64                   // the handshake's, offset ns
+	queued   bool                    // waiting in the reactor's tlsQueue
+	working  bool                    // a handshake goroutine owns the socket
+	resumed  bool                    // the current connection resumed a session
+}
+
+// reset drops the client's connection state; its session stays.
+func (t *tlsClient) reset() {
+	t.conn, t.fc, t.before, t.raw, t.keys = nil, nil, nil, nil, recordKeys{}
 }
 
 // tlsDone is a finished handshake, sent by its goroutine to the reactor.
 type tlsDone struct {
 	j    int32
 	sock uint32
+	log  *secretLog
 	err  error
 }
 
@@ -71,11 +85,12 @@ func (r *reactor) dispatchTLS() {
 			continue
 		}
 		t.working = true
-		t.fc = fdConn{r: r, j: j, fd: c.fd, blocking: true, wake: make(chan struct{}, 1), deadline: r.epoch.Add(time.Duration(t.deadline - r.startOff))}
-		t.conn = tls.Client(&t.fc, r.clientTLS(j))
+		t.fc = &fdConn{r: r, j: j, fd: c.fd, blocking: true, wake: make(chan struct{}, 1), deadline: r.epoch.Add(time.Duration(t.deadline - r.startOff))}
+		log := new(secretLog)
+		t.conn = tls.Client(t.fc, r.clientTLS(j, log))
 		r.tlsBusy++
 		r.tlsWG.Add(1)
-		go r.handshake(t.conn, j, c.sockets)
+		go r.handshake(t.conn, log, j, c.sockets)
 	}
 	if len(r.tlsQueue) == 0 {
 		r.tlsQueue = r.tlsQueue[:0:0] // let a storm's queue go
@@ -84,26 +99,24 @@ func (r *reactor) dispatchTLS() {
 
 // handshake runs on its own goroutine, which owns the client's socket until
 // it reports to the reactor.
-func (r *reactor) handshake(tc *tls.Conn, j int32, sock uint32) {
+func (r *reactor) handshake(tc *tls.Conn, log *secretLog, j int32, sock uint32) {
 	defer r.tlsWG.Done()
 	err := tc.Handshake()
-	r.tlsDone <- tlsDone{j: j, sock: sock, err: err}
+	r.tlsDone <- tlsDone{j: j, sock: sock, log: log, err: err}
 	r.ep.Wake()
 }
 
-// clientTLS returns the shard's j-th client's TLS config: the fleet's,
-// with a session cache of its own (tlsconf.Session, in a copy of the
-// config kept for the client's life) unless TLSNoResume.
-func (r *reactor) clientTLS(j int32) *tls.Config {
-	if r.f.cfg.TLSNoResume {
-		return r.f.tls
+// clientTLS returns the config of one handshake of the shard's j-th
+// client: a copy of the fleet's, let go after the handshake, whose key
+// log takes the traffic secrets and whose session cache is the client's
+// (unless TLSNoResume).
+func (r *reactor) clientTLS(j int32, log *secretLog) *tls.Config {
+	cfg := r.f.tls.Clone()
+	cfg.KeyLogWriter = log
+	if !r.f.cfg.TLSNoResume {
+		cfg.ClientSessionCache = &r.tls[j].sess
 	}
-	t := &r.tls[j]
-	if t.cfg == nil {
-		t.cfg = r.f.tls.Clone()
-		t.cfg.ClientSessionCache = new(tlsconf.Session)
-	}
-	return t.cfg
+	return cfg
 }
 
 // tlsEdge passes an epoll edge of a client's socket to its handshake
@@ -144,17 +157,23 @@ func (r *reactor) handshook(d tlsDone) {
 	t.working = false
 	now := r.now()
 	if d.err != nil {
-		if t.cfg != nil { // a transport failure keeps the session crypto/tls forgot
-			t.cfg.ClientSessionCache.(*tlsconf.Session).Failed(d.err)
+		if !r.f.cfg.TLSNoResume { // a transport failure keeps the session crypto/tls forgot
+			t.sess.Failed(d.err)
 		}
 		r.fail(j, failure{class: connerr.ClassifyPhase(d.err, connerr.PhaseHandshake), err: d.err, abort: tlsAbort(d.err)}, now)
 		return
 	}
 	t.fc.blocking = false
-	t.resumed = t.conn.ConnectionState().DidResume
+	st := t.conn.ConnectionState()
+	t.resumed = st.DidResume
+	t.keys = d.log.keys(st)
+	t.before, _ = t.sess.Get("")
 	releaseTLSBuffers(t.conn)
 	c.state = stHandshaking
 	r.timers.schedule(j, t.deadline)
+	if r.takeOverDue(j) && !r.takeOver(j, now) {
+		return
+	}
 	req := r.f.up.appendRequest(r.wbuf[:0], r.id(j), c.sockets)
 	r.wbuf = req[:0] // keep a grown buffer
 	if r.send(j, req) {
@@ -180,7 +199,8 @@ func tlsAbort(err error) bool {
 
 // readableTLS reads a wss:// client's tls.Conn until the socket is
 // drained: each Read decrypts one record, keeping a partial one for the
-// next edge (errWouldBlock).
+// next edge (errWouldBlock). Once the connection may leave crypto/tls
+// (takeOverDue), the record layer reads on.
 func (r *reactor) readableTLS(j int32) {
 	c := &r.clients[j]
 	sock := c.sockets
@@ -197,6 +217,9 @@ func (r *reactor) readableTLS(j int32) {
 		switch {
 		case err == nil:
 		case err == errWouldBlock:
+			if r.takeOverDue(j) && (!r.takeOver(j, now) || r.tls[j].conn == nil) {
+				return // ended, or on the record layer
+			}
 			releaseTLSBuffers(tc)
 			return
 		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
@@ -205,6 +228,15 @@ func (r *reactor) readableTLS(j int32) {
 		default:
 			r.lost(j, err, now)
 			return
+		}
+		if r.takeOverDue(j) {
+			if !r.takeOver(j, now) {
+				return
+			}
+			if r.tls[j].conn == nil {
+				r.readRecords(j, unix.EPOLLRDHUP) // to EAGAIN: this edge is taken
+				return
+			}
 		}
 	}
 	r.again = append(r.again, j)
