@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"io"
 	"net"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/gobwas/ws/wsutil"
 
 	"github.com/stampede-dev/stampede/spec"
+	"github.com/stampede-dev/stampede/tlsconf"
 )
 
 // takenOver returns how many connections of f left crypto/tls for the
@@ -170,5 +172,108 @@ func TestWSSKeyUpdate(t *testing.T) {
 	b := totals(run.stop(t))
 	if s.updates.Load() != n || b.FailureCount() != 0 || b.DisconnectCount() != 0 {
 		t.Errorf("%d KeyUpdates from the clients (want %d), failures %v, disconnects %v", s.updates.Load(), n, b.Failures, b.Disconnects)
+	}
+}
+
+// optsServer is a wss:// echo server of tlsconf's with opts; closeAll
+// sends its connections a 1001 and closes them.
+type optsServer struct {
+	url   string
+	mu    sync.Mutex
+	conns map[net.Conn]bool
+}
+
+func newOptsServer(t *testing.T, opts tlsconf.ServerOptions) *optsServer {
+	srv, err := tlsconf.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &optsServer{url: "wss://" + ln.Addr().String() + "/", conns: map[net.Conn]bool{}}
+	t.Cleanup(func() { ln.Close(); s.closeAll(); srv.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go s.serve(srv, c)
+		}
+	}()
+	return s
+}
+
+func (s *optsServer) serve(srv *tlsconf.Server, c net.Conn) {
+	defer c.Close()
+	tc := tls.Server(c, srv.Config())
+	if srv.Handshake(tc) != nil {
+		return
+	}
+	if _, err := ws.Upgrade(tc); err != nil {
+		return
+	}
+	s.mu.Lock()
+	s.conns[tc] = true
+	s.mu.Unlock()
+	for {
+		p, op, err := wsutil.ReadClientData(tc)
+		if err != nil || wsutil.WriteServerMessage(tc, op, p) != nil {
+			return
+		}
+	}
+}
+
+func (s *optsServer) held() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
+
+func (s *optsServer) closeAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.conns {
+		_ = ws.WriteFrame(c, ws.NewCloseFrame(ws.NewCloseFrameBody(ws.StatusGoingAway, "")))
+		c.Close()
+		delete(s.conns, c)
+	}
+}
+
+// TestWSSTakeOverServers: against a TLS 1.3 server that sends no session
+// ticket, clients leave crypto/tls at the upgrade answer; against a TLS
+// 1.2 server they stay on it, and resume with its tickets. Echoes go both
+// ways either way, before and after a reconnect.
+func TestWSSTakeOverServers(t *testing.T) {
+	const n = 4
+	for _, tc := range []struct {
+		name      string
+		opts      tlsconf.ServerOptions
+		takenOver int64
+		resumed   uint32
+	}{
+		{"TLS 1.3 without tickets", tlsconf.ServerOptions{NoTickets: true}, 2 * n, 0},
+		{"TLS 1.2", tlsconf.ServerOptions{MaxVersion: tlsconf.Version12}, 0, n},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newOptsServer(t, tc.opts)
+			run := start(t, Config{Client: spec.Client{URL: srv.url, Clients: n, Policy: fast, TLSInsecure: true,
+				Mode: spec.ModeEcho, MsgRate: 20}})
+			waitFor(t, 10*time.Second, "echoes", func(s Stats) bool { return s.Connected == n && s.MsgDelivered >= n }, run.f)
+			for deadline := time.Now().Add(10 * time.Second); srv.held() != n && time.Now().Before(deadline); {
+				time.Sleep(5 * time.Millisecond)
+			}
+			srv.closeAll()
+			waitFor(t, 10*time.Second, "reconnects", func(s Stats) bool { return s.Successes >= 2*n && s.Connected == n }, run.f)
+			delivered := run.f.Stats().MsgDelivered
+			waitFor(t, 10*time.Second, "echoes again", func(s Stats) bool { return s.MsgDelivered >= delivered+n }, run.f)
+			got := takenOver(run.f)
+			b := totals(run.stop(t))
+			if got != tc.takenOver || b.TLSResumed != tc.resumed || b.Successes != 2*n || b.FailureCount() != 0 {
+				t.Errorf("%d taken over (want %d), %d resumed (want %d), %d successes, failures %v", got, tc.takenOver, b.TLSResumed, tc.resumed, b.Successes, b.Failures)
+			}
+		})
 	}
 }
