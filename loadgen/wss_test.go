@@ -1,6 +1,9 @@
 package loadgen
 
 import (
+	"crypto/tls"
+	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net"
@@ -23,10 +26,11 @@ import (
 // tlsServer is a wss:// echo server with a self-signed certificate; its
 // handler rejects with status when status is not 0.
 type tlsServer struct {
-	srv   *httptest.Server
-	url   string
-	mu    sync.Mutex
-	conns map[net.Conn]bool
+	srv    *httptest.Server
+	url    string
+	mu     sync.Mutex
+	conns  map[net.Conn]bool
+	groups map[tls.CurveID]int // the key exchange group of each upgrade's handshake
 }
 
 func newTLSServer(t *testing.T, status int) *tlsServer {
@@ -36,7 +40,7 @@ func newTLSServer(t *testing.T, status int) *tlsServer {
 // newTLSServerOn is newTLSServer whose TCP connections are wrap's, when
 // wrap is not nil (under TLS: wrap sees the records).
 func newTLSServerOn(t *testing.T, status int, wrap func(net.Conn) net.Conn) *tlsServer {
-	s := &tlsServer{conns: map[net.Conn]bool{}}
+	s := &tlsServer{conns: map[net.Conn]bool{}, groups: map[tls.CurveID]int{}}
 	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if status != 0 {
 			http.Error(w, "no", status)
@@ -47,6 +51,7 @@ func newTLSServerOn(t *testing.T, status int, wrap func(net.Conn) net.Conn) *tls
 			return
 		}
 		s.mu.Lock()
+		s.groups[r.TLS.CurveID]++
 		s.conns[c] = true
 		s.mu.Unlock()
 		defer func() {
@@ -240,6 +245,37 @@ func TestWSSResume(t *testing.T) {
 				t.Errorf("%d full and %d resumed handshakes, want %d and %d", b.TLSFull, b.TLSResumed, 2*n-tc.resumed, tc.resumed)
 			}
 		})
+	}
+}
+
+// TestWSSGroups: the clients offer the key exchange groups asked, and
+// crypto/tls's default (the hybrid post-quantum one first) without.
+func TestWSSGroups(t *testing.T) {
+	const n = 4
+	for _, tc := range []struct {
+		groups []string
+		want   tls.CurveID
+	}{
+		{nil, tls.X25519MLKEM768},
+		{[]string{"secp256r1"}, tls.CurveP256},
+		{[]string{"X25519", "secp384r1"}, tls.X25519},
+	} {
+		t.Run(fmt.Sprint(tc.groups), func(t *testing.T) {
+			srv := newTLSServer(t, 0)
+			run := start(t, Config{Client: spec.Client{URL: srv.url, Clients: n, Policy: fast, TLSInsecure: true, TLSGroups: tc.groups}})
+			waitFor(t, 10*time.Second, "connected", func(s Stats) bool { return s.Connected == n }, run.f)
+			run.stop(t)
+			srv.mu.Lock()
+			defer srv.mu.Unlock()
+			if srv.groups[tc.want] != n || len(srv.groups) != 1 {
+				t.Errorf("groups of the handshakes %v, want %d of %v", srv.groups, n, tc.want)
+			}
+		})
+	}
+	_, err := New(Config{Client: spec.Client{URL: "wss://127.0.0.1:1/", Clients: 1, TLSGroups: []string{"x448"}}})
+	var fe *spec.FieldError
+	if !errors.As(err, &fe) || fe.Field != "Client.TLSGroups" {
+		t.Errorf("an unknown group: %v, want a field error of Client.TLSGroups", err)
 	}
 }
 

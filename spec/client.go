@@ -203,6 +203,12 @@ type Client struct {
 	// the server gave it, as a browser does, and offers it at its next
 	// handshake (a TLS 1.3 PSK or a TLS 1.2 ticket; never 0-RTT data).
 	TLSNoResume bool `json:"tls_no_resume,omitempty"`
+	// TLSGroups are the key exchange groups the wss:// clients offer, by
+	// name (TLSGroupNames); empty means crypto/tls's default, the hybrid
+	// post-quantum X25519MLKEM768 first, as current browsers offer. A
+	// handshake in flight holds its post-quantum key (about 10 KB), which
+	// a fleet offering only classical groups does not.
+	TLSGroups []string `json:"tls_groups,omitempty"`
 	// SecretHeaders names Header entries whose values are secret besides
 	// the ones every fleet keeps secret (Authorization, Cookie,
 	// Proxy-Authorization): Redacted shows them as <redacted>.
@@ -247,8 +253,11 @@ func (c Client) Validate() error {
 	if err := c.validateFleet(u.Scheme == "wss"); err != nil {
 		return err
 	}
-	if c.TLSCAFile != "" || c.TLSCertFile != "" || c.TLSKeyFile != "" || c.TLSServerName != "" {
+	if c.TLSCAFile != "" || c.TLSCertFile != "" || c.TLSKeyFile != "" || c.TLSServerName != "" || len(c.TLSGroups) > 0 {
 		if u.Scheme != "wss" {
+			if f := c.tlsField(); f == "TLSGroups" {
+				return bad(f, "key exchange groups need a wss:// URL, got %s://", u.Scheme)
+			}
 			return bad(c.tlsField(), "a CA, client certificate or server name needs a wss:// URL, got %s://", u.Scheme)
 		}
 		if _, err := c.TLSConfig(); err != nil {
@@ -407,8 +416,10 @@ func (c Client) tlsField() string {
 		return "TLSCertFile"
 	case c.TLSKeyFile != "":
 		return "TLSKeyFile"
+	case c.TLSServerName != "":
+		return "TLSServerName"
 	}
-	return "TLSServerName"
+	return "TLSGroups"
 }
 
 // validHeaderName reports whether s is an HTTP token.

@@ -88,6 +88,7 @@ var knobs = []knob{
 	{flag: "cert", field: "Client.TLSCertFile", usage: "wss://: client certificate PEM `FILE` (with --key)"},
 	{flag: "key", field: "Client.TLSKeyFile", usage: "wss://: client key PEM `FILE` (with --cert)"},
 	{flag: "server-name", field: "Client.TLSServerName", defText: "the URL's host", usage: "wss://: `NAME` sent as SNI and checked in the server's certificate"},
+	{flag: "tls-groups", field: "Client.TLSGroups", in: inFleet, parse: parseList, defText: "crypto/tls's: x25519mlkem768 first, as current browsers", usage: "wss://: the key exchange groups the clients offer, `LIST` of x25519mlkem768, secp256r1mlkem768, secp384r1mlkem1024, x25519, secp256r1, secp384r1, secp521r1 (classical groups only: a fleet of older clients, whose handshakes in flight hold no post-quantum key)"},
 	{flag: "tls-resume", field: "Client.TLSNoResume", negate: true, in: inFleet | inSimFleet, usage: "wss://: each client keeps its TLS session and resumes it at its next handshake, as a browser does (--tls-resume=false: a full handshake every time)"},
 	{flag: "secret-header", field: "Client.SecretHeaders", usage: "header `NAME` whose value is secret too, written as <redacted> (repeatable)"},
 
@@ -481,4 +482,12 @@ func parseDurations(s string) (any, error) {
 		ds = append(ds, d)
 	}
 	return ds, nil
+}
+
+// parseList splits a comma-separated flag value; "" is no list.
+func parseList(s string) (any, error) {
+	if s == "" {
+		return []string(nil), nil
+	}
+	return strings.Split(s, ","), nil
 }
