@@ -182,8 +182,8 @@ if lg is not None and tg is not None:
     print(line)
 else:
     print("CPU bound: - (no CPU per connect from the ramp)")
-# Memory a connection (issue figures: at most 1 KiB whole-process and
-# marginal). The first sample of a role is taken before its first connect.
+# Memory a connection, whole-process and marginal (docs/performance.md).
+# The first sample of a role is taken before its first connect.
 first = {}
 try:
     for row in csv.DictReader(open(sys.argv[4])):

@@ -14,8 +14,9 @@
 #     run: its peak anonymous memory (summary.json peak_anon_bytes,
 #     baselines included) over the clients connected. The whole-process
 #     RSS is printed beside it; it also holds each process's mapped pages
-#     of the binary, about 26 MiB a process shared through the page cache,
-#     which vary from boot to boot and do not grow with connections;
+#     of its binary (about 8 MiB of stampede-worker, 26 MiB of stampede),
+#     shared through the page cache, which vary from boot to boot and do
+#     not grow with connections;
 #   - the loadgen's CPU per connect in the socketio run at most twice the
 #     plain run's.
 # STAMPEDE=path uses a built binary instead of building ./cmd/stampede.
