@@ -124,7 +124,7 @@ func (r *reactor) postHandshake(j int32, o *opener, msgs []byte, now int64) bool
 			r.lost(j, errHandshakeSplit, now)
 			return false
 		}
-		n := 4 + int(msgs[1])<<16 | int(msgs[2])<<8 | int(msgs[3])
+		n := 4 + (int(msgs[1])<<16 | int(msgs[2])<<8 | int(msgs[3]))
 		if len(msgs) < n {
 			r.lost(j, errHandshakeSplit, now)
 			return false

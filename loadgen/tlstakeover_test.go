@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"io"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -68,8 +69,9 @@ func TestWSSTakeOver(t *testing.T) {
 }
 
 // keyUpdateServer is a wss:// echo server that takes its connections over
-// from crypto/tls once the fleet's are (ready), then sends a KeyUpdate
-// asking for one back, and echoes under its next secrets.
+// from crypto/tls once the fleet's are (ready), then sends two session
+// tickets and a KeyUpdate asking for one back, and echoes under its next
+// secrets.
 type keyUpdateServer struct {
 	ln      net.Listener
 	cfg     *tls.Config
@@ -95,6 +97,12 @@ func (s *keyUpdateServer) serve(t *testing.T, c net.Conn) {
 	raw, err := takeOverServer(c, tc, log)
 	if err != nil {
 		t.Error(err)
+		return
+	}
+	// Two session tickets in one record after the take-over, as OpenSSL
+	// (HAProxy, nginx) sends them, each of a length with bit 2 set.
+	ticket := append([]byte{hsNewSessionTicket, 0, 0, 197}, make([]byte, 197)...)
+	if raw.write(recordHandshake, append(slices.Clone(ticket), ticket...)) != nil {
 		return
 	}
 	if raw.write(recordHandshake, []byte{hsKeyUpdate, 0, 0, 1, 1}) != nil {
