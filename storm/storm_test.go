@@ -390,6 +390,10 @@ func TestCPUPerConnect(t *testing.T) {
 	t.Parallel()
 	cfg := stormConfig(t, "at 3s restart abrupt down=500ms")
 	cfg.Duration = 6 * time.Second
+	// A herd of 300 costs the target about 12 ms of CPU, one or two clock
+	// ticks (the kernel counts CPU time in 10 ms): too few to be sure of
+	// one in the reconnects' span. 1,000 cost it several.
+	cfg.Fleet.Clients = 1000
 	res := runStorm(t, cfg)
 	for _, role := range []string{results.RoleLoadgen, results.RoleTarget} {
 		r := res.Summary.Resources[role]
