@@ -29,14 +29,13 @@ var errNoAnswerEOF = fmt.Errorf("%w: %w", errNoAnswer, io.EOF)
 
 // readable reads the shard's j-th client's socket until it is drained. With
 // edge-triggered epoll a short read means the queue was empty, unless the
-// peer closed: then reading goes on to the end of stream.
+// peer closed: then reading goes on to the end of stream. A wss://
+// connection on crypto/tls reads through it (readableTLS); one taken over
+// by the record layer reads its records here (records).
 func (r *reactor) readable(j int32, events uint32) {
-	if r.tls != nil {
-		if r.tls[j].conn != nil {
-			r.readableTLS(j)
-		} else {
-			r.readRecords(j, events)
-		}
+	records := r.tls != nil
+	if records && r.tls[j].conn != nil {
+		r.readableTLS(j)
 		return
 	}
 	c := &r.clients[j]
@@ -54,12 +53,18 @@ func (r *reactor) readable(j int32, events uint32) {
 			r.lost(j, r.ioError("read", errno), now)
 			return
 		case n == 0:
-			r.ended(j, now)
+			r.ended(j, now) // a bare FIN; over TLS, a partial record or none
 			return
 		}
-		r.received(j, r.rbuf[:n], now)
-		if c.sockets != sock || c.fd < 0 {
-			return // the connection ended while its data was handled
+		if records {
+			if !r.records(j, r.rbuf[:n], now) {
+				return
+			}
+		} else {
+			r.received(j, r.rbuf[:n], now)
+			if c.sockets != sock || c.fd < 0 {
+				return // the connection ended while its data was handled
+			}
 		}
 		if n < len(r.rbuf) && !closing {
 			return

@@ -234,7 +234,7 @@ func (r *reactor) readableTLS(j int32) {
 				return
 			}
 			if r.tls[j].conn == nil {
-				r.readRecords(j, unix.EPOLLRDHUP) // to EAGAIN: this edge is taken
+				r.readable(j, unix.EPOLLRDHUP) // to EAGAIN: this edge is taken
 				return
 			}
 		}

@@ -1,48 +1,12 @@
 package loadgen
 
-import (
-	"golang.org/x/sys/unix"
-
-	"github.com/stampede-dev/stampede/internal/rawsys"
-)
-
 // The reactor's side of its TLS 1.3 record layer (tlsrecord.go): a
 // connection taken over from crypto/tls (tlsswap.go) reads records from
-// the raw socket, keeping a partial one only while it straddles reads,
-// and seals what it sends into the reactor's send path.
+// the raw socket (readable), keeping a partial one only while it
+// straddles reads, and seals what it sends into the reactor's send path.
 
 // maxKeptRaw bounds the capacity a client's partial record keeps.
 const maxKeptRaw = 2 * (recordHeaderLen + maxCiphertext)
-
-// readRecords reads the shard's j-th client's socket until it is drained,
-// as readable does for ws://, and opens the records read.
-func (r *reactor) readRecords(j int32, events uint32) {
-	c := &r.clients[j]
-	closing := events&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0
-	for i := 0; i < maxReadsPerFD; i++ {
-		n, errno := rawsys.Read(int(c.fd), r.rbuf)
-		now := r.now()
-		switch {
-		case errno == unix.EAGAIN:
-			return
-		case errno == unix.EINTR:
-			continue
-		case errno != 0:
-			r.lost(j, r.ioError("read", errno), now)
-			return
-		case n == 0:
-			r.ended(j, now) // a bare FIN, a partial record or none
-			return
-		}
-		if !r.records(j, r.rbuf[:n], now) {
-			return
-		}
-		if n < len(r.rbuf) && !closing {
-			return
-		}
-	}
-	r.again = append(r.again, j)
-}
 
 // records opens the whole records of data, after the client's partial
 // record if it has one, and keeps what is left of a partial one. It
