@@ -5,7 +5,6 @@ import (
 	"io"
 	"net"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -186,9 +185,8 @@ func TestWSSKeyUpdate(t *testing.T) {
 // optsServer is a wss:// echo server of tlsconf's with opts; closeAll
 // sends its connections a 1001 and closes them.
 type optsServer struct {
-	url   string
-	mu    sync.Mutex
-	conns map[net.Conn]bool
+	url string
+	heldConns
 }
 
 func newOptsServer(t *testing.T, opts tlsconf.ServerOptions) *optsServer {
@@ -200,7 +198,7 @@ func newOptsServer(t *testing.T, opts tlsconf.ServerOptions) *optsServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &optsServer{url: "wss://" + ln.Addr().String() + "/", conns: map[net.Conn]bool{}}
+	s := &optsServer{url: "wss://" + ln.Addr().String() + "/"}
 	t.Cleanup(func() { ln.Close(); s.closeAll(); srv.Close() })
 	go func() {
 		for {
@@ -223,31 +221,7 @@ func (s *optsServer) serve(srv *tlsconf.Server, c net.Conn) {
 	if _, err := ws.Upgrade(tc); err != nil {
 		return
 	}
-	s.mu.Lock()
-	s.conns[tc] = true
-	s.mu.Unlock()
-	for {
-		p, op, err := wsutil.ReadClientData(tc)
-		if err != nil || wsutil.WriteServerMessage(tc, op, p) != nil {
-			return
-		}
-	}
-}
-
-func (s *optsServer) held() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.conns)
-}
-
-func (s *optsServer) closeAll() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for c := range s.conns {
-		_ = ws.WriteFrame(c, ws.NewCloseFrame(ws.NewCloseFrameBody(ws.StatusGoingAway, "")))
-		c.Close()
-		delete(s.conns, c)
-	}
+	s.echo(tc)
 }
 
 // TestWSSTakeOverServers: against a TLS 1.3 server that sends no session

@@ -26,11 +26,10 @@ import (
 // tlsServer is a wss:// echo server with a self-signed certificate; its
 // handler rejects with status when status is not 0.
 type tlsServer struct {
-	srv    *httptest.Server
-	url    string
-	mu     sync.Mutex
-	conns  map[net.Conn]bool
-	groups map[tls.CurveID]int // the key exchange group of each upgrade's handshake
+	srv *httptest.Server
+	url string
+	heldConns
+	groups map[tls.CurveID]int // the key exchange group of each upgrade's handshake, under mu
 }
 
 func newTLSServer(t *testing.T, status int) *tlsServer {
@@ -40,7 +39,7 @@ func newTLSServer(t *testing.T, status int) *tlsServer {
 // newTLSServerOn is newTLSServer whose TCP connections are wrap's, when
 // wrap is not nil (under TLS: wrap sees the records).
 func newTLSServerOn(t *testing.T, status int, wrap func(net.Conn) net.Conn) *tlsServer {
-	s := &tlsServer{conns: map[net.Conn]bool{}, groups: map[tls.CurveID]int{}}
+	s := &tlsServer{groups: map[tls.CurveID]int{}}
 	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if status != 0 {
 			http.Error(w, "no", status)
@@ -52,20 +51,8 @@ func newTLSServerOn(t *testing.T, status int, wrap func(net.Conn) net.Conn) *tls
 		}
 		s.mu.Lock()
 		s.groups[r.TLS.CurveID]++
-		s.conns[c] = true
 		s.mu.Unlock()
-		defer func() {
-			s.mu.Lock()
-			delete(s.conns, c)
-			s.mu.Unlock()
-			c.Close()
-		}()
-		for {
-			p, op, err := wsutil.ReadClientData(c)
-			if err != nil || wsutil.WriteServerMessage(c, op, p) != nil {
-				return
-			}
-		}
+		s.echo(c)
 	}))
 	s.srv.Config.ErrorLog = log.New(io.Discard, "", 0) // rejected certificates are the point
 	if wrap != nil {
@@ -94,19 +81,49 @@ func (l wrapListener) Accept() (net.Conn, error) {
 	return l.wrap(c), nil
 }
 
-func (s *tlsServer) held() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.conns)
+// heldConns are a test server's upgraded connections: echo serves one,
+// held counts them, closeAll sends each a 1001 and closes it.
+type heldConns struct {
+	mu    sync.Mutex
+	conns map[net.Conn]bool
 }
 
-func (s *tlsServer) closeAll() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for c := range s.conns {
+// echo holds c and sends back its client's messages until it ends, then
+// lets it go.
+func (h *heldConns) echo(c net.Conn) {
+	h.mu.Lock()
+	if h.conns == nil {
+		h.conns = map[net.Conn]bool{}
+	}
+	h.conns[c] = true
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		delete(h.conns, c)
+		h.mu.Unlock()
+		c.Close()
+	}()
+	for {
+		p, op, err := wsutil.ReadClientData(c)
+		if err != nil || wsutil.WriteServerMessage(c, op, p) != nil {
+			return
+		}
+	}
+}
+
+func (h *heldConns) held() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.conns)
+}
+
+func (h *heldConns) closeAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for c := range h.conns {
 		_ = ws.WriteFrame(c, ws.NewCloseFrame(ws.NewCloseFrameBody(ws.StatusGoingAway, "")))
 		c.Close()
-		delete(s.conns, c)
+		delete(h.conns, c)
 	}
 }
 
