@@ -23,13 +23,16 @@ const (
 	SysClose
 	SysEpollCtl
 	SysEpollWait
+	SysSendmsg
+	SysRecvmsg
 	NumKinds
 )
 
 // Names are the kinds' names, the kernel's: the keys of Counts.
 var Names = [NumKinds]string{
 	"socket", "bind", "connect", "setsockopt", "getsockopt", "accept4", "read",
-	"recvfrom", "write", "writev", "ppoll", "close", "epoll_ctl", "epoll_wait",
+	"recvfrom", "write", "writev", "ppoll", "close", "epoll_ctl", "epoll_wait", "sendmsg",
+	"recvmsg",
 }
 
 // counter is one kind's count on a cache line of its own: reactors on

@@ -235,3 +235,45 @@ func Poll(fd int, events int16) (int16, unix.Errno) {
 	}
 	return pfd.Revents, 0
 }
+
+// SendAcked writes the one byte b to the connected TCP socket fd and asks
+// the kernel to report when the peer has acknowledged it: a timestamp
+// (SOF_TIMESTAMPING_TX_ACK, requested for this write alone) then waits in
+// the socket's error queue, and epoll reports EPOLLERR (AckReported reads
+// it). A peer's kernel acknowledges data only on a socket it has made,
+// so the report says the server took the connection into its accept
+// queue. EINVAL where the kernel takes no such request on a write.
+func SendAcked(fd int, b byte) unix.Errno {
+	Note(SysSendmsg)
+	var cmsg struct { // one control message: its header, then an int padded to CMSG_SPACE
+		h     unix.Cmsghdr
+		flags uint32
+		_     uint32
+	}
+	cmsg.h.Level, cmsg.h.Type = unix.SOL_SOCKET, unix.SO_TIMESTAMPING
+	cmsg.h.SetLen(unix.CmsgLen(4))
+	cmsg.flags = unix.SOF_TIMESTAMPING_TX_ACK
+	iov := unix.Iovec{Base: &b}
+	iov.SetLen(1)
+	msg := unix.Msghdr{Iov: &iov, Iovlen: 1, Control: (*byte)(unsafe.Pointer(&cmsg))}
+	msg.SetControllen(unix.CmsgSpace(4))
+	_, _, e := unix.RawSyscall(unix.SYS_SENDMSG, uintptr(fd), uintptr(unsafe.Pointer(&msg)), unix.MSG_NOSIGNAL)
+	return e
+}
+
+// AckReported takes one report from fd's error queue without waiting: true
+// when there was one (SendAcked's acknowledgement), false with EAGAIN when
+// the queue is empty.
+func AckReported(fd int) (bool, unix.Errno) {
+	Note(SysRecvmsg)
+	var (
+		b    [1]byte
+		cmsg [16]uint64 // aligned for the control messages' headers
+	)
+	iov := unix.Iovec{Base: &b[0]}
+	iov.SetLen(len(b))
+	msg := unix.Msghdr{Iov: &iov, Iovlen: 1, Control: (*byte)(unsafe.Pointer(&cmsg[0]))}
+	msg.SetControllen(int(unsafe.Sizeof(cmsg)))
+	_, _, e := unix.RawSyscall(unix.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&msg)), unix.MSG_ERRQUEUE|unix.MSG_DONTWAIT)
+	return e == 0, e
+}

@@ -229,3 +229,58 @@ func TestWritevPoll(t *testing.T) {
 		t.Fatalf("Poll with a byte to read = %#x, %v; want POLLIN", rev, errno)
 	}
 }
+
+// TestSendAcked: no report before the byte is sent; once the peer's kernel
+// has acknowledged it, one report waits in the error queue (POLLERR), the
+// byte reaches the peer, and the queue is empty after it.
+func TestSendAcked(t *testing.T) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	fd, errno := Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
+	if errno != 0 {
+		t.Fatal(errno)
+	}
+	defer Close(fd)
+	sa := NewSockaddr(netip.MustParseAddrPort(ln.Addr().String()), unix.AF_INET)
+	if errno := Connect(fd, &sa); errno != 0 && errno != unix.EINPROGRESS {
+		t.Fatalf("connect: %v", errno)
+	}
+	if _, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}, 5000); err != nil {
+		t.Fatal(err)
+	}
+	if ok, errno := AckReported(fd); ok || errno != unix.EAGAIN {
+		t.Fatalf("AckReported before a send = %v, %v; want false, EAGAIN", ok, errno)
+	}
+	if errno := SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPING, unix.SOF_TIMESTAMPING_OPT_TSONLY); errno != 0 {
+		t.Fatal(errno)
+	}
+	if errno := SendAcked(fd, 0x16); errno != 0 {
+		t.Fatalf("SendAcked: %v", errno)
+	}
+	pfd := []unix.PollFd{{Fd: int32(fd)}} // POLLERR is reported whatever is asked
+	if _, err := unix.Poll(pfd, 5000); err != nil || pfd[0].Revents&unix.POLLERR == 0 {
+		t.Fatalf("poll = %#x, %v; want POLLERR", pfd[0].Revents, err)
+	}
+	if ok, errno := AckReported(fd); !ok {
+		t.Fatalf("AckReported after the peer's ACK = false, %v", errno)
+	}
+	if ok, errno := AckReported(fd); ok || errno != unix.EAGAIN {
+		t.Errorf("a second AckReported = %v, %v; want false, EAGAIN", ok, errno)
+	}
+	if v, _ := GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR); v != 0 {
+		t.Errorf("SO_ERROR %d after the report", v)
+	}
+	peer, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer peer.Close()
+	peer.SetDeadline(time.Now().Add(5 * time.Second))
+	b := make([]byte, 2)
+	if n, err := peer.Read(b); n != 1 || err != nil || b[0] != 0x16 {
+		t.Errorf("peer read %d %x, %v; want the one byte 16", n, b[:n], err)
+	}
+}
