@@ -77,6 +77,7 @@ type reactor struct {
 	tlsMax   int
 	tlsDone  chan tlsDone
 	tlsWG    sync.WaitGroup
+	firstAck bool // handshakes wait for the server to take the connection (false where the kernel cannot say)
 	// connections taken over from crypto/tls by the record layer (tests)
 	takenOver atomic.Int64
 	stopping  atomic.Bool   // stop was called
@@ -106,6 +107,7 @@ func newReactor(f *Fleet, r, nr int) *reactor {
 		rc.tls = make([]tlsClient, n)
 		rc.tlsMax = max(1, tlsHandshakers/nr)
 		rc.tlsDone = make(chan tlsDone, rc.tlsMax)
+		rc.firstAck = true
 	}
 	if f.cfg.Ramp > 0 {
 		rc.slotNs = 1e9 / f.cfg.Ramp
@@ -215,7 +217,7 @@ func (r *reactor) event(j int32, sock uint32, events uint32) {
 	case stConnecting:
 		r.connectDone(j, events)
 	case stTLS:
-		r.tlsEdge(j)
+		r.tlsEdge(j, events)
 	case stHandshaking, stConnected:
 		if events&unix.EPOLLOUT != 0 && c.ext != nil && len(c.ext.out) > 0 {
 			if !r.flush(j) {

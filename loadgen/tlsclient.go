@@ -16,11 +16,12 @@ import (
 // each runs on a goroutine of its own (crypto/tls blocks), parked while it
 // waits for the server, whose stack and key shares the fleet pays only
 // while it runs. Connected clients beyond it wait their turn in order,
-// their handshake deadline running. The bound is high on purpose: in a
-// herd, connections the server never accepted (its accept queue full)
-// hold their goroutine until their deadline, and with 256 a process (a
-// 100,000-client restart, 2026-12-06) they held them all while accepted
-// connections timed out in the queue behind them.
+// their handshake deadline running. A handshake starts once the server
+// took its connection (tlsfirst.go), so the bound is rarely reached: in a
+// herd, with the server's accept queue full, the handshakes started at the
+// connect held their goroutines for connections the server did not have,
+// and with 256 a process (a 100,000-client restart, 2026-12-06) they held
+// them all while accepted connections timed out in the queue behind them.
 var tlsHandshakers = 4096
 
 // tlsClient is the TLS side of a reactor's wss:// client. The handshake
@@ -39,6 +40,8 @@ type tlsClient struct {
 	keys     recordKeys              // the record layer's; suite 0 when none
 	deadline int64                   // the handshake's, offset ns
 	queued   bool                    // waiting in the reactor's tlsQueue
+	waiting  bool                    // waiting for the server to acknowledge the ClientHello's first byte
+	first    bool                    // that byte went ahead: the handshake's first write leaves it out
 	working  bool                    // a handshake goroutine owns the socket
 	resumed  bool                    // the current connection resumed a session
 }
@@ -46,6 +49,7 @@ type tlsClient struct {
 // reset drops the client's connection state; its session stays.
 func (t *tlsClient) reset() {
 	t.conn, t.fc, t.before, t.raw, t.keys = nil, nil, nil, nil, recordKeys{}
+	t.waiting, t.first = false, false
 }
 
 // tlsDone is a finished handshake, sent by its goroutine to the reactor.
@@ -57,16 +61,31 @@ type tlsDone struct {
 }
 
 // beginTLS starts the TLS handshake of the shard's j-th client, whose TCP
-// connect just completed: it waits for a handshake goroutine, its
-// handshake deadline (HandshakeTimeout, which covers the upgrade too)
-// running.
+// connect just completed: once the server has the connection (sendFirst),
+// it waits for a handshake goroutine, its handshake deadline
+// (HandshakeTimeout, which covers the upgrade too) running.
 func (r *reactor) beginTLS(j int32, now int64) {
 	c := &r.clients[j]
 	t := &r.tls[j]
 	c.state = stTLS
 	t.deadline = addSat(now, r.f.cfg.HandshakeTimeout)
 	r.timers.schedule(j, t.deadline)
-	if !t.queued {
+	if r.firstAck {
+		sent, failed := r.sendFirst(j, now)
+		if failed {
+			return
+		}
+		if sent {
+			t.waiting, t.first = true, true
+			return
+		}
+	}
+	r.queueTLS(j)
+}
+
+// queueTLS queues a client for a handshake goroutine.
+func (r *reactor) queueTLS(j int32) {
+	if t := &r.tls[j]; !t.queued {
 		t.queued = true
 		r.tlsQueue = append(r.tlsQueue, j)
 	}
@@ -85,7 +104,7 @@ func (r *reactor) dispatchTLS() {
 			continue
 		}
 		t.working = true
-		t.fc = &fdConn{r: r, j: j, fd: c.fd, blocking: true, wake: make(chan struct{}, 1), deadline: r.epoch.Add(time.Duration(t.deadline - r.startOff))}
+		t.fc = &fdConn{r: r, j: j, fd: c.fd, blocking: true, skip: t.first, wake: make(chan struct{}, 1), deadline: r.epoch.Add(time.Duration(t.deadline - r.startOff))}
 		log := new(secretLog)
 		t.conn = tls.Client(t.fc, r.clientTLS(j, log))
 		r.tlsBusy++
@@ -120,9 +139,15 @@ func (r *reactor) clientTLS(j int32, log *secretLog) *tls.Config {
 }
 
 // tlsEdge passes an epoll edge of a client's socket to its handshake
-// goroutine, if one owns it; a token already there stands for this one.
-func (r *reactor) tlsEdge(j int32) {
-	if t := &r.tls[j]; t.working {
+// goroutine, if one owns it (a token already there stands for this one),
+// or to the wait for the server's acknowledgement.
+func (r *reactor) tlsEdge(j int32, events uint32) {
+	t := &r.tls[j]
+	if t.waiting {
+		r.firstEdge(j, events)
+		return
+	}
+	if t.working {
 		select {
 		case t.fc.wake <- struct{}{}:
 		default:

@@ -40,6 +40,7 @@ type fdConn struct {
 	j        int32
 	fd       int32
 	blocking bool
+	skip     bool          // the first write's first byte went ahead (sendFirst): left out
 	wake     chan struct{} // while blocking: a token per edge, kept until taken
 	deadline time.Time     // the handshake's, while blocking
 }
@@ -66,6 +67,14 @@ func (c *fdConn) Read(p []byte) (int, error) {
 }
 
 func (c *fdConn) Write(p []byte) (int, error) {
+	if c.skip && len(p) > 0 {
+		if p[0] != helloFirst {
+			return 0, errHelloFirst
+		}
+		c.skip = false
+		n, err := c.Write(p[1:])
+		return n + 1, err
+	}
 	if !c.blocking {
 		if err := c.r.sendRaw(c.j, p); err != nil {
 			return 0, err
