@@ -71,13 +71,14 @@ type reactor struct {
 	// wss:// only (nil tls otherwise): the clients' TLS sides, the clients
 	// whose TCP connect completed waiting for a handshake goroutine, and
 	// the goroutines' count, bound, reports and end.
-	tls      []tlsClient
-	tlsQueue []int32
-	tlsBusy  int
-	tlsMax   int
-	tlsDone  chan tlsDone
-	tlsWG    sync.WaitGroup
-	firstAck bool // handshakes wait for the server to take the connection (false where the kernel cannot say)
+	tls       []tlsClient
+	tlsQueue  []int32
+	tlsBusy   int
+	tlsMax    int
+	tlsDone   chan tlsDone
+	tlsWG     sync.WaitGroup
+	firstAck  bool // handshakes may wait for the server to take the connection (false where the kernel cannot say)
+	waitAbove int  // they do with this many handshakes in progress or queued
 	// connections taken over from crypto/tls by the record layer (tests)
 	takenOver atomic.Int64
 	stopping  atomic.Bool   // stop was called
@@ -108,6 +109,7 @@ func newReactor(f *Fleet, r, nr int) *reactor {
 		rc.tlsMax = max(1, tlsHandshakers/nr)
 		rc.tlsDone = make(chan tlsDone, rc.tlsMax)
 		rc.firstAck = true
+		rc.waitAbove = tlsWaitAbove / nr
 	}
 	if f.cfg.Ramp > 0 {
 		rc.slotNs = 1e9 / f.cfg.Ramp

@@ -24,6 +24,14 @@ import (
 // them all while accepted connections timed out in the queue behind them.
 var tlsHandshakers = 4096
 
+// tlsWaitAbove is how many handshakes a loadgen process may have in
+// progress or queued before its clients' handshakes wait for the server
+// to take their connections (tlsfirst.go): fewer, and a handshake starts
+// at the connect, its ClientHello in one piece. At most this many
+// handshakes started early hold their key shares for connections the
+// server may not have: 24 MiB a process.
+var tlsWaitAbove = 1024
+
 // tlsClient is the TLS side of a reactor's wss:// client. The handshake
 // runs on a goroutine (handshake) that owns the socket meanwhile; then
 // the reactor drives the tls.Conn like a raw socket: it reads when epoll
@@ -70,7 +78,7 @@ func (r *reactor) beginTLS(j int32, now int64) {
 	c.state = stTLS
 	t.deadline = addSat(now, r.f.cfg.HandshakeTimeout)
 	r.timers.schedule(j, t.deadline)
-	if r.firstAck {
+	if r.firstAck && r.tlsBusy+len(r.tlsQueue) >= r.waitAbove {
 		sent, failed := r.sendFirst(j, now)
 		if failed {
 			return

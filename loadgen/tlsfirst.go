@@ -10,8 +10,8 @@ import (
 	"github.com/stampede-dev/stampede/internal/rawsys"
 )
 
-// A wss:// client's handshake starts once the server holds its
-// connection. In a herd, a client's connect completes when the server's
+// In a herd, a wss:// client's handshake starts once the server holds its
+// connection. There, a client's connect completes when the server's
 // kernel answers its SYN, but the server drops the connection's last ACK
 // while its accept queue is full: the client's side is up, the server has
 // no socket for it and takes it only when its queue has room, seconds
@@ -23,7 +23,11 @@ import (
 // the server's kernel acknowledges data only on a socket it made, which
 // sits in the accept queue or was accepted. The handshake then starts, and
 // its first write leaves that byte out (fdConn.skip). TCP is a stream: the
-// server's TLS reads the record whatever the segments.
+// server's TLS reads the record whatever the segments. This costs the
+// server a wakeup more for the ClientHello, and a server that defers its
+// accepts until data comes (TCP_DEFER_ACCEPT) an accepted connection
+// waiting for it: so only a herd pays it, when a loadgen process has
+// tlsWaitAbove handshakes in progress or queued.
 
 // helloFirst is the first byte of every ClientHello: a TLS record of
 // handshake messages.
