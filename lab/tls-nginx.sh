@@ -23,8 +23,9 @@
 #
 # Default -n 2000 clients, ECDSA P-256. Run it under the heavy lock. The
 # drills' results folders are kept in --keep DIR (default: removed).
-# STAMPEDE=path uses a built binary. Exit status 1 when a case misses its
-# share, 3 when nginx is missing.
+# STAMPEDE=path uses a built binary; nginx is installed with apt-get when
+# missing. Exit status 1 when a case misses its share, 3 when nginx is
+# missing and apt-get could not install it.
 set -euo pipefail
 
 n=2000 kind=ecdsa-p256 keep=""
@@ -43,7 +44,13 @@ case "$kind" in
 	*) echo "tls-nginx.sh: --cert-kind: want ecdsa-p256 or rsa-2048, got $kind" >&2; exit 2 ;;
 esac
 nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
-[ -x "$nginx_bin" ] || { echo "tls-nginx.sh: nginx is not installed (apt-get install nginx)" >&2; exit 3; }
+if [ ! -x "$nginx_bin" ]; then
+	echo "tls-nginx.sh: installing nginx" >&2
+	{ apt-get install -y -qq nginx >/dev/null 2>&1 ||
+		{ apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq nginx >/dev/null 2>&1; }; } ||
+		{ echo "tls-nginx.sh: nginx is not installed and apt-get could not install it" >&2; exit 3; }
+	nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
+fi
 
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
