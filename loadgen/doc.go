@@ -29,8 +29,9 @@
 // read buffer per reactor, about 200 bytes of process memory per connected
 // ws:// client (measured with testdata/memprobe: the whole process's RSS
 // between 2,000 and 10,000 connections). A wss:// client (tlsclient.go)
-// adds a state between connecting and handshaking (stTLS): its handshake
-// runs on a goroutine of a bounded set (crypto/tls blocks), which owns
+// adds a state between connecting and handshaking (stTLS): in a herd it
+// first waits for the server to take its connection (tlsfirst.go); its
+// handshake runs on a goroutine of a bounded set (crypto/tls blocks), which owns
 // the socket meanwhile; then the reactor drives its tls.Conn over the raw
 // socket (fdConn): Read when epoll says readable, a partial record kept
 // for the next edge, Write queueing what the socket does not take. Once
