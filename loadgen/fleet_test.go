@@ -419,9 +419,10 @@ func TestLimits(t *testing.T) {
 	}
 }
 
-// fullBacklog returns the address of a listener with backlog 0 that never
-// accepts: its queue holds one connection, and later SYNs are dropped.
-func fullBacklog(t *testing.T) string {
+// listenBacklog0 returns a listening socket on a free loopback port with
+// backlog 0: its accept queue holds one connection, later SYNs are dropped
+// while it is full. The test's end closes it.
+func listenBacklog0(t *testing.T) int {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -433,7 +434,13 @@ func fullBacklog(t *testing.T) string {
 	if err := unix.Listen(fd, 0); err != nil {
 		t.Fatal(err)
 	}
-	sa, err := unix.Getsockname(fd)
+	return fd
+}
+
+// fullBacklog returns the address of a listener with backlog 0 that never
+// accepts: its queue holds one connection, and later SYNs are dropped.
+func fullBacklog(t *testing.T) string {
+	sa, err := unix.Getsockname(listenBacklog0(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,28 +35,6 @@ func (l slowListener) Accept() (net.Conn, error) {
 	return c, err
 }
 
-// listenBacklog0 listens on a loopback port whose accept queue holds one
-// connection.
-func listenBacklog0(t *testing.T) net.Listener {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := os.NewFile(uintptr(fd), "listener")
-	defer f.Close()
-	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Listen(fd, 0); err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.FileListener(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ln
-}
-
 // handshakesRunning counts the handshake goroutines of the process.
 func handshakesRunning(buf []byte) int {
 	n := runtime.Stack(buf, true)
@@ -84,7 +62,17 @@ func TestWSSHandshakeAfterServerTookIt(t *testing.T) {
 		}
 	}))
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
-	srv.Listener = slowListener{listenBacklog0(t), 30 * time.Millisecond, &accepted}
+	fd, err := unix.Dup(listenBacklog0(t)) // the test's end closes the socket; f, its copy
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := os.NewFile(uintptr(fd), "listener")
+	ln, err := net.FileListener(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Listener = slowListener{ln, 30 * time.Millisecond, &accepted}
 	srv.StartTLS()
 	t.Cleanup(func() {
 		held.closeAll()
