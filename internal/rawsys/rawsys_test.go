@@ -51,14 +51,15 @@ func TestSockaddrLayout(t *testing.T) {
 	}
 }
 
-// TestConnectReadWriteClose: a non-blocking connect, a write and a read
-// through the raw calls, against a real listener; EAGAIN when empty.
-func TestConnectReadWriteClose(t *testing.T) {
+// dialLoopback starts a non-blocking connect of a raw socket to a new
+// loopback listener, which the test's end closes; the socket is the
+// caller's to close.
+func dialLoopback(t *testing.T) (net.Listener, int) {
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	t.Cleanup(func() { ln.Close() })
 	fd, errno := Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
 	if errno != 0 {
 		t.Fatal(errno)
@@ -67,6 +68,13 @@ func TestConnectReadWriteClose(t *testing.T) {
 	if errno := Connect(fd, &sa); errno != 0 && errno != unix.EINPROGRESS {
 		t.Fatalf("connect: %v", errno)
 	}
+	return ln, fd
+}
+
+// TestConnectReadWriteClose: a non-blocking connect, a write and a read
+// through the raw calls, against a real listener; EAGAIN when empty.
+func TestConnectReadWriteClose(t *testing.T) {
+	ln, fd := dialLoopback(t)
 	peer, err := ln.Accept()
 	if err != nil {
 		t.Fatal(err)
@@ -234,20 +242,8 @@ func TestWritevPoll(t *testing.T) {
 // has acknowledged it, one report waits in the error queue (POLLERR), the
 // byte reaches the peer, and the queue is empty after it.
 func TestSendAcked(t *testing.T) {
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	fd, errno := Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
-	if errno != 0 {
-		t.Fatal(errno)
-	}
+	ln, fd := dialLoopback(t)
 	defer Close(fd)
-	sa := NewSockaddr(netip.MustParseAddrPort(ln.Addr().String()), unix.AF_INET)
-	if errno := Connect(fd, &sa); errno != 0 && errno != unix.EINPROGRESS {
-		t.Fatalf("connect: %v", errno)
-	}
 	if _, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}, 5000); err != nil {
 		t.Fatal(err)
 	}
