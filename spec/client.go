@@ -255,10 +255,11 @@ func (c Client) Validate() error {
 	}
 	if c.TLSCAFile != "" || c.TLSCertFile != "" || c.TLSKeyFile != "" || c.TLSServerName != "" || len(c.TLSGroups) > 0 {
 		if u.Scheme != "wss" {
-			if f := c.tlsField(); f == "TLSGroups" {
+			f := c.tlsField()
+			if f == "TLSGroups" {
 				return bad(f, "key exchange groups need a wss:// URL, got %s://", u.Scheme)
 			}
-			return bad(c.tlsField(), "a CA, client certificate or server name needs a wss:// URL, got %s://", u.Scheme)
+			return bad(f, "a CA, client certificate or server name needs a wss:// URL, got %s://", u.Scheme)
 		}
 		if _, err := c.TLSConfig(); err != nil {
 			return err
