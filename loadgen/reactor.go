@@ -77,8 +77,7 @@ type reactor struct {
 	tlsMax    int
 	tlsDone   chan tlsDone
 	tlsWG     sync.WaitGroup
-	firstAck  bool // handshakes may wait for the server to take the connection (false where the kernel cannot say)
-	waitAbove int  // they do with this many handshakes in progress or queued
+	waitAbove int // with this many handshakes in progress or queued, they wait for the server to take the connection (math.MaxInt: never, where the kernel cannot say)
 	// connections taken over from crypto/tls by the record layer (tests)
 	takenOver atomic.Int64
 	stopping  atomic.Bool   // stop was called
@@ -108,7 +107,6 @@ func newReactor(f *Fleet, r, nr int) *reactor {
 		rc.tls = make([]tlsClient, n)
 		rc.tlsMax = max(1, tlsHandshakers/nr)
 		rc.tlsDone = make(chan tlsDone, rc.tlsMax)
-		rc.firstAck = true
 		rc.waitAbove = tlsWaitAbove / nr
 	}
 	if f.cfg.Ramp > 0 {

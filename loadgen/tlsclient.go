@@ -78,7 +78,7 @@ func (r *reactor) beginTLS(j int32, now int64) {
 	c.state = stTLS
 	t.deadline = addSat(now, r.f.cfg.HandshakeTimeout)
 	r.timers.schedule(j, t.deadline)
-	if r.firstAck && r.tlsBusy+len(r.tlsQueue) >= r.waitAbove {
+	if r.tlsBusy+len(r.tlsQueue) >= r.waitAbove {
 		sent, failed := r.sendFirst(j, now)
 		if failed {
 			return

@@ -3,6 +3,7 @@ package loadgen
 import (
 	"errors"
 	"io"
+	"math"
 
 	"golang.org/x/sys/unix"
 
@@ -53,7 +54,7 @@ func (r *reactor) sendFirst(j int32, now int64) (sent, failed bool) {
 	case 0:
 		return true, false
 	case unix.EINVAL, unix.ENOPROTOOPT, unix.EOPNOTSUPP:
-		r.firstAck = false
+		r.waitAbove = math.MaxInt
 		return false, false
 	}
 	r.failFirst(j, r.ioError("sendmsg", errno), now)
