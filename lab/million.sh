@@ -36,7 +36,10 @@
 # `scripts/tune-host.sh --apply` first, as root; every setting it may
 # change is read before and written back when the script exits),
 # STAMPEDE=path (a built binary with stampede-worker beside it; default:
-# build both), CONNBASE_N, CONNBASE_ROUNDS.
+# build both), CONNBASE_N, CONNBASE_ROUNDS, NETNS (1, the default: as
+# root, run both ends and the baseline in a network namespace of the
+# script's own whose TCP established hash has EHASH buckets, default four
+# a client and at least the host's; 0: the host's namespace).
 #
 # It takes the shared heavy-run lock itself (lab/README.md): flock on
 # STAMPEDE_LOCK, waiting for whoever holds it; do not wrap it in flock.
@@ -68,6 +71,7 @@ if [ "${NO_LOCK:-}" != 1 ]; then
 fi
 
 tmp=$(mktemp -d)
+nsname= # the run's network namespace, when it has one
 saved=() # NAME=VALUE of every sysctl tune-host.sh may change, when TUNE=1
 cleanup() {
 	local kv name
@@ -77,6 +81,7 @@ cleanup() {
 			echo "million: could not restore $name to ${kv#*=}" >&2
 	done
 	[ ${#saved[@]} = 0 ] || echo "million: host settings restored (${#saved[@]} sysctls)"
+	[ -z "$nsname" ] || ip netns del "$nsname" 2>/dev/null || echo "million: could not delete network namespace $nsname" >&2
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -93,6 +98,37 @@ if [ "${TUNE:-}" = 1 ]; then
 	scripts/tune-host.sh --apply
 fi
 
+# Both ends, and the baseline, in a network namespace of the script's own
+# whose TCP established hash table is sized for the run: the host's is
+# sized at boot (262,144 buckets on 24 GiB), and a million clients are two
+# million sockets in it, eight a bucket, walked on every packet and every
+# port connect() tries (docs/performance.md "A hash table sized for the
+# fleet"). net.ipv4.tcp_child_ehash_entries gives a namespace created
+# while it is set a table of its own; it is set back at once.
+in_ns=()
+if [ "${NETNS:-1}" = 1 ] && [ "$(id -u)" = 0 ] && [ -e /proc/sys/net/ipv4/tcp_child_ehash_entries ]; then
+	host_ehash=$(cat /proc/sys/net/ipv4/tcp_ehash_entries)
+	host_ehash=${host_ehash#-}
+	buckets=${EHASH:-}
+	if [ -z "$buckets" ]; then
+		# four buckets a client (two sockets each), at least the host's
+		buckets=1
+		while [ "$buckets" -lt $((4 * CLIENTS)) ] && [ "$buckets" -lt $((1 << 24)) ]; do
+			buckets=$((buckets * 2))
+		done
+		[ "$buckets" -ge "$host_ehash" ] || buckets=$host_ehash
+	fi
+	child_prev=$(cat /proc/sys/net/ipv4/tcp_child_ehash_entries)
+	nsname=stampede-million-$$
+	echo "$buckets" >/proc/sys/net/ipv4/tcp_child_ehash_entries
+	ip netns add "$nsname" || { echo "$child_prev" >/proc/sys/net/ipv4/tcp_child_ehash_entries; exit 3; }
+	echo "$child_prev" >/proc/sys/net/ipv4/tcp_child_ehash_entries
+	ip -n "$nsname" link set lo up
+	in_ns=(ip netns exec "$nsname")
+	# the namespace's own copies of the per-namespace settings
+	[ "${TUNE:-}" != 1 ] || "${in_ns[@]}" scripts/tune-host.sh --apply >/dev/null
+fi
+
 exe=${STAMPEDE:-}
 if [ -z "$exe" ]; then
 	exe=$tmp/stampede
@@ -103,15 +139,20 @@ go -C lab build -o "$tmp/connbase" ./connbase
 OUT=${OUT:-$(mktemp -d /tmp/stampede-million.XXXXXX)/run}
 
 echo "machine: $(nproc) cores, $(awk '/MemTotal/{printf "%.0f GiB", $2/1048576}' /proc/meminfo), kernel $(uname -r), open files $(ulimit -Hn), load $(cut -d' ' -f1-3 /proc/loadavg)"
+if [ -n "$nsname" ]; then
+	echo "network namespace: $nsname, TCP established hash $("${in_ns[@]}" cat /proc/sys/net/ipv4/tcp_ehash_entries) buckets (the host's $host_ehash)"
+else
+	echo "network namespace: the host's, TCP established hash $(cat /proc/sys/net/ipv4/tcp_ehash_entries 2>/dev/null || echo '?') buckets"
+fi
 echo "run: stampede run --clients $CLIENTS --chaos '$EVENT' --duration $DURATION $RUN_FLAGS --out $OUT"
 rc=0
 # shellcheck disable=SC2086 # RUN_FLAGS is words
-"$exe" run --clients "$CLIENTS" --chaos "$EVENT" --duration "$DURATION" $RUN_FLAGS --out "$OUT" >"$tmp/run.log" 2>&1 || rc=$?
+"${in_ns[@]}" "$exe" run --clients "$CLIENTS" --chaos "$EVENT" --duration "$DURATION" $RUN_FLAGS --out "$OUT" >"$tmp/run.log" 2>&1 || rc=$?
 tail -n 12 "$tmp/run.log"
 echo "run: exit status $rc, $(date -u +%H:%M:%S) UTC"
 
 echo "baseline: lab/connbase -n $CONNBASE_N -rounds $CONNBASE_ROUNDS"
-base=$("$tmp/connbase" -n "$CONNBASE_N" -rounds "$CONNBASE_ROUNDS")
+base=$("${in_ns[@]}" "$tmp/connbase" -n "$CONNBASE_N" -rounds "$CONNBASE_ROUNDS")
 echo "$base"
 
 python3 - "$OUT/summary.json" "$base" "$(nproc)" "$OUT/resources.csv" <<'PY'

@@ -88,6 +88,13 @@ want net.ipv4.tcp_max_orphans 1048576 \
 	"sockets closed by a process that exited (an abrupt restart closes a million at once); beyond it they are reset"
 want net.ipv4.tcp_max_tw_buckets 2097152 \
 	"TIME_WAIT sockets; beyond it new ones are destroyed at once (harmless, but logged)"
+# The established hash table is sized at boot and cannot be changed here:
+# report it, and how to size it.
+if [ -r /proc/sys/net/ipv4/tcp_ehash_entries ]; then
+	ehash=$(cat /proc/sys/net/ipv4/tcp_ehash_entries)
+	printf '  %-36s = %-22s %s\n' net.ipv4.tcp_ehash_entries "$ehash" \
+		"(read-only: every packet walks a bucket; a million clients with both ends here are 2,000,000 sockets, so ask for 4194304 buckets with thash_entries= at boot, or net.ipv4.tcp_child_ehash_entries for a network namespace created after it, as lab/million.sh does)"
+fi
 echo "connection tracking (only if the nf_conntrack module is loaded)"
 want net.netfilter.nf_conntrack_max 2097152 \
 	"tracked connections, when a firewall rule tracks them; a full table drops new connections ('table full, dropping packet')"
