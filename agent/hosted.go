@@ -120,7 +120,7 @@ func (r *Roles) relay(ctx context.Context, t *tap, plan Message) error {
 	if plan.Plan.Name != "" {
 		name = plan.Plan.Name
 	}
-	p, err := SpawnAgent(ctx, exe, args, name, r.Logs)
+	p, err := SpawnAgent(ctx, exe, args, nil, name, r.Logs)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"time"
 
@@ -24,10 +25,14 @@ type Proc struct {
 // childproc.Spawn, which every child of stampede starts with: it runs in
 // its own process group, so a terminal's Ctrl-C reaches only the
 // coordinator, and dies with it (Pdeathsig). Its stderr lines are copied
-// to logs with a prefix naming the agent. The process is killed if ctx
+// to logs with a prefix naming the agent. env, when not empty, is added
+// to this process's environment for it. The process is killed if ctx
 // ends before it exits.
-func SpawnAgent(ctx context.Context, exe string, args []string, name string, logs io.Writer) (*Proc, error) {
+func SpawnAgent(ctx context.Context, exe string, args, env []string, name string, logs io.Writer) (*Proc, error) {
 	cmd := exec.CommandContext(ctx, exe, args...)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	c, pipes, err := childproc.Spawn(cmd)
 	if err != nil {
 		return nil, fmt.Errorf("agent: starting %s: %w", name, err)

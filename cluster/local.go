@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 
 	"golang.org/x/sys/unix"
 
@@ -27,6 +28,13 @@ type Local struct {
 	// falls minutes behind their results. A niceness the process already
 	// has above it is kept.
 	Nice int
+	// GoMaxProcs, when positive for a role, is the GOMAXPROCS each agent
+	// process of that role starts with (and the processes it starts
+	// inherit), unless this process's environment sets GOMAXPROCS: a role
+	// run as more processes than the machine has cores gains nothing from
+	// a Go runtime per process that spreads over every core, only threads
+	// woken to contend for them (docs/performance.md "One core a process").
+	GoMaxProcs map[agent.Role]int
 }
 
 // Launch starts an agent process for plan and places it with c. The
@@ -36,7 +44,11 @@ func (l *Local) Launch(ctx context.Context, c *Coordinator, name string, plan ag
 	if err != nil {
 		return nil, err
 	}
-	p, err := agent.SpawnAgent(ctx, exe, args, name, l.Logs)
+	var env []string
+	if n := l.GoMaxProcs[plan.Role]; n > 0 && os.Getenv("GOMAXPROCS") == "" {
+		env = []string{fmt.Sprintf("GOMAXPROCS=%d", n)}
+	}
+	p, err := agent.SpawnAgent(ctx, exe, args, env, name, l.Logs)
 	if err != nil {
 		return nil, err
 	}

@@ -217,7 +217,8 @@ func (r *run) place(ctx context.Context) error {
 	r.defer_(killAgents)
 	r.co = &cluster.Coordinator{}
 	r.watch = watchAgents(r.co, r.progress, cfg.Fleet.Clients, cfg.OnAgentLoss, r.logf)
-	local := &cluster.Local{Exe: cfg.Exe, Logs: prefixWriter(r.logw, ""), Nice: agentNice(r.sz, runtime.NumCPU())}
+	local := &cluster.Local{Exe: cfg.Exe, Logs: prefixWriter(r.logw, ""), Nice: agentNice(r.sz, runtime.NumCPU()),
+		GoMaxProcs: goMaxProcs(r.sz, runtime.NumCPU())}
 	co := r.co
 	r.defer_(func() {
 		co.StopAll(10 * time.Second)
@@ -353,6 +354,21 @@ const (
 	AgentNice = 10
 	crowded   = 4
 )
+
+// goMaxProcs is Local.GoMaxProcs for a run of sz on cores: one for a
+// role of more than one process and at least as many as the cores, whose
+// processes then share the cores as separate programs (a million clients'
+// first connect cost each end a quarter less, docs/performance.md "One
+// core a process"); the runtime's own choice otherwise.
+func goMaxProcs(sz Sizing, cores int) map[agent.Role]int {
+	m := map[agent.Role]int{}
+	for role, n := range map[agent.Role]int{agent.RoleLoadgen: sz.LoadgenProcs, agent.RoleTarget: sz.TargetProcs} {
+		if n > 1 && n >= cores {
+			m[role] = 1
+		}
+	}
+	return m
+}
 
 // agentNice is Local.Nice for a run of sz on cores.
 func agentNice(sz Sizing, cores int) int {

@@ -1,10 +1,12 @@
 package storm
 
 import (
+	"maps"
 	"net/netip"
 	"strings"
 	"testing"
 
+	"github.com/stampede-dev/stampede/agent"
 	"github.com/stampede-dev/stampede/cluster/hub"
 )
 
@@ -146,6 +148,27 @@ func TestAgentNice(t *testing.T) {
 	} {
 		if got := agentNice(Sizing{LoadgenProcs: c.loadgens, TargetProcs: c.targets}, c.cores); got != c.want {
 			t.Errorf("agentNice(%d+%d processes, %d cores) = %d, want %d", c.loadgens, c.targets, c.cores, got, c.want)
+		}
+	}
+}
+
+// TestGoMaxProcs: a role of more than one process, and at least as many
+// as the cores, runs each on one core; a lone process keeps the runtime's
+// choice.
+func TestGoMaxProcs(t *testing.T) {
+	for _, c := range []struct {
+		lg, tg, cores int
+		want          map[agent.Role]int
+	}{
+		{1, 1, 2, map[agent.Role]int{}},
+		{2, 1, 2, map[agent.Role]int{agent.RoleLoadgen: 1}},
+		{56, 56, 2, map[agent.Role]int{agent.RoleLoadgen: 1, agent.RoleTarget: 1}},
+		{3, 3, 8, map[agent.Role]int{}},
+		{1, 1, 1, map[agent.Role]int{}},
+	} {
+		got := goMaxProcs(Sizing{LoadgenProcs: c.lg, TargetProcs: c.tg}, c.cores)
+		if !maps.Equal(got, c.want) {
+			t.Errorf("%d loadgen and %d target processes on %d cores: %v, want %v", c.lg, c.tg, c.cores, got, c.want)
 		}
 	}
 }
