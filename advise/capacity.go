@@ -40,7 +40,10 @@ func (c Capacity) Bound(clients int) time.Duration {
 // rate and queue when it has one and they are lower. A wss:// server's
 // processes take each reconnect's TLS handshake too
 // (sim.Config.ReconnectTLSCost: full when the restart lost the ticket
-// keys): their upgrade capacity with it bounds the accept rate.
+// keys): their upgrade capacity with it bounds the accept rate. With
+// cfg.Cores, both ends share the machine's cores, so the accept rate is
+// at most the cores over what one connect costs both ends at the fleet
+// (sim.CPUCosts.AtFleet): the CPU bound.
 func CapacityOf(cfg sim.Config) Capacity {
 	d := sim.Defaults()
 	procs := cfg.Procs
@@ -64,6 +67,14 @@ func CapacityOf(cfg sim.Config) Capacity {
 	c := Capacity{AcceptRate: rate, Backlog: procs * backlog, Source: "flags"}
 	if hs > 0 {
 		c.Source = fmt.Sprintf("flags; wss://: %s of the target's CPU per reconnect's TLS handshake", hs)
+	}
+	if cfg.Cores > 0 {
+		k := cfg.CPU.AtFleet(cfg.Clients)
+		conn := k.LoadgenPerConnect() + k.TargetPerConnect() + hs
+		if cpu := cfg.Cores / conn.Seconds(); cpu < c.AcceptRate {
+			c.AcceptRate = cpu
+			c.Source += fmt.Sprintf("; %g cores at %s of both ends' CPU a connect", cfg.Cores, conn.Round(100*time.Nanosecond))
+		}
 	}
 	if cfg.LB != nil {
 		if cfg.LB.Rate > 0 && cfg.LB.Rate < c.AcceptRate {

@@ -256,3 +256,24 @@ func TestCapacityTLS(t *testing.T) {
 		t.Errorf("source %q does not name the TLS handshake", lost.Source)
 	}
 }
+
+// TestCapacityCores: on one machine's cores both ends' CPU per connect,
+// at the fleet's size, bounds the accept rate.
+func TestCapacityCores(t *testing.T) {
+	cfg := benchLike(t, 1_000_000, ReferencePolicy)
+	cfg.AcceptRate = 1e6
+	free := CapacityOf(cfg)
+	cfg.Cores = 2
+	k := cfg.CPU.AtFleet(cfg.Clients)
+	want := 2 / (k.LoadgenPerConnect() + k.TargetPerConnect()).Seconds()
+	got := CapacityOf(cfg)
+	if free.AcceptRate != 1e6 || math.Abs(got.AcceptRate-want) > 1e-6 {
+		t.Errorf("accept rate %.1f/s without cores, %.1f/s with 2; want 1e6/s and %.1f/s", free.AcceptRate, got.AcceptRate, want)
+	}
+	if small := sim.DefaultCPUCosts; got.AcceptRate >= 2/(small.LoadgenPerConnect()+small.TargetPerConnect()).Seconds() {
+		t.Errorf("%.1f/s at a million: not below a small fleet's rate", got.AcceptRate)
+	}
+	if !strings.Contains(got.Source, "2 cores") {
+		t.Errorf("source %q does not name the cores", got.Source)
+	}
+}

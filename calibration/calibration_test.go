@@ -18,6 +18,8 @@ var read = map[string]func(File, string) error{
 	"sim.cpu.ping":               duration,
 	"sim.cpu.slice":              duration,
 	"sim.cpu.loadgen_share":      number,
+	"sim.cpu.loadgen_growth":     number,
+	"sim.cpu.target_growth":      number,
 	"sim.max_calibrated_clients": integer,
 	"sim.proc_capacity":          number,
 	"sim.stop_time":              duration,

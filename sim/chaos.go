@@ -290,7 +290,7 @@ func (s *sim) closed(id uint32, now int64) {
 			s.cpu.charge(now, s.cpu.costs.Close, byTarget)
 		}
 		s.cpu.charge(now, s.cpu.costs.Disconnect, byLoadgen)
-		s.cpu.conns--
+		s.cpu.down(c.mark)
 	}
 	f := failure{class: l.closeClass}
 	switch l.closeClass {

@@ -16,7 +16,7 @@ type client struct {
 	attemptAt int64  // start of the current attempt
 	downAt    int64  // when its last connection ended, plus one; 0: none yet (a fresh array needs no pass)
 	deadline  int64  // handshake deadline of the current attempt
-	mark      int64  // start of the current SYN leg, or when it stalled
+	mark      int64  // start of the current SYN leg, when it stalled, or when it connected
 	attempt   uint32 // backoff attempt number: failures since its last 101
 	sockets   uint32 // attempts started
 	lst       uint16 // listener of the current leg

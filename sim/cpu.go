@@ -36,7 +36,8 @@ type CPUCosts struct {
 	// timer and its trip to the listener, dropped or not.
 	Segment time.Duration `json:"segment"`
 	// Ping is both ends' CPU per ping of a connected client, one every
-	// Client.PingInterval (its default by the fleet's size, as run).
+	// Client.PingInterval (its default by the fleet's size, as run) from
+	// an interval after it connected.
 	Ping time.Duration `json:"ping"`
 	// Slice is the scheduler's time slice: a process with work runs that
 	// long (as many operations as fit, at least one) before the next
@@ -46,6 +47,15 @@ type CPUCosts struct {
 	// target process's: the share of the cores the scheduler gives the
 	// loadgen over the target when both have work.
 	LoadgenShare float64 `json:"loadgen_share"`
+	// LoadgenGrowth is how much the loadgen's Attempt and Upgrade grow
+	// with the fleet, a fraction a million clients: a fleet of N clients
+	// pays them times 1 + LoadgenGrowth × N/1,000,000 (AtFleet), as a
+	// first connect measured on this machine grows with the fleet
+	// (docs/performance.md "The cost law"); so Attempt, Upgrade and
+	// Accept are a small fleet's costs.
+	LoadgenGrowth float64 `json:"loadgen_growth"`
+	// TargetGrowth is the same for the target's Accept.
+	TargetGrowth float64 `json:"target_growth"`
 }
 
 // DefaultCPUCosts are the costs measured on this project's two-core
@@ -53,15 +63,17 @@ type CPUCosts struct {
 // figures, each with the command, date and machine it came from
 // (package calibration; docs/simulator.md "Calibration").
 var DefaultCPUCosts = CPUCosts{
-	Attempt:      calibration.MustDuration("sim.cpu.attempt"),
-	Upgrade:      calibration.MustDuration("sim.cpu.upgrade"),
-	Disconnect:   calibration.MustDuration("sim.cpu.disconnect"),
-	Accept:       calibration.MustDuration("sim.cpu.accept"),
-	Close:        calibration.MustDuration("sim.cpu.close"),
-	Segment:      calibration.MustDuration("sim.cpu.segment"),
-	Ping:         calibration.MustDuration("sim.cpu.ping"),
-	Slice:        calibration.MustDuration("sim.cpu.slice"),
-	LoadgenShare: calibration.MustFloat("sim.cpu.loadgen_share"),
+	Attempt:       calibration.MustDuration("sim.cpu.attempt"),
+	Upgrade:       calibration.MustDuration("sim.cpu.upgrade"),
+	Disconnect:    calibration.MustDuration("sim.cpu.disconnect"),
+	Accept:        calibration.MustDuration("sim.cpu.accept"),
+	Close:         calibration.MustDuration("sim.cpu.close"),
+	Segment:       calibration.MustDuration("sim.cpu.segment"),
+	Ping:          calibration.MustDuration("sim.cpu.ping"),
+	Slice:         calibration.MustDuration("sim.cpu.slice"),
+	LoadgenShare:  calibration.MustFloat("sim.cpu.loadgen_share"),
+	LoadgenGrowth: calibration.MustFloat("sim.cpu.loadgen_growth"),
+	TargetGrowth:  calibration.MustFloat("sim.cpu.target_growth"),
 }
 
 // CPUUse is the CPU the model charged over a run (Config.Cores), by who
@@ -90,6 +102,20 @@ type costField struct {
 	v         *time.Duration
 }
 
+// ratioField is one of CPUCosts' numbers, as costField.
+type ratioField struct {
+	name, key string
+	v         *float64
+}
+
+// ratios are c's number fields, in one order for every CPUCosts.
+func (c *CPUCosts) ratios() []ratioField {
+	return []ratioField{
+		{"LoadgenShare", "loadgen_share", &c.LoadgenShare}, {"LoadgenGrowth", "loadgen_growth", &c.LoadgenGrowth},
+		{"TargetGrowth", "target_growth", &c.TargetGrowth},
+	}
+}
+
 // durations are c's duration fields, in one order for every CPUCosts:
 // WithDefaults, validate, ParseCPUCosts and String walk the same list.
 func (c *CPUCosts) durations() []costField {
@@ -110,9 +136,25 @@ func (c CPUCosts) WithDefaults() CPUCosts {
 			*f.v = *defs[i].v
 		}
 	}
-	if c.LoadgenShare == 0 {
-		c.LoadgenShare = d.LoadgenShare
+	ratios := d.ratios()
+	for i, f := range c.ratios() {
+		if *f.v == 0 {
+			*f.v = *ratios[i].v
+		}
 	}
+	return c
+}
+
+// AtFleet returns c, its zero fields DefaultCPUCosts', with each end's
+// per-connect costs at a fleet of clients (LoadgenGrowth, TargetGrowth):
+// what the model charges a run of that fleet.
+func (c CPUCosts) AtFleet(clients int) CPUCosts {
+	c = c.WithDefaults()
+	grow := func(d time.Duration, g float64) time.Duration {
+		return time.Duration(math.Round(float64(d) * (1 + g*float64(max(clients, 0))/1e6)))
+	}
+	c.Attempt, c.Upgrade = grow(c.Attempt, c.LoadgenGrowth), grow(c.Upgrade, c.LoadgenGrowth)
+	c.Accept = grow(c.Accept, c.TargetGrowth)
 	return c
 }
 
@@ -123,8 +165,10 @@ func (c CPUCosts) validate() error {
 			return spec.Errorf("Sim.CPU."+f.name, "must not be negative, got %s", *f.v)
 		}
 	}
-	if c.LoadgenShare < 0 || math.IsNaN(c.LoadgenShare) || math.IsInf(c.LoadgenShare, 0) {
-		return spec.Errorf("Sim.CPU.LoadgenShare", "must be a positive ratio (0: the default), got %g", c.LoadgenShare)
+	for _, f := range c.ratios() {
+		if *f.v < 0 || math.IsNaN(*f.v) || math.IsInf(*f.v, 0) {
+			return spec.Errorf("Sim.CPU."+f.name, "must be a positive ratio (0: the default), got %g", *f.v)
+		}
 	}
 	return nil
 }
@@ -156,13 +200,20 @@ type cpuModel struct {
 	costs    CPUCosts
 	backlog  float64 // ns
 	last     int64
-	conns    int     // clients connected: each pings
+	conns    int     // clients connected for a ping interval or more: each pings
 	pingLoad float64 // cores a connected client's pings take
-	lg       []lgProc
-	closes   [][]closing // per target process, the connections its stop has still to close
-	closer   []closer    // per target process
-	use      CPUUse
-	pings    float64 // ns of ping CPU so far
+	// ripe holds the clients connected for less than a ping interval, by
+	// the pingTick from which they ping (a client pings after an interval
+	// of silence, so a fleet back from a restart pings nothing for one);
+	// ripeQ is those ticks in order. nil without pings.
+	ripe      map[int64]int
+	ripeQ     []int64
+	pingEvery int64 // ns
+	lg        []lgProc
+	closes    [][]closing // per target process, the connections its stop has still to close
+	closer    []closer    // per target process
+	use       CPUUse
+	pings     float64 // ns of ping CPU so far
 }
 
 // lgProc is a loadgen process: the clients whose attempts wait for its
@@ -178,18 +229,59 @@ func newCPU(cfg Config) *cpuModel {
 	if cfg.Cores <= 0 {
 		return nil
 	}
-	m := &cpuModel{cores: cfg.Cores, costs: cfg.CPU.WithDefaults()}
+	m := &cpuModel{cores: cfg.Cores, costs: cfg.CPU.AtFleet(cfg.Clients)}
 	m.lg = make([]lgProc, max(1, (cfg.Clients+loadgenPerProcess-1)/loadgenPerProcess))
 	m.closes, m.closer = make([][]closing, cfg.Procs), make([]closer, cfg.Procs)
 	if ping := cfg.Client.PingInterval; ping > 0 { // the spec's default, as run
 		m.pingLoad = float64(m.costs.Ping) / float64(ping)
+		m.pingEvery, m.ripe = int64(ping), map[int64]int{}
 	}
 	return m
 }
 
+// pingTick is the resolution of the instant a connected client starts
+// pinging.
+const pingTick = int64(100 * time.Millisecond)
+
+// up counts a client connected at now: it pings from a ping interval on.
+func (m *cpuModel) up(now int64) {
+	if m.ripe == nil {
+		m.conns++
+		return
+	}
+	k := (now + m.pingEvery + pingTick - 1) / pingTick
+	if n := len(m.ripeQ); n == 0 || m.ripeQ[n-1] != k {
+		m.ripeQ = append(m.ripeQ, k)
+	}
+	m.ripe[k]++
+}
+
+// down uncounts a client whose connection, up since since, ended.
+func (m *cpuModel) down(since int64) {
+	if m.ripe != nil {
+		if k := (since + m.pingEvery + pingTick - 1) / pingTick; m.ripe[k] > 0 {
+			m.ripe[k]--
+			return
+		}
+	}
+	m.conns--
+}
+
 // advance runs the pool to now: the cores drain the backlog while the
-// pings add to it.
+// pings add to it, from each client's first ping on.
 func (m *cpuModel) advance(now int64) {
+	for len(m.ripeQ) > 0 && m.ripeQ[0]*pingTick <= now {
+		k := m.ripeQ[0]
+		m.drain(k * pingTick)
+		m.conns += m.ripe[k]
+		delete(m.ripe, k)
+		m.ripeQ = m.ripeQ[1:]
+	}
+	m.drain(now)
+}
+
+// drain runs the pool to now at the pings of the clients counted.
+func (m *cpuModel) drain(now int64) {
 	if now <= m.last {
 		return
 	}

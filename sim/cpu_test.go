@@ -58,10 +58,14 @@ func TestCoresZeroUnchanged(t *testing.T) {
 // the attempts more makes it slower still, than at the default cost and
 // than with attempts that cost nothing.
 func TestCoresSlowRecovery(t *testing.T) {
+	// A million's first connects as they cost before the cuts
+	// (docs/performance.md), dear enough for 0.05 cores to be too small.
+	dear := CPUCosts{Attempt: 44 * time.Microsecond, Upgrade: 57500, Accept: 80900}
+	withAttempt := func(c CPUCosts, a time.Duration) CPUCosts { c.Attempt = a; return c }
 	_, free := run(t, cpuStorm(t, 0, CPUCosts{}))
-	_, small := run(t, cpuStorm(t, 0.05, CPUCosts{}))
-	_, dearer := run(t, cpuStorm(t, 0.05, CPUCosts{Attempt: 4 * DefaultCPUCosts.Attempt}))
-	_, cheap := run(t, cpuStorm(t, 0.05, CPUCosts{Attempt: time.Nanosecond}))
+	_, small := run(t, cpuStorm(t, 0.05, dear))
+	_, dearer := run(t, cpuStorm(t, 0.05, withAttempt(dear, 4*dear.Attempt)))
+	_, cheap := run(t, cpuStorm(t, 0.05, withAttempt(dear, time.Nanosecond)))
 	rf, rs, rd, rc := r99(t, free), r99(t, small), r99(t, dearer), r99(t, cheap)
 	t.Logf("R99: unlimited %.2fs, 0.05 cores %.2fs, attempts ×4 %.2fs, attempts free %.2fs", rf, rs, rd, rc)
 	if !(rs > 2*rf) {
@@ -75,18 +79,19 @@ func TestCoresSlowRecovery(t *testing.T) {
 	}
 	ws, wf := recovery(t, small).WastedAttemptsPerClient, recovery(t, free).WastedAttemptsPerClient
 	if ws == nil || wf == nil || *ws <= *wf {
-		t.Errorf("wasted attempts a client: %v on 0.05 cores, %v unlimited: want more on the small machine", ws, wf)
+		t.Errorf("wasted attempts a client: %v on 0.05 cores, %v unlimited: want more on the small machine", *ws, *wf)
 	}
 }
 
 // TestCoresPaceFirstConnects: the first connects of a fleet on one core
 // come at about the core's rate, an attempt, an upgrade at each end.
 func TestCoresPaceFirstConnects(t *testing.T) {
-	cfg := cpuStorm(t, 1, CPUCosts{})
+	// Dear enough that the core, not the process's capacity, paces them.
+	cfg := cpuStorm(t, 1, CPUCosts{Attempt: 44 * time.Microsecond, Upgrade: 57500, Accept: 80900})
 	cfg.Schedule, cfg.ScheduleText, cfg.Duration = nil, "", 10*time.Second
 	cfg.Clients = 20000
 	res, _ := run(t, cfg)
-	c := DefaultCPUCosts
+	c := cfg.CPU.AtFleet(cfg.Clients)
 	perSec := float64(time.Second) / float64(c.Attempt+c.Upgrade+c.Accept)
 	var at1s int
 	for i, b := range res.Report.Timeline {
@@ -164,5 +169,30 @@ func TestConfigRecordsCPU(t *testing.T) {
 	got.CPU = nil
 	if err := json.Unmarshal(sum.Config, &got); err != nil || got.CPU != nil || res.Config.CPU != (CPUCosts{}) {
 		t.Errorf("without Cores: CPU %+v, summary.json config.cpu %+v (%v); want none", res.Config.CPU, got.CPU, err)
+	}
+}
+
+// TestPingsFromAnInterval: a connected client pings only after a ping
+// interval of silence, so a fleet charges no ping CPU in its first
+// interval, and its full load after.
+func TestPingsFromAnInterval(t *testing.T) {
+	cfg := cpuStorm(t, 1, CPUCosts{})
+	cfg.Schedule, cfg.ScheduleText = nil, ""
+	cfg.PingInterval = 20 * time.Second
+	for _, c := range []struct {
+		dur       time.Duration
+		low, high float64 // seconds of pings
+	}{
+		{15 * time.Second, 0, 0},
+		// 3,000 clients connected within the first 2 s: each pings for
+		// 28-30 s of the 50, one every 20 s at DefaultCPUCosts.Ping.
+		{50 * time.Second, 28, 30},
+	} {
+		cfg.Duration = c.dur
+		res, _ := run(t, cfg)
+		per := 3000 * DefaultCPUCosts.Ping.Seconds() / 20
+		if got := res.CPU.Pings.Seconds(); got < c.low*per*0.99 || got > c.high*per*1.01 {
+			t.Errorf("%s: pings took %.4fs of CPU, want %.4f-%.4fs", c.dur, got, c.low*per, c.high*per)
+		}
 	}
 }

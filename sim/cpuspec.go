@@ -10,22 +10,23 @@ import (
 	"github.com/stampede-dev/stampede/spec"
 )
 
-// loadgenShareKey is LoadgenShare's key in a costs spec, its JSON name.
-const loadgenShareKey = "loadgen_share"
-
 // costKeys lists a costs spec's keys in CPUCosts' order.
 func costKeys() string {
 	var keys []string
 	for _, f := range new(CPUCosts).durations() {
 		keys = append(keys, f.key)
 	}
-	return strings.Join(append(keys, loadgenShareKey), ", ")
+	for _, f := range new(CPUCosts).ratios() {
+		keys = append(keys, f.key)
+	}
+	return strings.Join(keys, ", ")
 }
 
 // ParseCPUCosts reads a machine's CPU costs written key=value,...: the
 // keys are CPUCosts' JSON names (attempt, upgrade, disconnect, accept,
 // close, segment, ping, slice as durations such as 44us or 1.5ms;
-// loadgen_share a number), each given at most once. A key left out is
+// loadgen_share, loadgen_growth and target_growth numbers), each given at
+// most once. A key left out is
 // zero in the result, DefaultCPUCosts' in a run; so is every key of "".
 // A value is positive: an explicit 0 would silently mean the default.
 // ParseCPUCosts(c.String()) == c for every c it returns.
@@ -64,8 +65,10 @@ func ParseCPUCosts(s string) (CPUCosts, error) {
 // costFieldOf returns the field path ("Sim.CPU.Attempt") of a costs
 // spec's key; "" if it is none.
 func costFieldOf(c *CPUCosts, key string) string {
-	if key == loadgenShareKey {
-		return "Sim.CPU.LoadgenShare"
+	for _, f := range c.ratios() {
+		if f.key == key {
+			return "Sim.CPU." + f.name
+		}
 	}
 	for _, f := range c.durations() {
 		if f.key == key {
@@ -77,12 +80,15 @@ func costFieldOf(c *CPUCosts, key string) string {
 
 // set parses one key's value into c.
 func (c *CPUCosts) set(key, val string) error {
-	if key == loadgenShareKey {
+	for _, f := range c.ratios() {
+		if f.key != key {
+			continue
+		}
 		x, err := strconv.ParseFloat(val, 64)
 		if err != nil || x <= 0 || math.IsInf(x, 0) || math.IsNaN(x) {
-			return fmt.Errorf("want a positive number such as 2.4, got %q", val)
+			return fmt.Errorf("want a positive number such as %s, got %q", ratioText(*DefaultCPUCosts.ratioOf(key)), val)
 		}
-		c.LoadgenShare = x
+		*f.v = x
 		return nil
 	}
 	for _, f := range c.durations() {
@@ -113,6 +119,19 @@ func (c *CPUCosts) durationOf(key string) *time.Duration {
 	return nil
 }
 
+// ratioOf returns the number field of a key.
+func (c *CPUCosts) ratioOf(key string) *float64 {
+	for _, f := range c.ratios() {
+		if f.key == key {
+			return f.v
+		}
+	}
+	return nil
+}
+
+// ratioText writes a number as a costs spec has it.
+func ratioText(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
 // String writes c as ParseCPUCosts reads it: its non-zero fields in
 // CPUCosts' order, durations as 57.5us or 1.5ms. The zero CPUCosts is "".
 func (c CPUCosts) String() string {
@@ -122,8 +141,10 @@ func (c CPUCosts) String() string {
 			parts = append(parts, f.key+"="+costDuration(*f.v))
 		}
 	}
-	if c.LoadgenShare != 0 {
-		parts = append(parts, loadgenShareKey+"="+strconv.FormatFloat(c.LoadgenShare, 'g', -1, 64))
+	for _, f := range c.ratios() {
+		if *f.v != 0 {
+			parts = append(parts, f.key+"="+ratioText(*f.v))
+		}
 	}
 	return strings.Join(parts, ",")
 }
@@ -137,8 +158,9 @@ func costDuration(d time.Duration) string {
 // PerConnect returns c with the CPU each end spends on one first connect
 // set: the target's Accept to target, and the loadgen's Attempt and
 // Upgrade to loadgen together, Attempt+Upgrade == loadgen, in the ratio
-// of c's (DefaultCPUCosts' where zero: 44 : 57.5). These are the figures
-// a real run's summary.json gives as resources.loadgen.cpu_us_per_connect
+// of c's (DefaultCPUCosts' where zero: 15.216 : 19.884, the profiled
+// 44 : 57.5). These are the figures a real run's summary.json gives as
+// resources.loadgen.cpu_us_per_connect
 // and resources.target.cpu_us_per_connect (its first connects, before
 // any event), so a machine's costs can be read off a small run on it.
 //

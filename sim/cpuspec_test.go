@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -28,6 +29,8 @@ func TestParseCPUCosts(t *testing.T) {
 		{"slice=1.5ms,loadgen_share=2.4", CPUCosts{Slice: 1500 * us, LoadgenShare: 2.4}, ""},
 		{"slice=1500us", CPUCosts{Slice: 1500 * us}, "slice=1.5ms"},
 		{"loadgen_share=1", CPUCosts{LoadgenShare: 1}, ""},
+		{"loadgen_growth=1.5,target_growth=0.25", CPUCosts{LoadgenGrowth: 1.5, TargetGrowth: 0.25}, ""},
+		{"target_growth=1e-3", CPUCosts{TargetGrowth: 0.001}, "target_growth=0.001"},
 		{"loadgen_share=0.5", CPUCosts{LoadgenShare: 0.5}, ""},
 		{"segment=1ns", CPUCosts{Segment: 1}, ""},
 		{"ping=90s", CPUCosts{Ping: 90 * time.Second}, "ping=1m30s"},
@@ -55,18 +58,20 @@ func TestParseCPUCosts(t *testing.T) {
 		{"attempt=4x", "Sim.CPU.Attempt", `want a duration with a unit such as 44us, got "4x"`},
 		{"attempt=44", "Sim.CPU.Attempt", `want a duration with a unit such as 44us, got "44"`},
 		{"upgrade=-1us", "Sim.CPU.Upgrade", "must not be negative, got -1us"},
-		{"accept=0", "Sim.CPU.Accept", "must be positive, got 0 (leave accept out for the default 80.9us)"},
+		{"accept=0", "Sim.CPU.Accept", "must be positive, got 0 (leave accept out for the default 23.1us)"},
 		{"slice=0s", "Sim.CPU.Slice", "must be positive, got 0s (leave slice out for the default 1.5ms)"},
 		{"loadgen_share=0", "Sim.CPU.LoadgenShare", `want a positive number such as 2.4, got "0"`},
 		{"loadgen_share=-2", "Sim.CPU.LoadgenShare", `want a positive number such as 2.4, got "-2"`},
 		{"loadgen_share=NaN", "Sim.CPU.LoadgenShare", `want a positive number such as 2.4, got "NaN"`},
 		{"loadgen_share=1e999", "Sim.CPU.LoadgenShare", `want a positive number such as 2.4, got "1e999"`},
+		{"target_growth=0", "Sim.CPU.TargetGrowth", `want a positive number such as ` + ratioText(DefaultCPUCosts.TargetGrowth) + `, got "0"`},
+		{"loadgen_growth=-1", "Sim.CPU.LoadgenGrowth", `want a positive number such as ` + ratioText(DefaultCPUCosts.LoadgenGrowth) + `, got "-1"`},
 		{"attempt", "Sim.CPU.Attempt", "no value; want attempt=VALUE"},
 		{"attempt=1us,attempt=2us", "Sim.CPU.Attempt", "given twice"},
-		{"Attempt=44us", "Sim.CPU", `unknown key "Attempt" (want one of attempt, upgrade, disconnect, accept, close, segment, ping, slice, loadgen_share)`},
-		{"cores=2", "Sim.CPU", `unknown key "cores" (want one of attempt, upgrade, disconnect, accept, close, segment, ping, slice, loadgen_share)`},
+		{"Attempt=44us", "Sim.CPU", `unknown key "Attempt" (want one of attempt, upgrade, disconnect, accept, close, segment, ping, slice, loadgen_share, loadgen_growth, target_growth)`},
+		{"cores=2", "Sim.CPU", `unknown key "cores" (want one of attempt, upgrade, disconnect, accept, close, segment, ping, slice, loadgen_share, loadgen_growth, target_growth)`},
 		{"attempt=44us,,", "Sim.CPU", `empty item in "attempt=44us,,"; want key=value,...`},
-		{"=44us", "Sim.CPU", `unknown key "" (want one of attempt, upgrade, disconnect, accept, close, segment, ping, slice, loadgen_share)`},
+		{"=44us", "Sim.CPU", `unknown key "" (want one of attempt, upgrade, disconnect, accept, close, segment, ping, slice, loadgen_share, loadgen_growth, target_growth)`},
 	} {
 		got, err := ParseCPUCosts(c.in)
 		var fe *spec.FieldError
@@ -82,7 +87,7 @@ func TestParseCPUCosts(t *testing.T) {
 // TestCPUCostsString: every field written, in CPUCosts' order, reads
 // back as itself; DefaultCPUCosts reads as the figures sourced in it.
 func TestCPUCostsString(t *testing.T) {
-	want := "attempt=44us,upgrade=57.5us,disconnect=17.6us,accept=80.9us,close=14.1us,segment=3us,ping=47us,slice=1.5ms,loadgen_share=2.4"
+	want := "attempt=15.216us,upgrade=19.884us,disconnect=17.6us,accept=23.1us,close=14.1us,segment=3us,ping=47us,slice=1.5ms,loadgen_share=2.4,loadgen_growth=0.598,target_growth=0.47"
 	if got := DefaultCPUCosts.String(); got != want {
 		t.Errorf("DefaultCPUCosts.String() = %q, want %q", got, want)
 	}
@@ -105,18 +110,18 @@ func TestPerConnect(t *testing.T) {
 		attempt, upgrade time.Duration
 		accept           time.Duration
 	}{
-		// The defaults give themselves back.
-		{CPUCosts{}, 101500, 80900, 44 * us, 57500, 80900},
-		// 250,000 clients: 40 µs a side. 40,000·44/101.5 = 17,339.9.
+		// A million's ramp before the cuts, split as the defaults are.
+		{CPUCosts{}, 101500, 80900, 44001, 57499, 80900},
+		// 40 µs a side. 40,000·15.216/35.1 = 17,340.2.
 		{CPUCosts{}, 40 * us, 40 * us, 17340, 22660, 40 * us},
-		// A million: 78.9 and 83.4 µs. 78,900·44/101.5 = 34,202.96.
+		// 78.9 and 83.4 µs. 78,900·15.216/35.1 = 34,203.49.
 		{CPUCosts{}, 78900, 83400, 34203, 44697, 83400},
-		// 65 µs: 28,177.34.
-		{CPUCosts{}, 65 * us, 60 * us, 28177, 36823, 60 * us},
+		// 65 µs: 28,177.8.
+		{CPUCosts{}, 65 * us, 60 * us, 28178, 36822, 60 * us},
 		// Only the target's.
 		{CPUCosts{}, 0, 60 * us, 0, 0, 60 * us},
 		// Only the loadgen's, the other costs kept.
-		{CPUCosts{Ping: 5 * us, Accept: 70 * us}, 203 * us, 0, 88 * us, 115 * us, 70 * us},
+		{CPUCosts{Ping: 5 * us, Accept: 70 * us}, 203 * us, 0, 88001, 114999, 70 * us},
 		// A base of its own ratio, 1 : 1.
 		{CPUCosts{Attempt: 10 * us, Upgrade: 10 * us}, 30 * us, 0, 15 * us, 15 * us, 0},
 		// Too small to split evenly: each field at least 1 ns.
@@ -136,11 +141,11 @@ func TestPerConnect(t *testing.T) {
 			t.Errorf("PerConnect(%s, %s): the target's %s a connect", c.loadgen, c.target, got.TargetPerConnect())
 		}
 	}
-	if got := (CPUCosts{}).LoadgenPerConnect(); got != 101500 {
-		t.Errorf("the default loadgen's CPU a connect %s, want 101.5µs", got)
+	if got := (CPUCosts{}).LoadgenPerConnect(); got != 35100 {
+		t.Errorf("the default loadgen's CPU a connect %s, want 35.1µs", got)
 	}
-	if got := (CPUCosts{}).TargetPerConnect(); got != 80900 {
-		t.Errorf("the default target's CPU a connect %s, want 80.9µs", got)
+	if got := (CPUCosts{}).TargetPerConnect(); got != 23100 {
+		t.Errorf("the default target's CPU a connect %s, want 23.1µs", got)
 	}
 }
 
@@ -191,4 +196,29 @@ func FuzzParseCPUCosts(f *testing.F) {
 			t.Fatalf("String is not canonical: %q then %q", str, back.String())
 		}
 	})
+}
+
+// TestAtFleet: each end's per-connect costs grow with the fleet by its
+// own growth, a fraction a million clients; the other costs do not.
+func TestAtFleet(t *testing.T) {
+	us := time.Microsecond
+	c := CPUCosts{Attempt: 20 * us, Upgrade: 30 * us, Accept: 40 * us, Disconnect: 10 * us, Close: 10 * us, LoadgenGrowth: 1, TargetGrowth: 0.5}
+	for _, x := range []struct {
+		clients                  int
+		attempt, upgrade, accept time.Duration
+	}{
+		{0, 20 * us, 30 * us, 40 * us},
+		{250_000, 25 * us, 37500, 45 * us},
+		{1_000_000, 40 * us, 60 * us, 60 * us},
+		{-5, 20 * us, 30 * us, 40 * us},
+	} {
+		got := c.AtFleet(x.clients)
+		if got.Attempt != x.attempt || got.Upgrade != x.upgrade || got.Accept != x.accept || got.Disconnect != 10*us || got.Close != 10*us {
+			t.Errorf("AtFleet(%d) = %+v, want attempt %s, upgrade %s, accept %s, disconnect and close 10µs", x.clients, got, x.attempt, x.upgrade, x.accept)
+		}
+	}
+	d := CPUCosts{}.AtFleet(1_000_000)
+	if want := time.Duration(math.Round(float64(DefaultCPUCosts.Accept) * (1 + DefaultCPUCosts.TargetGrowth))); d.Accept != want || d.Slice != DefaultCPUCosts.Slice {
+		t.Errorf("the defaults at a million: accept %s, slice %s; want %s and the default slice", d.Accept, d.Slice, want)
+	}
 }

@@ -797,8 +797,9 @@ func (s *sim) upgraded(id uint32, now int64) {
 		return
 	}
 	c.setState(stConnected)
+	c.mark = now
 	if s.cpu != nil {
-		s.cpu.conns++
+		s.cpu.up(now)
 	}
 	s.attemptEnded(c, now)
 	c.attempt = 0

@@ -91,8 +91,8 @@ func simulateFlags() []cli.Flag {
 	flags = append(flags, knobFlags(simModelFields...)...)
 	flags = append(flags, knobFlags("Sim.CPU")...)
 	return append(flags,
-		&cli.StringFlag{Name: "cpu-per-connect", DefaultText: "101.5us,80.9us, this project's 2-core machine's",
-			Usage: "model, with --cores: each end's CPU per first connect on the machine modelled, `LOADGEN,TARGET` such as 65us,60us, read off a small real run on it (its summary.json resources.loadgen.cpu_us_per_connect and resources.target.cpu_us_per_connect): TARGET is the target's accept cost, LOADGEN the loadgen's attempt and upgrade costs together, split 44 : 57.5 as profiled (every try pays the attempt, only a success the upgrade); not with --cpu-costs attempt, upgrade or accept"},
+		&cli.StringFlag{Name: "cpu-per-connect", DefaultText: "35.1us,23.1us, this project's 2-core machine's at a small fleet",
+			Usage: "model, with --cores: each end's CPU per first connect on the machine modelled, `LOADGEN,TARGET` such as 65us,60us, read off a small real run on it (its summary.json resources.loadgen.cpu_us_per_connect and resources.target.cpu_us_per_connect), which the model grows with the fleet (--cpu-costs loadgen_growth, target_growth): TARGET is the target's accept cost, LOADGEN the loadgen's attempt and upgrade costs together, split 44 : 57.5 as profiled (every try pays the attempt, only a success the upgrade); not with --cpu-costs attempt, upgrade or accept"},
 		&cli.Float64Flag{Name: "lb-rate", Usage: "model: put a load balancer in front taking `R` connections per second (0 with --lb-queue: unlimited)"},
 		&cli.IntFlag{Name: "lb-queue", DefaultText: "128 with a load balancer", Usage: "model: the load balancer's listen backlog `N`"},
 	)
@@ -193,8 +193,8 @@ func simulateAction(c *cli.Context) error {
 		fmt.Fprintf(c.App.ErrWriter, "simulated %d clients, %s of virtual time, %d events in %s; %d orphaned accepts\n",
 			cfg.Clients, cfg.Duration, res.Processed, time.Since(started).Round(time.Millisecond), res.Orphans)
 		if cfg.Cores > 0 {
-			u, k := res.CPU, res.Config.CPU
-			fmt.Fprintf(c.App.ErrWriter, "cpu on %g cores, a connect costing the loadgen %s (attempt %s + upgrade %s) and the target %s (accept): loadgen %.1fs, target %.1fs, kernel retransmits %.1fs, pings %.1fs; a restart's closes took %.2fs\n",
+			u, k := res.CPU, res.Config.CPU.AtFleet(cfg.Clients)
+			fmt.Fprintf(c.App.ErrWriter, "cpu on %g cores, a connect at this fleet costing the loadgen %s (attempt %s + upgrade %s) and the target %s (accept): loadgen %.1fs, target %.1fs, kernel retransmits %.1fs, pings %.1fs; a restart's closes took %.2fs\n",
 				cfg.Cores, k.LoadgenPerConnect(), k.Attempt, k.Upgrade, k.TargetPerConnect(),
 				u.Loadgen.Seconds(), u.Target.Seconds(), u.Kernel.Seconds(), u.Pings.Seconds(), u.Closes.Seconds())
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -121,7 +122,7 @@ func TestSimulateCPUFlags(t *testing.T) {
 		{[]string{"--cores", "2", "--cpu-costs", "upgrade=-1us"}, "--cpu-costs: upgrade: must not be negative, got -1us"},
 		{[]string{"--cores", "2", "--cpu-costs", "ping=0s"}, "--cpu-costs: ping: must be positive, got 0s (leave ping out for the default 47us)"},
 		{[]string{"--cores", "2", "--cpu-costs", "loadgen_share=-1"}, `--cpu-costs: loadgen_share: want a positive number such as 2.4, got "-1"`},
-		{[]string{"--cores", "2", "--cpu-costs", "attempts=30us"}, `--cpu-costs: unknown key "attempts" (want one of attempt, upgrade, disconnect, accept, close, segment, ping, slice, loadgen_share)`},
+		{[]string{"--cores", "2", "--cpu-costs", "attempts=30us"}, `--cpu-costs: unknown key "attempts" (want one of attempt, upgrade, disconnect, accept, close, segment, ping, slice, loadgen_share, loadgen_growth, target_growth)`},
 		{[]string{"--cores", "2", "--cpu-per-connect", "65us"}, `--cpu-per-connect: invalid value "65us": want LOADGEN,TARGET, each end's CPU per first connect, two positive durations such as 65us,60us`},
 		{[]string{"--cores", "2", "--cpu-per-connect", "65us,-1us"}, `--cpu-per-connect: invalid value "65us,-1us": want LOADGEN,TARGET, each end's CPU per first connect, two positive durations such as 65us,60us`},
 		{[]string{"--cores", "2", "--cpu-per-connect", "65us,60us", "--cpu-costs", "slice=1ms,upgrade=50us"}, "--cpu-per-connect and --cpu-costs upgrade: give one; --cpu-per-connect sets attempt, upgrade and accept"},
@@ -186,12 +187,12 @@ func TestSimulateCores(t *testing.T) {
 		return *sum.Recovery[0].R99S, string(b)
 	}
 	free, _ := r99()
-	one, js := r99("--cores", "1")
+	one, js := r99("--cores", "0.25")
 	if !(one > 2*free) {
-		t.Errorf("R99 on one core %.2fs, without --cores %.2fs: want the core to slow it", one, free)
+		t.Errorf("R99 on a quarter core %.2fs, without --cores %.2fs: want the core to slow it", one, free)
 	}
-	if !strings.Contains(js, `"cores": 1`) {
-		t.Errorf("summary.json does not record --cores 1")
+	if !strings.Contains(js, `"cores": 0.25`) {
+		t.Errorf("summary.json does not record --cores 0.25")
 	}
 }
 
@@ -206,7 +207,7 @@ func TestSimulateCPUCosts(t *testing.T) {
 		t.Helper()
 		dir := filepath.Join(t.TempDir(), "sim")
 		code, out, errOut := runSimulate(t, append([]string{"--clients", "20000", "--procs", "2",
-			"--chaos", "at 5s restart abrupt down=1s", "--duration", "40s", "--cores", "1", "--out", dir}, args...)...)
+			"--chaos", "at 5s restart abrupt down=1s", "--duration", "40s", "--cores", "0.25", "--out", dir}, args...)...)
 		if code != 0 {
 			t.Fatalf("%v: exit %d, stderr %q, stdout:\n%s", args, code, errOut, out)
 		}
@@ -221,21 +222,26 @@ func TestSimulateCPUCosts(t *testing.T) {
 		return sum.Recovery[0], config, errOut
 	}
 	def, defConfig, defErr := simulate()
-	cheap, config, errOut := simulate("--cpu-per-connect", "40us,40us")
-	same, _, _ := simulate("--cpu-costs", "attempt=17.34us,upgrade=22.66us,accept=40us")
+	cheap, config, errOut := simulate("--cpu-per-connect", "10us,10us")
+	same, _, _ := simulate("--cpu-costs", "attempt=4.335us,upgrade=5.665us,accept=10us")
 	if *cheap.R99S != *same.R99S || *cheap.R50S != *same.R50S {
-		t.Errorf("--cpu-per-connect 40us,40us: R50 %.2fs R99 %.2fs; --cpu-costs attempt=17.34us,upgrade=22.66us,accept=40us: %.2fs, %.2fs; want the same run",
+		t.Errorf("--cpu-per-connect 10us,10us: R50 %.2fs R99 %.2fs; --cpu-costs attempt=4.335us,upgrade=5.665us,accept=10us: %.2fs, %.2fs; want the same run",
 			*cheap.R50S, *cheap.R99S, *same.R50S, *same.R99S)
 	}
 	if !(*cheap.R99S < *def.R99S) {
-		t.Errorf("R99 at 40 µs a connect a side %.2fs, at the defaults (101.5 and 80.9 µs) %.2fs: want it sooner", *cheap.R99S, *def.R99S)
+		t.Errorf("R99 at 10 µs a connect a side %.2fs, at the defaults (35.1 and 23.1 µs) %.2fs: want it sooner", *cheap.R99S, *def.R99S)
+	}
+	line := func(k sim.CPUCosts) string {
+		k = k.AtFleet(20000)
+		return fmt.Sprintf("cpu on 0.25 cores, a connect at this fleet costing the loadgen %s (attempt %s + upgrade %s) and the target %s (accept): ",
+			k.LoadgenPerConnect(), k.Attempt, k.Upgrade, k.TargetPerConnect())
 	}
 	for _, c := range []struct {
 		stderr string
 		want   string
 	}{
-		{defErr, "cpu on 1 cores, a connect costing the loadgen 101.5µs (attempt 44µs + upgrade 57.5µs) and the target 80.9µs (accept): "},
-		{errOut, "cpu on 1 cores, a connect costing the loadgen 40µs (attempt 17.34µs + upgrade 22.66µs) and the target 40µs (accept): "},
+		{defErr, line(sim.CPUCosts{})},
+		{errOut, line(sim.CPUCosts{Attempt: 4335, Upgrade: 5665, Accept: 10 * time.Microsecond})},
 	} {
 		if !strings.Contains(c.stderr, c.want) {
 			t.Errorf("stderr %q: no %q", c.stderr, c.want)
@@ -246,7 +252,7 @@ func TestSimulateCPUCosts(t *testing.T) {
 		costs  string
 	}{
 		{defConfig, sim.DefaultCPUCosts.String()},
-		{config, "attempt=17.34us,upgrade=22.66us,disconnect=17.6us,accept=40us,close=14.1us,segment=3us,ping=47us,slice=1.5ms,loadgen_share=2.4"},
+		{config, "attempt=4.335us,upgrade=5.665us,disconnect=17.6us,accept=10us,close=14.1us,segment=3us,ping=47us,slice=1.5ms,loadgen_share=2.4,loadgen_growth=0.598,target_growth=0.47"},
 	} {
 		if c.config["cpu-costs"] != c.costs || c.config["cpu-per-connect"] != "" {
 			t.Errorf("summary.json config: cpu-costs %q, cpu-per-connect %q; want %q and \"\"", c.config["cpu-costs"], c.config["cpu-per-connect"], c.costs)
