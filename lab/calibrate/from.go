@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stampede-dev/stampede/sim"
 	"github.com/stampede-dev/stampede/spec"
 )
 
@@ -57,38 +58,56 @@ func readRunConfig(dir string) (*runConfig, error) {
 	return &rc, nil
 }
 
-// perConnect returns the run's --cpu-per-connect, LOADGEN,TARGET in µs
-// as summary.json gives them; "" when either is missing or not positive.
-func (rc *runConfig) perConnect() string {
-	lg, tg := rc.Resources.Loadgen.CPUUsPerConnect, rc.Resources.Target.CPUUsPerConnect
-	if lg == nil || tg == nil || !(*lg > 0) || !(*tg > 0) {
-		return ""
-	}
-	us := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) + "us" }
-	return us(*lg) + "," + us(*tg)
+// firstConnect is what a run's first connect cost each end, in µs; zero
+// when not measured.
+type firstConnect struct{ Loadgen, Target float64 }
+
+// ok says both ends were measured.
+func (fc firstConnect) ok() bool { return fc.Loadgen > 0 && fc.Target > 0 }
+
+// flag writes fc as simulate's --cpu-per-connect takes it for a fleet of
+// clients: each end's cost less the model's growth to that fleet
+// (sim.CPUCosts.AtFleet), so that the model charges that fleet what the
+// run measured.
+func (fc firstConnect) flag(clients int) string {
+	d := sim.DefaultCPUCosts
+	at := func(us, growth float64) string { return usTenth(us / (1 + growth*float64(clients)/1e6)) }
+	return at(fc.Loadgen, d.LoadgenGrowth) + "," + at(fc.Target, d.TargetGrowth)
 }
 
-// machineFlags returns the real run's own costs as simulate takes them:
-// --cpu-per-connect LOADGEN,TARGET and --cpu-costs' ping, "" for one not
-// measured, and where the first was read. Both come from the run's own
-// samples before its event (measureCosts): per first connect over the
-// ramp alone, per ping over the idle fleet after it. A run whose samples
-// do not give the ramp's falls back to summary.json's cpu_us_per_connect
-// (which runs on to the event, and so also charges the idle fleet's pings
-// to the connects).
-func machineFlags(dir string, s *summary, rc *runConfig) (perConnect, ping, from string) {
+// firstConnect returns the run's costs as summary.json gives them.
+func (rc *runConfig) firstConnect() firstConnect {
+	var fc firstConnect
+	if lg := rc.Resources.Loadgen.CPUUsPerConnect; lg != nil && *lg > 0 {
+		fc.Loadgen = *lg
+	}
+	if tg := rc.Resources.Target.CPUUsPerConnect; tg != nil && *tg > 0 {
+		fc.Target = *tg
+	}
+	return fc
+}
+
+// machineFlags returns the real run's own costs: a first connect's, for
+// --cpu-per-connect, and --cpu-costs' ping ("" when not measured), and
+// where the first was read. Both come from the run's own samples before
+// its event (measureCosts): per first connect over the ramp alone, per
+// ping over the idle fleet after it. A run whose samples do not give the
+// ramp's falls back to summary.json's cpu_us_per_connect (which runs on
+// to the event, and so also charges the idle fleet's pings to the
+// connects).
+func machineFlags(dir string, s *summary, rc *runConfig) (fc firstConnect, ping, from string) {
 	interval, pong := max(0, rc.Spec.Client.PingInterval), max(0, rc.Spec.Client.PongTimeout)
 	if pong <= 0 {
 		pong = interval // the loadgen's default
 	}
 	mc, ok := measureCosts(dir, s, interval, pong)
 	if !ok || !(mc.Loadgen > 0) || !(mc.Target > 0) {
-		return rc.perConnect(), "", "summary.json, to the event"
+		return rc.firstConnect(), "", "summary.json, to the event"
 	}
 	if mc.Ping > 0 {
 		ping = usTenth(mc.Ping)
 	}
-	return usTenth(mc.Loadgen) + "," + usTenth(mc.Target), ping, fmt.Sprintf("the ramp, to %.1fs", mc.RampEnd)
+	return firstConnect{mc.Loadgen, mc.Target}, ping, fmt.Sprintf("the ramp, to %.1fs", mc.RampEnd)
 }
 
 // usTenth writes a cost in µs as simulate's flags take it, to a tenth of
@@ -145,8 +164,9 @@ func simFlags(sp *spec.Run) []flagValue {
 // the machine's net.core.netdev_max_backlog during the run (0: the
 // model's default). herd, when not nil, replaces the first connects'
 // costs with a herd's (--cpu-costs attempt=,upgrade=,accept=, and the
-// run's own ping=).
-func simArgs(dir string, s *summary, rc *runConfig, netdev int, herd *herdCosts) ([]string, error) {
+// run's own ping=); law leaves them to the model's cost law (its
+// defaults, grown to the run's fleet).
+func simArgs(dir string, s *summary, rc *runConfig, netdev int, herd *herdCosts, law bool) ([]string, error) {
 	args := []string{"simulate", "-q"}
 	for _, f := range simFlags(rc.Spec) {
 		if f.value != "" {
@@ -164,12 +184,12 @@ func simArgs(dir string, s *summary, rc *runConfig, netdev int, herd *herdCosts)
 	if rc.Machine.Cores > 0 {
 		cores := rc.Machine.Cores * (1 - rc.Machine.OtherCPUShare)
 		args = append(args, "--cores", strconv.FormatFloat(math.Round(cores*100)/100, 'f', -1, 64))
-		pc, ping, _ := machineFlags(dir, s, rc)
+		fc, ping, _ := machineFlags(dir, s, rc)
 		if herd != nil {
 			args = append(args, "--cpu-costs", herd.cpuCosts(ping))
 		} else {
-			if pc != "" {
-				args = append(args, "--cpu-per-connect", pc)
+			if fc.ok() && !law {
+				args = append(args, "--cpu-per-connect", fc.flag(rc.Spec.Client.Clients))
 			}
 			if ping != "" {
 				args = append(args, "--cpu-costs", "ping="+ping)
@@ -222,9 +242,12 @@ var scaleFigures = []figure{
 // (measureHerd). With herdFrom, a real run's folder, every simulation
 // gets that run's herd costs in place of its own first connects', and
 // writes DIR-sim-herd-RUN (RUN: herdFrom's last element).
-func fromRuns(exe string, dirs []string, netdev int, reuse bool, herdFrom string) {
+func fromRuns(exe string, dirs []string, netdev int, reuse bool, herdFrom string, law bool) {
 	var herd *herdCosts
 	simSuffix := "-sim"
+	if law {
+		simSuffix = "-sim-law"
+	}
 	if herdFrom != "" {
 		h, ok := herdOf(herdFrom, load(herdFrom))
 		if !ok {
@@ -236,13 +259,14 @@ func fromRuns(exe string, dirs []string, netdev int, reuse bool, herdFrom string
 	fmt.Println("| real run | figure | real | simulated | error |")
 	fmt.Println("| --- | --- | --- | --- | --- |")
 	var verdicts []string
+	var fits []fitPoint
 	for _, dir := range dirs {
 		real := load(dir)
 		rc, err := readRunConfig(dir)
 		if err != nil {
 			fail(err)
 		}
-		args, err := simArgs(dir, real, rc, netdev, herd)
+		args, err := simArgs(dir, real, rc, netdev, herd, law)
 		if err != nil {
 			fail(err)
 		}
@@ -252,9 +276,9 @@ func fromRuns(exe string, dirs []string, netdev int, reuse bool, herdFrom string
 		}
 		sim := load(simDir)
 		costs := "no CPU per first connect measured"
-		if pc, ping, from := machineFlags(dir, real, rc); pc != "" {
-			lg, tg, _ := strings.Cut(pc, ",")
-			costs = fmt.Sprintf("CPU per first connect loadgen %s, target %s (%s)", lg, tg, from)
+		if fc, ping, from := machineFlags(dir, real, rc); fc.ok() {
+			fits = append(fits, fitPoint{rc.Spec.Client.Clients, fc})
+			costs = fmt.Sprintf("CPU per first connect loadgen %s, target %s (%s)", usTenth(fc.Loadgen), usTenth(fc.Target), from)
 			if ping != "" {
 				costs += ", per ping " + ping
 			}
@@ -263,6 +287,8 @@ func fromRuns(exe string, dirs []string, netdev int, reuse bool, herdFrom string
 				costs += " (not passed: no --cores)"
 			case herd != nil:
 				costs += " (not passed: -herd-from's herd costs instead)"
+			case law:
+				costs += " (not passed: -law)"
 			}
 		}
 		if h, ok := herdOf(dir, real); ok {
@@ -284,6 +310,9 @@ func fromRuns(exe string, dirs []string, netdev int, reuse bool, herdFrom string
 	fmt.Println()
 	for _, v := range verdicts {
 		fmt.Println(v)
+	}
+	if law := fitLaw(fits); law != "" {
+		fmt.Println(law)
 	}
 }
 

@@ -168,6 +168,7 @@ func main() {
 	only := flag.String("policies", "", "policies `LIST` to run (names, e.g. exp-jitter); empty: all")
 	from := flag.String("from", "", "real run folders `LIST` (any command's) to simulate on their own inputs instead of running the bench's storms")
 	netdev := flag.Int("netdev-backlog", 0, "with -from: the machine's net.core.netdev_max_backlog `N` during those runs (0: the model's default)")
+	law := flag.Bool("law", false, "with -from: give every simulation the model's own cost law (its defaults, grown to each run's fleet) in place of each run's first connects' costs")
 	herdFrom := flag.String("herd-from", "", "with -from: give every simulation the herd's CPU costs of the real run in `DIR` (Ready to 90 % back) in place of each run's first connects'")
 	writeCal := flag.String("write-calibration", "", "with -herd-from: write its herd's CPU costs (and its ping's) into the calibration `FILE` (calibration/calibration.json), each with its command, day and machine")
 	machine := flag.String("machine", "", "with -write-calibration: what the machine the runs were made on is, `KIND` (\"VM, 24 GiB\")")
@@ -179,7 +180,7 @@ func main() {
 		fail(fmt.Errorf("-write-calibration %s: needs -herd-from, the run whose herd to write", *writeCal))
 	}
 	if *from != "" {
-		fromRuns(*exe, strings.Split(*from, ","), *netdev, *reuse, *herdFrom)
+		fromRuns(*exe, strings.Split(*from, ","), *netdev, *reuse, *herdFrom, *law)
 		if err := writeCalibration(*writeCal, *herdFrom, *machine); err != nil {
 			fail(err)
 		}
