@@ -241,7 +241,9 @@ var scaleFigures = []figure{
 // and R99 are within 15 %. Each run's line gives its herd's costs
 // (measureHerd). With herdFrom, a real run's folder, every simulation
 // gets that run's herd costs in place of its own first connects', and
-// writes DIR-sim-herd-RUN (RUN: herdFrom's last element).
+// writes DIR-sim-herd-RUN (RUN: herdFrom's last element); with law, the
+// model's own cost law, into DIR-sim-law. Last it prints the cost law
+// fitted on the runs' first connects (fitLaw).
 func fromRuns(exe string, dirs []string, netdev int, reuse bool, herdFrom string, law bool) {
 	var herd *herdCosts
 	simSuffix := "-sim"
