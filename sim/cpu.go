@@ -150,12 +150,20 @@ func (c CPUCosts) WithDefaults() CPUCosts {
 // what the model charges a run of that fleet.
 func (c CPUCosts) AtFleet(clients int) CPUCosts {
 	c = c.WithDefaults()
-	grow := func(d time.Duration, g float64) time.Duration {
-		return time.Duration(math.Round(float64(d) * (1 + g*float64(max(clients, 0))/1e6)))
-	}
-	c.Attempt, c.Upgrade = grow(c.Attempt, c.LoadgenGrowth), grow(c.Upgrade, c.LoadgenGrowth)
-	c.Accept = grow(c.Accept, c.TargetGrowth)
+	lg, tg := c.Growth(clients)
+	grow := func(d time.Duration, f float64) time.Duration { return time.Duration(math.Round(float64(d) * f)) }
+	c.Attempt, c.Upgrade = grow(c.Attempt, lg), grow(c.Upgrade, lg)
+	c.Accept = grow(c.Accept, tg)
 	return c
+}
+
+// Growth returns the factors AtFleet multiplies each end's per-connect
+// costs by at a fleet of clients, 1 + growth × clients/1,000,000, with
+// c's growths (DefaultCPUCosts' where zero).
+func (c CPUCosts) Growth(clients int) (loadgen, target float64) {
+	c = c.WithDefaults()
+	n := float64(max(clients, 0)) / 1e6
+	return 1 + c.LoadgenGrowth*n, 1 + c.TargetGrowth*n
 }
 
 // validate reports a negative cost.
@@ -243,13 +251,16 @@ func newCPU(cfg Config) *cpuModel {
 // pinging.
 const pingTick = int64(100 * time.Millisecond)
 
+// firstPing is the pingTick from which a client connected at at pings.
+func (m *cpuModel) firstPing(at int64) int64 { return (at + m.pingEvery + pingTick - 1) / pingTick }
+
 // up counts a client connected at now: it pings from a ping interval on.
 func (m *cpuModel) up(now int64) {
 	if m.ripe == nil {
 		m.conns++
 		return
 	}
-	k := (now + m.pingEvery + pingTick - 1) / pingTick
+	k := m.firstPing(now)
 	if n := len(m.ripeQ); n == 0 || m.ripeQ[n-1] != k {
 		m.ripeQ = append(m.ripeQ, k)
 	}
@@ -259,7 +270,7 @@ func (m *cpuModel) up(now int64) {
 // down uncounts a client whose connection, up since since, ended.
 func (m *cpuModel) down(since int64) {
 	if m.ripe != nil {
-		if k := (since + m.pingEvery + pingTick - 1) / pingTick; m.ripe[k] > 0 {
+		if k := m.firstPing(since); m.ripe[k] > 0 {
 			m.ripe[k]--
 			return
 		}

@@ -70,9 +70,8 @@ func (fc firstConnect) ok() bool { return fc.Loadgen > 0 && fc.Target > 0 }
 // (sim.CPUCosts.AtFleet), so that the model charges that fleet what the
 // run measured.
 func (fc firstConnect) flag(clients int) string {
-	d := sim.DefaultCPUCosts
-	at := func(us, growth float64) string { return usTenth(us / (1 + growth*float64(clients)/1e6)) }
-	return at(fc.Loadgen, d.LoadgenGrowth) + "," + at(fc.Target, d.TargetGrowth)
+	lg, tg := sim.CPUCosts{}.Growth(clients)
+	return usTenth(fc.Loadgen/lg) + "," + usTenth(fc.Target/tg)
 }
 
 // firstConnect returns the run's costs as summary.json gives them.
