@@ -26,8 +26,8 @@ func costKeys() string {
 // keys are CPUCosts' JSON names (attempt, upgrade, disconnect, accept,
 // close, segment, ping, slice as durations such as 44us or 1.5ms;
 // loadgen_share, loadgen_growth and target_growth numbers), each given at
-// most once. A key left out is
-// zero in the result, DefaultCPUCosts' in a run; so is every key of "".
+// most once. A key left out is zero in the result, DefaultCPUCosts' in a
+// run; so is every key of "".
 // A value is positive: an explicit 0 would silently mean the default.
 // ParseCPUCosts(c.String()) == c for every c it returns.
 //
@@ -160,9 +160,9 @@ func costDuration(d time.Duration) string {
 // Upgrade to loadgen together, Attempt+Upgrade == loadgen, in the ratio
 // of c's (DefaultCPUCosts' where zero: 15.216 : 19.884, the profiled
 // 44 : 57.5). These are the figures a real run's summary.json gives as
-// resources.loadgen.cpu_us_per_connect
-// and resources.target.cpu_us_per_connect (its first connects, before
-// any event), so a machine's costs can be read off a small run on it.
+// resources.loadgen.cpu_us_per_connect and
+// resources.target.cpu_us_per_connect (its first connects, before any
+// event), so a machine's costs can be read off a small run on it.
 //
 // The loadgen's figure is split, not put on one field, because the model
 // charges the two at different times: every try pays Attempt (socket,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/stampede-dev/stampede/sim"
@@ -35,7 +36,7 @@ func fitLaw(pts []fitPoint) string {
 		a = (sy - b*sx) / n
 		for _, p := range pts {
 			m := a + b*float64(p.clients)/1e6
-			worst = max(worst, abs(m-y(p.fc))/y(p.fc))
+			worst = max(worst, math.Abs(m-y(p.fc))/y(p.fc))
 		}
 		return a, b, worst
 	}
@@ -45,12 +46,9 @@ func fitLaw(pts []fitPoint) string {
 		return fmt.Sprintf("law: no positive cost at a small fleet (loadgen %.1f µs, target %.1f µs): not a law the model takes", la, ta)
 	}
 	us := func(v float64) time.Duration { return time.Duration(v*10) * 100 * time.Nanosecond }
+	round3 := func(x float64) float64 { return math.Round(x*1000) / 1000 }
 	k := sim.CPUCosts{LoadgenGrowth: round3(lb / la), TargetGrowth: round3(tb / ta)}.PerConnect(us(la), us(ta))
 	costs := sim.CPUCosts{Attempt: k.Attempt, Upgrade: k.Upgrade, Accept: k.Accept, LoadgenGrowth: k.LoadgenGrowth, TargetGrowth: k.TargetGrowth}
 	return fmt.Sprintf("law over %d runs at %d sizes: loadgen %.1f µs + %.1f µs a million clients (worst miss %.0f %%), target %.1f µs + %.1f µs (worst miss %.0f %%)\n--cpu-costs %s",
 		len(pts), len(sizes), la, lb, 100*lw, ta, tb, 100*tw, costs)
 }
-
-func abs(x float64) float64 { return max(x, -x) }
-
-func round3(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }
