@@ -29,6 +29,7 @@ func (s *sim) plan() ([]results.Event, error) {
 	type planned struct {
 		ev  results.Event
 		act []action
+		idx *int // the event's index in the run's events, for a paced exit
 	}
 	var all []planned
 	for _, p := range s.cfg.Schedule.Plan(s.cfg.Duration) {
@@ -36,9 +37,10 @@ func (s *sim) plan() ([]results.Event, error) {
 		at := int64(p.At)
 		rec := results.Event{Kind: ev.Kind.String(), Spec: p.Text, Start: p.At}
 		var acts []action
+		idx := new(int)
 		switch ev.Kind {
 		case chaos.Restart:
-			acts = s.restart(&rec, ev, at)
+			acts = s.restart(&rec, ev, at, idx)
 		case chaos.Stall:
 			end := at + int64(ev.For)
 			rec.End, rec.Ready = time.Duration(end), time.Duration(end)
@@ -73,12 +75,13 @@ func (s *sim) plan() ([]results.Event, error) {
 		default:
 			return nil, fmt.Errorf("sim: %q: %s events are not modelled", p.Text, ev.Kind)
 		}
-		all = append(all, planned{rec, acts})
+		all = append(all, planned{rec, acts, idx})
 	}
 	slices.SortStableFunc(all, func(a, b planned) int { return int(a.ev.Start - b.ev.Start) })
 	events := make([]results.Event, len(all))
 	for i, p := range all {
 		events[i] = p.ev
+		*p.idx = i
 		i := i
 		s.actions = append(s.actions, action{int64(p.ev.Start), func(int64) { s.rec.snapshot(i, s.clients) }})
 	}
@@ -96,8 +99,10 @@ func (s *sim) plan() ([]results.Event, error) {
 // instants (Steps, End, Ready) the supervisor would record in rec. A
 // graceful restart with spread= closes its connections over the spread
 // and exits after it: the exit, and every instant after it, comes Spread
-// later.
-func (s *sim) restart(rec *results.Event, ev chaos.Event, at int64) []action {
+// later. With the cores modelled, a restart's processes exit when they
+// have closed their connections (pacedRestart); idx is then the event's
+// index in the run's events, set once they are sorted.
+func (s *sim) restart(rec *results.Event, ev chaos.Event, at int64, idx *int) []action {
 	rec.Mode = ev.Mode
 	procs := []int{}
 	switch ev.Procs {
@@ -107,6 +112,9 @@ func (s *sim) restart(rec *results.Event, ev chaos.Event, at int64) []action {
 		for i := range s.procs {
 			procs = append(procs, i)
 		}
+	}
+	if s.cpu != nil && ev.Spread == 0 && ev.Shape != chaos.ShapeStall {
+		return s.pacedRestart(rec, ev, at, procs, idx)
 	}
 	exit := int64(ev.Spread) + int64(s.cfg.StopTime)
 	down, start := int64(ev.Down)+exit, int64(s.cfg.StartTime)

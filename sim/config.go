@@ -166,7 +166,10 @@ type Config struct {
 	// StopTime is a restarted process's exit, from being told to stop
 	// until its listener closes: its connections are closed meanwhile and
 	// it accepts nothing, but SYNs still reach its queue. The down time
-	// with the port closed follows. 0 is DefaultStopTime, negative none.
+	// with the port closed follows. With Cores it is the least: a
+	// restart's processes exit after their last close at their share of
+	// the cores, all of them, as the supervisor waits for every one (see
+	// pacedRestart). 0 is DefaultStopTime, negative none.
 	StopTime time.Duration `json:"stop_time"`
 	// StartTime is a restarted process's start, listening to accepting;
 	// 0 is DefaultStartTime, negative none.

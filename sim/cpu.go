@@ -84,7 +84,8 @@ type CPUUse struct {
 	Loadgen, Target, Kernel, Pings time.Duration
 	// Closes is, of the last restart that closed connections, how long
 	// its stopping processes took to close them at their share of the
-	// cores, from its Start (its exit, StopTime, closes any left).
+	// cores, from its Start; they exit after the last (with shape=stall,
+	// at StopTime, closing any left).
 	Closes time.Duration
 }
 
@@ -395,10 +396,11 @@ type closing struct {
 // at a time (as many closes as fit in CPUCosts.Slice), each slice's
 // closes reaching their clients when the slice is done.
 type closer struct {
-	paced bool  // its last stop's closes are paced so (and charged here, not in sim.closed)
-	on    bool  // the process is closing (from its stop to its last close or exit)
-	next  int   // the next connection of closes to close
-	start int64 // the stop's Start
+	paced bool      // its last stop's closes are paced so (and charged here, not in sim.closed)
+	on    bool      // the process is closing (from its stop to its last close or exit)
+	next  int       // the next connection of closes to close
+	start int64     // the stop's Start
+	wait  *exitWait // the exit waiting for its last close, if any
 }
 
 // startClosers starts the stopping processes' closes at now.
@@ -434,8 +436,12 @@ func (s *sim) closeSlice(p int, now int64) {
 		return
 	}
 	m.use.Closes = time.Duration(end - cl.start)
+	w := cl.wait
 	*cl = closer{paced: true}
 	m.closes[p] = cs[:0]
+	if w != nil {
+		s.closedAll(w, end)
+	}
 }
 
 // flushClosers is the stopped processes' exit: the connections they have

@@ -128,20 +128,34 @@ func TestCoresValidate(t *testing.T) {
 }
 
 // TestCoresPaceCloses: a stopping process closes its connections at its
-// share of the cores, no faster than the cores alone allow; what it has
-// not closed at its exit closes with it.
+// share of the cores, no faster than the cores alone allow, and exits
+// after its last close: the port closes then, and the event's End and
+// Ready come Down and StartTime after it, not at the StopTime a quiet
+// machine's exit takes. With shape=stall the exit is at StopTime, and
+// what the process has not closed by then closes with it.
 func TestCoresPaceCloses(t *testing.T) {
 	cfg := cpuStorm(t, 0.02, CPUCosts{})
-	cfg.StopTime = 30 * time.Second
+	cfg.StopTime = 500 * time.Millisecond
 	res, _ := run(t, cfg)
 	least := time.Duration(cfg.Clients) * time.Duration(float64(DefaultCPUCosts.Close)/cfg.Cores)
-	if got := res.CPU.Closes; got < least || got >= cfg.StopTime {
-		t.Errorf("the closes took %s, want at least %s (the cores alone) and less than the exit's %s", got, least, cfg.StopTime)
+	closes := res.CPU.Closes
+	if closes < least {
+		t.Errorf("the closes took %s, want at least %s (the cores alone)", closes, least)
 	}
-	cfg.StopTime = 500 * time.Millisecond
+	ev := res.Events[0]
+	exit := ev.End - 2*time.Second // down=2s
+	if ev.NeverReady || exit < ev.Start+closes || exit > ev.Start+closes+time.Millisecond {
+		t.Errorf("restart at %s: the port closed at %s (NeverReady %v), want after the last close at %s",
+			ev.Start, exit, ev.NeverReady, ev.Start+closes)
+	}
+	if want := ev.End + DefaultStartTime; ev.Ready != want {
+		t.Errorf("ready at %s, want %s: StartTime after it listened at %s", ev.Ready, want, ev.End)
+	}
+
+	cfg.Schedule, cfg.ScheduleText = mustSchedule(t, "at 20s restart abrupt down=2s shape=stall"), "at 20s restart abrupt down=2s shape=stall"
 	res, _ = run(t, cfg)
 	if got := res.CPU.Closes; got != cfg.StopTime {
-		t.Errorf("the closes took %s, want the exit's %s: it closes the rest", got, cfg.StopTime)
+		t.Errorf("shape=stall: the closes took %s, want the exit's %s: it closes the rest", got, cfg.StopTime)
 	}
 }
 
@@ -194,5 +208,37 @@ func TestPingsFromAnInterval(t *testing.T) {
 		if got := res.CPU.Pings.Seconds(); got < c.low*per*0.99 || got > c.high*per*1.01 {
 			t.Errorf("%s: pings took %.4fs of CPU, want %.4f-%.4fs", c.dur, got, c.low*per, c.high*per)
 		}
+	}
+}
+
+// TestCoresPaceRollingSteps: in a rolling restart with the cores
+// modelled, each process exits after its own closes, the next is stopped
+// an interval after the one before is ready, and the event records every
+// step as it is reached.
+func TestCoresPaceRollingSteps(t *testing.T) {
+	cfg := cpuStorm(t, 0.02, CPUCosts{})
+	cfg.Server.Procs = 2
+	cfg.StopTime = 100 * time.Millisecond
+	text := "at 20s restart abrupt procs=rolling interval=1s down=1s"
+	cfg.Schedule, cfg.ScheduleText = mustSchedule(t, text), text
+	res, _ := run(t, cfg)
+	ev := res.Events[0]
+	if ev.NeverReady || len(ev.Steps) != 2 {
+		t.Fatalf("rolling restart: %d steps, NeverReady %v; want 2 steps, ready", len(ev.Steps), ev.NeverReady)
+	}
+	// Each process holds about half the fleet: its closes alone, at the
+	// cores' pace, outlast the StopTime.
+	least := time.Duration(cfg.Clients/3) * time.Duration(float64(DefaultCPUCosts.Close)/cfg.Cores)
+	for i, st := range ev.Steps {
+		if st.Proc != i || st.End-st.Start < least+time.Second || st.Ready != st.End+DefaultStartTime {
+			t.Errorf("step %d: %+v; want process %d listening at least %s (its closes, then down=1s) after its stop, ready %s later",
+				i, st, i, least+time.Second, DefaultStartTime)
+		}
+	}
+	if next, prev := ev.Steps[1].Start, ev.Steps[0].Ready; next != prev+time.Second {
+		t.Errorf("the second step started at %s, want interval=1s after the first was ready at %s", next, prev)
+	}
+	if ev.End != ev.Steps[1].End || ev.Ready != ev.Steps[1].Ready {
+		t.Errorf("event End %s, Ready %s; want the last step's %s, %s", ev.End, ev.Ready, ev.Steps[1].End, ev.Steps[1].Ready)
 	}
 }

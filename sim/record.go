@@ -49,27 +49,34 @@ func newRecorder(cfg Config, events []results.Event) *recorder {
 	rep := results.NewReport(cfg.Start, cfg.Clients)
 	r := &recorder{rep: rep, st: results.NewStream(rep), events: events, end: int64(cfg.Duration)}
 	r.downBy = make([]int64, len(events))
-	for i, ev := range events {
-		// As results.RecoveryPartials: a down at or after downBy is not
-		// this event's.
-		next := cfg.Duration
-		for _, o := range events[i+1:] {
-			if o.Start > ev.Start {
-				next = o.Start
-				break
-			}
-		}
-		if !ev.NeverReady {
-			ready := ev.Ready
-			if ready == 0 {
-				ready = ev.Start
-			}
-			next = max(next, ready)
-		}
-		r.downBy[i] = int64(min(next, cfg.Duration))
+	for i := range events {
+		r.setDownBy(i)
 	}
 	r.ev = make([]eventRec, len(events))
 	return r
+}
+
+// setDownBy sets when event i stops counting downs as its own, as
+// results.RecoveryPartials does: a down at or after it is not this
+// event's. A restart whose exit waits for its closes calls it again
+// once the model has seen it ready.
+func (r *recorder) setDownBy(i int) {
+	ev := r.events[i]
+	next := time.Duration(r.end)
+	for _, o := range r.events[i+1:] {
+		if o.Start > ev.Start {
+			next = o.Start
+			break
+		}
+	}
+	if !ev.NeverReady {
+		ready := ev.Ready
+		if ready == 0 {
+			ready = ev.Start
+		}
+		next = max(next, ready)
+	}
+	r.downBy[i] = int64(min(next, time.Duration(r.end)))
 }
 
 func (r *recorder) attempt(at int64) { r.st.At(time.Duration(at)).Attempts++ }
