@@ -2,9 +2,11 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 
@@ -22,11 +24,11 @@ type Local struct {
 	Lean string
 	// Logs receives the agents' stderr, each line prefixed with its name.
 	Logs io.Writer
-	// Nice, when positive, is the niceness each agent process is given
-	// (and the processes it starts inherit): a coordinator among a hundred
-	// busy agents on one machine otherwise gets a hundredth of its CPU and
-	// falls minutes behind their results. A niceness the process already
-	// has above it is kept.
+	// Nice, when positive, is the niceness each agent process is given,
+	// every thread of it (and the processes it starts inherit it): a
+	// coordinator among a hundred busy agents on one machine otherwise
+	// gets a hundredth of its CPU and falls minutes behind their results.
+	// A niceness the process already has above it is kept.
 	Nice int
 	// GoMaxProcs, when positive for a role, is the GOMAXPROCS each agent
 	// process of that role starts with (and the processes it starts
@@ -100,17 +102,63 @@ func (c closeAll) Close() error {
 	return err
 }
 
-// renice raises pid's niceness to nice unless it is already higher.
+// renice raises the niceness of every thread of process pid to nice,
+// unless a thread's is already higher. Linux gives each thread its own
+// niceness (setpriority's PRIO_PROCESS names one thread), and a Go
+// program has started several before anyone can renice it: so each is
+// set, over again until no new thread turns up, and the threads it starts
+// later inherit it.
 func renice(pid, nice int) error {
+	done := map[int]bool{}
+	for range 10 {
+		tids, err := threads(pid)
+		if err != nil {
+			return err
+		}
+		fresh := 0
+		for _, tid := range tids {
+			if done[tid] {
+				continue
+			}
+			fresh++
+			if err := reniceThread(tid, nice); err != nil && !errors.Is(err, unix.ESRCH) {
+				return err
+			}
+			done[tid] = true
+		}
+		if fresh == 0 {
+			return nil
+		}
+	}
+	return nil
+}
+
+// threads lists the thread IDs of process pid.
+func threads(pid int) ([]int, error) {
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return nil, fmt.Errorf("threads of %d: %w", pid, err)
+	}
+	tids := make([]int, 0, len(ents))
+	for _, e := range ents {
+		if tid, err := strconv.Atoi(e.Name()); err == nil {
+			tids = append(tids, tid)
+		}
+	}
+	return tids, nil
+}
+
+// reniceThread raises thread tid's niceness to nice unless it is higher.
+func reniceThread(tid, nice int) error {
 	// getpriority(2) returns 20-nice, not the niceness.
-	prio, err := unix.Getpriority(unix.PRIO_PROCESS, pid)
+	prio, err := unix.Getpriority(unix.PRIO_PROCESS, tid)
 	if err != nil {
 		return fmt.Errorf("getpriority: %w", err)
 	}
 	if 20-prio >= nice {
 		return nil
 	}
-	if err := unix.Setpriority(unix.PRIO_PROCESS, pid, nice); err != nil {
+	if err := unix.Setpriority(unix.PRIO_PROCESS, tid, nice); err != nil {
 		return fmt.Errorf("setpriority %d: %w", nice, err)
 	}
 	return nil
