@@ -24,6 +24,7 @@ const (
 	writeBufSize  = 4 << 10  // the shared write buffer to start with; a larger frame grows it
 	eventBatch    = 256      // epoll events per wait
 	firesPerLoop  = 512      // timer firings and ramp starts per loop, so events are not starved
+	maxBehind     = 64       // full batches read in a row before the timers fire all the same
 	maxReadsPerFD = 16       // full reads of one socket per event before it is revisited
 	maxWait       = 10e3     // longest epoll wait in ms, a safety net: a wake-up stops it
 	maxFreeExtras = 256      // recycled extras kept per reactor
@@ -157,24 +158,47 @@ func (r *reactor) stop() {
 // every socket.
 func (r *reactor) run() error {
 	defer r.shutdown()
+	behind := 0
 	for {
-		evs, woken, err := r.ep.Wait(r.waitMs())
-		if err != nil {
-			return fmt.Errorf("loadgen: %w", err)
+		stop, err := r.loop(&behind)
+		if stop || err != nil {
+			return err
 		}
-		if woken && r.stopping.Load() {
-			return nil // stop
-		}
-		for i := range evs {
-			tok := epoll.TokenOf(&evs[i])
-			r.event(tok.Lo(), uint32(tok.Hi()), evs[i].Events)
-		}
-		if r.tls != nil {
-			r.tlsFinished()
-		}
-		r.readAgain()
-		r.fire()
 	}
+}
+
+// loop is one turn of the reactor: a wait, its events, then the timers.
+// A full batch of events means more wait in the kernel: they are read
+// first, for up to maxBehind batches in a row (behind counts them), and
+// the timers fire after. Timers start attempts and expire deadlines, so a
+// reactor behind on its events would otherwise start more work before it
+// has seen the last finish, and fail as timed out a connect or upgrade
+// whose answer waits unread: a timeout the server never caused. A
+// restart's herd is such a flood (a process's every connection ends at
+// once), and a loadgen sharing its cores with the target falls behind.
+func (r *reactor) loop(behind *int) (stop bool, err error) {
+	evs, woken, err := r.ep.Wait(r.waitMs())
+	if err != nil {
+		return false, fmt.Errorf("loadgen: %w", err)
+	}
+	if woken && r.stopping.Load() {
+		return true, nil
+	}
+	for i := range evs {
+		tok := epoll.TokenOf(&evs[i])
+		r.event(tok.Lo(), uint32(tok.Hi()), evs[i].Events)
+	}
+	if r.tls != nil {
+		r.tlsFinished()
+	}
+	r.readAgain()
+	if len(evs) == eventBatch && *behind < maxBehind {
+		*behind++
+		return false, nil
+	}
+	*behind = 0
+	r.fire()
+	return false, nil
 }
 
 // waitMs returns how long epoll_wait may block: until the earliest
