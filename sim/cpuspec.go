@@ -158,7 +158,7 @@ func costDuration(d time.Duration) string {
 // PerConnect returns c with the CPU each end spends on one first connect
 // set: the target's Accept to target, and the loadgen's Attempt and
 // Upgrade to loadgen together, Attempt+Upgrade == loadgen, in the ratio
-// of c's (DefaultCPUCosts' where zero: 15.216 : 19.884, the profiled
+// of c's (DefaultCPUCosts' where zero: 15.129 : 19.771, the profiled
 // 44 : 57.5). These are the figures a real run's summary.json gives as
 // resources.loadgen.cpu_us_per_connect and
 // resources.target.cpu_us_per_connect (its first connects, before any

@@ -58,7 +58,7 @@ func TestParseCPUCosts(t *testing.T) {
 		{"attempt=4x", "Sim.CPU.Attempt", `want a duration with a unit such as 44us, got "4x"`},
 		{"attempt=44", "Sim.CPU.Attempt", `want a duration with a unit such as 44us, got "44"`},
 		{"upgrade=-1us", "Sim.CPU.Upgrade", "must not be negative, got -1us"},
-		{"accept=0", "Sim.CPU.Accept", "must be positive, got 0 (leave accept out for the default 23.1us)"},
+		{"accept=0", "Sim.CPU.Accept", "must be positive, got 0 (leave accept out for the default 23.6us)"},
 		{"slice=0s", "Sim.CPU.Slice", "must be positive, got 0s (leave slice out for the default 1.5ms)"},
 		{"loadgen_share=0", "Sim.CPU.LoadgenShare", `want a positive number such as 2.4, got "0"`},
 		{"loadgen_share=-2", "Sim.CPU.LoadgenShare", `want a positive number such as 2.4, got "-2"`},
@@ -87,7 +87,7 @@ func TestParseCPUCosts(t *testing.T) {
 // TestCPUCostsString: every field written, in CPUCosts' order, reads
 // back as itself; DefaultCPUCosts reads as the figures sourced in it.
 func TestCPUCostsString(t *testing.T) {
-	want := "attempt=15.216us,upgrade=19.884us,disconnect=17.6us,accept=23.1us,close=14.1us,segment=3us,ping=47us,slice=1.5ms,loadgen_share=2.4,loadgen_growth=0.598,target_growth=0.47"
+	want := "attempt=15.129us,upgrade=19.771us,disconnect=17.6us,accept=23.6us,close=14.1us,segment=3us,ping=47us,slice=1.5ms,loadgen_share=2.4,loadgen_growth=0.346,target_growth=0.462"
 	if got := DefaultCPUCosts.String(); got != want {
 		t.Errorf("DefaultCPUCosts.String() = %q, want %q", got, want)
 	}
@@ -110,18 +110,19 @@ func TestPerConnect(t *testing.T) {
 		attempt, upgrade time.Duration
 		accept           time.Duration
 	}{
-		// A million's ramp before the cuts, split as the defaults are.
-		{CPUCosts{}, 101500, 80900, 44001, 57499, 80900},
-		// 40 µs a side. 40,000·15.216/35.1 = 17,340.2.
+		// A million's ramp before the cuts, split as the defaults are:
+		// 101,500·15.129/34.9 = 43,999.6.
+		{CPUCosts{}, 101500, 80900, 44000, 57500, 80900},
+		// 40 µs a side. 40,000·15.129/34.9 = 17,340.4.
 		{CPUCosts{}, 40 * us, 40 * us, 17340, 22660, 40 * us},
-		// 78.9 and 83.4 µs. 78,900·15.216/35.1 = 34,203.49.
+		// 78.9 and 83.4 µs. 78,900·15.129/34.9 = 34,202.7.
 		{CPUCosts{}, 78900, 83400, 34203, 44697, 83400},
-		// 65 µs: 28,177.8.
-		{CPUCosts{}, 65 * us, 60 * us, 28178, 36822, 60 * us},
+		// 65 µs: 28,177.0.
+		{CPUCosts{}, 65 * us, 60 * us, 28177, 36823, 60 * us},
 		// Only the target's.
 		{CPUCosts{}, 0, 60 * us, 0, 0, 60 * us},
 		// Only the loadgen's, the other costs kept.
-		{CPUCosts{Ping: 5 * us, Accept: 70 * us}, 203 * us, 0, 88001, 114999, 70 * us},
+		{CPUCosts{Ping: 5 * us, Accept: 70 * us}, 203 * us, 0, 88000, 115000, 70 * us},
 		// A base of its own ratio, 1 : 1.
 		{CPUCosts{Attempt: 10 * us, Upgrade: 10 * us}, 30 * us, 0, 15 * us, 15 * us, 0},
 		// Too small to split evenly: each field at least 1 ns.
@@ -141,11 +142,11 @@ func TestPerConnect(t *testing.T) {
 			t.Errorf("PerConnect(%s, %s): the target's %s a connect", c.loadgen, c.target, got.TargetPerConnect())
 		}
 	}
-	if got := (CPUCosts{}).LoadgenPerConnect(); got != 35100 {
-		t.Errorf("the default loadgen's CPU a connect %s, want 35.1µs", got)
+	if got := (CPUCosts{}).LoadgenPerConnect(); got != 34900 {
+		t.Errorf("the default loadgen's CPU a connect %s, want 34.9µs", got)
 	}
-	if got := (CPUCosts{}).TargetPerConnect(); got != 23100 {
-		t.Errorf("the default target's CPU a connect %s, want 23.1µs", got)
+	if got := (CPUCosts{}).TargetPerConnect(); got != 23600 {
+		t.Errorf("the default target's CPU a connect %s, want 23.6µs", got)
 	}
 }
 

@@ -91,7 +91,7 @@ func simulateFlags() []cli.Flag {
 	flags = append(flags, knobFlags(simModelFields...)...)
 	flags = append(flags, knobFlags("Sim.CPU")...)
 	return append(flags,
-		&cli.StringFlag{Name: "cpu-per-connect", DefaultText: "35.1us,23.1us, this project's 2-core machine's at a small fleet",
+		&cli.StringFlag{Name: "cpu-per-connect", DefaultText: defaultPerConnect() + ", this project's 2-core machine's at a small fleet",
 			Usage: "model, with --cores: each end's CPU per first connect on the machine modelled, `LOADGEN,TARGET` such as 65us,60us, read off a small real run on it (its summary.json resources.loadgen.cpu_us_per_connect and resources.target.cpu_us_per_connect), which the model grows with the fleet (--cpu-costs loadgen_growth, target_growth): TARGET is the target's accept cost, LOADGEN the loadgen's attempt and upgrade costs together, split 44 : 57.5 as profiled (every try pays the attempt, only a success the upgrade); not with --cpu-costs attempt, upgrade or accept"},
 		&cli.Float64Flag{Name: "lb-rate", Usage: "model: put a load balancer in front taking `R` connections per second (0 with --lb-queue: unlimited)"},
 		&cli.IntFlag{Name: "lb-queue", DefaultText: "128 with a load balancer", Usage: "model: the load balancer's listen backlog `N`"},
@@ -281,4 +281,11 @@ func withUsage(f cli.Flag, usage string) cli.Flag {
 		return &g
 	}
 	panic(fmt.Sprintf("stampede: withUsage: unsupported flag type %T", f))
+}
+
+// defaultPerConnect is --cpu-per-connect's default as it would be given:
+// each end's CPU per first connect at a small fleet, the model's own.
+func defaultPerConnect() string {
+	us := func(d time.Duration) string { return strings.Replace(d.String(), "µs", "us", 1) }
+	return us(sim.CPUCosts{}.LoadgenPerConnect()) + "," + us(sim.CPUCosts{}.TargetPerConnect())
 }

@@ -252,7 +252,7 @@ func TestSimulateCPUCosts(t *testing.T) {
 		costs  string
 	}{
 		{defConfig, sim.DefaultCPUCosts.String()},
-		{config, "attempt=4.335us,upgrade=5.665us,disconnect=17.6us,accept=10us,close=14.1us,segment=3us,ping=47us,slice=1.5ms,loadgen_share=2.4,loadgen_growth=0.598,target_growth=0.47"},
+		{config, "attempt=4.335us,upgrade=5.665us,disconnect=17.6us,accept=10us,close=14.1us,segment=3us,ping=47us,slice=1.5ms,loadgen_share=2.4,loadgen_growth=0.346,target_growth=0.462"},
 	} {
 		if c.config["cpu-costs"] != c.costs || c.config["cpu-per-connect"] != "" {
 			t.Errorf("summary.json config: cpu-costs %q, cpu-per-connect %q; want %q and \"\"", c.config["cpu-costs"], c.config["cpu-per-connect"], c.costs)
