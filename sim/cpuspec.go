@@ -102,7 +102,7 @@ func (c *CPUCosts) set(key, val string) error {
 		case d < 0:
 			return fmt.Errorf("must not be negative, got %s", val)
 		case d == 0:
-			return fmt.Errorf("must be positive, got %s (leave %s out for the default %s)", val, key, costDuration(*DefaultCPUCosts.durationOf(key)))
+			return fmt.Errorf("must be positive, got %s (leave %s out for the default %s)", val, key, CostDuration(*DefaultCPUCosts.durationOf(key)))
 		}
 		*f.v = d
 	}
@@ -138,7 +138,7 @@ func (c CPUCosts) String() string {
 	var parts []string
 	for _, f := range c.durations() {
 		if *f.v != 0 {
-			parts = append(parts, f.key+"="+costDuration(*f.v))
+			parts = append(parts, f.key+"="+CostDuration(*f.v))
 		}
 	}
 	for _, f := range c.ratios() {
@@ -149,9 +149,9 @@ func (c CPUCosts) String() string {
 	return strings.Join(parts, ",")
 }
 
-// costDuration writes d exactly, as time.Duration does, with us for µs so
+// CostDuration writes d exactly, as time.Duration does, with us for µs so
 // that it is typed as easily as read.
-func costDuration(d time.Duration) string {
+func CostDuration(d time.Duration) string {
 	return strings.Replace(d.String(), "µs", "us", 1)
 }
 

@@ -286,6 +286,5 @@ func withUsage(f cli.Flag, usage string) cli.Flag {
 // defaultPerConnect is --cpu-per-connect's default as it would be given:
 // each end's CPU per first connect at a small fleet, the model's own.
 func defaultPerConnect() string {
-	us := func(d time.Duration) string { return strings.Replace(d.String(), "µs", "us", 1) }
-	return us(sim.CPUCosts{}.LoadgenPerConnect()) + "," + us(sim.CPUCosts{}.TargetPerConnect())
+	return sim.CostDuration(sim.CPUCosts{}.LoadgenPerConnect()) + "," + sim.CostDuration(sim.CPUCosts{}.TargetPerConnect())
 }
