@@ -65,6 +65,31 @@ func (r *reactor) dialFailure(op string, errno unix.Errno) failure {
 	}
 }
 
+// answered handles client j's connect or upgrade whose deadline came
+// while its answer waited unread, and reports whether that moved it on.
+// A reactor behind on its events (a restart's herd on a machine it
+// shares with the target) holds answers the kernel has already
+// reported; poll(2) asks the socket itself (events: unix.POLLOUT for a
+// connect, unix.POLLIN for an upgrade), so a deadline fails only an
+// attempt the server did not answer in time. The poll is spent on
+// expired deadlines alone.
+func (r *reactor) answered(j int32, events int16) bool {
+	c := &r.clients[j]
+	revents, errno := rawsys.Poll(int(c.fd), events)
+	if errno != 0 || revents == 0 {
+		return false
+	}
+	sock, state := c.sockets, c.state
+	// poll's bits are epoll's (POLLIN, POLLOUT, POLLERR, POLLHUP).
+	switch state {
+	case stConnecting:
+		r.connectDone(j, uint32(revents))
+	case stHandshaking:
+		r.readable(j, uint32(revents)|unix.EPOLLRDHUP)
+	}
+	return c.sockets != sock || c.state != state
+}
+
 // connectDone handles an event on a connecting socket: the connect either
 // failed (SO_ERROR) or completed, and then the upgrade request goes out.
 func (r *reactor) connectDone(j int32, events uint32) {

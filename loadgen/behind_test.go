@@ -5,14 +5,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gobwas/ws"
+
 	"github.com/stampede-dev/stampede/spec"
 )
 
-// TestEventsBeforeTimers: a reactor with more finished connects waiting
-// than one wait returns reads them all before its timers fire, so none
-// fails as a connect timeout though its deadline passed while it waited
-// unread (a loadgen behind on its events, as in a restart's herd on a
-// machine it shares with the target).
+// TestEventsBeforeTimers: a reactor with more events waiting than one
+// wait returns reads them before its timers fire: behind on its events,
+// it starts no attempt and runs no deadline until it has caught up (a
+// loadgen behind on its events, as in a restart's herd on a machine it
+// shares with the target, would otherwise send more SYNs to an accept
+// queue its unread answers say is full).
 func TestEventsBeforeTimers(t *testing.T) {
 	const n = eventBatch + eventBatch/2
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -52,19 +55,91 @@ func TestEventsBeforeTimers(t *testing.T) {
 		conns = append(conns, c)
 	}
 	r.startOff += int64(2 * time.Second) // past every connect deadline
+	states := func() map[uint8]int {
+		m := map[uint8]int{}
+		for j := range r.clients {
+			m[uint8(r.clients[j].state)]++
+		}
+		return m
+	}
 	behind := 0
-	for range 2 { // a full batch, then the rest and the timers
+	// A full batch: its connects move on, the rest wait for the next
+	// wait, and so do the timers, though every deadline has passed.
+	if _, err := r.loop(&behind); err != nil {
+		t.Fatal(err)
+	}
+	if s := states(); s[uint8(stHandshaking)] != eventBatch || s[uint8(stConnecting)] != n-eventBatch {
+		t.Errorf("after a full batch, client states %v (connecting %d, handshaking %d): want %d handshaking and %d still connecting, their deadlines not run",
+			s, stConnecting, stHandshaking, eventBatch, n-eventBatch)
+	}
+	// The rest, then the timers: none timed out.
+	if _, err := r.loop(&behind); err != nil {
+		t.Fatal(err)
+	}
+	if s := states(); s[uint8(stHandshaking)] != n {
+		t.Errorf("client states %v (handshaking is %d): want all %d handshaking, none timed out before its connect was read",
+			s, stHandshaking, n)
+	}
+}
 
-		if _, err := r.loop(&behind); err != nil {
+// TestDeadlineAsksTheSocket: a connect or upgrade whose deadline passes
+// while its answer waits unread is moved on by the answer, not failed as
+// timed out: the deadline asks the socket before it fails the attempt.
+func TestDeadlineAsksTheSocket(t *testing.T) {
+	const n = 8
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	f, err := New(Config{Client: spec.Client{URL: "ws://" + ln.Addr().String() + "/", Clients: n,
+		ConnectTimeout: time.Second, HandshakeTimeout: time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newReactor(f, 0, 1)
+	start := time.Now()
+	if err := r.open(start, start); err != nil {
+		t.Fatal(err)
+	}
+	defer r.ep.Close()
+	defer r.shutdown()
+	for j := range int32(n) {
+		r.start(j, r.now())
+	}
+	r.next = n // the ramp is done
+	upgraded := make(chan error, n)
+	ln.(*net.TCPListener).SetDeadline(time.Now().Add(30 * time.Second))
+	for range n {
+		c, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		go func() { _, err := ws.Upgrade(c); upgraded <- err }()
+	}
+	states := func() map[uint8]int {
+		m := map[uint8]int{}
+		for j := range r.clients {
+			m[uint8(r.clients[j].state)]++
+		}
+		return m
+	}
+	// Every connect has finished, unread: the connect deadlines fire.
+	r.startOff += int64(2 * time.Second)
+	r.fire()
+	if s := states(); s[uint8(stHandshaking)] != n {
+		t.Fatalf("after the connect deadlines, client states %v (handshaking is %d): want all %d handshaking", s, stHandshaking, n)
+	}
+	for range n {
+		if err := <-upgraded; err != nil {
 			t.Fatal(err)
 		}
 	}
-	states := map[uint8]int{}
-	for j := range r.clients {
-		states[uint8(r.clients[j].state)]++
-	}
-	if states[uint8(stHandshaking)] != n {
-		t.Errorf("client states %v (handshaking is %d): want all %d handshaking, none timed out before its connect was read",
-			states, stHandshaking, n)
+	// Every 101 has arrived, unread: the upgrade deadlines fire.
+	r.startOff += int64(2 * time.Second)
+	r.fire()
+	if s := states(); s[uint8(stConnected)] != n {
+		t.Errorf("after the upgrade deadlines, client states %v (connected is %d): want all %d connected", s, stConnected, n)
 	}
 }

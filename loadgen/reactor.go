@@ -170,12 +170,12 @@ func (r *reactor) run() error {
 // loop is one turn of the reactor: a wait, its events, then the timers.
 // A full batch of events means more wait in the kernel: they are read
 // first, for up to maxBehind batches in a row (behind counts them), and
-// the timers fire after. Timers start attempts and expire deadlines, so a
-// reactor behind on its events would otherwise start more work before it
-// has seen the last finish, and fail as timed out a connect or upgrade
-// whose answer waits unread: a timeout the server never caused. A
-// restart's herd is such a flood (a process's every connection ends at
-// once), and a loadgen sharing its cores with the target falls behind.
+// the timers fire after. Timers start attempts, so a reactor behind on
+// its events would otherwise start more work before it has seen the last
+// finish: its new SYNs go to an accept queue its unread answers say is
+// full. A restart's herd is such a flood (a process's every connection
+// ends at once), and a loadgen sharing its cores with the target falls
+// behind; a deadline that fires meanwhile asks the socket (answered).
 func (r *reactor) loop(behind *int) (stop bool, err error) {
 	evs, woken, err := r.ep.Wait(r.waitMs())
 	if err != nil {
@@ -307,9 +307,13 @@ func (r *reactor) fire() {
 			r.nextRetry = now + r.retryGap
 			r.start(e.c, now)
 		case stConnecting:
-			r.fail(e.c, failure{class: connerr.Timeout, err: r.errConnectTimeout}, now)
+			if !r.answered(e.c, unix.POLLOUT) {
+				r.fail(e.c, failure{class: connerr.Timeout, err: r.errConnectTimeout}, now)
+			}
 		case stHandshaking:
-			r.fail(e.c, failure{class: connerr.HandshakeTimeout, err: r.errHandshakeTimeout, abort: true}, now)
+			if !r.answered(e.c, unix.POLLIN) {
+				r.fail(e.c, failure{class: connerr.HandshakeTimeout, err: r.errHandshakeTimeout, abort: true}, now)
+			}
 		case stTLS:
 			r.tlsTimeout(e.c, now)
 		case stConnected:
