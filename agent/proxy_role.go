@@ -29,7 +29,10 @@ func (a *agent) proxy(ctx context.Context) error {
 	}
 	var err error
 	if pp.Config.Listen == "" {
-		err = listener.OnFreePort(onHost(a.cfg.Host, start))
+		var claim *listener.Claim
+		if claim, err = listener.OnFreePort(onHost(a.cfg.Host, start)); err == nil {
+			defer claim.Close()
+		}
 	} else {
 		err = start(pp.Config.Listen)
 	}

@@ -35,7 +35,10 @@ func (a *agent) target(ctx context.Context) error {
 	}
 	var err error
 	if tp.Config.Addr == "" {
-		err = listener.OnFreePort(onHost(a.cfg.Host, start))
+		var claim *listener.Claim
+		if claim, err = listener.OnFreePort(onHost(a.cfg.Host, start)); err == nil {
+			defer claim.Close()
+		}
 	} else {
 		err = start(tp.Config.Addr)
 	}
