@@ -18,27 +18,7 @@ import (
 // queue its unread answers say is full).
 func TestEventsBeforeTimers(t *testing.T) {
 	const n = eventBatch + eventBatch/2
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	f, err := New(Config{Client: spec.Client{URL: "ws://" + ln.Addr().String() + "/", Clients: n,
-		ConnectTimeout: time.Second, HandshakeTimeout: time.Minute}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := newReactor(f, 0, 1)
-	start := time.Now()
-	if err := r.open(start, start); err != nil {
-		t.Fatal(err)
-	}
-	defer r.ep.Close()
-	defer r.shutdown()
-	for j := range int32(n) {
-		r.start(j, r.now())
-	}
-	r.next = n // the ramp is done
+	r, ln := connecting(t, n, time.Minute)
 	// Every connect has finished once the server has taken it.
 	var conns []net.Conn
 	defer func() {
@@ -46,7 +26,7 @@ func TestEventsBeforeTimers(t *testing.T) {
 			c.Close()
 		}
 	}()
-	ln.(*net.TCPListener).SetDeadline(time.Now().Add(30 * time.Second))
+	ln.SetDeadline(time.Now().Add(30 * time.Second))
 	for range n {
 		c, err := ln.Accept()
 		if err != nil {
@@ -87,29 +67,9 @@ func TestEventsBeforeTimers(t *testing.T) {
 // timed out: the deadline asks the socket before it fails the attempt.
 func TestDeadlineAsksTheSocket(t *testing.T) {
 	const n = 8
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	f, err := New(Config{Client: spec.Client{URL: "ws://" + ln.Addr().String() + "/", Clients: n,
-		ConnectTimeout: time.Second, HandshakeTimeout: time.Second}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := newReactor(f, 0, 1)
-	start := time.Now()
-	if err := r.open(start, start); err != nil {
-		t.Fatal(err)
-	}
-	defer r.ep.Close()
-	defer r.shutdown()
-	for j := range int32(n) {
-		r.start(j, r.now())
-	}
-	r.next = n // the ramp is done
+	r, ln := connecting(t, n, time.Second)
 	upgraded := make(chan error, n)
-	ln.(*net.TCPListener).SetDeadline(time.Now().Add(30 * time.Second))
+	ln.SetDeadline(time.Now().Add(30 * time.Second))
 	for range n {
 		c, err := ln.Accept()
 		if err != nil {
@@ -142,4 +102,36 @@ func TestDeadlineAsksTheSocket(t *testing.T) {
 	if s := states(); s[uint8(stConnected)] != n {
 		t.Errorf("after the upgrade deadlines, client states %v (connected is %d): want all %d connected", s, stConnected, n)
 	}
+}
+
+// connecting returns a reactor of n clients that has started each one's
+// connect to ln, a listener of its own, the ramp done: connect deadlines
+// of a second, upgrade deadlines of handshake.
+func connecting(t *testing.T, n int, handshake time.Duration) (*reactor, *net.TCPListener) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := l.(*net.TCPListener)
+	t.Cleanup(func() { ln.Close() })
+	f, err := New(Config{Client: spec.Client{URL: "ws://" + ln.Addr().String() + "/", Clients: n,
+		ConnectTimeout: time.Second, HandshakeTimeout: handshake}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newReactor(f, 0, 1)
+	start := time.Now()
+	if err := r.open(start, start); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		r.shutdown()
+		r.ep.Close()
+	})
+	for j := range int32(n) {
+		r.start(j, r.now())
+	}
+	r.next = int32(n) // the ramp is done
+	return r, ln
 }
