@@ -26,6 +26,16 @@ var firstPort = rand.IntN
 // FreePort returns a loopback TCP port in [7000, 7999] that nothing is
 // bound to now and no storm has claimed (OnFreePort).
 func FreePort() (int, error) {
+	port, c, err := claimFree()
+	if err != nil {
+		return 0, err
+	}
+	c.Close()
+	return port, nil
+}
+
+// claimFree finds a port FreePort may return and claims it.
+func claimFree() (int, *Claim, error) {
 	start := firstPort(portHigh - portLow + 1)
 	for i := 0; i <= portHigh-portLow; i++ {
 		port := portLow + (start+i)%(portHigh-portLow+1)
@@ -34,14 +44,11 @@ func FreePort() (int, error) {
 			continue
 		}
 		ln.Close()
-		c, err := claim(port)
-		if err != nil {
-			continue
+		if c, err := claim(port); err == nil {
+			return port, c, nil
 		}
-		c.Close()
-		return port, nil
 	}
-	return 0, spec.Errorf("Server.Addr", "no free port in %d-%d on 127.0.0.1; give one", portLow, portHigh)
+	return 0, nil, spec.Errorf("Server.Addr", "no free port in %d-%d on 127.0.0.1; give one", portLow, portHigh)
 }
 
 // A Claim holds a port found free for the storm that listens on it: a
@@ -74,13 +81,9 @@ func OnFreePort(start func(addr string) error) (*Claim, error) {
 	var err error
 	for range 20 {
 		var port int
-		if port, err = FreePort(); err != nil {
+		var c *Claim
+		if port, c, err = claimFree(); err != nil {
 			return nil, err
-		}
-		c, cerr := claim(port)
-		if cerr != nil {
-			err = cerr // claimed since FreePort looked
-			continue
 		}
 		if err = start(fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
 			return c, nil
