@@ -35,20 +35,13 @@ func TestEventsBeforeTimers(t *testing.T) {
 		conns = append(conns, c)
 	}
 	r.startOff += int64(2 * time.Second) // past every connect deadline
-	states := func() map[uint8]int {
-		m := map[uint8]int{}
-		for j := range r.clients {
-			m[uint8(r.clients[j].state)]++
-		}
-		return m
-	}
 	behind := 0
 	// A full batch: its connects move on, the rest wait for the next
 	// wait, and so do the timers, though every deadline has passed.
 	if _, err := r.loop(&behind); err != nil {
 		t.Fatal(err)
 	}
-	if s := states(); s[uint8(stHandshaking)] != eventBatch || s[uint8(stConnecting)] != n-eventBatch {
+	if s := states(r); s[uint8(stHandshaking)] != eventBatch || s[uint8(stConnecting)] != n-eventBatch {
 		t.Errorf("after a full batch, client states %v (connecting %d, handshaking %d): want %d handshaking and %d still connecting, their deadlines not run",
 			s, stConnecting, stHandshaking, eventBatch, n-eventBatch)
 	}
@@ -56,7 +49,7 @@ func TestEventsBeforeTimers(t *testing.T) {
 	if _, err := r.loop(&behind); err != nil {
 		t.Fatal(err)
 	}
-	if s := states(); s[uint8(stHandshaking)] != n {
+	if s := states(r); s[uint8(stHandshaking)] != n {
 		t.Errorf("client states %v (handshaking is %d): want all %d handshaking, none timed out before its connect was read",
 			s, stHandshaking, n)
 	}
@@ -78,17 +71,10 @@ func TestDeadlineAsksTheSocket(t *testing.T) {
 		defer c.Close()
 		go func() { _, err := ws.Upgrade(c); upgraded <- err }()
 	}
-	states := func() map[uint8]int {
-		m := map[uint8]int{}
-		for j := range r.clients {
-			m[uint8(r.clients[j].state)]++
-		}
-		return m
-	}
 	// Every connect has finished, unread: the connect deadlines fire.
 	r.startOff += int64(2 * time.Second)
 	r.fire()
-	if s := states(); s[uint8(stHandshaking)] != n {
+	if s := states(r); s[uint8(stHandshaking)] != n {
 		t.Fatalf("after the connect deadlines, client states %v (handshaking is %d): want all %d handshaking", s, stHandshaking, n)
 	}
 	for range n {
@@ -99,7 +85,7 @@ func TestDeadlineAsksTheSocket(t *testing.T) {
 	// Every 101 has arrived, unread: the upgrade deadlines fire.
 	r.startOff += int64(2 * time.Second)
 	r.fire()
-	if s := states(); s[uint8(stConnected)] != n {
+	if s := states(r); s[uint8(stConnected)] != n {
 		t.Errorf("after the upgrade deadlines, client states %v (connected is %d): want all %d connected", s, stConnected, n)
 	}
 }
@@ -134,4 +120,13 @@ func connecting(t *testing.T, n int, handshake time.Duration) (*reactor, *net.TC
 	}
 	r.next = int32(n) // the ramp is done
 	return r, ln
+}
+
+// states counts r's clients by state.
+func states(r *reactor) map[uint8]int {
+	m := map[uint8]int{}
+	for j := range r.clients {
+		m[uint8(r.clients[j].state)]++
+	}
+	return m
 }
