@@ -19,9 +19,10 @@ import (
 // hashes each new connection, with its new source port, to any process.)
 const RetryLedgerEnv = "STAMPEDE_RETRY_LEDGER"
 
-// The ledger file: a header word holding the epoch (Unix ms) that entries
-// count from, then ledgerSets sets of ledgerWays entries. An entry is one
-// 64-bit word, read and written atomically, so processes need no lock:
+// The ledger file: a header of two words, the epoch (Unix ms) that entries
+// count from and whether any entry was ever noted, then ledgerSets sets of
+// ledgerWays entries. An entry is one 64-bit word, read and written
+// atomically, so processes need no lock:
 //
 //	bits 63..40  fingerprint of the client key (never 0)
 //	bits 39..0   not-before, ms after the epoch (about 34 years)
@@ -29,10 +30,16 @@ const RetryLedgerEnv = "STAMPEDE_RETRY_LEDGER"
 // A key maps to one set by its hash; a full set gives up its soonest
 // entry. A lost entry undercounts early retries; a fingerprint shared by
 // two keys in one set (a chance of about 2^-24) could overcount one.
+//
+// Every upgrade asks the ledger, but only a Reject window notes entries:
+// until one has, a lookup reads the header alone. A page of the mapping
+// that a process has read counts in its RSS, and random keys read every
+// page soon, so without the header's word each of a million clients'
+// 56 target processes carried the whole 2 MiB, 117 B a connection.
 const (
 	ledgerSets   = 1 << 16
 	ledgerWays   = 4
-	ledgerHeader = 8
+	ledgerHeader = 16
 	ledgerSize   = ledgerHeader + ledgerSets*ledgerWays*8 // 2 MiB
 	ledgerMSBits = 40
 	ledgerMSMask = 1<<ledgerMSBits - 1
@@ -41,6 +48,7 @@ const (
 // retryLedger is the mapped ledger file.
 type retryLedger struct {
 	mem   []byte
+	noted *uint64  // the header's second word: 1 once any entry was noted
 	words []uint64 // the entries, aliasing mem after the header
 	epoch time.Time
 }
@@ -80,10 +88,11 @@ func openLedger(path string) (*retryLedger, error) {
 	if err != nil {
 		return nil, fmt.Errorf("target: retry ledger: mmap: %w", err)
 	}
-	epoch := time.UnixMilli(int64(binary.LittleEndian.Uint64(mem[:ledgerHeader])))
-	// The mapping is page-aligned, so every entry is 8-byte aligned.
+	epoch := time.UnixMilli(int64(binary.LittleEndian.Uint64(mem[:8])))
+	// The mapping is page-aligned, so every word is 8-byte aligned.
+	noted := (*uint64)(unsafe.Pointer(&mem[8]))
 	words := unsafe.Slice((*uint64)(unsafe.Pointer(&mem[ledgerHeader])), ledgerSets*ledgerWays)
-	return &retryLedger{mem: mem, words: words, epoch: epoch}, nil
+	return &retryLedger{mem: mem, noted: noted, words: words, epoch: epoch}, nil
 }
 
 // slot returns the key's set and fingerprint.
@@ -105,6 +114,9 @@ func (l *retryLedger) ms(t time.Time) uint64 {
 
 // early reports whether key has an entry whose not-before is after now.
 func (l *retryLedger) early(key string, now time.Time) bool {
+	if atomic.LoadUint64(l.noted) == 0 {
+		return false
+	}
 	set, fp := l.slot(key)
 	for i := range set {
 		w := atomic.LoadUint64(&set[i])
@@ -118,6 +130,9 @@ func (l *retryLedger) early(key string, now time.Time) bool {
 // note records that key may not come back before nb: in the key's entry,
 // else an empty or expired one, else in place of the soonest.
 func (l *retryLedger) note(key string, nb, now time.Time) {
+	if atomic.LoadUint64(l.noted) == 0 {
+		atomic.StoreUint64(l.noted, 1)
+	}
 	set, fp := l.slot(key)
 	entry := fp<<ledgerMSBits | l.ms(nb)
 	victim, soonest := -1, uint64(ledgerMSMask+1)

@@ -4,8 +4,10 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -79,6 +81,68 @@ func TestRetryLedger(t *testing.T) {
 	if _, err := openLedger(os.DevNull); err == nil {
 		t.Error("openLedger accepted a file that is not a ledger")
 	}
+}
+
+// Until a rejection notes an entry, looking clients up reads the ledger's
+// header alone: a page of the mapping once read counts in the process's
+// RSS, and every upgrade looks its client up, so a group of target
+// processes would otherwise each carry all of it.
+func TestRetryLedgerUnreadUntilNoted(t *testing.T) {
+	path, err := CreateRetryLedger(t.TempDir(), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := openLedger(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.close()
+	const clients = 20000
+	now := time.Now()
+	lookups := func() {
+		for i := range clients {
+			if l.early("127.0.0.1/"+strconv.Itoa(i), now) {
+				t.Fatalf("client %d early in a ledger with no rejection", i)
+			}
+		}
+	}
+	lookups()
+	if rss := mappedRSS(t, l.mem); rss > 4<<10 {
+		t.Errorf("after %d lookups and no rejection, %d KiB of the ledger resident; want the header's page at most", clients, rss>>10)
+	}
+	// Once a client was rejected, lookups read their sets.
+	l.note("127.0.0.2/1", now.Add(time.Second), now)
+	lookups()
+	if rss := mappedRSS(t, l.mem); rss < ledgerSize/2 {
+		t.Errorf("after a rejection and %d lookups, %d KiB of the ledger resident; want most of its %d KiB", clients, rss>>10, ledgerSize>>10)
+	}
+}
+
+// mappedRSS returns the resident bytes of the mapping that starts at
+// mem's first byte, from /proc/self/smaps.
+func mappedRSS(t *testing.T, mem []byte) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		t.Skipf("no /proc/self/smaps: %v", err)
+	}
+	start := strconv.FormatUint(uint64(uintptr(unsafe.Pointer(&mem[0]))), 16) + "-"
+	in := false
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) > 0 && strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":"):
+			in = strings.HasPrefix(f[0], start)
+		case in && len(f) == 3 && f[0] == "Rss:":
+			kb, err := strconv.Atoi(f[1])
+			if err != nil {
+				t.Fatalf("smaps: %q: %v", line, err)
+			}
+			return kb << 10
+		}
+	}
+	t.Fatalf("no mapping at %s in /proc/self/smaps", start)
+	return 0
 }
 
 // peerGone tells a client that closed after sending its request (it gave
