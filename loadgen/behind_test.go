@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gobwas/ws"
+	"golang.org/x/sys/unix"
 
 	"github.com/stampede-dev/stampede/spec"
 )
@@ -52,6 +53,86 @@ func TestEventsBeforeTimers(t *testing.T) {
 	if s := states(r); s[uint8(stHandshaking)] != n {
 		t.Errorf("client states %v (handshaking is %d): want all %d handshaking, none timed out before its connect was read",
 			s, stHandshaking, n)
+	}
+}
+
+// TestNoPingsWhileBehind: a reactor behind on its events does not ping
+// its silent connections: their silence may be a close it has not read
+// (a restart ends every connection at once), and a ping to a closed
+// connection is a write and a reset for nothing. It sweeps once it has
+// caught up.
+func TestNoPingsWhileBehind(t *testing.T) {
+	const n = eventBatch + eventBatch/2
+	r, ln := connecting(t, n, time.Minute)
+	if r.ka == nil {
+		t.Fatal("no keepalive in the reactor")
+	}
+	upgraded := make(chan net.Conn, n)
+	ln.SetDeadline(time.Now().Add(30 * time.Second))
+	for range n {
+		c, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		go func() {
+			if _, err := ws.Upgrade(c); err != nil {
+				t.Error(err)
+			}
+			upgraded <- c
+		}()
+	}
+	behind := 0
+	for deadline := time.Now().Add(30 * time.Second); states(r)[uint8(stConnected)] < n; {
+		if time.Now().After(deadline) {
+			t.Fatalf("client states %v (connected is %d): want all %d connected", states(r), stConnected, n)
+		}
+		if _, err := r.loop(&behind); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The server closes every connection, and the clients have heard
+	// nothing for a ping interval; every close has reached its client.
+	for range n {
+		(<-upgraded).Close()
+	}
+	for j := range r.clients {
+		waitHangUp(t, int(r.clients[j].fd))
+	}
+	r.startOff += r.ka.interval
+	r.ka.next = r.now() // a sweep is due
+	before := make([]int64, n)
+	for j := range r.clients {
+		before[j] = r.ka.c[j].ping
+	}
+	if _, err := r.loop(&behind); err != nil {
+		t.Fatal(err)
+	}
+	pinged := 0
+	for j := range r.clients {
+		if r.clients[j].state == stConnected && r.ka.c[j].ping != before[j] {
+			pinged++
+		}
+	}
+	if left := states(r)[uint8(stConnected)]; left != n-eventBatch || pinged > 0 {
+		t.Errorf("after a full batch of closes, %d connections left (want %d) and %d of them pinged (want none)", left, n-eventBatch, pinged)
+	}
+}
+
+// waitHangUp waits until the socket fd has its peer's FIN unread.
+func waitHangUp(t *testing.T, fd int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLRDHUP}}
+		if n, err := unix.Poll(p, 0); err != nil && err != unix.EINTR {
+			t.Fatal(err)
+		} else if n == 1 && p[0].Revents&unix.POLLRDHUP != 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("socket %d: no hang-up within 10 s", fd)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 

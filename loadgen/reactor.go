@@ -176,6 +176,9 @@ func (r *reactor) run() error {
 // full. A restart's herd is such a flood (a process's every connection
 // ends at once), and a loadgen sharing its cores with the target falls
 // behind; a deadline that fires meanwhile asks the socket (answered).
+// The keepalive sweep waits until the reactor has caught up, for up to a
+// ping interval: a silence it has not read past may be a close, and a
+// ping to a closed connection is a write and a reset for nothing.
 func (r *reactor) loop(behind *int) (stop bool, err error) {
 	evs, woken, err := r.ep.Wait(r.waitMs())
 	if err != nil {
@@ -192,7 +195,13 @@ func (r *reactor) loop(behind *int) (stop bool, err error) {
 		r.tlsFinished()
 	}
 	r.readAgain()
-	if len(evs) == eventBatch && *behind < maxBehind {
+	full := len(evs) == eventBatch
+	if k := r.ka; k != nil {
+		if now := r.now(); now >= k.next && (!full || now >= k.next+k.interval) {
+			r.sweep(now)
+		}
+	}
+	if full && *behind < maxBehind {
 		*behind++
 		return false, nil
 	}
@@ -274,9 +283,6 @@ func (r *reactor) readAgain() {
 // fire runs due deadlines and ramp starts, at most firesPerLoop of them so a
 // burst of starts does not delay the events of connects already under way.
 func (r *reactor) fire() {
-	if r.ka != nil && r.now() >= r.ka.next {
-		r.sweep(r.now())
-	}
 	for budget := firesPerLoop; budget > 0; budget-- {
 		now := r.now()
 		if len(r.held) > 0 && now >= r.nextRetry {
