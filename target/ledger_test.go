@@ -24,16 +24,7 @@ func TestRetryLedger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := openLedger(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.close()
-	b, err := openLedger(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.close()
+	a, b := mapLedger(t, path), mapLedger(t, path)
 
 	now := epoch.Add(time.Hour)
 	nb := now.Add(2 * time.Second)
@@ -92,11 +83,7 @@ func TestRetryLedgerUnreadUntilNoted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := openLedger(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.close()
+	l := mapLedger(t, path)
 	const clients = 20000
 	now := time.Now()
 	lookups := func() {
@@ -116,6 +103,17 @@ func TestRetryLedgerUnreadUntilNoted(t *testing.T) {
 	if rss := mappedRSS(t, l.mem); rss < ledgerSize/2 {
 		t.Errorf("after a rejection and %d lookups, %d KiB of the ledger resident; want most of its %d KiB", clients, rss>>10, ledgerSize>>10)
 	}
+}
+
+// mapLedger maps the ledger at path for the test, unmapped when it ends.
+func mapLedger(t *testing.T, path string) *retryLedger {
+	t.Helper()
+	l, err := openLedger(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.close() })
+	return l
 }
 
 // mappedRSS returns the resident bytes of the mapping that starts at
