@@ -13,7 +13,7 @@
 #       cores it had (the machine's less the share other processes took)
 #       and, with those, the CPU a first connect cost each end on that
 #       machine (--cpu-per-connect, from summary.json resources.loadgen and
-#       resources.target cpu_us_per_connect, measured before the event);
+#       resources.target cpu_us_per_connect, measured over the ramp);
 #       writes DIR-sim beside each and prints the figures side by side, and
 #       whether R90 and R99 are within 15 %. -netdev-backlog: the machine's
 #       net.core.netdev_max_backlog during those runs (65536 after

@@ -72,11 +72,12 @@ type ResourceStats struct {
 	// SocketMemPerConnBytes is PeakSocketMemBytes / PeakConns.
 	SocketMemPerConnBytes int64 `json:"socket_mem_per_conn_bytes"`
 	// CPUUsPerConnect is the role's CPU microseconds per first connect:
-	// its CPU time from the run's start to the first event's start (the
-	// run's end without one), at the samples nearest those instants,
-	// divided by the clients that first connected in that span
-	// (CPUSpans). Nil when none did, or the CPU was not sampled within
-	// CPUSampleSlack of either instant.
+	// its CPU time over the ramp, from the run's start to the last first
+	// connect before the first event (of the run without one), at the
+	// sample nearest the start and the first after the ramp, divided by
+	// the clients that first connected in that span (CPUSpans). Nil when
+	// none did, or the CPU was not sampled within CPUSampleSlack of
+	// either instant.
 	CPUUsPerConnect *float64 `json:"cpu_us_per_connect"`
 	// CPUUsPerReconnect is the same from the first event's start to the
 	// end of its herd window (the run's end without one), divided by the

@@ -91,9 +91,9 @@ func (rc *runConfig) firstConnect() firstConnect {
 // where the first was read. Both come from the run's own samples before
 // its event (measureCosts): per first connect over the ramp alone, per
 // ping over the idle fleet after it. A run whose samples do not give the
-// ramp's falls back to summary.json's cpu_us_per_connect (which runs on
-// to the event, and so also charges the idle fleet's pings to the
-// connects).
+// ramp's falls back to summary.json's cpu_us_per_connect (the ramp's
+// too, in runs since 2026-12-07; before, it ran on to the event and so
+// also charged the idle fleet's pings to the connects).
 func machineFlags(dir string, s *summary, rc *runConfig) (fc firstConnect, ping, from string) {
 	interval, pong := max(0, rc.Spec.Client.PingInterval), max(0, rc.Spec.Client.PongTimeout)
 	if pong <= 0 {
@@ -101,7 +101,7 @@ func machineFlags(dir string, s *summary, rc *runConfig) (fc firstConnect, ping,
 	}
 	mc, ok := measureCosts(dir, s, interval, pong)
 	if !ok || !(mc.Loadgen > 0) || !(mc.Target > 0) {
-		return rc.firstConnect(), "", "summary.json, to the event"
+		return rc.firstConnect(), "", "summary.json"
 	}
 	if mc.Ping > 0 {
 		ping = usTenth(mc.Ping)

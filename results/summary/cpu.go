@@ -44,11 +44,25 @@ func cpuAt(pts []CPUPoint, t time.Duration) (float64, bool) {
 	return pts[best].CPUSeconds, true
 }
 
+// cpuAfter returns the CPU seconds of the first sample of pts at or after
+// t, and false when none lies within CPUSampleSlack after it: a span that
+// ends there holds all of its work and at most a second more.
+func cpuAfter(pts []CPUPoint, t time.Duration) (float64, bool) {
+	for _, p := range pts {
+		if p.At >= t {
+			return p.CPUSeconds, p.At-t <= CPUSampleSlack
+		}
+	}
+	return 0, false
+}
+
 // CPUSpans are the two spans of a run that the CPU per connect and per
 // reconnect divide (docs/metrics.md "CPU per connect and per reconnect").
 type CPUSpans struct {
 	// ConnectEnd ends the connect span, which starts at the run's start:
-	// the first event's start, or the run's end without one.
+	// the end of the ramp, the flow step of the last first connect before
+	// the first event (of the run without one). The idle fleet after it,
+	// whose keepalive pings are no connect's, is left out.
 	ConnectEnd time.Duration
 	// FirstConnects is how many clients connected for the first time in
 	// the connect span.
@@ -77,9 +91,10 @@ type CPUSpans struct {
 // cpuSpans finds the spans of a run whose events are in Start order and
 // whose first event's recovery is recs[0].
 func cpuSpans(flow results.Flow, tl results.Timeline, events []results.Event, recs []Recovery, end time.Duration) CPUSpans {
-	sp := CPUSpans{ConnectEnd: end}
+	var sp CPUSpans
+	rampBy := end // the ramp's first connects come before it
 	if len(events) > 0 {
-		sp.ConnectEnd = events[0].Start
+		rampBy = events[0].Start
 		sp.HasEvent = true
 		sp.ReconnectStart, sp.ReconnectEnd = events[0].Start, end
 		if len(recs) > 0 {
@@ -90,8 +105,9 @@ func cpuSpans(flow results.Flow, tl results.Timeline, events []results.Event, re
 		}
 	}
 	for _, c := range flow {
-		if time.Duration(c.Step)*results.FlowStep < sp.ConnectEnd {
+		if at := time.Duration(c.Step) * results.FlowStep; at < rampBy && c.Firsts > 0 {
 			sp.FirstConnects += int(c.Firsts)
+			sp.ConnectEnd = max(sp.ConnectEnd, at+results.FlowStep)
 		}
 	}
 	if sp.HasEvent {
@@ -113,10 +129,17 @@ func cpuSpans(flow results.Flow, tl results.Timeline, events []results.Event, re
 
 // PerConnect returns a role's CPU microseconds per first connect and per
 // reconnect over sp, from its CPU samples pts (in time order), each taken
-// at the sample nearest each end of its span (cpuAt): nil when the
-// divisor is 0 or either end was not sampled.
+// at the sample nearest each end of its span (cpuAt), the ramp's end at
+// the first sample after it (cpuAfter): nil when the divisor is 0 or
+// either end was not sampled.
 func (sp CPUSpans) PerConnect(pts []CPUPoint) (perConnect, perReconnect *float64) {
-	perConnect = cpuPer(pts, 0, sp.ConnectEnd, sp.FirstConnects)
+	if sp.FirstConnects > 0 {
+		a, okA := cpuAt(pts, 0)
+		b, okB := cpuAfter(pts, sp.ConnectEnd)
+		if okA && okB {
+			perConnect = perUs(b-a, sp.FirstConnects)
+		}
+	}
 	if sp.HasEvent {
 		perReconnect = cpuPer(pts, sp.ReconnectStart, sp.ReconnectEnd, sp.Reconnects)
 	}
@@ -152,6 +175,11 @@ func cpuPer(pts []CPUPoint, from, to time.Duration, n int) *float64 {
 	if !okA || !okB {
 		return nil
 	}
-	us := max(0, b-a) * 1e6 / float64(n)
-	return ptrTo(math.Round(us*10) / 10) // to 0.1 µs
+	return perUs(b-a, n)
+}
+
+// perUs is cpu seconds over n in µs, to 0.1 µs.
+func perUs(cpu float64, n int) *float64 {
+	us := max(0, cpu) * 1e6 / float64(n)
+	return ptrTo(math.Round(us*10) / 10)
 }

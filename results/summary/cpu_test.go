@@ -17,8 +17,8 @@ func fstr(f *float64) string {
 }
 
 // TestCPUPerConnect checks the arithmetic: CPU between the samples
-// nearest each end of a span, over its divisor, in µs; null for a 0
-// divisor or an end the sampler missed.
+// nearest each end of a span (the first after the ramp's end), over its
+// divisor, in µs; null for a 0 divisor or an end the sampler missed.
 func TestCPUPerConnect(t *testing.T) {
 	s := time.Second
 	// Samples at -0.3 s, 0.7 s, ... every second; the CPU grows 0.5 s a
@@ -34,27 +34,40 @@ func TestCPUPerConnect(t *testing.T) {
 			cpu += 2
 		}
 	}
-	// The first connects: 1,000 before the event at 10.2 s, 5 after it.
-	flow := results.Flow{{Step: 100, Firsts: 400}, {Step: 10199, Firsts: 600}, {Step: 10200, Firsts: 5}}
+	// The first connects: 1,000 in a ramp that ends at 3.05 s, an idle
+	// (pinging) fleet until the event at 10.2 s, 5 after it.
+	flow := results.Flow{{Step: 100, Firsts: 400}, {Step: 3049, Firsts: 600}, {Step: 10200, Firsts: 5}}
 	events := []results.Event{{Kind: "restart", Start: 10200 * time.Millisecond, End: 12 * s, Ready: 12500 * time.Millisecond}}
 	recs := []Recovery{{ConnectedBefore: 1000, Disconnected: 990, Recovered: 1000, NeverDown: 10, WindowEndS: fptr(19.9)}}
 	sp := cpuSpans(flow, nil, events, recs, 30*s)
-	if sp.FirstConnects != 1000 || sp.Reconnects != 990 || sp.ConnectEnd != 10200*time.Millisecond ||
+	if sp.FirstConnects != 1000 || sp.Reconnects != 990 || sp.ConnectEnd != 3050*time.Millisecond ||
 		sp.ReconnectStart != 10200*time.Millisecond || sp.ReconnectEnd != 19900*time.Millisecond {
 		t.Fatalf("spans %+v", sp)
 	}
 	conn, reconn := sp.PerConnect(pts)
-	// Connect span: samples at -0.3 s (1.0) and 9.7 s (6.0): 5 s / 1,000
-	// = 5,000 µs. Reconnect span: 9.7 s (6.0) to 19.7 s (6.5 + 9 × 2 =
-	// 24.5): 18.5 s / 990 = 18,686.9 µs.
-	if fstr(conn) != fstr(fptr(5000)) || fstr(reconn) != fstr(fptr(18686.9)) {
-		t.Errorf("per connect %s, per reconnect %s; want 5000 and 18686.9 µs", fstr(conn), fstr(reconn))
+	// Connect span: samples at -0.3 s (1.0) and 3.7 s, the first after
+	// the ramp (3.0): 2 s / 1,000 = 2,000 µs; the idle fleet's 3 s to the
+	// event are left out. Reconnect span: 9.7 s (6.0) to 19.7 s (6.5 + 9
+	// × 2 = 24.5): 18.5 s / 990 = 18,686.9 µs.
+	if fstr(conn) != fstr(fptr(2000)) || fstr(reconn) != fstr(fptr(18686.9)) {
+		t.Errorf("per connect %s, per reconnect %s; want 2000 and 18686.9 µs", fstr(conn), fstr(reconn))
+	}
+	// No sample within a second after the ramp's end: null.
+	var late []CPUPoint
+	for _, p := range pts {
+		if p.At < 3*s || p.At > 5*s {
+			late = append(late, p)
+		}
+	}
+	if conn, _ = sp.PerConnect(late); conn != nil {
+		t.Errorf("ramp's end unsampled: per connect %s; want null", fstr(conn))
 	}
 
-	// No event: the connect span is the whole run, no reconnect figure.
+	// No event: the ramp runs to the run's last first connect, no
+	// reconnect figure.
 	sp = cpuSpans(flow, nil, nil, nil, 30*s)
 	conn, reconn = sp.PerConnect(pts)
-	if sp.FirstConnects != 1005 || conn == nil || reconn != nil {
+	if sp.FirstConnects != 1005 || sp.ConnectEnd != 10201*time.Millisecond || conn == nil || reconn != nil {
 		t.Errorf("no event: %+v, per connect %s, per reconnect %s", sp, fstr(conn), fstr(reconn))
 	}
 
@@ -64,12 +77,12 @@ func TestCPUPerConnect(t *testing.T) {
 		t.Errorf("no divisor: per connect %s, per reconnect %s; want null", fstr(conn), fstr(reconn))
 	}
 
-	// A gap in the samples around the event (none within a second of it):
-	// both figures null, and the reconnect span runs to the run's end
-	// without a herd window.
+	// A gap in the samples around the ramp's end and the event (none
+	// within a second of either): both figures null, and the reconnect
+	// span runs to the run's end without a herd window.
 	var gap []CPUPoint
 	for _, p := range pts {
-		if p.At < 8*s || p.At > 12*s {
+		if p.At < 3*s || p.At > 12*s {
 			gap = append(gap, p)
 		}
 	}
