@@ -179,6 +179,16 @@ func TestMeasureCosts(t *testing.T) {
 	if mc, ok := measureCosts(dir, s, 0, 0); !ok || mc.Ping != 0 {
 		t.Errorf("without pings: %+v, %v; want no ping cost", mc, ok)
 	}
+	// Ten clients connected at 0 s, 990 at 0.5 s, the event at 13.1 s:
+	// the window's one sweep with pings, 10 s's, pings ten clients, under
+	// a tenth of the fleet, and its 1.8 CPU-s are the idle processes'.
+	few := runDir(t, "t_s,connected,successes\n0,10,10\n0.5,1000,990\n1,1000,0\n",
+		"t_s,role,cpu_s\n-0.5,loadgen,0\n-0.5,target,0\n2.5,loadgen,0.1\n2.5,target,0.1\n"+
+			"12.5,loadgen,1.0\n12.5,target,1.0\n14,loadgen,1.1\n14,target,1.1\n")
+	late := &summary{Events: []event{{StartS: 13.1}}, Recovery: []recovery{{ConnectedBefore: 1000}}}
+	if mc, ok := measureCosts(few, late, 10*time.Second, 10*time.Second); !ok || mc.Ping != 0 {
+		t.Errorf("ten pings of a thousand clients: %+v, %v; want no ping cost", mc, ok)
+	}
 	short := &summary{Events: []event{{StartS: 0.5}}, Recovery: []recovery{{ConnectedBefore: 1000}}}
 	if _, ok := measureCosts(dir, short, 10*time.Second, 10*time.Second); ok {
 		t.Error("an event before the fleet was all connected: measured anyway")

@@ -14,15 +14,17 @@ import (
 type machineCosts struct {
 	// Loadgen and Target are each end's CPU per first connect in µs over
 	// the ramp alone: from the run's start to the first 100 ms in which
-	// every client was connected. summary.json's cpu_us_per_connect runs
-	// on to the event, and so also charges the first connects with the
-	// idle fleet's pings after the ramp: at 250,000 clients (a ping every
-	// 25 s) about a quarter of the target's figure.
+	// every client was connected, as summary.json's cpu_us_per_connect
+	// (which, before 2026-12-07, ran on to the event, and so also charged
+	// the first connects with the idle fleet's pings after the ramp: at
+	// 250,000 clients, a ping every 25 s, about a quarter of the target's
+	// figure).
 	Loadgen, Target float64
 	// Ping is both ends' CPU per keepalive ping in µs, over the idle
 	// fleet between the ramp and the event (its pings counted from the
-	// connects, on the loadgen's sweeps); 0 when that window holds none,
-	// or less than minPingCPU of CPU.
+	// connects, on the loadgen's sweeps); 0 when that window holds fewer
+	// than minPingShare of the fleet's pings, or less than minPingCPU of
+	// CPU.
 	Ping float64
 	// RampEnd is when every client was connected, s from the start.
 	RampEnd float64
@@ -32,6 +34,16 @@ type machineCosts struct {
 // Ping to be measured: a hundred times the resolution of resources.csv's
 // cpu_s.
 const minPingCPU = 1.0
+
+// minPingShare is the fewest pings, as a share of the fleet, the ping
+// window must hold for Ping to be measured. With fewer, its CPU is the
+// idle processes' own (timers, the sampler, the runtime), not their
+// pings': a million clients pinging every 100 s, their ramp over at 60 s
+// and the event at 150 s, have one sweep in the window, which pinged the
+// 344 clients connected in the first 100 ms; its 3.1 CPU-s gave 9,109 µs
+// a ping, and the simulator given that cost never brought its targets
+// back.
+const minPingShare = 0.1
 
 // measureCosts returns the machineCosts of the real run in dir, whose
 // fleet pinged every interval with pongTimeout (0: no pings); ok is false
@@ -104,7 +116,7 @@ func measureCosts(dir string, s *summary, interval, pongTimeout time.Duration) (
 			}
 		}
 	}
-	if used := lg.at(b) - lg.at(a) + tg.at(b) - tg.at(a); pings > 0 && used >= minPingCPU {
+	if used := lg.at(b) - lg.at(a) + tg.at(b) - tg.at(a); pings >= minPingShare*float64(before) && used >= minPingCPU {
 		mc.Ping = 1e6 * used / pings
 	}
 	return mc, true
