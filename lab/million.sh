@@ -6,8 +6,8 @@
 #   STAMPEDE_LOCK=FILE lab/million.sh
 #   STAMPEDE_LOCK=FILE CLIENTS=2000 DURATION=30s EVENT='at 10s restart abrupt down=2s' lab/million.sh
 #
-# 1. `stampede run --clients CLIENTS --chaos EVENT --duration DURATION`,
-#    the default (jittered) policy, results in OUT.
+# 1. `stampede run --clients CLIENTS --chaos EVENT --duration DURATION
+#    --backlog BACKLOG`, the default (jittered) policy, results in OUT.
 # 2. lab/connbase in the same script run, on the same machine: CONNBASE_N
 #    loopback TCP connections (the open-file limit less 100, at most
 #    19,000) a round, CONNBASE_ROUNDS rounds (3), from source addresses
@@ -31,7 +31,13 @@
 #    from boot to boot without growing with connections.
 #
 # Environment: CLIENTS (1000000), EVENT ('at 120s restart abrupt
-# down=2s'), DURATION (600s), RUN_FLAGS (more flags of the run), OUT (the
+# down=2s'), DURATION (600s), BACKLOG (each target process's listen
+# backlog: 128, run's own default, the small queue make bench's storms
+# fill on purpose; 4096 is a Go server's, whose net.Listen asks for
+# net.core.somaxconn, 4096 by default since Linux 5.4, and a million's
+# herd with advise's policy overflowed its 56 processes' queues of 128
+# millions of times, of 4096 never: docs/performance.md "A backlog of
+# 4,096 a process"), RUN_FLAGS (more flags of the run), OUT (the
 # results folder; default a new one under /tmp, kept), TUNE=1 (apply
 # `scripts/tune-host.sh --apply` first, as root; every setting it may
 # change is read before and written back when the script exits),
@@ -50,6 +56,7 @@ cd "$(dirname "$0")/.."
 CLIENTS=${CLIENTS:-1000000}
 EVENT=${EVENT:-at 120s restart abrupt down=2s}
 DURATION=${DURATION:-600s}
+BACKLOG=${BACKLOG:-128}
 RUN_FLAGS=${RUN_FLAGS:-}
 CONNBASE_ROUNDS=${CONNBASE_ROUNDS:-3}
 if [ -z "${CONNBASE_N:-}" ]; then
@@ -144,10 +151,10 @@ if [ -n "$nsname" ]; then
 else
 	echo "network namespace: the host's, TCP established hash $(cat /proc/sys/net/ipv4/tcp_ehash_entries 2>/dev/null || echo '?') buckets"
 fi
-echo "run: stampede run --clients $CLIENTS --chaos '$EVENT' --duration $DURATION $RUN_FLAGS --out $OUT"
+echo "run: stampede run --clients $CLIENTS --chaos '$EVENT' --duration $DURATION --backlog $BACKLOG $RUN_FLAGS --out $OUT"
 rc=0
 # shellcheck disable=SC2086 # RUN_FLAGS is words
-"${in_ns[@]}" "$exe" run --clients "$CLIENTS" --chaos "$EVENT" --duration "$DURATION" $RUN_FLAGS --out "$OUT" >"$tmp/run.log" 2>&1 || rc=$?
+"${in_ns[@]}" "$exe" run --clients "$CLIENTS" --chaos "$EVENT" --duration "$DURATION" --backlog "$BACKLOG" $RUN_FLAGS --out "$OUT" >"$tmp/run.log" 2>&1 || rc=$?
 tail -n 12 "$tmp/run.log"
 echo "run: exit status $rc, $(date -u +%H:%M:%S) UTC"
 
