@@ -133,15 +133,9 @@ func cpuSpans(flow results.Flow, tl results.Timeline, events []results.Event, re
 // the first sample after it (cpuAfter): nil when the divisor is 0 or
 // either end was not sampled.
 func (sp CPUSpans) PerConnect(pts []CPUPoint) (perConnect, perReconnect *float64) {
-	if sp.FirstConnects > 0 {
-		a, okA := cpuAt(pts, 0)
-		b, okB := cpuAfter(pts, sp.ConnectEnd)
-		if okA && okB {
-			perConnect = perUs(b-a, sp.FirstConnects)
-		}
-	}
+	perConnect = cpuPer(pts, 0, sp.ConnectEnd, cpuAfter, sp.FirstConnects)
 	if sp.HasEvent {
-		perReconnect = cpuPer(pts, sp.ReconnectStart, sp.ReconnectEnd, sp.Reconnects)
+		perReconnect = cpuPer(pts, sp.ReconnectStart, sp.ReconnectEnd, cpuAt, sp.Reconnects)
 	}
 	return perConnect, perReconnect
 }
@@ -156,30 +150,26 @@ func (sp CPUSpans) PerAttempt(pts []CPUPoint) (perAttempt, perClose *float64) {
 	if !sp.HasEvent {
 		return nil, nil
 	}
-	perAttempt = cpuPer(pts, sp.ReconnectStart, sp.ReconnectEnd, sp.Attempts)
+	perAttempt = cpuPer(pts, sp.ReconnectStart, sp.ReconnectEnd, cpuAt, sp.Attempts)
 	if sp.CloseEnd > sp.ReconnectStart {
-		perClose = cpuPer(pts, sp.ReconnectStart, sp.CloseEnd, sp.Closes)
+		perClose = cpuPer(pts, sp.ReconnectStart, sp.CloseEnd, cpuAt, sp.Closes)
 	}
 	return perAttempt, perClose
 }
 
-// cpuPer is the CPU microseconds of pts from from to to, each taken at
-// its nearest sample (cpuAt), over n: nil when n is 0 or either end was
-// not sampled.
-func cpuPer(pts []CPUPoint, from, to time.Duration, n int) *float64 {
+// cpuPer is the CPU microseconds of pts from from, taken at its nearest
+// sample (cpuAt), to to, taken by endAt (cpuAt, or cpuAfter for a span
+// that must hold all of its work), over n, to 0.1 µs: nil when n is 0 or
+// either end was not sampled.
+func cpuPer(pts []CPUPoint, from, to time.Duration, endAt func([]CPUPoint, time.Duration) (float64, bool), n int) *float64 {
 	if n <= 0 {
 		return nil
 	}
 	a, okA := cpuAt(pts, from)
-	b, okB := cpuAt(pts, to)
+	b, okB := endAt(pts, to)
 	if !okA || !okB {
 		return nil
 	}
-	return perUs(b-a, n)
-}
-
-// perUs is cpu seconds over n in µs, to 0.1 µs.
-func perUs(cpu float64, n int) *float64 {
-	us := max(0, cpu) * 1e6 / float64(n)
+	us := max(0, b-a) * 1e6 / float64(n)
 	return ptrTo(math.Round(us*10) / 10)
 }
