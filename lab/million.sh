@@ -22,7 +22,10 @@
 #    attempt (summary.json syscalls_per_attempt, by kind) beside the fewest
 #    a connect needs, and the CPU bound: CLIENTS x
 #    (loadgen + target CPU per connect of the ramp) / cores, beside the
-#    R99 (docs/performance.md). Then each side's memory a connection:
+#    R99 (docs/performance.md); then the bound with the kernel's packet
+#    work, which on loopback no process is charged: the machine's irq and
+#    softirq time in the ramp (/proc/stat, sampled once a second) per
+#    first connect, added to both ends'. Then each side's memory a connection:
 #    whole-process peak RSS and peak anonymous memory over the peak
 #    connections (summary.json), the marginal RSS and anonymous memory
 #    ((peak - the role's first sample, before the first connect) / peak
@@ -41,6 +44,11 @@
 # results folder; default a new one under /tmp, kept), TUNE=1 (apply
 # `scripts/tune-host.sh --apply` first, as root; every setting it may
 # change is read before and written back when the script exits),
+# BASE_AT (seconds from the run's start, after its ramp and before its
+# first event: take lab/connbase once more then, beside the connected
+# fleet, in its namespace; the herd's figures are then printed against
+# this baseline too, the kernel's cost of a connection with the fleet's
+# sockets resident: docs/performance.md "The figures a run gives"),
 # STAMPEDE=path (a built binary with stampede-worker beside it; default:
 # build both), CONNBASE_N, CONNBASE_ROUNDS, NETNS (1, the default: as
 # root, run both ends and the baseline in a network namespace of the
@@ -79,9 +87,11 @@ fi
 
 tmp=$(mktemp -d)
 nsname= # the run's network namespace, when it has one
+bgpids=() # the /proc/stat sampler, and a baseline waiting for BASE_AT
 saved=() # NAME=VALUE of every sysctl tune-host.sh may change, when TUNE=1
 cleanup() {
 	local kv name
+	[ ${#bgpids[@]} = 0 ] || kill "${bgpids[@]}" 2>/dev/null || true
 	for kv in "${saved[@]}"; do
 		name=${kv%%=*}
 		printf '%s\n' "${kv#*=}" >"/proc/sys/${name//.//}" 2>/dev/null ||
@@ -153,20 +163,46 @@ else
 fi
 echo "run: stampede run --clients $CLIENTS --chaos '$EVENT' --duration $DURATION --backlog $BACKLOG $RUN_FLAGS --out $OUT"
 rc=0
+# The machine's irq and softirq time (/proc/stat) once a second: on
+# loopback the kernel's packet work for both ends, charged to no process
+# (the CPU bound with the kernel's share, below).
+( while :; do printf '%s %s\n' "$(date +%s.%N)" "$(head -n 1 /proc/stat)"; sleep 1; done ) >"$tmp/stat" &
+statpid=$!
+bgpids+=("$statpid")
+until [ -s "$tmp/stat" ]; do sleep 0.05; done
+resident=
+launched=$(date +%s.%N) # the run's start, to the ramp's irq and softirq time
+if [ -n "${BASE_AT:-}" ]; then
+	# lab/connbase beside the connected fleet, BASE_AT s into the run
+	( sleep "$BASE_AT" && "${in_ns[@]}" "$tmp/connbase" -n "$CONNBASE_N" -rounds "$CONNBASE_ROUNDS" >"$tmp/resident" 2>&1 ) &
+	resident=$!
+	bgpids+=("$resident")
+fi
 # shellcheck disable=SC2086 # RUN_FLAGS is words
 "${in_ns[@]}" "$exe" run --clients "$CLIENTS" --chaos "$EVENT" --duration "$DURATION" --backlog "$BACKLOG" $RUN_FLAGS --out "$OUT" >"$tmp/run.log" 2>&1 || rc=$?
+kill "$statpid" 2>/dev/null || true
 tail -n 12 "$tmp/run.log"
 echo "run: exit status $rc, $(date -u +%H:%M:%S) UTC"
+base_resident=
+if [ -n "$resident" ]; then
+	wait "$resident" || true
+	echo "baseline with the fleet connected, at ${BASE_AT} s: lab/connbase -n $CONNBASE_N -rounds $CONNBASE_ROUNDS"
+	cat "$tmp/resident"
+	base_resident=$(grep '^connbase:' "$tmp/resident" || true)
+fi
 
 echo "baseline: lab/connbase -n $CONNBASE_N -rounds $CONNBASE_ROUNDS"
 base=$("${in_ns[@]}" "$tmp/connbase" -n "$CONNBASE_N" -rounds "$CONNBASE_ROUNDS")
 echo "$base"
 
-python3 - "$OUT/summary.json" "$base" "$(nproc)" "$OUT/resources.csv" <<'PY'
+python3 - "$OUT/summary.json" "$base" "$(nproc)" "$OUT/resources.csv" "$base_resident" "$tmp/stat" "$(getconf CLK_TCK)" "$OUT/timeline.csv" "$launched" <<'PY'
 import csv, json, sys
 s = json.load(open(sys.argv[1]))
-base = dict(kv.split("=", 1) for kv in sys.argv[2].split()[1:])
-b = {k: float(v) for k, v in base.items() if k.endswith("_us")}
+def figures(line):
+    kv = dict(x.split("=", 1) for x in line.split()[1:])
+    return {k: float(v) for k, v in kv.items() if k.endswith("_us")}
+b = figures(sys.argv[2])
+br = figures(sys.argv[5]) if sys.argv[5] else None
 def num(v, f="%.2f"):
     return "never" if v is None else f % v
 rec = s["recovery"][0] if s["recovery"] else None
@@ -176,6 +212,12 @@ if rec:
 else:
     print("recovered/connected: - (no event)")
 res = s["resources"]
+if br is not None:
+    # What the fleet's sockets, resident, add to the kernel's own cost.
+    print("the kernel's cost with the fleet connected: " + ", ".join(
+        f"{k} {br[k]:.1f} µs = {br[k] / b[k]:.2f}x"
+        for k in ("connect_us", "accept_us", "close_client_us", "close_server_us") if b.get(k)) +
+        " the baseline after the run")
 # Each side's figure against the kernel's own cost of the same work.
 pairs = [
     ("per connect", "cpu_us_per_connect", {"loadgen": ("connect_us",), "target": ("accept_us",)}),
@@ -203,6 +245,15 @@ for label, key, against in herd:
         ratio = "-" if v is None or k <= 0 else "%.1fx" % (v / k)
         parts.append(f"{role} {num(v, '%.1f')} µs = {ratio} the kernel's {k:.1f} µs ({' + '.join(keys)})")
     print(f"CPU {label} (herd): " + "; ".join(parts))
+    if br is None:
+        continue
+    parts = []
+    for role, keys in against.items():
+        v = res.get(role, {}).get(key)
+        k = sum(br[x] for x in keys)
+        ratio = "-" if v is None or k <= 0 else "%.1fx" % (v / k)
+        parts.append(f"{role} {num(v, '%.1f')} µs = {ratio} the resident kernel's {k:.1f} µs")
+    print(f"CPU {label} (herd), against the baseline with the fleet connected: " + "; ".join(parts))
 # System calls per attempt as each role's processes counted them, beside
 # the fewest a connect needs (docs/performance.md "System calls per
 # attempt"): socket, connect and close for the loadgen's TCP connect, and
@@ -230,6 +281,48 @@ if lg is not None and tg is not None:
     print(line)
 else:
     print("CPU bound: - (no CPU per connect from the ramp)")
+# The kernel's packet work in the ramp: the machine's irq and softirq time
+# from the run's start to its last first connect, per first connect. On
+# loopback it is both ends' work, which no process is charged: the CPU
+# bound with it is what the ramp's connects cost the machine.
+def ramp_softirq():
+    start = float(sys.argv[9])
+    before = s["events"][0]["start_s"] if s.get("events") else s["duration_s"]
+    end, firsts = None, 0
+    for row in csv.DictReader(open(sys.argv[8])):
+        t, n = float(row["t_s"]), int(float(row["successes"]))
+        if t >= before:
+            break
+        if n > 0:
+            end, firsts = t + 0.1, firsts + n
+    pts = []
+    for line in open(sys.argv[6]):
+        f = line.split()
+        if len(f) > 8 and f[1] == "cpu":
+            pts.append((float(f[0]), (int(f[7]) + int(f[8])) / int(sys.argv[7])))
+    def at(w):
+        for (t0, v0), (t1, v1) in zip(pts, pts[1:]):
+            if t0 <= w <= t1:
+                return v0 + (v1 - v0) * (w - t0) / (t1 - t0)
+        return None
+    if end is None or firsts <= 0:
+        return None
+    a, b = at(start), at(start + end)
+    if a is None or b is None:
+        return None
+    return 1e6 * (b - a) / firsts, end
+try:
+    soft = ramp_softirq() if lg is not None and tg is not None else None
+except (OSError, KeyError, ValueError, IndexError):
+    soft = None
+if soft:
+    sq, end = soft
+    bound = s["clients"] * (lg + tg + sq) / 1e6 / cores
+    line = (f"CPU bound with the kernel's packet work (irq + softirq, /proc/stat, {sq:.1f} µs a first connect"
+            f" in the ramp, to {end:.1f} s): {s['clients']} x ({lg:.1f} + {tg:.1f} + {sq:.1f}) µs / {cores} cores = {bound:.2f} s")
+    if rec and rec.get("r99_s") is not None and bound > 0:
+        line += f"; R99 {rec['r99_s']:.2f} s = {rec['r99_s'] / bound:.2f}x"
+    print(line)
 # Memory a connection, whole-process and marginal (docs/performance.md).
 # The first sample of a role is taken before its first connect.
 first = {}
