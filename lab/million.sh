@@ -218,42 +218,34 @@ if br is not None:
         f"{k} {br[k]:.1f} µs = {br[k] / b[k]:.2f}x"
         for k in ("connect_us", "accept_us", "close_client_us", "close_server_us") if b.get(k)) +
         " the baseline after the run")
-# Each side's figure against the kernel's own cost of the same work.
+# Each side's figure against the kernel's own cost of the same work, in
+# the baseline base (whose: whose cost it is).
+def against(key, keys_by_role, base, whose):
+    parts = []
+    for role, keys in keys_by_role.items():
+        v = res.get(role, {}).get(key)
+        k = sum(base[x] for x in keys)
+        ratio = "-" if v is None or k <= 0 else "%.1fx" % (v / k)
+        parts.append(f"{role} {num(v, '%.1f')} µs = {ratio} {whose} {k:.1f} µs ({' + '.join(keys)})")
+    return "; ".join(parts)
 pairs = [
     ("per connect", "cpu_us_per_connect", {"loadgen": ("connect_us",), "target": ("accept_us",)}),
     ("per reconnect", "cpu_us_per_reconnect", {"loadgen": ("connect_us", "close_client_us"), "target": ("accept_us", "close_server_us")}),
 ]
-for label, key, against in pairs:
-    parts = []
-    for role, keys in against.items():
-        v = res.get(role, {}).get(key)
-        k = sum(b[x] for x in keys)
-        ratio = "-" if v is None or k <= 0 else "%.1fx" % (v / k)
-        parts.append(f"{role} {num(v, '%.1f')} µs = {ratio} the kernel's {k:.1f} µs ({' + '.join(keys)})")
-    print(f"CPU {label}: " + "; ".join(parts))
+for label, key, by in pairs:
+    print(f"CPU {label}: " + against(key, by, b, "the kernel's"))
 # The herd's figures (docs/performance.md): an attempt against a connect
-# plus close, a close against the kernel's close.
+# plus close, a close against the kernel's close; and against the
+# baseline beside the fleet, when there is one.
 herd = [
     ("per attempt", "cpu_us_per_attempt", {"loadgen": ("connect_us", "close_client_us"), "target": ("accept_us", "close_server_us")}),
     ("per close", "cpu_us_per_close", {"loadgen": ("close_client_us",), "target": ("close_server_us",)}),
 ]
-for label, key, against in herd:
-    parts = []
-    for role, keys in against.items():
-        v = res.get(role, {}).get(key)
-        k = sum(b[x] for x in keys)
-        ratio = "-" if v is None or k <= 0 else "%.1fx" % (v / k)
-        parts.append(f"{role} {num(v, '%.1f')} µs = {ratio} the kernel's {k:.1f} µs ({' + '.join(keys)})")
-    print(f"CPU {label} (herd): " + "; ".join(parts))
-    if br is None:
-        continue
-    parts = []
-    for role, keys in against.items():
-        v = res.get(role, {}).get(key)
-        k = sum(br[x] for x in keys)
-        ratio = "-" if v is None or k <= 0 else "%.1fx" % (v / k)
-        parts.append(f"{role} {num(v, '%.1f')} µs = {ratio} the resident kernel's {k:.1f} µs")
-    print(f"CPU {label} (herd), against the baseline with the fleet connected: " + "; ".join(parts))
+for label, key, by in herd:
+    print(f"CPU {label} (herd): " + against(key, by, b, "the kernel's"))
+    if br is not None:
+        print(f"CPU {label} (herd), against the baseline with the fleet connected: " +
+              against(key, by, br, "the resident kernel's"))
 # System calls per attempt as each role's processes counted them, beside
 # the fewest a connect needs (docs/performance.md "System calls per
 # attempt"): socket, connect and close for the loadgen's TCP connect, and
