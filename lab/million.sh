@@ -265,12 +265,17 @@ print("syscalls per attempt: " + "; ".join(parts))
 # both ends, as the ramp measured it (no wasted attempts), over the cores.
 lg, tg = res.get("loadgen", {}).get("cpu_us_per_connect"), res.get("target", {}).get("cpu_us_per_connect")
 cores = int(sys.argv[3])
-if lg is not None and tg is not None:
-    bound = s["clients"] * (lg + tg) / 1e6 / cores
-    line = f"CPU bound: {s['clients']} x ({lg:.1f} + {tg:.1f}) µs / {cores} cores = {bound:.2f} s"
+# bound_line says what the fleet costs at terms µs a client (each end's,
+# and what else is counted) over the cores, beside the R99.
+def bound_line(head, terms, tail):
+    bound = s["clients"] * sum(terms) / 1e6 / cores
+    line = (f"{head}: {s['clients']} x ({' + '.join(f'{x:.1f}' for x in terms)}) µs"
+            f" / {cores} cores = {bound:.2f} s")
     if rec and rec.get("r99_s") is not None and bound > 0:
-        line += f"; R99 {rec['r99_s']:.2f} s = {rec['r99_s'] / bound:.2f}x the bound"
-    print(line)
+        line += f"; R99 {rec['r99_s']:.2f} s = {rec['r99_s'] / bound:.2f}x{tail}"
+    return line
+if lg is not None and tg is not None:
+    print(bound_line("CPU bound", (lg, tg), " the bound"))
 else:
     print("CPU bound: - (no CPU per connect from the ramp)")
 # The kernel's packet work in the ramp: the machine's irq and softirq time
@@ -299,22 +304,18 @@ def ramp_softirq():
         return None
     if end is None or firsts <= 0:
         return None
-    a, b = at(start), at(start + end)
-    if a is None or b is None:
+    at_start, at_end = at(start), at(start + end)
+    if at_start is None or at_end is None:
         return None
-    return 1e6 * (b - a) / firsts, end
+    return 1e6 * (at_end - at_start) / firsts, end
 try:
     soft = ramp_softirq() if lg is not None and tg is not None else None
 except (OSError, KeyError, ValueError, IndexError):
     soft = None
 if soft:
     sq, end = soft
-    bound = s["clients"] * (lg + tg + sq) / 1e6 / cores
-    line = (f"CPU bound with the kernel's packet work (irq + softirq, /proc/stat, {sq:.1f} µs a first connect"
-            f" in the ramp, to {end:.1f} s): {s['clients']} x ({lg:.1f} + {tg:.1f} + {sq:.1f}) µs / {cores} cores = {bound:.2f} s")
-    if rec and rec.get("r99_s") is not None and bound > 0:
-        line += f"; R99 {rec['r99_s']:.2f} s = {rec['r99_s'] / bound:.2f}x"
-    print(line)
+    print(bound_line(f"CPU bound with the kernel's packet work (irq + softirq, /proc/stat, {sq:.1f} µs"
+                     f" a first connect in the ramp, to {end:.1f} s)", (lg, tg, sq), ""))
 # Memory a connection, whole-process and marginal (docs/performance.md).
 # The first sample of a role is taken before its first connect.
 first = {}
