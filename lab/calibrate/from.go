@@ -163,9 +163,11 @@ func simFlags(sp *spec.Run) []flagValue {
 // the machine's net.core.netdev_max_backlog during the run (0: the
 // model's default). herd, when not nil, replaces the first connects'
 // costs with a herd's (--cpu-costs attempt=,upgrade=,accept=, and the
-// run's own ping=); law leaves them to the model's cost law (its
-// defaults, grown to the run's fleet).
-func simArgs(dir string, s *summary, rc *runConfig, netdev int, herd *herdCosts, law bool) ([]string, error) {
+// run's own ping=); law, when not "", leaves them to a cost law grown to
+// the run's fleet: modelLaw, the model's own (its defaults), or a
+// --cpu-costs SPEC such as the one fitLaw prints, with the run's own ping=
+// unless SPEC gives one.
+func simArgs(dir string, s *summary, rc *runConfig, netdev int, herd *herdCosts, law string) ([]string, error) {
 	args := []string{"simulate", "-q"}
 	for _, f := range simFlags(rc.Spec) {
 		if f.value != "" {
@@ -184,10 +186,17 @@ func simArgs(dir string, s *summary, rc *runConfig, netdev int, herd *herdCosts,
 		cores := rc.Machine.Cores * (1 - rc.Machine.OtherCPUShare)
 		args = append(args, "--cores", strconv.FormatFloat(math.Round(cores*100)/100, 'f', -1, 64))
 		fc, ping, _ := machineFlags(dir, s, rc)
-		if herd != nil {
+		switch {
+		case herd != nil:
 			args = append(args, "--cpu-costs", herd.cpuCosts(ping))
-		} else {
-			if fc.ok() && !law {
+		case law != "" && law != modelLaw:
+			spec := law
+			if ping != "" && !strings.Contains(","+spec, ",ping=") {
+				spec += ",ping=" + ping
+			}
+			args = append(args, "--cpu-costs", spec)
+		default:
+			if fc.ok() && law == "" {
 				args = append(args, "--cpu-per-connect", fc.flag(rc.Spec.Client.Clients))
 			}
 			if ping != "" {
@@ -240,14 +249,19 @@ var scaleFigures = []figure{
 // and R99 are within 15 %. Each run's line gives its herd's costs
 // (measureHerd). With herdFrom, a real run's folder, every simulation
 // gets that run's herd costs in place of its own first connects', and
-// writes DIR-sim-herd-RUN (RUN: herdFrom's last element); with law, the
-// model's own cost law, into DIR-sim-law. Last it prints the cost law
-// fitted on the runs' first connects (fitLaw).
-func fromRuns(exe string, dirs []string, netdev int, reuse bool, herdFrom string, law bool) {
+// writes DIR-sim-herd-RUN (RUN: herdFrom's last element); with law
+// (simArgs), a cost law, into DIR-sim-law, the model's own, or
+// DIR-sim-law-given, a law given as --cpu-costs. Last it prints the cost
+// law fitted on the runs' first connects (fitLaw).
+func fromRuns(exe string, dirs []string, netdev int, reuse bool, herdFrom string, law string) {
 	var herd *herdCosts
 	simSuffix := "-sim"
-	if law {
+	switch law {
+	case "":
+	case modelLaw:
 		simSuffix = "-sim-law"
+	default:
+		simSuffix = "-sim-law-given"
 	}
 	if herdFrom != "" {
 		h, ok := herdOf(herdFrom, load(herdFrom))
@@ -288,8 +302,10 @@ func fromRuns(exe string, dirs []string, netdev int, reuse bool, herdFrom string
 				costs += " (not passed: no --cores)"
 			case herd != nil:
 				costs += " (not passed: -herd-from's herd costs instead)"
-			case law:
+			case law == modelLaw:
 				costs += " (not passed: -law)"
+			case law != "":
+				costs += " (not passed: -law-costs)"
 			}
 		}
 		if h, ok := herdOf(dir, real); ok {

@@ -8,6 +8,10 @@ import (
 	"github.com/stampede-dev/stampede/sim"
 )
 
+// modelLaw, as fromRuns's law, simulates each run at the model's own cost
+// law (-law); any other non-empty law is a --cpu-costs SPEC (-law-costs).
+const modelLaw = "(the model's own)"
+
 // fitPoint is one real run's fleet and what its first connect cost.
 type fitPoint struct {
 	clients int

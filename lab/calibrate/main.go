@@ -70,6 +70,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stampede-dev/stampede/sim"
 	"github.com/stampede-dev/stampede/spec"
 )
 
@@ -169,6 +170,7 @@ func main() {
 	from := flag.String("from", "", "real run folders `LIST` (any command's) to simulate on their own inputs instead of running the bench's storms")
 	netdev := flag.Int("netdev-backlog", 0, "with -from: the machine's net.core.netdev_max_backlog `N` during those runs (0: the model's default)")
 	law := flag.Bool("law", false, "with -from: give every simulation the model's own cost law (its defaults, grown to each run's fleet) in place of each run's first connects' costs")
+	lawCosts := flag.String("law-costs", "", "with -from: like -law, but the cost law `SPEC` (the --cpu-costs line a -from fit prints, e.g. one fitted on this boot's runs at other sizes) in place of the model's own")
 	herdFrom := flag.String("herd-from", "", "with -from: give every simulation the herd's CPU costs of the real run in `DIR` (Ready to 90 % back) in place of each run's first connects'")
 	writeCal := flag.String("write-calibration", "", "with -herd-from: write its herd's CPU costs (and its ping's) into the calibration `FILE` (calibration/calibration.json), each with its command, day and machine")
 	machine := flag.String("machine", "", "with -write-calibration: what the machine the runs were made on is, `KIND` (\"VM, 24 GiB\")")
@@ -179,8 +181,21 @@ func main() {
 	if *writeCal != "" && *herdFrom == "" {
 		fail(fmt.Errorf("-write-calibration %s: needs -herd-from, the run whose herd to write", *writeCal))
 	}
+	lawSpec := ""
+	if *law {
+		lawSpec = modelLaw
+	}
+	if *lawCosts != "" {
+		if _, err := sim.ParseCPUCosts(*lawCosts); err != nil {
+			fail(fmt.Errorf("-law-costs: %w", err))
+		}
+		if *law || *herdFrom != "" || *from == "" {
+			fail(fmt.Errorf("-law-costs %s: needs -from, and neither -law nor -herd-from", *lawCosts))
+		}
+		lawSpec = *lawCosts
+	}
 	if *from != "" {
-		fromRuns(*exe, strings.Split(*from, ","), *netdev, *reuse, *herdFrom, *law)
+		fromRuns(*exe, strings.Split(*from, ","), *netdev, *reuse, *herdFrom, lawSpec)
 		if err := writeCalibration(*writeCal, *herdFrom, *machine); err != nil {
 			fail(err)
 		}

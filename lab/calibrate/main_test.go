@@ -76,7 +76,7 @@ func TestSimArgs(t *testing.T) {
 	rc := &runConfig{Spec: &spec.Run{Client: &spec.Client{Clients: 1e6, Policy: p}, Server: &spec.Server{},
 		Chaos: "at 120s restart abrupt down=2s", Duration: 600 * time.Second}}
 	rc.Machine.Cores, rc.Machine.OtherCPUShare = 2, 0.25
-	args, err := simArgs(dir, s, rc, 65536, nil, false)
+	args, err := simArgs(dir, s, rc, 65536, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestSimArgsPerConnect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args, err := simArgs(dir, s, rc, 65536, nil, false)
+	args, err := simArgs(dir, s, rc, 65536, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestSimArgsPerConnect(t *testing.T) {
 
 	noCores := *rc
 	noCores.Machine.Cores = 0
-	args, err = simArgs(dir, s, &noCores, 0, nil, false)
+	args, err = simArgs(dir, s, &noCores, 0, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestSimArgsPerConnect(t *testing.T) {
 
 	oneEnd := *rc
 	oneEnd.Resources.Target.CPUUsPerConnect = nil
-	args, err = simArgs(dir, s, &oneEnd, 0, nil, false)
+	args, err = simArgs(dir, s, &oneEnd, 0, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,13 +241,43 @@ func TestSimArgsHerd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args, err := simArgs(dir, s, rc, 0, &herdCosts{Attempt: 48.54, Upgrade: 27.9, Accept: 65.6}, false)
+	args, err := simArgs(dir, s, rc, 0, &herdCosts{Attempt: 48.54, Upgrade: 27.9, Accept: 65.6}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := strings.Join(args, " ")
 	if !strings.Contains(got, "--cores 1.54 --cpu-costs attempt=48.5us,upgrade=27.9us,accept=65.6us") || strings.Contains(got, "--cpu-per-connect") {
 		t.Errorf("simulate %s: want the herd's --cpu-costs and no --cpu-per-connect", got)
+	}
+}
+
+// TestSimArgsLaw: with a cost law the simulation gets no
+// --cpu-per-connect; the model's own law (-law) passes nothing in its
+// place, a given one (-law-costs) passes it as --cpu-costs, and the
+// run's ping with it only when the law gives none.
+func TestSimArgsLaw(t *testing.T) {
+	dir := filepath.Join("testdata", "million")
+	s := load(dir)
+	rc, err := readRunConfig(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const law = "attempt=20us,upgrade=26us,accept=24us,loadgen_growth=0.5,target_growth=0.8"
+	for _, c := range []struct {
+		law, want string
+	}{
+		{modelLaw, "--cores 1.54"},
+		{law, "--cores 1.54 --cpu-costs " + law},
+		{law + ",ping=3us", "--cores 1.54 --cpu-costs " + law + ",ping=3us"},
+	} {
+		args, err := simArgs(dir, s, rc, 0, nil, c.law)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Join(args, " ")
+		if !strings.Contains(got, c.want) || strings.Contains(got, "--cpu-per-connect") || strings.Count(got, "ping=") > 1 {
+			t.Errorf("law %s: simulate %s: want %q, no --cpu-per-connect and one ping at most", c.law, got, c.want)
+		}
 	}
 }
 
