@@ -70,11 +70,17 @@ type CPUSpans struct {
 	// HasEvent says the run had an event: the reconnect span exists.
 	HasEvent bool
 	// ReconnectStart and ReconnectEnd bound the reconnect span: the first
-	// event's start, and the end of its herd window (the run's end when
-	// it has none).
+	// event's start, and the instant 99 % of its clients were up again
+	// (Ready + R99) when that comes before the end of its herd window, or
+	// else that end (the run's end when it has none). A last 1 % slow to
+	// come back leaves out a tail whose CPU is mostly the returned
+	// fleet's keepalive: at a million, 140 s of it once cost the target
+	// more than its reconnects.
 	ReconnectStart, ReconnectEnd time.Duration
-	// Reconnects is how many clients came back after the first event:
-	// its Recovered minus NeverDown.
+	// Reconnects is how many clients came back in the reconnect span:
+	// the first event's Recovered minus NeverDown, or, when the span ends
+	// at its R99, 99 % of its ConnectedBefore (rounded up) minus
+	// NeverDown.
 	Reconnects int
 	// Attempts is how many attempts the fleet started in the reconnect
 	// span (the timeline's buckets that start in it), wasted ones
@@ -98,10 +104,17 @@ func cpuSpans(flow results.Flow, tl results.Timeline, events []results.Event, re
 		sp.HasEvent = true
 		sp.ReconnectStart, sp.ReconnectEnd = events[0].Start, end
 		if len(recs) > 0 {
-			if w := recs[0].WindowEndS; w != nil {
+			r := recs[0]
+			if w := r.WindowEndS; w != nil {
 				sp.ReconnectEnd = min(end, time.Duration(math.Round(*w*1e9)))
 			}
-			sp.Reconnects = recs[0].Recovered - recs[0].NeverDown
+			sp.Reconnects = r.Recovered - r.NeverDown
+			if ready, ok := events[0].ReadyAt(); ok && r.R99S != nil && *r.R99S > 0 {
+				if at := ready + time.Duration(math.Round(*r.R99S*1e9)); at < sp.ReconnectEnd {
+					sp.ReconnectEnd = at
+					sp.Reconnects = (99*r.ConnectedBefore+99)/100 - r.NeverDown
+				}
+			}
 		}
 	}
 	for _, c := range flow {

@@ -52,6 +52,21 @@ func TestCPUPerConnect(t *testing.T) {
 	if fstr(conn) != fstr(fptr(2000)) || fstr(reconn) != fstr(fptr(18686.9)) {
 		t.Errorf("per connect %s, per reconnect %s; want 2000 and 18686.9 µs", fstr(conn), fstr(reconn))
 	}
+	// 99 % back 4.2 s after ready (16.7 s), the last 1 % by 19.9 s: the
+	// span ends at 16.7 s over the 990 - 10 back by then. Samples 9.7 s
+	// (6.0) and 16.7 s (6.5 + 6 × 2 = 18.5): 12.5 s / 980 = 12,755.1 µs.
+	tail := []Recovery{recs[0]}
+	tail[0].R99S = fptr(4.2)
+	sp = cpuSpans(flow, nil, events, tail, 30*s)
+	if _, reconn = sp.PerConnect(pts); sp.ReconnectEnd != 16700*time.Millisecond || sp.Reconnects != 980 || fstr(reconn) != fstr(fptr(12755.1)) {
+		t.Errorf("a slow last 1 %%: span to %v over %d, per reconnect %s; want 16.7 s, 980, 12755.1 µs", sp.ReconnectEnd, sp.Reconnects, fstr(reconn))
+	}
+	// 99 % back only as the window ends (19.9 s): the window is the span.
+	tail[0].R99S = fptr(7.4)
+	if sp = cpuSpans(flow, nil, events, tail, 30*s); sp.ReconnectEnd != 19900*time.Millisecond || sp.Reconnects != 990 {
+		t.Errorf("99 %% back at the window's end: span to %v over %d; want 19.9 s, 990", sp.ReconnectEnd, sp.Reconnects)
+	}
+
 	// No sample within a second after the ramp's end: null.
 	var late []CPUPoint
 	for _, p := range pts {
