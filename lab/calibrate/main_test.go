@@ -102,12 +102,7 @@ func TestSimArgs(t *testing.T) {
 // growth to a million (÷ 1.346 and ÷ 1.462: 58.6 and 57.0 µs); without
 // them, or without --cores, no --cpu-per-connect.
 func TestSimArgsPerConnect(t *testing.T) {
-	dir := filepath.Join("testdata", "million")
-	s := load(dir)
-	rc, err := readRunConfig(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, s, rc := millionRun(t)
 	args, err := simArgs(dir, s, rc, 65536, nil, "")
 	if err != nil {
 		t.Fatal(err)
@@ -235,12 +230,7 @@ func TestMeasureHerd(t *testing.T) {
 // TestSimArgsHerd: with a herd's costs the simulation gets them as
 // --cpu-costs attempt=, upgrade=, accept=, and no --cpu-per-connect.
 func TestSimArgsHerd(t *testing.T) {
-	dir := filepath.Join("testdata", "million")
-	s := load(dir)
-	rc, err := readRunConfig(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, s, rc := millionRun(t)
 	args, err := simArgs(dir, s, rc, 0, &herdCosts{Attempt: 48.54, Upgrade: 27.9, Accept: 65.6}, "")
 	if err != nil {
 		t.Fatal(err)
@@ -256,12 +246,7 @@ func TestSimArgsHerd(t *testing.T) {
 // place, a given one (-law-costs) passes it as --cpu-costs, and the
 // run's ping with it only when the law gives none.
 func TestSimArgsLaw(t *testing.T) {
-	dir := filepath.Join("testdata", "million")
-	s := load(dir)
-	rc, err := readRunConfig(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, s, rc := millionRun(t)
 	const law = "attempt=20us,upgrade=26us,accept=24us,loadgen_growth=0.5,target_growth=0.8"
 	for _, c := range []struct {
 		law, want string
@@ -279,6 +264,17 @@ func TestSimArgsLaw(t *testing.T) {
 			t.Errorf("law %s: simulate %s: want %q, no --cpu-per-connect and one ping at most", c.law, got, c.want)
 		}
 	}
+}
+
+// millionRun loads testdata/million: its folder, summary and run config.
+func millionRun(t *testing.T) (string, *summary, *runConfig) {
+	t.Helper()
+	dir := filepath.Join("testdata", "million")
+	rc, err := readRunConfig(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, load(dir), rc
 }
 
 // runDir returns a new folder holding a run's timeline.csv and
