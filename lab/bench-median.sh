@@ -16,8 +16,9 @@
 # The model is `stampede simulate` with the same flags and seeds 1 to
 # SEEDS, its loadgen's reactors at the real runs' own CPU per attempt
 # (--reactor-cost: the median of their resources.loadgen.cpu_us_per_attempt),
-# and beside it the same seeds without the reactors' queue. The spread is
-# the lowest to the highest, and its width relative to the median.
+# and beside it the same seeds without the reactors' queue (simulate's
+# default); each median is judged against the real one (within 10 %). The
+# spread is the lowest to the highest, and its width relative to the median.
 # Environment: RUNS (5), SEEDS (9), OUT (the results folders; default a
 # new folder under /tmp, kept), STAMPEDE=path (a built binary with
 # stampede-worker beside it; default: build both), SIM_FLAGS (more flags
@@ -116,8 +117,11 @@ def model(label, m):
     hs = [((json.load(open(p))["events"] or [{}])[0].get("failures") or {}).get("handshake_timeout", 0) for p in paths]
     print(f"  handshake timeouts {min(hs)}-{max(hs)}")
     return med
-model("model R99 without the reactors' queue", "noq")
+nq = model("model R99 without the reactors' queue", "noq")
 sm = model("model R99", "sim")
-if rm and sm:
-    print(f"model median against real median: {(sm - rm) / rm * 100:+.1f} % ({'within' if abs(sm - rm) <= 0.1 * rm else 'outside'} 10 %)")
+# simulate's default is the model without the reactors' queue
+# (docs/simulator.md): both are judged, each on its own line.
+for label, med in (("model median", sm), ("model median without the reactors' queue", nq)):
+    if rm and med:
+        print(f"{label} against real median: {(med - rm) / rm * 100:+.1f} % ({'within' if abs(med - rm) <= 0.1 * rm else 'outside'} 10 %)")
 PY
