@@ -100,4 +100,4 @@ func cpuSeconds(b *testing.B) float64 {
 }
 
 // countTimeWait counts the sockets of local port in TIME_WAIT.
-func countTimeWait(b *testing.B, port int) int { return tcpStates(b, port, true)[tcpTimeWait] }
+func countTimeWait(b *testing.B, port int) int { return tcpStates(b, port, true, nil)[tcpTimeWait] }

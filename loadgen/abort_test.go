@@ -24,16 +24,17 @@ const (
 	tcpLastAck  = 0x09
 )
 
-// tcpStates counts the IPv4 TCP sockets by state whose local port
-// (local) or remote port (!local) is port, from /proc/net/tcp.
-func tcpStates(t testing.TB, port int, local bool) map[int]int {
+// tcpSockets returns the IPv4 TCP sockets whose local port (local) or
+// remote port (!local) is port, from /proc/net/tcp: each by its local and
+// remote addresses, with its state.
+func tcpSockets(t testing.TB, port int, local bool) map[string]int {
 	t.Helper()
 	f, err := os.Open("/proc/net/tcp")
 	if err != nil {
 		t.Skipf("no /proc/net/tcp: %v", err)
 	}
 	defer f.Close()
-	n := map[int]int{}
+	socks := map[string]int{}
 	sc := bufio.NewScanner(f)
 	sc.Scan() // header
 	for sc.Scan() {
@@ -49,7 +50,22 @@ func tcpStates(t testing.TB, port int, local bool) map[int]int {
 		p, _ := strconv.ParseUint(hexPort, 16, 16)
 		st, _ := strconv.ParseUint(fs[3], 16, 8)
 		if int(p) == port {
-			n[int(st)]++
+			socks[fs[1]+" "+fs[2]] = int(st)
+		}
+	}
+	return socks
+}
+
+// tcpStates counts tcpSockets by state, leaving out the sockets in
+// before in the same state: a port a test listens on may be one that an
+// earlier connection on the machine (another test's) still holds in
+// TIME_WAIT as its remote or local port.
+func tcpStates(t testing.TB, port int, local bool, before map[string]int) map[int]int {
+	t.Helper()
+	n := map[int]int{}
+	for sock, st := range tcpSockets(t, port, local) {
+		if was, ok := before[sock]; !ok || was != st {
+			n[st]++
 		}
 	}
 	return n
@@ -67,12 +83,13 @@ func TestDroppedClosesWithReset(t *testing.T) {
 	const n = 40
 	srv := newTestServer(t, false, nil)
 	port := portOf(t, srv.ln.Addr())
+	before := tcpSockets(t, port, true)
 	run := start(t, Config{Client: spec.Client{URL: srv.url, Clients: n, Policy: fast, Seed: 1}})
 	waitFor(t, 20*time.Second, "all connected", func(s Stats) bool { return s.Connected == n }, run.f)
 	srv.waitHeld(n)
 	srv.dropAll()
 	waitFor(t, 20*time.Second, "all reconnected", func(s Stats) bool { return s.Successes == 2*n && s.Connected == n }, run.f)
-	tw := tcpStates(t, port, true)[tcpTimeWait]
+	tw := tcpStates(t, port, true, before)[tcpTimeWait]
 	rep := run.stop(t)
 	if got := totals(rep).Disconnects[connerr.Closed1006]; got != n {
 		t.Errorf("disconnects %v, want %d closed_1006", totals(rep).Disconnects, n)
@@ -112,9 +129,10 @@ func TestHandshakeTimeoutLeavesNoClosingSocket(t *testing.T) {
 		mu.Unlock()
 	}()
 	pol := backoff.Policy{Kind: backoff.Fixed, Initial: 10 * time.Millisecond, MaxAttempts: 1}
+	before := tcpSockets(t, portOf(t, ln.Addr()), false)
 	run := start(t, Config{Client: spec.Client{URL: "ws://" + ln.Addr().String(), Clients: 5, Policy: pol, HandshakeTimeout: 100 * time.Millisecond}})
 	waitFor(t, 10*time.Second, "all stopped", func(s Stats) bool { return s.StoppedCount() == 5 }, run.f)
-	st := tcpStates(t, portOf(t, ln.Addr()), false)
+	st := tcpStates(t, portOf(t, ln.Addr()), false, before)
 	run.stop(t)
 	if c := st[tcpFinWait1] + st[tcpFinWait2] + st[tcpClosing] + st[tcpTimeWait] + st[tcpLastAck]; c != 0 {
 		t.Errorf("client sockets still closing after their handshakes timed out: %v (state: count), want none", st)
