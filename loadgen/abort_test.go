@@ -129,10 +129,11 @@ func TestHandshakeTimeoutLeavesNoClosingSocket(t *testing.T) {
 		mu.Unlock()
 	}()
 	pol := backoff.Policy{Kind: backoff.Fixed, Initial: 10 * time.Millisecond, MaxAttempts: 1}
-	before := tcpSockets(t, portOf(t, ln.Addr()), false)
+	port := portOf(t, ln.Addr())
+	before := tcpSockets(t, port, false)
 	run := start(t, Config{Client: spec.Client{URL: "ws://" + ln.Addr().String(), Clients: 5, Policy: pol, HandshakeTimeout: 100 * time.Millisecond}})
 	waitFor(t, 10*time.Second, "all stopped", func(s Stats) bool { return s.StoppedCount() == 5 }, run.f)
-	st := tcpStates(t, portOf(t, ln.Addr()), false, before)
+	st := tcpStates(t, port, false, before)
 	run.stop(t)
 	if c := st[tcpFinWait1] + st[tcpFinWait2] + st[tcpClosing] + st[tcpTimeWait] + st[tcpLastAck]; c != 0 {
 		t.Errorf("client sockets still closing after their handshakes timed out: %v (state: count), want none", st)
