@@ -2,11 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
+	"github.com/stampede-dev/stampede/results/folder"
 	"github.com/stampede-dev/stampede/storm"
 )
 
@@ -46,10 +49,56 @@ func TestBenchTLS(t *testing.T) {
 	}
 	mem, kept, ec := tb.Cases[0], tb.Cases[1], tb.Cases[2]
 	if mem.Full != 40 || mem.Resumed != 0 || kept.Resumed < 36 || ec.CertKind != "ecdsa-p256" || ec.Full != 40 {
-		t.Errorf("reconnects: in memory %d/%d, kept %d/%d, ecdsa %s %d/%d (full/resumed)\nstdout:\n%s\nstderr:\n%s",
-			mem.Full, mem.Resumed, kept.Full, kept.Resumed, ec.CertKind, ec.Full, ec.Resumed, stdout, stderr)
+		t.Errorf("reconnects: in memory %d/%d, kept %d/%d, ecdsa %s %d/%d (full/resumed)\n%s\nstdout:\n%s\nstderr:\n%s",
+			mem.Full, mem.Resumed, kept.Full, kept.Resumed, ec.CertKind, ec.Full, ec.Resumed, benchCases(t, out), stdout, stderr)
 	}
 	if kept.Target == nil || kept.Target.ResumedCPUUs == nil || ec.Target == nil || ec.Target.FullCPUUs == nil {
 		t.Errorf("the target's handshakes: kept %+v, ecdsa %+v", kept.Target, ec.Target)
 	}
+}
+
+// benchCases says, for a failure's message, how each run of the bench in
+// out went: its restart (when the target was started again and when it
+// was ready, and why the attempts failed) and its recovery.
+func benchCases(t *testing.T, out string) string {
+	t.Helper()
+	dirs, _ := filepath.Glob(filepath.Join(out, "*", folder.SummaryFile))
+	sort.Strings(dirs)
+	var b strings.Builder
+	for _, f := range dirs {
+		s, err := folder.ReadSummary(f)
+		if err != nil {
+			fmt.Fprintf(&b, "%s: %v\n", f, err)
+			continue
+		}
+		fmt.Fprintf(&b, "%s: complete %v\n", filepath.Base(filepath.Dir(f)), s.Complete)
+		for _, e := range s.Events {
+			fmt.Fprintf(&b, "  event %s %s at %.3f s, started again at %.3f s, ready at %s, failures %v, disconnects %v\n",
+				e.Kind, e.Mode, e.StartS, e.EndS, optSeconds(e.ReadyS), nonZero(e.Failures), nonZero(e.Disconnects))
+		}
+		for _, r := range s.Recovery {
+			fmt.Fprintf(&b, "  recovery: %d of %d back, %d still retrying, R99 %s\n",
+				r.Recovered, r.Disconnected, r.StillRetrying, optSeconds(r.R99S))
+		}
+	}
+	return b.String()
+}
+
+// optSeconds prints a summary's optional time.
+func optSeconds(s *float64) string {
+	if s == nil {
+		return "never"
+	}
+	return fmt.Sprintf("%.3f s", *s)
+}
+
+// nonZero keeps a count map's non-zero entries.
+func nonZero(m map[string]uint64) map[string]uint64 {
+	out := map[string]uint64{}
+	for k, v := range m {
+		if v != 0 {
+			out[k] = v
+		}
+	}
+	return out
 }
