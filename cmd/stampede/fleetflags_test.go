@@ -141,7 +141,7 @@ func TestHelpAgrees(t *testing.T) {
 // Pushgateway after it ends, grouped by the run's id.
 func TestLoadgenPushgateway(t *testing.T) {
 	gw := metricstest.Pushgateway(t)
-	addr, restarted := restartingTarget(t)
+	addr, restarted := restartingTarget(t, 40)
 	dir := filepath.Join(t.TempDir(), "run")
 	code, out, errOut := runLoadgen(t, "--url", "ws://"+addr+"/", "--clients", "40", "--duration", "3s", "--loadgen-procs", "1",
 		"--policy", "fixed:initial=100ms,jitter=0.5", "--quiet", "--out", dir, "--pushgateway", gw)
@@ -169,7 +169,7 @@ func TestLoadgenPushgateway(t *testing.T) {
 // stays up after the run, serving the summary's recovery figures (it
 // closed as the run ended, so no scrape saw them).
 func TestLoadgenMetricsLinger(t *testing.T) {
-	addr, restarted := restartingTarget(t)
+	addr, restarted := restartingTarget(t, 40)
 	errR, errW := io.Pipe()
 	done := make(chan int, 1)
 	var stdout bytes.Buffer

@@ -28,7 +28,7 @@ import (
 // decode to summary.json's percentiles; --slo passes; stampede report
 // renders it again and compares it.
 func TestReportRealRun(t *testing.T) {
-	addr, restarted := restartingTarget(t)
+	addr, restarted := restartingTarget(t, 40)
 	dir := filepath.Join(t.TempDir(), "run")
 	code, out, errOut := runLoadgen(t, "--url", "ws://"+addr+"/", "--clients", "40", "--duration", "3s", "--loadgen-procs", "1",
 		"--policy", "fixed:initial=100ms,jitter=0.5", "--progress", "0", "--out", dir,
@@ -100,9 +100,13 @@ func TestReportRealRun(t *testing.T) {
 }
 
 // restartingTarget starts an in-process target on a free port that dies
-// abruptly 0.8 s later and comes back on the same port 0.4 s after that:
-// a loadgen fleet sees one outage. The channel says whether it came back.
-func restartingTarget(t *testing.T) (addr string, restarted <-chan error) {
+// abruptly 0.3 s after a fleet of clients is connected to it, and comes
+// back on the same port 0.4 s after that: the fleet sees one outage. The
+// outage waits for the fleet, not for a time from the target's start: a
+// loadgen process started on a loaded machine connected its first
+// clients after the outage, and saw none. The channel says whether the
+// target came back.
+func restartingTarget(t *testing.T, clients int) (addr string, restarted <-chan error) {
 	t.Helper()
 	port, err := listener.FreePort()
 	if err != nil {
@@ -123,8 +127,14 @@ func restartingTarget(t *testing.T) (addr string, restarted <-chan error) {
 		}
 	})
 	done := make(chan error, 1)
-	go func() { // the outage: down at 0.8 s for 0.4 s
-		time.Sleep(800 * time.Millisecond)
+	go func() { // the outage: down 0.3 s after the fleet is up, for 0.4 s
+		for deadline := time.Now().Add(30 * time.Second); srv.Stats().Conns < int64(clients); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				done <- fmt.Errorf("%d of %d clients connected within 30 s", srv.Stats().Conns, clients)
+				return
+			}
+		}
+		time.Sleep(300 * time.Millisecond)
 		srv.Shutdown(target.Abrupt)
 		<-srv.Done()
 		time.Sleep(400 * time.Millisecond)
