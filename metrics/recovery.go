@@ -86,7 +86,7 @@ func (h *history) recovery(events []results.Event, now time.Duration) []estimate
 		before := h.valueAt(ev.Start, true)
 		done := true
 		for j, pct := range shares {
-			need := (pct*before + 99) / 100 // ceil(pct% of before)
+			need := results.ClientsFor(pct, before)
 			est.r[j] = h.reached(need, ev.Ready, cutoff)
 			done = done && est.r[j] >= 0
 		}

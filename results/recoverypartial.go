@@ -25,6 +25,11 @@ type RecoveryPartial struct {
 	Returns []ReturnCount `json:"returns,omitempty"`
 }
 
+// ClientsFor is the clients that make pct % of n, rounded up, in integers
+// (no float rounding): the count an R figure waits for (R99: ClientsFor(99,
+// n)), in summary.json and in the live metrics alike.
+func ClientsFor[N ~int | ~int64](pct, n N) N { return (pct*n + 99) / 100 }
+
 // ReturnCount is N clients back in the millisecond [Ms, Ms+1) from the
 // run's start.
 type ReturnCount struct {

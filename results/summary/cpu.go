@@ -112,7 +112,7 @@ func cpuSpans(flow results.Flow, tl results.Timeline, events []results.Event, re
 			if ready, ok := events[0].ReadyAt(); ok && r.R99S != nil && *r.R99S > 0 {
 				if at := ready + time.Duration(math.Round(*r.R99S*1e9)); at < sp.ReconnectEnd {
 					sp.ReconnectEnd = at
-					sp.Reconnects = pctOf(99, r.ConnectedBefore) - r.NeverDown
+					sp.Reconnects = results.ClientsFor(99, r.ConnectedBefore) - r.NeverDown
 				}
 			}
 		}

@@ -262,7 +262,7 @@ func finishOne(p results.RecoveryPartial, tl results.Timeline, i int, ev results
 	}
 
 	share := func(pct int) *float64 {
-		k := pctOf(pct, n)
+		k := results.ClientsFor(pct, n)
 		if k <= stayed {
 			return ptrTo(0.0)
 		}
@@ -301,7 +301,3 @@ func finishOne(p results.RecoveryPartial, tl results.Timeline, i int, ev results
 }
 
 func ptrTo[T any](v T) *T { return &v }
-
-// pctOf is the clients that make pct % of n, rounded up, in integers (no
-// float rounding): the count an R-figure waits for (R99: pctOf(99, n)).
-func pctOf(pct, n int) int { return (pct*n + 99) / 100 }
