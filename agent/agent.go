@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stampede-dev/stampede/childproc"
+	"github.com/stampede-dev/stampede/target/listener"
 )
 
 // ProgressInterval is how often an agent reports its live state.
@@ -179,6 +180,21 @@ func replyErr(err error) Reply {
 		return Reply{Error: err.Error()}
 	}
 	return Reply{}
+}
+
+// startOnPort calls start with addr, or, when addr is empty, with a free
+// port it claims on the agent's host (listener.OnFreePort, onHost). The
+// returned release gives the claim up once the group on it is closed: a
+// no-op for an address the plan gave.
+func (a *agent) startOnPort(addr string, start func(addr string) error) (release func(), err error) {
+	if addr != "" {
+		return func() {}, start(addr)
+	}
+	claim, err := listener.OnFreePort(onHost(a.cfg.Host, start))
+	if err != nil {
+		return func() {}, err
+	}
+	return func() { claim.Close() }, nil
 }
 
 // onHost moves the free loopback port start is given to host's address

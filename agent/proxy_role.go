@@ -7,7 +7,6 @@ import (
 
 	"github.com/stampede-dev/stampede/childproc"
 	"github.com/stampede-dev/stampede/proxy"
-	"github.com/stampede-dev/stampede/target/listener"
 )
 
 // proxy runs a fault proxy group on a free port (or the plan's) and
@@ -27,15 +26,8 @@ func (a *agent) proxy(ctx context.Context) error {
 		g, err = proxy.StartGroup(ctx, gc)
 		return err
 	}
-	var err error
-	if pp.Config.Listen == "" {
-		var claim *listener.Claim
-		if claim, err = listener.OnFreePort(onHost(a.cfg.Host, start)); err == nil {
-			defer claim.Close()
-		}
-	} else {
-		err = start(pp.Config.Listen)
-	}
+	release, err := a.startOnPort(pp.Config.Listen, start)
+	defer release()
 	if err != nil {
 		return fail(a.t, a.id, err)
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/stampede-dev/stampede/childproc"
 	"github.com/stampede-dev/stampede/target"
 	"github.com/stampede-dev/stampede/target/group"
-	"github.com/stampede-dev/stampede/target/listener"
 )
 
 // target runs a target group: its processes on one port (a free one when
@@ -33,15 +32,8 @@ func (a *agent) target(ctx context.Context) error {
 		g, err = group.Start(ctx, gc)
 		return err
 	}
-	var err error
-	if tp.Config.Addr == "" {
-		var claim *listener.Claim
-		if claim, err = listener.OnFreePort(onHost(a.cfg.Host, start)); err == nil {
-			defer claim.Close()
-		}
-	} else {
-		err = start(tp.Config.Addr)
-	}
+	release, err := a.startOnPort(tp.Config.Addr, start)
+	defer release()
 	if err != nil {
 		return fail(a.t, a.id, err)
 	}
