@@ -15,6 +15,7 @@ import (
 
 	"github.com/stampede-dev/stampede/backoff"
 	"github.com/stampede-dev/stampede/chaos"
+	"github.com/stampede-dev/stampede/internal/resultstest"
 	"github.com/stampede-dev/stampede/loadgen"
 	"github.com/stampede-dev/stampede/results"
 	"github.com/stampede-dev/stampede/results/folder"
@@ -108,7 +109,7 @@ func oneRecovery(t *testing.T, sum *summary.Summary) summary.EventSummary {
 	t.Helper()
 	for _, r := range sum.Recovery {
 		t.Logf("recovery: before %d, back %d, r100 %s; failures %v; ListenOverflows %d",
-			r.ConnectedBefore, r.Recovered, secs(r.R100S), nonZero(sum.Connect.Failures), sum.Kernel.ListenOverflows)
+			r.ConnectedBefore, r.Recovered, resultstest.Seconds(r.R100S), resultstest.NonZero(sum.Connect.Failures), sum.Kernel.ListenOverflows)
 	}
 	if len(sum.Events) != 1 || len(sum.Recovery) != 1 {
 		t.Fatalf("events %d, recovery entries %d, want 1 and 1", len(sum.Events), len(sum.Recovery))
@@ -121,24 +122,6 @@ func oneRecovery(t *testing.T, sum *summary.Summary) summary.EventSummary {
 		t.Errorf("r100_s is null: the fleet never came back whole")
 	}
 	return sum.Events[0]
-}
-
-func secs(p *float64) string {
-	if p == nil {
-		return "never"
-	}
-	return fmt.Sprintf("%.2fs", *p)
-}
-
-// nonZero returns the classes of m with a count.
-func nonZero(m map[string]uint64) map[string]uint64 {
-	out := map[string]uint64{}
-	for k, v := range m {
-		if v > 0 {
-			out[k] = v
-		}
-	}
-	return out
 }
 
 // TestRestartModes restarts the target once in each mode and checks how the

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stampede-dev/stampede/internal/resultstest"
 	"github.com/stampede-dev/stampede/results/folder"
 	"github.com/stampede-dev/stampede/storm"
 )
@@ -74,31 +75,12 @@ func benchCases(t *testing.T, out string) string {
 		fmt.Fprintf(&b, "%s: complete %v\n", filepath.Base(filepath.Dir(f)), s.Complete)
 		for _, e := range s.Events {
 			fmt.Fprintf(&b, "  event %s %s at %.3f s, started again at %.3f s, ready at %s, failures %v, disconnects %v\n",
-				e.Kind, e.Mode, e.StartS, e.EndS, optSeconds(e.ReadyS), nonZero(e.Failures), nonZero(e.Disconnects))
+				e.Kind, e.Mode, e.StartS, e.EndS, resultstest.Seconds(e.ReadyS), resultstest.NonZero(e.Failures), resultstest.NonZero(e.Disconnects))
 		}
 		for _, r := range s.Recovery {
 			fmt.Fprintf(&b, "  recovery: %d of %d back, %d still retrying, R99 %s\n",
-				r.Recovered, r.Disconnected, r.StillRetrying, optSeconds(r.R99S))
+				r.Recovered, r.Disconnected, r.StillRetrying, resultstest.Seconds(r.R99S))
 		}
 	}
 	return b.String()
-}
-
-// optSeconds prints a summary's optional time.
-func optSeconds(s *float64) string {
-	if s == nil {
-		return "never"
-	}
-	return fmt.Sprintf("%.3f s", *s)
-}
-
-// nonZero keeps a count map's non-zero entries.
-func nonZero(m map[string]uint64) map[string]uint64 {
-	out := map[string]uint64{}
-	for k, v := range m {
-		if v != 0 {
-			out[k] = v
-		}
-	}
-	return out
 }

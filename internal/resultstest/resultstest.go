@@ -19,6 +19,27 @@ import (
 	"github.com/stampede-dev/stampede/spec"
 )
 
+// Seconds prints a summary's optional time for a test's message: "never"
+// when it is null.
+func Seconds(s *float64) string {
+	if s == nil {
+		return "never"
+	}
+	return fmt.Sprintf("%.3f s", *s)
+}
+
+// NonZero keeps the classes of a summary's count map (failures,
+// disconnects) with a count, for a test's message.
+func NonZero(m map[string]uint64) map[string]uint64 {
+	out := map[string]uint64{}
+	for k, v := range m {
+		if v > 0 {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 // Ms is a shorthand for offsets: n milliseconds.
 func Ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 
