@@ -224,7 +224,11 @@ func downOf(schedule string) float64 {
 }
 
 // scaleFigures are what fromRuns compares: how many came back, the
-// recovery's R50 to R100, and the herd's figures.
+// recovery's R50 to R100, the herd's figures, and when the restart's
+// target was ready again, from the event's start: the R figures count
+// from that instant, so a model whose restart ends late can match them
+// with a herd that met a different server (2026-12-07: the model ready
+// 1.9-6.2 s late at 250,000, lab/records/simulator.md).
 var scaleFigures = []figure{
 	{"recovered", func(s *summary) *float64 {
 		if len(s.Recovery) == 0 {
@@ -241,6 +245,13 @@ var scaleFigures = []figure{
 		return s.Recovery[0].R100
 	}},
 	figures[3], figures[4], figures[5],
+	{"ready after start s", func(s *summary) *float64 {
+		if len(s.Events) == 0 || s.Events[0].NeverReady || s.Events[0].ReadyS == 0 {
+			return nil
+		}
+		v := s.Events[0].ReadyS - s.Events[0].StartS
+		return &v
+	}},
 }
 
 // fromRuns simulates each real run folder in dirs on its own inputs

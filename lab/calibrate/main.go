@@ -136,6 +136,8 @@ type event struct {
 	StartS float64 `json:"start_s"`
 	EndS   float64 `json:"end_s"`
 	ReadyS float64 `json:"ready_s"`
+	// NeverReady: the target was not ready again by the run's end.
+	NeverReady bool `json:"never_ready"`
 }
 
 // recovery is what calibrate reads of a summary.json recovery.

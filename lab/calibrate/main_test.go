@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -358,4 +359,36 @@ func TestWriteCalibration(t *testing.T) {
 func lookup(f calibration.File, name string) calibration.Figure {
 	g, _ := f.Lookup(name)
 	return g
+}
+
+// TestReadyAfterStart: the table's restart row is the first event's
+// Ready less its Start, and "never" when the target was not ready again
+// or its Ready is unknown.
+func TestReadyAfterStart(t *testing.T) {
+	var row figure
+	for _, f := range scaleFigures {
+		if f.name == "ready after start s" {
+			row = f
+		}
+	}
+	if row.get == nil {
+		t.Fatal("no ready row in scaleFigures")
+	}
+	for _, c := range []struct {
+		events string
+		want   string
+	}{
+		{`[{"start_s": 60, "end_s": 64.7, "ready_s": 64.9}]`, "4.90"},
+		{`[{"start_s": 60, "end_s": 0, "ready_s": 0, "never_ready": true}]`, "never"},
+		{`[{"start_s": 60}]`, "never"},
+		{`[]`, "never"},
+	} {
+		var s summary
+		if err := json.Unmarshal([]byte(`{"events": `+c.events+`}`), &s); err != nil {
+			t.Fatal(err)
+		}
+		if got := val(row.get(&s)); got != c.want {
+			t.Errorf("events %s: ready after start %s, want %s", c.events, got, c.want)
+		}
+	}
 }
