@@ -227,8 +227,8 @@ func downOf(schedule string) float64 {
 // recovery's R50 to R100, the herd's figures, and when the restart's
 // target was ready again, from the event's start: the R figures count
 // from that instant, so a model whose restart ends late can match them
-// with a herd that met a different server (2026-12-07: the model ready
-// 1.9-6.2 s late at 250,000, lab/records/simulator.md).
+// with a herd that met a different server (lab/records/measurements.md,
+// "A third boot, and the model's late restart").
 var scaleFigures = []figure{
 	{"recovered", func(s *summary) *float64 {
 		if len(s.Recovery) == 0 {
