@@ -109,7 +109,7 @@ func oneRecovery(t *testing.T, sum *summary.Summary) summary.EventSummary {
 	t.Helper()
 	for _, r := range sum.Recovery {
 		t.Logf("recovery: before %d, back %d, r100 %s; failures %v; ListenOverflows %d",
-			r.ConnectedBefore, r.Recovered, resultstest.Seconds(r.R100S), resultstest.NonZero(sum.Connect.Failures), sum.Kernel.ListenOverflows)
+			r.ConnectedBefore, r.Recovered, resultstest.Seconds(r.R100S), summary.NonZero(sum.Connect.Failures), sum.Kernel.ListenOverflows)
 	}
 	if len(sum.Events) != 1 || len(sum.Recovery) != 1 {
 		t.Fatalf("events %d, recovery entries %d, want 1 and 1", len(sum.Events), len(sum.Recovery))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stampede-dev/stampede/internal/resultstest"
 	"github.com/stampede-dev/stampede/results/folder"
+	"github.com/stampede-dev/stampede/results/summary"
 	"github.com/stampede-dev/stampede/storm"
 )
 
@@ -75,7 +76,7 @@ func benchCases(t *testing.T, out string) string {
 		fmt.Fprintf(&b, "%s: complete %v\n", filepath.Base(filepath.Dir(f)), s.Complete)
 		for _, e := range s.Events {
 			fmt.Fprintf(&b, "  event %s %s at %.3f s, started again at %.3f s, ready at %s, failures %v, disconnects %v\n",
-				e.Kind, e.Mode, e.StartS, e.EndS, resultstest.Seconds(e.ReadyS), resultstest.NonZero(e.Failures), resultstest.NonZero(e.Disconnects))
+				e.Kind, e.Mode, e.StartS, e.EndS, resultstest.Seconds(e.ReadyS), summary.NonZero(e.Failures), summary.NonZero(e.Disconnects))
 		}
 		for _, r := range s.Recovery {
 			fmt.Fprintf(&b, "  recovery: %d of %d back, %d still retrying, R99 %s\n",

@@ -28,18 +28,6 @@ func Seconds(s *float64) string {
 	return fmt.Sprintf("%.3f s", *s)
 }
 
-// NonZero keeps the classes of a summary's count map (failures,
-// disconnects) with a count, for a test's message.
-func NonZero(m map[string]uint64) map[string]uint64 {
-	out := map[string]uint64{}
-	for k, v := range m {
-		if v > 0 {
-			out[k] = v
-		}
-	}
-	return out
-}
-
 // Ms is a shorthand for offsets: n milliseconds.
 func Ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 

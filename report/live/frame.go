@@ -151,7 +151,7 @@ func build(s Snapshot) (Frame, *report.Run, error) {
 		return Frame{}, nil, err
 	}
 	f := Frame{State: "running", T: round3(s.At.Seconds()), Seed: s.Seed, Clients: s.Clients, Events: marks, Data: data,
-		Failures: nonZero(run.Summary.Connect.Failures), Recovery: []Recovery{}}
+		Failures: summary.NonZero(run.Summary.Connect.Failures), Recovery: []Recovery{}}
 	rows := run.Timeline
 	if n := len(s.Timeline); n > 0 {
 		f.Arrivals = s.Timeline[n-1].Attempts
@@ -236,7 +236,7 @@ func final(runs []*report.Run, seq uint64) (Frame, error) {
 	}
 	r := runs[len(runs)-1]
 	s := r.Summary
-	f := Frame{Seq: seq, State: "final", T: round3(s.DurationS), Seed: s.Seed, Clients: s.Clients, Failures: nonZero(s.Connect.Failures), Exact: true, Data: data,
+	f := Frame{Seq: seq, State: "final", T: round3(s.DurationS), Seed: s.Seed, Clients: s.Clients, Failures: summary.NonZero(s.Connect.Failures), Exact: true, Data: data,
 		Events: []Mark{}, Recovery: []Recovery{}, SLO: []SLOState{}}
 	if n := len(r.Timeline); n > 0 {
 		f.Connected = r.Timeline[n-1].Connected
@@ -279,16 +279,6 @@ func sloStates(rs []summary.SLOResult) []SLOState {
 			st.State = "pass"
 		}
 		out = append(out, st)
-	}
-	return out
-}
-
-func nonZero(m map[string]uint64) map[string]uint64 {
-	out := map[string]uint64{}
-	for k, v := range m {
-		if v > 0 {
-			out[k] = v
-		}
 	}
 	return out
 }

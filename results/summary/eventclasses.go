@@ -29,6 +29,19 @@ func eventClasses(tl results.Timeline, events []results.Event, i int, end time.D
 	return failures, disconnects
 }
 
+// NonZero keeps the classes of a count map (Failures, Disconnects, which
+// hold every class) that counted anything: what a reader of the map
+// wants to see. The result is never nil, so it encodes as {} when empty.
+func NonZero(m map[string]uint64) map[string]uint64 {
+	out := map[string]uint64{}
+	for k, v := range m {
+		if v > 0 {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 // eventBuckets are the timeline buckets of event i, [first, last): from
 // the bucket holding its Start up to the bucket holding the next later
 // event's Start (or end, its partial bucket included), so each bucket
